@@ -1,0 +1,43 @@
+"""The exceptions numquad raises.
+
+Every message names the op or construct, what it got, what it takes and the
+user's file and line, so the first line of a report is enough to fix the call.
+"""
+
+__all__ = [
+    "NumquadError",
+    "NumquadTypeError",
+    "NumquadCompileError",
+    "NumquadLaunchError",
+    "NumquadRuntimeError",
+]
+
+
+class NumquadError(Exception):
+    """Base class of every numquad error."""
+
+
+class NumquadTypeError(NumquadError, TypeError):
+    """An op or kernel got an argument of a type it does not take."""
+
+
+class NumquadCompileError(NumquadError, SyntaxError):
+    """A kernel uses a construct the wave compiler cannot compile (or a bad constant)."""
+
+    def __init__(self, msg, filename=None, lineno=None):
+        where = f'File "{filename}", line {lineno}: ' if filename else ""
+        super().__init__(where + msg)
+        # SyntaxError fields, so tracebacks point at the user's line
+        self.filename = filename
+        self.lineno = lineno
+
+    def __str__(self):
+        return self.args[0]
+
+
+class NumquadLaunchError(NumquadError, ValueError):
+    """A bad launch configuration (dimensions, block size)."""
+
+
+class NumquadRuntimeError(NumquadError, RuntimeError):
+    """A contract check of ``debug=True`` failed inside a running kernel."""

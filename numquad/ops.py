@@ -1,0 +1,591 @@
+"""The op catalogue: one entry per cross-lane op, with its reference semantics.
+
+Every Quad and Wave op is one :class:`Op` in :data:`OPS`. The CPU wave
+compiler, the CUDA lowering, the generated reference docs (docs/ops.md) and the
+tests are all driven from these entries; the targets differ only in lowering.
+
+Reference semantics work on NumPy arrays shaped ``(waves, 32)``: ``x[w, l]`` is
+the value of lane ``l`` of wave ``w`` and ``active[w, l]`` says whether that lane
+reached the call. The rules (DESIGN section 2):
+
+* moves (swaps, broadcasts, shuffles) that read an inactive or out-of-range lane
+  return the reader's own value;
+* votes, ballots and bit counts read inactive lanes as false;
+* scans and reductions skip inactive lanes (an inactive lane contributes the
+  op's identity), in one fixed association order: a log-step (Kogge-Stone)
+  inclusive scan, ``v[l] = v[l - d] (+) v[l]`` for ``d = 1, 2, 4, 8, 16`` and
+  ``l >= d``, shifted up one lane for the exclusive result (lane 0 gets the
+  identity); reductions are a butterfly ``v[l] = v[l] (+) v[l ^ d]`` for
+  ``d = 1, 2, 4, 8, 16``, so every lane holds the same bits;
+* integer arithmetic wraps modulo 2**bits; ``prefixSum``/``reduceSum`` of a bool
+  counts true lanes and returns uint32.
+
+Only the values in active lanes are specified; inactive lanes of a result are
+left as the input (NumPy reference) or untouched (targets).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types as _pytypes
+from typing import Callable, Optional
+
+import numpy as np
+
+__all__ = [
+    "WAVE",
+    "QUAD",
+    "VALUE_DTYPES",
+    "BITWISE_DTYPES",
+    "PRED_DTYPES",
+    "Op",
+    "OPS",
+    "get",
+    "of_function",
+    "Quad",
+    "Wave",
+]
+
+#: Lanes in a wave, on every target.
+WAVE = 32
+#: Lanes in a quad.
+QUAD = 4
+
+_INT_NAMES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+#: Types every value op takes (DESIGN 1.6).
+VALUE_DTYPES = tuple(np.dtype(n) for n in ("bool",) + _INT_NAMES + ("float32", "float64"))
+#: Types the bitwise scans/reductions take.
+BITWISE_DTYPES = tuple(np.dtype(n) for n in ("bool",) + _INT_NAMES)
+#: Types a predicate takes (nonzero is true).
+PRED_DTYPES = BITWISE_DTYPES
+#: Types a lane selector (index, lane, delta, mask) takes.
+SELECTOR_DTYPES = tuple(np.dtype(n) for n in _INT_NAMES)
+
+_TYPE_CLASSES = {
+    "value": VALUE_DTYPES,
+    "bitwise": BITWISE_DTYPES,
+    "pred": PRED_DTYPES,
+}
+_TYPE_CLASS_WORDS = {
+    "value": "bool, int8..int64, uint8..uint64, float32 or float64 scalar",
+    "bitwise": "bool, int8..int64 or uint8..uint64 scalar",
+    "pred": "bool or integer scalar (nonzero is true)",
+}
+
+_U32 = np.dtype("uint32")
+_BOOL = np.dtype("bool")
+
+
+# ---------------------------------------------------------------------------
+# Combine operators for scans and reductions
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class _Combine:
+    name: str            # add, mul, min, max, and, or, xor
+    ufunc: np.ufunc
+
+    def identity(self, dtype: np.dtype, lane0: bool = False):
+        """The identity element, as a NumPy scalar of *dtype*.
+
+        Float ``add`` uses -0.0 for skipped lanes (the exact additive identity:
+        ``-0.0 + x == x`` bit for bit) and +0.0 for lane 0 of an exclusive scan.
+        """
+        dtype = np.dtype(dtype)
+        kind = dtype.kind
+        if self.name == "add":
+            if kind == "f" and not lane0:
+                return dtype.type(-0.0)
+            return dtype.type(0)
+        if self.name == "mul":
+            return dtype.type(1)
+        if self.name in ("or", "xor"):
+            return dtype.type(0)
+        if self.name == "and":
+            return dtype.type(True) if kind == "b" else dtype.type(~dtype.type(0))
+        if kind == "f":
+            return dtype.type(np.inf if self.name == "min" else -np.inf)
+        if kind == "b":
+            return dtype.type(self.name == "min")
+        info = np.iinfo(dtype)
+        return dtype.type(info.max if self.name == "min" else info.min)
+
+    def __call__(self, a, b):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.ufunc(a, b)
+
+
+_COMBINES = {
+    "add": _Combine("add", np.add),
+    "mul": _Combine("mul", np.multiply),
+    "min": _Combine("min", np.fmin),   # the non-NaN operand wins, as minnum / fminf
+    "max": _Combine("max", np.fmax),
+    "and": _Combine("and", np.bitwise_and),
+    "or": _Combine("or", np.bitwise_or),
+    "xor": _Combine("xor", np.bitwise_xor),
+}
+
+#: Distances of the log-step passes, in order.
+LOG_STEPS = (1, 2, 4, 8, 16)
+
+
+def _lanes():
+    return np.arange(WAVE)
+
+
+def _gather(x, src):
+    """x[w, src[w, l]] for every wave w and lane l (src already in 0..31)."""
+    return np.take_along_axis(x, src, axis=1)
+
+
+def _move(x, active, src):
+    """The move rule: read lane src, or keep your own value if src is inactive/out of range."""
+    src = np.broadcast_to(np.asarray(src, dtype=np.int64), x.shape)
+    inrange = (src >= 0) & (src < WAVE)
+    srcc = np.where(inrange, src, 0)
+    ok = inrange & _gather(active, srcc)
+    return np.where(ok, _gather(x, srcc), x)
+
+
+def _bits(pred, active):
+    return active & (np.asarray(pred) != 0)
+
+
+def _ballot_words(pred, active):
+    bits = _bits(pred, active).astype(np.uint64)
+    words = (bits << _lanes().astype(np.uint64)).sum(axis=1).astype(np.uint32)
+    return words
+
+
+def _popcount32(a):
+    a = np.asarray(a, dtype=np.uint32)
+    return np.unpackbits(a.view(np.uint8).reshape(a.shape + (4,)), axis=-1).sum(
+        axis=-1
+    ).astype(np.uint32)
+
+
+def _scan_input(x, active, op: "Op"):
+    x = np.asarray(x)
+    dtype = op.result_dtype(x.dtype)
+    v = x.astype(dtype)
+    return np.where(active, v, op.combine_fn.identity(dtype)), dtype
+
+
+def _inclusive_scan(v, comb):
+    v = v.copy()
+    for d in LOG_STEPS:
+        prev = v.copy()
+        v[:, d:] = comb(prev[:, :-d], prev[:, d:])
+    return v
+
+
+def _butterfly(v, comb):
+    lanes = _lanes()
+    for d in LOG_STEPS:
+        v = comb(v, v[:, lanes ^ d])
+    return v
+
+
+# ---------------------------------------------------------------------------
+# Reference implementations, one per kind
+# ---------------------------------------------------------------------------
+
+def _ref_query(op, active, shape):
+    lanes = np.broadcast_to(_lanes(), shape)
+    if op.name == "laneId":
+        return (lanes & (QUAD - 1 if op.namespace == "Quad" else WAVE - 1)).astype(_U32)
+    return np.full(shape, WAVE, dtype=_U32)       # Wave.width
+
+
+def _ref_move(op, active, x, sel=None):
+    lanes = np.broadcast_to(_lanes(), x.shape)
+    if sel is None:
+        sel = 0
+    sel = np.broadcast_to(np.asarray(sel).astype(np.int64), x.shape)
+    if op.name == "readFirst":
+        first = np.argmax(active, axis=1)[:, None]
+        src = np.broadcast_to(first, x.shape)
+    else:
+        src = op.pattern(lanes, sel)
+    return _move(x, active, src)
+
+
+def _ref_vote(op, active, pred):
+    bits = _bits(pred, active)
+    if op.namespace == "Quad":
+        q = bits.reshape(bits.shape[0], WAVE // QUAD, QUAD)
+        r = q.all(axis=2) if op.name == "all" else q.any(axis=2)
+        return np.repeat(r, QUAD, axis=1)
+    r = bits.all(axis=1) if op.name == "all" else bits.any(axis=1)
+    return np.broadcast_to(r[:, None], bits.shape).copy()
+
+
+def _ref_ballot(op, active, pred):
+    words = _ballot_words(pred, active)
+    if op.name == "ballot":
+        return np.broadcast_to(words[:, None], active.shape).copy()
+    if op.name == "countBits":
+        return np.broadcast_to(_popcount32(words)[:, None], active.shape).copy()
+    # prefixCountBits: true active lanes strictly below this one
+    below = ((np.uint64(1) << _lanes().astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
+    return _popcount32(words[:, None] & below[None, :])
+
+
+def _ref_scan(op, active, x):
+    v, dtype = _scan_input(x, active, op)
+    inc = _inclusive_scan(v, op.combine_fn)
+    out = np.empty_like(inc)
+    out[:, 0] = op.combine_fn.identity(dtype, lane0=True)
+    out[:, 1:] = inc[:, :-1]
+    return out
+
+
+def _ref_reduce(op, active, x):
+    v, _ = _scan_input(x, active, op)
+    return _butterfly(v, op.combine_fn)
+
+
+def _ref_all_equal(op, active, x):
+    x = np.asarray(x)
+    bits = x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.dtype.kind != "b" else x
+    first = np.argmax(active, axis=1)[:, None]
+    ref = np.take_along_axis(bits, first, axis=1)
+    same = (bits == ref) | ~active
+    return np.broadcast_to(same.all(axis=1)[:, None], x.shape).copy()
+
+
+_REFS = {
+    "query": _ref_query,
+    "move": _ref_move,
+    "vote": _ref_vote,
+    "ballot": _ref_ballot,
+    "scan": _ref_scan,
+    "reduce": _ref_reduce,
+    "allequal": _ref_all_equal,
+}
+
+
+# ---------------------------------------------------------------------------
+# The entry type
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    """One cross-lane op.
+
+    ``kind`` selects the lowering family on every target:
+
+    ``query``     per-lane constant (laneId, width); no operand;
+    ``move``      read another lane's value: ``pattern(lane, sel) -> source lane``
+                  (``readFirst`` picks the first active lane);
+    ``vote``      quad-wide or wave-wide AND/OR of a predicate;
+    ``ballot``    the wave's ballot word, its popcount, or the popcount below a lane;
+    ``scan``      exclusive log-step scan with ``combine``;
+    ``reduce``    butterfly reduction with ``combine``;
+    ``allequal``  are all active lanes bitwise equal.
+    """
+
+    namespace: str
+    name: str
+    kind: str
+    params: tuple
+    summary: str
+    example: str
+    types: str = "value"                   # operand type class: value, bitwise, pred
+    combine: Optional[str] = None          # scans/reductions
+    pattern: Optional[Callable] = None     # moves: (lane, sel) -> source lane
+    xor_const: Optional[int] = None        # moves with a fixed butterfly mask
+    sel_range: Optional[range] = None      # constant selectors must lie here
+    sel_wrap: Optional[int] = None         # runtime selectors are taken & sel_wrap
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+    @property
+    def combine_fn(self) -> _Combine:
+        return _COMBINES[self.combine]
+
+    @property
+    def operand(self) -> Optional[str]:
+        return self.params[0] if self.params else None
+
+    @property
+    def selector(self) -> Optional[str]:
+        return self.params[1] if len(self.params) > 1 else None
+
+    @property
+    def accepted(self) -> tuple:
+        """The operand dtypes this op takes."""
+        return _TYPE_CLASSES[self.types] if self.params else ()
+
+    @property
+    def accepted_words(self) -> str:
+        return _TYPE_CLASS_WORDS[self.types]
+
+    def result_dtype(self, dtype=None) -> np.dtype:
+        """The result dtype for an operand of *dtype*."""
+        if self.kind in ("query", "ballot"):
+            return _U32
+        if self.kind in ("vote", "allequal"):
+            return _BOOL
+        dtype = np.dtype(dtype)
+        if self.combine == "add" and dtype == _BOOL:
+            return _U32
+        return dtype
+
+    def check_operand(self, dtype) -> Optional[str]:
+        """None if *dtype* is accepted, else the complaint (without location)."""
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            dt = None
+        if dt is not None and dt in self.accepted:
+            return None
+        return (
+            f"{self.qualname}({', '.join(self.params)}): argument '{self.operand}' "
+            f"got {dtype}; it takes a {self.accepted_words}"
+        )
+
+    def check_selector_constant(self, value) -> Optional[str]:
+        if self.sel_range is not None and int(value) not in self.sel_range:
+            return (
+                f"{self.qualname}: constant {self.selector} {value} is out of range; "
+                f"it takes {self.sel_range.start}..{self.sel_range.stop - 1} "
+                f"(a runtime {self.selector} is taken & {self.sel_wrap})"
+            )
+        return None
+
+    def reference(self, *args, active):
+        """Pure-NumPy semantics over ``(waves, 32)`` arrays; see the module doc."""
+        active = np.asarray(active, dtype=bool)
+        if self.kind == "query":
+            return _ref_query(self, active, active.shape)
+        args = [np.broadcast_to(np.asarray(a), active.shape) for a in args]
+        return _REFS[self.kind](self, active, *args)
+
+    @property
+    def doc(self) -> str:
+        call = f"{self.qualname}({', '.join(self.params)})"
+        lines = [call, "", self.summary, "", f"Example: {self.example}"]
+        return "\n".join(lines)
+
+
+def _xor(k):
+    return lambda lane, sel: lane ^ k
+
+
+_OPS = [
+    # --- Quad: four consecutive lanes laneId & ~3 .. +3 ---------------------
+    Op("Quad", "laneId", "query", (),
+       "This lane's index in its quad, laneId & 3, as uint32.",
+       "lanes 0..7 -> 0 1 2 3 0 1 2 3"),
+    Op("Quad", "broadcast", "move", ("value", "index"),
+       "The value of quad lane `index` (0..3). A constant index outside 0..3 is a "
+       "compile error; a runtime index is taken & 3. Reading an inactive lane "
+       "returns the reader's own value.",
+       "value [a b c d], index 2 -> [c c c c]",
+       pattern=lambda lane, sel: (lane & ~3) | (sel & 3), sel_range=range(4), sel_wrap=3),
+    Op("Quad", "swapHorizontal", "move", ("value",),
+       "The value of lane laneId ^ 1 (swap within each row of the 2x2 quad). "
+       "Reading an inactive lane returns the reader's own value.",
+       "[a b c d] -> [b a d c]", pattern=_xor(1), xor_const=1),
+    Op("Quad", "swapVertical", "move", ("value",),
+       "The value of lane laneId ^ 2 (swap the rows of the 2x2 quad). "
+       "Reading an inactive lane returns the reader's own value.",
+       "[a b c d] -> [c d a b]", pattern=_xor(2), xor_const=2),
+    Op("Quad", "swapDiagonal", "move", ("value",),
+       "The value of lane laneId ^ 3 (swap across the diagonal of the quad). "
+       "Reading an inactive lane returns the reader's own value.",
+       "[a b c d] -> [d c b a]", pattern=_xor(3), xor_const=3),
+    Op("Quad", "all", "vote", ("pred",),
+       "True in every lane of the quad when the predicate is true in all four "
+       "lanes; inactive lanes read as false.",
+       "[T T T T] -> [T T T T]; [T T F T] -> [F F F F]", types="pred"),
+    Op("Quad", "any", "vote", ("pred",),
+       "True in every lane of the quad when the predicate is true in any of its "
+       "lanes; inactive lanes read as false.",
+       "[F F T F] -> [T T T T]", types="pred"),
+    # --- Wave: 32 lanes ------------------------------------------------------
+    Op("Wave", "laneId", "query", (),
+       "This lane's index in its wave, 0..31, as uint32.",
+       "lane 5 -> 5"),
+    Op("Wave", "width", "query", (),
+       "The number of lanes in a wave: 32 on every target, as uint32.",
+       "-> 32"),
+    Op("Wave", "prefixSum", "scan", ("value",),
+       "Exclusive sum over the active lanes below this one (lane 0 gets 0); "
+       "inactive lanes are skipped. Integers wrap; a bool counts true lanes "
+       "(uint32); floats add in the fixed log-step order.",
+       "[1 2 3 4 ...] -> [0 1 3 6 ...]", combine="add"),
+    Op("Wave", "prefixProduct", "scan", ("value",),
+       "Exclusive product over the active lanes below this one (lane 0 gets 1); "
+       "inactive lanes are skipped.",
+       "[2 3 4 5 ...] -> [1 2 6 24 ...]", combine="mul"),
+    Op("Wave", "ballot", "ballot", ("pred",),
+       "A uint32 whose bit i is set when lane i is active and its predicate is "
+       "true; the same word in every lane.",
+       "pred true in lanes 0 and 3 -> 0b1001 = 9", types="pred"),
+    Op("Wave", "any", "vote", ("pred",),
+       "True in every lane when the predicate is true in any active lane.",
+       "[F F T F ...] -> [T T T T ...]", types="pred"),
+    Op("Wave", "all", "vote", ("pred",),
+       "True in every lane when the predicate is true in all 32 lanes; inactive "
+       "lanes read as false, so a partial wave gives false.",
+       "[T T T ... T] -> [T T T ... T]", types="pred"),
+    # --- Wave: the full surface ---------------------------------------------
+    Op("Wave", "reduceSum", "reduce", ("value",),
+       "Sum over the active lanes, in every active lane (butterfly order for floats).",
+       "[1 2 3 4 ...] -> [S S S S ...]", combine="add"),
+    Op("Wave", "reduceProduct", "reduce", ("value",),
+       "Product over the active lanes, in every active lane.",
+       "[1 2 3 ...] -> [P P P ...]", combine="mul"),
+    Op("Wave", "reduceMin", "reduce", ("value",),
+       "Minimum over the active lanes, in every active lane (a NaN loses to a number).",
+       "[3 1 2 ...] -> [1 1 1 ...]", combine="min"),
+    Op("Wave", "reduceMax", "reduce", ("value",),
+       "Maximum over the active lanes, in every active lane (a NaN loses to a number).",
+       "[3 1 2 ...] -> [3 3 3 ...]", combine="max"),
+    Op("Wave", "reduceAnd", "reduce", ("value",),
+       "Bitwise AND over the active lanes, in every active lane.",
+       "[6 3 7 ...] -> [2 2 2 ...]", types="bitwise", combine="and"),
+    Op("Wave", "reduceOr", "reduce", ("value",),
+       "Bitwise OR over the active lanes, in every active lane.",
+       "[1 2 4 ...] -> [7 7 7 ...]", types="bitwise", combine="or"),
+    Op("Wave", "reduceXor", "reduce", ("value",),
+       "Bitwise XOR over the active lanes, in every active lane.",
+       "[1 3 4 ...] -> [6 6 6 ...]", types="bitwise", combine="xor"),
+    Op("Wave", "prefixMin", "scan", ("value",),
+       "Exclusive minimum over the active lanes below this one (lane 0 gets the "
+       "type's maximum, +inf for floats).",
+       "[3 1 2 ...] -> [MAX 3 1 ...]", combine="min"),
+    Op("Wave", "prefixMax", "scan", ("value",),
+       "Exclusive maximum over the active lanes below this one (lane 0 gets the "
+       "type's minimum, -inf for floats).",
+       "[3 1 4 ...] -> [MIN 3 3 ...]", combine="max"),
+    Op("Wave", "prefixAnd", "scan", ("value",),
+       "Exclusive bitwise AND over the active lanes below this one (lane 0 gets "
+       "all ones).",
+       "[7 6 4 ...] -> [~0 7 6 ...]", types="bitwise", combine="and"),
+    Op("Wave", "prefixOr", "scan", ("value",),
+       "Exclusive bitwise OR over the active lanes below this one (lane 0 gets 0).",
+       "[1 2 4 ...] -> [0 1 3 ...]", types="bitwise", combine="or"),
+    Op("Wave", "prefixXor", "scan", ("value",),
+       "Exclusive bitwise XOR over the active lanes below this one (lane 0 gets 0).",
+       "[1 3 4 ...] -> [0 1 2 ...]", types="bitwise", combine="xor"),
+    Op("Wave", "countBits", "ballot", ("pred",),
+       "The number of active lanes whose predicate is true (uint32), in every lane.",
+       "[T F T T ...] -> [3 3 3 3 ...]", types="pred"),
+    Op("Wave", "prefixCountBits", "ballot", ("pred",),
+       "The number of active lanes below this one whose predicate is true (uint32).",
+       "[T F T T ...] -> [0 1 1 2 ...]", types="pred"),
+    Op("Wave", "broadcast", "move", ("value", "lane"),
+       "The value of lane `lane` (taken & 31); reading an inactive lane returns "
+       "the reader's own value.",
+       "[a b c d ...], lane 2 -> [c c c c ...]",
+       pattern=lambda lane, sel: sel & 31, sel_range=range(32), sel_wrap=31),
+    Op("Wave", "readFirst", "move", ("value",),
+       "The value of the first (lowest) active lane.",
+       "lanes 0,1 inactive: [- - c d ...] -> [- - c c ...]"),
+    Op("Wave", "shuffle", "move", ("value", "srcLane"),
+       "The value of lane srcLane & 31 (each lane may name its own source); "
+       "reading an inactive lane returns the reader's own value.",
+       "[a b c d], srcLane [3 2 1 0] -> [d c b a]",
+       pattern=lambda lane, sel: sel & 31, sel_wrap=31),
+    Op("Wave", "shuffleXor", "move", ("value", "laneMask"),
+       "The value of lane laneId ^ (laneMask & 31); reading an inactive lane "
+       "returns the reader's own value.",
+       "[a b c d], laneMask 1 -> [b a d c]",
+       pattern=lambda lane, sel: lane ^ (sel & 31), sel_range=range(32), sel_wrap=31),
+    Op("Wave", "shuffleUp", "move", ("value", "delta"),
+       "The value of lane laneId - delta; a source below lane 0 (or inactive) "
+       "gives the lane's own value.",
+       "[a b c d], delta 1 -> [a a b c]",
+       pattern=lambda lane, sel: lane - sel, sel_range=range(32)),
+    Op("Wave", "shuffleDown", "move", ("value", "delta"),
+       "The value of lane laneId + delta; a source above lane 31 (or inactive) "
+       "gives the lane's own value.",
+       "[a b c d], delta 1 -> [b c d d] (in a 4-lane wave)",
+       pattern=lambda lane, sel: lane + sel, sel_range=range(32)),
+    Op("Wave", "allEqual", "allequal", ("value",),
+       "True in every lane when all active lanes hold the same bits.",
+       "[5 5 5 ...] -> [T T T ...]"),
+]
+
+#: Every op, by qualified name ("Quad.swapHorizontal").
+OPS = {op.qualname: op for op in _OPS}
+
+
+def get(qualname: str) -> Op:
+    """The :class:`Op` named *qualname*, e.g. ``"Wave.prefixSum"``."""
+    return OPS[qualname]
+
+
+# ---------------------------------------------------------------------------
+# The user-facing namespaces: Quad and Wave
+# ---------------------------------------------------------------------------
+
+class _OpFunction:
+    """The object users call as ``Quad.swapHorizontal(v)`` inside a kernel.
+
+    It only exists to be recognised by the targets; called from plain Python it
+    explains where it can be used.
+    """
+
+    def __init__(self, op: Op):
+        self.op = op
+        self.__doc__ = op.doc
+        self.__name__ = op.name
+        self.__qualname__ = op.qualname
+        self.__module__ = "numquad"
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"{self.op.qualname} is a cross-lane op: call it inside an @xpu.jit "
+            f"kernel or lane function, not from Python"
+        )
+
+    def __repr__(self):
+        return f"<numquad op {self.op.qualname}>"
+
+    def __reduce__(self):
+        return (of_function_name, (self.op.qualname,))
+
+
+def of_function_name(qualname):
+    ns, name = qualname.split(".")
+    return getattr(globals()[ns], name)
+
+
+class _Namespace(_pytypes.ModuleType):
+    """A module object (so Numba types it as a module) holding one group of ops."""
+
+    def __repr__(self):
+        return f"<numquad namespace {self.__name__}>"
+
+
+def _make_namespace(name, doc):
+    ns = _Namespace(f"numquad.{name}", doc)
+    names = []
+    for op in _OPS:
+        if op.namespace == name:
+            setattr(ns, op.name, _OpFunction(op))
+            names.append(op.name)
+    ns.__all__ = names
+    return ns
+
+
+Quad = _make_namespace(
+    "Quad",
+    "Quad ops: each quad is four consecutive lanes (laneId & ~3 .. +3), seen as "
+    "a 2x2 block [0 1; 2 3].",
+)
+Wave = _make_namespace(
+    "Wave",
+    "Wave ops: a wave is 32 consecutive threads of a block by linear thread id.",
+)
+
+
+def of_function(obj) -> Optional[Op]:
+    """The :class:`Op` behind a ``Quad.*``/``Wave.*`` object, else None."""
+    return obj.op if isinstance(obj, _OpFunction) else None
