@@ -1,0 +1,547 @@
+"""Back end of the CPU wave compiler: wave items -> a Numba block function.
+
+The block function runs every wave of one block. Per wave, each ``Region`` is a
+32-iteration lane loop (vectorised by LLVM) under the current mask, each
+cross-lane call one whole-wave intrinsic on lane arrays, and masked control
+flow a small amount of scalar code over mask arrays. Values that live across
+items sit in 64-byte-aligned ``[32 x T]`` stack arrays (``_nq_v_<name>``);
+lane-invariant values stay scalar. Every generated statement carries the
+line number of the user statement it came from, and the module is compiled
+with the user's file name, so Numba's errors point at the user's kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+import numpy as np
+from numba.core import types
+from numba.np.numpy_support import as_dtype
+
+from .. import ops as _ops
+from ..errors import NumquadCompileError
+from . import frontend as _fe
+from . import intrinsics as _intr
+from .typing import STANDINS
+
+__all__ = ["generate_block", "generate_shadow", "BLOCK_PARAMS"]
+
+W = _ops.WAVE
+L = "_nq_l"                 # the lane loop variable
+#: Extra parameters of every block function, after the user's.
+BLOCK_PARAMS = ("_nq_bix", "_nq_biy", "_nq_biz", "_nq_bdx", "_nq_bdy", "_nq_bdz",
+                "_nq_gdx", "_nq_gdy", "_nq_gdz")
+
+_SCALAR_NAMES = {np.dtype(d): f"_nq_T_{np.dtype(d).name}" for d in _ops.VALUE_DTYPES}
+
+
+def _name(n, ctx=ast.Load):
+    return ast.Name(n, ctx())
+
+
+def _call(fn, *args):
+    return ast.Call(func=_name(fn) if isinstance(fn, str) else fn, args=list(args), keywords=[])
+
+
+def _const(v):
+    return ast.Constant(v)
+
+
+def _sub(arr, idx=L, ctx=ast.Load):
+    return ast.Subscript(value=_name(arr), slice=_name(idx) if isinstance(idx, str) else idx, ctx=ctx())
+
+
+def _assign(target, value):
+    return ast.Assign(targets=[target], value=value)
+
+
+def _lane_loop(body):
+    return ast.For(target=_name(L, ast.Store), iter=_call("range", _const(W)), body=body, orelse=[])
+
+
+def _located(nodes, lineno):
+    for n in nodes:
+        for sub in ast.walk(n):
+            if "lineno" in sub._attributes:
+                sub.lineno = getattr(sub, "lineno", None) or lineno
+                sub.col_offset = getattr(sub, "col_offset", None) or 0
+                sub.end_lineno = getattr(sub, "end_lineno", None) or sub.lineno
+                sub.end_col_offset = getattr(sub, "end_col_offset", None) or 0
+    return nodes
+
+
+# ---------------------------------------------------------------------------
+# Builtin substitution
+# ---------------------------------------------------------------------------
+
+class _Subst(ast.NodeTransformer):
+    """Replaces builtins (xpu.grid, threadIdx, Wave.laneId, ...) by lane code.
+
+    ``mode`` is "lane" (inside a lane loop, 1-D block), "lane_nd" (inside a lane
+    loop, 2-D/3-D block), "uniform" (outside lane loops) or "shadow" (typing).
+    """
+
+    def __init__(self, fe, mode, fn_names):
+        self.fe = fe
+        self.mode = mode
+        self.fn_names = fn_names
+
+    def _tid(self, axis):
+        if self.mode == "shadow":
+            return _call("_nq_i32", _const(0))
+        if self.mode == "lane_nd":
+            return _sub(f"_nq_t{axis}")
+        if axis == "x":
+            return _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)))
+        return _call("_nq_i32", _const(0))
+
+    def _value(self, b, node):
+        if b.startswith("threadIdx."):
+            return self._tid(b[-1])
+        if b in ("blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x", "blockDim.y",
+                 "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z"):
+            if self.mode == "shadow":
+                return _call("_nq_i32", _const(0))
+            short = {"blockIdx": "bi", "blockDim": "bd", "gridDim": "gd"}[b.split(".")[0]]
+            return _call("_nq_i32", _name(f"_nq_{short}{b[-1]}"))
+        if b == "laneid":
+            return _call("_nq_i32", _const(0) if self.mode == "shadow" else _name(L))
+        if b == "warpsize":
+            return _call("_nq_i32", _const(W))
+        self.fe.error(f"xpu.{b} cannot be used as a value here", node)
+
+    def _grid_axis(self, axis):
+        if self.mode == "shadow":
+            return _call("_nq_i64", _const(0))
+        return ast.BinOp(
+            ast.BinOp(_call("_nq_i64", _name(f"_nq_bi{axis}")), ast.Mult(), _name(f"_nq_bd{axis}")),
+            ast.Add(), _call("_nq_i64", self._tid(axis)))
+
+    def _size_axis(self, axis):
+        if self.mode == "shadow":
+            return _call("_nq_i64", _const(0))
+        return ast.BinOp(_call("_nq_i64", _name(f"_nq_gd{axis}")), ast.Mult(), _name(f"_nq_bd{axis}"))
+
+    def visit_Attribute(self, node):
+        b = self.fe.builtin_of(node)
+        if b is not None and "." in b and b.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+            return ast.copy_location(self._value(b, node), node)
+        if b in ("laneid", "warpsize"):
+            return ast.copy_location(self._value(b, node), node)
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id not in self.fe.env.locals:
+            b = self.fe.builtin_of(node)
+            if b is not None and (b in ("laneid", "warpsize") or
+                                  ("." in b and b.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim"))):
+                return ast.copy_location(self._value(b, node), node)
+        return node
+
+    def visit_Call(self, node):
+        op = self.fe.op_of(node)
+        if op is not None and op.kind == "query":
+            if self.mode == "shadow":
+                return ast.copy_location(_call("_nq_u32", _const(0)), node)
+            if op.name == "width":
+                v = _const(W)
+            elif op.namespace == "Quad":
+                v = ast.BinOp(_name(L), ast.BitAnd(), _const(3))
+            else:
+                v = _name(L)
+            return ast.copy_location(_call("_nq_u32", v), node)
+        if op is not None and self.mode == "shadow":
+            new = _call(f"_nq_SH_{op.namespace}_{op.name}", *[self.visit(a) for a in node.args])
+            return ast.copy_location(new, node)
+        b = self.fe.builtin_of(node.func)
+        if b is not None:
+            return ast.copy_location(self._builtin_call(b, node), node)
+        callee = self.fe.env.resolve(node.func)
+        from ..xpu import Dispatcher
+        if isinstance(callee, Dispatcher):
+            name = self.fn_names.setdefault(id(callee), (f"_nq_fn{len(self.fn_names)}", callee))[0]
+            node.func = ast.copy_location(_name(name), node.func)
+        return self.generic_visit(node)
+
+    def _builtin_call(self, b, node):
+        if b in ("grid", "gridsize"):
+            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
+                    node.args[0].value not in (1, 2, 3):
+                self.fe.error(f"xpu.{b}(ndim) takes a constant ndim of 1, 2 or 3", node)
+            nd = node.args[0].value
+            f = self._grid_axis if b == "grid" else self._size_axis
+            axes = [f(a) for a in "xyz"[:nd]]
+            return axes[0] if nd == 1 else ast.Tuple(elts=axes, ctx=ast.Load())
+        if b == "syncwarp":
+            return _const(None)
+        self.fe.error(f"xpu.{b} is not supported by the CPU target yet", node)
+
+
+# ---------------------------------------------------------------------------
+# Shadow function (typing)
+# ---------------------------------------------------------------------------
+
+def _namespace(fe):
+    ns = dict(fe.env.globals)
+    ns.update(fe.env.closure)
+    ns.update({
+        "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
+        "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
+    })
+    for dt, n in _SCALAR_NAMES.items():
+        ns[n] = dt.type
+    return ns
+
+
+def _compile_fn(fe, fn_ast, ns):
+    mod = ast.Module(body=[fn_ast], type_ignores=[])
+    ast.fix_missing_locations(mod)
+    code = compile(mod, fe.filename, "exec")
+    exec(code, ns)
+    return ns[fn_ast.name], mod
+
+
+def _fn_def(name, params, body, lineno):
+    extra = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
+    fn = ast.FunctionDef(
+        name=name,
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=body, decorator_list=[], returns=None, lineno=lineno, col_offset=0, **extra)
+    return fn
+
+
+def _resolve_callees(fn_names, ns, cpu_fn_for):
+    for _, (name, disp) in fn_names.items():
+        ns[name] = cpu_fn_for(disp)
+
+
+def _shadow_items(fe, items, subst):
+    """Plain scalar statements equivalent to *items* (same control flow)."""
+    out = []
+    for it in items:
+        if isinstance(it, _fe.Region):
+            out += [subst.visit(copy.deepcopy(s)) for s in it.stmts]
+        elif isinstance(it, _fe.Uniform):
+            out.append(subst.visit(copy.deepcopy(it.stmt)))
+        elif isinstance(it, _fe.XLCall):
+            op = it.op
+            call = _call(f"_nq_SH_{op.namespace}_{op.name}", *[copy.deepcopy(a) for a in it.args])
+            out.append(_located([_assign(_name(it.target, ast.Store), call)], it.node.lineno)[0])
+        elif isinstance(it, _fe.If):
+            node = ast.If(test=_name(it.cond), body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
+                          orelse=_shadow_items(fe, it.orelse, subst))
+            out.append(_located([node], it.node.lineno)[0])
+        elif isinstance(it, _fe.Loop):
+            body = _shadow_items(fe, it.body, subst) or [ast.Pass()]
+            if it.uniform:
+                target, rargs = it.uniform
+                node = ast.For(target=_name(target, ast.Store),
+                               iter=_call("range", *[subst.visit(copy.deepcopy(a)) for a in rargs]),
+                               body=body, orelse=[])
+            else:
+                node = ast.While(test=_const(True), body=body, orelse=[])
+            out.append(_located([node], it.node.lineno)[0])
+        elif isinstance(it, _fe.Jump):
+            node = {"break": ast.Break, "continue": ast.Continue}.get(it.kind)
+            if node is not None:
+                out.append(_located([node()], it.node.lineno)[0])
+            else:
+                value = subst.visit(copy.deepcopy(it.value)) if it.value is not None else None
+                out.append(_located([ast.Return(value=value)], it.node.lineno)[0])
+    return out
+
+
+def generate_shadow(fe, cpu_fn_for):
+    """The scalar shadow function of *fe*'s wave items (for typing)."""
+    fn_names = {}
+    body = _shadow_items(fe, fe.items, _Subst(fe, "shadow", fn_names))
+    # cross-lane ops become typing-only stand-ins
+    ns = _namespace(fe)
+    for q, sh in STANDINS.items():
+        op = _ops.OPS[q]
+        ns[f"_nq_SH_{op.namespace}_{op.name}"] = sh
+    _resolve_callees(fn_names, ns, cpu_fn_for)
+    if not body:
+        body = [ast.Pass()]
+    fn = _fn_def("_nq_shadow_" + fe.pyfunc.__name__, fe.env.params, body, fe.fn.lineno)
+    _located([fn], fe.fn.lineno)
+    func, _ = _compile_fn(fe, fn, ns)
+    return func
+
+
+# ---------------------------------------------------------------------------
+# Block function
+# ---------------------------------------------------------------------------
+
+def _item_names(item):
+    """(names read or written, names stored) by one wave item, not recursing."""
+    if isinstance(item, _fe.Region):
+        allnames = set()
+        stores = set()
+        for s in item.stmts:
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name):
+                    allnames.add(n.id)
+                    if isinstance(n.ctx, ast.Store):
+                        stores.add(n.id)
+        return allnames, stores
+    if isinstance(item, _fe.Uniform):
+        return set(_fe._names_in(item.stmt)), set(_fe._names_in(item.stmt, ast.Store))
+    if isinstance(item, _fe.XLCall):
+        return {item.target} | {a.id for a in item.args if isinstance(a, ast.Name)}, {item.target}
+    if isinstance(item, _fe.If):
+        return {item.cond}, set()
+    if isinstance(item, _fe.Loop):
+        if item.uniform:
+            names = {item.uniform[0]}
+            for a in item.uniform[1]:
+                names |= set(_fe._names_in(a))
+            return names, {item.uniform[0]}
+        return set(), set()
+    if isinstance(item, _fe.Jump):
+        return (set(_fe._names_in(item.value)) if item.value is not None else set()), set()
+    raise AssertionError(item)
+
+
+def _walk_items(items):
+    for it in items:
+        yield it
+        if isinstance(it, _fe.If):
+            yield from _walk_items(it.body)
+            yield from _walk_items(it.orelse)
+        elif isinstance(it, _fe.Loop):
+            yield from _walk_items(it.body)
+
+
+def _first_is_plain_store(region, name):
+    for s in region.stmts:
+        names = set(_fe._names_in(s))
+        if name not in names:
+            continue
+        return (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id == name and name not in _fe._names_in(s.value))
+    return False
+
+
+class _BlockGen:
+    def __init__(self, fe, typemap, nd, debug, fast_path=True):
+        self.fe = fe
+        self.typemap = typemap
+        self.nd = nd
+        self.debug = debug
+        self.fast_path = fast_path
+        self.fn_names = {}
+        self.masks = []
+        self.locals = fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
+                                       if n.startswith(_fe._RESERVED)}
+        self.lane_vars = self._lane_vars()
+        self.splats = set()
+        self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
+
+    # -- storage decisions -------------------------------------------------------
+    def _lane_vars(self):
+        uses = {}
+        forced = set()
+        for it in _walk_items(self.fe.items):
+            names, _ = _item_names(it)
+            for n in names:
+                if n in self.locals and n not in self.fe.uniform and \
+                        not (n in self.fe.env.params and not self._assigned(n)):
+                    uses.setdefault(n, []).append(it)
+                    if not isinstance(it, _fe.Region):
+                        forced.add(n)
+        lane = set()
+        for n, its in uses.items():
+            if n in forced or len(its) > 1 or n in self.fe.env.params:
+                lane.add(n)
+            elif not _first_is_plain_store(its[0], n):
+                lane.add(n)
+        return lane
+
+    def _assigned(self, name):
+        for it in _walk_items(self.fe.items):
+            if name in _item_names(it)[1]:
+                return True
+        return False
+
+    def _dtype(self, name, node=None):
+        ty = self.typemap.get(name)
+        if ty is None:
+            raise NumquadCompileError(f"internal: no type for {name!r}", self.fe.filename,
+                                      getattr(node, "lineno", self.fe.fn.lineno))
+        if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
+            return as_dtype(ty)
+        shown = name if not name.startswith(_fe._RESERVED) else "a temporary"
+        self.fe.error(
+            f"{shown} of type {ty} lives across a cross-lane op or masked branch; only "
+            f"bool, integer and float scalars can (keep arrays and tuples uniform, or "
+            f"compute them after the cross-lane op)", node or self.fe.fn)
+
+    def new_mask(self):
+        m = f"_nq_m{len(self.masks)}"
+        self.masks.append(m)
+        return m
+
+    # -- emission -------------------------------------------------------------------
+    def subst(self, stmts, mode):
+        return [_Subst(self.fe, mode, self.fn_names).visit(copy.deepcopy(s)) for s in stmts]
+
+    def gen_items(self, items, frames):
+        out = []
+        for it in items:
+            out.extend(self.gen_item(it, frames))
+        return out
+
+    def gen_item(self, it, frames):
+        mask = frames[-1][0]
+        lane_mode = "lane_nd" if self.nd else "lane"
+        if isinstance(it, _fe.Region):
+            names, stores = _item_names(it)
+            loads = sorted(n for n in names if n in self.lane_vars)
+            body = [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in loads]
+            body += self.subst(it.stmts, lane_mode)
+            body += [_assign(_sub(f"_nq_v_{n}", ctx=ast.Store), _name(n))
+                     for n in sorted(stores) if n in self.lane_vars]
+            line = it.stmts[0].lineno
+            masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
+            if self.fast_path:
+                plain = _lane_loop(copy.deepcopy(body))
+                return _located([ast.If(test=_call("_nq_all", _name(mask)), body=[plain], orelse=[masked])], line)
+            return _located([masked], line)
+        if isinstance(it, _fe.Uniform):
+            return _located(self.subst([it.stmt], "uniform"), it.stmt.lineno)
+        if isinstance(it, _fe.XLCall):
+            return self.gen_xl(it, mask)
+        if isinstance(it, _fe.If):
+            line = it.node.lineno
+            mt, me = self.new_mask(), (self.new_mask() if it.orelse else None)
+            setm = [_assign(_sub(mt, ctx=ast.Store),
+                            ast.BoolOp(ast.And(), [_sub(mask), _sub(f"_nq_v_{it.cond}")]))]
+            if me:
+                setm.append(_assign(_sub(me, ctx=ast.Store),
+                                    ast.BoolOp(ast.And(), [_sub(mask), ast.UnaryOp(ast.Not(), _sub(f"_nq_v_{it.cond}"))])))
+            out = [_lane_loop(setm)]
+            body = self.gen_items(it.body, frames + [(mt, "if")])
+            if body:
+                out.append(ast.If(test=_call("_nq_any", _name(mt)), body=body, orelse=[]))
+            if me:
+                orelse = self.gen_items(it.orelse, frames + [(me, "if")])
+                if orelse:
+                    out.append(ast.If(test=_call("_nq_any", _name(me)), body=orelse, orelse=[]))
+            return _located(out, line)
+        if isinstance(it, _fe.Loop):
+            line = it.node.lineno
+            ml, mb = self.new_mask(), self.new_mask()
+            head = [_lane_loop([_assign(_sub(ml, ctx=ast.Store), _sub(mask))])]
+            loop_body = [
+                ast.If(test=ast.UnaryOp(ast.Not(), _call("_nq_any", _name(ml))), body=[ast.Break()], orelse=[]),
+                _lane_loop([_assign(_sub(mb, ctx=ast.Store), _sub(ml))]),
+            ] + self.gen_items(it.body, frames + [(ml, "loop"), (mb, "body")])
+            if it.uniform:
+                target, rargs = it.uniform
+                rargs = self.subst([ast.Expr(a) for a in rargs], "uniform")
+                loop = ast.For(target=_name(target, ast.Store),
+                               iter=_call("range", *[e.value for e in rargs]), body=loop_body, orelse=[])
+            else:
+                loop = ast.While(test=_const(True), body=loop_body, orelse=[])
+            return _located(head + [loop], line)
+        if isinstance(it, _fe.Jump):
+            return self.gen_jump(it, frames)
+        raise AssertionError(it)
+
+    def gen_jump(self, it, frames):
+        kind = {"return": "func", "break": "loop", "continue": "body"}[it.kind]
+        start = max(i for i, (_, k) in enumerate(frames) if k == kind)
+        cur = frames[-1][0]
+        body = []
+        if it.kind == "return" and it.value is not None:
+            self.fe.error("a value-returning lane function cannot be compiled as a kernel here", it.node)
+        for m, _ in frames[start:]:
+            body.append(_assign(_sub(m, ctx=ast.Store), _const(False)))
+        return _located([_lane_loop([ast.If(test=_sub(cur), body=body, orelse=[])])], it.node.lineno)
+
+    def _lane_operand(self, name, out):
+        if name not in self.lane_vars:          # a uniform scalar: splat it into lanes
+            self.splats.add(name)
+            out.append(_lane_loop([_assign(_sub(f"_nq_v_{name}", ctx=ast.Store), _name(name))]))
+        return _name(f"_nq_v_{name}")
+
+    def gen_xl(self, it, mask):
+        op = it.op
+        out = []
+        args = [_name(mask), _name(f"_nq_v_{it.target}"), self._lane_operand(it.args[0].id, out)]
+        if len(it.args) > 1:
+            a = it.args[1]
+            args.append(_const(a.value) if isinstance(a, ast.Constant) else self._lane_operand(a.id, out))
+        if self.debug and op.kind == "scan":
+            out.append(ast.If(
+                test=ast.UnaryOp(ast.Not(), _call("_nq_is_prefix", _name(mask))),
+                body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(
+                    f'File "{self.fe.filename}", line {it.node.lineno}: {op.qualname}: the active '
+                    f'lanes of a wave must form a prefix (lanes 0..k) for a scan; this wave\'s '
+                    f'active lanes do not (debug=True check)')), cause=None)],
+                orelse=[]))
+        out.append(ast.Expr(_call(f"_nq_XL_{op.namespace}_{op.name}", *args)))
+        return _located(out, it.node.lineno)
+
+    def build(self, name):
+        fe = self.fe
+        line = fe.fn.lineno
+        wave_body = self.gen_items(fe.items, [("_nq_m_entry", "func")])
+        # masks: the entry mask is its own frame
+        self.masks.insert(0, "_nq_m_entry")
+        params = [(f"_nq_p_{p}" if p in self.reassigned_params else p) for p in fe.env.params]
+        pro = []
+        for n in sorted(self.lane_vars | self.splats):
+            dt = self._dtype(n)
+            pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call("_nq_lanes", _name(_SCALAR_NAMES[dt]))))
+        for m in self.masks:
+            pro.append(_assign(_name(m, ast.Store), _call("_nq_lanes", _name(_SCALAR_NAMES[np.dtype(bool)]))))
+        if self.nd:
+            for a in "xyz":
+                pro.append(_assign(_name(f"_nq_t{a}", ast.Store),
+                                   _call("_nq_lanes", _name(_SCALAR_NAMES[np.dtype("int32")]))))
+        pro.append(_assign(_name("_nq_nt", ast.Store), ast.BinOp(
+            ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy")), ast.Mult(), _name("_nq_bdz"))))
+        # per wave: the entry mask, thread ids, reassigned parameters
+        wave_pro = [
+            _assign(_name("_nq_t0", ast.Store), ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W))),
+            _lane_loop([_assign(_sub("_nq_m_entry", ctx=ast.Store),
+                                ast.Compare(ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)),
+                                            [ast.Lt()], [_name("_nq_nt")]))]),
+        ]
+        if self.nd:
+            t = ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L))
+            bxy = ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy"))
+            wave_pro.append(_lane_loop([
+                _assign(_sub("_nq_tx", ctx=ast.Store), _call("_nq_i32", ast.BinOp(t, ast.Mod(), _name("_nq_bdx")))),
+                _assign(_sub("_nq_ty", ctx=ast.Store), _call("_nq_i32", ast.BinOp(
+                    ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), _name("_nq_bdx")), ast.Mod(), _name("_nq_bdy")))),
+                _assign(_sub("_nq_tz", ctx=ast.Store), _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
+            ]))
+        for p in self.reassigned_params:
+            wave_pro.append(_lane_loop([_assign(_sub(f"_nq_v_{p}", ctx=ast.Store), _name(f"_nq_p_{p}"))]))
+        nwaves = ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W))
+        wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("range", nwaves),
+                            body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
+        fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [wave_loop], line)
+        _located([fn], line)
+        return fn
+
+
+def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
+    """(block function, its Python source) for the Frontend *fe*."""
+    gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
+    fn_ast = gen.build(f"_nq_block_{fe.pyfunc.__name__}")
+    ns = _namespace(fe)
+    for q, xl in _intr.XL_INTRINSICS.items():
+        op = _ops.OPS[q]
+        ns[f"_nq_XL_{op.namespace}_{op.name}"] = xl
+    from ..errors import NumquadRuntimeError
+    ns["_nq_RuntimeError"] = NumquadRuntimeError
+    ns["_nq_is_prefix"] = _intr.mask_is_prefix
+    _resolve_callees(gen.fn_names, ns, cpu_fn_for)
+    func, mod = _compile_fn(fe, fn_ast, ns)
+    return func, ast.unparse(mod)

@@ -1,0 +1,633 @@
+"""Front end of the CPU wave compiler: source -> a tree of wave items.
+
+1. *Resolve*: every global reference (``Quad.swapHorizontal``, ``xpu.grid``,
+   ``cuda.threadIdx.x``, another ``@xpu.jit`` function) is looked up in the
+   function's globals and closure.
+2. *Normalise*: each cross-lane call is hoisted into its own statement
+   ``_nq_xN = OP(_nq_aN, ...)`` whose operands are fresh temporaries (or
+   constant selectors); masked ``while``/``for`` loops become ``while True``
+   loops whose exit is a masked ``break``.
+3. *Segment*: a statement list becomes wave items: straight-line lane code
+   (``Region``, one vectorised lane loop), uniform scalar statements, cross-lane
+   calls, masked ``if``/loops and jumps (``return``/``break``/``continue``).
+
+Every node keeps the user's line number; errors name the user's file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import itertools
+from typing import Optional
+
+import numpy as np
+
+from .. import ops as _ops
+from .. import xpu as _xpu
+from ..errors import NumquadCompileError
+
+__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "Loop", "Jump"]
+
+_RESERVED = "_nq_"
+
+# -- wave items ---------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Region:
+    """Straight-line lane code: runs as one lane loop under the current mask."""
+    stmts: list
+
+
+@dataclasses.dataclass
+class Uniform:
+    """A statement whose value is the same in every lane: runs once per wave."""
+    stmt: ast.stmt
+
+
+@dataclasses.dataclass
+class XLCall:
+    """``target = op(args)``: one whole-wave vector operation."""
+    target: str
+    op: _ops.Op
+    args: list          # ast.Name (a lane temporary) or ast.Constant (a selector)
+    node: ast.stmt
+
+
+@dataclasses.dataclass
+class If:
+    cond: str           # a bool lane temporary
+    body: list
+    orelse: list
+    node: ast.stmt
+
+
+@dataclasses.dataclass
+class Loop:
+    """A masked loop. ``uniform`` is (target, range-args) for a loop whose trip
+    count is the same in every lane, else None (a ``while True`` loop)."""
+    body: list
+    node: ast.stmt
+    uniform: Optional[tuple] = None
+
+
+@dataclasses.dataclass
+class Jump:
+    kind: str           # "return", "break", "continue"
+    node: ast.stmt
+    value: Optional[ast.expr] = None
+
+
+# -- resolution ---------------------------------------------------------------
+
+_MISSING = object()
+
+
+def _cuda_aliases():
+    """numba.cuda's spellings that mean the same as an xpu builtin (if importable)."""
+    try:
+        import importlib.util
+        if importlib.util.find_spec("numba.cuda") is None:
+            return {}
+        from numba import cuda
+    except Exception:           # numba-cuda missing or broken: no aliases
+        return {}
+    table = {}
+    for name in ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp"):
+        obj = getattr(cuda, name, None)
+        if obj is not None:
+            table[id(obj)] = (obj, name)
+    for group in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+        obj = getattr(cuda, group, None)
+        if obj is not None:
+            table[id(obj)] = (obj, group)
+    for group, names in (("shared", ("array",)), ("local", ("array",)),
+                         ("atomic", ("add", "sub", "max", "min", "exch", "cas"))):
+        g = getattr(cuda, group, None)
+        if g is None:
+            continue
+        table[id(g)] = (g, group)
+        for n in names:
+            obj = getattr(g, n, None)
+            if obj is not None:
+                table[id(obj)] = (obj, f"{group}.{n}")
+    return table
+
+
+_CUDA_ALIASES = None
+
+
+def builtin_name(obj):
+    """The xpu builtin name of *obj* ("grid", "threadIdx.x", ...), else None."""
+    global _CUDA_ALIASES
+    if isinstance(obj, _xpu._Builtin):
+        return obj.name
+    if isinstance(obj, _xpu._Group):
+        return obj.__name__.split(".", 1)[1]
+    if _CUDA_ALIASES is None:
+        _CUDA_ALIASES = _cuda_aliases()
+    hit = _CUDA_ALIASES.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    return None
+
+
+class _Env:
+    """Name resolution for one function: its globals, closure and locals."""
+
+    def __init__(self, pyfunc, fn: ast.FunctionDef):
+        self.pyfunc = pyfunc
+        self.globals = pyfunc.__globals__
+        self.closure = {}
+        if pyfunc.__closure__:
+            for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
+                try:
+                    self.closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        self.params = [a.arg for a in fn.args.args]
+        self.locals = set(self.params)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.locals.add(node.id)
+
+    def lookup(self, name):
+        if name in self.locals:
+            return _MISSING
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        return getattr(builtins, name, _MISSING)
+
+    def resolve(self, node):
+        """The Python object an expression like ``a.b.c`` names, or _MISSING."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if base is _MISSING:
+                return _MISSING
+            return getattr(base, node.attr, _MISSING)
+        return _MISSING
+
+
+# -- helpers --------------------------------------------------------------------
+
+def _names_in(node, ctx=None):
+    out = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and (ctx is None or isinstance(n.ctx, ctx)):
+            out.append(n.id)
+    return out
+
+
+def _loc(node, default=None):
+    return getattr(node, "lineno", default)
+
+
+class Frontend:
+    """Parses, normalises and segments one ``@xpu.jit`` function."""
+
+    _SIMPLE_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass,
+                     ast.Assert, ast.Raise, ast.Delete)
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self.pyfunc = dispatcher.py_func
+        self.filename = dispatcher.filename
+        self.fn = dispatcher.source_tree
+        self.env = _Env(self.pyfunc, self.fn)
+        self._counter = itertools.count()
+        for name in self.env.locals:
+            if name.startswith(_RESERVED):
+                self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
+        self.ops_used = set()
+        self.calls = {}            # id(ast.Call) -> callee Dispatcher
+        self.body = self._normalise_block(self.fn.body, in_loop=False)
+        self.uniform = self._uniform_names(self.body)
+        self.items = self._segment(self.body, top=True)
+
+    # -- errors ---------------------------------------------------------------
+    def error(self, msg, node):
+        raise NumquadCompileError(
+            f"{msg} (in {self.pyfunc.__name__})", self.filename, _loc(node, self.dispatcher.firstlineno)
+        )
+
+    def fresh(self, stem):
+        return f"{_RESERVED}{stem}{next(self._counter)}"
+
+    # -- classification of calls ------------------------------------------------
+    def op_of(self, node):
+        """The ops.Op called by *node* (an ast.Call), else None."""
+        if not isinstance(node, ast.Call):
+            return None
+        return _ops.of_function(self.env.resolve(node.func))
+
+    def builtin_of(self, node):
+        obj = self.env.resolve(node)
+        if obj is _MISSING:
+            return None
+        return builtin_name(obj)
+
+    def is_xl(self, node):
+        op = self.op_of(node)
+        return op is not None and op.kind != "query"
+
+    def contains_xl(self, node):
+        return any(self.is_xl(n) for n in ast.walk(node)) or self._contains_barrier(node)
+
+    def _contains_barrier(self, node):
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and self.builtin_of(n.func) == "syncthreads":
+                return True
+        return False
+
+    # -- normalisation --------------------------------------------------------------
+    def _normalise_block(self, stmts, in_loop):
+        out = []
+        for s in stmts:
+            out.extend(self._normalise_stmt(s, in_loop))
+        return out
+
+    def _check_no_xl(self, node, what):
+        for n in ast.walk(node):
+            if self.is_xl(n):
+                self.error(
+                    f"{self.op_of(n).qualname} inside {what}: cross-lane ops cannot be "
+                    f"masked there; assign the result to a variable in a plain statement first",
+                    n,
+                )
+
+    def _normalise_stmt(self, s, in_loop):
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            self.error(f"nested {type(s).__name__} is not supported in a kernel", s)
+        if isinstance(s, (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Global, ast.Nonlocal)) or \
+                type(s).__name__ in ("TryStar", "Match"):
+            if self.contains_xl(s):
+                self._check_no_xl(s, f"a {type(s).__name__.lower()} statement")
+            return [s]
+        if isinstance(s, ast.If):
+            pre, test = self._hoist(s.test)
+            s.test = test
+            s.body = self._normalise_block(s.body, in_loop)
+            s.orelse = self._normalise_block(s.orelse, in_loop)
+            return pre + [s]
+        if isinstance(s, ast.While):
+            s.body = self._normalise_block(s.body, True)
+            s.orelse = self._normalise_block(s.orelse, in_loop)
+            if self.contains_xl(s.test):
+                if s.orelse:
+                    self.error("a while/else loop whose test has a cross-lane op", s)
+                pre, test = self._hoist(s.test)
+                brk = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[])
+                ast.copy_location(brk, s)
+                ast.fix_missing_locations(brk)
+                s.test = ast.copy_location(ast.Constant(True), s)
+                s.body = pre + [brk] + s.body
+            return [s]
+        if isinstance(s, ast.For):
+            pre, it = self._hoist(s.iter)
+            s.iter = it
+            s.body = self._normalise_block(s.body, True)
+            s.orelse = self._normalise_block(s.orelse, in_loop)
+            return pre + [s]
+        if isinstance(s, ast.Return):
+            if s.value is None:
+                return [s]
+            pre, v = self._hoist(s.value)
+            s.value = v
+            return pre + [s]
+        if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
+            pre, new = self._hoist_stmt(s)
+            if isinstance(new, ast.Expr) and isinstance(new.value, ast.Name) and \
+                    new.value.id.startswith(_RESERVED):
+                return pre               # a bare op call whose result is unused
+            return pre + [new]
+        return [s]
+
+    def _hoist_stmt(self, s):
+        pre = []
+        for field in ("value", "target", "targets"):
+            v = getattr(s, field, None)
+            if v is None:
+                continue
+            if isinstance(v, list):
+                new = []
+                for t in v:
+                    p, t2 = self._hoist(t)
+                    pre += p
+                    new.append(t2)
+                setattr(s, field, new)
+            else:
+                p, v2 = self._hoist(v)
+                pre += p
+                setattr(s, field, v2)
+        return pre, s
+
+    def _hoist(self, expr):
+        """Pull cross-lane calls out of *expr*: (statements to run first, new expr)."""
+        pre = []
+        hoister = self
+
+        class T(ast.NodeTransformer):
+            def visit_Lambda(self, node):
+                hoister._check_no_xl(node, "a lambda")
+                return node
+
+            def _comp(self, node):
+                hoister._check_no_xl(node, "a comprehension or generator")
+                return node
+
+            visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp
+
+            def visit_IfExp(self, node):
+                hoister._check_no_xl(node, "a conditional expression (x if c else y)")
+                return node
+
+            def visit_BoolOp(self, node):
+                for v in node.values[1:]:
+                    hoister._check_no_xl(v, "the right side of and/or")
+                return self.generic_visit(node)
+
+            def visit_Call(self, node):
+                op = hoister.op_of(node)
+                if op is None or op.kind == "query":
+                    return self.generic_visit(node)
+                return hoister._hoist_call(node, op, pre, self)
+
+        new = T().visit(expr)
+        return pre, new
+
+    def _hoist_call(self, node, op, pre, visitor):
+        if node.keywords:
+            kw = {k.arg: k.value for k in node.keywords}
+            args = list(node.args)
+            for p in op.params[len(args):]:
+                if p in kw:
+                    args.append(kw.pop(p))
+            if kw:
+                self.error(f"{op.qualname}() got unexpected keyword(s) {sorted(kw)}; it takes ({', '.join(op.params)})", node)
+        else:
+            args = list(node.args)
+        if len(args) != len(op.params):
+            self.error(
+                f"{op.qualname}({', '.join(op.params)}) takes {len(op.params)} argument(s); got {len(args)}",
+                node,
+            )
+        new_args = []
+        for i, a in enumerate(args):
+            a = visitor.visit(a)
+            if i == 1:                               # the lane selector
+                const = self._constant_int(a)
+                if const is not None:
+                    msg = op.check_selector_constant(const)
+                    if msg:
+                        self.error(msg, node)
+                    new_args.append(ast.copy_location(ast.Constant(const), a))
+                    continue
+                if op.sel_wrap is None and op.sel_range is not None and op.name not in ("shuffleUp", "shuffleDown"):
+                    self.error(f"{op.qualname}: {op.selector} must be a constant", node)
+            if isinstance(a, ast.Name) and a.id in self.env.locals:
+                new_args.append(a)                   # already a lane value
+                continue
+            tmp = self.fresh("a")
+            pre.append(ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=a), node))
+            new_args.append(ast.copy_location(ast.Name(tmp, ast.Load()), a))
+        target = self.fresh("x")
+        call = ast.Call(func=node.func, args=new_args, keywords=[])
+        ast.copy_location(call, node)
+        stmt = ast.copy_location(ast.Assign(targets=[ast.Name(target, ast.Store())], value=call), node)
+        ast.fix_missing_locations(stmt)
+        stmt._nq_op = op
+        pre.append(stmt)
+        self.ops_used.add(op.qualname)
+        return ast.copy_location(ast.Name(target, ast.Load()), node)
+
+    def _constant_int(self, node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, np.integer)) \
+                and not isinstance(node.value, bool):
+            return int(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = self._constant_int(node.operand)
+            return None if v is None else -v
+        obj = self.env.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else _MISSING
+        if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
+            return int(obj)
+        return None
+
+    # -- uniformity -----------------------------------------------------------------
+    _UNIFORM_BUILTINS = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x", "blockDim.y",
+                         "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z", "warpsize"}
+    _PURE_CALLS = {len, min, max, int, float, abs, bool, range}
+
+    def _is_uniform_expr(self, e, U):
+        if isinstance(e, ast.Constant):
+            return True
+        if isinstance(e, ast.Name):
+            if e.id in U:
+                return True
+            if e.id in self.env.locals:
+                return False
+            obj = self.env.lookup(e.id)
+            return obj is not _MISSING and builtin_name(obj) is None and _ops.of_function(obj) is None
+        if isinstance(e, ast.Attribute):
+            b = self.builtin_of(e)
+            if b is not None:
+                return b in self._UNIFORM_BUILTINS
+            return self._is_uniform_expr(e.value, U)
+        if isinstance(e, ast.Subscript):
+            return self._is_uniform_expr(e.value, U) and self._is_uniform_expr(e.slice, U)
+        if isinstance(e, ast.Tuple):
+            return all(self._is_uniform_expr(x, U) for x in e.elts)
+        if isinstance(e, ast.BinOp):
+            return self._is_uniform_expr(e.left, U) and self._is_uniform_expr(e.right, U)
+        if isinstance(e, ast.UnaryOp):
+            return self._is_uniform_expr(e.operand, U)
+        if isinstance(e, ast.Compare):
+            return self._is_uniform_expr(e.left, U) and all(self._is_uniform_expr(c, U) for c in e.comparators)
+        if isinstance(e, ast.Call) and not e.keywords:
+            f = self.env.resolve(e.func)
+            op = _ops.of_function(f)
+            if op is not None:
+                return op.qualname == "Wave.width"
+            ok_fn = (f in self._PURE_CALLS) or (isinstance(f, type) and issubclass(f, np.number))
+            return ok_fn and all(self._is_uniform_expr(a, U) for a in e.args)
+        return False
+
+    def _uniform_names(self, body):
+        assigns = {}
+        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                assigns[node.id] = assigns.get(node.id, 0) + 1
+        U = {p for p in self.env.params if p not in assigns}
+        changed = True
+        while changed:
+            changed = False
+            for stmt, loopvar in self._uniform_positions(body, U):
+                if loopvar is not None:
+                    name = loopvar
+                    ok = assigns.get(name) == 1
+                elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                        isinstance(stmt.targets[0], ast.Name):
+                    name = stmt.targets[0].id
+                    ok = assigns.get(name) == 1 and not getattr(stmt, "_nq_op", None) and \
+                        self._is_uniform_expr(stmt.value, U)
+                else:
+                    continue
+                if ok and name not in U and not name.startswith(_RESERVED + "a"):
+                    U.add(name)
+                    changed = True
+        return U
+
+    def _uniform_positions(self, body, U):
+        """Statements at uniform positions: the top level and uniform-loop bodies."""
+        for s in body:
+            yield s, None
+            if isinstance(s, ast.For) and self._uniform_range(s, U) and self._is_masked(s, U):
+                yield s, s.target.id
+                yield from self._uniform_positions(s.body, U)
+
+    def _uniform_range(self, s, U):
+        if not (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and not s.orelse):
+            return None
+        it = s.iter
+        if not (isinstance(it, ast.Call) and self.env.resolve(it.func) is range and not it.keywords
+                and 1 <= len(it.args) <= 3):
+            return None
+        if all(self._is_uniform_expr(a, U) for a in it.args):
+            return it.args
+        return None
+
+    # -- segmentation ----------------------------------------------------------------
+    def _escapes(self, s):
+        """Does *s* contain a return, or a break/continue that leaves *s*?"""
+        def walk(node, in_loop):
+            if isinstance(node, ast.Return):
+                return True
+            if isinstance(node, (ast.Break, ast.Continue)):
+                return not in_loop
+            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                return False
+            inner = in_loop or isinstance(node, (ast.For, ast.While))
+            for child in ast.iter_child_nodes(node):
+                if isinstance(node, (ast.For, ast.While)) and child in node.orelse:
+                    if walk(child, in_loop):
+                        return True
+                elif walk(child, inner):
+                    return True
+            return False
+        return walk(s, False)
+
+    def _is_masked(self, s, U=None):
+        if isinstance(s, (ast.Return, ast.Break, ast.Continue)):
+            return True
+        if getattr(s, "_nq_op", None) is not None:
+            return True
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
+                self.builtin_of(s.value.func) == "syncthreads":
+            return True
+        return self.contains_xl(s) or self._escapes(s)
+
+    def _segment(self, stmts, top):
+        items = []
+        region = []
+
+        def flush():
+            if region:
+                items.append(Region(list(region)))
+                region.clear()
+
+        for s in stmts:
+            if not self._is_masked(s):
+                if self._is_uniform_stmt(s):
+                    flush()
+                    items.append(Uniform(s))
+                else:
+                    region.append(s)
+                continue
+            flush()
+            items.extend(self._segment_masked(s))
+        flush()
+        return items
+
+    def _is_uniform_stmt(self, s):
+        return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+            isinstance(s.targets[0], ast.Name) and s.targets[0].id in self.uniform
+
+    def _segment_masked(self, s):
+        op = getattr(s, "_nq_op", None)
+        if op is not None:
+            return [XLCall(s.targets[0].id, op, list(s.value.args), s)]
+        if isinstance(s, ast.Return):
+            return [Jump("return", s, s.value)]
+        if isinstance(s, ast.Break):
+            return [Jump("break", s)]
+        if isinstance(s, ast.Continue):
+            return [Jump("continue", s)]
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
+                self.builtin_of(s.value.func) == "syncthreads":
+            self.error("xpu.syncthreads() is not supported by the CPU target yet", s)
+        if isinstance(s, ast.If):
+            cond = self.fresh("c")
+            assign = ast.copy_location(ast.Assign(
+                targets=[ast.Name(cond, ast.Store())],
+                value=ast.Call(func=ast.Name("bool", ast.Load()), args=[s.test], keywords=[])), s)
+            ast.fix_missing_locations(assign)
+            return [Region([assign]), If(cond, self._segment(s.body, False), self._segment(s.orelse, False), s)]
+        if isinstance(s, ast.While):
+            if s.orelse:
+                self.error("while/else around cross-lane ops or jumps is not supported", s)
+            pre = []
+            body = list(s.body)
+            if not (isinstance(s.test, ast.Constant) and s.test.value is True):
+                brk = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=s.test), body=[ast.Break()], orelse=[])
+                ast.copy_location(brk, s)
+                ast.fix_missing_locations(brk)
+                body = [brk] + body
+            return pre + [Loop(self._segment(body, False), s)]
+        if isinstance(s, ast.For):
+            if s.orelse:
+                self.error("for/else around cross-lane ops or jumps is not supported", s)
+            rng = self._uniform_range(s, self.uniform)
+            if rng is not None and s.target.id in self.uniform:
+                return [Loop(self._segment(s.body, False), s, uniform=(s.target.id, rng))]
+            return self._masked_range_loop(s)
+        self.error(f"a {type(s).__name__} statement cannot hold cross-lane ops or jumps", s)
+
+    def _masked_range_loop(self, s):
+        it = s.iter
+        if not (isinstance(it, ast.Call) and self.env.resolve(it.func) is range and not it.keywords
+                and 1 <= len(it.args) <= 3):
+            self.error("a loop around cross-lane ops must iterate over range(...)", s)
+        args = list(it.args)
+        start, stop, step = (ast.Constant(0), args[0], ast.Constant(1)) if len(args) == 1 else \
+            (args[0], args[1], args[2] if len(args) == 3 else ast.Constant(1))
+        i, e, st = self.fresh("i"), self.fresh("e"), self.fresh("s")
+        N = lambda n, ctx=ast.Load: ast.Name(n, ctx())       # noqa: E731
+        init = [ast.Assign(targets=[N(i, ast.Store)], value=start),
+                ast.Assign(targets=[N(e, ast.Store)], value=stop),
+                ast.Assign(targets=[N(st, ast.Store)], value=step)]
+        const_step = self._constant_int(step)
+        if const_step == 0:
+            self.error("range() step must not be zero", s)
+        if const_step is not None:
+            test = ast.Compare(left=N(i), ops=[ast.Lt() if const_step > 0 else ast.Gt()], comparators=[N(e)])
+        else:
+            test = ast.BoolOp(op=ast.Or(), values=[
+                ast.BoolOp(op=ast.And(), values=[
+                    ast.Compare(left=N(st), ops=[ast.Gt()], comparators=[ast.Constant(0)]),
+                    ast.Compare(left=N(i), ops=[ast.Lt()], comparators=[N(e)])]),
+                ast.BoolOp(op=ast.And(), values=[
+                    ast.Compare(left=N(st), ops=[ast.Lt()], comparators=[ast.Constant(0)]),
+                    ast.Compare(left=N(i), ops=[ast.Gt()], comparators=[N(e)])])])
+        head = [ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[]),
+                ast.Assign(targets=[s.target], value=N(i)),
+                ast.AugAssign(target=N(i, ast.Store), op=ast.Add(), value=N(st))]
+        for n in init + head:
+            ast.copy_location(n, s)
+            ast.fix_missing_locations(n)
+        body = self._segment(head + list(s.body), False)
+        return [Region(init), Loop(body, s)]

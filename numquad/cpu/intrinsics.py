@@ -1,0 +1,479 @@
+"""Whole-wave LLVM vector operations for the CPU wave compiler.
+
+A wave's per-lane values live in 64-byte-aligned ``[32 x T]`` stack arrays
+(:func:`lanes`). Each cross-lane op loads whole ``<32 x T>`` vectors, works on
+them with ``shufflevector``/``select``/log-step scans/vector reductions, and does
+one masked store: lanes whose mask is false keep their old value.
+
+Every op of :mod:`numquad.ops` is lowered by one factory per ``op.kind``; the
+factories take the pattern, combine and identity from the ops.py entry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+from numba.np.numpy_support import as_dtype
+
+from .. import ops as _ops
+
+__all__ = ["lanes", "mask_any", "mask_all", "mask_is_prefix", "XL_INTRINSICS"]
+
+W = _ops.WAVE
+_i1 = ir.IntType(1)
+_i8 = ir.IntType(8)
+_i32 = ir.IntType(32)
+_i64 = ir.IntType(64)
+_LANES = ir.Constant(ir.VectorType(_i32, W), [ir.Constant(_i32, i) for i in range(W)])
+
+
+# ---------------------------------------------------------------------------
+# Lane arrays
+# ---------------------------------------------------------------------------
+
+def _scalar_of(ty):
+    if isinstance(ty, types.NumberClass):
+        return ty.instance_type
+    if isinstance(ty, types.DType):
+        return ty.dtype
+    if isinstance(ty, types.Function) and ty.typing_key is np.bool_:
+        return types.boolean
+    return None
+
+
+@intrinsic
+def lanes(typingctx, dtype):
+    """``lanes(np.float32)``: a 64-byte-aligned [32 x T] stack array (zeroed at entry)."""
+    ty = _scalar_of(dtype)
+    if ty is None:
+        raise TypingError(f"lanes() takes a scalar type; got {dtype}")
+    arrty = types.Array(ty, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        llty = context.get_data_type(ty)
+        with builder.goto_entry_block():
+            ptr = builder.alloca(ir.ArrayType(llty, W))
+            ptr.align = 64
+            builder.store(ir.ArrayType(llty, W)(None), ptr)
+        data = builder.bitcast(ptr, llty.as_pointer())
+        ary = context.make_array(arrty)(context, builder)
+        itemsize = context.get_abi_sizeof(llty)
+        intp = context.get_value_type(types.intp)
+        context.populate_array(
+            ary,
+            data=data,
+            shape=cgutils.pack_array(builder, [ir.Constant(intp, W)]),
+            strides=cgutils.pack_array(builder, [ir.Constant(intp, itemsize)]),
+            itemsize=ir.Constant(intp, itemsize),
+            meminfo=None,
+        )
+        return ary._getvalue()
+
+    return arrty(dtype), codegen
+
+
+def _vec_ptr(context, builder, arrty, arr):
+    ary = context.make_array(arrty)(context, builder, arr)
+    llty = context.get_data_type(arrty.dtype)
+    return builder.bitcast(ary.data, ir.VectorType(llty, W).as_pointer())
+
+
+def _load(context, builder, arrty, arr):
+    ptr = _vec_ptr(context, builder, arrty, arr)
+    return builder.load(ptr, align=64)
+
+
+def _load_mask(context, builder, arrty, arr):
+    v = _load(context, builder, arrty, arr)
+    return builder.icmp_unsigned("!=", v, v.type(None))
+
+
+def _store_masked(context, builder, arrty, arr, mask, value):
+    """out[l] = value[l] where mask[l]; other lanes keep their old value."""
+    ptr = _vec_ptr(context, builder, arrty, arr)
+    old = builder.load(ptr, align=64)
+    if value.type != old.type:                       # bool results: i1 -> i8
+        value = builder.zext(value, old.type)
+    builder.store(builder.select(mask, value, old), ptr, align=64)
+
+
+def _splat(builder, scalar):
+    vt = ir.VectorType(scalar.type, W)
+    v = builder.insert_element(vt(ir.Undefined), scalar, ir.Constant(_i32, 0))
+    return builder.shuffle_vector(v, vt(ir.Undefined), ir.Constant(ir.VectorType(_i32, W), [0] * W))
+
+
+def _const_vec(llty, values):
+    return ir.Constant(ir.VectorType(llty, W), [ir.Constant(llty, v) for v in values])
+
+
+def _shuffle(builder, v, src):
+    """v[src[l]] for a compile-time list *src* (one shufflevector)."""
+    return builder.shuffle_vector(v, v, _const_vec(_i32, src))
+
+
+def _ballot(builder, bits):
+    return builder.bitcast(bits, _i32)
+
+
+def _bits(context, builder, mask, predty, pred_arr, pred_val):
+    v = _load(context, builder, predty, pred_arr)
+    return builder.and_(mask, builder.icmp_unsigned("!=", v, v.type(None)))
+
+
+def _call_intr(builder, name, args, retty):
+    mod = builder.module
+    fnty = ir.FunctionType(retty, [a.type for a in args])
+    fn = cgutils.get_or_insert_function(mod, fnty, name)
+    return builder.call(fn, args)
+
+
+def _vec_suffix(vt):
+    el = vt.element
+    if isinstance(el, ir.FloatType):
+        return f"v{W}f32"
+    if isinstance(el, ir.DoubleType):
+        return f"v{W}f64"
+    return f"v{W}i{el.width}"
+
+
+def _popcount(builder, v):
+    return _call_intr(builder, f"llvm.ctpop.{_vec_suffix(v.type)}", [v], v.type)
+
+
+# ---------------------------------------------------------------------------
+# A tiny expression wrapper so ops.py's lane patterns (plain Python lambdas
+# like ``(lane & ~3) | (sel & 3)``) build LLVM vector code directly.
+# ---------------------------------------------------------------------------
+
+class _V:
+    def __init__(self, builder, value):
+        self.b = builder
+        self.v = value
+
+    def _c(self, other):
+        if isinstance(other, _V):
+            return other.v
+        return _const_vec(_i32, [int(other)] * W)
+
+    def _bin(self, fn, other):
+        return _V(self.b, fn(self.v, self._c(other)))
+
+    def __and__(self, o): return self._bin(self.b.and_, o)
+    def __or__(self, o): return self._bin(self.b.or_, o)
+    def __xor__(self, o): return self._bin(self.b.xor, o)
+    def __add__(self, o): return self._bin(self.b.add, o)
+    def __sub__(self, o): return self._bin(self.b.sub, o)
+    __rand__, __ror__, __rxor__, __radd__ = __and__, __or__, __xor__, __add__
+
+
+def _sel_vector(context, builder, selty, sel):
+    """The selector as <32 x i32>: a literal, a uniform scalar or a lane array."""
+    if isinstance(selty, types.Array):
+        v = _load(context, builder, selty, sel)
+        if v.type.element.width > 32:
+            return builder.trunc(v, ir.VectorType(_i32, W))
+        if v.type.element.width < 32:
+            ext = builder.sext if selty.dtype.signed else builder.zext
+            return ext(v, ir.VectorType(_i32, W))
+        return v
+    if isinstance(selty, types.IntegerLiteral):
+        return _const_vec(_i32, [selty.literal_value & 0xFFFFFFFF] * W)
+    s = sel
+    if s.type.width > 32:
+        s = builder.trunc(s, _i32)
+    elif s.type.width < 32:
+        s = (builder.sext if selty.signed else builder.zext)(s, _i32)
+    return _splat(builder, s)
+
+
+def _gather(builder, v, idx):
+    """v[idx[l]] for a runtime <32 x i32> idx with every entry in 0..31."""
+    out = v.type(ir.Undefined)
+    for i in range(W):
+        k = builder.extract_element(idx, ir.Constant(_i32, i))
+        out = builder.insert_element(out, builder.extract_element(v, k), ir.Constant(_i32, i))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Combine operators on vectors
+# ---------------------------------------------------------------------------
+
+def _combine(builder, name, dtype, a, b):
+    is_float = dtype.kind == "f"
+    if name == "add":
+        return builder.fadd(a, b) if is_float else builder.add(a, b)
+    if name == "mul":
+        if dtype.kind == "b":
+            return builder.and_(a, b)
+        return builder.fmul(a, b) if is_float else builder.mul(a, b)
+    if name in ("and", "or", "xor"):
+        return getattr(builder, name + "_")(a, b) if name != "xor" else builder.xor(a, b)
+    if is_float:
+        fn = "llvm.minnum" if name == "min" else "llvm.maxnum"
+        return _call_intr(builder, f"{fn}.{_vec_suffix(a.type)}", [a, b], a.type)
+    signed = dtype.kind == "i"
+    op = "<" if name == "min" else ">"
+    cmp = builder.icmp_signed(op, a, b) if signed else builder.icmp_unsigned(op, a, b)
+    return builder.select(cmp, a, b)
+
+
+def _identity_vec(llty, combine, dtype, lane0=False):
+    val = combine.identity(dtype, lane0=lane0)
+    if dtype.kind == "f":
+        return ir.Constant(ir.VectorType(llty, W), [ir.Constant(llty, float(val))] * W)
+    if dtype.kind == "b":
+        return _const_vec(llty, [int(bool(val))] * W)
+    return _const_vec(llty, [int(val) & ((1 << llty.width) - 1)] * W)
+
+
+def _operand(context, builder, op, xty, x, resdt):
+    """Load the operand and convert it to the result type (bool sum -> uint32)."""
+    v = _load(context, builder, xty, x)
+    if resdt == np.dtype("uint32") and as_dtype(xty.dtype) == np.dtype("bool"):
+        v = builder.zext(builder.icmp_unsigned("!=", v, v.type(None)), ir.VectorType(_i32, W))
+    return v
+
+
+# ---------------------------------------------------------------------------
+# One factory per op kind. Each returns codegen(context, builder, sig, args)
+# for the call ``xl(mask, out, x[, sel])``.
+# ---------------------------------------------------------------------------
+
+def _gen_move(op, sig):
+    mty, oty, xty = sig.args[:3]
+    selty = sig.args[3] if len(sig.args) > 3 else None
+
+    def codegen(context, builder, sig, args):
+        m_arr, o_arr, x_arr = args[:3]
+        mask = _load_mask(context, builder, mty, m_arr)
+        x = _load(context, builder, xty, x_arr)
+        if op.name == "readFirst":
+            bits = _ballot(builder, mask)
+            first = _call_intr(builder, "llvm.cttz.i32", [bits, ir.Constant(_i1, 0)], _i32)
+            first = builder.and_(first, ir.Constant(_i32, W - 1))
+            res = _splat(builder, builder.extract_element(x, first))
+            _store_masked(context, builder, oty, o_arr, mask, res)
+            return context.get_dummy_value()
+        const_sel = None
+        if selty is None:
+            const_sel = 0
+        elif isinstance(selty, types.IntegerLiteral):
+            const_sel = selty.literal_value
+        if const_sel is not None:
+            src = [op.pattern(l, const_sel) for l in range(W)]
+            ok = [0 <= s < W for s in src]
+            src = [s if o else l for l, (s, o) in enumerate(zip(src, ok))]
+            moved = _shuffle(builder, x, src)
+            src_active = _shuffle(builder, mask, src)
+            if not all(ok):
+                src_active = builder.and_(src_active, _const_vec(_i1, [int(o) for o in ok]))
+        else:
+            selv = _sel_vector(context, builder, selty, args[3])
+            srcv = op.pattern(_V(builder, _LANES), _V(builder, selv)).v
+            inrange = builder.icmp_unsigned("<", srcv, _const_vec(_i32, [W] * W))
+            srcv = builder.select(inrange, srcv, _LANES)
+            moved = _gather(builder, x, srcv)
+            src_active = builder.and_(_gather(builder, mask, srcv), inrange)
+        res = builder.select(src_active, moved, x)
+        _store_masked(context, builder, oty, o_arr, mask, res)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _gen_vote(op, sig):
+    mty, oty, pty = sig.args
+
+    def codegen(context, builder, sig, args):
+        m_arr, o_arr, p_arr = args
+        mask = _load_mask(context, builder, mty, m_arr)
+        bits = _bits(context, builder, mask, pty, p_arr, None)
+        word = _ballot(builder, bits)
+        if op.namespace == "Quad":
+            shifted = builder.lshr(_splat(builder, word), builder.and_(_LANES, _const_vec(_i32, [~3 & 0xFFFFFFFF] * W)))
+            nib = builder.and_(shifted, _const_vec(_i32, [0xF] * W))
+            if op.name == "all":
+                res = builder.icmp_unsigned("==", nib, _const_vec(_i32, [0xF] * W))
+            else:
+                res = builder.icmp_unsigned("!=", nib, _const_vec(_i32, [0] * W))
+        else:
+            if op.name == "all":
+                r = builder.icmp_unsigned("==", word, ir.Constant(_i32, 0xFFFFFFFF))
+            else:
+                r = builder.icmp_unsigned("!=", word, ir.Constant(_i32, 0))
+            res = _splat(builder, r)
+        _store_masked(context, builder, oty, o_arr, mask, res)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _gen_ballot(op, sig):
+    mty, oty, pty = sig.args
+
+    def codegen(context, builder, sig, args):
+        m_arr, o_arr, p_arr = args
+        mask = _load_mask(context, builder, mty, m_arr)
+        word = _ballot(builder, _bits(context, builder, mask, pty, p_arr, None))
+        if op.name == "ballot":
+            res = _splat(builder, word)
+        elif op.name == "countBits":
+            res = _splat(builder, _call_intr(builder, "llvm.ctpop.i32", [word], _i32))
+        else:   # prefixCountBits: popcount(word & ((1 << lane) - 1))
+            below = _const_vec(_i32, [(1 << l) - 1 for l in range(W)])
+            res = _popcount(builder, builder.and_(_splat(builder, word), below))
+        _store_masked(context, builder, oty, o_arr, mask, res)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _gen_scan(op, sig):
+    mty, oty, xty = sig.args
+    resdt = as_dtype(oty.dtype)
+    comb = op.combine_fn
+
+    def codegen(context, builder, sig, args):
+        m_arr, o_arr, x_arr = args
+        mask = _load_mask(context, builder, mty, m_arr)
+        v = _operand(context, builder, op, xty, x_arr, resdt)
+        llty = v.type.element
+        v = builder.select(mask, v, _identity_vec(llty, comb, resdt))
+        for d in _ops.LOG_STEPS:
+            up = _shuffle(builder, v, [l - d if l >= d else l for l in range(W)])
+            summed = _combine(builder, comb.name, resdt, up, v)
+            v = builder.select(_const_vec(_i1, [int(l >= d) for l in range(W)]), summed, v)
+        # exclusive: shift up one lane, lane 0 gets the identity
+        ident0 = _identity_vec(llty, comb, resdt, lane0=True)
+        res = builder.shuffle_vector(v, ident0, _const_vec(_i32, [W] + list(range(W - 1))))
+        _store_masked(context, builder, oty, o_arr, mask, res)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+_VEC_REDUCE = {"add": "add", "mul": "mul", "and": "and", "or": "or", "xor": "xor"}
+
+
+def _gen_reduce(op, sig):
+    mty, oty, xty = sig.args
+    resdt = as_dtype(oty.dtype)
+    comb = op.combine_fn
+
+    def codegen(context, builder, sig, args):
+        m_arr, o_arr, x_arr = args
+        mask = _load_mask(context, builder, mty, m_arr)
+        v = _operand(context, builder, op, xty, x_arr, resdt)
+        llty = v.type.element
+        v = builder.select(mask, v, _identity_vec(llty, comb, resdt))
+        if resdt.kind == "f":
+            # the fixed butterfly order, so every target gives the same bits
+            for d in _ops.LOG_STEPS:
+                v = _combine(builder, comb.name, resdt, v, _shuffle(builder, v, [l ^ d for l in range(W)]))
+            res = v
+        else:
+            if comb.name in _VEC_REDUCE and not (resdt.kind == "b" and comb.name == "mul"):
+                name = _VEC_REDUCE[comb.name]
+            elif resdt.kind == "b":
+                name = {"mul": "and", "min": "and", "max": "or"}[comb.name]
+            else:
+                name = ("s" if resdt.kind == "i" else "u") + comb.name
+            r = _call_intr(builder, f"llvm.vector.reduce.{name}.{_vec_suffix(v.type)}", [v], llty)
+            res = _splat(builder, r)
+        _store_masked(context, builder, oty, o_arr, mask, res)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _gen_allequal(op, sig):
+    mty, oty, xty = sig.args
+
+    def codegen(context, builder, sig, args):
+        m_arr, o_arr, x_arr = args
+        mask = _load_mask(context, builder, mty, m_arr)
+        x = _load(context, builder, xty, x_arr)
+        el = x.type.element
+        if isinstance(el, (ir.FloatType, ir.DoubleType)):
+            width = 32 if isinstance(el, ir.FloatType) else 64
+            x = builder.bitcast(x, ir.VectorType(ir.IntType(width), W))
+        first = _call_intr(builder, "llvm.cttz.i32", [_ballot(builder, mask), ir.Constant(_i1, 0)], _i32)
+        first = builder.and_(first, ir.Constant(_i32, W - 1))
+        ref = _splat(builder, builder.extract_element(x, first))
+        differ = builder.and_(mask, builder.icmp_unsigned("!=", x, ref))
+        same = builder.icmp_unsigned("==", _ballot(builder, differ), ir.Constant(_i32, 0))
+        _store_masked(context, builder, oty, o_arr, mask, _splat(builder, same))
+        return context.get_dummy_value()
+
+    return codegen
+
+
+_FACTORIES = {
+    "move": _gen_move,
+    "vote": _gen_vote,
+    "ballot": _gen_ballot,
+    "scan": _gen_scan,
+    "reduce": _gen_reduce,
+    "allequal": _gen_allequal,
+}
+
+
+def _make_xl(op):
+    factory = _FACTORIES[op.kind]
+
+    def typer(args):
+        for a in args[:3]:
+            if not (isinstance(a, types.Array) and a.ndim == 1):
+                raise TypingError(f"{op.qualname}: internal lane-array call got {a}")
+        sig = types.none(*args)
+        return sig, factory(op, sig)
+
+    if op.selector is None:
+        def xl(typingctx, mask, out, x):
+            return typer((mask, out, x))
+    else:
+        def xl(typingctx, mask, out, x, sel):
+            return typer((mask, out, x, sel))
+    xl.__name__ = f"xl_{op.namespace}_{op.name}"
+    return intrinsic(xl)
+
+
+#: One whole-wave intrinsic per non-query op: ``xl(mask, out, x[, sel])``.
+XL_INTRINSICS = {q: _make_xl(op) for q, op in _ops.OPS.items() if op.kind != "query"}
+
+
+# ---------------------------------------------------------------------------
+# Mask helpers
+# ---------------------------------------------------------------------------
+
+def _mask_reduce(all_):
+    def impl(typingctx, mask):
+        def codegen(context, builder, sig, args):
+            m = _load_mask(context, builder, sig.args[0], args[0])
+            word = _ballot(builder, m)
+            want = 0xFFFFFFFF if all_ else 0
+            op = "==" if all_ else "!="
+            return builder.icmp_unsigned(op, word, ir.Constant(_i32, want))
+        return types.boolean(mask), codegen
+    return impl
+
+
+mask_any = intrinsic(_mask_reduce(False))
+mask_any.__doc__ = "True when any lane of the mask lane-array is set."
+mask_all = intrinsic(_mask_reduce(True))
+mask_all.__doc__ = "True when every lane of the mask lane-array is set."
+
+
+@intrinsic
+def mask_is_prefix(typingctx, mask):
+    """True when the set lanes of the mask lane-array are lanes 0..k (or none)."""
+    def codegen(context, builder, sig, args):
+        word = _ballot(builder, _load_mask(context, builder, sig.args[0], args[0]))
+        nxt = builder.add(word, ir.Constant(_i32, 1))
+        return builder.icmp_unsigned("==", builder.and_(word, nxt), ir.Constant(_i32, 0))
+    return types.boolean(mask), codegen
