@@ -30,8 +30,7 @@ __all__ = ["generate_block", "generate_shadow", "BLOCK_PARAMS"]
 W = _ops.WAVE
 L = "_nq_l"                 # the lane loop variable
 #: Extra parameters of every block function, after the user's.
-BLOCK_PARAMS = ("_nq_bix", "_nq_biy", "_nq_biz", "_nq_bdx", "_nq_bdy", "_nq_bdz",
-                "_nq_gdx", "_nq_gdy", "_nq_gdz")
+BLOCK_PARAMS = ("_nq_b0", "_nq_b1", "_nq_gdx", "_nq_gdy", "_nq_gdz", "_nq_bdx", "_nq_bdy", "_nq_bdz")
 
 _SCALAR_NAMES = {np.dtype(d): f"_nq_T_{np.dtype(d).name}" for d in _ops.VALUE_DTYPES}
 
@@ -526,7 +525,15 @@ class _BlockGen:
         nwaves = ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W))
         wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("range", nwaves),
                             body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
-        fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [wave_loop], line)
+        # the blocks b0..b1 of the grid, in order (x fastest)
+        block_ids = ast.parse(
+            "_nq_bix = _nq_b % _nq_gdx\n"
+            "_nq_biy = (_nq_b // _nq_gdx) % _nq_gdy\n"
+            "_nq_biz = _nq_b // (_nq_gdx * _nq_gdy)\n").body
+        block_loop = ast.For(target=_name("_nq_b", ast.Store),
+                             iter=_call("range", _name("_nq_b0"), _name("_nq_b1")),
+                             body=block_ids + [wave_loop], orelse=[])
+        fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [block_loop], line)
         _located([fn], line)
         return fn
 

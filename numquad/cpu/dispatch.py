@@ -83,9 +83,8 @@ def _typeof_args(dispatcher, args):
 class _Compiled:
     """One specialisation: block function + launcher, and their source."""
 
-    def __init__(self, block, launcher, source):
+    def __init__(self, block, source):
         self.block = block
-        self.launcher = launcher
         self.source = source
 
 
@@ -149,15 +148,14 @@ class CPUTarget:
             raise _typing_error(d, e) from None
         block_py, source = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
-                           fastmath=d.fastmath, no_cpython_wrapper=False)
+                           fastmath=d.fastmath, nogil=True)
         block_sig = tuple(argtypes) + (numba.types.int64,) * len(_cg.BLOCK_PARAMS)
         try:
             with _slp_vectorize():
                 block.compile(block_sig)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
-        launcher = _launch.make_launcher(fe, block, argtypes)
-        return _Compiled(block, launcher, source)
+        return _Compiled(block, source)
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
@@ -165,7 +163,7 @@ class CPUTarget:
         argtypes = _typeof_args(self.dispatcher, args)
         nd = b[1] > 1 or b[2] > 1
         compiled = self.compile(argtypes, nd)
-        compiled.launcher(*args, g[0], g[1], g[2], b[0], b[1], b[2])
+        _launch.run_grid(compiled.block, args, g, b)
 
     def call(self, args, out):
         from .arraycall import call_lane_function

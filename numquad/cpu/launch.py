@@ -1,40 +1,52 @@
-"""Launching CPU wave code: every block of the grid, spread over all cores.
+"""Launching CPU wave code: the blocks of a grid, spread over cores.
 
-The launcher is a small ``parallel=True`` Numba function whose ``prange`` over
-blocks runs on Numba's threading layer (so ``NUMBA_NUM_THREADS`` and
-``numba.set_num_threads`` apply); each block runs its waves in order.
+The compiled block function runs blocks ``b0..b1`` of the grid (each block's
+waves in order) with the GIL released (``nogil=True``). A launch cuts the grid
+into contiguous chunks and runs them on ``numba.get_num_threads()`` worker
+threads (so ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` apply); small
+grids run on the calling thread. One chunk per worker call, never a Python call
+per block, wave or lane.
+
+Why not a ``prange`` launcher: compiling a ``parallel=True`` launcher cost
+1.1 s per kernel here, more than the wave code itself; this path costs nothing
+to compile and scales the same (see docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
-import ast
+import concurrent.futures
+import threading
 
 import numba
 
-from . import codegen as _cg
+__all__ = ["run_grid"]
 
-__all__ = ["make_launcher"]
-
-_TEMPLATE = """
-def _nq_launch({params}_nq_gdx, _nq_gdy, _nq_gdz, _nq_bdx, _nq_bdy, _nq_bdz):
-    _nq_nb = _nq_gdx * _nq_gdy * _nq_gdz
-    for _nq_b in _nq_prange(_nq_nb):
-        _nq_bix = _nq_b % _nq_gdx
-        _nq_r = _nq_b // _nq_gdx
-        _nq_biy = _nq_r % _nq_gdy
-        _nq_biz = _nq_r // _nq_gdy
-        _nq_block({params}_nq_bix, _nq_biy, _nq_biz, _nq_bdx, _nq_bdy, _nq_bdz,
-                  _nq_gdx, _nq_gdy, _nq_gdz)
-"""
+_pool = None
+_pool_lock = threading.Lock()
 
 
-def make_launcher(fe, block, argtypes):
-    """A compiled ``launch(*args, gx, gy, gz, bx, by, bz)`` for the block function."""
-    params = "".join(f"{p}, " for p in fe.env.params)
-    src = _TEMPLATE.format(params=params)
-    ns = {"_nq_prange": numba.prange, "_nq_block": block}
-    code = compile(ast.parse(src), f"<numquad launcher for {fe.pyfunc.__name__}>", "exec")
-    exec(code, ns)
-    launcher = numba.njit(ns["_nq_launch"], parallel=True, error_model="numpy")
-    launcher.compile(tuple(argtypes) + (numba.types.int64,) * 6)
-    return launcher
+def _executor():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=numba.config.NUMBA_NUM_THREADS, thread_name_prefix="numquad")
+        return _pool
+
+
+def run_grid(block_fn, args, grid, block, threads=None):
+    """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims)."""
+    nblocks = grid[0] * grid[1] * grid[2]
+    nthreads = block[0] * block[1] * block[2]
+    workers = numba.get_num_threads() if threads is None else threads
+    # below ~64k threads of work, fan-out costs more than it saves
+    if workers <= 1 or nblocks < 2 or nblocks * nthreads < 65536:
+        block_fn(*args, 0, nblocks, *grid, *block)
+        return
+    chunks = min(nblocks, workers * 4)
+    bounds = [nblocks * k // chunks for k in range(chunks + 1)]
+    pool = _executor()
+    futures = [pool.submit(block_fn, *args, bounds[k], bounds[k + 1], *grid, *block)
+               for k in range(chunks)]
+    for f in futures:
+        f.result()          # re-raises the first error in the caller

@@ -1,0 +1,650 @@
+"""NVVM lowering of the Quad and Wave ops: one numba-cuda ``@intrinsic`` per op.
+
+Every intrinsic is made by :func:`_make_intrinsic` from its :class:`numquad.ops.Op`
+entry: the typer checks the operand and selector with the op's own messages
+(``op.check_operand``, ``op.check_selector_constant``) and the lowering is chosen
+by ``op.kind``. The kind lowerings are thin; the shared helpers below build the
+PTX-level pieces (``activemask``, ``shfl.sync`` for every type, ballots,
+``redux.sync``, log-step scans and butterflies).
+
+Inactive lanes follow ops.py exactly:
+
+* moves read the source lane only when it is in range and active (``activemask``
+  bit), otherwise they return the reader's own value;
+* votes, ballots and bit counts use ``vote.sync.ballot`` over the active mask,
+  so inactive lanes read as false (``Quad.all``/``Wave.all`` are false when a
+  lane of the quad/wave is inactive);
+* scans: log-step ``shfl.sync.up``; a step whose source lane is inactive keeps
+  the lane's value (the combine with the identity). Defined for prefix-shaped
+  active sets, as in DESIGN section 2;
+* reductions: ``redux.sync`` for integers of <= 32 bits on sm_80+, else the
+  butterfly of ops.py; when the wave is not full each step reads the partner
+  block's first active lane (all lanes of a block hold the same partial), so
+  the result equals the reference for every active pattern.
+
+The intrinsics are exposed as two module objects, ``CUDA_NAMESPACES["Quad"]``
+and ``CUDA_NAMESPACES["Wave"]``, which the CUDA target puts in place of
+``numquad.Quad``/``numquad.Wave`` in a kernel's globals.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import types as _pytypes
+
+import numpy as np
+from llvmlite import ir
+
+from numba.cuda import cgutils, nvvmutils, types
+from numba.cuda.core import targetconfig
+from numba.cuda.core.errors import TypingError
+from numba.cuda.extending import _intrinsic
+from numba.cuda.np import numpy_support
+from numba.cuda.typing import signature
+
+from .. import ops
+
+__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "recording"]
+
+_I1 = ir.IntType(1)
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_WAVE = ops.WAVE
+
+# An intrinsic whose typer sees literal arguments first, so a constant selector
+# arrives as an IntegerLiteral (numba-cuda's public ``intrinsic`` prefers
+# non-literal types and never shows the constant).
+_literal_intrinsic = _intrinsic(target="cuda", prefer_literal=True)
+
+
+# ---------------------------------------------------------------------------
+# Typing: the op's own complaints
+# ---------------------------------------------------------------------------
+
+_state = threading.local()
+
+
+@contextlib.contextmanager
+def recording():
+    """``with recording() as log:`` collects ``(kind, message)`` for every op
+    complaint raised while typing; kind is ``"type"`` or ``"constant"``.
+
+    The CUDA dispatcher uses it to turn Numba's TypingError into a numquad error
+    that keeps the op's own message.
+    """
+    saved = getattr(_state, "log", None)
+    _state.log = log = []
+    try:
+        yield log
+    finally:
+        _state.log = saved
+
+
+def _reject(op, message, kind="type"):
+    log = getattr(_state, "log", None)
+    if log is not None:
+        log.append((kind, message))
+    raise TypingError(message)
+
+
+def _pending():
+    """Constant-selector complaints awaiting Numba's non-literal retry, by op."""
+    p = getattr(_state, "pending", None)
+    if p is None:
+        p = _state.pending = {}
+    return p
+
+
+def _np_dtype(ty):
+    """The NumPy dtype of a Numba scalar type, else its name (for the message)."""
+    if isinstance(ty, (types.Boolean, types.Integer, types.Float, types.Complex)):
+        try:
+            return numpy_support.as_dtype(ty)
+        except Exception:  # noqa: BLE001 - an exotic scalar: report it by name
+            pass
+    return str(ty)
+
+
+def _type_operand(op, ty):
+    ty = types.unliteral(ty)
+    complaint = op.check_operand(_np_dtype(ty))
+    if complaint:
+        _reject(op, complaint)
+    return ty
+
+
+def _type_selector(op, ty):
+    """(numba type for the signature, constant value or None for a runtime selector)."""
+    params = ", ".join(op.params)
+    if isinstance(ty, types.IntegerLiteral):
+        value = int(ty.literal_value)
+        complaint = op.check_selector_constant(value)
+        if complaint:
+            # Numba retries a call with non-literal types when the literal
+            # attempt fails; the retry must fail too, or the constant would
+            # silently become a runtime selector.
+            _pending()[op.qualname] = complaint
+            _reject(op, complaint, kind="constant")
+        return ty, value
+    complaint = _pending().pop(op.qualname, None)
+    if complaint:
+        _reject(op, complaint, kind="constant")
+    if isinstance(ty, types.Integer):
+        return ty, None
+    _reject(
+        op,
+        f"{op.qualname}({params}): argument '{op.selector}' got {ty}; it takes an "
+        f"integer scalar (int8..int64, uint8..uint64), constant or runtime",
+    )
+
+
+def _nb_type(dtype):
+    return numpy_support.from_dtype(np.dtype(dtype))
+
+
+# ---------------------------------------------------------------------------
+# IR helpers: the PTX building blocks
+# ---------------------------------------------------------------------------
+
+def _iconst(ty, value):
+    """An integer constant of LLVM type *ty*, wrapped to its width (signed form)."""
+    bits = ty.width
+    value = int(value) & ((1 << bits) - 1)
+    if bits > 1 and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return ir.Constant(ty, value)
+
+
+def _const(nbty, value):
+    """An LLVM constant of Numba scalar type *nbty* from a NumPy scalar."""
+    llty = _llvm_type(nbty)
+    if isinstance(nbty, types.Float):
+        return ir.Constant(llty, float(value))
+    return _iconst(llty, int(value))
+
+
+def _llvm_type(nbty):
+    if isinstance(nbty, types.Boolean):
+        return _I1
+    if isinstance(nbty, types.Float):
+        return ir.FloatType() if nbty.bitwidth == 32 else ir.DoubleType()
+    return ir.IntType(nbty.bitwidth)
+
+
+def _is_signed(nbty):
+    return isinstance(nbty, types.Integer) and nbty.signed
+
+
+def _activemask(builder):
+    """``activemask.b32``: the lanes of this wave executing this call (as cuda.activemask)."""
+    asm = ir.InlineAsm(ir.FunctionType(_I32, []), "activemask.b32 $0;", "=r",
+                       side_effect=True)
+    return builder.call(asm, [])
+
+
+def _laneid(builder):
+    return nvvmutils.call_sreg(builder, "laneid")
+
+
+def _lanemask_lt(builder):
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(_I32, []), "llvm.nvvm.read.ptx.sreg.lanemask.lt")
+    return builder.call(fn, [])
+
+
+def _bit(builder, word, index):
+    """Bit *index* (i32 in 0..31) of the i32 *word*, as i1."""
+    return builder.trunc(builder.lshr(word, index), _I1)
+
+
+def _ballot(builder, mask, pred):
+    """``vote.sync.ballot.b32``: bit i set when lane i is in *mask* and its *pred* (i1) holds."""
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(_I32, (_I32, _I1)), "llvm.nvvm.vote.ballot.sync")
+    return builder.call(fn, (mask, pred))
+
+
+def _truth(builder, value):
+    """A predicate (bool or integer) as i1: nonzero is true."""
+    if value.type == _I1:
+        return value
+    return builder.icmp_unsigned("!=", value, ir.Constant(value.type, 0))
+
+
+def _first_lane(builder, mask):
+    """The lowest set lane of *mask* (ctz), i32."""
+    return builder.cttz(mask, ir.Constant(_I1, 0))
+
+
+def _to_words(builder, value):
+    """*value* as a list of i32 words: floats bitcast, 64-bit split, narrow widened."""
+    ty = value.type
+    if isinstance(ty, ir.FloatType):
+        value = builder.bitcast(value, _I32)
+    elif isinstance(ty, ir.DoubleType):
+        value = builder.bitcast(value, _I64)
+    width = value.type.width
+    if width < 32:
+        return [builder.zext(value, _I32)]
+    if width == 32:
+        return [value]
+    lo = builder.trunc(value, _I32)
+    hi = builder.trunc(builder.lshr(value, ir.Constant(_I64, 32)), _I32)
+    return [lo, hi]
+
+
+def _from_words(builder, words, ty):
+    """The inverse of :func:`_to_words` for LLVM type *ty*."""
+    if len(words) == 2:
+        lo = builder.zext(words[0], _I64)
+        hi = builder.shl(builder.zext(words[1], _I64), ir.Constant(_I64, 32))
+        value = builder.or_(hi, lo)
+    else:
+        value = words[0]
+    if isinstance(ty, (ir.FloatType, ir.DoubleType)):
+        return builder.bitcast(value, ty)
+    if ty.width < 32:
+        return builder.trunc(value, ty)
+    return value
+
+
+def _shfl(builder, mode, mask, value, b, c):
+    """``shfl.sync.<mode>.b32`` of a value of any scalar type, one shuffle per 32-bit word.
+
+    *b* is an i32 value or a Python int (an immediate), *c* a Python int.
+    """
+    fnty = ir.FunctionType(_I32, (_I32,) * 4)
+    fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.nvvm.shfl.sync.{mode}.i32")
+    if isinstance(b, int):
+        b = _iconst(_I32, b)
+    words = [builder.call(fn, (mask, word, b, _iconst(_I32, c)))
+             for word in _to_words(builder, value)]
+    return _from_words(builder, words, value.type)
+
+
+def _as_i32(builder, value):
+    if value.type.width > 32:
+        return builder.trunc(value, _I32)
+    if value.type.width < 32:
+        return builder.zext(value, _I32)
+    return value
+
+
+def _bits_equal(builder, a, b):
+    """Bitwise equality of two scalars of the same LLVM type (floats by their bits)."""
+    if isinstance(a.type, (ir.FloatType, ir.DoubleType)):
+        ity = ir.IntType(32 if isinstance(a.type, ir.FloatType) else 64)
+        a, b = builder.bitcast(a, ity), builder.bitcast(b, ity)
+    return builder.icmp_unsigned("==", a, b)
+
+
+# Combine operators, in IR. Bool products/minima/maxima are AND/AND/OR, as NumPy
+# computes them on bool arrays.
+_BOOL_COMBINE = {"mul": "and", "min": "and", "max": "or"}
+
+
+def _combine_name(op, nbty):
+    name = op.combine
+    if isinstance(nbty, types.Boolean):
+        return _BOOL_COMBINE.get(name, name)
+    return name
+
+
+def _combine(builder, name, nbty, a, b):
+    """``a (+) b`` for the ops.py combine *name* on Numba scalar type *nbty*."""
+    if isinstance(nbty, types.Float):
+        if name == "add":
+            return builder.fadd(a, b)
+        if name == "mul":
+            return builder.fmul(a, b)
+        # minnum/maxnum: the non-NaN operand wins, like np.fmin/np.fmax
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(a.type, (a.type, a.type)),
+            f"llvm.{name}num.{'f32' if nbty.bitwidth == 32 else 'f64'}")
+        return builder.call(fn, (a, b))
+    if name == "add":
+        return builder.add(a, b)
+    if name == "mul":
+        return builder.mul(a, b)
+    if name == "and":
+        return builder.and_(a, b)
+    if name == "or":
+        return builder.or_(a, b)
+    if name == "xor":
+        return builder.xor(a, b)
+    cmp = builder.icmp_signed if _is_signed(nbty) else builder.icmp_unsigned
+    return builder.select(cmp("<" if name == "min" else ">", a, b), a, b)
+
+
+def _compute_capability():
+    flags = targetconfig.ConfigStack.top_or_none()
+    cc = getattr(flags, "compute_capability", None) if flags is not None else None
+    return tuple(cc[:2]) if cc else (0, 0)
+
+
+_REDUX = {"add": "add", "and": "and", "or": "or", "xor": "xor"}
+
+
+def _redux(builder, name, nbty, mask, value):
+    """``redux.sync`` (sm_80+) for an integer/bool of <= 32 bits, or None if it does not apply."""
+    if isinstance(nbty, types.Float) or _llvm_type(nbty).width > 32:
+        return None
+    if _compute_capability() < (8, 0):
+        return None
+    if name in ("min", "max"):
+        fname = name if _is_signed(nbty) else "u" + name
+    else:
+        fname = _REDUX.get(name)
+    if fname is None:
+        return None
+    ext = builder.sext if _is_signed(nbty) else builder.zext
+    word = value if value.type.width == 32 else ext(value, _I32)
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(_I32, (_I32, _I32)), f"llvm.nvvm.redux.sync.{fname}")
+    out = builder.call(fn, (word, mask))
+    return out if value.type.width == 32 else builder.trunc(out, value.type)
+
+
+class _IRInt:
+    """An LLVM integer for which Python's ``& | ^ + -`` emit IR.
+
+    ops.py's lane patterns (``lambda lane, sel: (lane & ~3) | (sel & 3)``) are
+    evaluated on it, so the source lane the guard checks is computed by the
+    catalogue's own formula.
+    """
+
+    def __init__(self, builder, value):
+        self.builder = builder
+        self.value = value
+
+    def _other(self, other):
+        if isinstance(other, _IRInt):
+            return other.value
+        return _iconst(self.value.type, other)
+
+    def _bin(self, method, other, swap=False):
+        a, b = self.value, self._other(other)
+        if swap:
+            a, b = b, a
+        return _IRInt(self.builder, getattr(self.builder, method)(a, b))
+
+    def __and__(self, o): return self._bin("and_", o)        # noqa: E704
+    def __rand__(self, o): return self._bin("and_", o, True)  # noqa: E704
+    def __or__(self, o): return self._bin("or_", o)          # noqa: E704
+    def __ror__(self, o): return self._bin("or_", o, True)   # noqa: E704
+    def __xor__(self, o): return self._bin("xor", o)         # noqa: E704
+    def __rxor__(self, o): return self._bin("xor", o, True)  # noqa: E704
+    def __add__(self, o): return self._bin("add", o)         # noqa: E704
+    def __radd__(self, o): return self._bin("add", o, True)  # noqa: E704
+    def __sub__(self, o): return self._bin("sub", o)         # noqa: E704
+    def __rsub__(self, o): return self._bin("sub", o, True)  # noqa: E704
+
+
+# ---------------------------------------------------------------------------
+# Moves: match the op's lane pattern to a shfl.sync mode
+# ---------------------------------------------------------------------------
+
+# (mode, c, the lane the hardware reads for selector b). c = ((32 - width) << 8) | 0x1f;
+# 0x1c1f makes segments of 4 lanes (the quad), up uses c = 0.
+_FORMS = (
+    ("bfly", 0x1F, lambda lane, b: lane ^ (b & 31)),
+    ("idx", 0x1C1F, lambda lane, b: (lane & 0x1C) | (b & 3)),
+    ("up", 0x00, lambda lane, b: lane - (b & 31)),
+    ("down", 0x1F, lambda lane, b: lane + (b & 31)),
+    ("idx", 0x1F, lambda lane, b: (b & 31) + 0 * lane),
+)
+_LANES = np.arange(_WAVE, dtype=np.int64)[None, :]
+_RUNTIME_SELS = np.arange(-80, 80, dtype=np.int64)[:, None]
+
+
+@functools.lru_cache(maxsize=None)
+def _move_plan(qualname, sel):
+    """How a move reads its source: ``(mode, c, b_is_src, needs_range_check)``.
+
+    *sel* is the constant selector, or None for a runtime one. A form is used
+    when the hardware reads the same lane as ``op.pattern`` wherever that lane
+    is in range; otherwise ``shfl.sync.idx`` with b = the computed source lane.
+    """
+    op = ops.OPS[qualname]
+    sels = _RUNTIME_SELS if sel is None else np.array([[sel]], dtype=np.int64)
+    src = np.broadcast_to(op.pattern(_LANES, sels), (sels.shape[0], _WAVE))
+    inrange = (src >= 0) & (src < _WAVE)
+    for mode, c, hw in _FORMS:
+        if np.array_equal(np.where(inrange, hw(_LANES, sels), 0), np.where(inrange, src, 0)):
+            return mode, c, False, not inrange.all()
+    return "idx", 0x1F, True, not inrange.all()
+
+
+# ---------------------------------------------------------------------------
+# Lowering, one builder per op.kind
+# ---------------------------------------------------------------------------
+
+def _lower_query(op, valty, sel):
+    def codegen(context, builder, sig, args):
+        if op.name == "width":
+            return _iconst(_I32, _WAVE)
+        lane = _laneid(builder)
+        return builder.and_(lane, _iconst(_I32, (ops.QUAD if op.namespace == "Quad" else _WAVE) - 1))
+    return codegen
+
+
+def _lower_move(op, valty, sel):
+    if op.pattern is None:                       # readFirst: the first active lane
+        def codegen(context, builder, sig, args):
+            mask = _activemask(builder)
+            return _shfl(builder, "idx", mask, args[0], _first_lane(builder, mask), 0x1F)
+        return codegen
+
+    constant = sel if op.selector else op.xor_const      # None: a runtime selector
+    mode, c, b_is_src, check_range = _move_plan(op.qualname, constant)
+
+    def codegen(context, builder, sig, args):
+        value = args[0]
+        mask = _activemask(builder)
+        lane = _laneid(builder)
+        if constant is not None:
+            sel_val, lane_val = constant, _IRInt(builder, lane)
+        else:                                    # exact 64-bit lane arithmetic
+            ext = builder.sext if _is_signed(sig.args[1]) else builder.zext
+            raw = args[1]
+            sel_val = _IRInt(builder, raw if raw.type.width == 64 else ext(raw, _I64))
+            lane_val = _IRInt(builder, builder.zext(lane, _I64))
+        src = op.pattern(lane_val, sel_val)
+        src = src.value if isinstance(src, _IRInt) else _iconst(lane_val.value.type, src)
+        src32 = _as_i32(builder, src)
+        ok = _bit(builder, mask, builder.and_(src32, _iconst(_I32, 31)))
+        if check_range:
+            inrange = builder.icmp_unsigned("<", src, ir.Constant(src.type, _WAVE))
+            ok = builder.and_(ok, inrange)
+        if b_is_src:
+            b = src32
+        elif constant is not None:
+            b = constant
+        else:
+            b = _as_i32(builder, sel_val.value)
+        moved = _shfl(builder, mode, mask, value, b, c)
+        return builder.select(ok, moved, value)
+    return codegen
+
+
+def _lower_vote(op, valty, sel):
+    def codegen(context, builder, sig, args):
+        mask = _activemask(builder)
+        word = _ballot(builder, mask, _truth(builder, args[0]))
+        if op.namespace == "Quad":
+            shift = builder.and_(_laneid(builder), _iconst(_I32, _WAVE - ops.QUAD))
+            word = builder.and_(builder.lshr(word, shift), _iconst(_I32, 0xF))
+            full = 0xF
+        else:
+            full = 0xFFFFFFFF
+        if op.name == "all":
+            return builder.icmp_unsigned("==", word, _iconst(_I32, full))
+        return builder.icmp_unsigned("!=", word, _iconst(_I32, 0))
+    return codegen
+
+
+def _count_below(builder, pred):
+    """popc(ballot(pred) & lanemask_lt): true active lanes below this one (uint32)."""
+    word = _ballot(builder, _activemask(builder), _truth(builder, pred))
+    return builder.ctpop(builder.and_(word, _lanemask_lt(builder)))
+
+
+def _lower_ballot(op, valty, sel):
+    def codegen(context, builder, sig, args):
+        if op.name == "prefixCountBits":
+            return _count_below(builder, args[0])
+        word = _ballot(builder, _activemask(builder), _truth(builder, args[0]))
+        return builder.ctpop(word) if op.name == "countBits" else word
+    return codegen
+
+
+def _identities(op, valty):
+    dt = np.dtype(str(valty))
+    return (_const(valty, op.combine_fn.identity(dt)),
+            _const(valty, op.combine_fn.identity(dt, lane0=True)))
+
+
+def _lower_scan(op, valty, sel):
+    if op.combine == "add" and isinstance(valty, types.Boolean):
+        return lambda context, builder, sig, args: _count_below(builder, args[0])
+    name = _combine_name(op, valty)
+
+    def codegen(context, builder, sig, args):
+        ident, ident0 = _identities(op, valty)
+        mask = _activemask(builder)
+        lane = _laneid(builder)
+        v = args[0]
+        for d in ops.LOG_STEPS:
+            # inclusive step: v = up (+) v where lane >= d; an inactive source lane
+            # contributes the identity, which leaves v as it is.
+            up = _shfl(builder, "up", mask, v, d, 0)
+            take = _bit(builder, builder.shl(mask, _iconst(_I32, d)), lane)
+            v = builder.select(take, _combine(builder, name, valty, up, v), v)
+        up = _shfl(builder, "up", mask, v, 1, 0)
+        take = _bit(builder, builder.shl(mask, _iconst(_I32, 1)), lane)
+        if ident0.constant != ident.constant:    # float add: +0.0 in lane 0, -0.0 after a gap
+            lane0 = builder.icmp_unsigned("==", lane, _iconst(_I32, 0))
+            ident = builder.select(lane0, ident0, ident)
+        return builder.select(take, up, ident)
+    return codegen
+
+
+def _butterfly(builder, name, valty, mask, lane, v, ident):
+    """ops.py's butterfly; exact for every active pattern.
+
+    A full wave uses ``shfl.sync.bfly`` with the immediate distance. Otherwise
+    step d reads the first active lane of the partner's aligned block of d lanes
+    (every lane of a block holds the same partial), or the identity when the
+    whole block is inactive: the reference's inactive lanes hold identities.
+    """
+    full = builder.icmp_unsigned("==", mask, _iconst(_I32, 0xFFFFFFFF))
+    with builder.if_else(full, likely=True) as (then, otherwise):
+        with then:
+            vf = v
+            for d in ops.LOG_STEPS:
+                vf = _combine(builder, name, valty, vf, _shfl(builder, "bfly", mask, vf, d, 0x1F))
+            bb_full = builder.block
+        with otherwise:
+            vp = v
+            for d in ops.LOG_STEPS:
+                base = builder.and_(builder.xor(lane, _iconst(_I32, d)), _iconst(_I32, ~(d - 1)))
+                block = builder.and_(builder.lshr(mask, base), _iconst(_I32, (1 << d) - 1))
+                src = builder.add(base, _first_lane(builder, block))
+                other = _shfl(builder, "idx", mask, vp, src, 0x1F)
+                some = builder.icmp_unsigned("!=", block, _iconst(_I32, 0))
+                vp = _combine(builder, name, valty, vp, builder.select(some, other, ident))
+            bb_part = builder.block
+    phi = builder.phi(v.type)
+    phi.add_incoming(vf, bb_full)
+    phi.add_incoming(vp, bb_part)
+    return phi
+
+
+def _lower_reduce(op, valty, sel):
+    if op.combine == "add" and isinstance(valty, types.Boolean):
+        def count(context, builder, sig, args):
+            return builder.ctpop(_ballot(builder, _activemask(builder), args[0]))
+        return count
+    name = _combine_name(op, valty)
+
+    def codegen(context, builder, sig, args):
+        mask = _activemask(builder)
+        out = _redux(builder, name, valty, mask, args[0])
+        if out is not None:
+            return out
+        ident, _ = _identities(op, valty)
+        return _butterfly(builder, name, valty, mask, _laneid(builder), args[0], ident)
+    return codegen
+
+
+def _lower_allequal(op, valty, sel):
+    def codegen(context, builder, sig, args):
+        mask = _activemask(builder)
+        first = _shfl(builder, "idx", mask, args[0], _first_lane(builder, mask), 0x1F)
+        word = _ballot(builder, mask, _bits_equal(builder, args[0], first))
+        return builder.icmp_unsigned("==", word, mask)
+    return codegen
+
+
+_LOWER = {
+    "query": _lower_query,
+    "move": _lower_move,
+    "vote": _lower_vote,
+    "ballot": _lower_ballot,
+    "scan": _lower_scan,
+    "reduce": _lower_reduce,
+    "allequal": _lower_allequal,
+}
+
+
+# ---------------------------------------------------------------------------
+# The factory
+# ---------------------------------------------------------------------------
+
+def _type_call(op, argtys):
+    """The typer shared by every op: ``(signature, codegen)``."""
+    sigargs, valty, sel = [], None, None
+    if op.params:
+        valty = _type_operand(op, argtys[0])
+        sigargs.append(valty)
+    if op.selector:
+        selty, sel = _type_selector(op, argtys[1])
+        sigargs.append(selty)
+    restype = _nb_type(op.result_dtype(np.dtype(str(valty)) if valty is not None else None))
+    return signature(restype, *sigargs), _LOWER[op.kind](op, valty, sel)
+
+
+def _make_intrinsic(op):
+    """The numba-cuda intrinsic for *op*, with the op's parameter names and doc."""
+    params = ", ".join(("typingctx",) + op.params)
+    scope = {"_type_call": _type_call, "op": op}
+    src = f"def {op.name}({params}):\n    return _type_call(op, ({', '.join(op.params)}{',' if op.params else ''}))\n"
+    exec(compile(src, f"<numquad.cuda {op.qualname}>", "exec"), scope)  # noqa: S102
+    typer = scope[op.name]
+    typer.__doc__ = op.doc
+    typer.__qualname__ = op.qualname
+    typer.__module__ = __name__
+    return _literal_intrinsic(typer)
+
+
+#: The intrinsic of every op, by qualified name.
+INTRINSICS = {name: _make_intrinsic(op) for name, op in ops.OPS.items()}
+
+
+def _namespace(name):
+    mod = _pytypes.ModuleType(f"numquad.cuda.{name}", getattr(ops, name).__doc__)
+    names = []
+    for qualname, fn in INTRINSICS.items():
+        ns, opname = qualname.split(".")
+        if ns == name:
+            setattr(mod, opname, fn)
+            names.append(opname)
+    mod.__all__ = names
+    return mod
+
+
+#: ``{"Quad": module, "Wave": module}``: the ops as intrinsics, typed by Numba as
+#: module attributes (``Quad.swapHorizontal(v)`` inside a kernel).
+CUDA_NAMESPACES = {name: _namespace(name) for name in ("Quad", "Wave")}

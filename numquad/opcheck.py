@@ -1,0 +1,230 @@
+"""Check every op of the catalogue against its NumPy reference, on any target.
+
+For each op this builds a small kernel from source text (one per op and
+selector mode), runs it on random inputs with poisoned outputs under several
+launch shapes, and compares the active lanes bit for bit with
+``Op.reference``; inactive lanes must keep the poison. The test suite and the
+main job (``python -m numquad``) both use it.
+
+    from numquad import opcheck
+    r = opcheck.check(ops.get("Quad.swapHorizontal"), np.float32, "cpu", "tail")
+    assert r.ok, r.detail
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import linecache
+import time
+
+import numpy as np
+
+from . import ops as _ops
+from . import xpu as _xpu
+
+__all__ = ["CASES", "SEL_MODES", "kernel_for", "check", "cases_for", "random_values", "Result"]
+
+W = _ops.WAVE
+
+#: Launch shapes: name -> (blocks, threads per block, how n and the active set are chosen)
+CASES = {
+    "full": (4, 128, "full"),          # every wave full, every lane active
+    "block48": (3, 48, "full"),        # blocks of 48: each block's second wave is partial
+    "tail": (3, 128, "tail"),          # a bounds-guarded tail: i < n with n inside a wave
+    "diverge": (3, 96, "random"),      # a divergent branch: a random set of lanes active
+}
+
+#: How a lane selector is passed: a constant in the source or a per-lane value.
+SEL_MODES = ("const", "lane")
+
+_CONST_SEL = {"Quad.broadcast": 2, "Wave.broadcast": 7, "Wave.shuffle": 9,
+              "Wave.shuffleXor": 5, "Wave.shuffleUp": 3, "Wave.shuffleDown": 6}
+
+_TEMPLATES = {
+    # the `if i < n` guard and the divergent `if act[i]` put lanes to sleep
+    "guard": (
+        "def {fname}(x, sel, act, out, n):\n"
+        "    i = xpu.grid(1)\n"
+        "    if i < n:\n"
+        "        if act[i] != 0:\n"
+        "            out[i] = {call}\n"
+    ),
+    # early returns put lanes to sleep
+    "return": (
+        "def {fname}(x, sel, act, out, n):\n"
+        "    i = xpu.grid(1)\n"
+        "    if i >= n:\n"
+        "        return\n"
+        "    if act[i] == 0:\n"
+        "        return\n"
+        "    out[i] = {call}\n"
+    ),
+}
+
+
+def _call_text(op, sel_mode):
+    if op.kind == "query":
+        return f"{op.qualname}()"
+    if op.selector is None:
+        return f"{op.qualname}(x[i])"
+    if sel_mode == "const":
+        return f"{op.qualname}(x[i], {_CONST_SEL[op.qualname]})"
+    return f"{op.qualname}(x[i], sel[i])"
+
+
+def sel_modes(op):
+    """The selector modes an op is checked with."""
+    if op.selector is None:
+        return (None,)
+    if op.qualname == "Wave.shuffle":
+        return ("lane", "const")
+    return SEL_MODES
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_for(qualname, sel_mode=None, shape="guard"):
+    """The ``@xpu.jit`` check kernel of one op (source registered in linecache)."""
+    op = _ops.get(qualname)
+    fname = f"check_{op.namespace}_{op.name}_{sel_mode or 'none'}_{shape}"
+    src = _TEMPLATES[shape].format(fname=fname, call=_call_text(op, sel_mode))
+    filename = f"<numquad-opcheck {fname}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns = {"xpu": _xpu, "Quad": _ops.Quad, "Wave": _ops.Wave}
+    exec(compile(src, filename, "exec"), ns)
+    return _xpu.jit(ns[fname])
+
+
+def random_values(dtype, shape, rng, role="value"):
+    """Random values of *dtype*: full-range integers, normal floats, fair bools."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if role == "pred":
+        return rng.choice(np.array([0, 1, 7], dtype=dtype), size=shape, p=[0.3, 0.5, 0.2])
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    return (rng.standard_normal(shape) * 4).astype(dtype)
+
+
+def _poison(dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return dtype.type(np.nan)
+    return dtype.type(0xA5)
+
+
+@dataclasses.dataclass
+class Result:
+    op: str
+    dtype: str
+    target: str
+    case: str
+    ok: bool
+    detail: str = ""
+    lanes: int = 0
+    seconds: float = 0.0
+
+
+def _out_dtype(op, dtype):
+    r = op.result_dtype(dtype if op.params else None)
+    return np.dtype(np.uint8) if r.kind == "b" else r     # bools checked through uint8
+
+
+def _inputs(op, dtype, case, rng):
+    blocks, threads, how = CASES[case]
+    N = blocks * threads
+    x = random_values(dtype if op.params else np.int32, N, rng, op.types if op.params else "value")
+    if op.kind == "allequal":
+        # half of the waves hold one value in every lane
+        for b in range(blocks):
+            for w0 in range(0, threads, 2 * W):
+                lo = b * threads + w0
+                x[lo:lo + min(W, threads - w0)] = x[lo]
+    sel = rng.integers(0, 40, size=N, dtype=np.int32)
+    if how == "full":
+        n, act = N, np.ones(N, np.uint8)
+    elif how == "tail":
+        n, act = N - 45, np.ones(N, np.uint8)
+    else:
+        n = N
+        act = (rng.random(N) < 0.7).astype(np.uint8)
+    if op.kind == "scan" and how == "random":
+        # scans are defined when the active lanes form a prefix of each wave
+        act = np.zeros(N, np.uint8)
+        for b in range(blocks):
+            for w0 in range(0, threads, W):
+                k = int(rng.integers(0, W + 1))
+                lo = b * threads + w0
+                act[lo:lo + min(k, threads - w0)] = 1
+    return x, sel, act, n
+
+
+def expected(op, x, sel, act, n, blocks, threads, sel_mode):
+    """The reference result per thread and the per-thread active mask."""
+    wpb = -(-threads // W)
+    N = blocks * threads
+    tid = np.arange(N)
+    blk, t = tid // threads, tid % threads
+    wave, lane = blk * wpb + t // W, t % W
+    shape = (blocks * wpb, W)
+    active = np.zeros(shape, bool)
+    active[wave, lane] = (tid < n) & (act != 0)
+    X = np.zeros(shape, x.dtype)
+    X[wave, lane] = x
+    if op.kind == "query":
+        R = op.reference(active=active)
+    elif op.selector is None:
+        R = op.reference(X, active=active)
+    else:
+        if sel_mode == "const":
+            S = _CONST_SEL[op.qualname]
+        else:
+            S = np.zeros(shape, sel.dtype)
+            S[wave, lane] = sel
+        R = op.reference(X, S, active=active)
+    return R[wave, lane], active[wave, lane]
+
+
+def check(op, dtype, target, case, sel_mode=None, shape="guard", seed=0, timing=False):
+    """Run one op x dtype x target x launch case; a :class:`Result`."""
+    rng = np.random.default_rng([seed, hash((op.qualname, str(dtype), case)) & 0xFFFF])
+    blocks, threads, _ = CASES[case]
+    x, sel, act, n = _inputs(op, dtype, case, rng)
+    odt = _out_dtype(op, dtype)
+    out = np.full(x.shape, _poison(odt), odt)
+    k = kernel_for(op.qualname, sel_mode, shape)
+    launcher = getattr(k, target)[blocks, threads]
+    t0 = time.perf_counter()
+    launcher(x, sel, act, out, n)
+    seconds = time.perf_counter() - t0
+    if timing:
+        t0 = time.perf_counter()
+        launcher(x, sel, act, out, n)
+        seconds = time.perf_counter() - t0
+    exp, active = expected(op, x, sel, act, n, blocks, threads, sel_mode)
+    exp = exp.astype(odt)
+    ok_active = np.array_equal(out[active].view(f"u{odt.itemsize}"), exp[active].view(f"u{odt.itemsize}"))
+    poison = np.full(1, _poison(odt), odt).view(f"u{odt.itemsize}")[0]
+    ok_idle = bool(np.all(out[~active].view(f"u{odt.itemsize}") == poison))
+    detail = ""
+    if not ok_active:
+        bad = np.flatnonzero(active & (out.view(f"u{odt.itemsize}") != exp.view(f"u{odt.itemsize}")))
+        j = bad[0]
+        detail = (f"thread {j}: got {out[j]!r}, expected {exp[j]!r} "
+                  f"({len(bad)} of {int(active.sum())} active lanes differ)")
+    elif not ok_idle:
+        j = np.flatnonzero(~active & (out.view(f"u{odt.itemsize}") != poison))[0]
+        detail = f"inactive thread {j} was written: {out[j]!r}"
+    return Result(op.qualname, np.dtype(dtype).name if op.params else "-", target, case,
+                  ok_active and ok_idle, detail, int(active.sum()), seconds)
+
+
+def dtypes_for(op):
+    """The operand dtypes an op is checked with (one for query ops)."""
+    return op.accepted if op.params else (np.dtype(np.int32),)
+
+
+def cases_for(op):
+    return tuple(CASES)
