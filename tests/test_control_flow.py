@@ -1,0 +1,268 @@
+"""Cross-lane ops inside structured control flow, on every target.
+
+Each kernel is paired with a NumPy model of its SIMT semantics built from
+ops.py's reference (inactive lanes per DESIGN section 2).
+"""
+
+import numpy as np
+import pytest
+
+from numquad import Quad, Wave, ops, xpu
+
+R = {q: op.reference for q, op in ops.OPS.items()}
+W = 32
+
+
+def launch(k, target, blocks, threads, *args):
+    getattr(k, target)[blocks, threads](*args)
+
+
+def waves(a):
+    return a.reshape(-1, W)
+
+
+# -- uniform loop: a butterfly reduction ------------------------------------------
+
+@xpu.jit
+def k_butterfly(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    for k in range(5):
+        v = v + Wave.shuffleXor(v, 1 << k)
+    out[i] = v
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.uint64])
+def test_uniform_loop_butterfly(target, rng, dtype):
+    x = (rng.standard_normal(256) * 100).astype(dtype)
+    out = np.full_like(x, 7)
+    launch(k_butterfly, target, 2, 128, x, out)
+    act = np.ones((8, W), bool)
+    exp = R["Wave.reduceSum"](waves(x), active=act).ravel()
+    np.testing.assert_array_equal(out.view(np.uint8), exp.astype(dtype).view(np.uint8))
+
+
+# -- lane-varying trip count ------------------------------------------------------
+
+@xpu.jit
+def k_varying_loop(x, cnt, out):
+    i = xpu.grid(1)
+    v = x[i]
+    for k in range(cnt[i]):
+        v = v + Quad.swapHorizontal(v) + k
+    out[i] = v
+
+
+def test_varying_trip_count(target, rng):
+    x = rng.integers(-1000, 1000, 192).astype(np.int64)
+    cnt = rng.integers(0, 6, 192).astype(np.int32)
+    out = np.full_like(x, -12345)
+    launch(k_varying_loop, target, 2, 96, x, cnt, out)
+    v = waves(x.copy())
+    c = waves(cnt)
+    for t in range(int(cnt.max())):
+        act = c > t
+        v = np.where(act, v + R["Quad.swapHorizontal"](v, active=act) + t, v)
+    np.testing.assert_array_equal(out, v.ravel())
+
+
+# -- while with break and continue ----------------------------------------------------
+
+@xpu.jit
+def k_while(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    n = 0
+    while v < 1000:
+        n += 1
+        if n > 6:
+            break
+        if (v + n) % 3 == 0:
+            v += 1
+            continue
+        v = v + Wave.countBits(v % 2 == 0)
+    out[i] = v * 100 + n
+
+
+def _model_while(x):
+    v = waves(x.copy())
+    n = np.zeros_like(v)
+    live = np.ones(v.shape, bool)
+    while live.any():
+        live &= v < 1000
+        n = np.where(live, n + 1, n)
+        live &= ~(n > 6)
+        cont = live & ((v + n) % 3 == 0)
+        v = np.where(cont, v + 1, v)
+        body = live & ~cont
+        cnt = R["Wave.countBits"](v % 2 == 0, active=body)
+        v = np.where(body, v + cnt, v)
+    return (v * 100 + n).ravel()
+
+
+def test_while_break_continue(target, rng):
+    x = rng.integers(900, 1010, 128).astype(np.int64)
+    out = np.zeros_like(x)
+    launch(k_while, target, 1, 128, x, out)
+    np.testing.assert_array_equal(out, _model_while(x))
+
+
+# -- if / elif / else, cross-lane op in the condition ----------------------------------
+
+@xpu.jit
+def k_if_elif(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    if Quad.any(v > 50):
+        r = Quad.swapVertical(v)
+    elif v > 10:
+        r = Wave.readFirst(v) + 1000
+    else:
+        r = Wave.ballot(v < 0) & 0xFFFF
+    out[i] = r
+
+
+def test_if_elif_else(target, rng):
+    x = rng.integers(-20, 60, 256).astype(np.int64)
+    out = np.zeros_like(x)
+    launch(k_if_elif, target, 4, 64, x, out)
+    v = waves(x)
+    full = np.ones(v.shape, bool)
+    a = R["Quad.any"](v > 50, active=full)
+    m2 = ~a & (v > 10)
+    m3 = ~a & ~(v > 10)
+    r = np.where(a, R["Quad.swapVertical"](v, active=a), 0)
+    r = np.where(m2, R["Wave.readFirst"](v, active=m2) + 1000, r)
+    r = np.where(m3, R["Wave.ballot"](v < 0, active=m3).astype(np.int64) & 0xFFFF, r)
+    np.testing.assert_array_equal(out, r.ravel())
+
+
+# -- early return and a bounds-guarded tail -------------------------------------------
+
+@xpu.jit
+def k_early_return(x, out, n):
+    i = xpu.grid(1)
+    if i >= n:
+        return
+    if x[i] < 0:
+        out[i] = -1
+        return
+    out[i] = Wave.countBits(True) * 1000 + Wave.prefixCountBits(x[i] > 50)
+
+
+def test_early_return(target, rng):
+    n = 150
+    x = rng.integers(-30, 100, 160).astype(np.int32)
+    out = np.full(160, -99, np.int64)
+    launch(k_early_return, target, 5, 32, x, out, n)
+    act = waves((np.arange(160) < n) & (x >= 0))
+    exp = np.where(x < 0, -1, 0).astype(np.int64)
+    cnt = R["Wave.countBits"](np.ones_like(act), active=act).astype(np.int64)
+    pre = R["Wave.prefixCountBits"](waves(x > 50), active=act).astype(np.int64)
+    exp = np.where(act.ravel(), (cnt * 1000 + pre).ravel(), exp)
+    exp[n:] = -99
+    np.testing.assert_array_equal(out, exp)
+
+
+# -- nested loops, a lane function and reassigned parameters ------------------------
+
+@xpu.jit
+def lane_scale(a, b):
+    return a * 3 + b
+
+
+@xpu.jit
+def k_nested(x, out, reps):
+    i = xpu.grid(1)
+    v = x[i]
+    for r in range(reps):
+        j = 0
+        while j < 3:
+            v = lane_scale(v, Wave.prefixSum(v) % 7)
+            j += 1
+        reps = reps
+    out[i] = v
+
+
+def test_nested_loops_and_lane_function(target, rng):
+    x = rng.integers(0, 50, 64).astype(np.int64)
+    out = np.zeros_like(x)
+    launch(k_nested, target, 1, 64, x, out, 2)
+    v = waves(x.copy())
+    full = np.ones(v.shape, bool)
+    for _ in range(2 * 3):
+        v = v * 3 + R["Wave.prefixSum"](v, active=full) % 7
+    np.testing.assert_array_equal(out, v.ravel())
+
+
+# -- 2-D and 3-D launches ----------------------------------------------------------
+
+@xpu.jit
+def k_2d(x, out):
+    c, r = xpu.grid(2)
+    if c < x.shape[1] and r < x.shape[0]:
+        v = x[r, c]
+        out[r, c] = v * 1000 + Wave.laneId() * 10 + Quad.laneId() + Wave.prefixSum(1) * 100000
+
+
+def test_2d_launch_wave_layout(target, rng):
+    x = rng.integers(0, 9, (20, 24)).astype(np.int64)
+    out = np.zeros_like(x)
+    bx, by = 16, 4
+    k_2d.cpu[(2, 5), (bx, by)](x, out) if target == "cpu" else k_2d.cuda[(2, 5), (bx, by)](x, out)
+    exp = np.zeros_like(x)
+    for r in range(20):
+        for c in range(24):
+            tx, ty = c % bx, r % by
+            tid = tx + ty * bx
+            lane = tid % 32
+            # every lane of the block's waves is active within this 20x24 grid
+            # except those of the right-most blocks past column 23
+            wave_first = (tid // 32) * 32
+            cols = [(wave_first + l) % bx + (c // bx) * bx for l in range(lane)]
+            rows = [((wave_first + l) // bx) + (r // by) * by for l in range(lane)]
+            before = sum(1 for cc, rr in zip(cols, rows) if cc < 24 and rr < 20)
+            exp[r, c] = x[r, c] * 1000 + lane * 10 + (lane & 3) + before * 100000
+    np.testing.assert_array_equal(out, exp)
+
+
+@xpu.jit
+def k_3d_ids(out):
+    t = xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x + \
+        xpu.threadIdx.z * xpu.blockDim.x * xpu.blockDim.y
+    b = xpu.blockIdx.x + xpu.blockIdx.y * xpu.gridDim.x + xpu.blockIdx.z * xpu.gridDim.x * xpu.gridDim.y
+    nt = xpu.blockDim.x * xpu.blockDim.y * xpu.blockDim.z
+    out[b * nt + t] = Wave.readFirst(t) * 100 + xpu.laneid
+
+
+def test_3d_thread_ids(target):
+    grid, block = (2, 2, 2), (4, 3, 5)
+    nt = 60
+    out = np.full(8 * nt, -1, np.int64)
+    getattr(k_3d_ids, target)[grid, block](out)
+    t = np.arange(8 * nt) % nt
+    np.testing.assert_array_equal(out, (t // 32) * 32 * 100 + t % 32)
+
+
+# -- lane state never leaks between waves, blocks or launches ------------------------
+
+@xpu.jit
+def k_cond_assign(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    if v > 0:
+        s = Wave.prefixCountBits(True)
+        out[i] = s
+    out[i] += Quad.swapDiagonal(v)
+
+
+def test_no_state_leak_between_launches(target, rng):
+    for _ in range(3):
+        x = rng.integers(-5, 5, 128).astype(np.int64)
+        out = np.zeros_like(x)
+        launch(k_cond_assign, target, 2, 64, x, out)
+        v = waves(x)
+        full = np.ones(v.shape, bool)
+        pos = v > 0
+        exp = np.where(pos, np.cumsum(pos, axis=1) - 1, 0) + R["Quad.swapDiagonal"](v, active=full)
+        np.testing.assert_array_equal(out, exp.ravel())
