@@ -113,9 +113,9 @@ class _Subst(ast.NodeTransformer):
     def _grid_axis(self, axis):
         if self.mode == "shadow":
             return _call("_nq_i64", _const(0))
-        return ast.BinOp(
+        return _call("_nq_nonneg", ast.BinOp(
             ast.BinOp(_call("_nq_i64", _name(f"_nq_bi{axis}")), ast.Mult(), _name(f"_nq_bd{axis}")),
-            ast.Add(), _call("_nq_i64", self._tid(axis)))
+            ast.Add(), _call("_nq_i64", self._tid(axis))))
 
     def _size_axis(self, axis):
         if self.mode == "shadow":
@@ -187,6 +187,7 @@ def _namespace(fe):
     ns.update({
         "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
         "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
+        "_nq_nonneg": _intr.nonneg,
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
@@ -335,11 +336,65 @@ class _BlockGen:
         self.masks = []
         self.locals = fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
                                        if n.startswith(_fe._RESERVED)}
-        self.lane_vars = self._lane_vars()
+        self.remat = self._remat()
+        self.lane_vars = self._lane_vars() - set(self.remat)
         self.splats = set()
         self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
 
     # -- storage decisions -------------------------------------------------------
+    _LANE_BUILTINS = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid", "grid"}
+
+    def _lane_pure(self, e, ok_names):
+        fe = self.fe
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, (int, float, bool))
+        if isinstance(e, ast.Name):
+            if e.id in ok_names or e.id in fe.uniform:
+                return True
+            b = fe.builtin_of(e) if e.id not in fe.env.locals else None
+            return b in self._LANE_BUILTINS or b in fe._UNIFORM_BUILTINS
+        if isinstance(e, ast.Attribute):
+            b = fe.builtin_of(e)
+            return b is not None and (b in self._LANE_BUILTINS or b in fe._UNIFORM_BUILTINS)
+        if isinstance(e, ast.BinOp):
+            return self._lane_pure(e.left, ok_names) and self._lane_pure(e.right, ok_names)
+        if isinstance(e, ast.UnaryOp):
+            return self._lane_pure(e.operand, ok_names)
+        if isinstance(e, ast.Call) and not e.keywords:
+            op = fe.op_of(e)
+            if op is not None:
+                return op.kind == "query"
+            b = fe.builtin_of(e.func)
+            if b == "grid":
+                return len(e.args) == 1 and isinstance(e.args[0], ast.Constant) and e.args[0].value == 1
+            return False
+        return False
+
+    def _remat(self):
+        """Lane values cheaper to recompute than to keep: single assignments at the
+        top level whose value is built from thread ids, constants and uniforms
+        (``i = xpu.grid(1)``). Each region that reads one recomputes it, so LLVM
+        sees consecutive indices and emits plain vector loads and stores."""
+        stores = {}
+        for it in _walk_items(self.fe.items):
+            for n in _item_names(it)[1]:
+                stores[n] = stores.get(n, 0) + (1 if not isinstance(it, _fe.Region) else 0)
+            if isinstance(it, _fe.Region):
+                for st in it.stmts:
+                    for n in _fe._names_in(st, ast.Store):
+                        stores[n] = stores.get(n, 0) + 1
+        out = {}
+        for it in self.fe.items:
+            if not isinstance(it, _fe.Region):
+                continue
+            for st in it.stmts:
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                    n = st.targets[0].id
+                    if stores.get(n) == 1 and n not in self.fe.env.params and \
+                            self._lane_pure(st.value, out):
+                        out[n] = st.value
+        return out
+
     def _lane_vars(self):
         uses = {}
         forced = set()
@@ -399,7 +454,8 @@ class _BlockGen:
         if isinstance(it, _fe.Region):
             names, stores = _item_names(it)
             loads = sorted(n for n in names if n in self.lane_vars)
-            body = [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in loads]
+            body = self._remat_defs(names, lane_mode)
+            body += [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in loads]
             body += self.subst(it.stmts, lane_mode)
             body += [_assign(_sub(f"_nq_v_{n}", ctx=ast.Store), _name(n))
                      for n in sorted(stores) if n in self.lane_vars]
@@ -461,10 +517,25 @@ class _BlockGen:
             body.append(_assign(_sub(m, ctx=ast.Store), _const(False)))
         return _located([_lane_loop([ast.If(test=_sub(cur), body=body, orelse=[])])], it.node.lineno)
 
+    def _remat_defs(self, names, mode):
+        """Recompute the rematerialised values a region reads, in definition order."""
+        need = set()
+        todo = [n for n in names if n in self.remat]
+        while todo:
+            n = todo.pop()
+            if n in need:
+                continue
+            need.add(n)
+            todo += [m for m in _fe._names_in(self.remat[n]) if m in self.remat]
+        return self.subst([_assign(_name(n, ast.Store), copy.deepcopy(self.remat[n]))
+                           for n in self.remat if n in need], mode)
+
     def _lane_operand(self, name, out):
-        if name not in self.lane_vars:          # a uniform scalar: splat it into lanes
+        if name not in self.lane_vars:          # a uniform or recomputed value: spread it over lanes
             self.splats.add(name)
-            out.append(_lane_loop([_assign(_sub(f"_nq_v_{name}", ctx=ast.Store), _name(name))]))
+            mode = "lane_nd" if self.nd else "lane"
+            out.append(_lane_loop(self._remat_defs({name}, mode) +
+                                  [_assign(_sub(f"_nq_v_{name}", ctx=ast.Store), _name(name))]))
         return _name(f"_nq_v_{name}")
 
     def gen_xl(self, it, mask):

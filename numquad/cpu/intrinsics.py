@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import ops as _ops
 
-__all__ = ["lanes", "mask_any", "mask_all", "mask_is_prefix", "XL_INTRINSICS"]
+__all__ = ["lanes", "mask_any", "mask_all", "mask_is_prefix", "nonneg", "XL_INTRINSICS"]
 
 W = _ops.WAVE
 _i1 = ir.IntType(1)
@@ -477,3 +477,18 @@ def mask_is_prefix(typingctx, mask):
         nxt = builder.add(word, ir.Constant(_i32, 1))
         return builder.icmp_unsigned("==", builder.and_(word, nxt), ir.Constant(_i32, 0))
     return types.boolean(mask), codegen
+
+
+@intrinsic
+def nonneg(typingctx, x):
+    """``x`` unchanged, telling LLVM that it is >= 0 (so a thread index used as an
+    array index needs no negative-index wrap-around and lane loops vectorise)."""
+    if not isinstance(x, types.Integer):
+        raise TypingError(f"nonneg() takes an integer; got {x}")
+
+    def codegen(context, builder, sig, args):
+        (v,) = args
+        cond = builder.icmp_signed(">=", v, v.type(0))
+        _call_intr(builder, "llvm.assume", [cond], ir.VoidType())
+        return v
+    return x(x), codegen
