@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import dataclasses
 import itertools
 from typing import Optional
@@ -175,6 +176,22 @@ class _Env:
 
 
 # -- helpers --------------------------------------------------------------------
+
+def _all_names(body, fe):
+    out = set()
+    for s in body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and n.id.startswith(_RESERVED):
+                out.add(n.id)
+    return out
+
+
+def _return_in_loop(node, in_loop=False):
+    if isinstance(node, ast.Return):
+        return in_loop
+    inner = in_loop or isinstance(node, (ast.For, ast.While))
+    return any(_return_in_loop(c, inner) for c in ast.iter_child_nodes(node))
+
 
 def _names_in(node, ctx=None):
     out = []
@@ -355,6 +372,9 @@ class Frontend:
             def visit_Call(self, node):
                 op = hoister.op_of(node)
                 if op is None or op.kind == "query":
+                    callee = hoister._inlinable(node)
+                    if callee is not None:
+                        return hoister._inline_call(node, callee, pre, self)
                     return self.generic_visit(node)
                 return hoister._hoist_call(node, op, pre, self)
 
@@ -405,6 +425,91 @@ class Frontend:
         pre.append(stmt)
         self.ops_used.add(op.qualname)
         return ast.copy_location(ast.Name(target, ast.Load()), node)
+
+    # -- inlining of lane functions that use cross-lane ops or thread builtins ----
+    def _inlinable(self, node):
+        from ..xpu import Dispatcher
+        callee = self.env.resolve(node.func)
+        if not isinstance(callee, Dispatcher):
+            return None
+        cfe = callee._target("cpu").frontend()
+        if cfe.ops_used or cfe.uses_builtins():
+            return cfe
+        return None
+
+    def uses_builtins(self):
+        for node in ast.walk(self.fn):
+            if isinstance(node, (ast.Name, ast.Attribute)) and self.builtin_of(node) is not None:
+                return True
+            if isinstance(node, ast.Call) and self.op_of(node) is not None:
+                return True
+        return False
+
+    def _inline_call(self, node, cfe, pre, visitor):
+        """Splice the callee's (normalised) body in place of the call."""
+        if node.keywords or len(node.args) != len(cfe.env.params):
+            self.error(f"{cfe.pyfunc.__name__}() takes {len(cfe.env.params)} positional "
+                       f"argument(s); got {len(node.args)}", node)
+        k = next(self._counter)
+        prefix = f"{_RESERVED}f{k}_"
+        args = [visitor.visit(a) for a in node.args]
+        body = copy.deepcopy(cfe.body)
+        ret = prefix + "ret"
+        rename = {n: prefix + n.lstrip("_") for n in cfe.env.locals | _all_names(body, cfe)}
+        glob = {}
+
+        class Rename(ast.NodeTransformer):
+            def visit_Name(self, n):
+                if n.id in rename:
+                    n.id = rename[n.id]
+                elif isinstance(n.ctx, ast.Load):
+                    obj = cfe.env.lookup(n.id)
+                    if obj is not _MISSING:
+                        alias = glob.setdefault(n.id, f"{prefix}g_{n.id}")
+                        self_env = hoister_env
+                        self_env.closure[alias] = obj
+                        n.id = alias
+                return n
+
+        hoister_env = self.env
+        body = [Rename().visit(s) for s in body]
+        returns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)]
+        binds = [ast.copy_location(ast.Assign(targets=[ast.Name(rename[p], ast.Store())], value=a), node)
+                 for p, a in zip(cfe.env.params, args)]
+        if len(returns) == 1 and body and body[-1] is returns[0]:
+            last = body.pop()
+            body.append(ast.copy_location(ast.Assign(
+                targets=[ast.Name(ret, ast.Store())],
+                value=last.value if last.value is not None else ast.Constant(None)), last))
+        else:
+            for s in body:
+                if _return_in_loop(s):
+                    self.error(f"{cfe.pyfunc.__name__}: a return inside a loop of a lane function "
+                               f"with cross-lane ops cannot be inlined; return after the loop", node)
+
+            class Ret(ast.NodeTransformer):
+                def visit_Return(self, r):
+                    out = [ast.copy_location(ast.Assign(targets=[ast.Name(ret, ast.Store())],
+                                                        value=r.value or ast.Constant(None)), r),
+                           ast.copy_location(ast.Break(), r)]
+                    return out
+            flat = []
+            for s in body:
+                r = Ret().visit(s)
+                flat.extend(r if isinstance(r, list) else [r])
+            body = flat
+            body = [ast.copy_location(ast.While(test=ast.Constant(True),
+                                                body=body + [ast.copy_location(ast.Break(), node)],
+                                                orelse=[]), node)]
+        for st in binds + body:
+            ast.fix_missing_locations(st)
+            for n in ast.walk(st):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    self.env.locals.add(n.id)
+        self.env.locals.add(ret)
+        self.ops_used |= cfe.ops_used
+        pre.extend(binds + body)
+        return ast.copy_location(ast.Name(ret, ast.Load()), node)
 
     def _constant_int(self, node):
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, np.integer)) \

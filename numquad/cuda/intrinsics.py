@@ -45,6 +45,7 @@ from numba.cuda.np import numpy_support
 from numba.cuda.typing import signature
 
 from .. import ops
+from ..errors import NumquadCompileError
 
 __all__ = ["CUDA_NAMESPACES", "INTRINSICS", "recording"]
 
@@ -68,11 +69,11 @@ _state = threading.local()
 
 @contextlib.contextmanager
 def recording():
-    """``with recording() as log:`` collects ``(kind, message)`` for every op
-    complaint raised while typing; kind is ``"type"`` or ``"constant"``.
+    """``with recording() as log:`` collects every op complaint (a message)
+    raised while typing.
 
-    The CUDA dispatcher uses it to turn Numba's TypingError into a numquad error
-    that keeps the op's own message.
+    The CUDA dispatcher uses it to turn Numba's TypingError into a
+    NumquadTypeError that keeps the op's own message.
     """
     saved = getattr(_state, "log", None)
     _state.log = log = []
@@ -82,61 +83,59 @@ def recording():
         _state.log = saved
 
 
-def _reject(op, message, kind="type"):
+def _reject(message):
     log = getattr(_state, "log", None)
     if log is not None:
-        log.append((kind, message))
+        log.append(message)
     raise TypingError(message)
 
 
-def _pending():
-    """Constant-selector complaints awaiting Numba's non-literal retry, by op."""
-    p = getattr(_state, "pending", None)
-    if p is None:
-        p = _state.pending = {}
-    return p
+class _TypeName:
+    """A Numba type, by name, for ``op.check_operand``: ``np.dtype()`` of it is a TypeError
+    (a plain string such as "array(float32, 1d, C)" makes NumPy raise ValueError)."""
+
+    def __init__(self, ty):
+        self.name = str(ty)
+
+    def __str__(self):
+        return self.name
 
 
 def _np_dtype(ty):
-    """The NumPy dtype of a Numba scalar type, else its name (for the message)."""
+    """The NumPy dtype of a Numba scalar type, else an object naming the type."""
     if isinstance(ty, (types.Boolean, types.Integer, types.Float, types.Complex)):
         try:
             return numpy_support.as_dtype(ty)
         except Exception:  # noqa: BLE001 - an exotic scalar: report it by name
             pass
-    return str(ty)
+    return _TypeName(ty)
 
 
 def _type_operand(op, ty):
     ty = types.unliteral(ty)
     complaint = op.check_operand(_np_dtype(ty))
     if complaint:
-        _reject(op, complaint)
+        _reject(complaint)
     return ty
 
 
 def _type_selector(op, ty):
     """(numba type for the signature, constant value or None for a runtime selector)."""
-    params = ", ".join(op.params)
     if isinstance(ty, types.IntegerLiteral):
         value = int(ty.literal_value)
         complaint = op.check_selector_constant(value)
         if complaint:
-            # Numba retries a call with non-literal types when the literal
-            # attempt fails; the retry must fail too, or the constant would
-            # silently become a runtime selector.
-            _pending()[op.qualname] = complaint
-            _reject(op, complaint, kind="constant")
+            # Not a Numba error: Numba would retry the call with the constant
+            # as a runtime int64 (and succeed); this one ends the compilation.
+            error = NumquadCompileError(complaint)
+            error.op_message = complaint
+            raise error
         return ty, value
-    complaint = _pending().pop(op.qualname, None)
-    if complaint:
-        _reject(op, complaint, kind="constant")
     if isinstance(ty, types.Integer):
         return ty, None
     _reject(
-        op,
-        f"{op.qualname}({params}): argument '{op.selector}' got {ty}; it takes an "
-        f"integer scalar (int8..int64, uint8..uint64), constant or runtime",
+        f"{op.qualname}({', '.join(op.params)}): argument '{op.selector}' got {ty}; "
+        f"it takes an integer scalar (int8..int64, uint8..uint64), constant or runtime"
     )
 
 
@@ -214,8 +213,8 @@ def _truth(builder, value):
 
 
 def _first_lane(builder, mask):
-    """The lowest set lane of *mask* (ctz), i32."""
-    return builder.cttz(mask, ir.Constant(_I1, 0))
+    """The lowest set lane of *mask* (ctz), i32; *mask* is never 0 (the caller is active)."""
+    return builder.cttz(mask, ir.Constant(_I1, 1))
 
 
 def _to_words(builder, value):
@@ -328,7 +327,10 @@ _REDUX = {"add": "add", "and": "and", "or": "or", "xor": "xor"}
 
 
 def _redux(builder, name, nbty, mask, value):
-    """``redux.sync`` (sm_80+) for an integer/bool of <= 32 bits, or None if it does not apply."""
+    """``redux.sync`` (sm_80+) for an integer/bool of <= 32 bits, or None if it does not apply.
+
+    Inline PTX: this libNVVM does not know ``llvm.nvvm.redux.sync.*``.
+    """
     if isinstance(nbty, types.Float) or _llvm_type(nbty).width > 32:
         return None
     if _compute_capability() < (8, 0):
@@ -341,9 +343,11 @@ def _redux(builder, name, nbty, mask, value):
         return None
     ext = builder.sext if _is_signed(nbty) else builder.zext
     word = value if value.type.width == 32 else ext(value, _I32)
-    fn = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(_I32, (_I32, _I32)), f"llvm.nvvm.redux.sync.{fname}")
-    out = builder.call(fn, (word, mask))
+    ptxty = "b32" if fname in ("and", "or", "xor") else ("s32" if _is_signed(nbty) else "u32")
+    asm = ir.InlineAsm(ir.FunctionType(_I32, (_I32, _I32)),
+                       f"redux.sync.{name}.{ptxty} $0, $1, $2;", "=r,r,r",
+                       side_effect=True)
+    out = builder.call(asm, (word, mask))
     return out if value.type.width == 32 else builder.trunc(out, value.type)
 
 
@@ -501,9 +505,11 @@ def _lower_ballot(op, valty, sel):
 
 
 def _identities(op, valty):
+    """(identity for a skipped lane, identity for lane 0 of an exclusive scan, same bits?)."""
     dt = np.dtype(str(valty))
-    return (_const(valty, op.combine_fn.identity(dt)),
-            _const(valty, op.combine_fn.identity(dt, lane0=True)))
+    skipped = op.combine_fn.identity(dt)
+    lane0 = op.combine_fn.identity(dt, lane0=True)
+    return _const(valty, skipped), _const(valty, lane0), skipped.tobytes() == lane0.tobytes()
 
 
 def _lower_scan(op, valty, sel):
@@ -512,7 +518,7 @@ def _lower_scan(op, valty, sel):
     name = _combine_name(op, valty)
 
     def codegen(context, builder, sig, args):
-        ident, ident0 = _identities(op, valty)
+        ident, ident0, same = _identities(op, valty)
         mask = _activemask(builder)
         lane = _laneid(builder)
         v = args[0]
@@ -524,7 +530,7 @@ def _lower_scan(op, valty, sel):
             v = builder.select(take, _combine(builder, name, valty, up, v), v)
         up = _shfl(builder, "up", mask, v, 1, 0)
         take = _bit(builder, builder.shl(mask, _iconst(_I32, 1)), lane)
-        if ident0.constant != ident.constant:    # float add: +0.0 in lane 0, -0.0 after a gap
+        if not same:                             # float add: +0.0 in lane 0, -0.0 after a gap
             lane0 = builder.icmp_unsigned("==", lane, _iconst(_I32, 0))
             ident = builder.select(lane0, ident0, ident)
         return builder.select(take, up, ident)
@@ -551,7 +557,9 @@ def _butterfly(builder, name, valty, mask, lane, v, ident):
             for d in ops.LOG_STEPS:
                 base = builder.and_(builder.xor(lane, _iconst(_I32, d)), _iconst(_I32, ~(d - 1)))
                 block = builder.and_(builder.lshr(mask, base), _iconst(_I32, (1 << d) - 1))
-                src = builder.add(base, _first_lane(builder, block))
+                # bit d stops the count at d (block is empty), so no zero test is needed
+                marked = builder.or_(block, _iconst(_I32, 1 << d))
+                src = builder.add(base, builder.cttz(marked, ir.Constant(_I1, 1)))
                 other = _shfl(builder, "idx", mask, vp, src, 0x1F)
                 some = builder.icmp_unsigned("!=", block, _iconst(_I32, 0))
                 vp = _combine(builder, name, valty, vp, builder.select(some, other, ident))
@@ -574,7 +582,7 @@ def _lower_reduce(op, valty, sel):
         out = _redux(builder, name, valty, mask, args[0])
         if out is not None:
             return out
-        ident, _ = _identities(op, valty)
+        ident = _identities(op, valty)[0]
         return _butterfly(builder, name, valty, mask, _laneid(builder), args[0], ident)
     return codegen
 

@@ -1,0 +1,161 @@
+"""Lane functions called on arrays, on the CPU (DESIGN 1.3).
+
+``f(*args, out=None)``: the arguments broadcast together by NumPy's rules and
+are flattened in C order; element k is lane k % 32 of wave k // 32, and the
+last wave may be partial. This runs a generated kernel through the wave
+compiler (the lane function is inlined into it), spread over all cores.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import threading
+
+import numba
+import numpy as np
+
+from ..errors import NumquadTypeError
+
+__all__ = ["call_lane_function", "prepare_args"]
+
+_THREADS = 256
+_lock = threading.Lock()
+
+
+def _param_names(d):
+    import inspect
+    try:
+        return list(inspect.signature(d.py_func).parameters)
+    except (TypeError, ValueError):
+        return [f"arg{i}" for i in range(d.py_func.__code__.co_argcount)]
+
+
+_OK_KINDS = "biuf"
+
+
+def prepare_args(d, args):
+    """Check the arguments; (arrays-or-scalars, broadcast shape, is_array flags)."""
+    names = _param_names(d)
+    if len(args) != len(names):
+        raise NumquadTypeError(
+            f"{d.where}: {d.__name__}() takes {len(names)} argument(s) "
+            f"({', '.join(names)}); got {len(args)}")
+    vals, shapes, is_arr = [], [], []
+    for name, a in zip(names, args):
+        if hasattr(a, "__cuda_array_interface__"):
+            raise NumquadTypeError(
+                f"{d.where}: argument '{name}' of {d.__name__} is a CUDA device array but "
+                f"this call runs on the CPU; pass host arrays, or call {d.__name__}.cuda(...) "
+                f"with device arrays")
+        if isinstance(a, (bool, int, float, np.bool_, np.integer, np.floating)):
+            vals.append(a)
+            is_arr.append(False)
+            continue
+        arr = np.asarray(a) if not isinstance(a, np.ndarray) else a
+        if arr.dtype.kind not in _OK_KINDS:
+            raise NumquadTypeError(
+                f"{d.where}: argument '{name}' of {d.__name__} has dtype {arr.dtype}; lane "
+                f"functions take bool, integer and float arrays and scalars")
+        if arr.ndim == 0:
+            vals.append(arr[()])
+            is_arr.append(False)
+            continue
+        vals.append(arr)
+        shapes.append(arr.shape)
+        is_arr.append(True)
+    shape = np.broadcast_shapes(*shapes) if shapes else ()
+    # Python scalars are "weak", as in NumPy: they take the promoted type of the call
+    arrays = [v for v, a in zip(vals, is_arr) if a] + \
+        [v for v in vals if isinstance(v, (np.generic,))]
+    if arrays:
+        for k, v in enumerate(vals):
+            if not is_arr[k] and isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
+                vals[k] = np.result_type(*arrays, v).type(v)
+    return vals, shape, tuple(is_arr)
+
+
+def _flat(a, shape):
+    if a.shape == shape and a.flags.c_contiguous:
+        return a.reshape(-1)
+    return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
+
+
+@functools.lru_cache(maxsize=None)
+def _wrappers(d, is_arr):
+    """(kernel, return-type probe) wrapping lane function *d* for this arg layout."""
+    from ..xpu import jit
+    n = len(is_arr)
+    params = [f"a{k}" for k in range(n)]
+    call = ", ".join(f"a{k}[i]" if arr else f"a{k}" for k, arr in enumerate(is_arr))
+    fname = f"lanecall_{d.__name__}"
+    src = (
+        f"def {fname}({', '.join(params + ['out', 'n'])}):\n"
+        f"    i = xpu.grid(1)\n"
+        f"    if i < n:\n"
+        f"        out[i] = f({call})\n"
+        f"def {fname}_rt({', '.join(params)}):\n"
+        f"    r = f({', '.join(params)})\n"
+        f"    return r\n"
+    )
+    filename = f"<numquad lane call of {d.__name__} at {d.filename}:{d.firstlineno}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    from .. import xpu
+    ns = {"xpu": xpu, "f": d}
+    exec(compile(src, filename, "exec"), ns)
+    return jit(ns[fname], debug=d.debug, fastmath=d.fastmath), ns[fname + "_rt"]
+
+
+@functools.lru_cache(maxsize=None)
+def _return_dtype(d, is_arr, argtypes):
+    from . import codegen as _cg
+    from . import frontend as _fe
+    from .typing import shadow_types
+    from ..xpu import Dispatcher
+    kernel, rt = _wrappers(d, is_arr)
+    probe = Dispatcher(rt)
+    tgt = probe._target("cpu")
+    fe = tgt.frontend()
+    shadow = _cg.generate_shadow(fe, tgt._cpu_fn_for)
+    try:
+        typemap = shadow_types(shadow, argtypes)
+    except numba.core.errors.TypingError as e:
+        from .dispatch import _typing_error
+        raise _typing_error(d, e) from None
+    ty = typemap.get("r")
+    try:
+        return np.dtype(numba.np.numpy_support.as_dtype(ty))
+    except Exception:
+        raise NumquadTypeError(
+            f"{d.where}: {d.__name__} returns {ty}; a lane function called on arrays must "
+            f"return a bool, integer or float scalar") from None
+
+
+def call_lane_function(d, args, out):
+    vals, shape, is_arr = prepare_args(d, args)
+    scalar_types = []
+    for v, arr in zip(vals, is_arr):
+        scalar_types.append(numba.from_dtype(v.dtype) if arr else numba.typeof(v))
+    restype = _return_dtype(d, is_arr, tuple(scalar_types))
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise NumquadTypeError(f"{d.where}: out= must be a NumPy array; got {type(out).__name__}")
+        if out.shape != shape:
+            raise ValueError(f"{d.__name__}: out= has shape {out.shape}; the result has shape {shape}")
+        if out.dtype != restype:
+            raise NumquadTypeError(
+                f"{d.where}: out= has dtype {out.dtype}; {d.__name__} returns {restype}")
+        if not out.flags.writeable:
+            raise ValueError(f"{d.__name__}: out= is read-only")
+    size = int(np.prod(shape, dtype=np.int64))
+    result = out if out is not None else np.empty(shape, restype)
+    if size == 0:
+        return result
+    flat_out = result.reshape(-1) if result.flags.c_contiguous else np.empty(size, restype)
+    flat = [_flat(np.asarray(v), shape) if arr else v for v, arr in zip(vals, is_arr)]
+    kernel, _ = _wrappers(d, is_arr)
+    blocks = -(-size // _THREADS)
+    kernel.cpu[blocks, _THREADS](*flat, flat_out, size)
+    if not result.flags.c_contiguous:
+        result[...] = flat_out.reshape(shape)
+    return result

@@ -1,0 +1,541 @@
+"""The CUDA target: ``@xpu.jit`` functions compiled and launched through numba.cuda.
+
+The user's Python function becomes a numba.cuda function by a globals
+substitution (:func:`_cuda_pyfunc`): a copy of the function whose globals and
+closure cells map
+
+* the ``numquad.xpu`` module to ``numba.cuda`` (same attribute names), each xpu
+  builtin (``xpu.grid``, ``xpu.threadIdx``, ``xpu.atomic.add``, ...) to the
+  numba.cuda object of the same name;
+* ``numquad.Quad``/``numquad.Wave`` to the intrinsic namespaces of
+  :mod:`numquad.cuda.intrinsics`, a single ``Quad.op`` object to its intrinsic;
+* the ``numquad`` package to a proxy module holding those three;
+* other ``@xpu.jit`` functions to their CUDA device functions
+  (``inline="always"``: inlined in Numba IR, so PTX needs no GPU).
+
+numba.cuda's own names (``cuda.grid``, ``cuda.shfl_sync``, ...) are left as they
+are. Floats are compiled without FMA contraction unless ``fastmath=True``
+(DESIGN section 3): NVVM gets ``-fma=0`` for numquad's own compilations.
+
+This module imports numba.cuda; :mod:`numquad.xpu` imports it only when the
+CUDA target is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import re
+import sys
+import threading
+import types as _pytypes
+
+import numpy as np
+
+import numba.core.errors as _numba_errors
+from numba import cuda
+from numba.cuda import nvvmutils, types
+from numba.cuda.cudadecl import registry as _typing_registry
+from numba.cuda.cudaimpl import registry as _lowering_registry
+from numba.cuda.compiler import compile_cuda
+from numba.cuda.core import errors as _cuda_errors
+from numba.cuda.core.compiler_lock import global_compiler_lock
+from numba.cuda.cudadrv import nvvm
+from numba.cuda.np import numpy_support
+from numba.cuda.typing.templates import AttributeTemplate
+from numba.cuda.typing.typeof import Purpose, typeof
+
+from .. import ops, xpu
+from ..errors import NumquadCompileError, NumquadTypeError
+from .intrinsics import CUDA_NAMESPACES, INTRINSICS, recording
+
+__all__ = ["CUDATarget", "no_fma"]
+
+#: Threads per block of the generated lane-call kernel (a multiple of the wave).
+_CALL_BLOCK = 128
+
+
+# ---------------------------------------------------------------------------
+# No FMA contraction
+# ---------------------------------------------------------------------------
+
+_nvvm_compile_ir = nvvm.compile_ir
+
+
+def _compile_ir_no_fma(llvmir, **options):
+    if not options.get("fastmath"):
+        options.setdefault("fma", False)
+    return _nvvm_compile_ir(llvmir, **options)
+
+
+@contextlib.contextmanager
+def no_fma():
+    """NVVM compiles with ``-fma=0`` (unless fastmath) inside this block.
+
+    numba-cuda builds its NVVM options internally and calls
+    ``nvvm.compile_ir`` through the module attribute (codegen.py), so the
+    attribute is swapped for the block, under numba's compiler lock so no other
+    thread's compilation sees it.
+    """
+    with global_compiler_lock:
+        if nvvm.compile_ir is _compile_ir_no_fma:      # nested: already in place
+            yield
+            return
+        nvvm.compile_ir = _compile_ir_no_fma
+        try:
+            yield
+        finally:
+            nvvm.compile_ir = _nvvm_compile_ir
+
+
+# ---------------------------------------------------------------------------
+# Typing errors -> numquad errors with the user's file and line
+# ---------------------------------------------------------------------------
+
+_TYPING_ERRORS = (_cuda_errors.TypingError, _numba_errors.TypingError)
+_NUMBA_ERRORS = (_cuda_errors.NumbaError, _numba_errors.NumbaError)
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_INTERNAL = (
+    sys.modules["numba"].__path__[0],
+    sys.modules["numba.cuda"].__path__[0],
+    __file__.rsplit("/", 2)[0],            # numquad/
+)
+
+
+def _constraint_loc(error):
+    """The ``loc`` of the innermost Numba typing constraint in *error*'s traceback.
+
+    With numba installed next to numba-cuda, a failed call resolution raises
+    numba.core's TypingError, which numba-cuda's type inference does not catch
+    and annotate, so the message may not say where the call was.
+    """
+    found = None
+    tb = error.__traceback__
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        loc = getattr(obj, "loc", None)
+        if type(obj).__name__.endswith("Constraint") and getattr(loc, "filename", None):
+            found = loc
+        tb = tb.tb_next
+    return found
+
+
+def _user_location(error, disp):
+    """(filename, line) of the user's line that failed, from Numba's error."""
+    loc = _constraint_loc(error)
+    if loc is not None and not loc.filename.startswith(_INTERNAL):
+        return loc.filename, loc.line
+    text = _ANSI.sub("", str(error))
+    for filename, line in _FILE_LINE.findall(text):
+        if not filename.startswith(_INTERNAL) and not filename.startswith("<numquad"):
+            return filename, int(line)
+    loc = getattr(error, "loc", None)
+    if loc is not None and getattr(loc, "filename", None):
+        return loc.filename, loc.line
+    return disp.filename, disp.firstlineno
+
+
+def _numquad_error(error, disp, log):
+    filename, line = _user_location(error, disp)
+    if isinstance(error, NumquadCompileError):          # raised by an op's typer
+        return NumquadCompileError(f"{error.op_message} (in {disp.__name__})", filename, line)
+    text = _ANSI.sub("", str(error))
+    complaints = [m for m in dict.fromkeys(log) if m in text]
+    message = "; ".join(complaints) if complaints else text.strip()
+    if not isinstance(error, _TYPING_ERRORS):
+        return NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
+    return NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}')
+
+
+@contextlib.contextmanager
+def _user_errors(disp):
+    """Numba's compile errors as NumquadTypeError/NumquadCompileError naming the user's line."""
+    with recording() as log:
+        try:
+            yield
+        except _NUMBA_ERRORS + (NumquadCompileError,) as e:
+            raise _numquad_error(e, disp, log) from None
+
+
+# ---------------------------------------------------------------------------
+# The globals substitution
+# ---------------------------------------------------------------------------
+
+def _cuda_object(path):
+    obj = cuda
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _Dim3Group(types.Dummy):
+    """The Numba type of a bare ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``."""
+
+    def __init__(self, name):
+        self.group = name
+        super().__init__(f"numquad.cuda.{name}")
+
+
+class _Bare:
+    """A typeable stand-in for ``numba.cuda.<name>`` used as a bare global.
+
+    numba.cuda types ``threadIdx``, ``shared``, ``atomic``, ... only as
+    attributes of its module (``cuda.threadIdx.x``); ``from numquad.xpu import
+    threadIdx`` needs the bare name to work too. numba.cuda's typeof takes a
+    value's ``_numba_type_``.
+    """
+
+    def __init__(self, name, numba_type):
+        self.name = name
+        self._numba_type_ = numba_type
+
+    def __repr__(self):
+        return f"<numquad.cuda bare {self.name}>"
+
+
+_SREG = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
+
+
+def _bare_dim3(name):
+    ty = _Dim3Group(name)
+
+    class _Attrs(AttributeTemplate):
+        key = ty
+
+        def generic_resolve(self, value, attr):
+            return types.int32 if attr in ("x", "y", "z") else None
+
+    _typing_registry.register_attr(_Attrs)
+    for axis in "xyz":
+        def read(context, builder, typ, value, _reg=f"{_SREG[name]}.{axis}"):
+            return nvvmutils.call_sreg(builder, _reg)
+        _lowering_registry.lower_getattr(ty, axis)(read)
+    return _Bare(name, ty)
+
+
+_BARE = {name: _bare_dim3(name) for name in _SREG}
+_BARE.update({name: _Bare(name, types.Module(getattr(cuda, name)))
+              for name in ("shared", "local", "atomic")})
+_BARE["warpsize"] = 32
+
+
+def _package_proxy(pkg):
+    proxy = _pytypes.ModuleType(pkg.__name__, pkg.__doc__)
+    proxy.__dict__.update({k: v for k, v in vars(pkg).items() if not k.startswith("__")})
+    proxy.xpu = cuda
+    proxy.Quad = CUDA_NAMESPACES["Quad"]
+    proxy.Wave = CUDA_NAMESPACES["Wave"]
+    return proxy
+
+
+_PACKAGE = sys.modules[xpu.__name__.rpartition(".")[0]]
+_PROXY = _package_proxy(_PACKAGE)
+
+
+def _substitute(value):
+    """The numba.cuda meaning of a global the user's function refers to."""
+    if value is xpu:
+        return cuda
+    if value is _PACKAGE:
+        return _PROXY
+    if isinstance(value, xpu._Builtin):
+        return _BARE.get(value.name) or _cuda_object(value.name)
+    if type(value) is xpu._Group:
+        return _BARE[value.__name__.split(".", 1)[1]]
+    if value is ops.Quad or value is ops.Wave:
+        return CUDA_NAMESPACES[value.__name__.rsplit(".", 1)[1]]
+    op = ops.of_function(value)
+    if op is not None:
+        return INTRINSICS[op.qualname]
+    if isinstance(value, xpu.Dispatcher):
+        return value._target("cuda").device_function()
+    return value
+
+
+def _names(code):
+    """Every global name *code* and its nested code objects refer to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, _pytypes.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _cuda_pyfunc(pyfunc):
+    """A copy of *pyfunc* whose globals and closure hold the numba.cuda meanings."""
+    code = pyfunc.__code__
+    glbls = dict(pyfunc.__globals__)
+    for name in _names(code):
+        if name in glbls:
+            glbls[name] = _substitute(glbls[name])
+    closure = None
+    if pyfunc.__closure__ is not None:
+        cells = []
+        for cell in pyfunc.__closure__:
+            try:
+                cells.append(_pytypes.CellType(_substitute(cell.cell_contents)))
+            except ValueError:                           # an empty cell
+                cells.append(cell)
+        closure = tuple(cells)
+    fn = _pytypes.FunctionType(code, glbls, pyfunc.__name__, pyfunc.__defaults__, closure)
+    fn.__kwdefaults__ = pyfunc.__kwdefaults__
+    fn.__qualname__ = pyfunc.__qualname__
+    fn.__doc__ = pyfunc.__doc__
+    fn.__module__ = pyfunc.__module__
+    return fn
+
+
+# ---------------------------------------------------------------------------
+# Types and arrays
+# ---------------------------------------------------------------------------
+
+def _as_cuda_type(ty):
+    """A numba.cuda type from a Numba type (numba.core or numba.cuda), a dtype or a name."""
+    if isinstance(ty, types.Type):
+        return ty
+    if isinstance(ty, (str, np.dtype, type)):
+        return numpy_support.from_dtype(np.dtype(ty))
+    dtype = getattr(ty, "dtype", None)
+    if dtype is not None and hasattr(ty, "ndim"):          # a foreign Array type
+        return types.Array(_as_cuda_type(dtype), ty.ndim, ty.layout,
+                           readonly=not getattr(ty, "mutable", True))
+    return numpy_support.from_dtype(np.dtype(str(ty)))
+
+
+def _is_device(a):
+    return hasattr(a, "__cuda_array_interface__")
+
+
+_LANE_CALL_SRC = '''\
+def {name}(n, out, {params}):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = f({call})
+'''
+
+
+def _lane_call_kernel(device_fn, name, is_array, fastmath):
+    """The 1-D kernel that runs *device_fn* once per element: element k is lane
+    k % 32 of wave k // 32; the ``i < n`` guard leaves the last wave partial."""
+    params = [f"a{k}" for k in range(len(is_array))]
+    call = ", ".join(f"{p}[i]" if arr else p for p, arr in zip(params, is_array))
+    src = _LANE_CALL_SRC.format(name=name, params=", ".join(params), call=call)
+    filename = f"<numquad lane call {name}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    scope = {"cuda": cuda, "f": device_fn}
+    exec(compile(src, filename, "exec"), scope)  # noqa: S102
+    return cuda.jit(scope[name], fastmath=fastmath)
+
+
+# ---------------------------------------------------------------------------
+# The target
+# ---------------------------------------------------------------------------
+
+class CUDATarget:
+    """An ``@xpu.jit`` function on numba.cuda (constructed by ``Dispatcher._target``)."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self._lock = threading.RLock()
+        self._pyfunc = None
+        self._kernel = None
+        self._device = None
+        self._ptx = {}
+        self._calls = {}
+        self._restypes = {}
+
+    # -- the numba.cuda function -------------------------------------------
+    @property
+    def pyfunc(self):
+        """The user's function with numba.cuda globals (see the module doc)."""
+        with self._lock:
+            if self._pyfunc is None:
+                self._pyfunc = _cuda_pyfunc(self.dispatcher.py_func)
+            return self._pyfunc
+
+    def _jit_options(self):
+        d = self.dispatcher
+        opts = {"fastmath": d.fastmath, "cache": d.cache}
+        if d.debug:
+            opts.update(debug=True, opt=False)
+        return opts
+
+    def kernel(self):
+        """The numba.cuda kernel dispatcher (compiled lazily per argument types)."""
+        with self._lock:
+            if self._kernel is None:
+                self._kernel = cuda.jit(self.pyfunc, **self._jit_options())
+            return self._kernel
+
+    def device_function(self):
+        """The CUDA device-function version, so kernels can call this function.
+
+        ``inline="always"``: Numba inlines it at the IR level, which compiles to
+        PTX without a GPU (DESIGN section 5).
+        """
+        with self._lock:
+            if self._device is None:
+                self._device = cuda.jit(self.pyfunc, device=True, inline="always",
+                                        fastmath=self.dispatcher.fastmath)
+            return self._device
+
+    @contextlib.contextmanager
+    def _compiling(self):
+        with _user_errors(self.dispatcher):
+            if self.dispatcher.fastmath:
+                yield
+            else:
+                with no_fma():
+                    yield
+
+    # -- kernels -----------------------------------------------------------
+    def launch(self, dims, extra, args):
+        """``k[griddim, blockdim(, stream, sharedmem)](*args)`` through numba.cuda.
+
+        *dims* comes validated from :func:`numquad.xpu.launch_config`; NumPy
+        arguments are copied to the device and back, as numba.cuda does.
+        """
+        grid3, block3, gnd, bnd = dims
+        config = (grid3[:gnd], block3[:bnd]) + tuple(extra)
+        kernel = self.kernel()
+        try:
+            argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+            compiled = argtypes in kernel.overloads
+        except Exception:  # noqa: BLE001 - let numba.cuda report a bad argument
+            compiled = False
+        if compiled:
+            return kernel[config](*args)
+        with self._compiling():
+            return kernel[config](*args)
+
+    # -- introspection -----------------------------------------------------
+    def inspect_ptx(self, sig, cc=(9, 0)):
+        """The PTX for argument types *sig* and compute capability *cc*; needs no GPU."""
+        argtypes = tuple(_as_cuda_type(t) for t in sig)
+        cc = tuple(cc)
+        key = (argtypes, cc)
+        with self._lock:
+            ptx = self._ptx.get(key)
+            if ptx is None:
+                opts = self._jit_options()
+                opts.pop("cache")
+                with self._compiling():
+                    ptx, _ = cuda.compile_ptx(
+                        self.pyfunc, argtypes, cc=cc,
+                        device=not self.dispatcher.is_kernel, **opts)
+                self._ptx[key] = ptx
+            return ptx
+
+    def return_type(self, argtypes):
+        """The Numba return type of this lane function for *argtypes* (typing only, no GPU)."""
+        argtypes = tuple(_as_cuda_type(t) for t in argtypes)
+        with self._lock:
+            restype = self._restypes.get(argtypes)
+            if restype is None:
+                with _user_errors(self.dispatcher):
+                    cres = compile_cuda(self.pyfunc, None, argtypes, cc=(8, 0),
+                                        fastmath=self.dispatcher.fastmath)
+                restype = self._restypes[argtypes] = cres.signature.return_type
+            return restype
+
+    # -- lane functions on arrays --------------------------------------------
+    def call(self, args, out):
+        """``f(*args, out=None)`` on the GPU (DESIGN 1.3).
+
+        NumPy arrays and scalars broadcast together with device arrays; NumPy
+        arrays are broadcast on the host and copied to the device. A device
+        array must already have the full broadcast shape and be C-contiguous
+        (it is used in place; broadcasting it would need a copy, so that is a
+        TypeError). Element k of the flattened (C order) broadcast is lane
+        k % 32 of wave k // 32. Returns a numba.cuda device array of the
+        broadcast shape and the function's return dtype; ``out`` (a device or
+        NumPy array of that shape and dtype) is filled and returned instead.
+        """
+        d = self.dispatcher
+        shapes = []
+        for a in args:
+            if _is_device(a):
+                shapes.append(tuple(a.__cuda_array_interface__["shape"]))
+            else:
+                shapes.append(np.shape(a))
+        try:
+            shape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise NumquadTypeError(
+                f"{d.where}: {d.__name__}(...): the argument shapes {shapes} do not "
+                f"broadcast together") from None
+        n = int(np.prod(shape, dtype=np.int64))
+
+        kargs, elemtypes, is_array = [], [], []
+        for k, a in enumerate(args):
+            if _is_device(a):
+                dev = cuda.as_cuda_array(a)
+                if dev.shape != shape or not dev.is_c_contiguous():
+                    raise NumquadTypeError(
+                        f"{d.where}: {d.__name__}(...): argument {k} is a device array "
+                        f"of shape {dev.shape}; on CUDA a device array must have the "
+                        f"full broadcast shape {shape} and be C-contiguous (pass a "
+                        f"NumPy array or a scalar to broadcast)")
+                kargs.append(dev.reshape(n) if dev.ndim != 1 else dev)
+                elemtypes.append(numpy_support.from_dtype(dev.dtype))
+                is_array.append(True)
+            elif isinstance(a, np.ndarray) and a.ndim > 0:
+                host = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(n)
+                kargs.append(cuda.to_device(host))
+                elemtypes.append(numpy_support.from_dtype(a.dtype))
+                is_array.append(True)
+            else:
+                if isinstance(a, np.ndarray):              # 0-d: its NumPy scalar
+                    a = a[()]
+                kargs.append(a)
+                elemtypes.append(typeof(a, Purpose.argument))
+                is_array.append(False)
+
+        restype = self.return_type(elemtypes)
+        resdtype = numpy_support.as_dtype(restype)
+        result, host_out = self._output(out, shape, resdtype)
+        if n:
+            flat = result.reshape(n) if result.ndim != 1 else result
+            kernel = self._lane_call(tuple(is_array))
+            config = ((n + _CALL_BLOCK - 1) // _CALL_BLOCK, _CALL_BLOCK)
+            with self._compiling():
+                kernel[config](np.int64(n), flat, *kargs)
+        if host_out is not None:
+            result.copy_to_host(host_out)
+            return host_out
+        return result
+
+    def _output(self, out, shape, dtype):
+        d = self.dispatcher
+        if out is None:
+            return cuda.device_array(shape, dtype=dtype), None
+        host = not _is_device(out)
+        if host and not isinstance(out, np.ndarray):
+            raise NumquadTypeError(
+                f"{d.where}: {d.__name__}(..., out=): out must be a device array or "
+                f"a NumPy array; got {type(out).__name__}")
+        arr = out if host else cuda.as_cuda_array(out)
+        if tuple(arr.shape) != tuple(shape) or np.dtype(arr.dtype) != dtype:
+            raise NumquadTypeError(
+                f"{d.where}: {d.__name__}(..., out=): out has shape {tuple(arr.shape)} "
+                f"and dtype {np.dtype(arr.dtype)}; it must have shape {tuple(shape)} and "
+                f"dtype {dtype}")
+        if host:
+            if not arr.flags.c_contiguous:
+                raise NumquadTypeError(
+                    f"{d.where}: {d.__name__}(..., out=): out must be C-contiguous")
+            return cuda.device_array(shape, dtype=dtype), arr
+        if not arr.is_c_contiguous():
+            raise NumquadTypeError(
+                f"{d.where}: {d.__name__}(..., out=): out must be C-contiguous")
+        return arr, None
+
+    def _lane_call(self, is_array):
+        with self._lock:
+            k = self._calls.get(is_array)
+            if k is None:
+                name = f"{self.dispatcher.__name__}_lane_call"
+                k = self._calls[is_array] = _lane_call_kernel(
+                    self.device_function(), name, is_array, self.dispatcher.fastmath)
+            return k
