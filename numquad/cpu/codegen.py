@@ -47,8 +47,14 @@ def _const(v):
     return ast.Constant(v)
 
 
-def _sub(arr, idx=L, ctx=ast.Load):
-    return ast.Subscript(value=_name(arr), slice=_name(idx) if isinstance(idx, str) else idx, ctx=ctx())
+def _sub(arr, idx=L):
+    """arr[lane]: a lane-array load (a plain GEP + load, no wrap-around code)."""
+    return _call("_nq_ld", _name(arr), _name(idx) if isinstance(idx, str) else idx)
+
+
+def _store(arr, value, idx=L):
+    """arr[lane] = value, as a statement."""
+    return ast.Expr(_call("_nq_st", _name(arr), _name(idx) if isinstance(idx, str) else idx, value))
 
 
 def _assign(target, value):
@@ -187,7 +193,7 @@ def _namespace(fe):
     ns.update({
         "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
         "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
-        "_nq_nonneg": _intr.nonneg,
+        "_nq_nonneg": _intr.nonneg, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
@@ -457,7 +463,7 @@ class _BlockGen:
             body = self._remat_defs(names, lane_mode)
             body += [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in loads]
             body += self.subst(it.stmts, lane_mode)
-            body += [_assign(_sub(f"_nq_v_{n}", ctx=ast.Store), _name(n))
+            body += [_store(f"_nq_v_{n}", _name(n))
                      for n in sorted(stores) if n in self.lane_vars]
             line = it.stmts[0].lineno
             masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
@@ -472,10 +478,10 @@ class _BlockGen:
         if isinstance(it, _fe.If):
             line = it.node.lineno
             mt, me = self.new_mask(), (self.new_mask() if it.orelse else None)
-            setm = [_assign(_sub(mt, ctx=ast.Store),
+            setm = [_store(mt,
                             ast.BoolOp(ast.And(), [_sub(mask), _sub(f"_nq_v_{it.cond}")]))]
             if me:
-                setm.append(_assign(_sub(me, ctx=ast.Store),
+                setm.append(_store(me,
                                     ast.BoolOp(ast.And(), [_sub(mask), ast.UnaryOp(ast.Not(), _sub(f"_nq_v_{it.cond}"))])))
             out = [_lane_loop(setm)]
             body = self.gen_items(it.body, frames + [(mt, "if")])
@@ -489,10 +495,10 @@ class _BlockGen:
         if isinstance(it, _fe.Loop):
             line = it.node.lineno
             ml, mb = self.new_mask(), self.new_mask()
-            head = [_lane_loop([_assign(_sub(ml, ctx=ast.Store), _sub(mask))])]
+            head = [_lane_loop([_store(ml, _sub(mask))])]
             loop_body = [
                 ast.If(test=ast.UnaryOp(ast.Not(), _call("_nq_any", _name(ml))), body=[ast.Break()], orelse=[]),
-                _lane_loop([_assign(_sub(mb, ctx=ast.Store), _sub(ml))]),
+                _lane_loop([_store(mb, _sub(ml))]),
             ] + self.gen_items(it.body, frames + [(ml, "loop"), (mb, "body")])
             if it.uniform:
                 target, rargs = it.uniform
@@ -514,7 +520,7 @@ class _BlockGen:
         if it.kind == "return" and it.value is not None:
             self.fe.error("a value-returning lane function cannot be compiled as a kernel here", it.node)
         for m, _ in frames[start:]:
-            body.append(_assign(_sub(m, ctx=ast.Store), _const(False)))
+            body.append(_store(m, _const(False)))
         return _located([_lane_loop([ast.If(test=_sub(cur), body=body, orelse=[])])], it.node.lineno)
 
     def _remat_defs(self, names, mode):
@@ -535,7 +541,7 @@ class _BlockGen:
             self.splats.add(name)
             mode = "lane_nd" if self.nd else "lane"
             out.append(_lane_loop(self._remat_defs({name}, mode) +
-                                  [_assign(_sub(f"_nq_v_{name}", ctx=ast.Store), _name(name))]))
+                                  [_store(f"_nq_v_{name}", _name(name))]))
         return _name(f"_nq_v_{name}")
 
     def gen_xl(self, it, mask):
@@ -578,7 +584,7 @@ class _BlockGen:
         # per wave: the entry mask, thread ids, reassigned parameters
         wave_pro = [
             _assign(_name("_nq_t0", ast.Store), ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W))),
-            _lane_loop([_assign(_sub("_nq_m_entry", ctx=ast.Store),
+            _lane_loop([_store("_nq_m_entry",
                                 ast.Compare(ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)),
                                             [ast.Lt()], [_name("_nq_nt")]))]),
         ]
@@ -586,13 +592,13 @@ class _BlockGen:
             t = ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L))
             bxy = ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy"))
             wave_pro.append(_lane_loop([
-                _assign(_sub("_nq_tx", ctx=ast.Store), _call("_nq_i32", ast.BinOp(t, ast.Mod(), _name("_nq_bdx")))),
-                _assign(_sub("_nq_ty", ctx=ast.Store), _call("_nq_i32", ast.BinOp(
+                _store("_nq_tx", _call("_nq_i32", ast.BinOp(t, ast.Mod(), _name("_nq_bdx")))),
+                _store("_nq_ty", _call("_nq_i32", ast.BinOp(
                     ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), _name("_nq_bdx")), ast.Mod(), _name("_nq_bdy")))),
-                _assign(_sub("_nq_tz", ctx=ast.Store), _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
+                _store("_nq_tz", _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
             ]))
         for p in self.reassigned_params:
-            wave_pro.append(_lane_loop([_assign(_sub(f"_nq_v_{p}", ctx=ast.Store), _name(f"_nq_p_{p}"))]))
+            wave_pro.append(_lane_loop([_store(f"_nq_v_{p}", _name(f"_nq_p_{p}"))]))
         nwaves = ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W))
         wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("range", nwaves),
                             body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])

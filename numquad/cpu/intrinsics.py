@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import ops as _ops
 
-__all__ = ["lanes", "mask_any", "mask_all", "mask_is_prefix", "nonneg", "XL_INTRINSICS"]
+__all__ = ["lanes", "lane_load", "lane_store", "mask_any", "mask_all", "mask_is_prefix", "nonneg", "XL_INTRINSICS"]
 
 W = _ops.WAVE
 _i1 = ir.IntType(1)
@@ -492,3 +492,30 @@ def nonneg(typingctx, x):
         _call_intr(builder, "llvm.assume", [cond], ir.VoidType())
         return v
     return x(x), codegen
+
+
+def _lane_ptr(context, builder, arrty, arr, idx):
+    ary = context.make_array(arrty)(context, builder, arr)
+    return builder.gep(ary.data, [idx], inbounds=True)
+
+
+@intrinsic
+def lane_load(typingctx, arr, lane):
+    """``arr[lane]`` for a lane array and a lane index 0..31 (no wrap-around code)."""
+    def codegen(context, builder, sig, args):
+        arrty = sig.args[0]
+        ptr = _lane_ptr(context, builder, arrty, args[0], args[1])
+        return context.unpack_value(builder, arrty.dtype, ptr)
+    return arr.dtype(arr, lane), codegen
+
+
+@intrinsic
+def lane_store(typingctx, arr, lane, value):
+    """``arr[lane] = value`` for a lane array (the value is cast to its dtype)."""
+    def codegen(context, builder, sig, args):
+        arrty, _, valty = sig.args
+        ptr = _lane_ptr(context, builder, arrty, args[0], args[1])
+        val = context.cast(builder, args[2], valty, arrty.dtype)
+        context.pack_value(builder, arrty.dtype, val, ptr)
+        return context.get_dummy_value()
+    return types.none(arr, lane, value), codegen
