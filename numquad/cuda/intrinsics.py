@@ -465,7 +465,7 @@ def _lower_move(op, valty, sel):
         if b_is_src:
             b = src32
         elif constant is not None:
-            b = constant
+            b = constant & 31                    # the hardware reads b[4:0]
         else:
             b = _as_i32(builder, sel_val.value)
         moved = _shfl(builder, mode, mask, value, b, c)
