@@ -1,0 +1,179 @@
+"""CUDA target errors, without a GPU: typing errors name the op, the type it got,
+the types it takes and the user's file and line; bad launches fail before any GPU work."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba.cuda")
+
+from numba.cuda import types  # noqa: E402
+
+from numquad import NumquadCompileError, NumquadTypeError, Quad, Wave, xpu  # noqa: E402
+
+HERE = os.path.basename(__file__)
+VALUE_WORDS = "it takes a bool, int8..int64, uint8..uint64, float32 or float64 scalar"
+PRED_WORDS = "it takes a bool or integer scalar (nonzero is true)"
+
+
+def line_of(fn, text):
+    """The file line number of the first line of *fn* containing *text*."""
+    lines, start = inspect.getsourcelines(fn.py_func)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+@xpu.jit
+def swap_array(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Quad.swapHorizontal(src)
+
+
+@xpu.jit
+def swap_tuple(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Quad.swapHorizontal((src[i], src[i]))[0]
+
+
+@xpu.jit
+def swap_value(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Quad.swapHorizontal(src[i])
+
+
+@xpu.jit
+def ballot_value(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Wave.ballot(src[i])
+
+
+@xpu.jit
+def broadcast_5(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Quad.broadcast(src[i], 5)
+
+
+@xpu.jit
+def broadcast_float_index(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Quad.broadcast(src[i], src[i])
+
+
+f32 = types.float32[::1]
+c64 = types.complex64[::1]
+
+
+def _check(err, fn, call, *words):
+    msg = str(err.value)
+    assert HERE in msg, msg
+    assert f"line {line_of(fn, call)}" in msg, msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_array_operand():
+    with pytest.raises(NumquadTypeError) as err:
+        swap_array.inspect_ptx((f32, f32))
+    _check(err, swap_array, "Quad.swapHorizontal(src)", "Quad.swapHorizontal(value)",
+           "got array(float32, 1d, C)", VALUE_WORDS)
+
+
+def test_tuple_operand():
+    with pytest.raises(NumquadTypeError) as err:
+        swap_tuple.inspect_ptx((f32, f32))
+    _check(err, swap_tuple, "Quad.swapHorizontal(", "Quad.swapHorizontal(value)",
+           "got UniTuple(float32 x 2)", VALUE_WORDS)
+
+
+def test_complex_operand():
+    with pytest.raises(NumquadTypeError) as err:
+        swap_value.inspect_ptx((c64, c64))
+    _check(err, swap_value, "Quad.swapHorizontal(", "Quad.swapHorizontal(value)",
+           "got complex64", VALUE_WORDS)
+
+
+def test_float_predicate():
+    with pytest.raises(NumquadTypeError) as err:
+        ballot_value.inspect_ptx((f32, types.uint32[::1]))
+    _check(err, ballot_value, "Wave.ballot(", "Wave.ballot(pred)", "got float32", PRED_WORDS)
+
+
+def test_constant_index_out_of_range():
+    with pytest.raises(NumquadCompileError) as err:
+        broadcast_5.inspect_ptx((f32, f32))
+    _check(err, broadcast_5, "Quad.broadcast(", "Quad.broadcast", "constant index 5",
+           "it takes 0..3", "broadcast_5")
+    assert err.value.filename.endswith(HERE)
+    assert err.value.lineno == line_of(broadcast_5, "Quad.broadcast(")
+
+
+def test_constant_error_survives_a_cached_runtime_signature():
+    """A runtime index typed first must not make a later bad constant compile as runtime."""
+    @xpu.jit
+    def runtime_index(src, idx, dst):
+        i = xpu.grid(1)
+        dst[i] = Quad.broadcast(src[i], idx[i])
+
+    runtime_index.inspect_ptx((f32, types.int64[::1], f32))
+    with pytest.raises(NumquadCompileError):
+        broadcast_5.inspect_ptx((types.float64[::1], types.float64[::1]))
+
+
+def test_float_selector():
+    with pytest.raises(NumquadTypeError) as err:
+        broadcast_float_index.inspect_ptx((f32, f32))
+    _check(err, broadcast_float_index, "Quad.broadcast(", "Quad.broadcast(value, index)",
+           "argument 'index' got float32", "integer")
+
+
+def test_error_in_a_lane_function_points_at_its_line():
+    @xpu.jit
+    def lane(x):
+        return Wave.ballot(x)
+
+    @xpu.jit
+    def k(src, dst):
+        i = xpu.grid(1)
+        dst[i] = lane(src[i])
+
+    with pytest.raises(NumquadTypeError) as err:
+        k.inspect_ptx((f32, f32))
+    _check(err, lane, "Wave.ballot(", "Wave.ballot(pred)", "got float32")
+
+
+# ---------------------------------------------------------------------------
+# Launch configuration: rejected before any GPU work (CI has no GPU)
+# ---------------------------------------------------------------------------
+
+@xpu.jit
+def copy(src, dst):
+    i = xpu.grid(1)
+    dst[i] = src[i]
+
+
+@pytest.mark.parametrize("griddim,blockdim,exc", [
+    (1, 0, ValueError),
+    (1, (0, 1), ValueError),
+    (1, 1025, ValueError),
+    (1, (32, 32, 2), ValueError),
+    (1, (1, 1, 1, 1), ValueError),
+    ((1, 1, 1, 1), 32, ValueError),
+    (1, 32.0, TypeError),
+    (1, "32", TypeError),
+])
+def test_bad_launch_configuration(griddim, blockdim, exc):
+    a = np.zeros(4, np.float32)
+    with pytest.raises(exc) as err:
+        copy.cuda[griddim, blockdim](a, a)
+    assert "CUDA" not in type(err.value).__name__
+    assert "launch of copy" in str(err.value)
+
+
+def test_kernel_called_without_configuration():
+    with pytest.raises(TypeError) as err:
+        copy.cuda(np.zeros(4), np.zeros(4))
+    assert "copy[griddim, blockdim]" in str(err.value)

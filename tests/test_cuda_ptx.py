@@ -1,0 +1,355 @@
+"""CUDA target, compile-only (no GPU): the PTX of every op x every accepted type.
+
+Each (op, type) gets one small kernel, generated from source text, compiled with
+``inspect_ptx(sig, cc=(9, 0))``; the tests assert the instructions the lowering
+promises (``shfl.sync`` per 32-bit word with immediate selectors, ``vote.sync``
+ballots, ``redux.sync`` for small integers, log-step ``shfl.sync.up`` scans),
+the active-mask guard, and no local memory.
+"""
+
+import linecache
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba.cuda")
+
+from numba.cuda import types  # noqa: E402
+
+from numquad import Quad, Wave, ops, xpu  # noqa: E402
+from numquad.cuda import intrinsics  # noqa: E402
+
+CC = (9, 0)
+
+#: The constant selector each selector op is compiled with, and the immediate
+#: the PTX must show for it (Quad.broadcast uses 4-lane segments: c = 0x1c1f).
+CONST_SEL = {
+    "Quad.broadcast": 2,
+    "Wave.broadcast": 5,
+    "Wave.shuffle": 37,           # taken & 31 -> 5
+    "Wave.shuffleXor": 6,
+    "Wave.shuffleUp": 3,
+    "Wave.shuffleDown": 7,
+}
+
+_NB = {np.dtype(n): getattr(types, "boolean" if n == "bool" else n) for n in
+       ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+        "uint64", "float32", "float64")}
+
+
+def _kernel(op, sel="const"):
+    """``dst[i] = Op(src[i][, selector])`` as an @xpu.jit kernel built from source."""
+    if op.kind == "query":
+        call = f"{op.qualname}()"
+    elif op.selector is None:
+        call = f"{op.qualname}(src[i])"
+    elif sel == "const":
+        call = f"{op.qualname}(src[i], {CONST_SEL[op.qualname]})"
+    else:
+        call = f"{op.qualname}(src[i], sel[i])"
+    fname = f"ptx_{op.namespace}_{op.name}_{sel}"
+    src = (f"def {fname}(src, sel, dst):\n"
+           f"    i = xpu.grid(1)\n"
+           f"    dst[i] = {call}\n")
+    filename = f"<numquad test_cuda_ptx {fname}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    scope = {"xpu": xpu, "Quad": Quad, "Wave": Wave}
+    exec(compile(src, filename, "exec"), scope)
+    return xpu.jit(scope[fname], target="cuda")
+
+
+_KERNELS = {}
+
+
+def _ptx(op, dtype, sel="const", seltype=types.int32):
+    key = (op.qualname, sel)
+    if key not in _KERNELS:
+        _KERNELS[key] = _kernel(op, sel)
+    vt = _NB[np.dtype(dtype)]
+    rt = _NB[op.result_dtype(np.dtype(dtype) if op.params else None)]
+    return _KERNELS[key].inspect_ptx((vt[::1], seltype[::1], rt[::1]), cc=CC)
+
+
+def _count(ptx, pattern):
+    return len(re.findall(pattern, ptx))
+
+
+def _body(ptx):
+    """The instruction lines of the kernel body."""
+    lines = []
+    for line in ptx.splitlines():
+        s = line.strip()
+        if s and not s.startswith(("//", ".", "{", "}", "(", ")", "$", "@")) and s.endswith(";"):
+            lines.append(s)
+    return lines
+
+
+def _words(dtype):
+    return 2 if np.dtype(dtype).itemsize == 8 else 1
+
+
+def _no_local_memory(ptx):
+    assert ".local" not in ptx and "ld.local" not in ptx and "st.local" not in ptx
+
+
+SHFL = r"shfl\.sync\.{mode}\.b32\s+%r\d+, %r\d+, {b}, {c}, (?:%r\d+|-1);"
+REG = r"%r\d+"
+
+
+def _cases(kinds):
+    out = []
+    for op in ops.OPS.values():
+        if op.kind in kinds:
+            for dt in op.accepted:
+                out.append(pytest.param(op, dt, id=f"{op.qualname}-{dt}"))
+    return out
+
+
+@pytest.mark.parametrize("op", [o for o in ops.OPS.values() if o.kind == "query"],
+                         ids=lambda o: o.qualname)
+def test_query(op):
+    ptx = _ptx(op, np.int32)
+    _no_local_memory(ptx)
+    assert "shfl.sync" not in ptx
+    if op.name == "width":
+        assert "%laneid" not in ptx
+    else:
+        assert "%laneid" in ptx
+
+
+_MOVE_FORM = {   # op -> (mode, immediate b, c) with its constant selector
+    "Quad.swapHorizontal": ("bfly", 1, 31),
+    "Quad.swapVertical": ("bfly", 2, 31),
+    "Quad.swapDiagonal": ("bfly", 3, 31),
+    "Quad.broadcast": ("idx", 2, 7199),
+    "Wave.broadcast": ("idx", 5, 31),
+    "Wave.shuffle": ("idx", 5, 31),
+    "Wave.shuffleXor": ("bfly", 6, 31),
+    "Wave.shuffleUp": ("up", 3, 0),
+    "Wave.shuffleDown": ("down", 7, 31),
+    "Wave.readFirst": ("idx", REG, 31),
+}
+
+
+@pytest.mark.parametrize("op,dtype", _cases({"move"}))
+def test_move_constant_selector(op, dtype):
+    """One shfl.sync per 32-bit word with the immediate selector, guarded by the active mask."""
+    ptx = _ptx(op, dtype)
+    _no_local_memory(ptx)
+    mode, b, c = _MOVE_FORM[op.qualname]
+    assert _count(ptx, SHFL.format(mode=mode, b=b, c=c)) == _words(dtype), ptx
+    assert _count(ptx, r"shfl\.sync") == _words(dtype)
+    assert _count(ptx, r"activemask\.b32") == 1
+    if op.pattern is not None:                  # readFirst reads an active lane by construction
+        assert _count(ptx, r"selp\.") >= 1     # the inactive-lane guard
+
+
+#: A runtime selector: the shfl.sync mode that reads op.pattern's lane (up/down
+#: take any runtime delta, so they read lane - delta / lane + delta through idx).
+_RUNTIME_MODE = {
+    "Quad.broadcast": ("idx", 7199),
+    "Wave.broadcast": ("idx", 31),
+    "Wave.shuffle": ("idx", 31),
+    "Wave.shuffleXor": ("bfly", 31),
+    "Wave.shuffleUp": ("idx", 31),
+    "Wave.shuffleDown": ("idx", 31),
+}
+
+
+@pytest.mark.parametrize("seltype", [types.int32, types.uint8, types.int64],
+                         ids=str)
+@pytest.mark.parametrize("op", [o for o in ops.OPS.values() if o.selector],
+                         ids=lambda o: o.qualname)
+@pytest.mark.parametrize("dtype", [np.float32, np.uint16, np.float64], ids=str)
+def test_move_runtime_selector(op, seltype, dtype):
+    ptx = _ptx(op, dtype, sel="lane", seltype=seltype)
+    _no_local_memory(ptx)
+    mode, c = _RUNTIME_MODE[op.qualname]
+    assert _count(ptx, SHFL.format(mode=mode, b=REG, c=c)) == _words(dtype), ptx
+
+
+@pytest.mark.parametrize("k", [0, 17, 31])
+def test_constant_selector_is_an_immediate(k):
+    """A constant selector goes into the IR as a constant: the PTX shows it as the immediate."""
+    text = f"def wb(src, sel, dst):\n    i = xpu.grid(1)\n    dst[i] = Wave.broadcast(src[i], {k})\n"
+    filename = f"<numquad test_cuda_ptx wb{k}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    scope = {"xpu": xpu, "Wave": Wave}
+    exec(compile(text, filename, "exec"), scope)
+    ptx = xpu.jit(scope["wb"]).inspect_ptx((types.float32[::1], types.int32[::1], types.float32[::1]))
+    assert _count(ptx, SHFL.format(mode="idx", b=k, c=31)) == 1
+
+
+@pytest.mark.parametrize("op,dtype", _cases({"vote", "ballot"}))
+def test_vote_and_ballot(op, dtype):
+    ptx = _ptx(op, dtype)
+    _no_local_memory(ptx)
+    assert _count(ptx, r"vote\.sync\.ballot\.b32") == 1
+    assert _count(ptx, r"activemask\.b32") >= 1
+    assert "shfl.sync" not in ptx
+    if op.name in ("countBits", "prefixCountBits"):
+        assert _count(ptx, r"popc\.b32") == 1
+    if op.name == "prefixCountBits":
+        assert "%lanemask_lt" in ptx
+
+
+@pytest.mark.parametrize("op,dtype", _cases({"scan"}))
+def test_scan(op, dtype):
+    ptx = _ptx(op, dtype)
+    _no_local_memory(ptx)
+    if op.combine == "add" and np.dtype(dtype) == np.bool_:
+        # prefixSum of a bool: popc(ballot & lanemask_lt)
+        assert _count(ptx, r"vote\.sync\.ballot\.b32") == 1
+        assert _count(ptx, r"popc\.b32") == 1
+        assert "shfl.sync" not in ptx
+        return
+    # 5 log steps + the exclusive shift by one lane, per 32-bit word
+    for d in ops.LOG_STEPS:
+        assert _count(ptx, SHFL.format(mode="up", b=d, c=0)) == _words(dtype) * (2 if d == 1 else 1)
+    assert _count(ptx, r"shfl\.sync") == 6 * _words(dtype)
+
+
+def _reduce_uses_redux(op, dtype):
+    dt = np.dtype(dtype)
+    return dt.kind in "biu" and dt.itemsize <= 4 and not (op.combine == "add" and dt.kind == "b") \
+        and (op.combine != "mul" or dt.kind == "b")
+
+
+@pytest.mark.parametrize("op,dtype", _cases({"reduce"}))
+def test_reduce(op, dtype):
+    ptx = _ptx(op, dtype)
+    _no_local_memory(ptx)
+    dt = np.dtype(dtype)
+    if op.combine == "add" and dt == np.bool_:
+        assert _count(ptx, r"vote\.sync\.ballot\.b32") == 1
+        assert _count(ptx, r"popc\.b32") == 1
+        assert "shfl.sync" not in ptx
+    elif _reduce_uses_redux(op, dtype):
+        assert _count(ptx, r"redux\.sync\.\w+\.[bsu]32") == 1, ptx
+        assert "shfl.sync" not in ptx
+    else:
+        # full wave: butterfly with immediate distances; partial: the partner block's first active lane
+        for d in ops.LOG_STEPS:
+            assert _count(ptx, SHFL.format(mode="bfly", b=d, c=31)) == _words(dtype)
+        assert _count(ptx, SHFL.format(mode="idx", b=REG, c=31)) == 5 * _words(dtype)
+        assert "redux.sync" not in ptx
+
+
+@pytest.mark.parametrize("op,dtype", _cases({"allequal"}))
+def test_all_equal(op, dtype):
+    ptx = _ptx(op, dtype)
+    _no_local_memory(ptx)
+    assert _count(ptx, SHFL.format(mode="idx", b=REG, c=31)) == _words(dtype)
+    assert _count(ptx, r"vote\.sync\.ballot\.b32") == 1
+
+
+def test_reduce_before_sm80_uses_butterfly():
+    """redux.sync needs sm_80: for cc 7.5 the small-integer reduction is the butterfly."""
+    k = _kernel(ops.get("Wave.reduceSum"))
+    sig = (types.int32[::1], types.int32[::1], types.int32[::1])
+    assert "redux.sync.add.s32" in k.inspect_ptx(sig, cc=(9, 0))
+    ptx = k.inspect_ptx(sig, cc=(7, 5))
+    assert "redux.sync" not in ptx
+    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 1
+
+
+def test_every_op_has_an_intrinsic():
+    assert set(intrinsics.INTRINSICS) == set(ops.OPS)
+    for name in ("Quad", "Wave"):
+        ns = intrinsics.CUDA_NAMESPACES[name]
+        assert set(ns.__all__) == set(getattr(ops, name).__all__)
+
+
+def test_instruction_counts_of_the_reference_kernels():
+    """The figures quoted in the CUDA target's report (a guard against regressions)."""
+    swap = ops.get("Quad.swapHorizontal")
+    for dtype in (np.float32, np.float64, np.uint8):
+        ptx = _ptx(swap, dtype)
+        assert _count(ptx, r"shfl\.sync\.bfly\.b32") == _words(dtype)
+    psum = ops.get("Wave.prefixSum")
+    for dtype in (np.int32, np.float32):
+        assert _count(_ptx(psum, dtype), r"shfl\.sync\.up\.b32") == 6
+
+
+# ---------------------------------------------------------------------------
+# No FMA contraction
+# ---------------------------------------------------------------------------
+
+def _axpy(a, b, c):
+    i = xpu.grid(1)
+    a[i] = a[i] * b[i] + c[i]
+
+
+def _scan_of_product(a, b, c):
+    i = xpu.grid(1)
+    c[i] = Wave.prefixSum(a[i] * b[i]) + c[i]
+
+
+@pytest.mark.parametrize("ty", [types.float32, types.float64], ids=str)
+def test_no_fma_unless_fastmath(ty):
+    sig = (ty[::1],) * 3
+    assert "fma.rn" not in xpu.jit(_axpy).inspect_ptx(sig)
+    assert "fma.rn" in xpu.jit(_axpy, fastmath=True).inspect_ptx(sig)
+    assert "fma.rn" not in xpu.jit(_scan_of_product).inspect_ptx(sig)
+
+
+# ---------------------------------------------------------------------------
+# How a kernel's names reach numba.cuda
+# ---------------------------------------------------------------------------
+
+import numquad  # noqa: E402
+from numquad.xpu import atomic, blockDim, grid, shared, syncthreads, threadIdx, warpsize  # noqa: E402
+
+_swap = Quad.swapVertical
+
+
+@xpu.jit
+def _lane_fn(x, y):
+    return x * y + Quad.swapVertical(x)
+
+
+@xpu.jit
+def _lane_fn2(x):
+    return _lane_fn(x, x) + _swap(x)
+
+
+def _closure_kernel(scale):
+    @xpu.jit
+    def k(a, b):
+        i = grid(1)
+        t = threadIdx.x + blockDim.x * 0 + warpsize * 0
+        sh = shared.array(128, np.float32)
+        sh[t] = a[i]
+        syncthreads()
+        b[i] = _lane_fn2(sh[t]) * scale + numquad.Wave.ballot(a[i] > 0) + xpu.laneid
+        atomic.add(b, 0, 1.0)
+    return k
+
+
+def test_globals_substitution():
+    """Bare builtins, the numquad package, an op object, a closure and lane functions."""
+    ptx = _closure_kernel(2.0).inspect_ptx((types.float32[::1], types.float32[::1]))
+    _no_local_memory(ptx)
+    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 2     # two swapVertical
+    assert "%tid.x" in ptx and "bar.sync" in ptx and "atom.global.add.f32" in ptx
+    assert ".shared" in ptx
+
+
+def test_plain_numba_cuda_spellings():
+    from numba import cuda
+
+    @xpu.jit
+    def k(a):
+        i = cuda.grid(1)
+        a[i] = cuda.shfl_xor_sync(cuda.activemask(), a[i], 1) + cuda.laneid
+
+    ptx = k.inspect_ptx((types.int32[::1],))
+    assert _count(ptx, r"shfl\.sync\.bfly\.b32") == 1
+
+
+def test_lane_function_ptx_and_return_type():
+    ptx = _lane_fn.inspect_ptx((types.float32, types.float32))
+    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 1
+    assert _lane_fn._target("cuda").return_type((types.float32, types.float64)) == types.float64
+    assert _lane_fn2._target("cuda").return_type((types.int16,)) == types.int64
