@@ -151,7 +151,9 @@ class Rows:
         u = row["unit"]
         if u == "s":
             return fmt_time(v)
-        if abs(v) >= 1e5:
+        if u == "" and float(v).is_integer():
+            s = f"{int(v)}"
+        elif abs(v) >= 1e5:
             s = f"{v:.3g}"
         elif abs(v) >= 100:
             s = f"{v:.0f}"
