@@ -177,3 +177,57 @@ def test_kernel_called_without_configuration():
     with pytest.raises(TypeError) as err:
         copy.cuda(np.zeros(4), np.zeros(4))
     assert "copy[griddim, blockdim]" in str(err.value)
+
+
+# ---------------------------------------------------------------------------
+# Lane functions on arrays: argument checks before any GPU work
+# ---------------------------------------------------------------------------
+
+class FakeDeviceArray:
+    """Only a __cuda_array_interface__: enough for the checks that precede GPU work."""
+
+    def __init__(self, shape, dtype=np.float32, strides=None):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": np.dtype(dtype).str, "data": (0, False),
+            "strides": strides, "version": 3}
+
+
+@xpu.jit
+def scale(x, y):
+    return x * y + Quad.swapVertical(x)
+
+
+@xpu.jit
+def pair(x):
+    return x, x
+
+
+def test_lane_call_shapes_must_broadcast():
+    with pytest.raises(NumquadTypeError) as err:
+        scale.cuda(np.ones(3, np.float32), np.ones(4, np.float32))
+    assert "do not broadcast" in str(err.value) and "scale" in str(err.value)
+
+
+def test_lane_call_device_array_must_have_the_full_shape():
+    with pytest.raises(NumquadTypeError) as err:
+        scale.cuda(FakeDeviceArray((3,)), np.ones((2, 3), np.float32))
+    assert "full broadcast shape (2, 3)" in str(err.value)
+    with pytest.raises(NumquadTypeError) as err:
+        scale.cuda(FakeDeviceArray((2, 3), strides=(4, 8)), np.ones((2, 3), np.float32))
+    assert "C-contiguous" in str(err.value)
+
+
+def test_lane_call_out_is_checked():
+    x = np.ones(3, np.float32)
+    with pytest.raises(NumquadTypeError) as err:
+        scale.cuda(x, 2.0, out=np.empty(3, np.float32))      # float32 * float64 -> float64
+    assert "dtype float64" in str(err.value)
+    with pytest.raises(NumquadTypeError) as err:
+        scale.cuda(x, np.float32(2), out=FakeDeviceArray((4,)))
+    assert "shape (3,)" in str(err.value)
+
+
+def test_lane_call_needs_a_scalar_result():
+    with pytest.raises(NumquadTypeError) as err:
+        pair.cuda(np.ones(3, np.float32))
+    assert "must return a scalar" in str(err.value)

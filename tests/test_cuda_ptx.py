@@ -353,3 +353,20 @@ def test_lane_function_ptx_and_return_type():
     assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 1
     assert _lane_fn._target("cuda").return_type((types.float32, types.float64)) == types.float64
     assert _lane_fn2._target("cuda").return_type((types.int16,)) == types.int64
+
+
+def test_lane_call_kernel():
+    """The generated 1-D kernel behind ``f(*arrays)`` on CUDA: guard, inlined lane function."""
+    from numba import cuda
+
+    from numquad.cuda.dispatch import no_fma
+
+    target = _lane_fn._target("cuda")
+    k = target._lane_call((True, False))
+    sig = (types.int64, types.float64[::1], types.float32[::1], types.float64)
+    with no_fma():
+        ptx, _ = cuda.compile_ptx(k.py_func, sig, cc=CC)
+    _no_local_memory(ptx)
+    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 1
+    assert "fma.rn" not in ptx
+    assert "setp" in ptx                                # the i < n guard

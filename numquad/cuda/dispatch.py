@@ -307,6 +307,22 @@ def _is_device(a):
     return hasattr(a, "__cuda_array_interface__")
 
 
+def _cai_shape(a):
+    return tuple(a.__cuda_array_interface__["shape"])
+
+
+def _cai_c_contiguous(cai):
+    strides = cai.get("strides")
+    if strides is None:
+        return True
+    itemsize = np.dtype(cai["typestr"]).itemsize
+    expected = []
+    for extent in reversed(cai["shape"]):
+        expected.append(itemsize)
+        itemsize *= extent
+    return all(s == e for s, e, n in zip(strides, reversed(expected), cai["shape"]) if n > 1)
+
+
 _LANE_CALL_SRC = '''\
 def {name}(n, out, {params}):
     i = cuda.grid(1)
@@ -436,7 +452,8 @@ class CUDATarget:
                 with _user_errors(self.dispatcher):
                     cres = compile_cuda(self.pyfunc, None, argtypes, cc=(8, 0),
                                         fastmath=self.dispatcher.fastmath)
-                restype = self._restypes[argtypes] = cres.signature.return_type
+                restype = types.unliteral(cres.signature.return_type)
+                self._restypes[argtypes] = restype
             return restype
 
     # -- lane functions on arrays --------------------------------------------
@@ -451,50 +468,35 @@ class CUDATarget:
         k % 32 of wave k // 32. Returns a numba.cuda device array of the
         broadcast shape and the function's return dtype; ``out`` (a device or
         NumPy array of that shape and dtype) is filled and returned instead.
+        Every check runs before any GPU work.
         """
-        d = self.dispatcher
-        shapes = []
-        for a in args:
-            if _is_device(a):
-                shapes.append(tuple(a.__cuda_array_interface__["shape"]))
-            else:
-                shapes.append(np.shape(a))
+        shape, elemtypes, is_array = self._plan_call(args)
+        restype = self.return_type(elemtypes)
         try:
-            shape = np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise NumquadTypeError(
-                f"{d.where}: {d.__name__}(...): the argument shapes {shapes} do not "
-                f"broadcast together") from None
-        n = int(np.prod(shape, dtype=np.int64))
+            resdtype = numpy_support.as_dtype(restype)
+        except Exception:  # noqa: BLE001 - a tuple, an array, None...
+            raise self._error(
+                f"returns {restype} for arguments of types {tuple(map(str, elemtypes))}; "
+                f"a lane function called on arrays must return a scalar") from None
+        self._check_out(out, shape, resdtype)
 
-        kargs, elemtypes, is_array = [], [], []
-        for k, a in enumerate(args):
+        # GPU work from here on
+        n = int(np.prod(shape, dtype=np.int64))
+        kargs = []
+        for a, arr in zip(args, is_array):
             if _is_device(a):
                 dev = cuda.as_cuda_array(a)
-                if dev.shape != shape or not dev.is_c_contiguous():
-                    raise NumquadTypeError(
-                        f"{d.where}: {d.__name__}(...): argument {k} is a device array "
-                        f"of shape {dev.shape}; on CUDA a device array must have the "
-                        f"full broadcast shape {shape} and be C-contiguous (pass a "
-                        f"NumPy array or a scalar to broadcast)")
                 kargs.append(dev.reshape(n) if dev.ndim != 1 else dev)
-                elemtypes.append(numpy_support.from_dtype(dev.dtype))
-                is_array.append(True)
-            elif isinstance(a, np.ndarray) and a.ndim > 0:
-                host = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(n)
-                kargs.append(cuda.to_device(host))
-                elemtypes.append(numpy_support.from_dtype(a.dtype))
-                is_array.append(True)
+            elif arr:
+                kargs.append(cuda.to_device(
+                    np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(n)))
             else:
-                if isinstance(a, np.ndarray):              # 0-d: its NumPy scalar
-                    a = a[()]
-                kargs.append(a)
-                elemtypes.append(typeof(a, Purpose.argument))
-                is_array.append(False)
-
-        restype = self.return_type(elemtypes)
-        resdtype = numpy_support.as_dtype(restype)
-        result, host_out = self._output(out, shape, resdtype)
+                kargs.append(a[()] if isinstance(a, np.ndarray) else a)
+        host_out = out if out is not None and not _is_device(out) else None
+        if out is None or host_out is not None:
+            result = cuda.device_array(shape, dtype=resdtype)
+        else:
+            result = cuda.as_cuda_array(out)
         if n:
             flat = result.reshape(n) if result.ndim != 1 else result
             kernel = self._lane_call(tuple(is_array))
@@ -506,30 +508,55 @@ class CUDATarget:
             return host_out
         return result
 
-    def _output(self, out, shape, dtype):
+    def _error(self, what):
         d = self.dispatcher
+        return NumquadTypeError(f"{d.where}: {d.__name__}(...) {what}")
+
+    def _plan_call(self, args):
+        """(broadcast shape, element types, which arguments are arrays); no GPU work."""
+        shapes = [_cai_shape(a) if _is_device(a) else np.shape(a) for a in args]
+        try:
+            shape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise self._error(f"got arguments of shapes {shapes}, which do not broadcast "
+                              f"together") from None
+        elemtypes, is_array = [], []
+        for k, a in enumerate(args):
+            if _is_device(a):
+                cai = a.__cuda_array_interface__
+                if shapes[k] != shape or not _cai_c_contiguous(cai):
+                    raise self._error(
+                        f"argument {k} is a device array of shape {shapes[k]}; on CUDA a "
+                        f"device array must have the full broadcast shape {shape} and be "
+                        f"C-contiguous (NumPy arrays and scalars are broadcast)")
+                elemtypes.append(numpy_support.from_dtype(np.dtype(cai["typestr"])))
+                is_array.append(True)
+            elif isinstance(a, np.ndarray) and a.ndim > 0:
+                elemtypes.append(numpy_support.from_dtype(a.dtype))
+                is_array.append(True)
+            else:
+                value = a[()] if isinstance(a, np.ndarray) else a      # 0-d: its scalar
+                elemtypes.append(typeof(value, Purpose.argument))
+                is_array.append(False)
+        return shape, elemtypes, is_array
+
+    def _check_out(self, out, shape, dtype):
         if out is None:
-            return cuda.device_array(shape, dtype=dtype), None
-        host = not _is_device(out)
-        if host and not isinstance(out, np.ndarray):
-            raise NumquadTypeError(
-                f"{d.where}: {d.__name__}(..., out=): out must be a device array or "
-                f"a NumPy array; got {type(out).__name__}")
-        arr = out if host else cuda.as_cuda_array(out)
-        if tuple(arr.shape) != tuple(shape) or np.dtype(arr.dtype) != dtype:
-            raise NumquadTypeError(
-                f"{d.where}: {d.__name__}(..., out=): out has shape {tuple(arr.shape)} "
-                f"and dtype {np.dtype(arr.dtype)}; it must have shape {tuple(shape)} and "
-                f"dtype {dtype}")
-        if host:
-            if not arr.flags.c_contiguous:
-                raise NumquadTypeError(
-                    f"{d.where}: {d.__name__}(..., out=): out must be C-contiguous")
-            return cuda.device_array(shape, dtype=dtype), arr
-        if not arr.is_c_contiguous():
-            raise NumquadTypeError(
-                f"{d.where}: {d.__name__}(..., out=): out must be C-contiguous")
-        return arr, None
+            return
+        if _is_device(out):
+            cai = out.__cuda_array_interface__
+            oshape, odtype, contiguous = _cai_shape(out), np.dtype(cai["typestr"]), \
+                _cai_c_contiguous(cai)
+        elif isinstance(out, np.ndarray):
+            oshape, odtype, contiguous = out.shape, out.dtype, out.flags.c_contiguous
+        else:
+            raise self._error(f"got out={type(out).__name__}; out must be a device array "
+                              f"or a NumPy array")
+        if oshape != tuple(shape) or odtype != dtype or not contiguous:
+            raise self._error(
+                f"got out of shape {oshape} and dtype {odtype}"
+                f"{'' if contiguous else ', not C-contiguous'}; out must be C-contiguous "
+                f"with shape {tuple(shape)} and dtype {dtype}")
 
     def _lane_call(self, is_array):
         with self._lock:

@@ -429,8 +429,10 @@ def _lower_query(op, valty, sel):
     def codegen(context, builder, sig, args):
         if op.name == "width":
             return _iconst(_I32, _WAVE)
-        lane = _laneid(builder)
-        return builder.and_(lane, _iconst(_I32, (ops.QUAD if op.namespace == "Quad" else _WAVE) - 1))
+        lane = _laneid(builder)                  # %laneid is tid % 32 of the linear thread id
+        if op.namespace == "Quad":
+            return builder.and_(lane, _iconst(_I32, ops.QUAD - 1))
+        return lane
     return codegen
 
 
