@@ -34,6 +34,8 @@ __all__ = [
     "run_python",
     "fmt_time",
     "one_line",
+    "cpu_busy",
+    "busy_note",
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -196,6 +198,40 @@ class Rows:
             }
             with open(self.args.json, "w") as f:
                 json.dump(out, f, indent=1)
+
+
+def _cpu_times():
+    with open("/proc/stat") as f:
+        parts = f.readline().split()[1:]
+    vals = [int(v) for v in parts]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)      # idle + iowait
+    return sum(vals), idle
+
+
+def cpu_busy(interval=0.5):
+    """Fraction of all cores busy during *interval* seconds (None off Linux).
+
+    Called while this process sleeps, it measures what other processes use:
+    timings, and above all core scaling, are unreliable when it is high."""
+    try:
+        t0, i0 = _cpu_times()
+        time.sleep(interval)
+        t1, i1 = _cpu_times()
+    except (OSError, ValueError, IndexError):
+        return None
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
+
+
+def busy_note(rows, where):
+    """Add a note with the other processes' CPU use; warn when it is above 15%."""
+    b = cpu_busy()
+    if b is None:
+        return None
+    msg = f"other processes used {100 * b:.0f}% of the cores just before {where}"
+    if b > 0.15:
+        msg += " -- WARNING: the machine is not idle, timings (scaling above all) are unreliable"
+    rows.note(msg)
+    return b
 
 
 def _cpu_model():

@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import Rows, best_of, one_line, parser, run_python  # noqa: E402
+from _common import Rows, best_of, busy_note, one_line, parser, run_python  # noqa: E402
 
 from numba import cuda  # noqa: E402  (numba-cuda; only its spellings are used here)
 
@@ -218,6 +218,7 @@ def section_c(rows, quick):
     dst2 = np.empty_like(src)
     a, b = np.float32(0.9), np.float32(0.1)
     launch = _launch(compute_bound, n)
+    busy = busy_note(rows, "the scaling runs")
     numba.set_num_threads(1)
     launch(src, dst, a, b)
     plain_compute_bound(src, dst2, a, b)
@@ -239,7 +240,8 @@ def section_c(rows, quick):
              best[("pl", allt)], "s")
     bar = ">= 1.7" if allt == 2 else None
     rows.add("c.scaling", f"numquad: 1 thread / {allt} threads ({cores} cores)",
-             best[("nq", 1)] / best[("nq", allt)], "x", bar=bar)
+             best[("nq", 1)] / best[("nq", allt)], "x", bar=bar,
+             detail="" if busy is None else f"cores busy with other work before: {100 * busy:.0f}%")
     rows.add("c.scaling_plain", f"plain numba prange: 1 / {allt} threads (machine ceiling)",
              best[("pl", 1)] / best[("pl", allt)], "x")
     rows.add("c.ratio_plain_1", "compute-bound, 1 thread: numquad / plain numba (speed)",
@@ -394,6 +396,7 @@ def main(argv=None):
     threads0 = numba.get_num_threads()
     print(f"bench_cpu: {os.cpu_count()} cores, NUMBA_NUM_THREADS="
           f"{numba.config.NUMBA_NUM_THREADS}, quick={args.quick}")
+    busy_note(rows, "this run")
     for s in args.only:
         try:
             SECTIONS[s](rows, args.quick)

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import Rows, best_of, parser  # noqa: E402
+from _common import Rows, best_of, busy_note, parser  # noqa: E402
 
 from numquad import Quad, xpu  # noqa: E402
 
@@ -44,6 +44,7 @@ def lanefn_kernel(x, y, out):
 def main(argv=None):
     args = parser(__doc__.splitlines()[0]).parse_args(argv)
     rows = Rows("bench_lanefn", args)
+    busy_note(rows, "this run")
     n = 1 << 24
     rep = 5 if args.quick else 15
     threads0 = numba.get_num_threads()
