@@ -505,8 +505,7 @@ class CUDATarget:
                 kernel[config](np.int64(n), flat, *kargs)
         if host_out is not None:
             result.copy_to_host(host_out)
-            return host_out
-        return result
+        return result if out is None else out
 
     def _error(self, what):
         d = self.dispatcher
