@@ -87,9 +87,10 @@ def plain_compute_bound(src, dst, a, b):
     for i in numba.prange(src.size // 2):
         j = 2 * i
         u = src[j]
+        for _ in range(200):        # one chain after the other, as numquad's lanes
+            u = math.sin(u) * a + b
         v = src[j + 1]
         for _ in range(200):
-            u = math.sin(u) * a + b
             v = math.sin(v) * a + b
         dst[j] = u + v
         dst[j + 1] = v + u
