@@ -1,6 +1,6 @@
 """Run numquad's benchmark scripts and print one summary table.
 
-    python benchmarks/run_all.py [--quick] [--json PATH] [--gpu] [--summary-only]
+    python benchmarks/run_all.py [--quick] [--json PATH] [--gpu] [--wait-idle S] [--summary-only]
 
 Runs bench_cpu.py and bench_lanefn.py (and bench_gpu.py with ``--gpu``), each
 in its own process, one after the other (never in parallel: they time cores),
@@ -20,7 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import HERE, ROOT, Rows, machine_info, parser  # noqa: E402
+from _common import HERE, ROOT, Rows, cpu_busy, machine_info, parser  # noqa: E402
 
 CPU_SCRIPTS = ["bench_cpu.py", "bench_lanefn.py"]
 GPU_SCRIPTS = ["bench_gpu.py"]
@@ -50,6 +50,20 @@ CONTEXT = [
     ("bench_gpu", "sass_shfl_prefix_i32"),
     ("bench_gpu", "sass_shfl_prefix_i32_hand"),
 ]
+
+
+def wait_idle(limit_s, threshold=0.15):
+    """Wait up to *limit_s* seconds for other processes to leave the cores idle."""
+    t0 = time.perf_counter()
+    while True:
+        b = cpu_busy(1.0)
+        if b is None or b <= threshold:
+            return b
+        if time.perf_counter() - t0 > limit_s:
+            print(f"run_all: cores still {100 * b:.0f}% busy after {limit_s:.0f} s; "
+                  f"running anyway", flush=True)
+            return b
+        time.sleep(2.0)
 
 
 def run_script(name, quick, quiet):
@@ -84,6 +98,9 @@ def _value(row):
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--gpu", action="store_true", help="also run bench_gpu.py")
+    p.add_argument("--wait-idle", type=float, default=0, metavar="S",
+                   help="before each script, wait up to S seconds for the cores to be idle "
+                        "(on a shared machine)")
     p.add_argument("--summary-only", action="store_true",
                    help="hide the scripts' own output, print only the summary")
     args = p.parse_args(argv)
@@ -92,6 +109,8 @@ def main(argv=None):
     walls = {}
     ok = True
     for name in scripts:
+        if args.wait_idle > 0:
+            wait_idle(args.wait_idle)
         data, wall = run_script(name, args.quick, args.summary_only)
         walls[name] = wall
         if data is None:
