@@ -23,7 +23,7 @@ import numpy as np
 from . import ops as _ops
 from . import xpu as _xpu
 
-__all__ = ["CASES", "SEL_MODES", "kernel_for", "check", "cases_for", "random_values", "Result"]
+__all__ = ["run_task", "throughput", "CASES", "SEL_MODES", "kernel_for", "check", "cases_for", "random_values", "Result"]
 
 W = _ops.WAVE
 
@@ -44,33 +44,33 @@ _CONST_SEL = {"Quad.broadcast": 2, "Wave.broadcast": 7, "Wave.shuffle": 9,
 _TEMPLATES = {
     # the `if i < n` guard and the divergent `if act[i]` put lanes to sleep
     "guard": (
-        "def {fname}(x, sel, act, out, n):\n"
+        "def {fname}(sel, act, n, {xs}, {outs}):\n"
         "    i = xpu.grid(1)\n"
         "    if i < n:\n"
         "        if act[i] != 0:\n"
-        "            out[i] = {call}\n"
+        "{calls}"
     ),
     # early returns put lanes to sleep
     "return": (
-        "def {fname}(x, sel, act, out, n):\n"
+        "def {fname}(sel, act, n, {xs}, {outs}):\n"
         "    i = xpu.grid(1)\n"
         "    if i >= n:\n"
         "        return\n"
         "    if act[i] == 0:\n"
         "        return\n"
-        "    out[i] = {call}\n"
+        "{calls}"
     ),
 }
 
 
-def _call_text(op, sel_mode):
+def _call_text(op, sel_mode, x):
     if op.kind == "query":
         return f"{op.qualname}()"
     if op.selector is None:
-        return f"{op.qualname}(x[i])"
+        return f"{op.qualname}({x}[i])"
     if sel_mode == "const":
-        return f"{op.qualname}(x[i], {_CONST_SEL[op.qualname]})"
-    return f"{op.qualname}(x[i], sel[i])"
+        return f"{op.qualname}({x}[i], {_CONST_SEL[op.qualname]})"
+    return f"{op.qualname}({x}[i], sel[i])"
 
 
 def sel_modes(op):
@@ -83,11 +83,16 @@ def sel_modes(op):
 
 
 @functools.lru_cache(maxsize=None)
-def kernel_for(qualname, sel_mode=None, shape="guard"):
-    """The ``@xpu.jit`` check kernel of one op (source registered in linecache)."""
+def kernel_for(qualname, sel_mode=None, shape="guard", count=1):
+    """The ``@xpu.jit`` check kernel of one op, applying it to *count* operand arrays
+    (one per dtype) in the same lanes. Its source is registered in linecache."""
     op = _ops.get(qualname)
-    fname = f"check_{op.namespace}_{op.name}_{sel_mode or 'none'}_{shape}"
-    src = _TEMPLATES[shape].format(fname=fname, call=_call_text(op, sel_mode))
+    fname = f"check_{op.namespace}_{op.name}_{sel_mode or 'none'}_{shape}_{count}"
+    indent = "            " if shape == "guard" else "    "
+    calls = "".join(f"{indent}o{k}[i] = {_call_text(op, sel_mode, f'x{k}')}\n" for k in range(count))
+    src = _TEMPLATES[shape].format(
+        fname=fname, calls=calls,
+        xs=", ".join(f"x{k}" for k in range(count)), outs=", ".join(f"o{k}" for k in range(count)))
     filename = f"<numquad-opcheck {fname}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns = {"xpu": _xpu, "Quad": _ops.Quad, "Wave": _ops.Wave}
@@ -112,7 +117,7 @@ def _poison(dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
         return dtype.type(np.nan)
-    return dtype.type(0xA5)
+    return np.frombuffer(bytes([0xA5] * dtype.itemsize), dtype)[0]
 
 
 @dataclasses.dataclass
@@ -132,17 +137,9 @@ def _out_dtype(op, dtype):
     return np.dtype(np.uint8) if r.kind == "b" else r     # bools checked through uint8
 
 
-def _inputs(op, dtype, case, rng):
+def _active(op, case, rng):
     blocks, threads, how = CASES[case]
     N = blocks * threads
-    x = random_values(dtype if op.params else np.int32, N, rng, op.types if op.params else "value")
-    if op.kind == "allequal":
-        # half of the waves hold one value in every lane
-        for b in range(blocks):
-            for w0 in range(0, threads, 2 * W):
-                lo = b * threads + w0
-                x[lo:lo + min(W, threads - w0)] = x[lo]
-    sel = rng.integers(0, 40, size=N, dtype=np.int32)
     if how == "full":
         n, act = N, np.ones(N, np.uint8)
     elif how == "tail":
@@ -158,7 +155,21 @@ def _inputs(op, dtype, case, rng):
                 k = int(rng.integers(0, W + 1))
                 lo = b * threads + w0
                 act[lo:lo + min(k, threads - w0)] = 1
-    return x, sel, act, n
+    sel = rng.integers(0, 40, size=N, dtype=np.int32)
+    return sel, act, n
+
+
+def _operand(op, dtype, case, rng):
+    blocks, threads, _ = CASES[case]
+    N = blocks * threads
+    x = random_values(dtype if op.params else np.int32, N, rng, op.types if op.params else "value")
+    if op.kind == "allequal":
+        # half of the waves hold one value in every lane
+        for b in range(blocks):
+            for w0 in range(0, threads, 2 * W):
+                lo = b * threads + w0
+                x[lo:lo + min(W, threads - w0)] = x[lo]
+    return x
 
 
 def expected(op, x, sel, act, n, blocks, threads, sel_mode):
@@ -187,38 +198,45 @@ def expected(op, x, sel, act, n, blocks, threads, sel_mode):
     return R[wave, lane], active[wave, lane]
 
 
-def check(op, dtype, target, case, sel_mode=None, shape="guard", seed=0, timing=False):
-    """Run one op x dtype x target x launch case; a :class:`Result`."""
-    rng = np.random.default_rng([seed, hash((op.qualname, str(dtype), case)) & 0xFFFF])
+def check_many(op, dtypes, target, case, sel_mode=None, shape="guard", seed=0):
+    """Run one op on several operand dtypes in one kernel; one :class:`Result` per dtype."""
+    rng = np.random.default_rng([seed, sum(map(ord, op.qualname + case))])
     blocks, threads, _ = CASES[case]
-    x, sel, act, n = _inputs(op, dtype, case, rng)
-    odt = _out_dtype(op, dtype)
-    out = np.full(x.shape, _poison(odt), odt)
-    k = kernel_for(op.qualname, sel_mode, shape)
+    sel, act, n = _active(op, case, rng)
+    dtypes = [np.dtype(d) for d in dtypes]
+    xs = [_operand(op, d, case, rng) for d in dtypes]
+    odts = [_out_dtype(op, d) for d in dtypes]
+    outs = [np.full(x.shape, _poison(o), o) for x, o in zip(xs, odts)]
+    k = kernel_for(op.qualname, sel_mode, shape, len(dtypes))
     launcher = getattr(k, target)[blocks, threads]
     t0 = time.perf_counter()
-    launcher(x, sel, act, out, n)
+    launcher(sel, act, n, *xs, *outs)
     seconds = time.perf_counter() - t0
-    if timing:
-        t0 = time.perf_counter()
-        launcher(x, sel, act, out, n)
-        seconds = time.perf_counter() - t0
-    exp, active = expected(op, x, sel, act, n, blocks, threads, sel_mode)
-    exp = exp.astype(odt)
-    ok_active = np.array_equal(out[active].view(f"u{odt.itemsize}"), exp[active].view(f"u{odt.itemsize}"))
-    poison = np.full(1, _poison(odt), odt).view(f"u{odt.itemsize}")[0]
-    ok_idle = bool(np.all(out[~active].view(f"u{odt.itemsize}") == poison))
-    detail = ""
-    if not ok_active:
-        bad = np.flatnonzero(active & (out.view(f"u{odt.itemsize}") != exp.view(f"u{odt.itemsize}")))
-        j = bad[0]
-        detail = (f"thread {j}: got {out[j]!r}, expected {exp[j]!r} "
-                  f"({len(bad)} of {int(active.sum())} active lanes differ)")
-    elif not ok_idle:
-        j = np.flatnonzero(~active & (out.view(f"u{odt.itemsize}") != poison))[0]
-        detail = f"inactive thread {j} was written: {out[j]!r}"
-    return Result(op.qualname, np.dtype(dtype).name if op.params else "-", target, case,
-                  ok_active and ok_idle, detail, int(active.sum()), seconds)
+    results = []
+    for d, x, out, odt in zip(dtypes, xs, outs, odts):
+        exp, active = expected(op, x, sel, act, n, blocks, threads, sel_mode)
+        u = f"u{odt.itemsize}"
+        exp = exp.astype(odt)
+        ok_active = np.array_equal(out[active].view(u), exp[active].view(u))
+        poison = np.full(1, _poison(odt), odt).view(u)[0]
+        ok_idle = bool(np.all(out[~active].view(u) == poison))
+        detail = ""
+        if not ok_active:
+            bad = np.flatnonzero(active & (out.view(u) != exp.view(u)))
+            j = bad[0]
+            detail = (f"thread {j}: got {out[j]!r}, expected {exp[j]!r} "
+                      f"({len(bad)} of {int(active.sum())} active lanes differ)")
+        elif not ok_idle:
+            j = np.flatnonzero(~active & (out.view(u) != poison))[0]
+            detail = f"inactive thread {j} was written: {out[j]!r}"
+        results.append(Result(op.qualname, d.name if op.params else "-", target, case,
+                              ok_active and ok_idle, detail, int(active.sum()), seconds))
+    return results
+
+
+def check(op, dtype, target, case, sel_mode=None, shape="guard", seed=0):
+    """Run one op x dtype x target x launch case; a :class:`Result`."""
+    return check_many(op, [dtype], target, case, sel_mode, shape, seed)[0]
 
 
 def dtypes_for(op):
@@ -228,3 +246,63 @@ def dtypes_for(op):
 
 def cases_for(op):
     return tuple(CASES)
+
+
+def throughput(op, dtypes, target, size, sel_mode=None, repeat=3):
+    """Lanes per second of the op's check kernel over *size* active lanes, for all
+    *dtypes* in one launch (best of *repeat*); lanes are counted once per dtype."""
+    rng = np.random.default_rng(1)
+    threads = 256
+    blocks = -(-size // threads)
+    N = blocks * threads
+    dtypes = [np.dtype(d) for d in dtypes]
+    xs = [random_values(d if op.params else np.int32, N, rng, op.types if op.params else "value")
+          for d in dtypes]
+    sel = rng.integers(0, 32, size=N, dtype=np.int32)
+    act = np.ones(N, np.uint8)
+    outs = [np.empty(N, _out_dtype(op, d)) for d in dtypes]
+    launcher = getattr(kernel_for(op.qualname, sel_mode, "guard", len(dtypes)), target)[blocks, threads]
+    args = [sel, act, size, *xs, *outs]
+    if target == "cuda":
+        from numba import cuda
+        args = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        sync = cuda.synchronize
+    else:
+        def sync():
+            pass
+    launcher(*args)
+    sync()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        launcher(*args)
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return size * len(dtypes) / best
+
+
+def run_task(args):
+    """One op of the main job on one target, all its types in one kernel:
+    a list of (op, dtype, target, ok, detail, lanes/s, seconds)."""
+    qualname, sel_mode, target, size = args
+    op = _ops.get(qualname)
+    dtypes = dtypes_for(op)
+    t0 = time.perf_counter()
+    try:
+        per = {d.name: [] for d in dtypes}
+        for case in CASES:
+            for d, r in zip(dtypes, check_many(op, dtypes, target, case, sel_mode)):
+                per[d.name].append(r)
+        rate = throughput(op, dtypes, target, size, sel_mode)
+        rows = []
+        for d in dtypes:
+            rs = per[d.name]
+            ok = all(r.ok for r in rs)
+            detail = "; ".join(f"{r.case}: {r.detail}" for r in rs if not r.ok)
+            rows.append((qualname, d.name if op.params else "-", target, ok, detail,
+                         rate if ok else 0.0, 0.0))
+    except Exception as e:           # a compile or launch error fails every type of the op
+        msg = f"{type(e).__name__}: {e}".splitlines()[0]
+        rows = [(qualname, d.name if op.params else "-", target, False, msg, 0.0, 0.0) for d in dtypes]
+    secs = time.perf_counter() - t0
+    return [r[:6] + (secs,) for r in rows]

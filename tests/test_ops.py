@@ -10,38 +10,36 @@ import pytest
 
 from numquad import ops, opcheck
 
-_PARAMS = []
-for _q, _op in ops.OPS.items():
-    for _dt in opcheck.dtypes_for(_op):
-        for _sm in opcheck.sel_modes(_op):
-            _PARAMS.append(pytest.param(_q, _dt, _sm, id=f"{_q}-{_dt.name}-{_sm or 'nosel'}"))
+_PARAMS = [pytest.param(q, sm, id=f"{q}-{sm or 'nosel'}")
+           for q, op in ops.OPS.items() for sm in opcheck.sel_modes(op)]
 
 
-@pytest.mark.parametrize("qualname,dtype,sel_mode", _PARAMS)
-def test_op(qualname, dtype, sel_mode, target):
+@pytest.mark.parametrize("qualname,sel_mode", _PARAMS)
+def test_op_every_type(qualname, sel_mode, target):
+    """All the op's types in one kernel, under each launch shape."""
     op = ops.get(qualname)
+    dtypes = opcheck.dtypes_for(op)
     failures = []
     for case in opcheck.CASES:
-        r = opcheck.check(op, dtype, target, case, sel_mode)
-        assert r.lanes > 0
-        if not r.ok:
-            failures.append(f"{case}: {r.detail}")
-    assert not failures, f"{qualname}[{dtype}] on {target}: " + "; ".join(failures)
+        for r in opcheck.check_many(op, dtypes, target, case, sel_mode):
+            assert r.lanes > 0
+            if not r.ok:
+                failures.append(f"{r.dtype}/{case}: {r.detail}")
+    assert not failures, f"{qualname} on {target}: " + "; ".join(failures)
 
 
-_EARLY = [pytest.param(q, np.dtype(dt), id=f"{q}-{dt}")
-          for q, op in ops.OPS.items() if op.params
-          for dt in ("int32", "float64") if np.dtype(dt) in op.accepted]
+_EARLY = [pytest.param(q, id=q) for q, op in ops.OPS.items() if op.params]
 
 
-@pytest.mark.parametrize("qualname,dtype", _EARLY)
-def test_op_early_return(qualname, dtype, target):
+@pytest.mark.parametrize("qualname", _EARLY)
+def test_op_early_return(qualname, target):
     """The same checks with lanes put to sleep by early ``return`` statements."""
     op = ops.get(qualname)
     sel = opcheck.sel_modes(op)[-1]
+    dtypes = [d for d in (np.dtype("int32"), np.dtype("float64"), np.dtype("bool")) if d in op.accepted]
     for case in ("tail", "diverge", "block48"):
-        r = opcheck.check(op, dtype, target, case, sel, shape="return")
-        assert r.ok, f"{case}: {r.detail}"
+        for r in opcheck.check_many(op, dtypes, target, case, sel, shape="return"):
+            assert r.ok, f"{r.dtype}/{case}: {r.detail}"
 
 
 def test_every_op_has_a_reference_and_docs():
