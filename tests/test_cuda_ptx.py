@@ -370,3 +370,47 @@ def test_lane_call_kernel():
     assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 1
     assert "fma.rn" not in ptx
     assert "setp" in ptx                                # the i < n guard
+
+
+# ---------------------------------------------------------------------------
+# ptxas accepts the PTX (where a CUDA toolkit is installed): no spills, no stack
+# ---------------------------------------------------------------------------
+
+def _ptxas(ptx, arch):
+    import shutil
+    import subprocess
+    import tempfile
+
+    exe = shutil.which("ptxas")
+    if exe is None:
+        pytest.skip("ptxas not installed")
+    with tempfile.TemporaryDirectory() as d:
+        path = f"{d}/k.ptx"
+        for _ in range(2):
+            with open(path, "w") as f:
+                f.write(ptx)
+            r = subprocess.run([exe, f"-arch={arch}", "-v", path, "-o", f"{d}/k.cubin"],
+                               capture_output=True, text=True)
+            newest = re.search(r"Unsupported \.version [\d.]+; current version is '([\d.]+)'",
+                               r.stderr)
+            if not newest:
+                break
+            # an older ptxas than libNVVM: declare its newest PTX ISA version instead
+            ptx = re.sub(r"\.version [\d.]+", f".version {newest.group(1)}", ptx)
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads",
+                  r.stdout + r.stderr)
+    assert m and m.groups() == ("0", "0", "0"), r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("op", list(ops.OPS.values()), ids=lambda o: o.qualname)
+def test_ptxas_accepts(op):
+    dtypes = [dt for dt in op.accepted if dt.name in ("int8", "uint32", "float64")] or [np.int32]
+    for dt in dtypes:
+        _ptxas(_ptx(op, dt), "sm_90")
+        if op.selector:
+            _ptxas(_ptx(op, dt, sel="lane"), "sm_90")
+    if op.kind == "reduce":
+        k = _KERNELS[(op.qualname, "const")]
+        ptx = k.inspect_ptx((types.int8[::1], types.int32[::1], types.int8[::1]), cc=(7, 5))
+        _ptxas(ptx, "sm_75")
