@@ -460,10 +460,12 @@ def _lower_move(op, valty, sel):
         src = op.pattern(lane_val, sel_val)
         src = src.value if isinstance(src, _IRInt) else _iconst(lane_val.value.type, src)
         src32 = _as_i32(builder, src)
-        ok = _bit(builder, mask, builder.and_(src32, _iconst(_I32, 31)))
-        if check_range:
+        if check_range:                          # the shift stays defined out of range
+            ok = _bit(builder, mask, builder.and_(src32, _iconst(_I32, 31)))
             inrange = builder.icmp_unsigned("<", src, ir.Constant(src.type, _WAVE))
             ok = builder.and_(ok, inrange)
+        else:
+            ok = _bit(builder, mask, src32)
         if b_is_src:
             b = src32
         elif constant is not None:
@@ -523,15 +525,17 @@ def _lower_scan(op, valty, sel):
         ident, ident0, same = _identities(op, valty)
         mask = _activemask(builder)
         lane = _laneid(builder)
+        # bit 31 - d of `below` is the active bit of lane - d (0 when lane < d)
+        below = builder.shl(mask, builder.sub(_iconst(_I32, 31), lane))
         v = args[0]
         for d in ops.LOG_STEPS:
             # inclusive step: v = up (+) v where lane >= d; an inactive source lane
             # contributes the identity, which leaves v as it is.
             up = _shfl(builder, "up", mask, v, d, 0)
-            take = _bit(builder, builder.shl(mask, _iconst(_I32, d)), lane)
+            take = _bit(builder, below, _iconst(_I32, 31 - d))
             v = builder.select(take, _combine(builder, name, valty, up, v), v)
         up = _shfl(builder, "up", mask, v, 1, 0)
-        take = _bit(builder, builder.shl(mask, _iconst(_I32, 1)), lane)
+        take = _bit(builder, below, _iconst(_I32, 30))
         if not same:                             # float add: +0.0 in lane 0, -0.0 after a gap
             lane0 = builder.icmp_unsigned("==", lane, _iconst(_I32, 0))
             ident = builder.select(lane0, ident0, ident)
