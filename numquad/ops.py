@@ -338,7 +338,7 @@ class Op:
         """None if *dtype* is accepted, else the complaint (without location)."""
         try:
             dt = np.dtype(dtype)
-        except TypeError:
+        except (TypeError, ValueError):
             dt = None
         if dt is not None and dt in self.accepted:
             return None

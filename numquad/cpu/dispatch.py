@@ -40,21 +40,30 @@ def _slp_vectorize():
 
 
 _OP_MSG = re.compile(r"((?:Quad|Wave)\.\w+[^\n]*?(?:it takes|out of range)[^\n]*)")
+_AT = re.compile(r" at (\S+) \((\d+)\)")
 _LOC = re.compile(r'File "([^"]+)", line (\d+)')
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _same_file(a, b):
+    import os
+    try:
+        return os.path.abspath(a) == os.path.abspath(b)
+    except (TypeError, ValueError):
+        return a == b
 
 
 def _typing_error(dispatcher, err):
     """A NumquadTypeError from a Numba TypingError, naming the user's file and line."""
-    text = str(err)
+    text = _ANSI.sub("", str(err))
     m = _OP_MSG.search(text)
     msg = m.group(1).strip() if m else text.strip().splitlines()[0]
-    locs = [(f, int(n)) for f, n in _LOC.findall(text) if f == dispatcher.filename]
-    if locs:
-        f, n = locs[-1]
-    else:
-        f, n = dispatcher.filename, dispatcher.firstlineno
+    locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
+            if _same_file(f, dispatcher.filename)]
+    f, n = locs[0] if locs else (dispatcher.filename, dispatcher.firstlineno)
     detail = "" if m else "\n" + text
-    return NumquadTypeError(f'File "{f}", line {n}, in {dispatcher.__name__}: {msg}{detail}')
+    return NumquadTypeError(
+        f'File "{dispatcher.filename}", line {n}, in {dispatcher.__name__}: {msg}{detail}')
 
 
 def _typeof_args(dispatcher, args):
@@ -64,17 +73,18 @@ def _typeof_args(dispatcher, args):
             ty = numba.typeof(a, numba.core.typing.typeof.Purpose.argument)
         except (ValueError, TypeError, _nb_errors.NumbaError):
             ty = None
-        if ty is None or ty == numba.types.pyobject:
+        if ty is None or not isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
+                                             numba.types.Complex, numba.types.Boolean)):
             raise NumquadTypeError(
                 f"{dispatcher.where}: argument {i} of {dispatcher.__name__} has type "
                 f"{type(a).__name__}, which the CPU target cannot pass; it takes NumPy "
-                f"arrays and bool/int/float scalars"
+                f"arrays and bool/int/float/complex scalars"
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
-                ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Boolean)):
+                ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean)):
             raise NumquadTypeError(
                 f"{dispatcher.where}: argument {i} of {dispatcher.__name__} is an array of "
-                f"{ty.dtype}; the CPU target takes bool, integer and float arrays"
+                f"{ty.dtype}; the CPU target takes bool, integer, float and complex arrays"
             )
         out.append(ty)
     return tuple(out)

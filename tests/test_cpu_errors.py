@@ -1,0 +1,206 @@
+"""Bad input on the CPU target: clear errors that name the op, what it got, what
+it takes, and this file's name and the kernel's line. Nothing crashes or hangs."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, Wave, xpu
+
+THIS = __file__
+
+
+def line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn.py_func)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(text)
+
+
+@xpu.jit
+def k_array_operand(a, out):
+    i = xpu.grid(1)
+    out[i] = Quad.swapHorizontal(a)[0]
+
+
+@xpu.jit
+def k_tuple_operand(a, out):
+    i = xpu.grid(1)
+    t = (a[i], a[i])
+    out[i] = Quad.swapHorizontal(t)[0]
+
+
+@xpu.jit
+def k_complex_operand(a, out):
+    i = xpu.grid(1)
+    out[i] = Wave.prefixSum(a[i]).real
+
+
+@xpu.jit
+def k_float_ballot(a, out):
+    i = xpu.grid(1)
+    out[i] = Wave.ballot(a[i])
+
+
+@pytest.mark.parametrize("kernel,arr,op,got", [
+    (k_array_operand, np.zeros(32, np.float32), "Quad.swapHorizontal", "array(float32"),
+    (k_tuple_operand, np.zeros(32, np.float32), "Quad.swapHorizontal", "UniTuple(float32"),
+    (k_complex_operand, np.zeros(32, np.complex64), "Wave.prefixSum", "complex64"),
+    (k_float_ballot, np.zeros(32, np.float32), "Wave.ballot", "float32"),
+])
+def test_operand_type_errors(kernel, arr, op, got):
+    out = np.zeros(32, np.float32)
+    with pytest.raises(NumquadTypeError) as e:
+        kernel.cpu[1, 32](arr, out)
+    msg = str(e.value)
+    assert op in msg and got in msg and "it takes" in msg
+    assert THIS in msg
+    assert f"line {line_of(kernel, op)}" in msg
+
+
+@xpu.jit
+def k_bad_const(a, out):
+    i = xpu.grid(1)
+    out[i] = Quad.broadcast(a[i], 5)
+
+
+def test_constant_out_of_range():
+    with pytest.raises(NumquadCompileError) as e:
+        k_bad_const.cpu[1, 32](np.zeros(32), np.zeros(32))
+    msg = str(e.value)
+    assert "Quad.broadcast" in msg and "5" in msg and "0..3" in msg
+    assert THIS in msg and f"line {line_of(k_bad_const, 'Quad.broadcast')}" in msg
+
+
+@xpu.jit
+def k_in_comprehension(a, out):
+    i = xpu.grid(1)
+    out[i] = sum([Quad.swapVertical(a[i]) for _ in range(2)])
+
+
+@xpu.jit
+def k_in_lambda(a, out):
+    i = xpu.grid(1)
+    f = lambda v: Quad.swapVertical(v)  # noqa: E731
+    out[i] = f(a[i])
+
+
+@xpu.jit
+def k_in_ifexp(a, out):
+    i = xpu.grid(1)
+    out[i] = Quad.swapVertical(a[i]) if a[i] > 0 else 0.0
+
+
+@xpu.jit
+def k_in_with(a, out):
+    i = xpu.grid(1)
+    with np.errstate():
+        out[i] = Quad.swapVertical(a[i])
+
+
+@pytest.mark.parametrize("kernel,construct", [
+    (k_in_comprehension, "comprehension"),
+    (k_in_lambda, "lambda"),
+    (k_in_ifexp, "conditional expression"),
+    (k_in_with, "with"),
+])
+def test_unmaskable_constructs(kernel, construct):
+    with pytest.raises(NumquadCompileError) as e:
+        kernel.cpu[1, 32](np.zeros(32), np.zeros(32))
+    msg = str(e.value)
+    assert construct in msg.lower() and THIS in msg
+
+
+@xpu.jit
+def k_ok(a):
+    i = xpu.grid(1)
+    a[i] = Quad.swapHorizontal(a[i])
+
+
+@pytest.mark.parametrize("griddim,blockdim,exc", [
+    (1, 0, NumquadLaunchError),
+    (0, 32, NumquadLaunchError),
+    (1, 1025, NumquadLaunchError),
+    (1, (32, 32, 2), NumquadLaunchError),
+    (1, (1, 1, 1, 1), NumquadLaunchError),
+    (1, (1, 1, 65), NumquadLaunchError),
+    (1.5, 32, NumquadTypeError),
+    (1, "32", NumquadTypeError),
+])
+def test_bad_launch_configuration(griddim, blockdim, exc):
+    a = np.zeros(64)
+    with pytest.raises(exc) as e:
+        k_ok.cpu[griddim, blockdim](a)
+    assert "k_ok" in str(e.value) and THIS in str(e.value)
+    assert isinstance(e.value, (ValueError, TypeError))
+    assert not a.any()
+
+
+def test_kernel_without_launch_configuration():
+    with pytest.raises(TypeError) as e:
+        k_ok(np.zeros(32))
+    assert "k_ok[griddim, blockdim](...)" in str(e.value)
+
+
+def test_lane_function_launched_as_kernel():
+    @xpu.jit
+    def f(x):
+        return x + 1
+    with pytest.raises(TypeError) as e:
+        f[1, 32](np.zeros(32))
+    assert "lane function" in str(e.value)
+
+
+def test_unsupported_argument_type():
+    with pytest.raises(TypeError) as e:
+        k_ok.cpu[1, 32]([1, 2, 3])
+    assert "argument 0" in str(e.value)
+    with pytest.raises(TypeError) as e:
+        k_ok.cpu[1, 32](np.array(["a", "b"]))
+    assert "argument 0" in str(e.value)
+
+
+def test_op_called_from_python():
+    with pytest.raises(TypeError) as e:
+        Quad.swapHorizontal(1.0)
+    assert "inside an @xpu.jit" in str(e.value)
+
+
+@xpu.jit
+def k_raises(a):
+    i = xpu.grid(1)
+    if i == 5000:
+        raise ValueError("kernel saw thread 5000")
+    a[i] = Wave.laneId()
+
+
+def test_exception_in_parallel_launch_propagates():
+    a = np.zeros(1 << 16, np.int64)
+    with pytest.raises(ValueError, match="thread 5000"):
+        k_raises.cpu[(1 << 16) // 256, 256](a)
+    # the interpreter is fine and the kernel still runs afterwards
+    b = np.zeros(256, np.int64)
+    k_raises.cpu[1, 256](b)
+    np.testing.assert_array_equal(b, np.arange(256) % 32)
+
+
+@xpu.jit(debug=True)
+def k_debug_scan(a, out):
+    i = xpu.grid(1)
+    if a[i] > 0:
+        out[i] = Wave.prefixSum(a[i])
+
+
+def test_debug_scan_precondition():
+    a = np.ones(32, np.int64)
+    a[3] = 0                      # lanes 0-2 and 4-31 active: not a prefix
+    out = np.zeros(32, np.int64)
+    with pytest.raises(RuntimeError) as e:
+        k_debug_scan.cpu[1, 32](a, out)
+    assert "Wave.prefixSum" in str(e.value) and THIS in str(e.value)
+    a[:] = 1
+    a[20:] = 0                    # a prefix: fine
+    k_debug_scan.cpu[1, 32](a, out)
+    np.testing.assert_array_equal(out[:20], np.arange(20))
