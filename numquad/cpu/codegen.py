@@ -607,6 +607,10 @@ class _BlockGen:
             "_nq_bix = _nq_b % _nq_gdx\n"
             "_nq_biy = (_nq_b // _nq_gdx) % _nq_gdy\n"
             "_nq_biz = _nq_b // (_nq_gdx * _nq_gdy)\n").body
+        for st in block_ids:
+            for n in ast.walk(st):
+                if "lineno" in n._attributes:
+                    n.lineno = n.end_lineno = line
         block_loop = ast.For(target=_name("_nq_b", ast.Store),
                              iter=_call("range", _name("_nq_b0"), _name("_nq_b1")),
                              body=block_ids + [wave_loop], orelse=[])
