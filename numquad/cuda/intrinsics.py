@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
 import threading
 import types as _pytypes
 
@@ -323,30 +324,22 @@ def _compute_capability():
     return tuple(cc[:2]) if cc else (0, 0)
 
 
-_REDUX = {"add": "add", "and": "and", "or": "or", "xor": "xor"}
-
-
 def _redux(builder, name, nbty, mask, value):
     """``redux.sync`` (sm_80+) for an integer/bool of <= 32 bits, or None if it does not apply.
 
-    Inline PTX: this libNVVM does not know ``llvm.nvvm.redux.sync.*``.
+    Narrow values are extended by their signedness, so the truncated result is the
+    wrapped sum / min / max of ops.py. Inline PTX: this libNVVM does not know
+    ``llvm.nvvm.redux.sync.*``.
     """
+    if name not in ("add", "min", "max", "and", "or", "xor") or _compute_capability() < (8, 0):
+        return None
     if isinstance(nbty, types.Float) or _llvm_type(nbty).width > 32:
         return None
-    if _compute_capability() < (8, 0):
-        return None
-    if name in ("min", "max"):
-        fname = name if _is_signed(nbty) else "u" + name
-    else:
-        fname = _REDUX.get(name)
-    if fname is None:
-        return None
-    ext = builder.sext if _is_signed(nbty) else builder.zext
-    word = value if value.type.width == 32 else ext(value, _I32)
-    ptxty = "b32" if fname in ("and", "or", "xor") else ("s32" if _is_signed(nbty) else "u32")
+    signed = _is_signed(nbty)
+    word = value if value.type.width == 32 else (builder.sext if signed else builder.zext)(value, _I32)
+    ptxty = "b32" if name in ("and", "or", "xor") else ("s32" if signed else "u32")
     asm = ir.InlineAsm(ir.FunctionType(_I32, (_I32, _I32)),
-                       f"redux.sync.{name}.{ptxty} $0, $1, $2;", "=r,r,r",
-                       side_effect=True)
+                       f"redux.sync.{name}.{ptxty} $0, $1, $2;", "=r,r,r", side_effect=True)
     out = builder.call(asm, (word, mask))
     return out if value.type.width == 32 else builder.trunc(out, value.type)
 
@@ -634,8 +627,11 @@ def _make_intrinsic(op):
     """The numba-cuda intrinsic for *op*, with the op's parameter names and doc."""
     params = ", ".join(("typingctx",) + op.params)
     scope = {"_type_call": _type_call, "op": op}
-    src = f"def {op.name}({params}):\n    return _type_call(op, ({', '.join(op.params)}{',' if op.params else ''}))\n"
-    exec(compile(src, f"<numquad.cuda {op.qualname}>", "exec"), scope)  # noqa: S102
+    args = "".join(f"{p}, " for p in op.params)
+    src = f"def {op.name}({params}):\n    return _type_call(op, ({args}))\n"
+    filename = f"<numquad.cuda {op.qualname}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(compile(src, filename, "exec"), scope)  # noqa: S102
     typer = scope[op.name]
     typer.__doc__ = op.doc
     typer.__qualname__ = op.qualname
