@@ -113,6 +113,7 @@ class Rows:
         self.args = args
         self.rows = []
         self.notes = []
+        self.busy = []          # other processes' share of the cores, sampled (busy_note)
         self.t0 = time.perf_counter()
 
     def add(self, id, metric, value, unit="", bar=None, detail="", error=None):
@@ -194,6 +195,7 @@ class Rows:
                 "machine": machine_info(),
                 "rows": self.rows,
                 "notes": self.notes,
+                "busy": self.busy,
                 "wall_s": time.perf_counter() - self.t0,
             }
             with open(self.args.json, "w") as f:
@@ -231,6 +233,7 @@ def busy_note(rows, where):
     if b > 0.15:
         msg += " -- WARNING: the machine is not idle, timings (scaling above all) are unreliable"
     rows.note(msg)
+    rows.busy.append(round(b, 3))
     return b
 
 

@@ -13,8 +13,9 @@
     shuffle-heavy kernel (five Wave.shuffleXor steps) vs ``shfl_xor_sync``
 (5) host-side launch overhead: numquad ``k.cuda[...]`` vs the numba.cuda kernel
 (6) code: shfl.sync in the PTX and SHFL in the SASS (cuobjdump -sass or
-    nvdisasm on a cubin linked from the PTX) of numquad's quad swap and prefix
-    scan kernels vs the hand-written ones, with registers and spill stores from
+    nvdisasm on a cubin linked from the PTX) of numquad's quad swap (float32,
+    float64), prefix scans, reduction and shuffle kernels vs the hand-written
+    ones, with registers and spill stores from
     nvJitLink's verbose log. Needs no GPU, so it also runs where timings are
     skipped.
 
@@ -422,6 +423,7 @@ def code_inspection(rows, args):
                 f"(PTX shfl.sync; SASS SHFL via a cubin linked from that PTX)")
     f32 = (types.float32[::1], types.float32[::1])
     i32 = (types.int32[::1], types.int32[::1])
+    f64 = (types.float64[::1], types.float64[::1])
     items = [
         ("quad", "numquad quad swap", lambda: nq_quad.inspect_ptx(f32, cc=cc)),
         ("quad_hand", "hand-written quad swap", lambda: _ptx(hand_quad, f32, cc)),
@@ -431,6 +433,14 @@ def code_inspection(rows, args):
         ("prefix_f32", "numquad prefixSum float32", lambda: nq_prefix.inspect_ptx(f32, cc=cc)),
         ("prefix_f32_hand", "hand-written scan float32",
          lambda: _ptx(hand_prefix_float32, f32, cc)),
+        ("quad_f64", "numquad quad swap float64", lambda: nq_quad.inspect_ptx(f64, cc=cc)),
+        ("quad_f64_hand", "hand-written quad swap float64", lambda: _ptx(hand_quad, f64, cc)),
+        ("reduce", "numquad reduceSum float32", lambda: nq_reduce.inspect_ptx(f32, cc=cc)),
+        ("reduce_hand", "hand-written butterfly float32", lambda: _ptx(hand_reduce, f32, cc)),
+        ("shuffles", "numquad 5 x shuffleXor float32",
+         lambda: nq_shuffles.inspect_ptx(f32, cc=cc)),
+        ("shuffles_hand", "hand-written 5 x shfl_xor float32",
+         lambda: _ptx(hand_shuffles, f32, cc)),
     ]
     outdir = args.sass_dir or tempfile.mkdtemp(prefix="numquad-sass-")
     os.makedirs(outdir, exist_ok=True)

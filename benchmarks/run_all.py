@@ -128,6 +128,12 @@ def main(argv=None):
           f"numquad {info.get('numquad')} ({info.get('git')})")
     print(f"  date    : {info['date']}")
     print("  wall    : " + ", ".join(f"{k} {v:.0f} s" for k, v in walls.items()))
+    busy = {k: max(v.get("busy") or [0]) for k, v in results.items()}
+    if busy:
+        print("  others  : other processes' share of the cores when sampled (max): "
+              + ", ".join(f"{k} {100 * v:.0f}%" for k, v in busy.items())
+              + ("  -- WARNING: not idle, figures unreliable" if max(busy.values()) > 0.15
+                 else ""))
     print()
     print(f"  {'metric':<60} {'value':>14}  {'bar':<8} result")
     print(f"  {'-' * 60} {'-' * 14}  {'-' * 8} ------")
