@@ -5,8 +5,12 @@ substitution (:func:`_cuda_pyfunc`): a copy of the function whose globals and
 closure cells map
 
 * the ``numquad.xpu`` module to ``numba.cuda`` (same attribute names), each xpu
-  builtin (``xpu.grid``, ``xpu.threadIdx``, ``xpu.atomic.add``, ...) to the
-  numba.cuda object of the same name;
+  builtin (``xpu.grid``, ``xpu.atomic.add``, ...) to the numba.cuda object of
+  the same name; the groups numba.cuda types only as module attributes
+  (``threadIdx``, ``blockIdx``, ``blockDim``, ``gridDim``, ``shared``, ``local``,
+  ``atomic``), when used as bare names (``from numquad.xpu import threadIdx``),
+  to typeable stand-ins, and a bare ``warpsize`` to 32. A bare ``laneid`` or
+  ``syncwarp`` is not typeable on CUDA: use ``xpu.laneid``/``xpu.syncwarp()``;
 * ``numquad.Quad``/``numquad.Wave`` to the intrinsic namespaces of
   :mod:`numquad.cuda.intrinsics`, a single ``Quad.op`` object to its intrinsic;
 * the ``numquad`` package to a proxy module holding those three;
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import os
 import re
 import sys
 import threading
@@ -99,7 +104,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _INTERNAL = (
     sys.modules["numba"].__path__[0],
     sys.modules["numba.cuda"].__path__[0],
-    __file__.rsplit("/", 2)[0],            # numquad/
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),     # numquad/
 )
 
 
