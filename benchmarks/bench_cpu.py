@@ -397,8 +397,9 @@ def main(argv=None):
     threads0 = numba.get_num_threads()
     print(f"bench_cpu: {os.cpu_count()} cores, NUMBA_NUM_THREADS="
           f"{numba.config.NUMBA_NUM_THREADS}, quick={args.quick}")
-    busy_note(rows, "this run")
     for s in args.only:
+        if s != "c":            # (c) samples right before its scaling runs
+            busy_note(rows, f"section ({s})")
         try:
             SECTIONS[s](rows, args.quick)
         except Exception as e:  # noqa: BLE001 - keep the other sections
