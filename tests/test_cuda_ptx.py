@@ -299,7 +299,8 @@ def test_no_fma_unless_fastmath(ty):
 # ---------------------------------------------------------------------------
 
 import numquad  # noqa: E402
-from numquad.xpu import atomic, blockDim, grid, shared, syncthreads, threadIdx, warpsize  # noqa: E402
+from numquad.xpu import (  # noqa: E402
+    atomic, blockDim, grid, shared, syncthreads, syncwarp, threadIdx, warpsize)
 
 _swap = Quad.swapVertical
 
@@ -322,6 +323,7 @@ def _closure_kernel(scale):
         sh = shared.array(128, np.float32)
         sh[t] = a[i]
         syncthreads()
+        syncwarp()
         b[i] = _lane_fn2(sh[t]) * scale + numquad.Wave.ballot(a[i] > 0) + xpu.laneid
         atomic.add(b, 0, 1.0)
     return k
@@ -333,6 +335,7 @@ def test_globals_substitution():
     _no_local_memory(ptx)
     assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 2     # two swapVertical
     assert "%tid.x" in ptx and "bar.sync" in ptx and "atom.global.add.f32" in ptx
+    assert "bar.warp.sync" in ptx
     assert ".shared" in ptx
 
 

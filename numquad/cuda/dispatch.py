@@ -8,9 +8,8 @@ closure cells map
   builtin (``xpu.grid``, ``xpu.atomic.add``, ...) to the numba.cuda object of
   the same name; the groups numba.cuda types only as module attributes
   (``threadIdx``, ``blockIdx``, ``blockDim``, ``gridDim``, ``shared``, ``local``,
-  ``atomic``), when used as bare names (``from numquad.xpu import threadIdx``),
-  to typeable stand-ins, and a bare ``warpsize`` to 32. A bare ``laneid`` or
-  ``syncwarp`` is not typeable on CUDA: use ``xpu.laneid``/``xpu.syncwarp()``;
+  ``atomic``, ``syncwarp``), when used as bare names, to typeable stand-ins, and a bare
+  ``warpsize`` to 32. A bare ``laneid`` is not typeable on CUDA: use ``xpu.laneid``;
 * ``numquad.Quad``/``numquad.Wave`` to the intrinsic namespaces of
   :mod:`numquad.cuda.intrinsics`, a single ``Quad.op`` object to its intrinsic;
 * the ``numquad`` package to a proxy module holding those three;
@@ -40,6 +39,7 @@ import numpy as np
 import numba.core.errors as _numba_errors
 from numba import cuda
 from numba.cuda import nvvmutils, types
+from numba.cuda import cudadecl as _cudadecl
 from numba.cuda.cudadecl import registry as _typing_registry
 from numba.cuda.cudaimpl import registry as _lowering_registry
 from numba.cuda.compiler import compile_cuda
@@ -222,6 +222,7 @@ def _bare_dim3(name):
 _BARE = {name: _bare_dim3(name) for name in _SREG}
 _BARE.update({name: _Bare(name, types.Module(getattr(cuda, name)))
               for name in ("shared", "local", "atomic")})
+_BARE["syncwarp"] = _Bare("syncwarp", types.Function(_cudadecl.Cuda_syncwarp))
 _BARE["warpsize"] = 32
 
 
