@@ -62,7 +62,9 @@ def _assign(target, value):
 
 
 def _lane_loop(body):
-    return ast.For(target=_name(L, ast.Store), iter=_call("range", _const(W)), body=body, orelse=[])
+    """for each lane of the group: the 32 lanes of a wave (``_nq_G`` is the constant 32),
+    or every thread of the block in a kernel with barriers (``_nq_G`` set at run time)."""
+    return ast.For(target=_name(L, ast.Store), iter=_call("range", _name("_nq_G")), body=body, orelse=[])
 
 
 def _located(nodes, lineno):
@@ -111,7 +113,9 @@ class _Subst(ast.NodeTransformer):
             short = {"blockIdx": "bi", "blockDim": "bd", "gridDim": "gd"}[b.split(".")[0]]
             return _call("_nq_i32", _name(f"_nq_{short}{b[-1]}"))
         if b == "laneid":
-            return _call("_nq_i32", _const(0) if self.mode == "shadow" else _name(L))
+            if self.mode == "shadow":
+                return _call("_nq_i32", _const(0))
+            return _call("_nq_i32", ast.BinOp(_name(L), ast.BitAnd(), _const(W - 1)))
         if b == "warpsize":
             return _call("_nq_i32", _const(W))
         self.fe.error(f"xpu.{b} cannot be used as a value here", node)
@@ -154,7 +158,7 @@ class _Subst(ast.NodeTransformer):
             elif op.namespace == "Quad":
                 v = ast.BinOp(_name(L), ast.BitAnd(), _const(3))
             else:
-                v = _name(L)
+                v = ast.BinOp(_name(L), ast.BitAnd(), _const(W - 1))
             return ast.copy_location(_call("_nq_u32", v), node)
         if op is not None and self.mode == "shadow":
             new = _call(f"_nq_SH_{op.namespace}_{op.name}", *[self.visit(a) for a in node.args])
@@ -179,8 +183,18 @@ class _Subst(ast.NodeTransformer):
             axes = [f(a) for a in "xyz"[:nd]]
             return axes[0] if nd == 1 else ast.Tuple(elts=axes, ctx=ast.Load())
         if b == "syncwarp":
-            return _const(None)
-        self.fe.error(f"xpu.{b} is not supported by the CPU target yet", node)
+            return _const(None)               # the lanes of a wave run in lockstep
+        if b.startswith("atomic."):
+            if node.keywords:
+                self.fe.error(f"xpu.{b} takes positional arguments only", node)
+            want = 4 if b == "atomic.cas" else 3
+            if len(node.args) != want:
+                self.fe.error(f"xpu.{b} takes {want} arguments (ary, idx, "
+                              f"{'old, val' if want == 4 else 'val'}); got {len(node.args)}", node)
+            return _call(f"_nq_atomic_{b.split('.')[1]}", *[self.visit(a) for a in node.args])
+        if b == "syncthreads":
+            self.fe.error("xpu.syncthreads() must be a statement of its own", node)
+        self.fe.error(f"xpu.{b} is not supported by the CPU target", node)
 
 
 # ---------------------------------------------------------------------------
@@ -194,9 +208,16 @@ def _namespace(fe):
         "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
         "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
         "_nq_nonneg": _intr.nonneg, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
+        "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
+        "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
+    for n, f in _intr.ATOMICS.items():
+        ns[f"_nq_atomic_{n}"] = f
+    for name, (kind, shape, dt, _) in fe.allocs.items():
+        ns[f"_nq_shape_{name}"] = shape
+        ns[f"_nq_dtype_{name}"] = dt.type
     return ns
 
 
@@ -249,6 +270,8 @@ def _shadow_items(fe, items, subst):
             else:
                 node = ast.While(test=_const(True), body=body, orelse=[])
             out.append(_located([node], it.node.lineno)[0])
+        elif isinstance(it, _fe.Barrier):
+            out.append(_located([ast.Pass()], it.node.lineno)[0])
         elif isinstance(it, _fe.Jump):
             node = {"break": ast.Break, "continue": ast.Continue}.get(it.kind)
             if node is not None:
@@ -259,10 +282,26 @@ def _shadow_items(fe, items, subst):
     return out
 
 
+def _alloc_stmts(fe, per_lane):
+    """``name = np.empty(shape, dtype)`` for each shared/local array (local arrays get
+    one row per lane when *per_lane*)."""
+    out = []
+    for name, (kind, shape, dt, node) in fe.allocs.items():
+        if kind == "local" and per_lane:
+            shp = ast.BinOp(ast.Tuple([_name("_nq_GMAX")], ast.Load()), ast.Add(), _name(f"_nq_shape_{name}"))
+            target = f"_nq_loc_{name}"
+        else:
+            shp, target = _name(f"_nq_shape_{name}"), name
+        out += _located([_assign(_name(target, ast.Store),
+                                 _call(ast.Attribute(_name("_nq_np"), "empty", ast.Load()),
+                                       shp, _name(f"_nq_dtype_{name}")))], node.lineno)
+    return out
+
+
 def generate_shadow(fe, cpu_fn_for):
     """The scalar shadow function of *fe*'s wave items (for typing)."""
     fn_names = {}
-    body = _shadow_items(fe, fe.items, _Subst(fe, "shadow", fn_names))
+    body = _alloc_stmts(fe, per_lane=False) + _shadow_items(fe, fe.items, _Subst(fe, "shadow", fn_names))
     # cross-lane ops become typing-only stand-ins
     ns = _namespace(fe)
     for q, sh in STANDINS.items():
@@ -308,6 +347,8 @@ def _item_names(item):
         return set(), set()
     if isinstance(item, _fe.Jump):
         return (set(_fe._names_in(item.value)) if item.value is not None else set()), set()
+    if isinstance(item, _fe.Barrier):
+        return set(), set()
     raise AssertionError(item)
 
 
@@ -340,8 +381,9 @@ class _BlockGen:
         self.fast_path = fast_path
         self.fn_names = {}
         self.masks = []
-        self.locals = fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
-                                       if n.startswith(_fe._RESERVED)}
+        self.block_mode = fe.has_barrier
+        self.locals = (fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
+                                        if n.startswith(_fe._RESERVED)}) - set(fe.env.closure)
         self.remat = self._remat()
         self.lane_vars = self._lane_vars() - set(self.remat)
         self.splats = set()
@@ -389,7 +431,8 @@ class _BlockGen:
                 for st in it.stmts:
                     for n in _fe._names_in(st, ast.Store):
                         stores[n] = stores.get(n, 0) + 1
-        out = {}
+        out = {name: ast.Subscript(value=_name(f"_nq_loc_{name}"), slice=_name(L), ctx=ast.Load())
+               for name, a in self.fe.allocs.items() if a[0] == "local"}
         for it in self.fe.items:
             if not isinstance(it, _fe.Region):
                 continue
@@ -439,6 +482,16 @@ class _BlockGen:
             f"bool, integer and float scalars can (keep arrays and tuples uniform, or "
             f"compute them after the cross-lane op)", node or self.fe.fn)
 
+    def _any(self, mask):
+        if self.block_mode:
+            return _call("_nq_anyb", _name(mask), _name("_nq_G"))
+        return _call("_nq_any", _name(mask))
+
+    def _all(self, mask):
+        if self.block_mode:
+            return _call("_nq_allb", _name(mask), _name("_nq_G"))
+        return _call("_nq_all", _name(mask))
+
     def new_mask(self):
         m = f"_nq_m{len(self.masks)}"
         self.masks.append(m)
@@ -469,7 +522,7 @@ class _BlockGen:
             masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
             if self.fast_path:
                 plain = _lane_loop(copy.deepcopy(body))
-                return _located([ast.If(test=_call("_nq_all", _name(mask)), body=[plain], orelse=[masked])], line)
+                return _located([ast.If(test=self._all(mask), body=[plain], orelse=[masked])], line)
             return _located([masked], line)
         if isinstance(it, _fe.Uniform):
             return _located(self.subst([it.stmt], "uniform"), it.stmt.lineno)
@@ -486,18 +539,18 @@ class _BlockGen:
             out = [_lane_loop(setm)]
             body = self.gen_items(it.body, frames + [(mt, "if")])
             if body:
-                out.append(ast.If(test=_call("_nq_any", _name(mt)), body=body, orelse=[]))
+                out.append(ast.If(test=self._any(mt), body=body, orelse=[]))
             if me:
                 orelse = self.gen_items(it.orelse, frames + [(me, "if")])
                 if orelse:
-                    out.append(ast.If(test=_call("_nq_any", _name(me)), body=orelse, orelse=[]))
+                    out.append(ast.If(test=self._any(me), body=orelse, orelse=[]))
             return _located(out, line)
         if isinstance(it, _fe.Loop):
             line = it.node.lineno
             ml, mb = self.new_mask(), self.new_mask()
             head = [_lane_loop([_store(ml, _sub(mask))])]
             loop_body = [
-                ast.If(test=ast.UnaryOp(ast.Not(), _call("_nq_any", _name(ml))), body=[ast.Break()], orelse=[]),
+                ast.If(test=ast.UnaryOp(ast.Not(), self._any(ml)), body=[ast.Break()], orelse=[]),
                 _lane_loop([_store(mb, _sub(ml))]),
             ] + self.gen_items(it.body, frames + [(ml, "loop"), (mb, "body")])
             if it.uniform:
@@ -510,6 +563,17 @@ class _BlockGen:
             return _located(head + [loop], line)
         if isinstance(it, _fe.Jump):
             return self.gen_jump(it, frames)
+        if isinstance(it, _fe.Barrier):
+            # every lane loop runs over the whole block, so the block is already in step
+            # here; debug=True checks that no live thread is missing (a divergent barrier)
+            if not self.debug:
+                return []
+            msg = (f'File "{self.fe.filename}", line {it.node.lineno}: xpu.syncthreads() reached '
+                   f'by only part of the block (under a divergent condition or loop); on a GPU '
+                   f'this is undefined (debug=True check)')
+            chk = ast.If(test=ast.Compare(_sub(mask), [ast.NotEq()], [_sub("_nq_m_entry")]),
+                         body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg)), cause=None)], orelse=[])
+            return _located([_lane_loop([chk])], it.node.lineno)
         raise AssertionError(it)
 
     def gen_jump(self, it, frames):
@@ -559,7 +623,20 @@ class _BlockGen:
                     f'lanes of a wave must form a prefix (lanes 0..k) for a scan; this wave\'s '
                     f'active lanes do not (debug=True check)')), cause=None)],
                 orelse=[]))
-        out.append(ast.Expr(_call(f"_nq_XL_{op.namespace}_{op.name}", *args)))
+        call = [ast.Expr(_call(f"_nq_XL_{op.namespace}_{op.name}", *args))]
+        if self.block_mode:
+            # one whole-wave op per wave of the block
+            class View(ast.NodeTransformer):
+                def visit_Name(self, n):
+                    if n.id.startswith("_nq_v_") or n.id.startswith("_nq_m"):
+                        return _call("_nq_wv", n, _name("_nq_w"))
+                    return n
+            body = [View().visit(st) for st in out + call]
+            out = [ast.For(target=_name("_nq_w", ast.Store),
+                           iter=_call("range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
+                           body=body, orelse=[])]
+            return _located(out, it.node.lineno)
+        out.extend(call)
         return _located(out, it.node.lineno)
 
     def build(self, name):
@@ -570,20 +647,28 @@ class _BlockGen:
         self.masks.insert(0, "_nq_m_entry")
         params = [(f"_nq_p_{p}" if p in self.reassigned_params else p) for p in fe.env.params]
         pro = []
+        alloc = "_nq_lanes_block" if self.block_mode else "_nq_lanes"
         for n in sorted(self.lane_vars | self.splats):
             dt = self._dtype(n)
-            pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call("_nq_lanes", _name(_SCALAR_NAMES[dt]))))
+            pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt]))))
         for m in self.masks:
-            pro.append(_assign(_name(m, ast.Store), _call("_nq_lanes", _name(_SCALAR_NAMES[np.dtype(bool)]))))
+            pro.append(_assign(_name(m, ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype(bool)]))))
         if self.nd:
             for a in "xyz":
                 pro.append(_assign(_name(f"_nq_t{a}", ast.Store),
-                                   _call("_nq_lanes", _name(_SCALAR_NAMES[np.dtype("int32")]))))
+                                   _call(alloc, _name(_SCALAR_NAMES[np.dtype("int32")]))))
         pro.append(_assign(_name("_nq_nt", ast.Store), ast.BinOp(
             ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy")), ast.Mult(), _name("_nq_bdz"))))
+        if self.block_mode:
+            # kernels with barriers run each block as one group of lanes (all its waves)
+            pro.append(_assign(_name("_nq_G", ast.Store), ast.BinOp(ast.BinOp(
+                ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W)),
+                ast.Mult(), _const(W))))
+        pro += _alloc_stmts(fe, per_lane=True)
         # per wave: the entry mask, thread ids, reassigned parameters
         wave_pro = [
-            _assign(_name("_nq_t0", ast.Store), ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W))),
+            _assign(_name("_nq_t0", ast.Store),
+                    _const(0) if self.block_mode else ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W))),
             _lane_loop([_store("_nq_m_entry",
                                 ast.Compare(ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)),
                                             [ast.Lt()], [_name("_nq_nt")]))]),
@@ -599,9 +684,12 @@ class _BlockGen:
             ]))
         for p in self.reassigned_params:
             wave_pro.append(_lane_loop([_store(f"_nq_v_{p}", _name(f"_nq_p_{p}"))]))
-        nwaves = ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W))
-        wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("range", nwaves),
-                            body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
+        if self.block_mode:
+            wave_loop = ast.If(test=_const(True), body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
+        else:
+            nwaves = ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W))
+            wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("range", nwaves),
+                                body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
         # the blocks b0..b1 of the grid, in order (x fastest)
         block_ids = ast.parse(
             "_nq_bix = _nq_b % _nq_gdx\n"
@@ -630,6 +718,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
     from ..errors import NumquadRuntimeError
     ns["_nq_RuntimeError"] = NumquadRuntimeError
     ns["_nq_is_prefix"] = _intr.mask_is_prefix
+    ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for)
     func, mod = _compile_fn(fe, fn_ast, ns)
     return func, ast.unparse(mod)

@@ -29,7 +29,7 @@ from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError
 
-__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "Loop", "Jump"]
+__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "Loop", "Jump", "Barrier"]
 
 _RESERVED = "_nq_"
 
@@ -72,6 +72,12 @@ class Loop:
     body: list
     node: ast.stmt
     uniform: Optional[tuple] = None
+
+
+@dataclasses.dataclass
+class Barrier:
+    """``xpu.syncthreads()``: every thread of the block arrives before any goes on."""
+    node: ast.stmt
 
 
 @dataclasses.dataclass
@@ -177,6 +183,95 @@ class _Env:
 
 # -- helpers --------------------------------------------------------------------
 
+def _to_dtype(obj):
+    if obj is _MISSING or obj is None:
+        return None
+    try:
+        from numba.core import types as _nbt
+        from numba.np.numpy_support import as_dtype
+        if isinstance(obj, _nbt.Type):
+            return as_dtype(obj)
+    except Exception:
+        pass
+    try:
+        return np.dtype(obj)
+    except (TypeError, ValueError):
+        return None
+
+
+def _cuda_function_names():
+    try:
+        import importlib.util
+        if importlib.util.find_spec("numba.cuda") is None:
+            return {}
+        from numba import cuda
+    except Exception:
+        return {}
+    names = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
+             "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt")
+    return {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in names if hasattr(cuda, n)}
+
+
+_CUDA_FUNCS = None
+
+
+class _CudaSpellings(ast.NodeTransformer):
+    """numba.cuda's warp functions, rewritten into Quad/Wave ops with numba.cuda's
+    return types (ballot_sync: int32; votes: bool; activemask/lanemask_lt: uint32)."""
+
+    _SHFL = {"shfl_sync": "shuffle", "shfl_up_sync": "shuffleUp",
+             "shfl_down_sync": "shuffleDown", "shfl_xor_sync": "shuffleXor"}
+
+    def __init__(self, fe):
+        global _CUDA_FUNCS
+        if _CUDA_FUNCS is None:
+            _CUDA_FUNCS = _cuda_function_names()
+        self.fe = fe
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        obj = self.fe.env.resolve(node.func)
+        hit = _CUDA_FUNCS.get(id(obj)) if obj is not _MISSING else None
+        if hit is None or hit[0] is not obj:
+            return node
+        name = hit[1]
+        a = node.args
+        want = {"activemask": 0, "lanemask_lt": 0}.get(name, 2 if name.endswith(("ballot_sync", "all_sync",
+                                                                                  "any_sync", "eq_sync")) else 3)
+        if len(a) != want or node.keywords:
+            self.fe.error(f"cuda.{name} takes {want} positional argument(s); got {len(a)}", node)
+
+        def P(src, **kw):
+            e = ast.parse(src, mode="eval").body
+
+            for n in ast.walk(e):
+                if "lineno" in n._attributes:
+                    n.lineno, n.end_lineno = node.lineno, node.end_lineno
+                    n.col_offset, n.end_col_offset = node.col_offset, node.end_col_offset
+
+            class Sub(ast.NodeTransformer):
+                def visit_Name(self, n):
+                    return copy.deepcopy(kw[n.id]) if n.id in kw else n
+            return Sub().visit(e)
+
+        if name in self._SHFL:
+            return P(f"_nq_Wave.{self._SHFL[name]}(V, S)", V=a[1], S=a[2])
+        if name == "activemask":
+            return P("_nq_Wave.ballot(True)")
+        if name == "lanemask_lt":
+            return P("_nq_np.uint32((_nq_np.uint64(1) << _nq_Wave.laneId()) - _nq_np.uint64(1))")
+        mask = "_nq_np.uint32(M)"
+        if name == "ballot_sync":
+            return P(f"_nq_np.int32(_nq_Wave.ballot(Q) & {mask})", M=a[0], Q=a[1])
+        if name == "any_sync":
+            return P(f"(_nq_Wave.ballot(Q) & {mask}) != 0", M=a[0], Q=a[1])
+        if name == "all_sync":
+            return P(f"(_nq_Wave.ballot(Q) & {mask}) == (_nq_Wave.ballot(True) & {mask})", M=a[0], Q=a[1])
+        # eq_sync: the predicate is the same in every active lane of the mask
+        return P(f"((_nq_Wave.ballot(Q) & {mask}) == 0) | "
+                 f"((_nq_Wave.ballot(Q) & {mask}) == (_nq_Wave.ballot(True) & {mask}))", M=a[0], Q=a[1])
+
+
 def _all_names(body, fe):
     out = set()
     for s in body:
@@ -222,8 +317,11 @@ class Frontend:
             if name.startswith(_RESERVED):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
         self.ops_used = set()
-        self.calls = {}            # id(ast.Call) -> callee Dispatcher
-        self.body = self._normalise_block(self.fn.body, in_loop=False)
+        self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)
+        self.env.closure.update({"_nq_Wave": _ops.Wave, "_nq_np": np})
+        body = [_CudaSpellings(self).visit(s) for s in self.fn.body]
+        self.body = self._normalise_block(body, in_loop=False)
+        self.has_barrier = any(self._contains_barrier(s) for s in self.body)
         self.uniform = self._uniform_names(self.body)
         self.items = self._segment(self.body, top=True)
 
@@ -317,6 +415,10 @@ class Frontend:
             pre, v = self._hoist(s.value)
             s.value = v
             return pre + [s]
+        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and \
+                self.builtin_of(s.value.func) in ("shared.array", "local.array"):
+            self._allocation(s)
+            return []
         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
             pre, new = self._hoist_stmt(s)
             if isinstance(new, ast.Expr) and isinstance(new.value, ast.Name) and \
@@ -361,7 +463,10 @@ class Frontend:
             visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp
 
             def visit_IfExp(self, node):
-                hoister._check_no_xl(node, "a conditional expression (x if c else y)")
+                # the test always runs; only one of the two values does
+                hoister._check_no_xl(node.body, "a conditional expression (x if c else y)")
+                hoister._check_no_xl(node.orelse, "a conditional expression (x if c else y)")
+                node.test = self.visit(node.test)
                 return node
 
             def visit_BoolOp(self, node):
@@ -425,6 +530,37 @@ class Frontend:
         pre.append(stmt)
         self.ops_used.add(op.qualname)
         return ast.copy_location(ast.Name(target, ast.Load()), node)
+
+    # -- shared and local arrays ---------------------------------------------------
+    def _allocation(self, s):
+        kind = self.builtin_of(s.value.func).split(".")[0]
+        call = s.value
+        what = f"xpu.{kind}.array(shape, dtype)"
+        if len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
+            self.error(f"assign {what} to a plain name", s)
+        name = s.targets[0].id
+        args = list(call.args)
+        kw = {k.arg: k.value for k in call.keywords}
+        shape = args[0] if args else kw.get("shape")
+        dtype = args[1] if len(args) > 1 else kw.get("dtype")
+        if shape is None or dtype is None:
+            self.error(f"{what} needs a shape and a dtype", s)
+        if isinstance(shape, ast.Tuple):
+            dims = [self._constant_int(e) for e in shape.elts]
+        else:
+            dims = [self._constant_int(shape)]
+        if any(d is None or d < 1 for d in dims):
+            self.error(f"{what}: the shape must be a constant positive int or tuple of ints; "
+                       f"got {ast.unparse(shape)}", s)
+        obj = self.env.resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
+            (dtype.value if isinstance(dtype, ast.Constant) else _MISSING)
+        dt = _to_dtype(obj)
+        if dt is None or dt.kind not in "biufc":
+            self.error(f"{what}: unsupported dtype {ast.unparse(dtype)}; it takes a bool, "
+                       f"integer, float or complex NumPy/Numba type", s)
+        if name in self.allocs:
+            self.error(f"{name} is assigned two {what} arrays; use one name per array", s)
+        self.allocs[name] = (kind, tuple(dims), dt, s)
 
     # -- inlining of lane functions that use cross-lane ops or thread builtins ----
     def _inlinable(self, node):
@@ -568,6 +704,7 @@ class Frontend:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 assigns[node.id] = assigns.get(node.id, 0) + 1
         U = {p for p in self.env.params if p not in assigns}
+        U |= {n for n, a in self.allocs.items() if a[0] == "shared" and n not in assigns}
         changed = True
         while changed:
             changed = False
@@ -674,7 +811,7 @@ class Frontend:
             return [Jump("continue", s)]
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
                 self.builtin_of(s.value.func) == "syncthreads":
-            self.error("xpu.syncthreads() is not supported by the CPU target yet", s)
+            return [Barrier(s)]
         if isinstance(s, ast.If):
             cond = self.fresh("c")
             assign = ast.copy_location(ast.Assign(

@@ -44,20 +44,27 @@ def _scalar_of(ty):
     return None
 
 
-@intrinsic
-def lanes(typingctx, dtype):
-    """``lanes(np.float32)``: a 64-byte-aligned [32 x T] stack array (zeroed at entry)."""
-    ty = _scalar_of(dtype)
-    if ty is None:
-        raise TypingError(f"lanes() takes a scalar type; got {dtype}")
-    arrty = types.Array(ty, 1, "C")
+#: Lanes of a block-wide lane array (CUDA's largest block).
+BLOCK_LANES = 1024
 
+
+def _lanes_impl(count):
+    def impl(typingctx, dtype):
+        ty = _scalar_of(dtype)
+        if ty is None:
+            raise TypingError(f"lanes() takes a scalar type; got {dtype}")
+        arrty = types.Array(ty, 1, "C")
+        return arrty(dtype), _lanes_codegen(ty, arrty, count)
+    return impl
+
+
+def _lanes_codegen(ty, arrty, count):
     def codegen(context, builder, sig, args):
         llty = context.get_data_type(ty)
         with builder.goto_entry_block():
-            ptr = builder.alloca(ir.ArrayType(llty, W))
+            ptr = builder.alloca(ir.ArrayType(llty, count))
             ptr.align = 64
-            builder.store(ir.ArrayType(llty, W)(None), ptr)
+            builder.store(ir.ArrayType(llty, count)(None), ptr)
         data = builder.bitcast(ptr, llty.as_pointer())
         ary = context.make_array(arrty)(context, builder)
         itemsize = context.get_abi_sizeof(llty)
@@ -65,14 +72,36 @@ def lanes(typingctx, dtype):
         context.populate_array(
             ary,
             data=data,
-            shape=cgutils.pack_array(builder, [ir.Constant(intp, W)]),
+            shape=cgutils.pack_array(builder, [ir.Constant(intp, count)]),
             strides=cgutils.pack_array(builder, [ir.Constant(intp, itemsize)]),
             itemsize=ir.Constant(intp, itemsize),
             meminfo=None,
         )
         return ary._getvalue()
+    return codegen
 
-    return arrty(dtype), codegen
+
+lanes = intrinsic(_lanes_impl(W))
+lanes.__doc__ = "``lanes(np.float32)``: a 64-byte-aligned [32 x T] stack array (zeroed at entry)."
+lanes_block = intrinsic(_lanes_impl(BLOCK_LANES))
+lanes_block.__doc__ = "``lanes_block(np.float32)``: a 64-byte-aligned [1024 x T] stack array."
+
+
+@intrinsic
+def wave_view(typingctx, arr, w):
+    """Lanes ``32*w .. 32*w+31`` of a block-wide lane array, as a 32-lane array."""
+    def codegen(context, builder, sig, args):
+        arrty = sig.args[0]
+        src = context.make_array(arrty)(context, builder, args[0])
+        off = builder.mul(args[1], ir.Constant(args[1].type, W))
+        ary = context.make_array(arrty)(context, builder)
+        intp = context.get_value_type(types.intp)
+        context.populate_array(
+            ary, data=builder.gep(src.data, [off], inbounds=True),
+            shape=cgutils.pack_array(builder, [ir.Constant(intp, W)]),
+            strides=src.strides, itemsize=src.itemsize, meminfo=None)
+        return ary._getvalue()
+    return arr(arr, w), codegen
 
 
 def _vec_ptr(context, builder, arrty, arr):
@@ -81,9 +110,15 @@ def _vec_ptr(context, builder, arrty, arr):
     return builder.bitcast(ary.data, ir.VectorType(llty, W).as_pointer())
 
 
+def _align(context, arrty):
+    """Lane arrays start 64-byte aligned and a wave's slice of a block-wide lane
+    array starts at a multiple of 32 elements."""
+    return min(64, W * context.get_abi_sizeof(context.get_data_type(arrty.dtype)))
+
+
 def _load(context, builder, arrty, arr):
     ptr = _vec_ptr(context, builder, arrty, arr)
-    return builder.load(ptr, align=64)
+    return builder.load(ptr, align=_align(context, arrty))
 
 
 def _load_mask(context, builder, arrty, arr):
@@ -94,10 +129,11 @@ def _load_mask(context, builder, arrty, arr):
 def _store_masked(context, builder, arrty, arr, mask, value):
     """out[l] = value[l] where mask[l]; other lanes keep their old value."""
     ptr = _vec_ptr(context, builder, arrty, arr)
-    old = builder.load(ptr, align=64)
+    align = _align(context, arrty)
+    old = builder.load(ptr, align=align)
     if value.type != old.type:                       # bool results: i1 -> i8
         value = builder.zext(value, old.type)
-    builder.store(builder.select(mask, value, old), ptr, align=64)
+    builder.store(builder.select(mask, value, old), ptr, align=align)
 
 
 def _splat(builder, scalar):
@@ -519,3 +555,116 @@ def lane_store(typingctx, arr, lane, value):
         context.pack_value(builder, arrty.dtype, val, ptr)
         return context.get_dummy_value()
     return types.none(arr, lane, value), codegen
+
+
+# ---------------------------------------------------------------------------
+# Atomics: real LLVM atomicrmw / cmpxchg on array elements, numba.cuda's
+# signatures and return value (the old element)
+# ---------------------------------------------------------------------------
+
+_ATOMIC_TYPES = (types.float64, types.float32, types.int32, types.uint32, types.int64, types.uint64)
+_ATOMIC_INT_TYPES = (types.int32, types.uint32, types.int64, types.uint64)
+
+
+def _atomic_check(name, ary, idx, ints_only):
+    allowed = _ATOMIC_INT_TYPES if ints_only else _ATOMIC_TYPES
+    if not isinstance(ary, types.Array):
+        raise TypingError(f"xpu.atomic.{name}(ary, idx, ...): ary must be an array; got {ary}")
+    if not ary.mutable:
+        raise TypingError(f"xpu.atomic.{name}: ary is read-only ({ary}); atomics need a writable array")
+    if ary.layout not in ("C", "F"):
+        raise TypingError(f"xpu.atomic.{name}: ary must be contiguous; got {ary} (layout {ary.layout})")
+    if ary.dtype not in allowed:
+        raise TypingError(f"xpu.atomic.{name}: ary has dtype {ary.dtype}; it takes "
+                          f"{', '.join(str(t) for t in allowed)}")
+    ok_idx = isinstance(idx, types.Integer) and ary.ndim == 1 or (
+        isinstance(idx, types.BaseTuple) and len(idx) == ary.ndim and
+        all(isinstance(t, types.Integer) for t in idx.types))
+    if not ok_idx:
+        raise TypingError(f"xpu.atomic.{name}: idx must be an integer (1-D) or a tuple of "
+                          f"{ary.ndim} integers; got {idx}")
+
+
+def _atomic_ptr(context, builder, aryty, ary, idxty, idx):
+    arr = context.make_array(aryty)(context, builder, ary)
+    if isinstance(idxty, types.BaseTuple):
+        idxs = cgutils.unpack_tuple(builder, idx, len(idxty))
+        idxtys = idxty.types
+    else:
+        idxs, idxtys = [idx], [idxty]
+    intp = types.intp
+    idxs = [context.cast(builder, i, t, intp) for i, t in zip(idxs, idxtys)]
+    return cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True)
+
+
+def _make_atomic(name):
+    rmw = {"add": ("add", "fadd"), "sub": ("sub", "fsub"), "exch": ("xchg", "xchg"),
+           "max": (None, "fmax"), "min": (None, "fmin")}[name]
+
+    def impl(typingctx, ary, idx, val):
+        _atomic_check(name, ary, idx, ints_only=(name == "exch"))
+        dty = ary.dtype
+
+        def codegen(context, builder, sig, args):
+            aryty, idxty, valty = sig.args
+            ptr = _atomic_ptr(context, builder, aryty, args[0], idxty, args[1])
+            v = context.cast(builder, args[2], valty, dty)
+            if isinstance(dty, types.Float):
+                op = rmw[1]
+            elif name in ("max", "min"):
+                op = ("" if dty.signed else "u") + name
+            else:
+                op = rmw[0]
+            return builder.atomic_rmw(op, ptr, v, "seq_cst")
+        return dty(ary, idx, val), codegen
+
+    impl.__name__ = f"atomic_{name}"
+    return intrinsic(impl)
+
+
+def _atomic_cas(typingctx, ary, idx, old, val):
+    _atomic_check("cas", ary, idx, ints_only=True)
+    dty = ary.dtype
+
+    def codegen(context, builder, sig, args):
+        aryty, idxty, oldty, valty = sig.args
+        ptr = _atomic_ptr(context, builder, aryty, args[0], idxty, args[1])
+        o = context.cast(builder, args[2], oldty, dty)
+        v = context.cast(builder, args[3], valty, dty)
+        pair = builder.cmpxchg(ptr, o, v, "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+    return dty(ary, idx, old, val), codegen
+
+
+#: xpu.atomic.* on the CPU.
+ATOMICS = {n: _make_atomic(n) for n in ("add", "sub", "max", "min", "exch")}
+ATOMICS["cas"] = intrinsic(_atomic_cas)
+
+
+
+def _mask_block(all_):
+    def impl(typingctx, mask, count):
+        def codegen(context, builder, sig, args):
+            mty = sig.args[0]
+            ary = context.make_array(mty)(context, builder, args[0])
+            n = builder.udiv(args[1], ir.Constant(args[1].type, W))
+            acc = cgutils.alloca_once_value(builder, ir.Constant(_i1, 1 if all_ else 0))
+            with cgutils.for_range(builder, n) as loop:
+                ptr = builder.gep(ary.data, [builder.mul(loop.index, ir.Constant(loop.index.type, W))])
+                v = builder.load(builder.bitcast(ptr, ir.VectorType(_i8, W).as_pointer()), align=32)
+                word = _ballot(builder, builder.icmp_unsigned("!=", v, v.type(None)))
+                if all_:
+                    hit = builder.icmp_unsigned("==", word, ir.Constant(_i32, 0xFFFFFFFF))
+                    builder.store(builder.and_(builder.load(acc), hit), acc)
+                else:
+                    hit = builder.icmp_unsigned("!=", word, ir.Constant(_i32, 0))
+                    builder.store(builder.or_(builder.load(acc), hit), acc)
+            return builder.load(acc)
+        return types.boolean(mask, count), codegen
+    return impl
+
+
+mask_any_block = intrinsic(_mask_block(False))
+mask_any_block.__doc__ = "True when any of the first *count* lanes of a block-wide mask is set."
+mask_all_block = intrinsic(_mask_block(True))
+mask_all_block.__doc__ = "True when all of the first *count* lanes of a block-wide mask are set."

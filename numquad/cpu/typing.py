@@ -138,6 +138,7 @@ def shadow_types(func, argtypes):
     targetctx.refresh()
     flags = compiler.Flags()
     flags.no_cpython_wrapper = True
+    flags.nrt = True
     typemap = compiler.compile_extra(
         typingctx, targetctx, func, tuple(argtypes), None, flags, {},
         pipeline_class=_ShadowCompiler,
