@@ -58,7 +58,7 @@ def test_lane_loops_are_vectorised():
 def test_generated_source_keeps_user_file_and_lines():
     src = k_swap.inspect_cpu_source((F32, F32))
     assert "_nq_XL_Quad_swapHorizontal" in src
-    assert "for _nq_l in range(32)" in src
+    assert "for _nq_l in range(_nq_G)" in src
     block = k_swap._target("cpu").compile((F32, F32), False).block
     code = block.py_func.__code__
     assert code.co_filename == __file__
