@@ -341,11 +341,19 @@ class Frontend:
             return None
         return _ops.of_function(self.env.resolve(node.func))
 
+    _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic")
+
     def builtin_of(self, node):
+        """The xpu builtin an expression names ("grid", "threadIdx.x", ...), else None."""
         obj = self.env.resolve(node)
         if obj is _MISSING:
             return None
-        return builtin_name(obj)
+        name = builtin_name(obj)
+        if name is None and isinstance(node, ast.Attribute):
+            base = self.builtin_of(node.value)
+            if base in self._GROUPS:
+                return f"{base}.{node.attr}"
+        return name
 
     def is_xl(self, node):
         op = self.op_of(node)
