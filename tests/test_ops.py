@@ -69,3 +69,13 @@ def test_reference_float_sum_is_the_fixed_log_step_order(rng):
             v[lane] = np.float32(prev[lane - d] + prev[lane])
     np.testing.assert_array_equal(r[0, 1:].view(np.uint32), v[:-1].view(np.uint32))
     assert r[0, 0] == 0 and not np.signbit(r[0, 0])
+
+
+def test_docs_ops_md_is_generated_from_the_catalogue():
+    import pathlib
+
+    from numquad._docgen import render_ops_md
+    path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
+    assert path.read_text() == render_ops_md(), "docs/ops.md is stale: python -m numquad._docgen > docs/ops.md"
+    for q in ops.OPS:
+        assert f"`{q}(" in path.read_text()

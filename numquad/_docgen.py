@@ -1,0 +1,70 @@
+"""Renders docs/ops.md from the op catalogue, so the reference cannot drift.
+
+    python -m numquad._docgen > docs/ops.md
+"""
+
+from __future__ import annotations
+
+from . import ops as _ops
+
+__all__ = ["render_ops_md"]
+
+_INACTIVE = {
+    "query": "not applicable",
+    "move": "a source lane that is inactive (or out of range) gives the reader's own value",
+    "vote": "read as false",
+    "ballot": "read as false",
+    "scan": "skipped (they add the identity); defined when the active lanes are lanes 0..k",
+    "reduce": "skipped",
+    "allequal": "ignored: only active lanes are compared",
+}
+
+_TYPES = {
+    "value": "bool, int8..int64, uint8..uint64, float32, float64",
+    "bitwise": "bool, int8..int64, uint8..uint64",
+    "pred": "bool, int8..int64, uint8..uint64 (nonzero is true)",
+}
+
+
+def _result(op):
+    if op.kind in ("query", "ballot"):
+        return "uint32"
+    if op.kind in ("vote", "allequal"):
+        return "bool"
+    if op.combine == "add":
+        return "same as the operand (uint32 for bool)"
+    return "same as the operand"
+
+
+def render_ops_md():
+    lines = [
+        "# numquad op reference",
+        "",
+        "Generated from `numquad/ops.py` by `python -m numquad._docgen`; a test checks that",
+        "this file matches the catalogue. A quad is four consecutive lanes",
+        "(`laneId & ~3 .. +3`); a wave is 32 consecutive threads of a block by linear",
+        "thread id. Scans are exclusive and use the fixed log-step order; reductions use",
+        "a butterfly; integer arithmetic wraps. Every op is lowered on the CPU (whole-wave",
+        "LLVM vector code) and on CUDA (`shfl.sync`, `vote.sync`, `redux.sync`).",
+        "",
+        "| call | operand types | result | inactive lanes | example |",
+        "|---|---|---|---|---|",
+    ]
+    for op in _ops.OPS.values():
+        call = f"`{op.qualname}({', '.join(op.params)})`"
+        types = _TYPES[op.types] if op.params else "-"
+        if op.selector:
+            types += f"; `{op.selector}`: an integer"
+            if op.sel_range is not None:
+                types += f" (a constant must be in {op.sel_range.start}..{op.sel_range.stop - 1})"
+        lines.append(f"| {call} | {types} | {_result(op)} | {_INACTIVE[op.kind]} | {op.example} |")
+    lines += ["", "## Details", ""]
+    for op in _ops.OPS.values():
+        lines += [f"### `{op.qualname}({', '.join(op.params)})`", "", op.summary, "",
+                  f"Example: {op.example}", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+    sys.stdout.write(render_ops_md())
