@@ -1,0 +1,149 @@
+"""Lane functions called on arrays (DESIGN 1.3), and through dask."""
+
+import numpy as np
+import pytest
+
+from numquad import NumquadTypeError, Quad, Wave, ops, xpu
+
+R = {q: op.reference for q, op in ops.OPS.items()}
+
+
+@xpu.jit
+def fma_swap(x, y):
+    return x * y + Quad.swapHorizontal(x)
+
+
+@xpu.jit
+def running(x):
+    return Wave.prefixSum(x) + Wave.laneId()
+
+
+@xpu.jit
+def plain(x, y):
+    if x > y:
+        return x - y
+    return y - x
+
+
+def _swap_ref(flat):
+    act = np.ones(len(flat), bool)
+    pad = -len(flat) % 32
+    xs = np.concatenate([flat, np.zeros(pad, flat.dtype)]).reshape(-1, 32)
+    am = np.concatenate([act, np.zeros(pad, bool)]).reshape(-1, 32)
+    return R["Quad.swapHorizontal"](xs, active=am).ravel()[:len(flat)]
+
+
+def test_broadcast_scalar_and_dtype(rng):
+    x = rng.standard_normal(1000).astype(np.float32)
+    r = fma_swap(x, 2.0)
+    assert r.dtype == np.float32 and r.shape == x.shape          # 2.0 is weak, as in NumPy
+    np.testing.assert_array_equal(r, x * np.float32(2) + _swap_ref(x))
+
+
+def test_broadcast_2d_in_c_order(rng):
+    x = rng.standard_normal((7, 1)).astype(np.float64)
+    y = rng.standard_normal((1, 9)).astype(np.float64)
+    r = fma_swap(x, y)
+    bx, by = np.broadcast_arrays(x, y)
+    flat = bx.ravel()
+    np.testing.assert_array_equal(r.ravel(), (flat * by.ravel()) + _swap_ref(flat))
+    assert r.shape == (7, 9)
+
+
+def test_partial_last_wave_is_inactive(rng):
+    x = rng.integers(-100, 100, 70).astype(np.int64)   # waves of 32, 32 and 6 lanes
+    r = running(x)
+    xs = np.concatenate([x, np.zeros(26, np.int64)]).reshape(-1, 32)
+    act = (np.arange(96) < 70).reshape(-1, 32)
+    exp = (R["Wave.prefixSum"](xs, active=act) + np.arange(32)).ravel()[:70]
+    np.testing.assert_array_equal(r, exp)
+
+
+def test_strided_and_transposed_inputs(rng):
+    base = rng.standard_normal((40, 64)).astype(np.float32)
+    for x in (base[:, ::2], base.T, base[::3, 1:]):
+        r = fma_swap(x, np.float32(3))
+        flat = np.ascontiguousarray(x).ravel()
+        np.testing.assert_array_equal(r.ravel(), flat * np.float32(3) + _swap_ref(flat))
+
+
+def test_out_argument(rng):
+    x = rng.standard_normal(100).astype(np.float32)
+    out = np.full(100, np.nan, np.float32)
+    r = fma_swap(x, np.float32(1), out=out)
+    assert r is out and not np.isnan(out).any()
+    with pytest.raises(ValueError, match="shape"):
+        fma_swap(x, np.float32(1), out=np.zeros(99, np.float32))
+    with pytest.raises(TypeError, match="dtype"):
+        fma_swap(x, np.float32(1), out=np.zeros(100, np.float64))
+    strided = np.zeros(200, np.float32)[::2]
+    fma_swap(x, np.float32(1), out=strided)
+    np.testing.assert_array_equal(strided, r)
+
+
+def test_zero_d_and_empty():
+    r = plain(np.float64(3), 5.0)
+    assert r.shape == () and r == 2.0
+    e = fma_swap(np.zeros((0, 3), np.float32), np.float32(1))
+    assert e.shape == (0, 3) and e.dtype == np.float32
+
+
+def test_plain_lane_function_on_arrays():
+    r = plain(np.arange(6), 3)
+    np.testing.assert_array_equal(r, np.abs(np.arange(6) - 3))
+
+
+@pytest.mark.parametrize("bad", [np.array(["a"]), np.array([object()]), np.zeros(3, np.complex64)])
+def test_unsupported_dtypes(bad):
+    with pytest.raises(TypeError) as e:
+        fma_swap(bad, 1.0)
+    assert "'x'" in str(e.value) and str(bad.dtype) in str(e.value)
+
+
+def test_shape_mismatch_uses_numpy_wording():
+    with pytest.raises(ValueError) as e:
+        fma_swap(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError) as ref:
+        np.broadcast_shapes((3,), (4,))
+    assert str(e.value) == str(ref.value)
+
+
+def test_wrong_argument_count():
+    with pytest.raises(TypeError, match="takes 2 argument"):
+        fma_swap(np.zeros(3))
+
+
+def test_explicit_cpu_target_and_multicore_equal(rng):
+    import numba
+    x = rng.standard_normal(1 << 18).astype(np.float32)
+    one = None
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = fma_swap.cpu(x, np.float32(2))
+    finally:
+        numba.set_num_threads(old)
+    many = fma_swap.cpu(x, np.float32(2))
+    np.testing.assert_array_equal(one, many)
+
+
+def test_dask_map_blocks_matches_one_call(rng):
+    da = pytest.importorskip("dask.array")
+    x = rng.standard_normal(32 * 1000).astype(np.float32)
+    dx = da.from_array(x, chunks=32 * 125)
+    got = dx.map_blocks(fma_swap, np.float32(0.5), dtype=np.float32).compute()
+    np.testing.assert_array_equal(got, fma_swap(x, np.float32(0.5)))
+    r = da.from_array(rng.integers(0, 9, 32 * 40).astype(np.int64), chunks=32 * 8)
+    got = r.map_blocks(running, dtype=np.int64).compute()
+    np.testing.assert_array_equal(got, running(r.compute()))
+
+
+def test_dask_example_runs():
+    import importlib.util
+    import pathlib
+    pytest.importorskip("dask.array")
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "dask_lane_function.py"
+    spec = importlib.util.spec_from_file_location("dask_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main() == 0
