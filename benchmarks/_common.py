@@ -40,6 +40,9 @@ __all__ = [
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# benchmark the numquad of this checkout, not whichever one is installed
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 
 def parser(description):
@@ -284,9 +287,15 @@ def machine_info():
     try:
         import numquad
         info["numquad"] = numquad.__version__
+        info["numquad_path"] = os.path.dirname(numquad.__file__)
         rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True, timeout=10)
         info["git"] = rev.stdout.strip() or None
+        if info["git"]:
+            dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "numquad"],
+                                   capture_output=True, text=True, timeout=10)
+            if dirty.stdout.strip():
+                info["git"] += " + uncommitted changes in numquad/"
     except Exception:  # noqa: BLE001
         pass
     return info
