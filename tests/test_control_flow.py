@@ -202,7 +202,7 @@ def k_2d(x, out):
     c, r = xpu.grid(2)
     if c < x.shape[1] and r < x.shape[0]:
         v = x[r, c]
-        out[r, c] = v * 1000 + Wave.laneId() * 10 + Quad.laneId() + Wave.prefixSum(1) * 100000
+        out[r, c] = v * 1000 + Wave.laneId() * 10 + Quad.laneId() + Wave.prefixCountBits(True) * 100000
 
 
 def test_2d_launch_wave_layout(target, rng):

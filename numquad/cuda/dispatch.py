@@ -67,9 +67,56 @@ _CALL_BLOCK = 128
 _nvvm_compile_ir = nvvm.compile_ir
 
 
+_LABEL = re.compile(r'^"?([^":\s]+)"?:')
+_BR = re.compile(r'^\s+br (?:label|i1)')
+_TARGETS = re.compile(r'label %"?([^",\s]+)"?')
+_MD = re.compile(r"!(\d+)")
+
+
+def _pin_convergent_loops(text):
+    """Forbid unrolling of loops that hold a convergent call (a cross-lane op).
+
+    NVVM unrolls a loop with a lane-varying trip count by 4 plus a remainder
+    loop even around ``convergent`` calls; lanes with different trip counts then
+    reach the same source-level shuffle at two code locations and no longer see
+    each other (measured on the H200). Each back edge whose loop body holds a
+    convergent call gets ``!llvm.loop !{!"llvm.loop.unroll.disable"}``.
+    """
+    lines = text.split("\n")
+    labels = {}
+    pinned = []
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            labels = {}
+            continue
+        m = _LABEL.match(line)
+        if m:
+            labels[m.group(1)] = i
+            continue
+        if _BR.match(line) and "!llvm.loop" not in line:
+            heads = [labels[t] for t in _TARGETS.findall(line) if t in labels and labels[t] < i]
+            if heads and any("convergent" in lines[k] and "call" in lines[k]
+                             for k in range(min(heads), i)):
+                pinned.append(i)
+    if not pinned:
+        return text
+    nxt = max((int(n) for n in _MD.findall(text)), default=-1) + 1
+    disable = nxt
+    extra = [f'!{disable} = !{{!"llvm.loop.unroll.disable"}}']
+    for k, i in enumerate(pinned, start=1):
+        loop_id = disable + k
+        lines[i] += f", !llvm.loop !{loop_id}"
+        extra.append(f"!{loop_id} = distinct !{{!{loop_id}, !{disable}}}")
+    return "\n".join(lines + extra)
+
+
 def _compile_ir_no_fma(llvmir, **options):
     if not options.get("fastmath"):
         options.setdefault("fma", False)
+    if isinstance(llvmir, str):
+        llvmir = _pin_convergent_loops(llvmir)
+    else:
+        llvmir = [_pin_convergent_loops(m) if isinstance(m, str) else m for m in llvmir]
     return _nvvm_compile_ir(llvmir, **options)
 
 
@@ -347,7 +394,7 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath):
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = {"cuda": cuda, "f": device_fn}
     exec(compile(src, filename, "exec"), scope)  # noqa: S102
-    return cuda.jit(scope[name], fastmath=fastmath)
+    return cuda.jit(scope[name], fastmath=fastmath, lto=False)
 
 
 # ---------------------------------------------------------------------------
@@ -378,7 +425,10 @@ class CUDATarget:
 
     def _jit_options(self):
         d = self.dispatcher
-        opts = {"fastmath": d.fastmath, "cache": d.cache}
+        # lto=False: with LTO (numba-cuda's default where nvJitLink exists) the final
+        # code generation happens in nvJitLink, which contracts a*b+c into FMA whatever
+        # NVVM was told (measured on the H200); numquad links no external code
+        opts = {"fastmath": d.fastmath, "cache": d.cache, "lto": False}
         if d.debug:
             opts.update(debug=True, opt=False)
         return opts

@@ -177,11 +177,21 @@ def _is_signed(nbty):
     return isinstance(nbty, types.Integer) and nbty.signed
 
 
+def _convergent(builder, fn, args):
+    """A call that must stay control-equivalent: without ``convergent`` LLVM/NVVM may
+    unroll a loop with a remainder or duplicate a block around it, splitting lanes that
+    reach the same cross-lane op in the source (seen on the H200 as wrong swaps in a
+    loop with lane-varying trip counts)."""
+    if isinstance(fn, ir.Function):
+        fn.attributes.add("convergent")
+    return builder.call(fn, args, attrs=("convergent",))
+
+
 def _activemask(builder):
     """``activemask.b32``: the lanes of this wave executing this call (as cuda.activemask)."""
     asm = ir.InlineAsm(ir.FunctionType(_I32, []), "activemask.b32 $0;", "=r",
                        side_effect=True)
-    return builder.call(asm, [])
+    return _convergent(builder, asm, [])
 
 
 def _laneid(builder):
@@ -203,7 +213,7 @@ def _ballot(builder, mask, pred):
     """``vote.sync.ballot.b32``: bit i set when lane i is in *mask* and its *pred* (i1) holds."""
     fn = cgutils.get_or_insert_function(
         builder.module, ir.FunctionType(_I32, (_I32, _I1)), "llvm.nvvm.vote.ballot.sync")
-    return builder.call(fn, (mask, pred))
+    return _convergent(builder, fn, (mask, pred))
 
 
 def _truth(builder, value):
@@ -259,7 +269,7 @@ def _shfl(builder, mode, mask, value, b, c):
     fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.nvvm.shfl.sync.{mode}.i32")
     if isinstance(b, int):
         b = _iconst(_I32, b)
-    words = [builder.call(fn, (mask, word, b, _iconst(_I32, c)))
+    words = [_convergent(builder, fn, (mask, word, b, _iconst(_I32, c)))
              for word in _to_words(builder, value)]
     return _from_words(builder, words, value.type)
 
@@ -340,7 +350,7 @@ def _redux(builder, name, nbty, mask, value):
     ptxty = "b32" if name in ("and", "or", "xor") else ("s32" if signed else "u32")
     asm = ir.InlineAsm(ir.FunctionType(_I32, (_I32, _I32)),
                        f"redux.sync.{name}.{ptxty} $0, $1, $2;", "=r,r,r", side_effect=True)
-    out = builder.call(asm, (word, mask))
+    out = _convergent(builder, asm, (word, mask))
     return out if value.type.width == 32 else builder.trunc(out, value.type)
 
 
