@@ -492,6 +492,7 @@ class CUDATarget:
             if ptx is None:
                 opts = self._jit_options()
                 opts.pop("cache")
+                opts.pop("lto")                 # compile_ptx never links
                 with self._compiling():
                     ptx, _ = cuda.compile_ptx(
                         self.pyfunc, argtypes, cc=cc,
