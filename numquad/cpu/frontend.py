@@ -21,6 +21,7 @@ import builtins
 import copy
 import dataclasses
 import itertools
+import sys
 from typing import Optional
 
 import numpy as np
@@ -93,13 +94,10 @@ _MISSING = object()
 
 
 def _cuda_aliases():
-    """numba.cuda's spellings that mean the same as an xpu builtin (if importable)."""
-    try:
-        import importlib.util
-        if importlib.util.find_spec("numba.cuda") is None:
-            return {}
-        from numba import cuda
-    except Exception:           # numba-cuda missing or broken: no aliases
+    """numba.cuda's spellings that mean the same as an xpu builtin. A kernel that
+    spells ``cuda.*`` has imported numba.cuda already, so this never imports it."""
+    cuda = sys.modules.get("numba.cuda")
+    if cuda is None:
         return {}
     table = {}
     for name in ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp"):
@@ -133,8 +131,10 @@ def builtin_name(obj):
         return obj.name
     if isinstance(obj, _xpu._Group):
         return obj.__name__.split(".", 1)[1]
-    if _CUDA_ALIASES is None:
+    if not _CUDA_ALIASES and "numba.cuda" in sys.modules:
         _CUDA_ALIASES = _cuda_aliases()
+    if not _CUDA_ALIASES:
+        return None
     hit = _CUDA_ALIASES.get(id(obj))
     if hit is not None and hit[0] is obj:
         return hit[1]
@@ -200,12 +200,8 @@ def _to_dtype(obj):
 
 
 def _cuda_function_names():
-    try:
-        import importlib.util
-        if importlib.util.find_spec("numba.cuda") is None:
-            return {}
-        from numba import cuda
-    except Exception:
+    cuda = sys.modules.get("numba.cuda")
+    if cuda is None:
         return {}
     names = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
              "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt")
@@ -224,12 +220,14 @@ class _CudaSpellings(ast.NodeTransformer):
 
     def __init__(self, fe):
         global _CUDA_FUNCS
-        if _CUDA_FUNCS is None:
+        if not _CUDA_FUNCS:
             _CUDA_FUNCS = _cuda_function_names()
         self.fe = fe
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        if not _CUDA_FUNCS:
+            return node
         obj = self.fe.env.resolve(node.func)
         hit = _CUDA_FUNCS.get(id(obj)) if obj is not _MISSING else None
         if hit is None or hit[0] is not obj:
