@@ -384,8 +384,9 @@ class _BlockGen:
         self.block_mode = fe.has_barrier
         self.locals = (fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
                                         if n.startswith(_fe._RESERVED)}) - set(fe.env.closure)
+        self.fused = self._fusable_conditions()
         self.remat = self._remat()
-        self.lane_vars = self._lane_vars() - set(self.remat)
+        self.lane_vars = self._lane_vars() - set(self.remat) - set(self.fused)
         self.splats = set()
         self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
 
@@ -442,6 +443,28 @@ class _BlockGen:
                     if stores.get(n) == 1 and n not in self.fe.env.params and \
                             self._lane_pure(st.value, out):
                         out[n] = st.value
+        return out
+
+    def _fusable_conditions(self):
+        """{cond: If} for each masked ``if`` whose condition is computed by the region
+        just before it: the condition and the new masks then come out of one lane
+        loop, with no lane array for the condition."""
+        out = {}
+
+        def scan(items):
+            for a, b in zip(items, items[1:]):
+                if isinstance(a, _fe.Region) and isinstance(b, _fe.If) and len(a.stmts) == 1:
+                    st = a.stmts[0]
+                    if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) and \
+                            st.targets[0].id == b.cond:
+                        out[b.cond] = b
+            for it in items:
+                if isinstance(it, _fe.If):
+                    scan(it.body)
+                    scan(it.orelse)
+                elif isinstance(it, _fe.Loop):
+                    scan(it.body)
+        scan(self.fe.items)
         return out
 
     def _lane_vars(self):
@@ -503,7 +526,15 @@ class _BlockGen:
 
     def gen_items(self, items, frames):
         out = []
-        for it in items:
+        skip = None
+        for k, it in enumerate(items):
+            if it is skip:
+                continue
+            nxt = items[k + 1] if k + 1 < len(items) else None
+            if isinstance(it, _fe.Region) and isinstance(nxt, _fe.If) and self.fused.get(nxt.cond) is nxt:
+                out.extend(self.gen_if(nxt, frames, cond_region=it))
+                skip = nxt
+                continue
             out.extend(self.gen_item(it, frames))
         return out
 
@@ -529,22 +560,7 @@ class _BlockGen:
         if isinstance(it, _fe.XLCall):
             return self.gen_xl(it, mask)
         if isinstance(it, _fe.If):
-            line = it.node.lineno
-            mt, me = self.new_mask(), (self.new_mask() if it.orelse else None)
-            setm = [_store(mt,
-                            ast.BoolOp(ast.And(), [_sub(mask), _sub(f"_nq_v_{it.cond}")]))]
-            if me:
-                setm.append(_store(me,
-                                    ast.BoolOp(ast.And(), [_sub(mask), ast.UnaryOp(ast.Not(), _sub(f"_nq_v_{it.cond}"))])))
-            out = [_lane_loop(setm)]
-            body = self.gen_items(it.body, frames + [(mt, "if")])
-            if body:
-                out.append(ast.If(test=self._any(mt), body=body, orelse=[]))
-            if me:
-                orelse = self.gen_items(it.orelse, frames + [(me, "if")])
-                if orelse:
-                    out.append(ast.If(test=self._any(me), body=orelse, orelse=[]))
-            return _located(out, line)
+            return self.gen_if(it, frames)
         if isinstance(it, _fe.Loop):
             line = it.node.lineno
             ml, mb = self.new_mask(), self.new_mask()
@@ -575,6 +591,41 @@ class _BlockGen:
                          body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg)), cause=None)], orelse=[])
             return _located([_lane_loop([chk])], it.node.lineno)
         raise AssertionError(it)
+
+    def gen_if(self, it, frames, cond_region=None):
+        """A masked ``if``: the then/else masks, then each side under its mask. With
+        *cond_region* (the region computing the condition) one lane loop does both."""
+        mask = frames[-1][0]
+        line = it.node.lineno
+        mt, me = self.new_mask(), (self.new_mask() if it.orelse else None)
+        lane_mode = "lane_nd" if self.nd else "lane"
+        if cond_region is None:
+            c = _sub(f"_nq_v_{it.cond}")
+            setm = [_store(mt, ast.BoolOp(ast.And(), [_sub(mask), c]))]
+            if me:
+                setm.append(_store(me, ast.BoolOp(ast.And(), [_sub(mask), ast.UnaryOp(ast.Not(), copy.deepcopy(c))])))
+            out = [_lane_loop(setm)]
+        else:
+            names, _ = _item_names(cond_region)
+            pre = self._remat_defs(names, lane_mode)
+            pre += [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in sorted(names) if n in self.lane_vars]
+            pre += self.subst(cond_region.stmts, lane_mode)
+            c = _name(it.cond)
+            active = pre + [_store(mt, c)] + ([_store(me, ast.UnaryOp(ast.Not(), _name(it.cond)))] if me else [])
+            idle = [_store(mt, _const(False))] + ([_store(me, _const(False))] if me else [])
+            masked = _lane_loop([ast.If(test=_sub(mask), body=active, orelse=idle)])
+            if self.fast_path:
+                out = [ast.If(test=self._all(mask), body=[_lane_loop(copy.deepcopy(active))], orelse=[masked])]
+            else:
+                out = [masked]
+        body = self.gen_items(it.body, frames + [(mt, "if")])
+        if body:
+            out.append(ast.If(test=self._any(mt), body=body, orelse=[]))
+        if me:
+            orelse = self.gen_items(it.orelse, frames + [(me, "if")])
+            if orelse:
+                out.append(ast.If(test=self._any(me), body=orelse, orelse=[]))
+        return _located(out, line)
 
     def gen_jump(self, it, frames):
         kind = {"return": "func", "break": "loop", "continue": "body"}[it.kind]
