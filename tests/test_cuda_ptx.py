@@ -417,3 +417,33 @@ def test_ptxas_accepts(op):
         k = _KERNELS[(op.qualname, "const")]
         ptx = k.inspect_ptx((types.int8[::1], types.int32[::1], types.int8[::1]), cc=(7, 5))
         _ptxas(ptx, "sm_75")
+
+
+@xpu.jit
+def _varying_trip_loop(x, cnt, out):
+    i = xpu.grid(1)
+    v = x[i]
+    for k in range(cnt[i]):
+        v = v + Quad.swapHorizontal(v) + k
+    out[i] = v
+
+
+@xpu.jit
+def _constant_trip_loop(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    for k in range(5):
+        v += Wave.shuffleXor(v, 1 << k)
+    out[i] = v
+
+
+def test_loops_around_cross_lane_ops_keep_lanes_together():
+    """A lane-varying loop around a shuffle is not runtime-unrolled (a remainder
+    loop would split the lanes that must meet at the shuffle); a constant loop is
+    still unrolled whole."""
+    import numba
+    from numba.cuda import types as _t  # noqa: F401
+    ptx = _varying_trip_loop.inspect_ptx((numba.int64[::1], numba.int32[::1], numba.int64[::1]))
+    assert ptx.count("shfl.sync") == 2          # one int64 swap (two words); unrolled by 4 it was 10
+    ptx = _constant_trip_loop.inspect_ptx((numba.float32[::1], numba.float32[::1]))
+    assert ptx.count("shfl.sync.bfly") == 5

@@ -74,13 +74,14 @@ _MD = re.compile(r"!(\d+)")
 
 
 def _pin_convergent_loops(text):
-    """Forbid unrolling of loops that hold a convergent call (a cross-lane op).
+    """Forbid runtime unrolling of loops that hold a convergent call (a cross-lane op).
 
     NVVM unrolls a loop with a lane-varying trip count by 4 plus a remainder
     loop even around ``convergent`` calls; lanes with different trip counts then
     reach the same source-level shuffle at two code locations and no longer see
     each other (measured on the H200). Each back edge whose loop body holds a
-    convergent call gets ``!llvm.loop !{!"llvm.loop.unroll.disable"}``.
+    convergent call gets ``llvm.loop.unroll.runtime.disable``: no remainder loop;
+    a loop with a constant trip count may still be unrolled whole.
     """
     lines = text.split("\n")
     labels = {}
@@ -102,7 +103,7 @@ def _pin_convergent_loops(text):
         return text
     nxt = max((int(n) for n in _MD.findall(text)), default=-1) + 1
     disable = nxt
-    extra = [f'!{disable} = !{{!"llvm.loop.unroll.disable"}}']
+    extra = [f'!{disable} = !{{!"llvm.loop.unroll.runtime.disable"}}']
     for k, i in enumerate(pinned, start=1):
         loop_id = disable + k
         lines[i] += f", !llvm.loop !{loop_id}"
