@@ -40,4 +40,14 @@ class NumquadLaunchError(NumquadError, ValueError):
 
 
 class NumquadRuntimeError(NumquadError, RuntimeError):
-    """A contract check of ``debug=True`` failed inside a running kernel."""
+    """A contract check of ``debug=True`` failed inside a running kernel.
+
+    Raised from compiled code as ``(message, bx, by, bz, what, index)``: the block
+    and the wave or thread where the check failed.
+    """
+
+    def __str__(self):
+        if len(self.args) == 6:
+            msg, bx, by, bz, what, index = self.args
+            return f"{msg} [block ({bx}, {by}, {bz}), {what} {index}]"
+        return super().__str__()

@@ -273,7 +273,8 @@ def k_divergent_barrier(a):
 def test_divergent_barrier_is_an_error_in_debug():
     a = np.zeros(64, np.int64)
     a[:10] = 1
-    with pytest.raises(NumquadRuntimeError, match="syncthreads"):
+    with pytest.raises(NumquadRuntimeError, match="syncthreads") as e:
         k_divergent_barrier.cpu[1, 64](a)
+    assert "block (0, 0, 0), thread" in str(e.value) and __file__ in str(e.value)
     b = np.ones(64, np.int64)          # every thread takes the branch: fine
     k_divergent_barrier.cpu[1, 64](b)

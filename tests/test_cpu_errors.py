@@ -200,6 +200,7 @@ def test_debug_scan_precondition():
     with pytest.raises(RuntimeError) as e:
         k_debug_scan.cpu[1, 32](a, out)
     assert "Wave.prefixSum" in str(e.value) and THIS in str(e.value)
+    assert "block (0, 0, 0), wave 0" in str(e.value)
     a[:] = 1
     a[20:] = 0                    # a prefix: fine
     k_debug_scan.cpu[1, 32](a, out)

@@ -505,6 +505,11 @@ class _BlockGen:
             f"bool, integer and float scalars can (keep arrays and tuples uniform, or "
             f"compute them after the cross-lane op)", node or self.fe.fn)
 
+    @staticmethod
+    def _where(what, index):
+        """Arguments naming the block and the wave or thread, for a debug error."""
+        return [_name("_nq_bix"), _name("_nq_biy"), _name("_nq_biz"), _const(what), _name(index)]
+
     def _any(self, mask):
         if self.block_mode:
             return _call("_nq_anyb", _name(mask), _name("_nq_G"))
@@ -588,7 +593,8 @@ class _BlockGen:
                    f'by only part of the block (under a divergent condition or loop); on a GPU '
                    f'this is undefined (debug=True check)')
             chk = ast.If(test=ast.Compare(_sub(mask), [ast.NotEq()], [_sub("_nq_m_entry")]),
-                         body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg)), cause=None)], orelse=[])
+                         body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg), *self._where("thread", L)),
+                                         cause=None)], orelse=[])
             return _located([_lane_loop([chk])], it.node.lineno)
         raise AssertionError(it)
 
@@ -672,7 +678,7 @@ class _BlockGen:
                 body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(
                     f'File "{self.fe.filename}", line {it.node.lineno}: {op.qualname}: the active '
                     f'lanes of a wave must form a prefix (lanes 0..k) for a scan; this wave\'s '
-                    f'active lanes do not (debug=True check)')), cause=None)],
+                    f'active lanes do not (debug=True check)'), *self._where("wave", "_nq_w")), cause=None)],
                 orelse=[]))
         call = [ast.Expr(_call(f"_nq_XL_{op.namespace}_{op.name}", *args))]
         if self.block_mode:

@@ -471,14 +471,9 @@ class CUDATarget:
         """
         grid3, block3, gnd, bnd = dims
         config = (grid3[:gnd], block3[:bnd]) + tuple(extra)
-        kernel = self.kernel()
-        try:
-            argtypes = tuple(kernel.typeof_pyval(a) for a in args)
-            compiled = argtypes in kernel.overloads
-        except Exception:  # noqa: BLE001 - let numba.cuda report a bad argument
-            compiled = False
-        if compiled:
-            return kernel[config](*args)
+        kernel = self._kernel or self.kernel()
+        # one pass through numba.cuda's dispatch: it compiles on a new signature
+        # (inside numquad's compile settings) and only launches otherwise
         with self._compiling():
             return kernel[config](*args)
 
