@@ -327,8 +327,7 @@ class Dispatcher:
         extra = config[2:]
         dims = launch_config(self, griddim, blockdim)
         target = target or self._choose(args)
-        if target == "cpu" and extra and any(e not in (0, None) for e in extra[1:]):
-            pass  # dynamic shared memory is accepted and ignored on the CPU
+        # on the CPU a stream and a dynamic shared-memory size are accepted and unused
         return self._target(target).launch(dims, extra, args)
 
     # -- lane functions ------------------------------------------------------
