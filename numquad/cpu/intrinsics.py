@@ -276,198 +276,146 @@ def _operand(context, builder, op, xty, x, resdt):
 
 
 # ---------------------------------------------------------------------------
-# One factory per op kind. Each returns codegen(context, builder, sig, args)
-# for the call ``xl(mask, out, x[, sel])``.
+# One compute function per op kind: (op, sig, context, builder, mask, args) ->
+# the whole-wave result, for the call ``xl(mask, out, x[, sel])``; _make_xl
+# wraps each in the shared load-mask / masked-store codegen.
 # ---------------------------------------------------------------------------
 
-def _gen_move(op, sig):
-    mty, oty, xty = sig.args[:3]
+def _first_active(builder, mask):
+    first = _call_intr(builder, "llvm.cttz.i32", [_ballot(builder, mask), ir.Constant(_i1, 0)], _i32)
+    return builder.and_(first, ir.Constant(_i32, W - 1))
+
+
+def _move(op, sig, context, builder, mask, args):
+    xty = sig.args[2]
     selty = sig.args[3] if len(sig.args) > 3 else None
-
-    def codegen(context, builder, sig, args):
-        m_arr, o_arr, x_arr = args[:3]
-        mask = _load_mask(context, builder, mty, m_arr)
-        x = _load(context, builder, xty, x_arr)
-        if op.name == "readFirst":
-            bits = _ballot(builder, mask)
-            first = _call_intr(builder, "llvm.cttz.i32", [bits, ir.Constant(_i1, 0)], _i32)
-            first = builder.and_(first, ir.Constant(_i32, W - 1))
-            res = _splat(builder, builder.extract_element(x, first))
-            _store_masked(context, builder, oty, o_arr, mask, res)
-            return context.get_dummy_value()
-        const_sel = None
-        if selty is None:
-            const_sel = 0
-        elif isinstance(selty, types.IntegerLiteral):
-            const_sel = selty.literal_value
-        if const_sel is not None:
-            src = [op.pattern(l, const_sel) for l in range(W)]
-            ok = [0 <= s < W for s in src]
-            src = [s if o else l for l, (s, o) in enumerate(zip(src, ok))]
-            moved = _shuffle(builder, x, src)
-            src_active = _shuffle(builder, mask, src)
-            if not all(ok):
-                src_active = builder.and_(src_active, _const_vec(_i1, [int(o) for o in ok]))
-        else:
-            selv = _sel_vector(context, builder, selty, args[3])
-            srcv = op.pattern(_V(builder, _LANES), _V(builder, selv)).v
-            inrange = builder.icmp_unsigned("<", srcv, _const_vec(_i32, [W] * W))
-            srcv = builder.select(inrange, srcv, _LANES)
-            moved = _gather(builder, x, srcv)
-            src_active = builder.and_(_gather(builder, mask, srcv), inrange)
-        res = builder.select(src_active, moved, x)
-        _store_masked(context, builder, oty, o_arr, mask, res)
-        return context.get_dummy_value()
-
-    return codegen
+    x = _load(context, builder, xty, args[2])
+    if op.name == "readFirst":
+        return _splat(builder, builder.extract_element(x, _first_active(builder, mask)))
+    const_sel = 0 if selty is None else (
+        selty.literal_value if isinstance(selty, types.IntegerLiteral) else None)
+    if const_sel is not None:
+        src = [op.pattern(l, const_sel) for l in range(W)]
+        ok = [0 <= s < W for s in src]
+        src = [s if o else l for l, (s, o) in enumerate(zip(src, ok))]
+        moved = _shuffle(builder, x, src)
+        src_active = _shuffle(builder, mask, src)
+        if not all(ok):
+            src_active = builder.and_(src_active, _const_vec(_i1, [int(o) for o in ok]))
+    else:
+        selv = _sel_vector(context, builder, selty, args[3])
+        srcv = op.pattern(_V(builder, _LANES), _V(builder, selv)).v
+        inrange = builder.icmp_unsigned("<", srcv, _const_vec(_i32, [W] * W))
+        srcv = builder.select(inrange, srcv, _LANES)
+        moved = _gather(builder, x, srcv)
+        src_active = builder.and_(_gather(builder, mask, srcv), inrange)
+    return builder.select(src_active, moved, x)
 
 
-def _gen_vote(op, sig):
-    mty, oty, pty = sig.args
-
-    def codegen(context, builder, sig, args):
-        m_arr, o_arr, p_arr = args
-        mask = _load_mask(context, builder, mty, m_arr)
-        bits = _bits(context, builder, mask, pty, p_arr, None)
-        word = _ballot(builder, bits)
-        if op.namespace == "Quad":
-            shifted = builder.lshr(_splat(builder, word), builder.and_(_LANES, _const_vec(_i32, [~3 & 0xFFFFFFFF] * W)))
-            nib = builder.and_(shifted, _const_vec(_i32, [0xF] * W))
-            if op.name == "all":
-                res = builder.icmp_unsigned("==", nib, _const_vec(_i32, [0xF] * W))
-            else:
-                res = builder.icmp_unsigned("!=", nib, _const_vec(_i32, [0] * W))
-        else:
-            if op.name == "all":
-                r = builder.icmp_unsigned("==", word, ir.Constant(_i32, 0xFFFFFFFF))
-            else:
-                r = builder.icmp_unsigned("!=", word, ir.Constant(_i32, 0))
-            res = _splat(builder, r)
-        _store_masked(context, builder, oty, o_arr, mask, res)
-        return context.get_dummy_value()
-
-    return codegen
+def _vote(op, sig, context, builder, mask, args):
+    word = _ballot(builder, _bits(context, builder, mask, sig.args[2], args[2], None))
+    if op.namespace == "Quad":
+        shifted = builder.lshr(_splat(builder, word), builder.and_(_LANES, _const_vec(_i32, [~3 & 0xFFFFFFFF] * W)))
+        nib = builder.and_(shifted, _const_vec(_i32, [0xF] * W))
+        if op.name == "all":
+            return builder.icmp_unsigned("==", nib, _const_vec(_i32, [0xF] * W))
+        return builder.icmp_unsigned("!=", nib, _const_vec(_i32, [0] * W))
+    if op.name == "all":
+        return _splat(builder, builder.icmp_unsigned("==", word, ir.Constant(_i32, 0xFFFFFFFF)))
+    return _splat(builder, builder.icmp_unsigned("!=", word, ir.Constant(_i32, 0)))
 
 
-def _gen_ballot(op, sig):
-    mty, oty, pty = sig.args
-
-    def codegen(context, builder, sig, args):
-        m_arr, o_arr, p_arr = args
-        mask = _load_mask(context, builder, mty, m_arr)
-        word = _ballot(builder, _bits(context, builder, mask, pty, p_arr, None))
-        if op.name == "ballot":
-            res = _splat(builder, word)
-        elif op.name == "countBits":
-            res = _splat(builder, _call_intr(builder, "llvm.ctpop.i32", [word], _i32))
-        else:   # prefixCountBits: popcount(word & ((1 << lane) - 1))
-            below = _const_vec(_i32, [(1 << l) - 1 for l in range(W)])
-            res = _popcount(builder, builder.and_(_splat(builder, word), below))
-        _store_masked(context, builder, oty, o_arr, mask, res)
-        return context.get_dummy_value()
-
-    return codegen
+def _ballot_op(op, sig, context, builder, mask, args):
+    word = _ballot(builder, _bits(context, builder, mask, sig.args[2], args[2], None))
+    if op.name == "ballot":
+        return _splat(builder, word)
+    if op.name == "countBits":
+        return _splat(builder, _call_intr(builder, "llvm.ctpop.i32", [word], _i32))
+    below = _const_vec(_i32, [(1 << l) - 1 for l in range(W)])      # prefixCountBits
+    return _popcount(builder, builder.and_(_splat(builder, word), below))
 
 
-def _gen_scan(op, sig):
-    mty, oty, xty = sig.args
-    resdt = as_dtype(oty.dtype)
+def _scan_input(op, sig, context, builder, mask, args):
+    """The operand in the result type, inactive lanes replaced by the identity."""
+    resdt = as_dtype(sig.args[1].dtype)
+    v = _operand(context, builder, op, sig.args[2], args[2], resdt)
+    return builder.select(mask, v, _identity_vec(v.type.element, op.combine_fn, resdt)), resdt
+
+
+def _scan(op, sig, context, builder, mask, args):
+    v, resdt = _scan_input(op, sig, context, builder, mask, args)
     comb = op.combine_fn
-
-    def codegen(context, builder, sig, args):
-        m_arr, o_arr, x_arr = args
-        mask = _load_mask(context, builder, mty, m_arr)
-        v = _operand(context, builder, op, xty, x_arr, resdt)
-        llty = v.type.element
-        v = builder.select(mask, v, _identity_vec(llty, comb, resdt))
-        for d in _ops.LOG_STEPS:
-            up = _shuffle(builder, v, [l - d if l >= d else l for l in range(W)])
-            summed = _combine(builder, comb.name, resdt, up, v)
-            v = builder.select(_const_vec(_i1, [int(l >= d) for l in range(W)]), summed, v)
-        # exclusive: shift up one lane, lane 0 gets the identity
-        ident0 = _identity_vec(llty, comb, resdt, lane0=True)
-        res = builder.shuffle_vector(v, ident0, _const_vec(_i32, [W] + list(range(W - 1))))
-        _store_masked(context, builder, oty, o_arr, mask, res)
-        return context.get_dummy_value()
-
-    return codegen
+    for d in _ops.LOG_STEPS:
+        up = _shuffle(builder, v, [l - d if l >= d else l for l in range(W)])
+        summed = _combine(builder, comb.name, resdt, up, v)
+        v = builder.select(_const_vec(_i1, [int(l >= d) for l in range(W)]), summed, v)
+    # exclusive: shift up one lane, lane 0 gets the identity
+    ident0 = _identity_vec(v.type.element, comb, resdt, lane0=True)
+    return builder.shuffle_vector(v, ident0, _const_vec(_i32, [W] + list(range(W - 1))))
 
 
 _VEC_REDUCE = {"add": "add", "mul": "mul", "and": "and", "or": "or", "xor": "xor"}
 
 
-def _gen_reduce(op, sig):
-    mty, oty, xty = sig.args
-    resdt = as_dtype(oty.dtype)
+def _reduce(op, sig, context, builder, mask, args):
+    v, resdt = _scan_input(op, sig, context, builder, mask, args)
     comb = op.combine_fn
-
-    def codegen(context, builder, sig, args):
-        m_arr, o_arr, x_arr = args
-        mask = _load_mask(context, builder, mty, m_arr)
-        v = _operand(context, builder, op, xty, x_arr, resdt)
-        llty = v.type.element
-        v = builder.select(mask, v, _identity_vec(llty, comb, resdt))
-        if resdt.kind == "f":
-            # the fixed butterfly order, so every target gives the same bits
-            for d in _ops.LOG_STEPS:
-                v = _combine(builder, comb.name, resdt, v, _shuffle(builder, v, [l ^ d for l in range(W)]))
-            res = v
-        else:
-            if comb.name in _VEC_REDUCE and not (resdt.kind == "b" and comb.name == "mul"):
-                name = _VEC_REDUCE[comb.name]
-            elif resdt.kind == "b":
-                name = {"mul": "and", "min": "and", "max": "or"}[comb.name]
-            else:
-                name = ("s" if resdt.kind == "i" else "u") + comb.name
-            r = _call_intr(builder, f"llvm.vector.reduce.{name}.{_vec_suffix(v.type)}", [v], llty)
-            res = _splat(builder, r)
-        _store_masked(context, builder, oty, o_arr, mask, res)
-        return context.get_dummy_value()
-
-    return codegen
+    if resdt.kind == "f":
+        # the fixed butterfly order, so every target gives the same bits
+        for d in _ops.LOG_STEPS:
+            v = _combine(builder, comb.name, resdt, v, _shuffle(builder, v, [l ^ d for l in range(W)]))
+        return v
+    if comb.name in _VEC_REDUCE and not (resdt.kind == "b" and comb.name == "mul"):
+        name = _VEC_REDUCE[comb.name]
+    elif resdt.kind == "b":
+        name = {"mul": "and", "min": "and", "max": "or"}[comb.name]
+    else:
+        name = ("s" if resdt.kind == "i" else "u") + comb.name
+    r = _call_intr(builder, f"llvm.vector.reduce.{name}.{_vec_suffix(v.type)}", [v], v.type.element)
+    return _splat(builder, r)
 
 
-def _gen_allequal(op, sig):
-    mty, oty, xty = sig.args
-
-    def codegen(context, builder, sig, args):
-        m_arr, o_arr, x_arr = args
-        mask = _load_mask(context, builder, mty, m_arr)
-        x = _load(context, builder, xty, x_arr)
-        el = x.type.element
-        if isinstance(el, (ir.FloatType, ir.DoubleType)):
-            width = 32 if isinstance(el, ir.FloatType) else 64
-            x = builder.bitcast(x, ir.VectorType(ir.IntType(width), W))
-        first = _call_intr(builder, "llvm.cttz.i32", [_ballot(builder, mask), ir.Constant(_i1, 0)], _i32)
-        first = builder.and_(first, ir.Constant(_i32, W - 1))
-        ref = _splat(builder, builder.extract_element(x, first))
-        differ = builder.and_(mask, builder.icmp_unsigned("!=", x, ref))
-        same = builder.icmp_unsigned("==", _ballot(builder, differ), ir.Constant(_i32, 0))
-        _store_masked(context, builder, oty, o_arr, mask, _splat(builder, same))
-        return context.get_dummy_value()
-
-    return codegen
+def _all_equal(op, sig, context, builder, mask, args):
+    x = _load(context, builder, sig.args[2], args[2])
+    el = x.type.element
+    if isinstance(el, (ir.FloatType, ir.DoubleType)):      # compare bits, not values
+        width = 32 if isinstance(el, ir.FloatType) else 64
+        x = builder.bitcast(x, ir.VectorType(ir.IntType(width), W))
+    ref = _splat(builder, builder.extract_element(x, _first_active(builder, mask)))
+    differ = builder.and_(mask, builder.icmp_unsigned("!=", x, ref))
+    return _splat(builder, builder.icmp_unsigned("==", _ballot(builder, differ), ir.Constant(_i32, 0)))
 
 
-_FACTORIES = {
-    "move": _gen_move,
-    "vote": _gen_vote,
-    "ballot": _gen_ballot,
-    "scan": _gen_scan,
-    "reduce": _gen_reduce,
-    "allequal": _gen_allequal,
+_COMPUTE = {
+    "move": _move,
+    "vote": _vote,
+    "ballot": _ballot_op,
+    "scan": _scan,
+    "reduce": _reduce,
+    "allequal": _all_equal,
 }
 
 
+def _whole_wave(op, sig):
+    """Load the mask, compute the op on whole-wave vectors, store under the mask."""
+    compute = _COMPUTE[op.kind]
+
+    def codegen(context, builder, sig, args):
+        mask = _load_mask(context, builder, sig.args[0], args[0])
+        res = compute(op, sig, context, builder, mask, args)
+        _store_masked(context, builder, sig.args[1], args[1], mask, res)
+        return context.get_dummy_value()
+    return codegen
+
+
 def _make_xl(op):
-    factory = _FACTORIES[op.kind]
 
     def typer(args):
         for a in args[:3]:
             if not (isinstance(a, types.Array) and a.ndim == 1):
                 raise TypingError(f"{op.qualname}: internal lane-array call got {a}")
         sig = types.none(*args)
-        return sig, factory(op, sig)
+        return sig, _whole_wave(op, sig)
 
     if op.selector is None:
         def xl(typingctx, mask, out, x):
