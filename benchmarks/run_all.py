@@ -2,11 +2,12 @@
 
     python benchmarks/run_all.py [--quick] [--json PATH] [--gpu] [--wait-idle S] [--summary-only]
 
-Runs bench_cpu.py and bench_lanefn.py (and bench_gpu.py with ``--gpu``), each
-in its own process, one after the other (never in parallel: they time cores),
-collects their ``--json`` rows and prints machine info and a table of every
-row with a bar (metric, value, bar, PASS/FAIL) plus a few informational rows
-that put the bars in context. ``--json PATH`` writes everything collected.
+Runs bench_cpu.py, bench_lanefn.py, bench_block.py and bench_wave_cpu.py (and
+bench_gpu.py with ``--gpu``), each in its own process, one after the other
+(never in parallel: they time cores), collects their ``--json`` rows and
+prints machine info and a table of every row with a bar (metric, value, bar,
+PASS/FAIL) plus a few informational rows that put the bars in context.
+``--json PATH`` writes everything collected.
 Exit status: 0 when every script ran (whatever the bars say), 1 otherwise.
 """
 
@@ -22,7 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import HERE, ROOT, Rows, cpu_busy, machine_info, parser  # noqa: E402
 
-CPU_SCRIPTS = ["bench_cpu.py", "bench_lanefn.py"]
+CPU_SCRIPTS = ["bench_cpu.py", "bench_lanefn.py", "bench_block.py", "bench_wave_cpu.py"]
 GPU_SCRIPTS = ["bench_gpu.py"]
 
 #: Informational rows shown in the summary next to the bars (script, id).
@@ -39,6 +40,19 @@ CONTEXT = [
     ("bench_cpu", "e.numquad_shfl"),
     ("bench_lanefn", "lanefn_out_ratio"),
     ("bench_lanefn", "kernel_ratio"),
+    ("bench_block", "a.ratio_shared_1"),
+    ("bench_block", "a.ratio_warp_1"),
+    ("bench_block", "a.scaling_shared"),
+    ("bench_block", "a.scaling_prange"),
+    ("bench_block", "b.ratio_shared_seq"),
+    ("bench_block", "b.ratio_warp_literal"),
+    ("bench_block", "b.ratio_wave_sum"),
+    ("bench_block", "c.ratio"),
+    ("bench_block", "c.sim_warp"),
+    ("bench_wave_cpu", "ratio_numpy_reduce"),
+    ("bench_wave_cpu", "ratio_numpy_shuffles"),
+    ("bench_wave_cpu", "ratio_plain_shuffles_literal"),
+    ("bench_wave_cpu", "ratio_loop_literal"),
     ("bench_gpu", "copy_bw"),
     ("bench_gpu", "quad_vs_hand"),
     ("bench_gpu", "reduce_vs_hand"),
