@@ -246,6 +246,7 @@ class Dispatcher:
         self._tree = None
         self._is_kernel = None
         self._targets = {}
+        self._configs = {}         # (griddim, blockdim) -> validated launch dims
 
     # -- source ------------------------------------------------------------
     @property
@@ -325,7 +326,12 @@ class Dispatcher:
             )
         griddim, blockdim = config[:2]
         extra = config[2:]
-        dims = launch_config(self, griddim, blockdim)
+        try:
+            dims = self._configs[(griddim, blockdim)]
+        except (KeyError, TypeError):
+            dims = launch_config(self, griddim, blockdim)
+            if len(self._configs) < 64:
+                self._configs[(griddim, blockdim)] = dims
         target = target or self._choose(args)
         # on the CPU a stream and a dynamic shared-memory size are accepted and unused
         return self._target(target).launch(dims, extra, args)

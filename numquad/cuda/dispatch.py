@@ -438,7 +438,16 @@ class CUDATarget:
         """The numba.cuda kernel dispatcher (compiled lazily per argument types)."""
         with self._lock:
             if self._kernel is None:
-                self._kernel = cuda.jit(self.pyfunc, **self._jit_options())
+                kernel = cuda.jit(self.pyfunc, **self._jit_options())
+                plain_compile = kernel.compile
+
+                def compile(sig):
+                    # numba.cuda compiles through here on a new signature: numquad's
+                    # settings apply then, and a launch of a known one costs nothing extra
+                    with self._compiling():
+                        return plain_compile(sig)
+                kernel.compile = compile
+                self._kernel = kernel
             return self._kernel
 
     def device_function(self):
@@ -472,9 +481,7 @@ class CUDATarget:
         grid3, block3, gnd, bnd = dims
         config = (grid3[:gnd], block3[:bnd]) + tuple(extra)
         kernel = self._kernel or self.kernel()
-        # one pass through numba.cuda's dispatch: it compiles on a new signature
-        # (inside numquad's compile settings) and only launches otherwise
-        with self._compiling():
+        with _user_errors(self.dispatcher):
             return kernel[config](*args)
 
     # -- introspection -----------------------------------------------------
