@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import os
 import textwrap
 import threading
 import types as _pytypes

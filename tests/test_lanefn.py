@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from numquad import NumquadTypeError, Quad, Wave, ops, xpu
+from numquad import Quad, Wave, ops, xpu
 
 R = {q: op.reference for q, op in ops.OPS.items()}
 

@@ -1,11 +1,8 @@
 """GPU diagnostics: the PTX and SASS a kernel really runs with (FMA contraction,
 convergence around cross-lane ops). Run on the GPU machine."""
-import subprocess
 import sys
 
-import numba
 import numpy as np
-from numba import cuda
 from numba.cuda.cudadrv import nvvm
 
 _real = nvvm.compile_ir
@@ -18,7 +15,7 @@ def _spy(llvmir, **options):
 
 nvvm.compile_ir = _spy
 
-from numquad import Quad, Wave, xpu
+from numquad import Quad, xpu
 
 
 @xpu.jit

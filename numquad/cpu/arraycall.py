@@ -109,7 +109,6 @@ def _wrappers(d, is_arr):
 @functools.lru_cache(maxsize=None)
 def _return_dtype(d, is_arr, argtypes):
     from . import codegen as _cg
-    from . import frontend as _fe
     from .typing import shadow_types
     from ..xpu import Dispatcher
     kernel, rt = _wrappers(d, is_arr)

@@ -13,7 +13,6 @@ import re
 import threading
 
 import numba
-import numpy as np
 from numba.core import config as _nb_config
 from numba.core import errors as _nb_errors
 

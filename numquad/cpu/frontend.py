@@ -301,9 +301,6 @@ def _loc(node, default=None):
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
-    _SIMPLE_STMTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass,
-                     ast.Assert, ast.Raise, ast.Delete)
-
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
         self.pyfunc = dispatcher.py_func

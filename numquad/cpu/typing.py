@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 from numba.core import compiler, errors, types
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
 from numba.core.registry import cpu_target
@@ -84,10 +83,6 @@ def _standin(op):
 
 #: One typing-only stand-in per non-query op.
 STANDINS = {q: _standin(op) for q, op in _ops.OPS.items() if op.kind != "query"}
-
-
-class _TypingDone(Exception):
-    pass
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
