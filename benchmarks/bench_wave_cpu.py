@@ -184,7 +184,8 @@ def main(argv=None):
             rows.fail(f"t_{id_}", metric, e)
             return None
         times[id_] = t
-        rows.add(f"t_{id_}", metric, t, "s", detail="; ".join(d for d in (note, detail) if d))
+        bw = f"{2 * x.nbytes / t / 1e9:.1f} GB/s (read+write)"
+        rows.add(f"t_{id_}", metric, t, "s", detail="; ".join(d for d in (bw, note, detail) if d))
         return t
 
     def kernel(k):
@@ -198,8 +199,7 @@ def main(argv=None):
             res[key] = f(x2)
         return run
 
-    measure("nq_reduce", "numquad Wave.reduceSum kernel", kernel(nq_reduce), lambda: y,
-            detail=f"{2 * x.nbytes / 1e9:.2f} GB moved per call")
+    measure("nq_reduce", "numquad Wave.reduceSum kernel", kernel(nq_reduce), lambda: y)
     measure("nq_shuffles", "numquad 5 x shuffleXor(v, 1 << k), for-loop", kernel(nq_shuffles),
             lambda: y)
     measure("nq_shuffles_literal", "numquad 5 x shuffleXor, literal masks 1..16",
