@@ -7,7 +7,9 @@ cuda``), only the decorator changed to ``@xpu.jit``:
 
 - ``shared_sum``: numba.cuda's documented shared-memory reduction (the
   ``array_sum`` example of its docs: interleaved tree ``tid % (2 * s) == 0``,
-  ``cuda.syncthreads()`` after every step), one ``cuda.atomic.add`` per block;
+  ``cuda.syncthreads()`` after every step) over a grid of blocks: its
+  ``if tid < size`` guard dropped (n is a multiple of the block size), the
+  block's sum added with one ``cuda.atomic.add``;
 - ``warp_sum``: a ``cuda.shfl_down_sync`` warp reduction (``offset = 16;
   while offset > 0: ... offset //= 2``), ``cuda.atomic.add`` from lane 0.
 
