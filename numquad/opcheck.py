@@ -35,8 +35,9 @@ CASES = {
     "diverge": (3, 96, "random"),      # a divergent branch: a random set of lanes active
 }
 
-#: How a lane selector is passed: a constant in the source or a per-lane value.
-SEL_MODES = ("const", "lane")
+#: How a lane selector is passed: a constant in the source, a per-lane value, or a
+#: kernel argument (the same in every lane).
+SEL_MODES = ("const", "lane", "uniform")
 
 _CONST_SEL = {"Quad.broadcast": 2, "Wave.broadcast": 7, "Wave.shuffle": 9,
               "Wave.shuffleXor": 5, "Wave.shuffleUp": 3, "Wave.shuffleDown": 6}
@@ -44,7 +45,7 @@ _CONST_SEL = {"Quad.broadcast": 2, "Wave.broadcast": 7, "Wave.shuffle": 9,
 _TEMPLATES = {
     # the `if i < n` guard and the divergent `if act[i]` put lanes to sleep
     "guard": (
-        "def {fname}(sel, act, n, {xs}, {outs}):\n"
+        "def {fname}(sel, usel, act, n, {xs}, {outs}):\n"
         "    i = xpu.grid(1)\n"
         "    if i < n:\n"
         "        if act[i] != 0:\n"
@@ -52,7 +53,7 @@ _TEMPLATES = {
     ),
     # early returns put lanes to sleep
     "return": (
-        "def {fname}(sel, act, n, {xs}, {outs}):\n"
+        "def {fname}(sel, usel, act, n, {xs}, {outs}):\n"
         "    i = xpu.grid(1)\n"
         "    if i >= n:\n"
         "        return\n"
@@ -70,6 +71,8 @@ def _call_text(op, sel_mode, x):
         return f"{op.qualname}({x}[i])"
     if sel_mode == "const":
         return f"{op.qualname}({x}[i], {_CONST_SEL[op.qualname]})"
+    if sel_mode == "uniform":
+        return f"{op.qualname}({x}[i], usel)"
     return f"{op.qualname}({x}[i], sel[i])"
 
 
@@ -78,7 +81,7 @@ def sel_modes(op):
     if op.selector is None:
         return (None,)
     if op.qualname == "Wave.shuffle":
-        return ("lane", "const")
+        return ("lane", "const", "uniform")
     return SEL_MODES
 
 
@@ -156,7 +159,8 @@ def _active(op, case, rng):
                 lo = b * threads + w0
                 act[lo:lo + min(k, threads - w0)] = 1
     sel = rng.integers(0, 40, size=N, dtype=np.int32)
-    return sel, act, n
+    usel = np.int32(rng.integers(0, 40))
+    return sel, usel, act, n
 
 
 def _operand(op, dtype, case, rng):
@@ -172,7 +176,7 @@ def _operand(op, dtype, case, rng):
     return x
 
 
-def expected(op, x, sel, act, n, blocks, threads, sel_mode):
+def expected(op, x, sel, act, n, blocks, threads, sel_mode, usel=0):
     """The reference result per thread and the per-thread active mask."""
     wpb = -(-threads // W)
     N = blocks * threads
@@ -191,6 +195,8 @@ def expected(op, x, sel, act, n, blocks, threads, sel_mode):
     else:
         if sel_mode == "const":
             S = _CONST_SEL[op.qualname]
+        elif sel_mode == "uniform":
+            S = int(usel)
         else:
             S = np.zeros(shape, sel.dtype)
             S[wave, lane] = sel
@@ -198,11 +204,13 @@ def expected(op, x, sel, act, n, blocks, threads, sel_mode):
     return R[wave, lane], active[wave, lane]
 
 
-def check_many(op, dtypes, target, case, sel_mode=None, shape="guard", seed=0):
-    """Run one op on several operand dtypes in one kernel; one :class:`Result` per dtype."""
+def check_many(op, dtypes, target, case, sel_mode=None, shape="guard", seed=0, usel=None):
+    """Run one op on several operand dtypes in one kernel; one :class:`Result` per dtype.
+    *usel* fixes the selector of the "uniform" mode (else a random one)."""
     rng = np.random.default_rng([seed, sum(map(ord, op.qualname + case))])
     blocks, threads, _ = CASES[case]
-    sel, act, n = _active(op, case, rng)
+    sel, rand_usel, act, n = _active(op, case, rng)
+    usel = rand_usel if usel is None else np.int32(usel)
     dtypes = [np.dtype(d) for d in dtypes]
     xs = [_operand(op, d, case, rng) for d in dtypes]
     odts = [_out_dtype(op, d) for d in dtypes]
@@ -210,11 +218,11 @@ def check_many(op, dtypes, target, case, sel_mode=None, shape="guard", seed=0):
     k = kernel_for(op.qualname, sel_mode, shape, len(dtypes))
     launcher = getattr(k, target)[blocks, threads]
     t0 = time.perf_counter()
-    launcher(sel, act, n, *xs, *outs)
+    launcher(sel, usel, act, n, *xs, *outs)
     seconds = time.perf_counter() - t0
     results = []
     for d, x, out, odt in zip(dtypes, xs, outs, odts):
-        exp, active = expected(op, x, sel, act, n, blocks, threads, sel_mode)
+        exp, active = expected(op, x, sel, act, n, blocks, threads, sel_mode, usel)
         u = f"u{odt.itemsize}"
         exp = exp.astype(odt)
         ok_active = np.array_equal(out[active].view(u), exp[active].view(u))
@@ -262,7 +270,7 @@ def throughput(op, dtypes, target, size, sel_mode=None, repeat=3):
     act = np.ones(N, np.uint8)
     outs = [np.empty(N, _out_dtype(op, d)) for d in dtypes]
     launcher = getattr(kernel_for(op.qualname, sel_mode, "guard", len(dtypes)), target)[blocks, threads]
-    args = [sel, act, size, *xs, *outs]
+    args = [sel, np.int32(5), act, size, *xs, *outs]
     if target == "cuda":
         from numba import cuda
         args = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]

@@ -297,6 +297,9 @@ class Op:
     xor_const: Optional[int] = None        # moves with a fixed butterfly mask
     sel_range: Optional[range] = None      # constant selectors must lie here
     sel_wrap: Optional[int] = None         # runtime selectors are taken & sel_wrap
+    # how the source lane depends on a selector that is the same in every lane:
+    # "quad" (a lane of the quad), "lane" (one lane of the wave), "xor", "up", "down"
+    sel_kind: Optional[str] = None
 
     @property
     def qualname(self) -> str:
@@ -385,7 +388,8 @@ _OPS = [
        "compile error; a runtime index is taken & 3. Reading an inactive lane "
        "returns the reader's own value.",
        "value [a b c d], index 2 -> [c c c c]",
-       pattern=lambda lane, sel: (lane & ~3) | (sel & 3), sel_range=range(4), sel_wrap=3),
+       pattern=lambda lane, sel: (lane & ~3) | (sel & 3), sel_range=range(4), sel_wrap=3,
+       sel_kind="quad"),
     Op("Quad", "swapHorizontal", "move", ("value",),
        "The value of lane laneId ^ 1 (swap within each row of the 2x2 quad). "
        "Reading an inactive lane returns the reader's own value.",
@@ -483,7 +487,7 @@ _OPS = [
        "The value of lane `lane` (taken & 31); reading an inactive lane returns "
        "the reader's own value.",
        "[a b c d ...], lane 2 -> [c c c c ...]",
-       pattern=lambda lane, sel: sel & 31, sel_range=range(32), sel_wrap=31),
+       pattern=lambda lane, sel: sel & 31, sel_range=range(32), sel_wrap=31, sel_kind="lane"),
     Op("Wave", "readFirst", "move", ("value",),
        "The value of the first (lowest) active lane.",
        "lanes 0,1 inactive: [- - c d ...] -> [- - c c ...]"),
@@ -491,22 +495,22 @@ _OPS = [
        "The value of lane srcLane & 31 (each lane may name its own source); "
        "reading an inactive lane returns the reader's own value.",
        "[a b c d], srcLane [3 2 1 0] -> [d c b a]",
-       pattern=lambda lane, sel: sel & 31, sel_wrap=31),
+       pattern=lambda lane, sel: sel & 31, sel_wrap=31, sel_kind="lane"),
     Op("Wave", "shuffleXor", "move", ("value", "laneMask"),
        "The value of lane laneId ^ (laneMask & 31); reading an inactive lane "
        "returns the reader's own value.",
        "[a b c d], laneMask 1 -> [b a d c]",
-       pattern=lambda lane, sel: lane ^ (sel & 31), sel_range=range(32), sel_wrap=31),
+       pattern=lambda lane, sel: lane ^ (sel & 31), sel_range=range(32), sel_wrap=31, sel_kind="xor"),
     Op("Wave", "shuffleUp", "move", ("value", "delta"),
        "The value of lane laneId - delta; a source below lane 0 (or inactive) "
        "gives the lane's own value.",
        "[a b c d], delta 1 -> [a a b c]",
-       pattern=lambda lane, sel: lane - sel, sel_range=range(32)),
+       pattern=lambda lane, sel: lane - sel, sel_range=range(32), sel_kind="up"),
     Op("Wave", "shuffleDown", "move", ("value", "delta"),
        "The value of lane laneId + delta; a source above lane 31 (or inactive) "
        "gives the lane's own value.",
        "[a b c d], delta 1 -> [b c d d] (in a 4-lane wave)",
-       pattern=lambda lane, sel: lane + sel, sel_range=range(32)),
+       pattern=lambda lane, sel: lane + sel, sel_range=range(32), sel_kind="down"),
     Op("Wave", "allEqual", "allequal", ("value",),
        "True in every lane when all active lanes hold the same bits.",
        "[5 5 5 ...] -> [T T T ...]"),

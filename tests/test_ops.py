@@ -28,6 +28,21 @@ def test_op_every_type(qualname, sel_mode, target):
     assert not failures, f"{qualname} on {target}: " + "; ".join(failures)
 
 
+_UNIFORM_SEL = [pytest.param(q, id=q) for q, op in ops.OPS.items() if op.selector]
+
+
+@pytest.mark.parametrize("qualname", _UNIFORM_SEL)
+def test_uniform_selector_every_value(qualname, target):
+    """A selector that is the same in every lane (a kernel argument), for every value
+    0..39, incl. out-of-range ones: the CPU composes constant shuffles for it."""
+    op = ops.get(qualname)
+    dtypes = [d for d in (np.dtype("int8"), np.dtype("float64")) if d in op.accepted]
+    for usel in range(40):
+        for case in ("full", "diverge"):
+            for r in opcheck.check_many(op, dtypes, target, case, "uniform", usel=usel):
+                assert r.ok, f"selector {usel}, {r.dtype}/{case}: {r.detail}"
+
+
 _EARLY = [pytest.param(q, id=q) for q, op in ops.OPS.items() if op.params]
 
 

@@ -671,7 +671,12 @@ class _BlockGen:
         args = [_name(mask), _name(f"_nq_v_{it.target}"), self._lane_operand(it.args[0].id, out)]
         if len(it.args) > 1:
             a = it.args[1]
-            args.append(_const(a.value) if isinstance(a, ast.Constant) else self._lane_operand(a.id, out))
+            if isinstance(a, ast.Constant):
+                args.append(_const(a.value))
+            elif a.id in self.fe.uniform:
+                args.append(_name(a.id))        # the same in every lane: stays scalar
+            else:
+                args.append(self._lane_operand(a.id, out))
         if self.debug and op.kind == "scan":
             out.append(ast.If(
                 test=ast.UnaryOp(ast.Not(), _call("_nq_is_prefix", _name(mask))),

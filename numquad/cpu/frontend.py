@@ -722,7 +722,7 @@ class Frontend:
                         self._is_uniform_expr(stmt.value, U)
                 else:
                     continue
-                if ok and name not in U and not name.startswith(_RESERVED + "a"):
+                if ok and name not in U:
                     U.add(name)
                     changed = True
         return U

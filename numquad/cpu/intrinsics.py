@@ -226,13 +226,19 @@ def _sel_vector(context, builder, selty, sel):
     return _splat(builder, s)
 
 
-def _gather(builder, v, idx):
-    """v[idx[l]] for a runtime <32 x i32> idx with every entry in 0..31."""
-    out = v.type(ir.Undefined)
-    for i in range(W):
-        k = builder.extract_element(idx, ir.Constant(_i32, i))
-        out = builder.insert_element(out, builder.extract_element(v, k), ir.Constant(_i32, i))
-    return out
+def _gather(context, builder, arrty, arr, idx):
+    """arr[idx[l]] for a runtime <32 x i32> idx with every entry in 0..31: one
+    ``llvm.masked.gather`` from the lane array (vgather on AVX2/AVX-512)."""
+    ary = context.make_array(arrty)(context, builder, arr)
+    llty = context.get_data_type(arrty.dtype)
+    size = context.get_abi_sizeof(llty)
+    base = _splat(builder, builder.ptrtoint(ary.data, _i64))
+    offs = builder.mul(builder.zext(idx, ir.VectorType(_i64, W)), _const_vec(_i64, [size] * W))
+    ptrty = ary.data.type
+    ptrs = builder.inttoptr(builder.add(base, offs), ir.VectorType(ptrty, W))
+    vt = ir.VectorType(llty, W)
+    name = f"llvm.masked.gather.{_vec_suffix(vt)}.v{W}p0"
+    return _call_intr(builder, name, [ptrs, ir.Constant(_i32, size), _const_vec(_i1, [1] * W), vt(ir.Undefined)], vt)
 
 
 # ---------------------------------------------------------------------------
@@ -302,14 +308,63 @@ def _move(op, sig, context, builder, mask, args):
         src_active = _shuffle(builder, mask, src)
         if not all(ok):
             src_active = builder.and_(src_active, _const_vec(_i1, [int(o) for o in ok]))
+    elif isinstance(selty, types.Integer):
+        moved, src_active = _move_uniform(op, builder, x, mask, _sel_scalar(builder, selty, args[3]))
     else:
         selv = _sel_vector(context, builder, selty, args[3])
         srcv = op.pattern(_V(builder, _LANES), _V(builder, selv)).v
         inrange = builder.icmp_unsigned("<", srcv, _const_vec(_i32, [W] * W))
         srcv = builder.select(inrange, srcv, _LANES)
-        moved = _gather(builder, x, srcv)
-        src_active = builder.and_(_gather(builder, mask, srcv), inrange)
+        moved = _gather(context, builder, xty, args[2], srcv)
+        src_mask = _gather(context, builder, sig.args[0], args[0], srcv)
+        src_active = builder.and_(builder.icmp_unsigned("!=", src_mask, src_mask.type(None)), inrange)
     return builder.select(src_active, moved, x)
+
+
+def _sel_scalar(builder, selty, sel):
+    if sel.type.width > 32:
+        return builder.trunc(sel, _i32)
+    if sel.type.width < 32:
+        return (builder.sext if selty.signed else builder.zext)(sel, _i32)
+    return sel
+
+
+def _move_uniform(op, builder, x, mask, sel):
+    """(moved, source-active) for a selector that is the same in every lane: a few
+    constant shufflevectors and selects instead of a gather."""
+    def staged(shifts, out_of_range):
+        # compose the move from its power-of-two steps, one per bit of sel
+        v, m, ok = x, mask, _const_vec(_i1, [1] * W)
+        for b, src in enumerate(shifts):
+            bit = builder.icmp_unsigned("!=", builder.and_(sel, ir.Constant(_i32, 1 << b)), ir.Constant(_i32, 0))
+            v = builder.select(bit, _shuffle(builder, v, src), v)
+            m = builder.select(bit, _shuffle(builder, m, src), m)
+            if out_of_range:
+                inr = _const_vec(_i1, [int(0 <= p < W) for p in out_of_range(1 << b)])
+                ok = builder.select(bit, builder.and_(_shuffle(builder, ok, src), inr), ok)
+        return v, builder.and_(m, ok)
+
+    bits = range(5)
+    if op.sel_kind == "xor":
+        return staged([[l ^ (1 << b) for l in range(W)] for b in bits], None)
+    if op.sel_kind in ("up", "down"):
+        sign = -1 if op.sel_kind == "up" else 1
+        big = builder.icmp_unsigned(">=", sel, ir.Constant(_i32, W))     # every source out of range
+        v, active = staged([[min(max(l + sign * (1 << b), 0), W - 1) for l in range(W)] for b in bits],
+                           lambda d: [l + sign * d for l in range(W)])
+        return v, builder.and_(active, builder.select(big, _const_vec(_i1, [0] * W), _const_vec(_i1, [1] * W)))
+    if op.sel_kind == "lane":
+        lane = builder.and_(sel, ir.Constant(_i32, W - 1))
+        return _splat(builder, builder.extract_element(x, lane)), _splat(builder, builder.extract_element(mask, lane))
+    # "quad": lane (sel & 3) of each quad
+    idx = builder.and_(sel, ir.Constant(_i32, 3))
+    v, m = x, mask
+    for q in range(4):
+        hit = builder.icmp_unsigned("==", idx, ir.Constant(_i32, q))
+        src = [(l & ~3) | q for l in range(W)]
+        v = builder.select(hit, _shuffle(builder, x, src), v)
+        m = builder.select(hit, _shuffle(builder, mask, src), m)
+    return v, m
 
 
 def _vote(op, sig, context, builder, mask, args):
@@ -424,7 +479,9 @@ def _make_xl(op):
         def xl(typingctx, mask, out, x, sel):
             return typer((mask, out, x, sel))
     xl.__name__ = f"xl_{op.namespace}_{op.name}"
-    return intrinsic(xl)
+    # prefer_literal: a constant lane selector arrives as an IntegerLiteral and
+    # becomes one constant shufflevector
+    return intrinsic(prefer_literal=True)(xl)
 
 
 #: One whole-wave intrinsic per non-query op: ``xl(mask, out, x[, sel])``.
