@@ -266,3 +266,61 @@ def test_no_state_leak_between_launches(target, rng):
         pos = v > 0
         exp = np.where(pos, np.cumsum(pos, axis=1) - 1, 0) + R["Quad.swapDiagonal"](v, active=full)
         np.testing.assert_array_equal(out, exp.ravel())
+
+
+# -- control that is the same in every lane (kept scalar) and control that is not ----
+
+@xpu.jit
+def k_uniform_control(x, out, n):
+    i = xpu.grid(1)
+    v = x[i]
+    s = n
+    while s > 1:                      # uniform: s starts from an argument, halves
+        if s > 8:                     # uniform if around a shuffle
+            v = v + Wave.shuffleDown(v, s // 2)
+        else:
+            v = v + Quad.swapHorizontal(v)
+        if v > 40000:                 # a lane-varying return inside the uniform loop
+            return
+        s //= 2
+    t = xpu.threadIdx.x
+    while t > 0:                      # lane-varying trip count
+        v += Wave.ballot(t % 3 == 0) & 7
+        t //= 4
+    out[i] = v
+
+
+def test_uniform_and_varying_loops(target, rng):
+    x = rng.integers(0, 3000, 128).astype(np.int64)
+    out = np.full_like(x, -1)
+    launch(k_uniform_control, target, 2, 64, x, out, 64)
+    v = waves(x.copy())
+    alive = np.ones(v.shape, bool)
+    s = 64
+    while s > 1:
+        if s > 8:
+            moved = R["Wave.shuffleDown"](v, s // 2, active=alive)
+        else:
+            moved = R["Quad.swapHorizontal"](v, active=alive)
+        v = np.where(alive, v + moved, v)
+        alive &= ~(v > 40000)
+        s //= 2
+    t = waves(np.arange(128) % 64)
+    live = alive.copy()
+    while True:
+        live &= t > 0
+        if not live.any():
+            break
+        b = R["Wave.ballot"](t % 3 == 0, active=live).astype(np.int64) & 7
+        v = np.where(live, v + b, v)
+        t = np.where(live, t // 4, t)
+    exp = np.where(alive, v, -1).ravel()
+    assert (~alive).any() and alive.any()
+    np.testing.assert_array_equal(out, exp)
+
+
+def test_uniform_control_stays_scalar():
+    import numba
+    src = k_uniform_control.inspect_cpu_source((numba.int64[::1], numba.int64[::1], numba.int64))
+    assert "while s > 1:" in src                  # a plain loop, no per-lane copy of s
+    assert "_nq_v_s " not in src and "_nq_v_s=" not in src.replace(" ", "")

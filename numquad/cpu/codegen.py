@@ -100,7 +100,7 @@ class _Subst(ast.NodeTransformer):
         if self.mode == "lane_nd":
             return _sub(f"_nq_t{axis}")
         if axis == "x":
-            return _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)))
+            return _call("_nq_nonneg", _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L))))
         return _call("_nq_i32", _const(0))
 
     def _value(self, b, node):
@@ -260,9 +260,15 @@ def _shadow_items(fe, items, subst):
             node = ast.If(test=_name(it.cond), body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
                           orelse=_shadow_items(fe, it.orelse, subst))
             out.append(_located([node], it.node.lineno)[0])
+        elif isinstance(it, _fe.UniformIf):
+            node = ast.If(test=subst.visit(copy.deepcopy(it.test)), body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
+                          orelse=_shadow_items(fe, it.orelse, subst))
+            out.append(_located([node], it.node.lineno)[0])
         elif isinstance(it, _fe.Loop):
             body = _shadow_items(fe, it.body, subst) or [ast.Pass()]
-            if it.uniform:
+            if it.test is not None:
+                node = ast.While(test=subst.visit(copy.deepcopy(it.test)), body=body, orelse=[])
+            elif it.uniform:
                 target, rargs = it.uniform
                 node = ast.For(target=_name(target, ast.Store),
                                iter=_call("range", *[subst.visit(copy.deepcopy(a)) for a in rargs]),
@@ -338,7 +344,11 @@ def _item_names(item):
         return {item.target} | {a.id for a in item.args if isinstance(a, ast.Name)}, {item.target}
     if isinstance(item, _fe.If):
         return {item.cond}, set()
+    if isinstance(item, _fe.UniformIf):
+        return set(_fe._names_in(item.test)), set()
     if isinstance(item, _fe.Loop):
+        if item.test is not None:
+            return set(_fe._names_in(item.test)), set()
         if item.uniform:
             names = {item.uniform[0]}
             for a in item.uniform[1]:
@@ -355,11 +365,21 @@ def _item_names(item):
 def _walk_items(items):
     for it in items:
         yield it
-        if isinstance(it, _fe.If):
+        if isinstance(it, (_fe.If, _fe.UniformIf)):
             yield from _walk_items(it.body)
             yield from _walk_items(it.orelse)
         elif isinstance(it, _fe.Loop):
             yield from _walk_items(it.body)
+
+
+def _has_jump(items, kinds):
+    """Does a Jump of one of *kinds* in *items* belong to this loop level?"""
+    for it in items:
+        if isinstance(it, _fe.Jump) and it.kind in kinds:
+            return True
+        if isinstance(it, (_fe.If, _fe.UniformIf)) and (_has_jump(it.body, kinds) or _has_jump(it.orelse, kinds)):
+            return True
+    return False
 
 
 def _first_is_plain_store(region, name):
@@ -459,7 +479,7 @@ class _BlockGen:
                             st.targets[0].id == b.cond:
                         out[b.cond] = b
             for it in items:
-                if isinstance(it, _fe.If):
+                if isinstance(it, (_fe.If, _fe.UniformIf)):
                     scan(it.body)
                     scan(it.orelse)
                 elif isinstance(it, _fe.Loop):
@@ -566,15 +586,32 @@ class _BlockGen:
             return self.gen_xl(it, mask)
         if isinstance(it, _fe.If):
             return self.gen_if(it, frames)
+        if isinstance(it, _fe.UniformIf):
+            # the same in every lane: plain control flow around masked code
+            test = self.subst([ast.Expr(it.test)], "uniform")[0].value
+            node = ast.If(test=test, body=self.gen_items(it.body, frames) or [ast.Pass()],
+                          orelse=self.gen_items(it.orelse, frames))
+            return _located([node], it.node.lineno)
         if isinstance(it, _fe.Loop):
             line = it.node.lineno
-            ml, mb = self.new_mask(), self.new_mask()
-            head = [_lane_loop([_store(ml, _sub(mask))])]
-            loop_body = [
-                ast.If(test=ast.UnaryOp(ast.Not(), self._any(ml)), body=[ast.Break()], orelse=[]),
-                _lane_loop([_store(mb, _sub(ml))]),
-            ] + self.gen_items(it.body, frames + [(ml, "loop"), (mb, "body")])
-            if it.uniform:
+            uniform = it.test is not None or it.uniform
+            if uniform and not _has_jump(it.body, ("break", "continue")):
+                # uniform control and no break/continue: the body runs under the
+                # enclosing mask, with no loop masks to keep
+                head = []
+                loop_body = [ast.If(test=ast.UnaryOp(ast.Not(), self._any(mask)), body=[ast.Break()], orelse=[])]
+                loop_body += self.gen_items(it.body, frames)
+            else:
+                ml, mb = self.new_mask(), self.new_mask()
+                head = [_lane_loop([_store(ml, _sub(mask))])]
+                loop_body = [
+                    ast.If(test=ast.UnaryOp(ast.Not(), self._any(ml)), body=[ast.Break()], orelse=[]),
+                    _lane_loop([_store(mb, _sub(ml))]),
+                ] + self.gen_items(it.body, frames + [(ml, "loop"), (mb, "body")])
+            if it.test is not None:
+                test = self.subst([ast.Expr(it.test)], "uniform")[0].value
+                loop = ast.While(test=test, body=loop_body, orelse=[])
+            elif it.uniform:
                 target, rargs = it.uniform
                 rargs = self.subst([ast.Expr(a) for a in rargs], "uniform")
                 loop = ast.For(target=_name(target, ast.Store),

@@ -30,7 +30,7 @@ from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError
 
-__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "Loop", "Jump", "Barrier"]
+__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier"]
 
 _RESERVED = "_nq_"
 
@@ -68,11 +68,23 @@ class If:
 
 @dataclasses.dataclass
 class Loop:
-    """A masked loop. ``uniform`` is (target, range-args) for a loop whose trip
-    count is the same in every lane, else None (a ``while True`` loop)."""
+    """A masked loop. ``uniform`` is (target, range-args) for a range loop whose
+    trip count is the same in every lane; ``test`` the condition of a ``while``
+    that is the same in every lane; with neither, a ``while True`` loop that ends
+    when no lane is left."""
     body: list
     node: ast.stmt
     uniform: Optional[tuple] = None
+    test: Optional[ast.expr] = None
+
+
+@dataclasses.dataclass
+class UniformIf:
+    """An ``if`` whose condition is the same in every lane: plain scalar control."""
+    test: ast.expr
+    body: list
+    orelse: list
+    node: ast.stmt
 
 
 @dataclasses.dataclass
@@ -702,38 +714,65 @@ class Frontend:
         return False
 
     def _uniform_names(self, body):
-        assigns = {}
-        for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                assigns[node.id] = assigns.get(node.id, 0) + 1
-        U = {p for p in self.env.params if p not in assigns}
-        U |= {n for n, a in self.allocs.items() if a[0] == "shared" and n not in assigns}
+        """The locals whose value is the same in every lane of a wave.
+
+        A greatest fixpoint: start from every local, then drop a name while any
+        store to it is not a plain (augmented) assignment of a uniform value at a
+        uniform position (the top level, or inside masked loops and ifs whose
+        control is itself uniform), or the target of a uniform ``range`` loop.
+        ``s //= 2`` in ``while s > 0:`` around a barrier or a shuffle stays uniform.
+        """
+        U = set(self.env.locals) - {n for n, a in self.allocs.items() if a[0] == "local"}
         changed = True
         while changed:
             changed = False
+            ok_stores = set()
             for stmt, loopvar in self._uniform_positions(body, U):
                 if loopvar is not None:
-                    name = loopvar
-                    ok = assigns.get(name) == 1
-                elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
-                        isinstance(stmt.targets[0], ast.Name):
-                    name = stmt.targets[0].id
-                    ok = assigns.get(name) == 1 and not getattr(stmt, "_nq_op", None) and \
-                        self._is_uniform_expr(stmt.value, U)
-                else:
-                    continue
-                if ok and name not in U:
-                    U.add(name)
+                    ok_stores.add(id(loopvar))
+                elif self._uniform_store(stmt, U):
+                    t = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+                    ok_stores.add(id(t))
+            for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and \
+                        node.id in U and id(node) not in ok_stores:
+                    U.discard(node.id)
                     changed = True
         return U
 
+    def _uniform_store(self, stmt, U):
+        if getattr(stmt, "_nq_op", None) is not None:
+            return False
+        if isinstance(stmt, ast.Assign):
+            return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                self._is_uniform_expr(stmt.value, U)
+        if isinstance(stmt, ast.AugAssign):
+            return isinstance(stmt.target, ast.Name) and self._is_uniform_expr(stmt.value, U)
+        return False
+
+    def _uniform_control(self, s, U):
+        """Is *s* a masked compound statement whose control is uniform?"""
+        if not self._is_masked(s, U):
+            return False
+        if isinstance(s, ast.For):
+            return self._uniform_range(s, U) is not None and s.target.id in U
+        if isinstance(s, ast.While):
+            return not s.orelse and self._is_uniform_expr(s.test, U)
+        if isinstance(s, ast.If):
+            return self._is_uniform_expr(s.test, U)
+        return False
+
     def _uniform_positions(self, body, U):
-        """Statements at uniform positions: the top level and uniform-loop bodies."""
+        """(statement, None) at uniform positions, and (None, target Name) for the
+        targets of uniform range loops."""
         for s in body:
             yield s, None
-            if isinstance(s, ast.For) and self._uniform_range(s, U) and self._is_masked(s, U):
-                yield s, s.target.id
+            if self._uniform_control(s, U):
+                if isinstance(s, ast.For):
+                    yield None, s.target
                 yield from self._uniform_positions(s.body, U)
+                if isinstance(s, ast.If):
+                    yield from self._uniform_positions(s.orelse, U)
 
     def _uniform_range(self, s, U):
         if not (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and not s.orelse):
@@ -799,6 +838,8 @@ class Frontend:
         return items
 
     def _is_uniform_stmt(self, s):
+        if isinstance(s, ast.AugAssign):
+            return isinstance(s.target, ast.Name) and s.target.id in self.uniform
         return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
             isinstance(s.targets[0], ast.Name) and s.targets[0].id in self.uniform
 
@@ -815,6 +856,8 @@ class Frontend:
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
                 self.builtin_of(s.value.func) == "syncthreads":
             return [Barrier(s)]
+        if isinstance(s, ast.If) and self._uniform_control(s, self.uniform):
+            return [UniformIf(s.test, self._segment(s.body, False), self._segment(s.orelse, False), s)]
         if isinstance(s, ast.If):
             cond = self.fresh("c")
             assign = ast.copy_location(ast.Assign(
@@ -822,6 +865,8 @@ class Frontend:
                 value=ast.Call(func=ast.Name("bool", ast.Load()), args=[s.test], keywords=[])), s)
             ast.fix_missing_locations(assign)
             return [Region([assign]), If(cond, self._segment(s.body, False), self._segment(s.orelse, False), s)]
+        if isinstance(s, ast.While) and self._uniform_control(s, self.uniform):
+            return [Loop(self._segment(s.body, False), s, test=s.test)]
         if isinstance(s, ast.While):
             if s.orelse:
                 self.error("while/else around cross-lane ops or jumps is not supported", s)
@@ -837,7 +882,7 @@ class Frontend:
             if s.orelse:
                 self.error("for/else around cross-lane ops or jumps is not supported", s)
             rng = self._uniform_range(s, self.uniform)
-            if rng is not None and s.target.id in self.uniform:
+            if rng is not None and self._uniform_control(s, self.uniform):
                 return [Loop(self._segment(s.body, False), s, uniform=(s.target.id, rng))]
             return self._masked_range_loop(s)
         self.error(f"a {type(s).__name__} statement cannot hold cross-lane ops or jumps", s)
