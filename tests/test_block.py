@@ -278,3 +278,24 @@ def test_divergent_barrier_is_an_error_in_debug():
     assert "block (0, 0, 0), thread" in str(e.value) and __file__ in str(e.value)
     b = np.ones(64, np.int64)          # every thread takes the branch: fine
     k_divergent_barrier.cpu[1, 64](b)
+
+
+@xpu.jit
+def warp_sum_tuple(a, out):
+    i = cuda.grid(1)
+    v = a[i]
+    for off in (16, 8, 4, 2, 1):
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, off)
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, v)
+
+
+def test_loop_over_constant_offsets(target, rng):
+    a = rng.integers(0, 1000, 4096).astype(np.int64)
+    out = np.zeros(1, np.int64)
+    getattr(warp_sum_tuple, target)[16, 256](a, out)
+    assert out[0] == a.sum()
+    if target == "cpu":
+        import numba
+        src = warp_sum_tuple.inspect_cpu_source((numba.int64[::1], numba.int64[::1]))
+        assert "_nq_XL_Wave_shuffleDown(_nq_m_entry, _nq_v__nq_x0, _nq_v_v, 16)" in src

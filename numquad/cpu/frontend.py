@@ -418,6 +418,10 @@ class Frontend:
                 s.test = ast.copy_location(ast.Constant(True), s)
                 s.body = pre + [brk] + s.body
             return [s]
+        if isinstance(s, ast.For) and self.contains_xl(s):
+            consts = self._constant_sequence(s.iter)
+            if consts is not None:
+                return self._unroll(s, consts, in_loop)
         if isinstance(s, ast.For):
             pre, it = self._hoist(s.iter)
             s.iter = it
@@ -441,6 +445,51 @@ class Frontend:
                 return pre               # a bare op call whose result is unused
             return pre + [new]
         return [s]
+
+    def _constant_sequence(self, node):
+        """The values of a tuple/list of int constants (literal or a global), else None."""
+        if isinstance(node, (ast.Tuple, ast.List)):
+            vals = [self._constant_int(e) for e in node.elts]
+            return vals if all(v is not None for v in vals) else None
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            obj = self.env.resolve(node)
+            if isinstance(obj, tuple) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                             for v in obj):
+                return [int(v) for v in obj]
+        return None
+
+    def _unroll(self, s, values, in_loop):
+        """``for k in (16, 8, 4, 2, 1):`` around cross-lane ops: one copy of the body
+        per value with ``k`` replaced by the constant, so selectors stay constants."""
+        if not isinstance(s.target, ast.Name) or s.orelse:
+            self.error("a loop over constants around cross-lane ops needs a plain name and no else", s)
+        name = s.target.id
+        for n in ast.walk(ast.Module(body=s.body, type_ignores=[])):
+            if isinstance(n, (ast.Break, ast.Continue)):
+                self.error("break/continue in a loop over constants around cross-lane ops; "
+                           "use range(...)", n)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+                self.error(f"{name} is assigned inside the loop over constants that defines it", n)
+
+        class Bind(ast.NodeTransformer):
+            def __init__(self, value):
+                self.value = value
+
+            def visit_Name(self, n):
+                if n.id == name and isinstance(n.ctx, ast.Load):
+                    return ast.copy_location(ast.Constant(self.value), n)
+                return n
+
+        out = []
+        for v in values:
+            body = [Bind(v).visit(copy.deepcopy(st)) for st in s.body]
+            out.extend(self._normalise_block(body, in_loop))
+        if values:
+            last = ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())],
+                                                value=ast.Constant(values[-1])), s)
+            ast.fix_missing_locations(last)
+            out.append(last)
+        return out
 
     def _hoist_stmt(self, s):
         pre = []
