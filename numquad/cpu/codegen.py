@@ -408,6 +408,7 @@ class _BlockGen:
         self.remat = self._remat()
         self.lane_vars = self._lane_vars() - set(self.remat) - set(self.fused)
         self.splats = set()
+        self.converted = {}         # lane arrays converting an operand to its type at the call
         self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
 
     # -- storage decisions -------------------------------------------------------
@@ -705,7 +706,18 @@ class _BlockGen:
     def gen_xl(self, it, mask):
         op = it.op
         out = []
-        args = [_name(mask), _name(f"_nq_v_{it.target}"), self._lane_operand(it.args[0].id, out)]
+        operand = self._lane_operand(it.args[0].id, out)
+        # the operand's lane array holds the variable's unified type (x may be int32
+        # here and int64 later); the op works in the type the value had at this call
+        want = self._dtype(it.target)
+        same_type = op.kind in ("move", "scan", "reduce") and not \
+            (op.combine == "add" and want == np.dtype("uint32") and self._dtype(it.args[0].id) == np.dtype(bool))
+        if same_type and self._dtype(it.args[0].id) != want:
+            conv = self.fe.fresh("cv")
+            self.converted[conv] = want
+            out.append(_lane_loop([_store(f"_nq_v_{conv}", _sub(operand.id))]))
+            operand = _name(f"_nq_v_{conv}")
+        args = [_name(mask), _name(f"_nq_v_{it.target}"), operand]
         if len(it.args) > 1:
             a = it.args[1]
             if isinstance(a, ast.Constant):
@@ -747,8 +759,8 @@ class _BlockGen:
         params = [(f"_nq_p_{p}" if p in self.reassigned_params else p) for p in fe.env.params]
         pro = []
         alloc = "_nq_lanes_block" if self.block_mode else "_nq_lanes"
-        for n in sorted(self.lane_vars | self.splats):
-            dt = self._dtype(n)
+        for n in sorted(self.lane_vars | self.splats | set(self.converted)):
+            dt = self.converted.get(n) or self._dtype(n)
             pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt]))))
         for m in self.masks:
             pro.append(_assign(_name(m, ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype(bool)]))))

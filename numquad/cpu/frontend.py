@@ -21,6 +21,7 @@ import builtins
 import copy
 import dataclasses
 import itertools
+import operator
 import sys
 from typing import Optional
 
@@ -194,6 +195,15 @@ class _Env:
 
 
 # -- helpers --------------------------------------------------------------------
+
+_FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift,
+         ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+         ast.BitXor: operator.xor}
+
+#: Loops over at most this many constants around cross-lane ops are unrolled.
+_UNROLL_MAX = 32
+
 
 def _to_dtype(obj):
     if obj is _MISSING or obj is None:
@@ -420,7 +430,8 @@ class Frontend:
             return [s]
         if isinstance(s, ast.For) and self.contains_xl(s):
             consts = self._constant_sequence(s.iter)
-            if consts is not None:
+            is_range = isinstance(s.iter, ast.Call)
+            if consts is not None and not (is_range and not self._unrollable(s)):
                 return self._unroll(s, consts, in_loop)
         if isinstance(s, ast.For):
             pre, it = self._hoist(s.iter)
@@ -447,7 +458,17 @@ class Frontend:
         return [s]
 
     def _constant_sequence(self, node):
-        """The values of a tuple/list of int constants (literal or a global), else None."""
+        """The values of a tuple/list of int constants (literal or a global), or of a
+        ``range`` with constant arguments and at most _UNROLL_MAX values; else None."""
+        if isinstance(node, ast.Call) and self.env.resolve(node.func) is range and not node.keywords:
+            args = [self._constant_int(a) for a in node.args]
+            if args and all(a is not None for a in args) and len(args) <= 3:
+                try:
+                    vals = list(range(*args))
+                except ValueError:
+                    return None
+                return vals if len(vals) <= _UNROLL_MAX else None
+            return None
         if isinstance(node, (ast.Tuple, ast.List)):
             vals = [self._constant_int(e) for e in node.elts]
             return vals if all(v is not None for v in vals) else None
@@ -457,6 +478,16 @@ class Frontend:
                                              for v in obj):
                 return [int(v) for v in obj]
         return None
+
+    def _unrollable(self, s):
+        if not isinstance(s.target, ast.Name) or s.orelse:
+            return False
+        for n in ast.walk(ast.Module(body=s.body, type_ignores=[])):
+            if isinstance(n, (ast.Break, ast.Continue, ast.Return)):
+                return False
+            if isinstance(n, ast.Name) and n.id == s.target.id and isinstance(n.ctx, ast.Store):
+                return False
+        return True
 
     def _unroll(self, s, values, in_loop):
         """``for k in (16, 8, 4, 2, 1):`` around cross-lane ops: one copy of the body
@@ -718,6 +749,14 @@ class Frontend:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             v = self._constant_int(node.operand)
             return None if v is None else -v
+        if isinstance(node, ast.BinOp) and type(node.op) in _FOLD:
+            a, b = self._constant_int(node.left), self._constant_int(node.right)
+            if a is None or b is None:
+                return None
+            try:
+                return int(_FOLD[type(node.op)](a, b))
+            except (ZeroDivisionError, ValueError, OverflowError):
+                return None
         obj = self.env.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else _MISSING
         if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
             return int(obj)
