@@ -100,7 +100,7 @@ class _Subst(ast.NodeTransformer):
         if self.mode == "lane_nd":
             return _sub(f"_nq_t{axis}")
         if axis == "x":
-            return _call("_nq_nonneg", _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L))))
+            return _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)))
         return _call("_nq_i32", _const(0))
 
     def _value(self, b, node):
