@@ -94,13 +94,16 @@ class _Subst(ast.NodeTransformer):
         self.mode = mode
         self.fn_names = fn_names
 
-    def _tid(self, axis):
+    def _tid(self, axis, assume=True):
+        """threadIdx.<axis> in this lane; *assume* tells LLVM it is >= 0 (an index into
+        shared memory then needs no wrap-around code; grid() asserts its own sum)."""
         if self.mode == "shadow":
             return _call("_nq_i32", _const(0))
         if self.mode == "lane_nd":
             return _sub(f"_nq_t{axis}")
         if axis == "x":
-            return _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)))
+            t = _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)))
+            return _call("_nq_nonneg", t) if assume else t
         return _call("_nq_i32", _const(0))
 
     def _value(self, b, node):
@@ -125,7 +128,7 @@ class _Subst(ast.NodeTransformer):
             return _call("_nq_i64", _const(0))
         return _call("_nq_nonneg", ast.BinOp(
             ast.BinOp(_call("_nq_i64", _name(f"_nq_bi{axis}")), ast.Mult(), _name(f"_nq_bd{axis}")),
-            ast.Add(), _call("_nq_i64", self._tid(axis))))
+            ast.Add(), _call("_nq_i64", self._tid(axis, assume=False))))
 
     def _size_axis(self, axis):
         if self.mode == "shadow":
