@@ -74,8 +74,9 @@ def k_oob(a):
 
 
 def test_debug_bounds_check_points_at_the_kernel():
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError) as e:
         k_oob.cpu[1, 32](np.zeros(32, np.int64))
+    assert "k_oob" in str(e.value) and __file__ in str(e.value)
     a = np.zeros(33, np.int64)
     k_oob.cpu[1, 32](a)
     np.testing.assert_array_equal(a[1:], np.arange(32))

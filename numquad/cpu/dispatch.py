@@ -172,7 +172,15 @@ class CPUTarget:
         argtypes = _typeof_args(self.dispatcher, args)
         nd = b[1] > 1 or b[2] > 1
         compiled = self.compile(argtypes, nd)
-        _launch.run_grid(compiled.block, args, g, b)
+        if not self.dispatcher.debug:
+            _launch.run_grid(compiled.block, args, g, b)
+            return
+        try:
+            _launch.run_grid(compiled.block, args, g, b)
+        except IndexError as e:
+            d = self.dispatcher
+            raise IndexError(f"{d.where}: an array access in {d.__name__} is out of bounds "
+                             f"(debug=True bounds check): {e}") from None
 
     def call(self, args, out):
         from .arraycall import call_lane_function
