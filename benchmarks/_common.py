@@ -27,6 +27,7 @@ import sys
 import time
 
 __all__ = [
+    "run_sections",
     "parser",
     "best_of",
     "Rows",
@@ -319,3 +320,28 @@ def run_python(code, env=None, timeout=300):
         tail = (p.stderr or p.stdout).strip().splitlines()[-5:]
         raise RuntimeError(f"subprocess failed (rc={p.returncode}): " + " | ".join(tail))
     return json.loads(lines[-1])
+
+
+def run_sections(name, sections, argv, default, sample_before=None):
+    """The ``main`` of a sectioned script: parse ``--only``, run each section with
+    a busy-cores note first (unless the section samples itself), keep going past a
+    failing section, restore the thread count, print the summary; the Rows."""
+    import numba
+    p = parser(sys.modules["__main__"].__doc__.splitlines()[0] if sys.modules["__main__"].__doc__ else name)
+    p.add_argument("--only", default=default, help=f"sections to run, e.g. --only {default[:2]}")
+    args = p.parse_args(argv)
+    rows = Rows(name, args)
+    threads0 = numba.get_num_threads()
+    print(f"{name}: {os.cpu_count()} cores, NUMBA_NUM_THREADS="
+          f"{numba.config.NUMBA_NUM_THREADS}, quick={args.quick}")
+    for s in args.only:
+        if sample_before is None or s in sample_before:
+            busy_note(rows, f"section ({s})")
+        try:
+            sections[s](rows, args.quick)
+        except Exception as e:  # noqa: BLE001 - keep the other sections
+            rows.fail(f"{s}.error", f"section ({s})", e)
+        finally:
+            numba.set_num_threads(threads0)
+    rows.summary()
+    return rows

@@ -37,7 +37,7 @@ import numba
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import Rows, best_of, busy_note, one_line, parser, run_python  # noqa: E402
+from _common import best_of, one_line, run_python, run_sections  # noqa: E402
 
 try:        # numba-cuda: the kernels below spell numba.cuda's API
     from numba import cuda  # noqa: E402
@@ -348,23 +348,7 @@ SECTIONS = {"a": section_a, "b": section_b, "c": section_c}
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0])
-    p.add_argument("--only", default="abc", help="sections to run, e.g. --only ac")
-    args = p.parse_args(argv)
-    rows = Rows("bench_block", args)
-    threads0 = numba.get_num_threads()
-    print(f"bench_block: {os.cpu_count()} cores, NUMBA_NUM_THREADS="
-          f"{numba.config.NUMBA_NUM_THREADS}, quick={args.quick}")
-    for s in args.only:
-        busy_note(rows, f"section ({s})")
-        try:
-            SECTIONS[s](rows, args.quick)
-        except Exception as e:  # noqa: BLE001 - keep the other sections
-            rows.fail(f"{s}.error", f"section ({s})", e)
-        finally:
-            numba.set_num_threads(threads0)
-    rows.summary()
-    return rows
+    return run_sections("bench_block", SECTIONS, argv, "abc")
 
 
 if __name__ == "__main__":

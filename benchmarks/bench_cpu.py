@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import Rows, best_of, busy_note, one_line, parser, run_python  # noqa: E402
+from _common import best_of, busy_note, one_line, run_python, run_sections  # noqa: E402
 
 try:        # numba-cuda: only its spellings, in section (e); (a)-(d) run without it
     from numba import cuda  # noqa: E402
@@ -393,24 +393,8 @@ SECTIONS = {"a": section_a, "b": section_b, "c": section_c, "d": section_d, "e":
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0])
-    p.add_argument("--only", default="abcde", help="sections to run, e.g. --only ab")
-    args = p.parse_args(argv)
-    rows = Rows("bench_cpu", args)
-    threads0 = numba.get_num_threads()
-    print(f"bench_cpu: {os.cpu_count()} cores, NUMBA_NUM_THREADS="
-          f"{numba.config.NUMBA_NUM_THREADS}, quick={args.quick}")
-    for s in args.only:
-        if s != "c":            # (c) samples right before its scaling runs
-            busy_note(rows, f"section ({s})")
-        try:
-            SECTIONS[s](rows, args.quick)
-        except Exception as e:  # noqa: BLE001 - keep the other sections
-            rows.fail(f"{s}.error", f"section ({s})", e)
-        finally:
-            numba.set_num_threads(threads0)
-    rows.summary()
-    return rows
+    # (c) samples right before its scaling runs
+    return run_sections("bench_cpu", SECTIONS, argv, "abcde", sample_before="abde")
 
 
 if __name__ == "__main__":
