@@ -23,7 +23,8 @@ import numpy as np
 from . import ops as _ops
 from . import xpu as _xpu
 
-__all__ = ["run_task", "throughput", "CASES", "SEL_MODES", "kernel_for", "check", "cases_for", "random_values", "Result"]
+__all__ = ["CASES", "SEL_MODES", "Result", "check", "check_many", "dtypes_for", "expected",
+           "kernel_for", "random_values", "run_task", "sel_modes", "throughput"]
 
 W = _ops.WAVE
 
@@ -250,10 +251,6 @@ def check(op, dtype, target, case, sel_mode=None, shape="guard", seed=0):
 def dtypes_for(op):
     """The operand dtypes an op is checked with (one for query ops)."""
     return op.accepted if op.params else (np.dtype(np.int32),)
-
-
-def cases_for(op):
-    return tuple(CASES)
 
 
 def throughput(op, dtypes, target, size, sel_mode=None, repeat=3):

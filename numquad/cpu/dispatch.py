@@ -127,7 +127,7 @@ class CPUTarget:
         with self._lock:
             if self._scalar is None:
                 fe = self.frontend()
-                if fe.ops_used or any(True for _ in _iter_builtins(fe)):
+                if fe.ops_used or fe.uses_builtins():
                     raise NumquadCompileError(
                         f"{self.dispatcher.__name__} uses cross-lane ops or thread builtins; "
                         f"calling it from another kernel is not supported by the CPU target yet",
@@ -202,10 +202,3 @@ class CPUTarget:
     def inspect_asm(self, sig):
         c = self.compile(self._sig(sig), False)
         return c.block.inspect_asm(c.block.signatures[0])
-
-
-def _iter_builtins(fe):
-    import ast
-    for node in ast.walk(fe.fn):
-        if isinstance(node, (ast.Name, ast.Attribute)) and fe.builtin_of(node) is not None:
-            yield node
