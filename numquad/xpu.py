@@ -288,6 +288,11 @@ class Dispatcher:
                     from .cpu.dispatch import CPUTarget
                     t = CPUTarget(self)
                 else:
+                    import importlib.util
+                    if importlib.util.find_spec("numba_cuda") is None:
+                        raise NumquadTypeError(
+                            f"{self.where}: the CUDA target needs the numba-cuda package: "
+                            f"pip install 'numquad[cuda]' (numba's own numba.cuda is a shim)")
                     from .cuda.dispatch import CUDATarget
                     t = CUDATarget(self)
                 self._targets[name] = t

@@ -6,7 +6,8 @@ import pytest
 
 from numquad import NumquadCompileError, NumquadRuntimeError, NumquadTypeError, Wave, xpu
 
-cuda = pytest.importorskip("numba.cuda")
+pytest.importorskip("numba_cuda")  # the numba-cuda package (numba.cuda alone may be a shim)
+from numba import cuda  # noqa: E402
 
 
 # -- a block scan from wave scans, shared memory and barriers ------------------------

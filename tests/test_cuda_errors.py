@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-pytest.importorskip("numba.cuda")
+pytest.importorskip("numba_cuda")  # the numba-cuda package (numba.cuda alone may be a shim)
 
 from numba.cuda import types  # noqa: E402
 
