@@ -290,7 +290,7 @@ class Dispatcher:
                 else:
                     import importlib.util
                     if importlib.util.find_spec("numba_cuda") is None:
-                        raise NumquadTypeError(
+                        raise ImportError(
                             f"{self.where}: the CUDA target needs the numba-cuda package: "
                             f"pip install 'numquad[cuda]' (numba's own numba.cuda is a shim)")
                     from .cuda.dispatch import CUDATarget
