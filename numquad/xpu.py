@@ -287,6 +287,9 @@ class Dispatcher:
                 if name == "cpu":
                     from .cpu.dispatch import CPUTarget
                     t = CPUTarget(self)
+                elif name == "python":
+                    from .simt import PythonTarget
+                    t = PythonTarget(self)
                 else:
                     import importlib.util
                     if importlib.util.find_spec("numba_cuda") is None:
@@ -312,6 +315,17 @@ class Dispatcher:
     def cuda(self):
         """This function on the CUDA target: ``f.cuda[grid, block](...)`` or ``f.cuda(...)``."""
         return _TargetView(self, "cuda")
+
+    @property
+    def python(self):
+        """This function in the plain-Python SIMT interpreter (numquad/simt.py):
+        ``f.python[grid, block](...)`` or ``f.python(...)``.
+
+        Slow, but ordinary Python: ``print`` and ``breakpoint()``/pdb work inside the
+        kernel, per thread, with every cross-lane op (numba.cuda's simulator has no
+        warp ops). It is the fuzzer's oracle (``python -m numquad.fuzz``).
+        """
+        return _TargetView(self, "python")
 
     # -- kernels -------------------------------------------------------------
     def __getitem__(self, config):

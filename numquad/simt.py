@@ -1,0 +1,1105 @@
+"""A plain-Python SIMT interpreter: the third target of ``@xpu.jit`` and the fuzzer's oracle.
+
+``k.python[griddim, blockdim](*arrays)`` runs a kernel here, thread by thread, in
+ordinary Python: every thread is a generator made from the kernel's own source,
+and a small scheduler runs the threads of each wave together at every cross-lane
+op, following docs/semantics.md (maximal reconvergence by dynamic instance). A
+lane function runs with ``f.python(*arrays)`` (element k is lane k % 32 of wave
+k // 32, as on the other targets).
+
+It is slow (microseconds per thread and op) but it is plain Python, so you can
+debug a kernel here: ``print(...)`` inside a kernel prints per thread,
+``breakpoint()`` (or ``import pdb; pdb.set_trace()``) stops in the kernel's own
+source lines with its variables visible, and an out-of-bounds index raises an
+ordinary ``IndexError`` with a traceback into your kernel. numba.cuda's simulator
+(``NUMBA_ENABLE_CUDASIM``) has no warp ops; this one has all of them.
+
+This module shares no code with the compilers: it reads ``numquad.ops`` only to
+recognise op objects and implements every op itself, lane by lane.
+
+How an op's active lanes are found. Every op site, loop and call site of a lane
+function gets a number in evaluation order. A thread blocked at an op carries
+the key ``(loop1, iteration1, loop2, iteration2, ..., op, 0)``: the loops it is
+in, each with the number of times round since the loop was entered, and the
+call sites of the lane functions it is inside. Threads of a wave blocked on the
+same key execute the op together; the scheduler always runs the group with the
+smallest key first, which is maximal reconvergence for structured code. Threads
+run one after the other between sync points (one valid interleaving).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins as _builtins
+import itertools
+import math
+import sys
+import textwrap
+import types as _pytypes
+import inspect
+import threading
+
+import numpy as np
+
+from . import ops as _ops
+from . import xpu as _xpu
+from .errors import NumquadCompileError, NumquadTypeError
+
+__all__ = ["PythonTarget", "SIMTError", "run_kernel", "call_lane_function"]
+
+W = 32
+
+
+class SIMTError(RuntimeError):
+    """The interpreter found a kernel it cannot run (a barrier under divergence, a
+    deadlock, lanes that disagree on an operand's type)."""
+
+
+# ---------------------------------------------------------------------------
+# Name resolution: xpu builtins, numba.cuda aliases, ops, lane functions
+# ---------------------------------------------------------------------------
+
+_MISSING = object()
+_GROUP_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic")
+
+
+def _cuda_table():
+    """numba.cuda objects that mean an xpu builtin (only if numba.cuda is imported)."""
+    cuda = sys.modules.get("numba.cuda")
+    table = {}
+    if cuda is None:
+        return table
+    for name in ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp"):
+        obj = getattr(cuda, name, None)
+        if obj is not None:
+            table[id(obj)] = (obj, name)
+    for name in _GROUP_NAMES:
+        obj = getattr(cuda, name, None)
+        if obj is not None:
+            table[id(obj)] = (obj, name)
+    return table
+
+
+def _builtin_name(obj):
+    if isinstance(obj, _xpu._Builtin):
+        return obj.name
+    if isinstance(obj, _xpu._Group):
+        return obj.__name__.split(".", 1)[1]
+    hit = _cuda_table().get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    return None
+
+
+class _Resolver:
+    def __init__(self, func, local_names):
+        self.globals = func.__globals__
+        self.closure = {}
+        if func.__closure__:
+            for name, cell in zip(func.__code__.co_freevars, func.__closure__):
+                try:
+                    self.closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        self.locals = local_names
+
+    def resolve(self, node):
+        if isinstance(node, ast.Name):
+            if node.id == "__nq_Wave":
+                return _ops.Wave
+            if node.id == "__nq_np":
+                return np
+            if node.id in self.locals:
+                return _MISSING
+            if node.id in self.closure:
+                return self.closure[node.id]
+            if node.id in self.globals:
+                return self.globals[node.id]
+            return getattr(_builtins, node.id, _MISSING)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if base is _MISSING:
+                return _MISSING
+            return getattr(base, node.attr, _MISSING)
+        return _MISSING
+
+    def builtin(self, node):
+        """The xpu builtin an expression names ("grid", "threadIdx.x"), else None."""
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
+        obj = self.resolve(node)
+        if obj is not _MISSING:
+            name = _builtin_name(obj)
+            if name is not None:
+                return name
+        if isinstance(node, ast.Attribute):
+            base = self.builtin(node.value)
+            if base in _GROUP_NAMES:
+                return f"{base}.{node.attr}"
+        return None
+
+
+_CUDA_WARP = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
+               "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt")
+_SHFL = {"shfl_sync": "shuffle", "shfl_up_sync": "shuffleUp", "shfl_down_sync": "shuffleDown",
+         "shfl_xor_sync": "shuffleXor"}
+
+
+class _CudaWarpFunctions(ast.NodeTransformer):
+    """numba.cuda's warp functions as Wave ops (numba.cuda's return types)."""
+
+    def __init__(self, resolver):
+        self.r = resolver
+        cuda = sys.modules.get("numba.cuda")
+        self.table = {} if cuda is None else \
+            {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in _CUDA_WARP if hasattr(cuda, n)}
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not self.table:
+            return node
+        obj = self.r.resolve(node.func)
+        hit = self.table.get(id(obj))
+        if hit is None or hit[0] is not obj:
+            return node
+        name, a = hit[1], node.args
+
+        def P(src, **kw):
+            e = ast.parse(src, mode="eval").body
+
+            class Sub(ast.NodeTransformer):
+                def visit_Name(self, n):
+                    return kw[n.id] if n.id in kw else n
+            e = Sub().visit(e)
+            for n in ast.walk(e):
+                ast.copy_location(n, node)
+            return e
+        if name in _SHFL:
+            return P(f"__nq_Wave.{_SHFL[name]}(V, S)", V=a[1], S=a[2])
+        if name == "activemask":
+            return P("__nq_Wave.ballot(True)")
+        if name == "lanemask_lt":
+            return P("__nq_np.uint32((__nq_np.uint64(1) << __nq_np.uint64(__nq_Wave.laneId())) - "
+                     "__nq_np.uint64(1))")
+        m = "__nq_np.uint32(M)"
+        if name == "ballot_sync":
+            return P(f"__nq_np.int32(__nq_Wave.ballot(Q) & {m})", M=a[0], Q=a[1])
+        if name == "any_sync":
+            return P(f"(__nq_Wave.ballot(Q) & {m}) != 0", M=a[0], Q=a[1])
+        if name == "all_sync":
+            return P(f"(__nq_Wave.ballot(Q) & {m}) == (__nq_Wave.ballot(True) & {m})", M=a[0], Q=a[1])
+        return P(f"((__nq_Wave.ballot(Q) & {m}) == 0) | "
+                 f"((__nq_Wave.ballot(Q) & {m}) == (__nq_Wave.ballot(True) & {m}))", M=a[0], Q=a[1])
+
+
+def _local_names(fn):
+    names = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+    if fn.args.vararg:
+        names.add(fn.args.vararg.arg)
+    if fn.args.kwarg:
+        names.add(fn.args.kwarg.arg)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+    return names
+
+
+# ---------------------------------------------------------------------------
+# Literals typed as Numba types them (int -> int64, float -> float64, bool -> bool)
+# ---------------------------------------------------------------------------
+
+def _np_literal(value):
+    if isinstance(value, bool):
+        return np.bool_(value)
+    if isinstance(value, int):
+        if -2**63 <= value < 2**63:
+            return np.int64(value)
+        if 0 <= value < 2**64:
+            return np.uint64(value)
+        return value
+    if isinstance(value, float):
+        return np.float64(value)
+    return value
+
+
+_FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr,
+             ast.BitXor, ast.Pow, ast.FloorDiv, ast.Mod)
+
+
+def _fold(node):
+    """The Python value of a constant int/float expression (as CPython folds it), else _MISSING."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+            and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+        v = _fold(node.operand)
+        if v is _MISSING or (isinstance(node.op, ast.Invert) and not isinstance(v, int)):
+            return _MISSING
+        return -v if isinstance(node.op, ast.USub) else (+v if isinstance(node.op, ast.UAdd) else ~v)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _FOLDABLE):
+        a, b = _fold(node.left), _fold(node.right)
+        if a is _MISSING or b is _MISSING:
+            return _MISSING
+        try:
+            if isinstance(node.op, ast.Pow) and (abs(b) > 128 or b < 0):
+                return _MISSING
+            if isinstance(node.op, (ast.LShift, ast.RShift)) and (not isinstance(a, int) or b > 128):
+                return _MISSING
+            return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                    ast.LShift: lambda: a << b, ast.RShift: lambda: a >> b,
+                    ast.BitAnd: lambda: a & b, ast.BitOr: lambda: a | b,
+                    ast.BitXor: lambda: a ^ b, ast.Pow: lambda: a ** b,
+                    ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b}[type(node.op)]()
+        except (ZeroDivisionError, TypeError, ValueError, OverflowError):
+            return _MISSING
+    return _MISSING
+
+
+def _range_type(args):
+    """The loop variable type Numba gives ``range(*args)``."""
+    unsigned = False
+    wide = False
+    for a in args:
+        if isinstance(a, np.unsignedinteger):
+            unsigned = True
+        elif isinstance(a, np.signedinteger):
+            if a.dtype.itemsize > 4:
+                wide = True
+        elif isinstance(a, (bool, np.bool_)):
+            pass
+        else:
+            wide = True
+    if unsigned:
+        return np.uint64
+    return np.int64 if wide else np.int32
+
+
+def _nq_range(*args):
+    ty = _range_type(args)
+    return map(ty, range(*[int(a) for a in args]))
+
+
+def _nq_iter(obj):
+    if isinstance(obj, (tuple, list)):
+        return iter([_np_literal(v) if isinstance(v, (bool, int, float)) else v for v in obj])
+    return iter(obj)
+
+
+# ---------------------------------------------------------------------------
+# The source transformation: a lane function/kernel -> a generator function
+# ---------------------------------------------------------------------------
+
+K_OP, K_SYNCWARP, K_SYNCTHREADS = 0, 1, 2
+
+_DIM_ATTR = {"threadIdx": "t", "blockIdx": "b", "blockDim": "d", "gridDim": "g"}
+
+
+class _Transformer(ast.NodeTransformer):
+    def __init__(self, dispatcher_name, filename, resolver, helpers):
+        self.name = dispatcher_name
+        self.filename = filename
+        self.r = resolver
+        self.helpers = helpers            # name -> object, passed in through the factory
+        self.ids = itertools.count(1)
+        self.loops = []                   # (loop id, counter name)
+
+    # -- helpers --------------------------------------------------------------
+    def error(self, msg, node):
+        raise NumquadCompileError(f"{self.name}: {msg} (python target)", self.filename,
+                                  getattr(node, "lineno", None))
+
+    def helper(self, obj, stem):
+        for k, v in self.helpers.items():
+            if v is obj:
+                return k
+        name = f"__nq_{stem}{len(self.helpers)}"
+        self.helpers[name] = obj
+        return name
+
+    def key(self, site):
+        elts = []
+        for lid, cname in self.loops:
+            elts.append(ast.Constant(lid))
+            elts.append(ast.Name(cname, ast.Load()))
+        elts += [ast.Constant(site), ast.Constant(0)]
+        return ast.BinOp(left=ast.Name("__nq_pre", ast.Load()), op=ast.Add(),
+                         right=ast.Tuple(elts=elts, ctx=ast.Load()))
+
+    @staticmethod
+    def T(attr):
+        return ast.Attribute(value=ast.Name("__nq_T", ast.Load()), attr=attr, ctx=ast.Load())
+
+    def yield_(self, kind, key, payload, args):
+        return ast.Yield(value=ast.Tuple(elts=[
+            ast.Constant(kind), key, payload, ast.Tuple(elts=args, ctx=ast.Load())], ctx=ast.Load()))
+
+    # -- function ---------------------------------------------------------------
+    def visit_FunctionDef(self, fn):
+        if getattr(self, "_seen_fn", False):
+            self.error("nested functions are not supported", fn)
+        self._seen_fn = True
+        fn.body = self.block(fn.body)
+        fn.args.args = [ast.arg("__nq_T"), ast.arg("__nq_pre")] + fn.args.args
+        fn.decorator_list = []
+        fn.returns = None
+        # make sure it is a generator even without any op
+        fn.body.append(ast.If(test=ast.Constant(False), body=[ast.Expr(ast.Yield(None))], orelse=[]))
+        return fn
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            r = self.visit(s)
+            if isinstance(r, list):
+                out.extend(r)
+            elif r is not None:
+                out.append(r)
+        return out or [ast.Pass()]
+
+    def visit_Lambda(self, node):
+        self.error("lambdas are not supported inside a kernel", node)
+
+    def visit_ListComp(self, node):
+        self.error("comprehensions are not supported inside a kernel", node)
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    # -- loops --------------------------------------------------------------------
+    def visit_While(self, s):
+        if s.orelse:
+            self.error("while/else is not supported", s)
+        lid = next(self.ids)
+        cname = f"__nq_it{lid}"
+        self.loops.append((lid, cname))
+        test = self.visit(s.test)
+        body = self.block(s.body)
+        self.loops.pop()
+        init = ast.Assign(targets=[ast.Name(cname, ast.Store())], value=ast.Constant(-1))
+        inc = ast.AugAssign(target=ast.Name(cname, ast.Store()), op=ast.Add(), value=ast.Constant(1))
+        brk = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[])
+        loop = ast.While(test=ast.Constant(True), body=[inc, brk] + body, orelse=[])
+        return [ast.copy_location(n, s) for n in (init, loop)]
+
+    def visit_For(self, s):
+        if s.orelse:
+            self.error("for/else is not supported", s)
+        it = self.visit(s.iter)
+        lid = next(self.ids)
+        cname = f"__nq_it{lid}"
+        self.loops.append((lid, cname))
+        target = self.visit(s.target)
+        body = self.block(s.body)
+        self.loops.pop()
+        init = ast.Assign(targets=[ast.Name(cname, ast.Store())], value=ast.Constant(-1))
+        inc = ast.AugAssign(target=ast.Name(cname, ast.Store()), op=ast.Add(), value=ast.Constant(1))
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "__nq_range"):
+            it = ast.Call(func=ast.Name("__nq_iter", ast.Load()), args=[it], keywords=[])
+        loop = ast.For(target=target, iter=it, body=[inc] + body, orelse=[])
+        return [ast.copy_location(n, s) for n in (init, loop)]
+
+    def visit_AsyncFor(self, s):
+        self.error("async for is not supported", s)
+
+    def visit_Try(self, s):
+        self.error("try is not supported inside a kernel", s)
+
+    # -- expressions --------------------------------------------------------------
+    def visit_Constant(self, node):
+        if isinstance(node.value, (bool, int, float)):
+            v = _np_literal(node.value)
+            if isinstance(v, np.generic):
+                return ast.copy_location(self.literal(v), node)
+        return node
+
+    def literal(self, v):
+        ctor = {np.bool_: "bool_", np.int64: "int64", np.uint64: "uint64", np.float64: "float64"}[type(v)]
+        arg = ast.Constant(bool(v) if isinstance(v, np.bool_) else
+                           (float(v) if isinstance(v, np.float64) else int(v)))
+        return ast.Call(func=ast.Attribute(value=ast.Name("__nq_np", ast.Load()), attr=ctor,
+                                           ctx=ast.Load()), args=[arg], keywords=[])
+
+    def visit_UnaryOp(self, node):
+        v = _fold(node)
+        if v is not _MISSING:
+            lit = _np_literal(v)
+            if isinstance(lit, np.generic):
+                return ast.copy_location(self.literal(lit), node)
+        return self.generic_visit(node)
+
+    visit_BinOp = visit_UnaryOp
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            b = self.r.builtin(node)
+            if b is not None:
+                return ast.copy_location(self.builtin_value(b, node), node)
+        return node
+
+    def visit_Attribute(self, node):
+        if isinstance(node.ctx, ast.Load):
+            b = self.r.builtin(node)
+            if b is not None:
+                return ast.copy_location(self.builtin_value(b, node), node)
+            obj = self.r.resolve(node)
+            if obj is not _MISSING and _ops.of_function(obj) is not None:
+                self.error(f"{_ops.of_function(obj).qualname} must be called", node)
+        return self.generic_visit(node)
+
+    def builtin_value(self, b, node):
+        if "." in b:
+            group, comp = b.split(".", 1)
+            if group in _DIM_ATTR and comp in ("x", "y", "z"):
+                return self.T(_DIM_ATTR[group] + comp)
+        if b in ("laneid", "warpsize"):
+            return self.T(b)
+        if b in ("grid", "gridsize"):
+            return self.T(b)
+        if b in ("atomic.add", "atomic.sub", "atomic.max", "atomic.min", "atomic.exch",
+                 "atomic.cas"):
+            return self.T("atomic_" + b.split(".")[1])
+        if b == "local.array":
+            return self.T("local_array")
+        if b in ("shared.array", "syncthreads", "syncwarp"):
+            self.error(f"xpu.{b} must be called", node)
+        self.error(f"xpu.{b} is not supported by the python target", node)
+
+    def visit_Call(self, node):
+        f = node.func
+        b = self.r.builtin(f)
+        if b is not None:
+            if b == "syncthreads":
+                site = next(self.ids)
+                args = [self.visit(a) for a in node.args]
+                return ast.copy_location(
+                    self.yield_(K_SYNCTHREADS, ast.Constant(site), ast.Constant(None), args), node)
+            if b == "syncwarp":
+                args = [self.visit(a) for a in node.args]
+                site = next(self.ids)
+                return ast.copy_location(
+                    self.yield_(K_SYNCWARP, self.key(site), ast.Constant(None), args), node)
+            if b == "shared.array":
+                site = next(self.ids)
+                args = [self.visit(a) for a in node.args]
+                kws = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
+                return ast.copy_location(ast.Call(func=self.T("shared_array"),
+                                                  args=[ast.Constant(site)] + args, keywords=kws), node)
+            if b in ("grid", "gridsize"):
+                if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
+                        node.args[0].value not in (1, 2, 3):
+                    self.error(f"xpu.{b}(ndim) takes a constant ndim of 1, 2 or 3", node)
+                return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
+        obj = self.r.resolve(f)
+        op = _ops.of_function(obj) if obj is not _MISSING else None
+        if op is not None:
+            if node.keywords:
+                kw = {k.arg: k.value for k in node.keywords}
+                args = list(node.args)
+                for p in op.params[len(args):]:
+                    if p in kw:
+                        args.append(kw.pop(p))
+                if kw:
+                    self.error(f"{op.qualname}() got unexpected keyword(s) {sorted(kw)}", node)
+            else:
+                args = list(node.args)
+            if len(args) != len(op.params):
+                self.error(f"{op.qualname}({', '.join(op.params)}) takes {len(op.params)} "
+                           f"argument(s); got {len(args)}", node)
+            if op.kind == "query":
+                return ast.copy_location(self.T("q_" + op.namespace + "_" + op.name), node)
+            args = [self.visit(a) for a in args]
+            site = next(self.ids)
+            payload = ast.Name(self.helper(op, "op"), ast.Load())
+            return ast.copy_location(self.yield_(K_OP, self.key(site), payload, args), node)
+        if isinstance(obj, _xpu.Dispatcher):
+            args = [self.visit(a) for a in node.args]
+            if node.keywords:
+                self.error(f"{obj.__name__}() takes positional arguments only here", node)
+            site = next(self.ids)
+            call = ast.Call(func=ast.Name("__nq_call", ast.Load()),
+                            args=[ast.Name(self.helper(obj, "fn"), ast.Load()),
+                                  ast.Name("__nq_T", ast.Load()), self.key(site)] + args,
+                            keywords=[])
+            return ast.copy_location(ast.YieldFrom(value=call), node)
+        if obj is range:
+            args = [self.visit(a) for a in node.args]
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_range", ast.Load()), args=args,
+                                              keywords=[]), node)
+        return self.generic_visit(node)
+
+
+# ---------------------------------------------------------------------------
+# Per-thread context
+# ---------------------------------------------------------------------------
+
+_i32 = np.int32
+_i64 = np.int64
+_u32 = np.uint32
+
+
+class _BlockState:
+    __slots__ = ("shared",)
+
+    def __init__(self):
+        self.shared = {}
+
+
+class _Thread:
+    """What a thread sees of the machine: its ids, the block's shared memory, atomics."""
+
+    def __init__(self, block_state, tid3, bid3, bdim3, gdim3):
+        self._blk = block_state
+        tx, ty, tz = tid3
+        bx, by, bz = bid3
+        dx, dy, dz = bdim3
+        gx, gy, gz = gdim3
+        self.tx, self.ty, self.tz = _i32(tx), _i32(ty), _i32(tz)
+        self.bx, self.by, self.bz = _i32(bx), _i32(by), _i32(bz)
+        self.dx, self.dy, self.dz = _i32(dx), _i32(dy), _i32(dz)
+        self.gx, self.gy, self.gz = _i32(gx), _i32(gy), _i32(gz)
+        tid = tx + ty * dx + tz * dx * dy
+        self.tid = tid
+        lane = tid % W
+        self.lane = lane
+        self.laneid = _i32(lane)
+        self.warpsize = _i32(W)
+        self.q_Wave_laneId = _u32(lane)
+        self.q_Quad_laneId = _u32(lane & 3)
+        self.q_Wave_width = _u32(W)
+        self._g = (_i64(bx * dx + tx), _i64(by * dy + ty), _i64(bz * dz + tz))
+        self._gs = (_i64(gx * dx), _i64(gy * dy), _i64(gz * dz))
+
+    def grid(self, nd):
+        return self._g[0] if nd == 1 else self._g[:nd]
+
+    def gridsize(self, nd):
+        return self._gs[0] if nd == 1 else self._gs[:nd]
+
+    def shared_array(self, site, shape=None, dtype=None):
+        arr = self._blk.shared.get(site)
+        if arr is None:
+            arr = self._blk.shared[site] = _alloc(shape, dtype)
+            arr[...] = _poison(arr.dtype)
+        return arr
+
+    def local_array(self, shape=None, dtype=None):
+        arr = _alloc(shape, dtype)
+        arr[...] = _poison(arr.dtype)
+        return arr
+
+    # -- atomics: threads run one at a time, so a read-modify-write is atomic ------
+    @staticmethod
+    def _cast(ary, v):
+        return np.asarray(v).astype(ary.dtype)[()]
+
+    def atomic_add(self, ary, idx, val):
+        old = ary[idx]
+        ary[idx] = old + self._cast(ary, val)
+        return old
+
+    def atomic_sub(self, ary, idx, val):
+        old = ary[idx]
+        ary[idx] = old - self._cast(ary, val)
+        return old
+
+    def atomic_max(self, ary, idx, val):
+        old = ary[idx]
+        ary[idx] = _cmax(old, self._cast(ary, val))
+        return old
+
+    def atomic_min(self, ary, idx, val):
+        old = ary[idx]
+        ary[idx] = _cmin(old, self._cast(ary, val))
+        return old
+
+    def atomic_exch(self, ary, idx, val):
+        old = ary[idx]
+        ary[idx] = self._cast(ary, val)
+        return old
+
+    def atomic_cas(self, ary, idx, old, val):
+        cur = ary[idx]
+        if cur == self._cast(ary, old):
+            ary[idx] = self._cast(ary, val)
+        return cur
+
+
+def _alloc(shape, dtype):
+    if isinstance(shape, (tuple, list)):
+        shape = tuple(int(s) for s in shape)
+    else:
+        shape = (int(shape),)
+    return np.empty(shape, _to_dtype(dtype))
+
+
+def _to_dtype(dtype):
+    """A NumPy dtype from a NumPy type, dtype, name or Numba type."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        pass
+    from numba.np.numpy_support import as_dtype
+    return as_dtype(dtype)
+
+
+def _poison(dt):
+    """Uninitialised memory reads as a recognisable pattern (NaN for floats)."""
+    if dt.kind == "f":
+        return np.nan
+    if dt.kind == "b":
+        return False
+    return np.iinfo(dt).max // 3 if dt.kind == "i" else np.iinfo(dt).max // 3
+
+
+# ---------------------------------------------------------------------------
+# The ops, lane by lane (docs/semantics.md)
+# ---------------------------------------------------------------------------
+
+def _is_nan(x):
+    return x != x
+
+
+def _cmin(a, b):
+    if isinstance(a, np.floating):
+        if _is_nan(a):
+            return b
+        if _is_nan(b):
+            return a
+        if a < b:
+            return a
+        if b < a:
+            return b
+        if a == 0 and (np.signbit(a) != np.signbit(b)):
+            return a if np.signbit(a) else b
+        return a
+    if isinstance(a, np.bool_):
+        return a & b
+    return a if a <= b else b
+
+
+def _cmax(a, b):
+    if isinstance(a, np.floating):
+        if _is_nan(a):
+            return b
+        if _is_nan(b):
+            return a
+        if a > b:
+            return a
+        if b > a:
+            return b
+        if a == 0 and (np.signbit(a) != np.signbit(b)):
+            return b if np.signbit(a) else a
+        return a
+    if isinstance(a, np.bool_):
+        return a | b
+    return a if a >= b else b
+
+
+def _cadd(a, b):
+    return a + b
+
+
+def _cmul(a, b):
+    if isinstance(a, np.bool_):
+        return a & b
+    return a * b
+
+
+def _cand(a, b):
+    return a & b
+
+
+def _cor(a, b):
+    return a | b
+
+
+def _cxor(a, b):
+    return a ^ b
+
+
+_COMBINE = {"add": _cadd, "mul": _cmul, "min": _cmin, "max": _cmax,
+            "and": _cand, "or": _cor, "xor": _cxor}
+
+
+def _identity(comb, dt, first_lane=False):
+    t = dt.type
+    if comb == "add":
+        if dt.kind == "f" and not first_lane:
+            return t(-0.0)
+        return t(0)
+    if comb == "mul":
+        return t(1)
+    if comb in ("or", "xor"):
+        return t(0)
+    if comb == "and":
+        return t(True) if dt.kind == "b" else ~t(0)
+    if dt.kind == "f":
+        return t(np.inf if comb == "min" else -np.inf)
+    if dt.kind == "b":
+        return t(comb == "min")
+    info = np.iinfo(dt)
+    return t(info.max if comb == "min" else info.min)
+
+
+def _as_scalar(v):
+    if isinstance(v, np.generic):
+        return v
+    if isinstance(v, (bool, int, float)):
+        return _np_literal(v)
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return v[()]
+    raise SIMTError(f"a cross-lane op got {type(v).__name__} {v!r}; it takes a scalar")
+
+
+def _common(values, op):
+    vals = [_as_scalar(v) for v in values]
+    dts = {v.dtype for v in vals}
+    if len(dts) == 1:
+        return vals, vals[0].dtype
+    dt = np.result_type(*dts)
+    return [dt.type(v) for v in vals], dt
+
+
+def _bits_of(v):
+    dt = v.dtype
+    if dt.kind == "b":
+        return bool(v)
+    return int(np.asarray(v).view(np.dtype(f"u{dt.itemsize}"))[()])
+
+
+def _truth(v):
+    return bool(_as_scalar(v) != 0)
+
+
+def _execute(op, lanes, argsets):
+    """Run *op* for the active *lanes* (ascending) of one wave; one result per lane."""
+    kind = op.kind
+    n = len(lanes)
+    if kind == "move":
+        vals, dt = _common([a[0] for a in argsets], op)
+        by_lane = dict(zip(lanes, vals))
+        out = []
+        name = op.name
+        first = lanes[0]
+        for k in range(n):
+            lane = lanes[k]
+            if name == "readFirst":
+                src = first
+            elif op.xor_const is not None:
+                src = lane ^ op.xor_const
+            else:
+                sel = int(_as_scalar(argsets[k][1]))
+                if name == "broadcast" and op.namespace == "Quad":
+                    src = (lane & ~3) | (sel & 3)
+                elif name in ("broadcast", "shuffle"):
+                    src = sel & 31
+                elif name == "shuffleXor":
+                    src = lane ^ (sel & 31)
+                elif name == "shuffleUp":
+                    src = lane - sel
+                elif name == "shuffleDown":
+                    src = lane + sel
+                else:
+                    raise SIMTError(f"unknown move {op.qualname}")
+            v = by_lane.get(src) if 0 <= src < W else None
+            out.append(vals[k] if v is None else v)
+        return out
+    if kind == "vote":
+        truth = {lane: _truth(a[0]) for lane, a in zip(lanes, argsets)}
+        if op.namespace == "Quad":
+            out = []
+            for lane in lanes:
+                q = [truth.get(l, False) for l in range((lane & ~3), (lane & ~3) + 4)]
+                out.append(np.bool_(all(q) if op.name == "all" else any(q)))
+            return out
+        if op.name == "all":
+            r = n == W and all(truth.values())
+        else:
+            r = any(truth.values())
+        return [np.bool_(r)] * n
+    if kind == "ballot":
+        word = 0
+        for lane, a in zip(lanes, argsets):
+            if _truth(a[0]):
+                word |= 1 << lane
+        if op.name == "ballot":
+            return [np.uint32(word)] * n
+        if op.name == "countBits":
+            return [np.uint32(bin(word).count("1"))] * n
+        return [np.uint32(bin(word & ((1 << lane) - 1)).count("1")) for lane in lanes]
+    if kind == "allequal":
+        vals, dt = _common([a[0] for a in argsets], op)
+        ref = _bits_of(vals[0])
+        r = all(_bits_of(v) == ref for v in vals)
+        return [np.bool_(r)] * n
+    if kind in ("scan", "reduce"):
+        vals, dt = _common([a[0] for a in argsets], op)
+        comb_name = op.combine
+        if dt.kind == "b" and comb_name == "add":
+            dt = np.dtype(np.uint32)
+            vals = [dt.type(1 if v else 0) for v in vals]
+        if op.types == "bitwise" and dt.kind == "f":
+            raise SIMTError(f"{op.qualname} takes no float operand")
+        comb = _COMBINE[comb_name]
+        ident = _identity(comb_name, dt)
+        if kind == "scan":
+            a = list(vals) + [ident] * (W - n)          # by rank
+            for d in (1, 2, 4, 8, 16):
+                a = a[:d] + [comb(a[r - d], a[r]) for r in range(d, W)]
+            first = _identity(comb_name, dt, first_lane=True)
+            return [first] + a[:n - 1]
+        v = [ident] * W                                  # by lane position
+        for lane, x in zip(lanes, vals):
+            v[lane] = x
+        for d in (1, 2, 4, 8, 16):
+            v = [comb(v[l], v[l ^ d]) for l in range(W)]
+        return [v[lane] for lane in lanes]
+    raise SIMTError(f"op kind {kind} cannot be executed")
+
+
+# ---------------------------------------------------------------------------
+# Compiled functions and the scheduler
+# ---------------------------------------------------------------------------
+
+class _Compiled:
+    def __init__(self, gen):
+        self.gen = gen
+
+
+def _nq_call(dispatcher, T, pre, *args):
+    gen = _target_of(dispatcher).compiled().gen
+    return (yield from gen(T, pre, *args))
+
+
+def _target_of(dispatcher):
+    return dispatcher._target("python")
+
+
+def _compile(dispatcher):
+    fn = dispatcher.py_func
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise NumquadTypeError(f"{dispatcher.where}: the python target needs the function's "
+                               f"source ({e})") from None
+    src = textwrap.dedent("".join(lines))
+    tree = ast.parse(src, filename=dispatcher.filename)
+    ast.increment_lineno(tree, start - 1)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise NumquadTypeError(f"{dispatcher.where}: xpu.jit takes a plain def function")
+    resolver = _Resolver(fn, _local_names(fdef))
+    helpers = {}
+    fdef = _CudaWarpFunctions(resolver).visit(fdef)
+    tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
+    fdef = tr.visit(fdef)
+    fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call}
+    freevars = list(fn.__code__.co_freevars)
+    params = list(fixed) + list(helpers) + freevars
+    factory = ast.FunctionDef(
+        name="__nq_factory",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], decorator_list=[], returns=None,
+        **({"type_params": []} if sys.version_info >= (3, 12) else {}))
+    mod = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(mod)
+    code = compile(mod, dispatcher.filename, "exec")
+    fcode = next(c for c in code.co_consts if isinstance(c, _pytypes.CodeType))
+    make = _pytypes.FunctionType(fcode, fn.__globals__, "__nq_factory")
+    closure_vals = []
+    for name in freevars:
+        closure_vals.append(resolver.closure.get(name))
+    gen = make(*fixed.values(), *helpers.values(), *closure_vals)
+    return _Compiled(gen)
+
+
+def _run_block(gen, args, bid3, block3, grid3):
+    state = _BlockState()
+    dx, dy, dz = block3
+    nthreads = dx * dy * dz
+    threads = []
+    for t in range(nthreads):
+        tx, ty, tz = t % dx, (t // dx) % dy, t // (dx * dy)
+        threads.append(_Thread(state, (tx, ty, tz), bid3, block3, grid3))
+    _schedule([gen(T, (), *args) for T in threads], nthreads)
+
+
+def _schedule(gens, nthreads):
+    """Run generators *gens* (thread tid = index) to completion: the SIMT scheduler."""
+    nwaves = (nthreads + W - 1) // W
+    req = [None] * nthreads
+    send = [None] * nthreads
+    live = [True] * nthreads
+    nlive = nthreads
+    runnable = list(range(nthreads))
+    while True:
+        for t in runnable:
+            try:
+                req[t] = gens[t].send(send[t])
+            except StopIteration:
+                live[t] = False
+                req[t] = None
+                nlive -= 1
+            send[t] = None
+        runnable = []
+        if nlive == 0:
+            return
+        # one group per wave: the smallest key among the threads blocked at an op
+        for w in range(nwaves):
+            lo, hi = w * W, min(nthreads, (w + 1) * W)
+            best = None
+            for t in range(lo, hi):
+                r = req[t]
+                if r is None or r[0] == K_SYNCTHREADS:
+                    continue
+                if best is None or r[1] < best:
+                    best = r[1]
+            if best is None:
+                continue
+            group = [t for t in range(lo, hi) if req[t] is not None and req[t][0] != K_SYNCTHREADS
+                     and req[t][1] == best]
+            kind = req[group[0]][0]
+            if kind == K_OP:
+                op = req[group[0]][2]
+                res = _execute(op, [t - lo for t in group], [req[t][3] for t in group])
+                for t, v in zip(group, res):
+                    send[t] = v
+            for t in group:
+                req[t] = None
+            runnable.extend(group)
+        if runnable:
+            continue
+        # every live thread is at a syncthreads
+        sites = {req[t][1] for t in range(nthreads) if live[t]}
+        if len(sites) != 1:
+            raise SIMTError("threads of a block wait at different syncthreads() calls "
+                            "(a barrier under lane-varying control)")
+        for t in range(nthreads):
+            if live[t]:
+                req[t] = None
+                runnable.append(t)
+
+
+def _scalar_arg(a):
+    if isinstance(a, (bool, int, float)):
+        return _np_literal(a)
+    return a
+
+
+# ---------------------------------------------------------------------------
+# The target
+# ---------------------------------------------------------------------------
+
+class PythonTarget:
+    """The python target of one ``@xpu.jit`` function (``f.python``)."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self._lock = threading.RLock()
+        self._compiled = None
+
+    def compiled(self):
+        with self._lock:
+            if self._compiled is None:
+                self._compiled = _compile(self.dispatcher)
+            return self._compiled
+
+    def launch(self, dims, extra, args):
+        g, b, gnd, bnd = dims
+        d = self.dispatcher
+        for k, a in enumerate(args):
+            if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
+                raise NumquadTypeError(f"{d.where}: argument {k} of {d.__name__} is a CUDA device "
+                                       f"array; the python target takes NumPy arrays")
+        args = tuple(_scalar_arg(a) for a in args)
+        gen = self.compiled().gen
+        with np.errstate(all="ignore"):
+            for bz in range(g[2]):
+                for by in range(g[1]):
+                    for bx in range(g[0]):
+                        _run_block(gen, args, (bx, by, bz), b, g)
+
+    def call(self, args, out):
+        return call_lane_function(self.dispatcher, args, out)
+
+
+def run_kernel(dispatcher, griddim, blockdim, *args):
+    """``dispatcher.python[griddim, blockdim](*args)``."""
+    dispatcher.python[griddim, blockdim](*args)
+
+
+_BLOCK = 256
+
+
+def call_lane_function(d, args, out=None):
+    """A lane function on arrays: broadcast, flatten in C order, lane k % 32 of wave k // 32."""
+    import inspect as _inspect
+    names = list(_inspect.signature(d.py_func).parameters)
+    if len(args) != len(names):
+        raise NumquadTypeError(f"{d.where}: {d.__name__}() takes {len(names)} argument(s) "
+                               f"({', '.join(names)}); got {len(args)}")
+    vals, is_arr, shapes = [], [], []
+    for name, a in zip(names, args):
+        if isinstance(a, (bool, int, float, np.bool_, np.integer, np.floating)):
+            vals.append(a)
+            is_arr.append(False)
+            continue
+        arr = np.asarray(a)
+        if arr.dtype.kind not in "biuf":
+            raise NumquadTypeError(f"{d.where}: argument '{name}' of {d.__name__} has dtype "
+                                   f"{arr.dtype}; lane functions take bool, integer and float "
+                                   f"arrays and scalars")
+        if arr.ndim == 0:
+            vals.append(arr[()])
+            is_arr.append(False)
+            continue
+        vals.append(arr)
+        is_arr.append(True)
+        shapes.append(arr.shape)
+    shape = np.broadcast_shapes(*shapes) if shapes else ()
+    typed = [v for v, a in zip(vals, is_arr) if a] + [v for v in vals if isinstance(v, np.generic)]
+    for k, v in enumerate(vals):
+        if not is_arr[k] and isinstance(v, (bool, int, float)):
+            vals[k] = np.result_type(*typed, v).type(v) if typed else _np_literal(v)
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = [np.broadcast_to(v, shape).reshape(-1) if a else v for v, a in zip(vals, is_arr)]
+    gen = d._target("python").compiled().gen
+    results = [None] * size
+    nblocks = -(-size // _BLOCK)
+    with np.errstate(all="ignore"):
+        for blk in range(nblocks):
+            lo, hi = blk * _BLOCK, min(size, (blk + 1) * _BLOCK)
+            state = _BlockState()
+            gens = []
+            for k in range(lo, hi):
+                T = _Thread(state, (k - lo, 0, 0), (blk, 0, 0), (_BLOCK, 1, 1), (nblocks, 1, 1))
+                gens.append(gen(T, (), *[f[k] if a else f for f, a in zip(flat, is_arr)]))
+            res = _collect(gens)
+            results[lo:hi] = res
+    if results:
+        vals_ = [_as_scalar(r) for r in results]
+        restype = np.result_type(*{v.dtype for v in vals_})
+    else:
+        restype = np.result_type(*[np.asarray(v).dtype for v in vals]) if vals else np.dtype(float)
+        vals_ = []
+    if out is not None:
+        if out.shape != shape:
+            raise ValueError(f"{d.__name__}: out= has shape {out.shape}; the result has shape {shape}")
+        if out.dtype != restype and size:
+            raise NumquadTypeError(f"{d.where}: out= has dtype {out.dtype}; {d.__name__} returns {restype}")
+        result = out
+    else:
+        result = np.empty(shape, restype)
+    if size:
+        result[...] = np.array(vals_, dtype=restype).reshape(shape)
+    return result
+
+
+def _collect(gens):
+    """Run lane-function generators like _schedule, keeping their return values."""
+    out = [None] * len(gens)
+
+    def wrap(k, g):
+        out[k] = yield from g
+    _schedule([wrap(k, g) for k, g in enumerate(gens)], len(gens))
+    return out
