@@ -14,7 +14,7 @@ _INACTIVE = {
     "move": "a source lane that is inactive (or out of range) gives the reader's own value",
     "vote": "read as false",
     "ballot": "read as false",
-    "scan": "skipped (they add the identity); defined when the active lanes are lanes 0..k",
+    "scan": "skipped: the scan runs over the active lanes in lane order (docs/semantics.md)",
     "reduce": "skipped",
     "allequal": "ignored: only active lanes are compared",
 }

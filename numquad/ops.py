@@ -6,17 +6,20 @@ tests are all driven from these entries; the targets differ only in lowering.
 
 Reference semantics work on NumPy arrays shaped ``(waves, 32)``: ``x[w, l]`` is
 the value of lane ``l`` of wave ``w`` and ``active[w, l]`` says whether that lane
-reached the call. The rules (DESIGN section 2):
+reached the call. The rules (docs/semantics.md states them in full):
 
 * moves (swaps, broadcasts, shuffles) that read an inactive or out-of-range lane
-  return the reader's own value;
+  return the reader's own value; selectors are used with their exact value;
 * votes, ballots and bit counts read inactive lanes as false;
-* scans and reductions skip inactive lanes (an inactive lane contributes the
-  op's identity), in one fixed association order: a log-step (Kogge-Stone)
-  inclusive scan, ``v[l] = v[l - d] (+) v[l]`` for ``d = 1, 2, 4, 8, 16`` and
-  ``l >= d``, shifted up one lane for the exclusive result (lane 0 gets the
-  identity); reductions are a butterfly ``v[l] = v[l] (+) v[l ^ d]`` for
-  ``d = 1, 2, 4, 8, 16``, so every lane holds the same bits;
+* scans and reductions skip inactive lanes, in one fixed association order.
+  Scans run over the *ranks* of the active lanes (the active values compressed
+  to the front in lane order): a log-step (Kogge-Stone) inclusive scan,
+  ``v[r] = v[r - d] (+) v[r]`` for ``d = 1, 2, 4, 8, 16`` and ``r >= d``,
+  shifted up one rank for the exclusive result (rank 0 gets the identity).
+  Reductions are a butterfly over lane positions, ``v[l] = v[l] (+) v[l ^ d]``
+  for ``d = 1, 2, 4, 8, 16``, an inactive lane holding the identity, so every
+  lane holds the same bits;
+* float min/max: a NaN operand loses, and -0.0 < +0.0;
 * integer arithmetic wraps modulo 2**bits; ``prefixSum``/``reduceSum`` of a bool
   counts true lanes and returns uint32.
 
@@ -83,7 +86,7 @@ _BOOL = np.dtype("bool")
 @dataclasses.dataclass(frozen=True)
 class _Combine:
     name: str            # add, mul, min, max, and, or, xor
-    ufunc: np.ufunc
+    ufunc: Callable
 
     def identity(self, dtype: np.dtype, lane0: bool = False):
         """The identity element, as a NumPy scalar of *dtype*.
@@ -115,11 +118,25 @@ class _Combine:
             return self.ufunc(a, b)
 
 
+def _zero_tie(pick_negative):
+    def ufunc_like(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        r = (np.fmin if pick_negative else np.fmax)(a, b)
+        if r.dtype.kind == "f":
+            # +0.0 and -0.0 compare equal: min takes -0.0 and max +0.0 in either order
+            tie = (a == 0) & (b == 0)
+            neg = np.signbit(a) | np.signbit(b) if pick_negative else np.signbit(a) & np.signbit(b)
+            r = np.where(tie, np.where(neg, r.dtype.type(-0.0), r.dtype.type(0.0)), r)
+        return r
+    return ufunc_like
+
+
 _COMBINES = {
     "add": _Combine("add", np.add),
     "mul": _Combine("mul", np.multiply),
-    "min": _Combine("min", np.fmin),   # the non-NaN operand wins, as minnum / fminf
-    "max": _Combine("max", np.fmax),
+    # a NaN operand loses (as fmin/fmax); -0.0 < +0.0 (docs/semantics.md)
+    "min": _Combine("min", _zero_tie(True)),
+    "max": _Combine("max", _zero_tie(False)),
     "and": _Combine("and", np.bitwise_and),
     "or": _Combine("or", np.bitwise_or),
     "xor": _Combine("xor", np.bitwise_xor),
@@ -197,11 +214,26 @@ def _ref_query(op, active, shape):
     return np.full(shape, WAVE, dtype=_U32)       # Wave.width
 
 
+def _exact_selector(op, sel):
+    """The selector's exact integer value as int64: up/down distances clamped to
+    +-2**40 (every distance of 32 or more leaves the wave), other selectors by
+    their low 32 bits (only ``& 31``/``& 3`` of them is used). A uint64 2**64 - 1
+    is 18446744073709551615 here, never -1."""
+    s = np.asarray(sel)
+    if s.dtype.kind not in "ui" or (s.dtype.kind == "u" and s.dtype.itemsize == 8):
+        if op.sel_kind in ("up", "down"):
+            conv = lambda v: max(-2**40, min(2**40, int(v)))      # noqa: E731
+        else:
+            conv = lambda v: int(v) & 0xFFFFFFFF                  # noqa: E731
+        return np.vectorize(conv, otypes=[np.int64])(s) if s.size else s.astype(np.int64)
+    return s.astype(np.int64)
+
+
 def _ref_move(op, active, x, sel=None):
     lanes = np.broadcast_to(_lanes(), x.shape)
     if sel is None:
         sel = 0
-    sel = np.broadcast_to(np.asarray(sel).astype(np.int64), x.shape)
+    sel = np.broadcast_to(_exact_selector(op, sel), x.shape)
     if op.name == "readFirst":
         first = np.argmax(active, axis=1)[:, None]
         src = np.broadcast_to(first, x.shape)
@@ -232,11 +264,21 @@ def _ref_ballot(op, active, pred):
 
 
 def _ref_scan(op, active, x):
+    """Exclusive log-step scan over the ranks of the active lanes: the active values
+    are compressed to the front (lane order), padded with the identity, scanned,
+    and rank r's result goes back to the r-th active lane."""
     v, dtype = _scan_input(x, active, op)
-    inc = _inclusive_scan(v, op.combine_fn)
-    out = np.empty_like(inc)
-    out[:, 0] = op.combine_fn.identity(dtype, lane0=True)
-    out[:, 1:] = inc[:, :-1]
+    ident = op.combine_fn.identity(dtype)
+    packed = np.full_like(v, ident)
+    ranks = np.cumsum(active, axis=1) - 1
+    rows, lanes = np.nonzero(active)
+    packed[rows, ranks[rows, lanes]] = v[rows, lanes]
+    inc = _inclusive_scan(packed, op.combine_fn)
+    exc = np.empty_like(inc)
+    exc[:, 0] = op.combine_fn.identity(dtype, lane0=True)
+    exc[:, 1:] = inc[:, :-1]
+    out = v.copy()
+    out[rows, lanes] = exc[rows, ranks[rows, lanes]]
     return out
 
 
