@@ -89,18 +89,28 @@ class _Subst(ast.NodeTransformer):
     loop, 2-D/3-D block), "uniform" (outside lane loops) or "shadow" (typing).
     """
 
-    def __init__(self, fe, mode, fn_names):
+    def __init__(self, fe, mode, fn_names, block_mode=False):
         self.fe = fe
         self.mode = mode
         self.fn_names = fn_names
+        self.block_mode = block_mode
 
     def _tid(self, axis, assume=True):
         """threadIdx.<axis> in this lane; *assume* tells LLVM it is >= 0 (an index into
-        shared memory then needs no wrap-around code; grid() asserts its own sum)."""
+        shared memory then needs no wrap-around code; grid() asserts its own sum).
+
+        In a kernel with barriers the lane loop runs over the whole block with an
+        int32 induction variable, which is threadIdx.x itself: LLVM knows its range
+        from the loop. ``nonneg(int32(l))`` there, with the block's run-time lane
+        count, made LLVM 20's loop vectoriser read ``s[t & 7]`` as 16 consecutive
+        elements (garbage past s[7]; reproduced with plain Numba, see
+        tests/test_block.py::test_shared_index_expressions)."""
         if self.mode == "shadow":
             return _call("_nq_i32", _const(0))
         if self.mode == "lane_nd":
             return _sub(f"_nq_t{axis}")
+        if axis == "x" and self.block_mode:
+            return _name(L)
         if axis == "x":
             t = _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)))
             return _call("_nq_nonneg", t) if assume else t
@@ -551,7 +561,7 @@ class _BlockGen:
 
     # -- emission -------------------------------------------------------------------
     def subst(self, stmts, mode):
-        return [_Subst(self.fe, mode, self.fn_names).visit(copy.deepcopy(s)) for s in stmts]
+        return [_Subst(self.fe, mode, self.fn_names, self.block_mode).visit(copy.deepcopy(s)) for s in stmts]
 
     def gen_items(self, items, frames):
         out = []
@@ -729,26 +739,19 @@ class _BlockGen:
                 args.append(_name(a.id))        # the same in every lane: stays scalar
             else:
                 args.append(self._lane_operand(a.id, out))
-        if self.debug and op.kind == "scan":
-            out.append(ast.If(
-                test=ast.UnaryOp(ast.Not(), _call("_nq_is_prefix", _name(mask))),
-                body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(
-                    f'File "{self.fe.filename}", line {it.node.lineno}: {op.qualname}: the active '
-                    f'lanes of a wave must form a prefix (lanes 0..k) for a scan; this wave\'s '
-                    f'active lanes do not (debug=True check)'), *self._where("wave", "_nq_w")), cause=None)],
-                orelse=[]))
         call = [ast.Expr(_call(f"_nq_XL_{op.namespace}_{op.name}", *args))]
         if self.block_mode:
-            # one whole-wave op per wave of the block
+            # the operand loops above run over the whole block's lane arrays (their lane
+            # index is the thread id); then one whole-wave op per wave of the block
             class View(ast.NodeTransformer):
                 def visit_Name(self, n):
                     if n.id.startswith("_nq_v_") or n.id.startswith("_nq_m"):
                         return _call("_nq_wv", n, _name("_nq_w"))
                     return n
-            body = [View().visit(st) for st in out + call]
-            out = [ast.For(target=_name("_nq_w", ast.Store),
-                           iter=_call("range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
-                           body=body, orelse=[])]
+            body = [View().visit(st) for st in call]
+            out.append(ast.For(target=_name("_nq_w", ast.Store),
+                               iter=_call("range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
+                               body=body, orelse=[]))
             return _located(out, it.node.lineno)
         out.extend(call)
         return _located(out, it.node.lineno)
@@ -775,9 +778,10 @@ class _BlockGen:
             ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy")), ast.Mult(), _name("_nq_bdz"))))
         if self.block_mode:
             # kernels with barriers run each block as one group of lanes (all its waves)
-            pro.append(_assign(_name("_nq_G", ast.Store), ast.BinOp(ast.BinOp(
+            # (an int32, so lane loops over it have an int32 induction variable: see _tid)
+            pro.append(_assign(_name("_nq_G", ast.Store), _call("_nq_i32", ast.BinOp(ast.BinOp(
                 ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W)),
-                ast.Mult(), _const(W))))
+                ast.Mult(), _const(W)))))
         pro += _alloc_stmts(fe, per_lane=True)
         # per wave: the entry mask, thread ids, reassigned parameters
         wave_pro = [
@@ -831,7 +835,6 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
         ns[f"_nq_XL_{op.namespace}_{op.name}"] = xl
     from ..errors import NumquadRuntimeError
     ns["_nq_RuntimeError"] = NumquadRuntimeError
-    ns["_nq_is_prefix"] = _intr.mask_is_prefix
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for)
     func, mod = _compile_fn(fe, fn_ast, ns)

@@ -377,7 +377,18 @@ class Frontend:
         return op is not None and op.kind != "query"
 
     def contains_xl(self, node):
-        return any(self.is_xl(n) for n in ast.walk(node)) or self._contains_barrier(node)
+        return any(self.is_xl(n) for n in ast.walk(node)) or self._contains_barrier(node) or \
+            self._contains_syncwarp(node)
+
+    def _contains_syncwarp(self, node):
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and self.builtin_of(n.func) == "syncwarp":
+                return True
+        return False
+
+    def _is_syncwarp(self, s):
+        return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
+            self.builtin_of(s.value.func) == "syncwarp"
 
     def _contains_barrier(self, node):
         for n in ast.walk(node):
@@ -852,15 +863,58 @@ class Frontend:
 
     def _uniform_positions(self, body, U):
         """(statement, None) at uniform positions, and (None, target Name) for the
-        targets of uniform range loops."""
+        targets of uniform range loops.
+
+        A position is uniform when every lane of the wave that is still alive runs
+        it together. Inside a loop that some lanes leave early (a ``break`` under
+        lane-varying control) or skip part of (a varying ``continue``), the lanes
+        that left keep the value they had, so no store in that loop's body is at a
+        uniform position; the target of a range loop stays uniform unless lanes
+        can leave it at different iterations. (Lanes that ``return`` never read a
+        value again, so a varying return does not matter here.)
+        """
         for s in body:
             yield s, None
             if self._uniform_control(s, U):
-                if isinstance(s, ast.For):
-                    yield None, s.target
+                if isinstance(s, (ast.For, ast.While)):
+                    vbreak, vcont, ubreak = self._loop_jumps(s.body, U)
+                    if isinstance(s, ast.For) and not (vbreak or (ubreak and vcont)):
+                        yield None, s.target
+                    if vbreak or vcont:
+                        continue
                 yield from self._uniform_positions(s.body, U)
                 if isinstance(s, ast.If):
                     yield from self._uniform_positions(s.orelse, U)
+
+    def _loop_jumps(self, body, U):
+        """(varying break, varying continue, uniform break) among the jumps of one
+        loop level: a jump is uniform when it sits at a uniform position of the loop
+        body (only uniform ``if``s around it), varying otherwise."""
+        vbreak = vcont = ubreak = False
+
+        def walk(stmts, uniform):
+            nonlocal vbreak, vcont, ubreak
+            for s in stmts:
+                if isinstance(s, ast.Break):
+                    if uniform:
+                        ubreak = True
+                    else:
+                        vbreak = True
+                elif isinstance(s, ast.Continue):
+                    if not uniform:
+                        vcont = True
+                elif isinstance(s, ast.If):
+                    u = uniform and self._is_uniform_expr(s.test, U)
+                    walk(s.body, u)
+                    walk(s.orelse, u)
+                elif isinstance(s, (ast.For, ast.While)):
+                    walk(s.orelse, uniform)      # the else clause belongs to this level
+                elif isinstance(s, (ast.With, ast.Try)) or type(s).__name__ in ("TryStar", "Match"):
+                    for child in ast.iter_child_nodes(s):
+                        if isinstance(child, ast.stmt):
+                            walk([child], False)
+        walk(body, True)
+        return vbreak, vcont, ubreak
 
     def _uniform_range(self, s, U):
         if not (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and not s.orelse):
@@ -944,6 +998,11 @@ class Frontend:
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
                 self.builtin_of(s.value.func) == "syncthreads":
             return [Barrier(s)]
+        if self._is_syncwarp(s):
+            # a wave barrier: the lane loops of a region run lane after lane, so the
+            # region ends here; every lane's writes before it are done before any
+            # lane reads after it (docs/semantics.md, memory between threads)
+            return []
         if isinstance(s, ast.If) and self._uniform_control(s, self.uniform):
             return [UniformIf(s.test, self._segment(s.body, False), self._segment(s.orelse, False), s)]
         if isinstance(s, ast.If):

@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import ops as _ops
 
-__all__ = ["lanes", "lane_load", "lane_store", "mask_any", "mask_all", "mask_is_prefix", "nonneg", "XL_INTRINSICS"]
+__all__ = ["lanes", "lane_load", "lane_store", "mask_any", "mask_all", "nonneg", "XL_INTRINSICS"]
 
 W = _ops.WAVE
 _i1 = ir.IntType(1)
@@ -206,24 +206,48 @@ class _V:
     __rand__, __ror__, __rxor__, __radd__ = __and__, __or__, __xor__, __add__
 
 
-def _sel_vector(context, builder, selty, sel):
+#: An up/down distance is clamped into -_SEL_CLAMP.._SEL_CLAMP before lane arithmetic:
+#: every distance of 32 or more reads outside the wave, so this keeps the result
+#: exact in 32 bits (a uint64 2**64 - 1 must not become -1, nor 2**32 + 4 become 4).
+_SEL_CLAMP = 64
+
+
+def _sel_i32(builder, op, signed, s):
+    """A selector value (scalar or vector, any width) as i32 with the op's meaning
+    kept: ``& 31``/``& 3`` selectors keep their low bits, up/down distances are
+    clamped to their exact value's sign and magnitude (docs/semantics.md)."""
+    ty = s.type
+    el = ty.element if isinstance(ty, ir.VectorType) else ty
+    wrap = (lambda t: ir.VectorType(t, W)) if isinstance(ty, ir.VectorType) else (lambda t: t)
+
+    def c(t, v):
+        return ir.Constant(wrap(t), v) if not isinstance(ty, ir.VectorType) else _const_vec(t, [v] * W)
+
+    if op.sel_kind in ("up", "down") and el.width >= 32:
+        hi = c(el, _SEL_CLAMP)
+        if signed:
+            lo = c(el, -_SEL_CLAMP & ((1 << el.width) - 1))
+            s = builder.select(builder.icmp_signed(">", s, hi), hi, s)
+            s = builder.select(builder.icmp_signed("<", s, lo), lo, s)
+        else:
+            s = builder.select(builder.icmp_unsigned(">", s, hi), hi, s)
+    if el.width > 32:
+        return builder.trunc(s, wrap(_i32))
+    if el.width < 32:
+        return (builder.sext if signed else builder.zext)(s, wrap(_i32))
+    return s
+
+
+def _sel_vector(context, builder, op, selty, sel):
     """The selector as <32 x i32>: a literal, a uniform scalar or a lane array."""
     if isinstance(selty, types.Array):
-        v = _load(context, builder, selty, sel)
-        if v.type.element.width > 32:
-            return builder.trunc(v, ir.VectorType(_i32, W))
-        if v.type.element.width < 32:
-            ext = builder.sext if selty.dtype.signed else builder.zext
-            return ext(v, ir.VectorType(_i32, W))
-        return v
+        return _sel_i32(builder, op, selty.dtype.signed, _load(context, builder, selty, sel))
     if isinstance(selty, types.IntegerLiteral):
-        return _const_vec(_i32, [selty.literal_value & 0xFFFFFFFF] * W)
-    s = sel
-    if s.type.width > 32:
-        s = builder.trunc(s, _i32)
-    elif s.type.width < 32:
-        s = (builder.sext if selty.signed else builder.zext)(s, _i32)
-    return _splat(builder, s)
+        v = selty.literal_value
+        if op.sel_kind in ("up", "down"):
+            v = max(-_SEL_CLAMP, min(_SEL_CLAMP, v))
+        return _const_vec(_i32, [v & 0xFFFFFFFF] * W)
+    return _splat(builder, _sel_i32(builder, op, selty.signed, sel))
 
 
 def _gather(context, builder, arrty, arr, idx):
@@ -256,12 +280,30 @@ def _combine(builder, name, dtype, a, b):
     if name in ("and", "or", "xor"):
         return getattr(builder, name + "_")(a, b) if name != "xor" else builder.xor(a, b)
     if is_float:
-        fn = "llvm.minnum" if name == "min" else "llvm.maxnum"
-        return _call_intr(builder, f"{fn}.{_vec_suffix(a.type)}", [a, b], a.type)
+        return _float_minmax(builder, name, a, b)
     signed = dtype.kind == "i"
     op = "<" if name == "min" else ">"
     cmp = builder.icmp_signed(op, a, b) if signed else builder.icmp_unsigned(op, a, b)
     return builder.select(cmp, a, b)
+
+
+def _float_minmax(builder, name, a, b):
+    """min/max of float vectors as docs/semantics.md defines them: a NaN operand
+    loses, and of two zeros min gives -0.0 and max +0.0 whatever their order
+    (``llvm.minnum`` leaves the zero case open)."""
+    first, second = ("<", ">") if name == "min" else (">", "<")
+    a_wins = builder.fcmp_ordered(first, a, b)
+    b_wins = builder.fcmp_ordered(second, a, b)
+    a_nan = builder.fcmp_unordered("uno", a, a)
+    b_nan = builder.fcmp_unordered("uno", b, b)
+    ity = ir.VectorType(ir.IntType(64 if isinstance(a.type.element, ir.DoubleType) else 32), W)
+    ai, bi = builder.bitcast(a, ity), builder.bitcast(b, ity)
+    # equal values: the same bits, or +0.0/-0.0 (OR sets the sign for min, AND clears it for max)
+    tie = builder.bitcast(builder.or_(ai, bi) if name == "min" else builder.and_(ai, bi), a.type)
+    r = builder.select(b_nan, a, tie)
+    r = builder.select(a_nan, b, r)
+    r = builder.select(b_wins, b, r)
+    return builder.select(a_wins, a, r)
 
 
 def _identity_vec(llty, combine, dtype, lane0=False):
@@ -309,24 +351,42 @@ def _move(op, sig, context, builder, mask, args):
         if not all(ok):
             src_active = builder.and_(src_active, _const_vec(_i1, [int(o) for o in ok]))
     elif isinstance(selty, types.Integer):
-        moved, src_active = _move_uniform(op, builder, x, mask, _sel_scalar(builder, selty, args[3]))
+        sel = _sel_i32(builder, op, selty.signed, args[3])
+        if op.sel_kind in ("up", "down"):
+            # 0..31: composed constant shuffles; a negative distance (which reads the
+            # other way) or one past the wave: the general path
+            near = builder.icmp_unsigned("<", sel, ir.Constant(_i32, W))
+            with builder.if_else(near, likely=True) as (then, otherwise):
+                with then:
+                    mv_n, act_n = _move_uniform(op, builder, x, mask, sel)
+                    bb_n = builder.block
+                with otherwise:
+                    mv_f, act_f = _move_gather(op, context, builder, sig, args, _splat(builder, sel))
+                    bb_f = builder.block
+            moved = builder.phi(mv_n.type)
+            moved.add_incoming(mv_n, bb_n)
+            moved.add_incoming(mv_f, bb_f)
+            src_active = builder.phi(act_n.type)
+            src_active.add_incoming(act_n, bb_n)
+            src_active.add_incoming(act_f, bb_f)
+        else:
+            moved, src_active = _move_uniform(op, builder, x, mask, sel)
     else:
-        selv = _sel_vector(context, builder, selty, args[3])
-        srcv = op.pattern(_V(builder, _LANES), _V(builder, selv)).v
-        inrange = builder.icmp_unsigned("<", srcv, _const_vec(_i32, [W] * W))
-        srcv = builder.select(inrange, srcv, _LANES)
-        moved = _gather(context, builder, xty, args[2], srcv)
-        src_mask = _gather(context, builder, sig.args[0], args[0], srcv)
-        src_active = builder.and_(builder.icmp_unsigned("!=", src_mask, src_mask.type(None)), inrange)
+        moved, src_active = _move_gather(op, context, builder, sig, args,
+                                         _sel_vector(context, builder, op, selty, args[3]))
     return builder.select(src_active, moved, x)
 
 
-def _sel_scalar(builder, selty, sel):
-    if sel.type.width > 32:
-        return builder.trunc(sel, _i32)
-    if sel.type.width < 32:
-        return (builder.sext if selty.signed else builder.zext)(sel, _i32)
-    return sel
+def _move_gather(op, context, builder, sig, args, selv):
+    """(moved, source-active) for a <32 x i32> selector: per-lane source lanes, one
+    gather of the values and one of the mask."""
+    srcv = op.pattern(_V(builder, _LANES), _V(builder, selv)).v
+    inrange = builder.icmp_unsigned("<", srcv, _const_vec(_i32, [W] * W))
+    srcv = builder.select(inrange, srcv, _LANES)
+    moved = _gather(context, builder, sig.args[2], args[2], srcv)
+    src_mask = _gather(context, builder, sig.args[0], args[0], srcv)
+    src_active = builder.and_(builder.icmp_unsigned("!=", src_mask, src_mask.type(None)), inrange)
+    return moved, src_active
 
 
 def _move_uniform(op, builder, x, mask, sel):
@@ -347,12 +407,10 @@ def _move_uniform(op, builder, x, mask, sel):
     bits = range(5)
     if op.sel_kind == "xor":
         return staged([[l ^ (1 << b) for l in range(W)] for b in bits], None)
-    if op.sel_kind in ("up", "down"):
+    if op.sel_kind in ("up", "down"):                # sel in 0..31 (the caller checks)
         sign = -1 if op.sel_kind == "up" else 1
-        big = builder.icmp_unsigned(">=", sel, ir.Constant(_i32, W))     # every source out of range
-        v, active = staged([[min(max(l + sign * (1 << b), 0), W - 1) for l in range(W)] for b in bits],
-                           lambda d: [l + sign * d for l in range(W)])
-        return v, builder.and_(active, builder.select(big, _const_vec(_i1, [0] * W), _const_vec(_i1, [1] * W)))
+        return staged([[min(max(l + sign * (1 << b), 0), W - 1) for l in range(W)] for b in bits],
+                      lambda d: [l + sign * d for l in range(W)])
     if op.sel_kind == "lane":
         lane = builder.and_(sel, ir.Constant(_i32, W - 1))
         return _splat(builder, builder.extract_element(x, lane)), _splat(builder, builder.extract_element(mask, lane))
@@ -398,15 +456,40 @@ def _scan_input(op, sig, context, builder, mask, args):
 
 
 def _scan(op, sig, context, builder, mask, args):
+    """The exclusive log-step scan over the ranks of the active lanes
+    (docs/semantics.md). When the active lanes are 0..k-1 (the usual case) rank and
+    lane coincide; otherwise the active values are compressed to the front of the
+    vector first and the results expanded back (``llvm.masked.compressstore`` /
+    ``expandload``: vpcompress/vpexpand on AVX-512)."""
     v, resdt = _scan_input(op, sig, context, builder, mask, args)
     comb = op.combine_fn
+    word = _ballot(builder, mask)
+    gappy = builder.icmp_unsigned("!=", builder.and_(word, builder.add(word, ir.Constant(_i32, 1))),
+                                  ir.Constant(_i32, 0))
+    vt = v.type
+    suffix = _vec_suffix(vt)
+    with builder.goto_entry_block():
+        tmp = builder.alloca(vt)
+        tmp.align = 64
+    builder.store(v, tmp)
+    with builder.if_then(gappy, likely=False):
+        builder.store(_identity_vec(vt.element, comb, resdt), tmp)
+        _call_intr(builder, f"llvm.masked.compressstore.{suffix}",
+                   [v, builder.bitcast(tmp, vt.element.as_pointer()), mask], ir.VoidType())
+    v = builder.load(tmp)
     for d in _ops.LOG_STEPS:
         up = _shuffle(builder, v, [l - d if l >= d else l for l in range(W)])
         summed = _combine(builder, comb.name, resdt, up, v)
         v = builder.select(_const_vec(_i1, [int(l >= d) for l in range(W)]), summed, v)
-    # exclusive: shift up one lane, lane 0 gets the identity
+    # exclusive: shift up one rank, rank 0 gets the first-lane identity
     ident0 = _identity_vec(v.type.element, comb, resdt, lane0=True)
-    return builder.shuffle_vector(v, ident0, _const_vec(_i32, [W] + list(range(W - 1))))
+    v = builder.shuffle_vector(v, ident0, _const_vec(_i32, [W] + list(range(W - 1))))
+    builder.store(v, tmp)
+    with builder.if_then(gappy, likely=False):
+        ex = _call_intr(builder, f"llvm.masked.expandload.{suffix}",
+                        [builder.bitcast(tmp, vt.element.as_pointer()), mask, v], vt)
+        builder.store(ex, tmp)
+    return builder.load(tmp)
 
 
 _VEC_REDUCE = {"add": "add", "mul": "mul", "and": "and", "or": "or", "xor": "xor"}
@@ -511,16 +594,6 @@ mask_all.__doc__ = "True when every lane of the mask lane-array is set."
 
 
 @intrinsic
-def mask_is_prefix(typingctx, mask):
-    """True when the set lanes of the mask lane-array are lanes 0..k (or none)."""
-    def codegen(context, builder, sig, args):
-        word = _ballot(builder, _load_mask(context, builder, sig.args[0], args[0]))
-        nxt = builder.add(word, ir.Constant(_i32, 1))
-        return builder.icmp_unsigned("==", builder.and_(word, nxt), ir.Constant(_i32, 0))
-    return types.boolean(mask), codegen
-
-
-@intrinsic
 def nonneg(typingctx, x):
     """``x`` unchanged, telling LLVM that it is >= 0 (so a thread index used as an
     array index needs no negative-index wrap-around and lane loops vectorise)."""
@@ -602,6 +675,39 @@ def _atomic_ptr(context, builder, aryty, ary, idxty, idx):
     return cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True)
 
 
+def _atomic_float_minmax(builder, name, ptr, val):
+    """numba.cuda's float ``atomic.max``/``min``: nothing is stored when the value
+    or the element is NaN (a NaN already there stays); otherwise the value is
+    stored while it is strictly greater (max) / less (min) than the element, by a
+    compare-and-swap loop. Returns the element's old value. (LLVM's ``atomicrmw
+    fmax`` ignores a NaN element instead.)"""
+    fty = val.type
+    ity = ir.IntType(64 if isinstance(fty, ir.DoubleType) else 32)
+    iptr = builder.bitcast(ptr, ity.as_pointer())
+    first = builder.bitcast(builder.load_atomic(iptr, "monotonic", ity.width // 8), fty)
+    entry = builder.block
+    loop = builder.append_basic_block("nq.atomic.loop")
+    attempt = builder.append_basic_block("nq.atomic.attempt")
+    done = builder.append_basic_block("nq.atomic.done")
+    builder.cbranch(builder.fcmp_unordered("uno", val, first), done, loop)
+    builder.position_at_end(loop)
+    cur = builder.phi(fty)
+    cur.add_incoming(first, entry)
+    better = builder.fcmp_ordered("<" if name == "max" else ">", cur, val)
+    builder.cbranch(better, attempt, done)
+    builder.position_at_end(attempt)
+    pair = builder.cmpxchg(iptr, builder.bitcast(cur, ity), builder.bitcast(val, ity), "seq_cst", "seq_cst")
+    seen = builder.bitcast(builder.extract_value(pair, 0), fty)
+    cur.add_incoming(seen, attempt)
+    builder.cbranch(builder.extract_value(pair, 1), done, loop)
+    builder.position_at_end(done)
+    old = builder.phi(fty)
+    old.add_incoming(first, entry)
+    old.add_incoming(cur, loop)
+    old.add_incoming(cur, attempt)
+    return old
+
+
 def _make_atomic(name):
     rmw = {"add": ("add", "fadd"), "sub": ("sub", "fsub"), "exch": ("xchg", "xchg"),
            "max": (None, "fmax"), "min": (None, "fmin")}[name]
@@ -614,6 +720,8 @@ def _make_atomic(name):
             aryty, idxty, valty = sig.args
             ptr = _atomic_ptr(context, builder, aryty, args[0], idxty, args[1])
             v = context.cast(builder, args[2], valty, dty)
+            if isinstance(dty, types.Float) and name in ("max", "min"):
+                return _atomic_float_minmax(builder, name, ptr, v)
             if isinstance(dty, types.Float):
                 op = rmw[1]
             elif name in ("max", "min"):
