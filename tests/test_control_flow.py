@@ -1,7 +1,7 @@
 """Cross-lane ops inside structured control flow, on every target.
 
 Each kernel is paired with a NumPy model of its SIMT semantics built from
-ops.py's reference (inactive lanes per DESIGN section 2).
+ops.py's reference (inactive lanes per docs/semantics.md).
 """
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Lane functions called on arrays (DESIGN 1.3), and through dask."""
+"""Lane functions called on arrays (docs/architecture.md, section 1), and through dask."""
 
 import numpy as np
 import pytest
