@@ -16,7 +16,7 @@ from numquad import Quad, Wave, xpu
 __all__ = ["nq_quad", "nj_quad", "np_quad", "nq_typical", "nj_typical", "np_typical"]
 
 
-# -- the DESIGN section 1 example: a streaming quad kernel --------------------
+# -- the README example: a streaming quad kernel --------------------
 
 @xpu.jit
 def nq_quad(src, dst):

@@ -1,4 +1,4 @@
-"""CPU performance contract of numquad (DESIGN section 4), measured as ratios.
+"""CPU performance contract of numquad (docs/architecture.md section 6), measured as ratios.
 
     python benchmarks/bench_cpu.py [--quick] [--json PATH] [--only abcde]
 
@@ -142,7 +142,7 @@ def section_a(rows, quick):
     t_nqc = t_of(lambda: launch_c(src, dst), "numquad checked")
     t_plain = t_of(lambda: plain_stream(src, dst), "plain")
     t_copy = t_of(lambda: np.copyto(dst, src), None)
-    for id_, name, t in (("a.t_numquad", "numquad quad_stream (DESIGN 1 example)", t_nq),
+    for id_, name, t in (("a.t_numquad", "numquad quad_stream (the README example)", t_nq),
                          ("a.t_numquad_checked", "numquad quad_stream with `if i < n`", t_nqc),
                          ("a.t_plain", "plain numba loop src[i] + src[i ^ 1]", t_plain),
                          ("a.t_copyto", "np.copyto(dst, src)", t_copy)):
@@ -177,7 +177,7 @@ def section_b(rows, quick):
             raise AssertionError(f"Wave.prefixSum {name}: differs from ops.py's reference")
         t_nq = best_of(lambda: launch(x, y), rep)[0]
 
-        def numpy_design():        # the formulation of DESIGN 4 (int32 sums in int64)
+        def numpy_design():        # the cumsum formulation (int32 sums in int64)
             return np.cumsum(x2, axis=1) - x2
 
         def numpy_samedtype():     # the same, accumulating in the input dtype
@@ -201,7 +201,7 @@ def section_b(rows, quick):
         rows.add(f"b.t_numpy_dtype_{name}",
                  f"NumPy cumsum(x2, axis=1, dtype={name}) - x2", t_np2, "s")
         rows.add(f"b.t_plain_{name}", f"plain numba sequential scan per 32, {name}", t_pl, "s")
-        rows.add(f"b.ratio_{name}", f"prefixSum {name}: numquad / NumPy (DESIGN formula)",
+        rows.add(f"b.ratio_{name}", f"prefixSum {name}: numquad / NumPy (cumsum formula)",
                  t_np / t_nq, "x", bar=">= 3")
         rows.add(f"b.ratio_dtype_{name}",
                  f"prefixSum {name}: numquad / NumPy (cumsum dtype={name})", t_np2 / t_nq, "x")
@@ -373,7 +373,7 @@ def section_e(rows, quick):
     rows.add("e.sim_tps", "CUDA simulator saxpy, threads/s", sim_tps, "thr/s",
              detail="result ok" if r["ok"] else "result WRONG")
     rows.add("e.ratio", "saxpy: numquad / CUDA simulator (threads/s)", n / t_nq / sim_tps, "x")
-    # numquad runs the same shfl_sync kernel on the CPU (DESIGN 1.2)
+    # numquad runs the same shfl_sync kernel on the CPU (docs/architecture.md section 1)
     s = np.arange(64, dtype=np.float32)
     d = np.zeros_like(s)
     try:

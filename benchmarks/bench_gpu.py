@@ -1,4 +1,4 @@
-"""GPU performance contract of numquad (DESIGN section 4), for an NVIDIA H200.
+"""GPU performance contract of numquad (docs/architecture.md section 6), for an NVIDIA H200.
 
     python benchmarks/bench_gpu.py [--quick] [--json PATH] [--n-log2 26] [--sass-dir DIR]
 

@@ -1,4 +1,4 @@
-"""A lane function called on arrays (DESIGN 1.3) vs the NumPy expression, one core.
+"""A lane function called on arrays (docs/architecture.md section 1) vs the NumPy expression, one core.
 
     python benchmarks/bench_lanefn.py [--quick] [--json PATH]
 
@@ -9,7 +9,7 @@
     lanefn(x, y)                                   # 2^24 float32, y a float32 scalar
     x * y + x.reshape(-1, 2)[:, ::-1].ravel()      # NumPy: pairwise swap through a view
 
-Bar (DESIGN 4 / lead's brief): the array call is >= 1.5x faster than NumPy.
+Bar (docs/architecture.md section 6): the array call is >= 1.5x faster than NumPy.
 A row whose call raises prints "not available: <error>". Informational rows:
 the call with ``out=``, with a Python float ``y`` (its result dtype is shown),
 the same work as a kernel, and a NumPy formulation without temporaries.

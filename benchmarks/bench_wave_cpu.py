@@ -27,7 +27,7 @@ masks. Every result is checked bit for bit against ops.py's reference on a
 sample (the first 2^16 elements) before it is timed, except the rows marked
 "other rounding", whose max difference is printed.
 
-Bar (proposed here, by analogy with DESIGN 4's streaming-kernel bar): each
+Bar (proposed here, by analogy with the streaming-kernel bar): each
 numquad kernel runs at >= 0.8x the plain Numba loop doing the same arithmetic.
 Timings are best-of-N after one warm-up call, all in this one run.
 """
