@@ -125,14 +125,31 @@ local.array = _builtin(
 )
 local.__all__ = ["array"]
 atomic = _Group("xpu.atomic", "Atomic read-modify-write on array elements, as numba.cuda.atomic.")
-for _n in ("add", "sub", "max", "min", "exch", "cas"):
+#: numba.cuda's atomics: name -> (call form, what it stores).
+ATOMICS = {
+    "add": ("ary, idx, val", "ary[idx] + val"),
+    "sub": ("ary, idx, val", "ary[idx] - val"),
+    "max": ("ary, idx, val", "max(ary[idx], val); for floats nothing when either is NaN"),
+    "min": ("ary, idx, val", "min(ary[idx], val); for floats nothing when either is NaN"),
+    "nanmax": ("ary, idx, val", "max(ary[idx], val), a NaN value ignored, a NaN element replaced"),
+    "nanmin": ("ary, idx, val", "min(ary[idx], val), a NaN value ignored, a NaN element replaced"),
+    "and_": ("ary, idx, val", "ary[idx] & val (integers)"),
+    "or_": ("ary, idx, val", "ary[idx] | val (integers)"),
+    "xor": ("ary, idx, val", "ary[idx] ^ val (integers)"),
+    "exch": ("ary, idx, val", "val (integers)"),
+    "inc": ("ary, idx, val", "0 if ary[idx] >= val else ary[idx] + 1 (uint32, uint64)"),
+    "dec": ("ary, idx, val", "val if ary[idx] == 0 or ary[idx] > val else ary[idx] - 1 (uint32, uint64)"),
+    "cas": ("ary, idx, old, val", "val if ary[idx] == old (integers)"),
+    "compare_and_swap": ("ary, old, val", "val in ary[0] if ary[0] == old (integers, 1-D ary)"),
+}
+for _n, (_form, _what) in ATOMICS.items():
     setattr(atomic, _n, _builtin(
         f"atomic.{_n}",
-        f"xpu.atomic.{_n}(ary, idx, {'old, val' if _n == 'cas' else 'val'})\n\n"
-        f"Atomic {_n} on ary[idx]; returns the old value, as numba.cuda.atomic.{_n}.",
+        f"xpu.atomic.{_n}({_form})\n\nAtomically stores {_what}; returns the old value, "
+        f"as numba.cuda.atomic.{_n}.",
     ))
-atomic.__all__ = ["add", "sub", "max", "min", "exch", "cas"]
-del _n
+atomic.__all__ = list(ATOMICS)
+del _n, _form, _what
 
 
 # ---------------------------------------------------------------------------

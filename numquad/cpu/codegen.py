@@ -20,10 +20,15 @@ from numba.core import types
 from numba.np.numpy_support import as_dtype
 
 from .. import ops as _ops
+from .. import xpu as _xpu
 from ..errors import NumquadCompileError
 from . import frontend as _fe
 from . import intrinsics as _intr
+from .atomics import ATOMICS
 from .typing import STANDINS
+
+#: The call form of each atomic ("ary, idx, val"), as numba.cuda.
+_ATOMIC_FORMS = {n: form for n, (form, _) in _xpu.ATOMICS.items()}
 
 __all__ = ["generate_block", "generate_shadow", "BLOCK_PARAMS"]
 
@@ -200,10 +205,10 @@ class _Subst(ast.NodeTransformer):
         if b.startswith("atomic."):
             if node.keywords:
                 self.fe.error(f"xpu.{b} takes positional arguments only", node)
-            want = 4 if b == "atomic.cas" else 3
+            form = _ATOMIC_FORMS[b.split(".")[1]]
+            want = form.count(",") + 1
             if len(node.args) != want:
-                self.fe.error(f"xpu.{b} takes {want} arguments (ary, idx, "
-                              f"{'old, val' if want == 4 else 'val'}); got {len(node.args)}", node)
+                self.fe.error(f"xpu.{b}({form}) takes {want} arguments; got {len(node.args)}", node)
             return _call(f"_nq_atomic_{b.split('.')[1]}", *[self.visit(a) for a in node.args])
         if b == "syncthreads":
             self.fe.error("xpu.syncthreads() must be a statement of its own", node)
@@ -226,7 +231,7 @@ def _namespace(fe):
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
-    for n, f in _intr.ATOMICS.items():
+    for n, f in ATOMICS.items():
         ns[f"_nq_atomic_{n}"] = f
     for name, (kind, shape, dt, _) in fe.allocs.items():
         ns[f"_nq_shape_{name}"] = shape

@@ -122,7 +122,7 @@ def _cuda_aliases():
         if obj is not None:
             table[id(obj)] = (obj, group)
     for group, names in (("shared", ("array",)), ("local", ("array",)),
-                         ("atomic", ("add", "sub", "max", "min", "exch", "cas"))):
+                         ("atomic", tuple(_xpu.atomic.__all__))):
         g = getattr(cuda, group, None)
         if g is None:
             continue
