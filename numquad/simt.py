@@ -60,7 +60,7 @@ class SIMTError(RuntimeError):
 # ---------------------------------------------------------------------------
 
 _MISSING = object()
-_GROUP_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic")
+_GROUP_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic", "const")
 
 
 def _cuda_table():
@@ -69,7 +69,10 @@ def _cuda_table():
     table = {}
     if cuda is None:
         return table
-    for name in ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp"):
+    for name in ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp",
+                 "syncthreads_count", "syncthreads_and", "syncthreads_or", "popc", "brev", "clz",
+                 "ffs", "fma", "cbrt", "selp", "threadfence", "threadfence_block",
+                 "threadfence_system", "nanosleep"):
         obj = getattr(cuda, name, None)
         if obj is not None:
             table[id(obj)] = (obj, name)
@@ -292,6 +295,9 @@ def _nq_iter(obj):
 K_OP, K_SYNCWARP, K_SYNCTHREADS = 0, 1, 2
 
 _DIM_ATTR = {"threadIdx": "t", "blockIdx": "b", "blockDim": "d", "gridDim": "g"}
+_DEVICE_FUNCTIONS = ("popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "threadfence",
+                     "threadfence_block", "threadfence_system", "nanosleep")
+_SYNC_REDUCE = ("syncthreads_count", "syncthreads_and", "syncthreads_or")
 
 
 class _Transformer(ast.NodeTransformer):
@@ -454,9 +460,12 @@ class _Transformer(ast.NodeTransformer):
             return self.T(b)
         if b in ("grid", "gridsize"):
             return self.T(b)
-        if b in ("atomic.add", "atomic.sub", "atomic.max", "atomic.min", "atomic.exch",
-                 "atomic.cas"):
+        if b.startswith("atomic."):
             return self.T("atomic_" + b.split(".")[1])
+        if b in _DEVICE_FUNCTIONS:
+            return self.T(b)
+        if b == "const.array_like":
+            return self.T("const_array_like")
         if b == "local.array":
             return self.T("local_array")
         if b in ("shared.array", "syncthreads", "syncwarp"):
@@ -467,11 +476,12 @@ class _Transformer(ast.NodeTransformer):
         f = node.func
         b = self.r.builtin(f)
         if b is not None:
-            if b == "syncthreads":
+            if b == "syncthreads" or b in _SYNC_REDUCE:
                 site = next(self.ids)
                 args = [self.visit(a) for a in node.args]
                 return ast.copy_location(
-                    self.yield_(K_SYNCTHREADS, ast.Constant(site), ast.Constant(None), args), node)
+                    self.yield_(K_SYNCTHREADS, ast.Constant(site),
+                                ast.Constant(None if b == "syncthreads" else b), args), node)
             if b == "syncwarp":
                 args = [self.visit(a) for a in node.args]
                 site = next(self.ids)
@@ -587,40 +597,138 @@ class _Thread:
         return arr
 
     # -- atomics: threads run one at a time, so a read-modify-write is atomic ------
+    # (numba.cuda's semantics, as listed in xpu.ATOMICS)
     @staticmethod
     def _cast(ary, v):
         return np.asarray(v).astype(ary.dtype)[()]
 
-    def atomic_add(self, ary, idx, val):
+    def _rmw(self, ary, idx, val, f):
         old = ary[idx]
-        ary[idx] = old + self._cast(ary, val)
+        ary[idx] = f(old, self._cast(ary, val))
         return old
+
+    def atomic_add(self, ary, idx, val):
+        return self._rmw(ary, idx, val, lambda a, b: a + b)
 
     def atomic_sub(self, ary, idx, val):
-        old = ary[idx]
-        ary[idx] = old - self._cast(ary, val)
-        return old
+        return self._rmw(ary, idx, val, lambda a, b: a - b)
+
+    def atomic_and_(self, ary, idx, val):
+        return self._rmw(ary, idx, val, lambda a, b: a & b)
+
+    def atomic_or_(self, ary, idx, val):
+        return self._rmw(ary, idx, val, lambda a, b: a | b)
+
+    def atomic_xor(self, ary, idx, val):
+        return self._rmw(ary, idx, val, lambda a, b: a ^ b)
 
     def atomic_max(self, ary, idx, val):
-        old = ary[idx]
-        ary[idx] = _cmax(old, self._cast(ary, val))
-        return old
+        # floats: nothing is stored when either is NaN
+        return self._rmw(ary, idx, val, lambda a, b: b if b > a else a)
 
     def atomic_min(self, ary, idx, val):
-        old = ary[idx]
-        ary[idx] = _cmin(old, self._cast(ary, val))
-        return old
+        return self._rmw(ary, idx, val, lambda a, b: b if b < a else a)
+
+    def atomic_nanmax(self, ary, idx, val):
+        return self._rmw(ary, idx, val, lambda a, b: a if _is_nan(b) else (b if _is_nan(a) or b > a else a))
+
+    def atomic_nanmin(self, ary, idx, val):
+        return self._rmw(ary, idx, val, lambda a, b: a if _is_nan(b) else (b if _is_nan(a) or b < a else a))
 
     def atomic_exch(self, ary, idx, val):
-        old = ary[idx]
-        ary[idx] = self._cast(ary, val)
-        return old
+        return self._rmw(ary, idx, val, lambda a, b: b)
+
+    def atomic_inc(self, ary, idx, val):
+        return self._rmw(ary, idx, val, lambda a, b: a.dtype.type(0) if a >= b else a + a.dtype.type(1))
+
+    def atomic_dec(self, ary, idx, val):
+        return self._rmw(ary, idx, val,
+                         lambda a, b: b if (a == 0 or a > b) else a - a.dtype.type(1))
 
     def atomic_cas(self, ary, idx, old, val):
         cur = ary[idx]
         if cur == self._cast(ary, old):
             ary[idx] = self._cast(ary, val)
         return cur
+
+    def atomic_compare_and_swap(self, ary, old, val):
+        return self.atomic_cas(ary, 0, old, val)
+
+    # -- numba.cuda's other device functions (xpu.CUDA_FUNCTIONS) ---------------------
+    @staticmethod
+    def popc(x):
+        x = _as_scalar(x)
+        return x.dtype.type(bin(int(x) % (1 << (8 * x.dtype.itemsize))).count("1"))
+
+    @staticmethod
+    def brev(x):
+        x = _as_scalar(x)
+        bits = 32 if x.dtype.itemsize <= 4 else 64
+        v = int(x) % (1 << bits)
+        r = int(format(v, f"0{bits}b")[::-1], 2)
+        return (np.uint32 if bits == 32 else np.uint64)(r)
+
+    @staticmethod
+    def clz(x):
+        x = _as_scalar(x)
+        bits = 8 * x.dtype.itemsize
+        v = int(x) % (1 << bits)
+        return x.dtype.type(bits - v.bit_length())
+
+    @staticmethod
+    def ffs(x):
+        x = _as_scalar(x)
+        v = int(x) % (1 << (8 * x.dtype.itemsize))
+        return np.uint32((v & -v).bit_length())
+
+    @staticmethod
+    def fma(a, b, c):
+        a, b, c = _as_scalar(a), _as_scalar(b), _as_scalar(c)
+        return _fma(a, b, c)
+
+    @staticmethod
+    def cbrt(x):
+        return np.cbrt(_as_scalar(x))
+
+    @staticmethod
+    def selp(pred, a, b):
+        return a if pred else b
+
+    @staticmethod
+    def nop(*args):
+        return None
+
+    threadfence = threadfence_block = threadfence_system = nanosleep = nop
+
+    @staticmethod
+    def const_array_like(ary):
+        a = np.array(ary)
+        a.flags.writeable = False
+        return a
+
+
+def _fma(a, b, c):
+    """a * b + c with one rounding, in a's float type."""
+    from fractions import Fraction
+    dt = np.result_type(a, b, c)
+    vals = (float(a), float(b), float(c))
+    if not all(math.isfinite(v) for v in vals):
+        return dt.type(a * b + c)
+    exact = Fraction(vals[0]) * Fraction(vals[1]) + Fraction(vals[2])
+    if exact == 0:
+        return dt.type(a * b + c)           # the sign of a zero as IEEE says
+    d = float(exact) if abs(exact) < Fraction(2) ** 1024 else math.copysign(math.inf, exact)
+    if dt == np.float64:
+        return np.float64(d)
+    r = np.float32(d)
+    if Fraction(d) != exact and math.isfinite(d):
+        # d may sit on a float32 tie that the exact value does not: round again by hand
+        lo = np.nextafter(r, np.float32(-np.inf))
+        hi = np.nextafter(r, np.float32(np.inf))
+        best = min((r, lo, hi), key=lambda y: (abs(Fraction(float(y)) - exact)
+                                               if math.isfinite(float(y)) else math.inf))
+        r = best
+    return np.float32(r)
 
 
 def _alloc(shape, dtype):
@@ -974,10 +1082,18 @@ def _schedule(gens, nthreads):
         if len(sites) != 1:
             raise SIMTError("threads of a block wait at different syncthreads() calls "
                             "(a barrier under lane-varying control)")
-        for t in range(nthreads):
-            if live[t]:
-                req[t] = None
-                runnable.append(t)
+        waiting = [t for t in range(nthreads) if live[t]]
+        what = req[waiting[0]][2]
+        value = None
+        if what is not None:                       # syncthreads_count/_and/_or
+            preds = [bool(_as_scalar(req[t][3][0]) != 0) for t in waiting]
+            n = sum(preds) if what == "syncthreads_count" else \
+                int(all(preds)) if what == "syncthreads_and" else int(any(preds))
+            value = np.int32(n)
+        for t in waiting:
+            req[t] = None
+            send[t] = value
+            runnable.append(t)
 
 
 def _scalar_arg(a):
