@@ -1,0 +1,450 @@
+"""The plain-Python SIMT interpreter (numquad/simt.py), the fuzzer's oracle.
+
+Every op on every type against ops.py's reference, with active masks made by real
+divergence (an ``if`` in the kernel) and partial waves; then control flow whose
+expected values are worked out here with NumPy, lane by lane (docs/semantics.md).
+No compiled target is involved.
+"""
+
+import time
+
+import numpy as np
+import pytest
+
+from numquad import NumquadLaunchError, Quad, Wave, ops, simt, xpu
+
+W = 32
+TYPES = [np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                               "uint32", "uint64", "float32", "float64")]
+SEL_TYPES = [np.dtype(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16",
+                                   "uint32", "uint64")]
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
+    if a.dtype.kind == "f":
+        u = np.dtype(f"u{a.dtype.itemsize}")
+        return (a.view(u) == b.view(u)) | (np.isnan(a) & np.isnan(b))
+    return a == b
+
+
+def random_values(rng, dt, n):
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind in "iu":
+        small = rng.integers(-3, 40, n).astype(dt)
+        bits = rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).view(dt)
+        return np.where(rng.random(n) < 0.5, small, bits)
+    v = (rng.standard_normal(n) * 50).astype(dt)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40], dt)
+    pick = rng.random(n) < 0.25
+    v[pick] = special[rng.integers(0, len(special), pick.sum())]
+    return v
+
+
+def random_selectors(rng, dt, n):
+    info = np.iinfo(dt)
+    small = rng.integers(max(info.min, -40), 41, n)
+    big = rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).view(dt)
+    return np.where(rng.random(n) < 0.6, small.astype(dt), big)
+
+
+# -- every op, every type, masks from real divergence ---------------------------------
+
+@pytest.fixture(scope="module")
+def op_kernels(tmp_path_factory):
+    """One kernel per op, ``if cond[i]: out[i] = op(x[i], sel[i])``, in a real file."""
+    lines = ["import numpy as np", "from numquad import xpu, Quad, Wave", ""]
+    for q, op in ops.OPS.items():
+        name = q.replace(".", "_")
+        call = q + "(" + ", ".join(["x[i]", "sel[i]"][:len(op.params)]) + ")"
+        lines += ["@xpu.jit", f"def {name}(x, sel, cond, out):", "    i = xpu.grid(1)",
+                  "    if cond[i]:", f"        out[i] = {call}", ""]
+    path = tmp_path_factory.mktemp("simt") / "simt_op_kernels.py"
+    path.write_text("\n".join(lines))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("simt_op_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _cases():
+    for q, op in ops.OPS.items():
+        types = op.accepted or (np.dtype("int32"),)
+        for dt in types:
+            yield pytest.param(q, dt, id=f"{q}-{dt}")
+
+
+@pytest.mark.parametrize("q,dt", list(_cases()))
+def test_every_op_against_the_reference(op_kernels, q, dt):
+    op = ops.OPS[q]
+    rng = np.random.default_rng([list(ops.OPS).index(q), TYPES.index(dt)])
+    blocks, threads = 2, 80                       # waves of 32, 32 and 16 lanes per block
+    n = blocks * threads
+    x = random_values(rng, dt, n)
+    sdt = SEL_TYPES[rng.integers(0, len(SEL_TYPES))]
+    sel = random_selectors(rng, sdt, n)
+    for mode in ("full", "prefix", "random"):
+        if mode == "full":
+            cond = np.ones(n, bool)
+        elif mode == "prefix":
+            cond = (np.arange(n) % threads % W) < rng.integers(1, W, n // W + 1).repeat(W)[:n]
+        else:
+            cond = rng.random(n) < 0.6
+        rt = op.result_dtype(dt)
+        out = np.zeros(n, rt)
+        getattr(op_kernels, q.replace(".", "_")).python[blocks, threads](x, sel, cond, out)
+        # the reference works on (waves, 32); pad each block's partial wave
+        per = -(-threads // W) * W
+
+        def waves(a, fill):
+            a = a.reshape(blocks, threads)
+            pad = np.full((blocks, per - threads), fill, a.dtype)
+            return np.concatenate([a, pad], axis=1).reshape(-1, W)
+        active = waves(cond, False)
+        args = [waves(x, x[0])] + ([waves(sel, sel[0])] if len(op.params) > 1 else [])
+        ref = op.reference(*args, active=active)
+        got = waves(out, out[0])
+        ok = same_bits(got[active], np.asarray(ref, rt)[active])
+        assert ok.all(), (mode, np.flatnonzero(~ok)[:5], got[active][~ok][:5],
+                          np.asarray(ref)[active][~ok][:5])
+
+
+# -- control flow: expected values by hand -----------------------------------------------
+
+def run(fn, grid, block, *args):
+    xpu.jit(fn).python[grid, block](*args)
+    return args
+
+
+def by_waves(a):
+    return a.reshape(-1, W)
+
+
+def k_loop_prefix(trip, out):
+    i = xpu.grid(1)
+    acc = np.int64(0)
+    for j in range(trip[i]):
+        acc += Wave.prefixSum(np.int64(1))
+    out[i] = acc
+
+
+def test_loop_with_per_lane_trip_counts():
+    rng = np.random.default_rng(1)
+    trip = rng.integers(0, 5, 96).astype(np.int32)
+    out = np.full(96, -1, np.int64)
+    run(k_loop_prefix, 1, 96, trip, out)
+    t = by_waves(trip)
+    exp = np.zeros_like(t, dtype=np.int64)
+    for j in range(5):
+        act = t > j                      # the active set at iteration j
+        below = np.cumsum(act, axis=1) - act
+        exp += np.where(act, below, 0)
+    np.testing.assert_array_equal(out, exp.ravel())
+
+
+def k_while_any(out):
+    i = xpu.grid(1)
+    c = 0
+    while Wave.any(c < 1):
+        c += 1
+    out[i] = c
+
+
+def test_while_any_leaves_every_lane_at_one():
+    out = np.zeros(40, np.int64)
+    run(k_while_any, 1, 40, out)
+    assert (out == 1).all()
+
+
+def k_break_continue_return(x, out, trace):
+    i = xpu.grid(1)
+    v = x[i]
+    n = np.int64(0)
+    for j in range(6):
+        if v == j:
+            break
+        if (v + j) % 2 == 0:
+            continue
+        n += np.int64(Wave.ballot(True))         # which lanes are here, this iteration
+        trace[i, j] = Wave.ballot(True)
+    if v == 7:
+        return
+    out[i] = n * 100 + np.int64(Wave.countBits(True))
+
+
+def test_break_continue_return():
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 9, 64).astype(np.int64)
+    out = np.full(64, -1, np.int64)
+    trace = np.zeros((64, 6), np.uint32)
+    run(k_break_continue_return, 1, 64, x, out, trace)
+    v = by_waves(x)
+    live = np.ones(v.shape, bool)
+    n = np.zeros(v.shape, np.int64)
+    exp_trace = np.zeros((2, W, 6), np.uint32)
+    for j in range(6):
+        live &= v != j
+        here = live & ((v + j) % 2 != 0)
+        words = (here * (1 << np.arange(W))).sum(axis=1).astype(np.uint32)
+        n += np.where(here, words[:, None].astype(np.int64), 0)
+        exp_trace[:, :, j] = np.where(here, words[:, None], 0)
+    after = v != 7
+    cnt = after.sum(axis=1)[:, None]
+    exp = np.where(after, n * 100 + cnt, -1)
+    np.testing.assert_array_equal(out, exp.ravel())
+    np.testing.assert_array_equal(trace, exp_trace.reshape(64, 6))
+
+
+@xpu.jit
+def lane_rank(v):
+    if v < 0:
+        return np.int64(-1)                      # these lanes leave before the op
+    return np.int64(Wave.prefixCountBits(True)) * 1000 + np.int64(Wave.readFirst(v))
+
+
+def k_lane_function_under_divergence(x, out):
+    i = xpu.grid(1)
+    if x[i] % 2 == 0:
+        out[i] = lane_rank(x[i])                 # call site 1
+    else:
+        out[i] = lane_rank(x[i]) + 1000000       # call site 2: another op instance
+
+
+def test_lane_function_with_ops_under_divergence():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-20, 20, 64).astype(np.int64)
+    out = np.zeros(64, np.int64)
+    run(k_lane_function_under_divergence, 1, 64, x, out)
+    v = by_waves(x)
+    exp = np.zeros(v.shape, np.int64)
+    for site, base in ((v % 2 == 0, 0), (v % 2 != 0, 1000000)):
+        act = site & (v >= 0)
+        rank = np.cumsum(act, axis=1) - act
+        first = np.take_along_axis(v, np.argmax(act, axis=1)[:, None], axis=1)
+        exp = np.where(act, rank * 1000 + first + base, exp)
+        exp = np.where(site & (v < 0), -1 + base, exp)
+    np.testing.assert_array_equal(out, exp.ravel())
+
+
+def test_lane_function_on_arrays():
+    x = np.arange(-5, 65, dtype=np.int64)                  # waves of 32, 32 and 6 lanes
+    r = lane_rank.python(x)
+    assert r.dtype == np.int64 and r.shape == x.shape
+    xs = np.concatenate([x, np.zeros(26, np.int64)]).reshape(-1, W)
+    act = (np.arange(96) < 70).reshape(-1, W) & (xs >= 0)
+    rank = np.cumsum(act, axis=1) - act
+    first = np.take_along_axis(xs, np.argmax(act, axis=1)[:, None], axis=1)
+    exp = np.where(act, rank * 1000 + first, -1).ravel()[:70]
+    np.testing.assert_array_equal(r, exp)
+    r2 = lane_rank.python(x.reshape(7, 10))
+    np.testing.assert_array_equal(r2.ravel(), exp)
+
+
+@xpu.jit
+def ids(x):
+    return xpu.threadIdx.x
+
+
+@xpu.jit
+def gids(x):
+    return xpu.grid(1)
+
+
+def test_builtin_types():
+    assert ids.python(np.zeros(300)).dtype == np.int32
+    np.testing.assert_array_equal(ids.python(np.zeros(300)), np.arange(300) % 256)
+    g = gids.python(np.zeros(300))
+    assert g.dtype == np.int64
+    np.testing.assert_array_equal(g, np.arange(300))
+
+
+def k_3d(out):
+    t = xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x + \
+        xpu.threadIdx.z * xpu.blockDim.x * xpu.blockDim.y
+    b = xpu.blockIdx.x + xpu.blockIdx.y * xpu.gridDim.x + xpu.blockIdx.z * xpu.gridDim.x * xpu.gridDim.y
+    nt = xpu.blockDim.x * xpu.blockDim.y * xpu.blockDim.z
+    out[b * nt + t] = np.int64(Wave.readFirst(t)) * 100 + np.int64(xpu.laneid) + \
+        np.int64(Wave.all(True)) * 10000
+
+
+def test_3d_launch_and_partial_waves():
+    out = np.full(8 * 60, -1, np.int64)
+    run(k_3d, (2, 2, 2), (4, 3, 5), out)
+    t = np.arange(8 * 60) % 60
+    full = (t < 32)                          # the second wave has 28 lanes: Wave.all is false
+    np.testing.assert_array_equal(out, (t // 32) * 3200 + t % 32 + full * 10000)
+
+
+def k_shared_reverse(x, out):
+    s = xpu.shared.array(100, np.float32)
+    t = xpu.threadIdx.x
+    i = xpu.grid(1)
+    s[t] = x[i]
+    xpu.syncthreads()
+    out[i] = s[99 - t] + Wave.shuffle(s[(t * 7 + 3) % 100], np.uint64(2**64 - 1))
+
+
+def test_shared_memory_and_syncthreads():
+    x = np.arange(300, dtype=np.float32)
+    out = np.zeros(300, np.float32)
+    run(k_shared_reverse, 3, 100, x, out)
+    b, t = np.arange(300) // 100, np.arange(300) % 100
+    rev = x[b * 100 + 99 - t]
+    mixed = x[b * 100 + (t * 7 + 3) % 100]
+    # lane 31 of each wave (uint64 2**64-1 & 31); the partial wave (lanes 96..99) reads its own
+    w = t // 32
+    src = np.where(w * 32 + 31 < 100, w * 32 + 31, t)
+    np.testing.assert_array_equal(out, rev + mixed[b * 100 + src])
+
+
+def k_syncwarp(x, out):
+    s = xpu.shared.array(64, np.int64)
+    t = xpu.threadIdx.x
+    s[t] = x[t]
+    xpu.syncwarp()
+    out[t] = s[(t & 32) | ((t + 1) & 31)]
+
+
+def test_syncwarp_exchange():
+    x = np.arange(64, dtype=np.int64) * 3
+    out = np.zeros(64, np.int64)
+    run(k_syncwarp, 1, 64, x, out)
+    t = np.arange(64)
+    np.testing.assert_array_equal(out, x[(t & 32) | ((t + 1) & 31)])
+
+
+def k_atomics(x, acc, olds):
+    i = xpu.grid(1)
+    xpu.atomic.add(acc, 0, x[i])
+    xpu.atomic.max(acc, 1, x[i])
+    xpu.atomic.min(acc, 2, x[i])
+    olds[i] = xpu.atomic.exch(acc, 3, i)
+
+
+def test_atomics():
+    x = np.arange(1, 129, dtype=np.int64)
+    acc = np.array([0, -10, 1000, -1], np.int64)
+    olds = np.zeros(128, np.int64)
+    run(k_atomics, 2, 64, x, acc, olds)
+    assert acc[0] == x.sum() and acc[1] == 128 and acc[2] == 1
+    assert sorted(olds.tolist() + [acc[3]]) == [-1] + list(range(128))
+
+
+def k_float_minmax(x, out):
+    i = xpu.grid(1)
+    out[i, 0] = Wave.reduceMin(x[i])
+    out[i, 1] = Wave.reduceMax(x[i])
+    out[i, 2] = Wave.prefixMin(x[i])
+
+
+def test_float_min_max_rules():
+    x = np.full(32, np.nan, np.float32)
+    x[3], x[9] = 0.0, -0.0
+    out = np.zeros((32, 3), np.float32)
+    run(k_float_minmax, 1, 32, x, out)
+    assert np.signbit(out[:, 0]).all() and (out[:, 0] == 0).all()       # min(+0, -0) = -0
+    assert not np.signbit(out[:, 1]).any() and (out[:, 1] == 0).all()   # max = +0, NaN loses
+    assert np.isinf(out[0, 2]) and np.isnan(out[1:4, 2]).all()          # only NaNs below: NaN
+    assert out[4, 2] == 0 and not np.signbit(out[4, 2]) and np.signbit(out[10, 2])
+
+
+def k_selectors(x, out, s64, u64, u32):
+    i = xpu.grid(1)
+    out[i, 0] = Wave.shuffleDown(x[i], s64)        # 2**32 + 1: out of range, own value
+    out[i, 1] = Wave.shuffle(x[i], u64)            # 2**64 - 1 & 31 = lane 31
+    out[i, 2] = Wave.shuffleUp(x[i], np.int64(-1))  # negative: reads lane + 1
+    out[i, 3] = Wave.shuffleXor(x[i], u32)         # 4294967295 & 31 = 31
+    out[i, 4] = Quad.broadcast(x[i], np.int8(-1))  # -1 & 3 = 3
+
+
+def test_selectors_by_exact_value():
+    x = np.arange(32, dtype=np.int32) * 10
+    out = np.zeros((32, 5), np.int32)
+    run(k_selectors, 1, 32, x, out, np.int64(2**32 + 1), np.uint64(2**64 - 1), np.uint32(4294967295))
+    lane = np.arange(32)
+    np.testing.assert_array_equal(out[:, 0], x)
+    np.testing.assert_array_equal(out[:, 1], np.full(32, 310))
+    np.testing.assert_array_equal(out[:, 2], np.where(lane < 31, x[np.minimum(lane + 1, 31)], x))
+    np.testing.assert_array_equal(out[:, 3], x[lane ^ 31])
+    np.testing.assert_array_equal(out[:, 4], x[(lane & ~3) | 3])
+
+
+def k_scan_ranks(x, out):
+    i = xpu.grid(1)
+    if i == 1 or i == 3 or i == 30:
+        out[i] = Wave.prefixSum(x[i])
+        out[i + 32] = Wave.prefixSum(x[i] > 0)
+
+
+def test_scan_over_ranks_and_bool_counts():
+    x = np.zeros(32, np.float32)
+    x[1], x[3], x[30] = 1e8, 1.0, -1e8
+    out = np.full(64, 7, np.float32)
+    run(k_scan_ranks, 1, 32, x, out)
+    assert out[1] == 0 and not np.signbit(out[1])        # rank 0: +0.0
+    assert out[3] == np.float32(1e8)
+    assert out[30] == np.float32(np.float32(1e8) + np.float32(1.0))
+    np.testing.assert_array_equal(out[[33, 35, 62]], [0, 1, 2])
+
+
+def k_wrap(x, out):
+    i = xpu.grid(1)
+    out[i] = Wave.reduceSum(x[i])
+
+
+def test_integer_wrap():
+    x = np.full(32, 127, np.int8)
+    out = np.zeros(32, np.int8)
+    run(k_wrap, 1, 32, x, out)
+    assert (out == np.int8(-32)).all()                  # 127 * 32 = 4064 = 15 * 256 - 32
+
+
+def k_divergent_barrier(x):
+    if xpu.threadIdx.x < 16:
+        xpu.syncthreads()
+    else:
+        xpu.syncthreads()
+
+
+def test_barrier_under_divergence_is_reported():
+    with pytest.raises(simt.SIMTError, match="different syncthreads"):
+        run(k_divergent_barrier, 1, 32, np.zeros(1))
+
+
+def k_print(out):
+    i = xpu.grid(1)
+    print("thread", i, "prefix", Wave.prefixSum(np.int32(1)))
+    out[i] = 1
+
+
+def test_print_inside_a_kernel(capsys):
+    run(k_print, 1, 3, np.zeros(3, np.int64))
+    assert capsys.readouterr().out.splitlines() == [f"thread {k} prefix {k}" for k in range(3)]
+
+
+def test_launch_is_validated():
+    with pytest.raises(NumquadLaunchError):
+        run(k_wrap, 1, 2000, np.zeros(2000, np.int8), np.zeros(2000, np.int8))
+
+
+def k_busy(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    for k in range(8):
+        v = v + Wave.shuffleXor(v, 1 << (k % 5)) + Wave.prefixSum(v) + Quad.swapVertical(v)
+        if v > 0:
+            v = v - Wave.reduceMax(v)
+    out[i] = v
+
+
+def test_speed_of_a_block():
+    x = np.arange(256, dtype=np.int64) % 7
+    out = np.zeros(256, np.int64)
+    k = xpu.jit(k_busy)
+    k.python[1, 256](x, out)                 # transform once
+    t0 = time.perf_counter()
+    k.python[1, 256](x, out)                 # 256 threads, 32 op instances each
+    assert time.perf_counter() - t0 < 1.0
