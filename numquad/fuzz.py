@@ -1,0 +1,1485 @@
+"""The differential fuzzer: random valid kernels, run on every target, compared bit for bit.
+
+    python -m numquad.fuzz --minutes 5 --seed 1 [--count N] [--target cpu|cuda]
+                           [--out fuzz-out] [--jobs J] [--shrink K]
+
+Each kernel is generated from ``(seed, index)`` alone (deterministic), written to a
+real ``.py`` file and imported, then run by the plain-Python SIMT interpreter
+(:mod:`numquad.simt`, the oracle), by the CPU target in release and in
+``debug=True`` builds and, with ``--target cuda``, by the CUDA target. Every array
+argument is compared afterwards, bit for bit (two NaNs count as equal, as
+docs/semantics.md says). Kernels run in child processes, many per child; a child
+that dies on a signal marks the kernel it was running as *crashed*, one that
+stops answering as *hung*. Every failure is written to ``--out`` as a standalone
+script, ``repro_<seed>_<n>.py``, shrunk (statements deleted while the failure
+persists) for the first ``--shrink`` failures.
+
+The generated kernels follow the validity rules of docs/RELIABILITY.md ("The
+differential fuzzer"): one fixed NumPy type per variable, explicit constructors
+around every arithmetic result, float arithmetic only ``+ - *``, no races, barriers
+only at the top level, atomics only where their order cannot show, every output
+element written by one thread or by none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import dataclasses
+import importlib.util
+import json
+import os
+import random
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+
+__all__ = ["generate", "make_inputs", "run_one", "compare", "main"]
+
+INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+FLOAT_TYPES = ("float32", "float64")
+ALL_TYPES = ("bool",) + INT_TYPES + FLOAT_TYPES
+ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64")
+POISON = 0xA5            # every output byte before a run
+KERNEL = "kern"
+
+# the ops, by name (kept here rather than read from ops.py so the generator is
+# independent of the catalogue's current state): name -> (kind, operand class, selector?)
+OPS = {
+    "Quad.broadcast": ("move", "value", "quad"),
+    "Quad.swapHorizontal": ("move", "value", None),
+    "Quad.swapVertical": ("move", "value", None),
+    "Quad.swapDiagonal": ("move", "value", None),
+    "Quad.all": ("vote", "pred", None),
+    "Quad.any": ("vote", "pred", None),
+    "Wave.prefixSum": ("scan", "value", None),
+    "Wave.prefixProduct": ("scan", "value", None),
+    "Wave.prefixMin": ("scan", "value", None),
+    "Wave.prefixMax": ("scan", "value", None),
+    "Wave.prefixAnd": ("scan", "bitwise", None),
+    "Wave.prefixOr": ("scan", "bitwise", None),
+    "Wave.prefixXor": ("scan", "bitwise", None),
+    "Wave.reduceSum": ("reduce", "value", None),
+    "Wave.reduceProduct": ("reduce", "value", None),
+    "Wave.reduceMin": ("reduce", "value", None),
+    "Wave.reduceMax": ("reduce", "value", None),
+    "Wave.reduceAnd": ("reduce", "bitwise", None),
+    "Wave.reduceOr": ("reduce", "bitwise", None),
+    "Wave.reduceXor": ("reduce", "bitwise", None),
+    "Wave.ballot": ("ballot", "pred", None),
+    "Wave.countBits": ("ballot", "pred", None),
+    "Wave.prefixCountBits": ("ballot", "pred", None),
+    "Wave.any": ("vote", "pred", None),
+    "Wave.all": ("vote", "pred", None),
+    "Wave.allEqual": ("allequal", "value", None),
+    "Wave.broadcast": ("move", "value", "lane"),
+    "Wave.readFirst": ("move", "value", None),
+    "Wave.shuffle": ("move", "value", "lane"),
+    "Wave.shuffleXor": ("move", "value", "lane"),
+    "Wave.shuffleUp": ("move", "value", "lane"),
+    "Wave.shuffleDown": ("move", "value", "lane"),
+}
+_CLASS_TYPES = {"value": ALL_TYPES, "bitwise": ("bool",) + INT_TYPES, "pred": ("bool",) + INT_TYPES}
+
+# selectors that are the same in every lane, passed as kernel scalars
+SPECIAL_SELECTORS = [
+    ("int64", 2**32 + 4), ("int64", -3), ("int64", 2**63 - 1), ("int64", -2**63),
+    ("uint32", 4294967295), ("uint64", 2**64 - 1), ("uint64", 2**32 + 1), ("int32", -1),
+    ("int32", 33), ("int8", -1), ("uint8", 200), ("int16", 31), ("int32", 5), ("uint32", 3),
+    ("int64", 1), ("int32", -32), ("uint16", 65535), ("int64", 16),
+]
+
+BLOCKS_1D = (1, 7, 32, 33, 48, 64, 100, 128, 256, 1024)
+BLOCKS_ND = ((8, 4), (16, 3), (5, 7), (33, 2), (4, 4, 4), (3, 5, 7), (32, 2, 2), (2, 16),
+             (1, 40), (6, 6, 3), (10, 10))
+
+
+def result_type(op, dt):
+    kind = OPS[op][0]
+    if kind in ("vote", "allequal"):
+        return "bool"
+    if kind == "ballot":
+        return "uint32"
+    if op in ("Wave.prefixSum", "Wave.reduceSum") and dt == "bool":
+        return "uint32"
+    return dt
+
+
+def _ops_producing(rt):
+    """(op, operand type) pairs whose result type is *rt*."""
+    out = []
+    for op, (kind, cls, _) in OPS.items():
+        for dt in _CLASS_TYPES[cls]:
+            if result_type(op, dt) == rt:
+                out.append((op, dt))
+    return out
+
+
+_PRODUCERS = {rt: _ops_producing(rt) for rt in ALL_TYPES}
+
+
+# ---------------------------------------------------------------------------
+# The kernel generator
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Arg:
+    name: str
+    role: str            # in, trip, sel, out, scratch, acc, n, scalar
+    dtype: str
+    size: int = 0
+    value: object = None  # scalars
+
+
+@dataclasses.dataclass
+class Spec:
+    seed: int
+    index: int
+    source: str
+    griddim: tuple
+    blockdim: tuple
+    args: list
+    features: list
+
+    @property
+    def nthreads(self):
+        return int(np.prod(self.blockdim))
+
+    @property
+    def nblocks(self):
+        return int(np.prod(self.griddim))
+
+
+class _Scope:
+    def __init__(self, vars_, arrays, loops=(), lanefn=None, allow_return=False, depth=0):
+        self.vars = dict(vars_)          # name -> dtype (assignable)
+        self.ro = {}                     # name -> dtype (readable only)
+        self.arrays = arrays             # kernel: True
+        self.loops = list(loops)
+        self.lanefn = lanefn             # (return var, dtype) inside a lane function
+        self.allow_return = allow_return
+        self.depth = depth
+
+    def child(self, loop=None):
+        s = _Scope(self.vars, self.arrays, self.loops + ([loop] if loop else []), self.lanefn,
+                   self.allow_return, self.depth + 1)
+        s.ro = dict(self.ro)
+        return s
+
+
+class Generator:
+    """Random valid kernels as source text (see the module doc for the rules)."""
+
+    def __init__(self, seed, index):
+        self.seed, self.index = seed, index
+        self.r = random.Random(f"numquad-fuzz:{seed}:{index}")
+        self.args = {}                  # name -> Arg (order of first use)
+        self.counter = 0
+        self.budget = self.r.randint(3, 14)
+        self.features = set()
+        self.lanefns = []               # (name, [param dtypes], return dtype)
+        self.allocs = []                # lines at the top of the kernel
+        self.calls = 0
+
+    # -- small helpers ---------------------------------------------------------
+    def fresh(self, stem):
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def chance(self, p):
+        return self.r.random() < p
+
+    def pick(self, seq):
+        return seq[self.r.randrange(len(seq))]
+
+    def arg(self, name, role, dtype, size=0, value=None):
+        if name not in self.args:
+            self.args[name] = Arg(name, role, dtype, size, value)
+        return name
+
+    def const(self, dt):
+        r = self.r
+        if dt == "bool":
+            return f"np.bool_({r.random() < 0.5})"
+        if dt in FLOAT_TYPES:
+            v = self.pick(["0.0", "-0.0", "1.0", "0.5", "-2.25", "3.0", "1e-40", "-1e-300",
+                           "3e+38", "1e+300", "-7.75", "0.1"])
+            return f"np.{dt}({v})"
+        info = np.iinfo(dt)
+        if self.chance(0.2):
+            v = self.pick([info.min, info.max, info.max // 2 + 1])
+        else:
+            v = r.randint(max(info.min, -9), min(info.max, 40))
+        return f"np.{dt}({int(v)})"
+
+    # -- expressions -------------------------------------------------------------
+    def leaf(self, dt, sc):
+        r = self.r
+        names = [n for n, d in list(sc.vars.items()) + list(sc.ro.items()) if d == dt]
+        roll = r.random()
+        if names and roll < 0.45:
+            return self.pick(names)
+        if sc.arrays and roll < 0.65:
+            return f"{self.arg('x_' + dt, 'in', dt)}[i]"
+        if roll < 0.75 and dt != "bool":
+            src = self.pick(["t", "Wave.laneId()", "Quad.laneId()"] + (["i"] if sc.arrays else []))
+            if sc.lanefn and src in ("t", "i"):
+                src = "Wave.laneId()"
+            return f"np.{dt}({src})"
+        if roll < 0.8 and dt == "bool":
+            return f"((Wave.laneId() & np.uint32({r.randint(1, 31)})) == np.uint32({r.randint(0, 3)}))"
+        if sc.arrays and roll < 0.85:
+            return self.arg(f"u_{dt}", "scalar", dt, value=self._uniform_value(dt))
+        return self.const(dt)
+
+    def _uniform_value(self, dt):
+        if dt == "bool":
+            return bool(self.r.random() < 0.5)
+        if dt in FLOAT_TYPES:
+            return self.pick([1.5, -0.0, 0.25, -3.0])
+        info = np.iinfo(dt)
+        return int(self.pick([0, 1, 3, info.max, info.min, 31, 32]))
+
+    def expr(self, dt, sc, depth=2):
+        r = self.r
+        if depth <= 0 or r.random() < 0.4:
+            return self.leaf(dt, sc)
+        roll = r.random()
+        if roll < 0.35:
+            return self.opcall(dt, sc, depth - 1)
+        if dt == "bool":
+            if roll < 0.75:
+                t = self.pick(ALL_TYPES[1:])
+                cmp = self.pick(["<", "<=", ">", ">=", "==", "!="])
+                return f"({self.expr(t, sc, depth - 1)} {cmp} {self.expr(t, sc, depth - 1)})"
+            o = self.pick(["&", "|", "^"])
+            return f"np.bool_({self.expr('bool', sc, depth - 1)} {o} {self.expr('bool', sc, depth - 1)})"
+        if roll < 0.75:
+            if dt in FLOAT_TYPES:
+                o = self.pick(["+", "-", "*"])
+            else:
+                o = self.pick(["+", "-", "*", "&", "|", "^", "+", "-", "<<", ">>"])
+            a, b = self.expr(dt, sc, depth - 1), self.expr(dt, sc, depth - 1)
+            if o in ("<<", ">>"):
+                b = f"({b} & np.{dt}(7))"
+            return f"np.{dt}({a} {o} {b})"
+        # a cast from another type
+        if dt in FLOAT_TYPES:
+            src = self.pick(ALL_TYPES)
+        else:
+            src = self.pick(("bool",) + INT_TYPES)
+        return f"np.{dt}({self.expr(src, sc, depth - 1)})"
+
+    def selector(self, op, sc, depth):
+        r = self.r
+        roll = r.random()
+        if roll < 0.25:
+            return str(r.randrange(4 if op == "Quad.broadcast" else 32))
+        if roll < 0.45 and sc.arrays:
+            k = r.randrange(len(SPECIAL_SELECTORS))
+            dt, v = SPECIAL_SELECTORS[k]
+            self.features.add("special-selector")
+            return self.arg(f"s{k}", "scalar", dt, value=v)
+        if roll < 0.65 and sc.arrays:
+            self.features.add("lane-selector")
+            base = f"{self.arg('sel', 'sel', 'int32')}[i]"
+            return self.pick([base, f"np.int64({base}) + np.int64(4294967296)",
+                              f"np.int64({base}) - np.int64(4294967296)", f"np.uint32({base})",
+                              f"np.uint64({base})", f"np.int8({base})"])
+        t = self.pick(INT_TYPES)
+        return self.expr(t, sc, depth)
+
+    def opcall(self, dt, sc, depth):
+        op, odt = self.pick(_PRODUCERS[dt])
+        self.features.add(op)
+        operand = self.expr(odt, sc, depth)
+        if OPS[op][2] is not None:
+            return f"{op}({operand}, {self.selector(op, sc, depth)})"
+        return f"{op}({operand})"
+
+    def cond(self, sc, uniform_ok=True):
+        r = self.r
+        roll = r.random()
+        if uniform_ok and sc.arrays and roll < 0.1:
+            dt = self.pick(("int32", "int64"))
+            return f"{self.arg('u_' + dt, 'scalar', dt, value=self._uniform_value(dt))} > {self.const(dt)}"
+        if roll < 0.3:
+            k = r.randint(0, 32)
+            self.features.add("prefix-mask")
+            return f"Wave.laneId() < np.uint32({k})"
+        if roll < 0.4 and sc.arrays:
+            return f"{self.arg('trip', 'trip', 'int32')}[i] > np.int32({r.randint(0, 3)})"
+        return self.expr("bool", sc, 2)
+
+    # -- statements -----------------------------------------------------------------
+    def block(self, sc, lines, ind, min_stmts=1):
+        n = 0
+        while (self.budget > 0 and self.chance(0.8)) or n < min_stmts:
+            self.statement(sc, lines, ind)
+            n += 1
+            if n > 4:
+                break
+
+    def assignable(self, sc, castable_from=None):
+        names = list(sc.vars)
+        return self.pick(names) if names else None
+
+    def statement(self, sc, lines, ind):
+        self.budget -= 1
+        r = self.r
+        pad = "    " * ind
+        deep_ok = sc.depth < 3 and self.budget > 0
+        kinds = [("assign", 4), ("accum", 3)]
+        if sc.arrays:
+            kinds += [("store", 1.5), ("atomic", 0.6)]
+        if deep_ok:
+            kinds += [("if", 3), ("for", 1.5), ("while", 1.2)]
+        if sc.loops:
+            kinds += [("break", 1.2), ("continue", 1.0)]
+        if sc.allow_return and not (sc.lanefn and sc.loops):
+            kinds += [("return", 0.7)]
+        if self.lanefns and sc.arrays and self.calls < 2:
+            kinds += [("call", 1.5)]
+        total = sum(w for _, w in kinds)
+        x = r.random() * total
+        for kind, w in kinds:
+            x -= w
+            if x < 0:
+                break
+        getattr(self, "st_" + kind)(sc, lines, pad, ind)
+
+    def st_assign(self, sc, lines, pad, ind):
+        v = self.assignable(sc)
+        lines.append(f"{pad}{v} = {self.expr(sc.vars[v], sc, 2)}")
+
+    def st_accum(self, sc, lines, pad, ind):
+        v = self.assignable(sc)
+        dt = sc.vars[v]
+        if dt == "bool":
+            lines.append(f"{pad}{v} = np.bool_({v} ^ {self.expr(dt, sc, 2)})")
+        else:
+            o = self.pick(["+", "+", "-", "*"] + (["^", "|"] if dt in INT_TYPES else []))
+            lines.append(f"{pad}{v} = np.{dt}({v} {o} {self.opcall(dt, sc, 2)})")
+
+    def st_store(self, sc, lines, pad, ind):
+        dt = self.pick(ALL_TYPES)
+        name = self.arg(f"e_{dt}", "out", dt)
+        self.features.add("store-in-flow")
+        lines.append(f"{pad}{name}[i] = {self.expr(dt, sc, 2)}")
+
+    def st_atomic(self, sc, lines, pad, ind):
+        kind = self.pick(["add", "add", "max", "min"])
+        dt = self.pick(ATOMIC_TYPES)
+        name = self.arg(f"acc_{kind}_{dt}", "acc", dt, size=16)
+        self.features.add("atomic")
+        idx = self.pick(["t & np.int32(15)", "np.int64(Wave.laneId() & np.uint32(15))",
+                         "np.int32(3)"])
+        lines.append(f"{pad}xpu.atomic.{kind}({name}, {idx}, {self.expr(dt, sc, 2)})")
+
+    def st_if(self, sc, lines, pad, ind):
+        lines.append(f"{pad}if {self.cond(sc)}:")
+        self.block(sc.child(), lines, ind + 1)
+        if self.chance(0.5):
+            lines.append(f"{pad}else:")
+            self.block(sc.child(), lines, ind + 1)
+
+    def st_for(self, sc, lines, pad, ind):
+        j = self.fresh("j")
+        self.features.add("for")
+        if sc.arrays:
+            bound = self.pick([f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
+                               f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
+                               str(self.r.randint(0, 4)),
+                               f"np.int64({self.arg('trip', 'trip', 'int32')}[i] & np.int32(1)) + np.int64(1)"])
+        else:
+            bound = self.pick([str(self.r.randint(1, 3)), "np.int64(Wave.laneId() & np.uint32(3))"])
+        lines.append(f"{pad}{j} = np.int64(-1)")
+        lines.append(f"{pad}for {j} in range({bound}):")
+        inner = sc.child(loop="for")
+        inner.ro[j] = "int64"
+        self.block(inner, lines, ind + 1)
+        sc.ro[j] = "int64"          # read after the loop: per-lane exits
+
+    def st_while(self, sc, lines, pad, ind):
+        w = self.fresh("w")
+        self.features.add("while")
+        if sc.arrays:
+            trip = self.arg("trip", "trip", "int32")
+            limit = self.pick([f"{w} < {trip}[i]", f"Wave.any({w} < {trip}[i])",
+                               f"{w} < np.int32({self.r.randint(0, 3)})",
+                               f"Wave.any({w} < np.int32({self.r.randint(1, 3)}))",
+                               f"Quad.any({w} < {trip}[i])"])
+        else:
+            limit = self.pick([f"{w} < np.int32(Wave.laneId() & np.uint32(3))",
+                               f"Wave.any({w} < np.int32(Wave.laneId() & np.uint32(3)))",
+                               f"{w} < np.int32(2)"])
+        if "any(" in limit:
+            self.features.add("while-any")
+        lines.append(f"{pad}{w} = np.int32(0)  # keep")
+        lines.append(f"{pad}while {limit}:  # keep")
+        lines.append(f"{pad}    {w} = np.int32({w} + np.int32(1))  # keep")
+        inner = sc.child(loop="while")
+        inner.ro[w] = "int32"
+        self.block(inner, lines, ind + 1)
+        sc.ro[w] = "int32"
+
+    def st_break(self, sc, lines, pad, ind):
+        self.features.add("break")
+        lines.append(f"{pad}if {self.cond(sc, uniform_ok=False)}:")
+        lines.append(f"{pad}    break")
+
+    def st_continue(self, sc, lines, pad, ind):
+        self.features.add("continue")
+        lines.append(f"{pad}if {self.cond(sc, uniform_ok=False)}:")
+        lines.append(f"{pad}    continue")
+
+    def st_return(self, sc, lines, pad, ind):
+        self.features.add("return")
+        lines.append(f"{pad}if {self.cond(sc, uniform_ok=False)}:")
+        if sc.lanefn:
+            lines.append(f"{pad}    return {sc.lanefn[0]}")
+        else:
+            lines.append(f"{pad}    return")
+
+    def st_call(self, sc, lines, pad, ind):
+        self.calls += 1
+        name, params, rt = self.pick(self.lanefns)
+        self.features.add("lanefn-call")
+        args = ", ".join(self.expr(p, sc, 2) for p in params)
+        targets = [v for v, d in sc.vars.items() if d == rt]
+        if targets:
+            lines.append(f"{pad}{self.pick(targets)} = {name}({args})")
+        else:
+            v = self.assignable(sc)
+            dt = sc.vars[v]
+            if dt == "bool":
+                lines.append(f"{pad}{v} = np.bool_({v} ^ ({name}({args}) == {self.const(rt)}))")
+            elif dt in INT_TYPES and rt in FLOAT_TYPES:
+                lines.append(f"{pad}{v} = np.{dt}({v} + np.{dt}({name}({args}) > {self.const(rt)}))")
+            else:
+                lines.append(f"{pad}{v} = np.{dt}({name}({args}))")
+
+    # -- lane functions -------------------------------------------------------------------
+    def lanefn(self, k):
+        params = [self.pick(ALL_TYPES) for _ in range(self.r.randint(1, 3))]
+        rt = self.pick(ALL_TYPES)
+        name = f"lf{k}"
+        pnames = [f"p{m}" for m in range(len(params))]
+        sc = _Scope({}, arrays=False, lanefn=("r", rt), allow_return=True)
+        sc.ro = dict(zip(pnames, params))
+        lines = [f"@xpu.jit", f"def {name}({', '.join(pnames)}):"]
+        lines.append(f"    r = {self.expr(rt, sc, 2)}  # keep")
+        sc.vars["r"] = rt
+        if self.chance(0.5):
+            lt = self.pick(ALL_TYPES)
+            lines.append(f"    q = {self.expr(lt, sc, 1)}  # keep")
+            sc.vars["q"] = lt
+        saved = self.budget
+        self.budget = self.r.randint(1, 5)
+        self.block(sc, lines, 1)
+        self.budget = saved
+        lines.append("    return r  # keep")
+        self.lanefns.append((name, params, rt))
+        self.features.add("lanefn")
+        return lines
+
+    # -- the kernel ---------------------------------------------------------------------------
+    def launch(self):
+        r = self.r
+        nd = self.pick([1, 1, 1, 2, 3])
+        if nd == 1:
+            roll = r.random()
+            if roll < 0.75:
+                b = (self.pick(BLOCKS_1D),)
+            else:
+                b = (r.randint(1, 1024),)
+            g = (r.randint(1, 3),)
+        else:
+            b = self.pick([x for x in BLOCKS_ND if len(x) == nd] or [BLOCKS_ND[0]])
+            g = tuple(r.randint(1, 2) for _ in range(nd))
+        if int(np.prod(b)) * int(np.prod(g)) > 2048:
+            g = (1,) * len(g)
+        return g, b
+
+    def generate(self):
+        r = self.r
+        griddim, blockdim = self.launch()
+        B = int(np.prod(blockdim))
+        N = B * int(np.prod(griddim))
+        nd = len(blockdim)
+        lanefn_lines = []
+        for k in range(self.pick([0, 0, 1, 1, 2])):
+            lanefn_lines += self.lanefn(k) + [""]
+        has_barrier = self.chance(0.35)
+        has_syncwarp = self.chance(0.25)
+        guard = self.pick(["if", "if", "return", "none"])
+        allow_return = not (has_barrier or has_syncwarp)
+        if guard == "return" and not allow_return:
+            guard = "if"
+        body = []
+        if nd == 1:
+            body.append("t = xpu.threadIdx.x  # keep")
+            body.append("i = xpu.grid(1)  # keep")
+        else:
+            tx = "xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x"
+            bx = "xpu.blockIdx.x + xpu.blockIdx.y * xpu.gridDim.x"
+            if nd == 3:
+                tx += " + xpu.threadIdx.z * xpu.blockDim.x * xpu.blockDim.y"
+                bx += " + xpu.blockIdx.z * xpu.gridDim.x * xpu.gridDim.y"
+            body.append(f"t = np.int32({tx})  # keep")
+            body.append(f"b = np.int32({bx})  # keep")
+            body.append(f"i = np.int64(b) * np.int64({B}) + np.int64(t)  # keep")
+            self.features.add(f"launch-{nd}d")
+        n_name = self.arg("n", "n", "int64")
+        if guard == "return":
+            body.append(f"if i >= {n_name}:  # keep")
+            body.append("    return  # keep")
+        # the pool of variables, each with one type
+        sc = _Scope({}, arrays=True, allow_return=allow_return)
+        for k in range(r.randint(2, 5)):
+            dt = self.pick(ALL_TYPES)
+            v = f"v{k}"
+            body.append(f"{v} = {self.expr(dt, sc, 1)}")
+            sc.vars[v] = dt
+        if nd > 1 and self.chance(0.5):
+            body.append(f"g0, g1 = xpu.grid(2)  # keep" if nd == 2 else "g0, g1, g2 = xpu.grid(3)  # keep")
+            body.append(f"h0 = xpu.gridsize({nd})  # keep")
+            sc.ro["g0"] = "int64"
+            sc.ro["g1"] = "int64"
+        segments = self.pick([1, 1, 2, 2, 3])
+        for s in range(segments):
+            if guard == "if":
+                body.append(f"if i < {n_name}:")
+                self.block(sc.child(), body, 1)
+            else:
+                self.block(sc, body, 0)
+            if s < segments - 1 or self.chance(0.5):
+                if has_barrier:
+                    self.shared_segment(sc, body, B)
+                if has_syncwarp:
+                    self.syncwarp_segment(sc, body, B)
+        # the final stores
+        outs = []
+        for v, dt in sc.vars.items():
+            outs.append(f"{self.arg('o_' + v, 'out', dt)}[i] = {v}")
+        if guard == "if":
+            body.append(f"if i < {n_name}:")
+            body += ["    " + o for o in outs]
+        else:
+            body += outs
+        for a in self.args.values():
+            if a.role in ("in", "trip", "sel", "out", "scratch"):
+                a.size = N
+        params = [a.name for a in self.args.values()]
+        lines = ["import numpy as np", "from numquad import xpu, Quad, Wave", "", ""]
+        lines += lanefn_lines
+        lines.append("@xpu.jit")
+        lines.append(f"def {KERNEL}({', '.join(params)}):")
+        lines += ["    " + l for l in self.allocs + body]
+        src = "\n".join(lines) + "\n"
+        feats = sorted(self.features | {f"block-{B}"} | ({"barrier"} if has_barrier else set())
+                       | ({"syncwarp"} if has_syncwarp else set()) | {f"guard-{guard}"})
+        return Spec(self.seed, self.index, src, griddim, blockdim, list(self.args.values()), feats)
+
+    def shared_segment(self, sc, body, B):
+        r = self.r
+        k = self.fresh("sh")
+        if self.chance(0.25):
+            # atomics on shared memory, read back after a barrier
+            dt = self.pick(("int32", "uint32", "int64", "uint64"))
+            self.allocs.append(f"{k} = xpu.shared.array(16, np.{dt})  # keep")
+            self.features.add("shared-atomic")
+            body.append("if t == np.int32(0):  # keep")
+            body.append("    for q in range(16):  # keep")
+            body.append(f"        {k}[q] = np.{dt}(0)  # keep")
+            body.append("xpu.syncthreads()  # keep")
+            body.append(f"if {self.cond(sc, uniform_ok=False)}:")
+            body.append(f"    xpu.atomic.{self.pick(['add', 'max', 'min'])}({k}, t & np.int32(15), "
+                        f"{self.expr(dt, sc, 2)})")
+            body.append("xpu.syncthreads()  # keep")
+            v = self.assignable(sc)
+            vt = sc.vars[v]
+            read = f"{k}[t & np.int32({r.choice([0, 3, 7, 15])})]"
+            if vt == "bool":
+                body.append(f"{v} = {read} > np.{dt}({r.randint(0, 5)})")
+            else:
+                body.append(f"{v} = np.{vt}({read})")
+            return
+        dt = self.pick(ALL_TYPES)
+        self.allocs.append(f"{k} = xpu.shared.array({B}, np.{dt})  # keep")
+        self.features.add("shared")
+        body.append(f"{k}[t] = {self.expr(dt, sc, 2)}  # keep")
+        body.append("xpu.syncthreads()  # keep")
+        m = r.randint(0, B - 1)
+        p2 = 1
+        while p2 * 2 <= B:
+            p2 *= 2
+        idx = self.pick([f"t & np.int32({m})", f"t % np.int32({max(1, m)})",
+                         f"(t ^ np.int32({m})) % np.int32({B})", f"np.int32({B - 1}) - t",
+                         f"(t * np.int32(7) + np.int32(3)) % np.int32({B})",
+                         f"(t * np.int32(7) + np.int32(3)) & np.int32({p2 - 1})",
+                         f"t & np.int32(7)"])
+        targets = [v for v, d in sc.vars.items() if d == dt]
+        if not targets:
+            v = self.fresh("v")
+            body.append(f"{v} = {self.const(dt)}  # keep")
+            sc.vars[v] = dt
+            targets = [v]
+        v = self.pick(targets)
+        if self.chance(0.3):
+            body.append(f"if {self.cond(sc, uniform_ok=False)}:")
+            body.append(f"    {v} = {k}[{idx}]")
+        else:
+            body.append(f"{v} = {k}[{idx}]")
+        body.append("xpu.syncthreads()  # keep")
+
+    def syncwarp_segment(self, sc, body, B):
+        r = self.r
+        dt = self.pick(ALL_TYPES)
+        p = self.fresh("p")
+        d = r.randint(1, 31)
+        self.features.add("syncwarp")
+        targets = [v for v, dd in sc.vars.items() if dd == dt]
+        if not targets:
+            v = self.fresh("v")
+            body.append(f"{v} = {self.const(dt)}  # keep")
+            sc.vars[v] = dt
+            targets = [v]
+        v = self.pick(targets)
+        body.append(f"{p} = (t & np.int32(-32)) | ((t + np.int32({d})) & np.int32(31))  # keep")
+        if self.chance(0.5):
+            k = self.fresh("sw")
+            self.allocs.append(f"{k} = xpu.shared.array({B}, np.{dt})  # keep")
+            body.append(f"{k}[t] = {self.expr(dt, sc, 2)}  # keep")
+            body.append("xpu.syncwarp()  # keep")
+            body.append(f"if {p} < np.int32({B}):")
+            body.append(f"    {v} = {k}[{p}]")
+        else:
+            g = self.arg(f"g_{dt}", "scratch", dt)
+            self.features.add("syncwarp-global")
+            body.append(f"{g}[i] = {self.expr(dt, sc, 2)}  # keep")
+            body.append("xpu.syncwarp()  # keep")
+            body.append(f"if {p} < np.int32({B}):")
+            body.append(f"    {v} = {g}[i - np.int64(t) + np.int64({p})]")
+        body.append("xpu.syncwarp()  # keep")
+
+
+def generate(seed, index) -> Spec:
+    """The kernel number *index* of *seed* (deterministic)."""
+    return Generator(seed, index).generate()
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------
+
+_SPECIAL_F = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-310, 1.0, -1.0, 0.5]
+
+
+def _random_array(rng, dt, size):
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return rng.integers(0, 2, size).astype(bool)
+    if dt.kind in "iu":
+        return rng.integers(0, 256, size * dt.itemsize, dtype=np.uint8).view(dt).copy()
+    a = (rng.standard_normal(size) * rng.choice([1.0, 100.0, 1e6], size)).astype(dt)
+    special = rng.random(size) < 0.15
+    a[special] = np.array(_SPECIAL_F, dtype=dt)[rng.integers(0, len(_SPECIAL_F), int(special.sum()))]
+    return a
+
+
+def make_inputs(spec: Spec):
+    """The launch arguments of *spec*: fresh arrays (outputs poisoned) and scalars."""
+    rng = np.random.default_rng([spec.seed, spec.index, 7])
+    N = spec.nthreads * spec.nblocks
+    out = []
+    for a in spec.args:
+        if a.role == "in":
+            out.append(_random_array(rng, a.dtype, a.size))
+        elif a.role == "trip":
+            mode = rng.integers(0, 3)
+            if mode == 0:
+                v = rng.integers(0, 5, a.size)
+            elif mode == 1:                      # the same trip count in each wave
+                v = np.repeat(rng.integers(0, 5, -(-a.size // 32)), 32)[:a.size]
+            else:                                # decreasing with the lane: prefix masks
+                v = np.maximum(0, 4 - (np.arange(a.size) % 32) // rng.integers(4, 12))
+            out.append(v.astype(np.int32))
+        elif a.role == "sel":
+            out.append(rng.integers(-40, 41, a.size).astype(np.int32))
+        elif a.role in ("out", "scratch"):
+            arr = np.empty(a.size, a.dtype)
+            arr.view(np.uint8)[...] = POISON
+            out.append(arr)
+        elif a.role == "acc":
+            out.append(np.zeros(a.size, a.dtype))
+        elif a.role == "n":
+            roll = rng.random()
+            n = N if roll < 0.3 else max(0, N - int(rng.integers(1, 40)))
+            out.append(np.int64(n))
+        elif a.role == "scalar":
+            out.append(np.dtype(a.dtype).type(a.value))
+        else:
+            raise ValueError(a.role)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Running one kernel on the targets
+# ---------------------------------------------------------------------------
+
+def _copy_args(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _launch(kernel, target, griddim, blockdim, args):
+    from . import xpu
+    g = griddim if len(griddim) > 1 else griddim[0]
+    b = blockdim if len(blockdim) > 1 else blockdim[0]
+    args = _copy_args(args)
+    if target == "python":
+        kernel.python[g, b](*args)
+    elif target == "cpu":
+        kernel.cpu[g, b](*args)
+    elif target == "cpu-debug":
+        xpu.jit(debug=True)(kernel.py_func).cpu[g, b](*args)
+    elif target == "cuda":
+        from numba import cuda
+        dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        kernel.cuda[g, b](*dev)
+        cuda.synchronize()
+        args = [d.copy_to_host() if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
+    else:
+        raise ValueError(target)
+    return args
+
+
+def same_bits(a, b):
+    """Element-wise: equal bits, or both NaN."""
+    if a.dtype.kind == "f":
+        u = np.dtype(f"u{a.dtype.itemsize}")
+        return (a.view(u) == b.view(u)) | (np.isnan(a) & np.isnan(b))
+    if a.dtype.kind == "b":
+        return a.view(np.uint8) == b.view(np.uint8)
+    return a == b
+
+
+def compare(names, ref, got, limit=4):
+    """A list of difference descriptions (empty when every array is the same)."""
+    out = []
+    for name, a, b in zip(names, ref, got):
+        if not isinstance(a, np.ndarray):
+            continue
+        eq = same_bits(a, b)
+        if not eq.all():
+            bad = np.flatnonzero(~eq)
+            ex = ", ".join(f"[{k}] python {a[k]!r} vs {b[k]!r}" for k in bad[:limit])
+            out.append(f"{name}: {bad.size} of {a.size} differ: {ex}")
+    return out
+
+
+_COMPILE_ERRORS = ("NumquadCompileError", "NumquadTypeError", "TypingError", "LoweringError",
+                   "UnsupportedError", "NumbaError", "NotImplementedError")
+
+
+def _classify(exc):
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & set(_COMPILE_ERRORS):
+        return "compile_error"
+    return "runtime_error"
+
+
+def _short(exc):
+    text = f"{type(exc).__name__}: {exc}"
+    return text.strip().splitlines()[0][:400] if text.strip() else type(exc).__name__
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
+    """Run *source* (a kernel module) on the interpreter and *targets*.
+
+    Returns ``{"status", "failing": {target: kind}, "details": [...]}``; status is
+    passed, mismatch, compile_error, runtime_error or generator_error.
+    """
+    griddim = griddim or spec.griddim
+    name = f"nqfuzz_{spec.seed}_{spec.index}{tag}"
+    path = os.path.join(workdir, name + ".py")
+    with open(path, "w") as f:
+        f.write(source)
+    try:
+        mod = load_module(path, name)
+        kernel = getattr(mod, KERNEL)
+    except Exception as e:
+        return {"status": "generator_error", "failing": {}, "details": [f"import: {_short(e)}"],
+                "traceback": traceback.format_exc()}
+    args = make_inputs(spec)
+    names = [a.name for a in spec.args]
+    try:
+        ref = _launch(kernel, "python", griddim, spec.blockdim, args)
+    except Exception as e:
+        return {"status": "generator_error", "failing": {"python": "error"},
+                "details": [f"python: {_short(e)}"], "traceback": traceback.format_exc()}
+    failing, details = {}, []
+    for target in targets:
+        try:
+            got = _launch(kernel, target, griddim, spec.blockdim, args)
+        except Exception as e:
+            failing[target] = _classify(e)
+            details.append(f"{target}: {_short(e)}")
+            continue
+        diff = compare(names, ref, got)
+        if diff:
+            failing[target] = "mismatch"
+            details += [f"{target}: {d}" for d in diff]
+    sys.modules.pop(name, None)
+    if not failing:
+        return {"status": "passed", "failing": {}, "details": []}
+    order = ("compile_error", "runtime_error", "mismatch")
+    status = min(failing.values(), key=order.index)
+    return {"status": status, "failing": failing, "details": details}
+
+
+# ---------------------------------------------------------------------------
+# The child process
+# ---------------------------------------------------------------------------
+
+def _worker(targets, workdir):
+    """Read job lines (seed index) from stdin, answer JSON lines on the saved stdout."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)                    # anything else printed goes to stderr
+    import warnings
+    warnings.simplefilter("ignore")
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        seed, index = (int(x) for x in line.split())
+        proto.write(json.dumps({"start": index}) + "\n")
+        _selftest(index)
+        t0 = time.time()
+        try:
+            spec = generate(seed, index)
+            res = run_one(spec, spec.source, targets, workdir)
+            res["features"] = spec.features
+        except Exception as e:
+            res = {"status": "generator_error", "failing": {}, "details": [f"fuzz: {_short(e)}"],
+                   "traceback": traceback.format_exc()}
+        res["index"] = index
+        res["seconds"] = round(time.time() - t0, 2)
+        proto.write(json.dumps(res) + "\n")
+
+
+def _selftest(index):
+    """NUMQUAD_FUZZ_SELFTEST="crash:3,hang:5": die or hang on those kernels (tests the runner)."""
+    for item in filter(None, os.environ.get("NUMQUAD_FUZZ_SELFTEST", "").split(",")):
+        what, k = item.split(":")
+        if int(k) == index:
+            if what == "crash":
+                os.kill(os.getpid(), signal.SIGSEGV)
+            if what == "hang":
+                time.sleep(3600)
+
+
+def _targets(text):
+    return [t for t in (text or "").split(",") if t]
+
+
+class _Child:
+    def __init__(self, targets, workdir, logdir, k):
+        self.log = open(os.path.join(logdir, f"worker{k}.log"), "ab")
+        cmd = [sys.executable, "-m", "numquad.fuzz", "--worker", "--target-list", ",".join(targets),
+               "--workdir", workdir]
+        env = dict(os.environ)
+        env.setdefault("NUMBA_NUM_THREADS", "1")
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=self.log, env=env, text=True, bufsize=1)
+        self.buf = ""
+        self.job = None             # (seed, index) in flight
+        self.since = None
+        self.started = False
+        self.dead = False
+
+    def send(self, seed, index):
+        self.job = (seed, index)
+        self.since = time.time()
+        self.started = False
+        self.p.stdin.write(f"{seed} {index}\n")
+        self.p.stdin.flush()
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                self.p.kill()
+            except OSError:
+                pass
+        self.p.wait()
+        self.dead = True
+        self.log.close()
+
+
+def _stderr_tail(child, n=1500):
+    try:
+        with open(child.log.name, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - n))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class Campaign:
+    """Feed kernels to child processes, one in flight per child; record each outcome."""
+
+    def __init__(self, seed, targets, out, jobs, minutes, count, timeout, max_jobs=40, quiet=False):
+        self.seed, self.targets, self.out = seed, targets, out
+        self.jobs, self.minutes, self.count = jobs, minutes, count
+        self.timeout = timeout
+        self.max_jobs = max_jobs
+        self.quiet = quiet
+        self.results = {}
+        os.makedirs(out, exist_ok=True)
+        self.workdir = tempfile.mkdtemp(prefix="numquad-fuzz-")
+        self.retry = []
+        self.next_index = 0
+        self.deadline = None
+        self.spawned = 0
+
+    def log(self, msg):
+        if not self.quiet:
+            print(msg, flush=True)
+
+    def _more(self):
+        if self.count is not None and self.next_index >= self.count:
+            return False
+        if self.deadline is not None and time.time() >= self.deadline:
+            return False
+        return True
+
+    def _spawn(self):
+        c = _Child(self.targets, self.workdir, self.workdir, self.spawned)
+        self.spawned += 1
+        c.count = 0
+        self.sel.register(c.p.stdout, selectors.EVENT_READ, c)
+        self.live.append(c)
+        return c
+
+    def _retire(self, c):
+        try:
+            self.sel.unregister(c.p.stdout)
+        except (KeyError, ValueError):
+            pass
+        try:
+            c.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            c.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        c.kill()
+        if c in self.live:
+            self.live.remove(c)
+
+    def _feed(self, c):
+        """Give *c* its next kernel (a fresh child after max_jobs); False when none is left."""
+        if self.retry:
+            index = self.retry.pop()
+        elif self._more():
+            index = self.next_index
+            self.next_index += 1
+        else:
+            c.job = None
+            return False
+        if c.count >= self.max_jobs:
+            self._retire(c)
+            c = self._spawn()
+        try:
+            c.send(self.seed, index)
+        except OSError:                 # it died meanwhile: EOF on its stdout says so
+            c.job = (self.seed, index)
+        return True
+
+    def run(self):
+        self.deadline = time.time() + self.minutes * 60 if self.minutes else None
+        self.sel = selectors.DefaultSelector()
+        self.live = []
+        for _ in range(self.jobs):
+            self._feed(self._spawn())
+        try:
+            while any(c.job is not None for c in self.live) or self.retry:
+                for c in list(self.live):
+                    if c.job is None and self.retry:
+                        self._feed(c)
+                for key, _ in self.sel.select(timeout=1.0):
+                    c = key.data
+                    if c not in self.live:
+                        continue
+                    line = c.p.stdout.readline()
+                    if not line:
+                        self._child_died(c)
+                        continue
+                    msg = json.loads(line)
+                    if "start" in msg:
+                        c.started = True
+                        c.since = time.time()
+                        continue
+                    c.count += 1
+                    c.job = None
+                    self._record(msg)
+                    self._feed(c)
+                now = time.time()
+                for c in list(self.live):
+                    if c.job is not None and now - c.since > self.timeout:
+                        index = c.job[1]
+                        self._retire(c)
+                        self._record({"index": index, "status": "hung", "failing": {},
+                                      "details": [f"no answer within {self.timeout:g} s"]})
+                        self._feed(self._spawn())
+        finally:
+            for c in list(self.live):
+                self._retire(c)
+        return self.results
+
+    def _child_died(self, c):
+        job, started = c.job, c.started
+        c.p.wait()
+        rc = c.p.returncode
+        tail = _stderr_tail(c)
+        self._retire(c)
+        if job is not None and started:
+            # confirm alone: a crash must repeat in a fresh child
+            st = self._confirm_crash(job[1])
+            what = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
+            self._record({"index": job[1], "status": st["status"], "failing": st.get("failing", {}),
+                          "details": st.get("details", []) + [f"batch child: {what}", tail[-800:]]})
+        elif job is not None:
+            self.retry.append(job[1])
+        self._feed(self._spawn())
+
+    def _confirm_crash(self, index):
+        cmd = [sys.executable, "-m", "numquad.fuzz", "--worker", "--target-list", ",".join(self.targets),
+               "--workdir", self.workdir]
+        env = dict(os.environ)
+        env.setdefault("NUMBA_NUM_THREADS", "1")
+        try:
+            p = subprocess.run(cmd, input=f"{self.seed} {index}\n", capture_output=True, text=True,
+                               timeout=self.timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return {"status": "hung", "details": ["hung when run alone"]}
+        if p.returncode != 0:
+            rc = p.returncode
+            what = signal.Signals(-rc).name if rc < 0 else f"exit status {rc}"
+            return {"status": "crashed", "details": [f"crashed ({what}) when run alone"]}
+        for line in p.stdout.splitlines():
+            msg = json.loads(line)
+            if msg.get("index") == index and "status" in msg:
+                msg["details"] = ["(its batch child died; alone it did not)"] + msg.get("details", [])
+                return msg
+        return {"status": "crashed", "details": ["no answer when run alone"]}
+
+    def _record(self, msg):
+        idx = msg["index"]
+        self.results[idx] = msg
+        st = msg["status"]
+        if st != "passed":
+            self.log(f"  #{idx}: {st} {json.dumps(msg.get('failing', {}))} "
+                     f"{(msg.get('details') or [''])[0][:200]}")
+            try:
+                write_repro(self.seed, idx, self.out, msg, self.targets)
+            except Exception as e:           # a repro is best effort
+                self.log(f"    (could not write the repro: {_short(e)})")
+
+
+# ---------------------------------------------------------------------------
+# Repro scripts
+# ---------------------------------------------------------------------------
+
+def _array_literal(a):
+    return f"np.frombuffer(bytes.fromhex({a.tobytes().hex()!r}), np.{a.dtype.name}).copy()"
+
+
+def _value_literal(v):
+    return f"np.{np.asarray(v).dtype.name}({v.item()!r})"
+
+
+def write_repro(seed, index, out, result, targets, source=None, griddim=None, note=""):
+    """repro_<seed>_<index>.py: the kernel, its inputs, a run on every side and the diff."""
+    spec = generate(seed, index)
+    source = source or spec.source
+    griddim = griddim or spec.griddim
+    args = make_inputs(spec)
+    names = [a.name for a in spec.args]
+    total = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+    base = os.path.join(out, f"repro_{seed}_{index}")
+    lines = []
+    if total > 96 * 1024:
+        np.savez(base + ".npz", **{n: np.asarray(a) for n, a in zip(names, args)})
+        lines.append("def inputs():")
+        lines.append("    d = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+                     f"{os.path.basename(base) + '.npz'!r}))")
+        lines.append(f"    return [d[n].copy() if d[n].ndim else d[n][()] for n in {names!r}]")
+    else:
+        lines.append("def inputs():")
+        lines.append("    return [")
+        for a in args:
+            lit = _array_literal(a) if isinstance(a, np.ndarray) else _value_literal(a)
+            lines.append(f"        {lit},")
+        lines.append("    ]")
+    g = griddim if len(griddim) > 1 else griddim[0]
+    b = spec.blockdim if len(spec.blockdim) > 1 else spec.blockdim[0]
+    failing = result.get("failing", {})
+    header = (f'"""numquad fuzz repro: seed {seed}, kernel {index}: {result["status"]} '
+              f'{json.dumps(failing)}\n\n')
+    for d in result.get("details", [])[:6]:
+        header += f"    {d[:300]}\n"
+    header += (f"\n{note}Run: python {os.path.basename(base)}.py   (exit status 1 while it fails; "
+               f"the python target is the oracle)\n\"\"\"\n")
+    check = [t for t in targets if t != "python"] or ["cpu", "cpu-debug"]
+    text = header + "import os\nimport sys\n\n" + source.replace(
+        "import numpy as np\nfrom numquad import xpu, Quad, Wave\n",
+        "import numpy as np\nfrom numquad import xpu, Quad, Wave\n") + f"""
+
+GRID, BLOCK = {g!r}, {b!r}
+NAMES = {names!r}
+TARGETS = {check!r}
+
+
+{chr(10).join(lines)}
+
+
+def run(target):
+    args = inputs()
+    if target == "python":
+        {KERNEL}.python[GRID, BLOCK](*args)
+    elif target == "cpu":
+        {KERNEL}.cpu[GRID, BLOCK](*args)
+    elif target == "cpu-debug":
+        xpu.jit(debug=True)({KERNEL}.py_func).cpu[GRID, BLOCK](*args)
+    elif target == "cuda":
+        from numba import cuda
+        dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        {KERNEL}.cuda[GRID, BLOCK](*dev)
+        args = [d.copy_to_host() if isinstance(a, np.ndarray) else a for a, d in zip(args, dev)]
+    return args
+
+
+def same(a, b):
+    if a.dtype.kind == "f":
+        u = np.dtype("u%d" % a.dtype.itemsize)
+        return (a.view(u) == b.view(u)) | (np.isnan(a) & np.isnan(b))
+    return a.view(np.uint8) == b.view(np.uint8) if a.dtype.kind == "b" else a == b
+
+
+if __name__ == "__main__":
+    ref = run("python")
+    bad = False
+    for target in (sys.argv[1:] or TARGETS):
+        try:
+            got = run(target)
+        except Exception as e:
+            print(f"{{target}}: raised {{type(e).__name__}}: {{e}}")
+            bad = True
+            continue
+        for name, a, b in zip(NAMES, ref, got):
+            if isinstance(a, np.ndarray) and not same(a, b).all():
+                bad = True
+                idx = np.flatnonzero(~same(a, b))
+                print(f"{{target}}: {{name}}: {{idx.size}} of {{a.size}} elements differ")
+                for k in idx[:8]:
+                    print(f"    [{{k}}] (block {{k // {spec.nthreads}}}, thread {{k % {spec.nthreads}}}): "
+                          f"python {{a[k]!r}}  {{target}} {{b[k]!r}}")
+        if not bad:
+            print(f"{{target}}: same as python")
+    sys.exit(1 if bad else 0)
+"""
+    with open(base + ".py", "w") as f:
+        f.write(text)
+    if result.get("traceback"):
+        with open(base + ".traceback.txt", "w") as f:
+            f.write(result["traceback"])
+    return base + ".py"
+
+
+# ---------------------------------------------------------------------------
+# Shrinking: delete statements while the failure persists
+# ---------------------------------------------------------------------------
+
+def _norm(text):
+    text = re.sub(r'File "[^"]*", line \d+', "", text)
+    return re.sub(r"\d+", "#", text)
+
+
+def _signature(res, target):
+    kind = res["failing"].get(target)
+    if kind in ("compile_error", "runtime_error"):
+        det = [d for d in res["details"] if d.startswith(target + ":")]
+        return (kind, _norm(det[0].split(":", 2)[1] if det else ""))
+    return (kind,)
+
+
+def _stmt_lists(tree):
+    """Every statement list in the module, deepest and last first."""
+    out = []
+
+    def walk(node, depth):
+        for field in ("body", "orelse"):
+            lst = getattr(node, field, None)
+            if isinstance(lst, list) and lst and isinstance(lst[0], ast.stmt):
+                out.append((depth, node, field))
+                for s in lst:
+                    walk(s, depth + 1)
+    walk(tree, 0)
+    out.sort(key=lambda x: -x[0])
+    return out
+
+
+def _mark_keep(tree, source):
+    lines = source.splitlines()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.stmt) and "# keep" in lines[n.lineno - 1]:
+            n._keep = True
+
+
+def _src(tree):
+    return ast.unparse(tree) + "\n"
+
+
+def shrink(seed, index, target, seconds, workdir, log=lambda m: None):
+    """Shrink kernel *index*'s failure on *target*; returns (source, griddim, result)."""
+    spec = generate(seed, index)
+    targets = [target]
+    res = run_one(spec, spec.source, targets, workdir, tag="_s0")
+    if res["status"] in ("passed", "generator_error") or target not in res["failing"]:
+        return None
+    want = _signature(res, target)
+    deadline = time.time() + seconds
+    counter = [0]
+    best = {"res": res}
+
+    def check(tree, griddim):
+        counter[0] += 1
+        src = _src(tree)
+        r = run_one(spec, src, targets, workdir, tag=f"_s{counter[0]}", griddim=griddim)
+        if r["status"] == "generator_error" or target not in r["failing"]:
+            return False
+        if _signature(r, target) != want:
+            return False
+        best["res"] = r
+        return True
+
+    tree = ast.parse(spec.source)
+    _mark_keep(tree, spec.source)
+    griddim = spec.griddim
+    one = tuple(1 for _ in griddim)
+    if griddim != one and check(tree, one):
+        griddim = one
+    tried = set()
+
+    def attempt(node, field, new):
+        old = getattr(node, field)
+        setattr(node, field, new or [ast.Pass()])
+        src = _src(tree)
+        if src in tried:
+            setattr(node, field, old)
+            return False
+        tried.add(src)
+        if check(tree, griddim):
+            return True
+        setattr(node, field, old)
+        return False
+
+    def candidates():
+        """(node, field, new list) edits, bigger ones first."""
+        lists = sorted(_stmt_lists(tree), key=lambda x: x[0])
+        for depth, node, field in lists:
+            lst = getattr(node, field)
+            size = max(1, len(lst) // 2)
+            while size >= 1:
+                for k in range(len(lst) - size, -1, -size):
+                    chunk = lst[k:k + size]
+                    if any(getattr(s, "_keep", False) or isinstance(s, (ast.Import, ast.ImportFrom))
+                           or (isinstance(s, ast.FunctionDef) and s.name == KERNEL) for s in chunk):
+                        continue
+                    yield node, field, lst[:k] + lst[k + size:]
+                size //= 2
+        for depth, node, field in lists:
+            lst = getattr(node, field)
+            for k, s in enumerate(lst):
+                if isinstance(s, (ast.If, ast.For)) and not getattr(s, "_keep", False):
+                    for repl in (s.body, s.orelse):
+                        if repl:
+                            yield node, field, lst[:k] + repl + lst[k + 1:]
+
+    progress = True
+    while progress and time.time() < deadline:
+        progress = False
+        for node, field, new in candidates():
+            if time.time() >= deadline:
+                break
+            if attempt(node, field, new):
+                progress = True
+                break
+    log(f"    shrink #{index}: {counter[0]} tries")
+    return _src(tree), griddim, best["res"]
+
+
+# ---------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------
+
+COLUMNS = ("generated", "passed", "mismatched", "crashed", "hung", "compile errors",
+           "runtime errors", "generator errors")
+_STATUS_COLUMN = {"passed": "passed", "mismatch": "mismatched", "crashed": "crashed", "hung": "hung",
+                  "compile_error": "compile errors", "runtime_error": "runtime errors",
+                  "generator_error": "generator errors"}
+
+
+def summarize(results):
+    counts = dict.fromkeys(COLUMNS, 0)
+    counts["generated"] = len(results)
+    for r in results.values():
+        counts[_STATUS_COLUMN[r["status"]]] += 1
+    return counts
+
+
+def format_table(counts):
+    head = " | ".join(COLUMNS)
+    vals = " | ".join(str(counts[c]).rjust(len(c)) for c in COLUMNS)
+    return f"| {head} |\n|{'|'.join('-' * (len(c) + 2) for c in COLUMNS)}|\n| {vals} |"
+
+
+def fuzz(seed=0, minutes=None, count=None, targets=("cpu", "cpu-debug"), out="fuzz-out", jobs=None,
+         timeout=300, shrink_count=0, shrink_seconds=120, quiet=False):
+    """Run a campaign; returns (counts, results)."""
+    jobs = jobs or max(1, os.cpu_count() or 1)
+    if minutes is None and count is None:
+        count = 20
+    camp = Campaign(seed, list(targets), out, jobs, minutes, count, timeout, quiet=quiet)
+    t0 = time.time()
+    results = camp.run()
+    camp.log(f"fuzzed {len(results)} kernels in {time.time() - t0:.0f} s")
+    fails = [(i, r) for i, r in sorted(results.items())
+             if r["status"] in ("mismatch", "compile_error", "runtime_error")]
+    if shrink_count and fails:
+        _shrink_some(seed, fails, list(targets), out, jobs, shrink_count, shrink_seconds, camp)
+    shutil.rmtree(camp.workdir, ignore_errors=True)
+    return summarize(results), results
+
+
+def _shrink_some(seed, fails, targets, out, jobs, count, seconds, camp):
+    """Shrink up to *count* failures, one per distinct (status, target) first."""
+    seen, order = set(), []
+    for i, r in fails:
+        key = (r["status"], tuple(sorted(r["failing"].items())))
+        if key not in seen:
+            seen.add(key)
+            order.append(i)
+    order += [i for i, _ in fails if i not in order]
+    order = order[:count]
+    camp.log(f"shrinking {len(order)} failures ({seconds} s each, {jobs} at a time)")
+    procs = []
+    pending = list(order)
+    while pending or procs:
+        while pending and len(procs) < jobs:
+            i = pending.pop(0)
+            r = dict(camp.results[i])
+            target = sorted(r["failing"], key=lambda t: ("mismatch", "runtime_error",
+                                                         "compile_error").index(r["failing"][t])
+                            if r["failing"][t] in ("mismatch", "runtime_error", "compile_error") else 9)[0]
+            cmd = [sys.executable, "-m", "numquad.fuzz", "--shrink-one", str(i), "--seed", str(seed),
+                   "--shrink-target", target, "--shrink-seconds", str(seconds), "--out", out,
+                   "--workdir", camp.workdir, "--target-list", ",".join(targets)]
+            env = dict(os.environ)
+            env.setdefault("NUMBA_NUM_THREADS", "1")
+            procs.append((i, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                              text=True, env=env), time.time()))
+        time.sleep(0.5)
+        for item in list(procs):
+            i, p, t0 = item
+            if p.poll() is not None:
+                procs.remove(item)
+                msg = (p.stdout.read() or "").strip().splitlines()
+                camp.log(f"  #{i}: {msg[-1] if msg else 'shrink failed'}")
+            elif time.time() - t0 > seconds + 240:
+                p.kill()
+                p.wait()
+                procs.remove(item)
+                camp.log(f"  #{i}: shrink timed out")
+
+
+def _shrink_main(args):
+    import warnings
+    warnings.simplefilter("ignore")
+    targets = _targets(args.target_list)
+    os.makedirs(args.workdir, exist_ok=True)
+    got = shrink(args.seed, args.shrink_one, args.shrink_target, args.shrink_seconds, args.workdir)
+    if got is None:
+        print("did not fail again: not shrunk")
+        return 0
+    src, griddim, res = got
+    path = write_repro(args.seed, args.shrink_one, args.out, res, targets, source=src, griddim=griddim,
+                       note="(shrunk: statements deleted while the failure persists)\n")
+    print(f"shrunk to {len(src.splitlines())} lines: {path}")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m numquad.fuzz", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=None, help="stop generating after this long")
+    ap.add_argument("--count", type=int, default=None, help="kernels to generate (default 20 "
+                    "without --minutes)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--target", choices=("cpu", "cuda"), default="cpu",
+                    help="cpu: interpreter vs CPU release vs CPU debug; cuda: also the CUDA target")
+    ap.add_argument("--out", default="fuzz-out", help="where repro scripts go (default fuzz-out/)")
+    ap.add_argument("--jobs", type=int, default=None, help="child processes (default: CPU count)")
+    ap.add_argument("--timeout", type=float, default=300, help="seconds before a kernel counts as hung")
+    ap.add_argument("--shrink", type=int, default=6, help="failures to shrink (0: none)")
+    ap.add_argument("--shrink-seconds", type=float, default=150)
+    ap.add_argument("--quiet", action="store_true")
+    # internal
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--target-list", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--shrink-one", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--shrink-target", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        _worker(_targets(args.target_list), args.workdir)
+        return 0
+    if args.shrink_one is not None:
+        return _shrink_main(args)
+    targets = ["cpu", "cpu-debug"] + (["cuda"] if args.target == "cuda" else [])
+    t0 = time.time()
+    counts, results = fuzz(args.seed, args.minutes, args.count, targets, args.out, args.jobs,
+                           args.timeout, args.shrink, args.shrink_seconds, args.quiet)
+    print()
+    print(f"numquad fuzz: seed {args.seed}, targets python (oracle) vs {', '.join(targets)}, "
+          f"{time.time() - t0:.0f} s")
+    print(format_table(counts))
+    bad = {i: r for i, r in results.items() if r["status"] != "passed"}
+    if bad:
+        listed = ", ".join("#%d %s" % (i, r["status"]) for i, r in sorted(bad.items())[:40])
+        print(f"failures: {listed}{' ...' if len(bad) > 40 else ''}")
+        print(f"repro scripts: {os.path.abspath(args.out)}/repro_{args.seed}_<n>.py")
+    return 0 if counts["passed"] == counts["generated"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
