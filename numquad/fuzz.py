@@ -630,7 +630,7 @@ class Generator:
                          f"t & np.int32(7)"])
         targets = [v for v, d in sc.vars.items() if d == dt]
         if not targets:
-            v = self.fresh("v")
+            v = self.fresh("z")
             body.append(f"{v} = {self.const(dt)}  # keep")
             sc.vars[v] = dt
             targets = [v]
@@ -650,7 +650,7 @@ class Generator:
         self.features.add("syncwarp")
         targets = [v for v, dd in sc.vars.items() if dd == dt]
         if not targets:
-            v = self.fresh("v")
+            v = self.fresh("z")
             body.append(f"{v} = {self.const(dt)}  # keep")
             sc.vars[v] = dt
             targets = [v]
@@ -1457,6 +1457,7 @@ def main(argv=None):
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--target-list", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--max-jobs", type=int, default=None, help=argparse.SUPPRESS)  # (older parents)
     ap.add_argument("--shrink-one", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--shrink-target", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
