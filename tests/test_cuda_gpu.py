@@ -48,7 +48,7 @@ LAYOUTS = {
     "full": (4, 64, 0, "all"),          # full waves, every lane active
     "block48": (3, 48, 0, "all"),       # each block: one full wave, one of 16 lanes
     "tail": (3, 64, 37, "all"),         # the last 37 threads fail `i < n`
-    "return": (3, 96, 0, "random"),     # early return: a random active set (prefix for scans)
+    "return": (3, 96, 0, "random"),     # early return: a random active set (any shape, scans too)
 }
 
 #: Constant selectors compiled into the source, per op.
@@ -144,13 +144,8 @@ def active_set(op, layout, size, rng):
     how = LAYOUTS[layout][3]
     if how == "all":
         return np.ones(size, np.uint8)
-    if op.kind != "scan":
-        return (rng.random(size) < 0.6).astype(np.uint8)
-    # scans are defined for active lanes forming a prefix of each wave
-    act = np.zeros(size, np.uint8)
-    for i0 in range(0, size, W):                 # blocks of a multiple of 32 threads here
-        act[i0:i0 + int(rng.integers(0, W + 1))] = 1
-    return act
+    # any active set: scans run over the ranks of the active lanes (docs/semantics.md)
+    return (rng.random(size) < 0.6).astype(np.uint8)
 
 
 def wave_lane(size, threads):

@@ -4,7 +4,8 @@ Each (op, type) gets one small kernel, generated from source text, compiled with
 ``inspect_ptx(sig, cc=(9, 0))``; the tests assert the instructions the lowering
 promises (``shfl.sync`` per 32-bit word with immediate selectors, ``vote.sync``
 ballots, ``redux.sync`` for small integers, log-step ``shfl.sync.up`` scans),
-the active-mask guard, and no local memory.
+the inactive-lane guard, the member mask computed from the block shape (never
+``activemask``), and no local memory.
 """
 
 import linecache
@@ -93,6 +94,13 @@ def _no_local_memory(ptx):
     assert ".local" not in ptx and "ld.local" not in ptx and "st.local" not in ptx
 
 
+def _entry_mask_only(ptx):
+    """The member mask is the kernel's entry mask (the lanes of the wave that exist,
+    from %ntid and %tid), with no ballot (no divergence) and no activemask."""
+    assert "activemask" not in ptx
+    assert "%ntid.y" in ptx and "%ntid.z" in ptx
+
+
 SHFL = r"shfl\.sync\.{mode}\.b32\s+%r\d+, %r\d+, {b}, {c}, (?:%r\d+|-1);"
 REG = r"%r\d+"
 
@@ -140,7 +148,7 @@ def test_move_constant_selector(op, dtype):
     mode, b, c = _MOVE_FORM[op.qualname]
     assert _count(ptx, SHFL.format(mode=mode, b=b, c=c)) == _words(dtype), ptx
     assert _count(ptx, r"shfl\.sync") == _words(dtype)
-    assert _count(ptx, r"activemask\.b32") == 1
+    _entry_mask_only(ptx)
     if op.pattern is not None:                  # readFirst reads an active lane by construction
         assert _count(ptx, r"selp\.") >= 1     # the inactive-lane guard
 
@@ -186,7 +194,7 @@ def test_vote_and_ballot(op, dtype):
     ptx = _ptx(op, dtype)
     _no_local_memory(ptx)
     assert _count(ptx, r"vote\.sync\.ballot\.b32") == 1
-    assert _count(ptx, r"activemask\.b32") >= 1
+    _entry_mask_only(ptx)
     assert "shfl.sync" not in ptx
     if op.name in ("countBits", "prefixCountBits"):
         assert _count(ptx, r"popc\.b32") == 1
@@ -204,10 +212,13 @@ def test_scan(op, dtype):
         assert _count(ptx, r"popc\.b32") == 1
         assert "shfl.sync" not in ptx
         return
-    # 5 log steps + the exclusive shift by one lane, per 32-bit word
+    # a prefix mask: 5 log steps + the exclusive shift by one lane, per 32-bit word
     for d in ops.LOG_STEPS:
         assert _count(ptx, SHFL.format(mode="up", b=d, c=0)) == _words(dtype) * (2 if d == 1 else 1)
-    assert _count(ptx, r"shfl\.sync") == 6 * _words(dtype)
+    # any other mask: the same over ranks, each step from the lane of rank r - d
+    assert _count(ptx, SHFL.format(mode="idx", b=REG, c=31)) == 6 * _words(dtype)
+    assert _count(ptx, r"shfl\.sync") == 12 * _words(dtype)
+    _entry_mask_only(ptx)
 
 
 def _reduce_uses_redux(op, dtype):

@@ -1,8 +1,17 @@
 """The CUDA target: ``@xpu.jit`` functions compiled and launched through numba.cuda.
 
-The user's Python function becomes a numba.cuda function by a globals
-substitution (:func:`_cuda_pyfunc`): a copy of the function whose globals and
-closure cells map
+A function that uses cross-lane ops (directly or through lane functions) is
+first rewritten by :mod:`numquad._control` so that every op gets its member
+mask: the lanes that take part as docs/semantics.md defines them, computed with
+ballots at lane-varying branches and loop heads (:func:`_masked_pyfunc`; the
+rewritten tree keeps the user's file and line numbers, and is built once per
+dispatcher). A kernel's mask starts as the lanes of its wave that exist; a lane
+function takes it as an extra last parameter ``_nq_mask``, which the calling
+kernel, or the generated lane-call kernel, passes.
+
+The user's Python function (or its rewrite) becomes a numba.cuda function by a
+globals substitution (:func:`_cuda_pyfunc`): a copy of the function whose
+globals and closure cells map
 
 * the ``numquad.xpu`` module to ``numba.cuda`` (same attribute names), each xpu
   builtin (``xpu.grid``, ``xpu.atomic.add``, ...) to the numba.cuda object of
@@ -17,7 +26,7 @@ closure cells map
   (``inline="always"``: inlined in Numba IR, so PTX needs no GPU).
 
 numba.cuda's own names (``cuda.grid``, ``cuda.shfl_sync``, ...) are left as they
-are. Floats are compiled without FMA contraction unless ``fastmath=True``
+are, explicit masks included. Floats are compiled without FMA contraction unless ``fastmath=True``
 (DESIGN section 3): NVVM gets ``-fma=0`` for numquad's own compilations.
 
 This module imports numba.cuda; :mod:`numquad.xpu` imports it only when the
@@ -26,6 +35,7 @@ CUDA target is used.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import linecache
 import os
@@ -50,9 +60,9 @@ from numba.cuda.np import numpy_support
 from numba.cuda.typing.templates import AttributeTemplate
 from numba.cuda.typing.typeof import Purpose, typeof
 
-from .. import ops, xpu
+from .. import _control, ops, xpu
 from ..errors import NumquadCompileError, NumquadTypeError
-from .intrinsics import CUDA_NAMESPACES, INTRINSICS, recording
+from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, recording
 
 __all__ = ["CUDATarget", "no_fma"]
 
@@ -340,6 +350,57 @@ def _cuda_pyfunc(pyfunc):
     return fn
 
 
+def _masked_pyfunc(disp):
+    """The function of *disp* rewritten by numquad._control (every cross-lane op
+    gets its member mask), compiled with the user's file name and line numbers,
+    with the numba.cuda globals of :func:`_cuda_pyfunc`.
+
+    The rewrite is compiled at module level, so the function's closure values
+    become globals of its copy; the mask helpers are bound there too.
+    """
+    pyfunc = disp.py_func
+    tree = _control.masked_function(disp)
+    code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
+    fcode = next(c for c in code.co_consts
+                 if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
+    glbls = dict(pyfunc.__globals__)
+    if pyfunc.__closure__ is not None:
+        for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
+            try:
+                glbls[name] = cell.cell_contents
+            except ValueError:                           # an empty cell
+                pass
+    for name in _names(fcode):
+        if name in glbls:
+            glbls[name] = _substitute(glbls[name])
+    glbls.update(HELPERS)
+    scope = {}
+    exec(code, glbls, scope)  # noqa: S102 - the user's own function, rewritten
+    fn = scope[tree.name]
+    defaults = pyfunc.__defaults__
+    if defaults and not disp.is_kernel:
+        defaults = defaults + (0xFFFFFFFF,)              # the mask parameter's (always passed)
+    fn.__defaults__ = defaults
+    fn.__kwdefaults__ = pyfunc.__kwdefaults__
+    fn.__qualname__ = pyfunc.__qualname__
+    fn.__doc__ = pyfunc.__doc__
+    fn.__module__ = pyfunc.__module__
+    return fn
+
+
+def _uses_ops(pyfunc):
+    """Does *pyfunc*'s code name a Quad/Wave op or a lane function (by its globals
+    and closure; for a function whose source cannot be read)?"""
+    values = [pyfunc.__globals__[n] for n in _names(pyfunc.__code__) if n in pyfunc.__globals__]
+    for cell in pyfunc.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            pass
+    return any(v is ops.Quad or v is ops.Wave or v is _PACKAGE or ops.of_function(v) is not None
+               or isinstance(v, xpu.Dispatcher) for v in values)
+
+
 # ---------------------------------------------------------------------------
 # Types and arrays
 # ---------------------------------------------------------------------------
@@ -384,16 +445,26 @@ def {name}(n, out, {params}):
         out[i] = f({call})
 '''
 
+_MASKED_LANE_CALL_SRC = '''\
+def {name}(n, out, {params}):
+    i = cuda.grid(1)
+    m = _nq_ballot(_nq_entry_mask(), i < n)
+    if i < n:
+        out[i] = f({call}, _nq_mask=m)
+'''
 
-def _lane_call_kernel(device_fn, name, is_array, fastmath):
+
+def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False):
     """The 1-D kernel that runs *device_fn* once per element: element k is lane
-    k % 32 of wave k // 32; the ``i < n`` guard leaves the last wave partial."""
+    k % 32 of wave k // 32; the ``i < n`` guard leaves the last wave partial.
+    *masked*: the function takes the member mask, the lanes with ``i < n``."""
     params = [f"a{k}" for k in range(len(is_array))]
     call = ", ".join(f"{p}[i]" if arr else p for p, arr in zip(params, is_array))
-    src = _LANE_CALL_SRC.format(name=name, params=", ".join(params), call=call)
+    template = _MASKED_LANE_CALL_SRC if masked else _LANE_CALL_SRC
+    src = template.format(name=name, params=", ".join(params), call=call)
     filename = f"<numquad lane call {name}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    scope = {"cuda": cuda, "f": device_fn}
+    scope = {"cuda": cuda, "f": device_fn, **HELPERS}
     exec(compile(src, filename, "exec"), scope)  # noqa: S102
     return cuda.jit(scope[name], fastmath=fastmath, lto=False)
 
@@ -409,6 +480,7 @@ class CUDATarget:
         self.dispatcher = dispatcher
         self._lock = threading.RLock()
         self._pyfunc = None
+        self._needs_mask = None
         self._kernel = None
         self._device = None
         self._ptx = {}
@@ -417,12 +489,36 @@ class CUDATarget:
 
     # -- the numba.cuda function -------------------------------------------
     @property
+    def needs_mask(self):
+        """Does the function use cross-lane ops (so it takes part in member masks)?"""
+        if self._needs_mask is None:
+            d = self.dispatcher
+            try:
+                self._needs_mask = _control.needs_mask(d)
+            except NumquadTypeError:                 # no source to read
+                if _uses_ops(d.py_func):
+                    raise NumquadTypeError(
+                        f"{d.where}: the CUDA target needs the source of a function that "
+                        f"uses cross-lane ops, to compute the lanes that take part in "
+                        f"each op (define it in a file)") from None
+                self._needs_mask = False
+        return self._needs_mask
+
+    @property
     def pyfunc(self):
-        """The user's function with numba.cuda globals (see the module doc)."""
+        """The user's function with numba.cuda globals (see the module doc),
+        rewritten with member masks when it uses cross-lane ops."""
         with self._lock:
             if self._pyfunc is None:
-                self._pyfunc = _cuda_pyfunc(self.dispatcher.py_func)
+                d = self.dispatcher
+                self._pyfunc = _masked_pyfunc(d) if self.needs_mask else _cuda_pyfunc(d.py_func)
             return self._pyfunc
+
+    def _with_mask(self, argtypes):
+        """A lane function's argument types, plus the member mask it takes."""
+        if self.needs_mask and not self.dispatcher.is_kernel:
+            return tuple(argtypes) + (types.uint32,)
+        return tuple(argtypes)
 
     def _jit_options(self):
         d = self.dispatcher
@@ -498,7 +594,7 @@ class CUDATarget:
                 opts.pop("lto")                 # compile_ptx never links
                 with self._compiling():
                     ptx, _ = cuda.compile_ptx(
-                        self.pyfunc, argtypes, cc=cc,
+                        self.pyfunc, self._with_mask(argtypes), cc=cc,
                         device=not self.dispatcher.is_kernel, **opts)
                 self._ptx[key] = ptx
             return ptx
@@ -510,7 +606,7 @@ class CUDATarget:
             restype = self._restypes.get(argtypes)
             if restype is None:
                 with _user_errors(self.dispatcher):
-                    cres = compile_cuda(self.pyfunc, None, argtypes, cc=(8, 0),
+                    cres = compile_cuda(self.pyfunc, None, self._with_mask(argtypes), cc=(8, 0),
                                         fastmath=self.dispatcher.fastmath)
                 restype = types.unliteral(cres.signature.return_type)
                 self._restypes[argtypes] = restype
@@ -623,5 +719,6 @@ class CUDATarget:
             if k is None:
                 name = f"{self.dispatcher.__name__}_lane_call"
                 k = self._calls[is_array] = _lane_call_kernel(
-                    self.device_function(), name, is_array, self.dispatcher.fastmath)
+                    self.device_function(), name, is_array, self.dispatcher.fastmath,
+                    masked=self.needs_mask)
             return k

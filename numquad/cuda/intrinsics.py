@@ -4,23 +4,38 @@ Every intrinsic is made by :func:`_make_intrinsic` from its :class:`numquad.ops.
 entry: the typer checks the operand and selector with the op's own messages
 (``op.check_operand``, ``op.check_selector_constant``) and the lowering is chosen
 by ``op.kind``. The kind lowerings are thin; the shared helpers below build the
-PTX-level pieces (``activemask``, ``shfl.sync`` for every type, ballots,
-``redux.sync``, log-step scans and butterflies).
+PTX-level pieces (``shfl.sync`` for every type, ballots, ``redux.sync``, log-step
+scans and butterflies).
 
-Inactive lanes follow ops.py exactly:
+Every op except the queries (``laneId``, ``width``) takes the *member mask* as
+an extra last argument: the lanes that take part in this execution of the op,
+as docs/semantics.md defines them. numquad/_control.py computes it in the
+source (ballots at lane-varying branches and loop heads) and passes it; it is
+the member mask of every ``shfl.sync``/``vote.sync``/``redux.sync`` and the
+active set of the rules below (``activemask()`` after divergence names whichever
+lanes the hardware happens to have together, so it is not used). Three helper
+intrinsics serve the generated code: ``entry_mask()`` (the lanes of this wave
+that exist), ``ballot(mask, pred)`` and ``andnot(a, b)``.
 
-* moves read the source lane only when it is in range and active (``activemask``
-  bit), otherwise they return the reader's own value;
-* votes, ballots and bit counts use ``vote.sync.ballot`` over the active mask,
-  so inactive lanes read as false (``Quad.all``/``Wave.all`` are false when a
+Inactive lanes follow docs/semantics.md:
+
+* moves read the source lane only when it is in range and in the mask,
+  otherwise they return the reader's own value; 64-bit runtime up/down
+  distances are clamped to +-2**40 first, so a uint64 ``2**64 - 1`` is never -1;
+* votes, ballots and bit counts use ``vote.sync.ballot`` over the mask, so
+  inactive lanes read as false (``Quad.all``/``Wave.all`` are false when a
   lane of the quad/wave is inactive);
-* scans: log-step ``shfl.sync.up``; a step whose source lane is inactive keeps
-  the lane's value (the combine with the identity). Defined for prefix-shaped
-  active sets, as in DESIGN section 2;
+* scans run over the ranks of the active lanes: when the mask is a prefix
+  (``m & (m + 1) == 0``, the case without divergence) rank and lane coincide and
+  the scan is the log-step ``shfl.sync.up``; otherwise each step reads the lane
+  of rank ``r - d`` (found by stripping the highest bits of the active lanes
+  below) with ``shfl.sync.idx``;
 * reductions: ``redux.sync`` for integers of <= 32 bits on sm_80+, else the
   butterfly of ops.py; when the wave is not full each step reads the partner
   block's first active lane (all lanes of a block hold the same partial), so
-  the result equals the reference for every active pattern.
+  the result equals the reference for every active pattern;
+* float min/max: a NaN operand loses, min(+0.0, -0.0) is -0.0 and max +0.0 in
+  either order (compares and selects, not ``llvm.minnum``).
 
 The intrinsics are exposed as two module objects, ``CUDA_NAMESPACES["Quad"]``
 and ``CUDA_NAMESPACES["Wave"]``, which the CUDA target puts in place of
@@ -41,14 +56,14 @@ from llvmlite import ir
 from numba.cuda import cgutils, nvvmutils, types
 from numba.cuda.core import targetconfig
 from numba.cuda.core.errors import TypingError
-from numba.cuda.extending import _intrinsic
+from numba.cuda.extending import _intrinsic, intrinsic
 from numba.cuda.np import numpy_support
 from numba.cuda.typing import signature
 
-from .. import ops
+from .. import _control, ops
 from ..errors import NumquadCompileError
 
-__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "recording"]
+__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "ballot", "andnot"]
 
 _I1 = ir.IntType(1)
 _I32 = ir.IntType(32)
@@ -187,11 +202,17 @@ def _convergent(builder, fn, args):
     return builder.call(fn, args, attrs=("convergent",))
 
 
-def _activemask(builder):
-    """``activemask.b32``: the lanes of this wave executing this call (as cuda.activemask)."""
-    asm = ir.InlineAsm(ir.FunctionType(_I32, []), "activemask.b32 $0;", "=r",
-                       side_effect=True)
-    return _convergent(builder, asm, [])
+def _entry_mask(builder):
+    """The lanes of this thread's wave that exist: all 32, or fewer in the last wave
+    of a block whose size is not a multiple of 32 (docs/semantics.md)."""
+    tx, ty, tz = (nvvmutils.call_sreg(builder, f"tid.{c}") for c in "xyz")
+    nx, ny, nz = (nvvmutils.call_sreg(builder, f"ntid.{c}") for c in "xyz")
+    tid = builder.add(tx, builder.mul(nx, builder.add(ty, builder.mul(ny, tz))))
+    nthreads = builder.mul(builder.mul(nx, ny), nz)
+    left = builder.sub(nthreads, builder.and_(tid, _iconst(_I32, ~31)))     # >= 1
+    width = builder.select(builder.icmp_unsigned("<", left, _iconst(_I32, 32)), left,
+                           _iconst(_I32, 32))
+    return builder.lshr(_iconst(_I32, 0xFFFFFFFF), builder.sub(_iconst(_I32, 32), width))
 
 
 def _laneid(builder):
@@ -302,6 +323,24 @@ def _combine_name(op, nbty):
     return name
 
 
+def _float_minmax(builder, name, a, b):
+    """min/max of two floats as docs/semantics.md defines them: a NaN operand loses,
+    and of two zeros min returns -0.0 and max +0.0 whatever their order. Written
+    with compares and selects: ``llvm.minnum``'s handling of signed zeros is not
+    specified, and ``min.f32`` is not what NVVM must emit for it."""
+    first, second = (a, b) if name == "min" else (b, a)
+    a_wins = builder.fcmp_ordered("<", first, second)         # min: a < b; max: a > b
+    b_wins = builder.fcmp_ordered("<", second, first)
+    equal = builder.fcmp_ordered("==", a, b)
+    ity = ir.IntType(32 if isinstance(a.type, ir.FloatType) else 64)
+    ia, ib = builder.bitcast(a, ity), builder.bitcast(b, ity)
+    # equal values have equal bits except +0.0/-0.0: OR keeps a sign bit, AND clears it
+    tie = builder.bitcast((builder.or_ if name == "min" else builder.and_)(ia, ib), a.type)
+    a_nan = builder.fcmp_unordered("uno", a, a)
+    other = builder.select(a_nan, b, a)                       # a NaN loses to the other operand
+    return builder.select(a_wins, a, builder.select(b_wins, b, builder.select(equal, tie, other)))
+
+
 def _combine(builder, name, nbty, a, b):
     """``a (+) b`` for the ops.py combine *name* on Numba scalar type *nbty*."""
     if isinstance(nbty, types.Float):
@@ -309,11 +348,7 @@ def _combine(builder, name, nbty, a, b):
             return builder.fadd(a, b)
         if name == "mul":
             return builder.fmul(a, b)
-        # minnum/maxnum: the non-NaN operand wins, like np.fmin/np.fmax
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(a.type, (a.type, a.type)),
-            f"llvm.{name}num.{'f32' if nbty.bitwidth == 32 else 'f64'}")
-        return builder.call(fn, (a, b))
+        return _float_minmax(builder, name, a, b)
     if name == "add":
         return builder.add(a, b)
     if name == "mul":
@@ -429,7 +464,7 @@ def _move_plan(qualname, sel):
 # ---------------------------------------------------------------------------
 
 def _lower_query(op, valty, sel):
-    def codegen(context, builder, sig, args):
+    def codegen(context, builder, sig, args, mask):
         if op.name == "width":
             return _iconst(_I32, _WAVE)
         lane = _laneid(builder)                  # %laneid is tid % 32 of the linear thread id
@@ -439,26 +474,43 @@ def _lower_query(op, valty, sel):
     return codegen
 
 
+#: A 64-bit runtime up/down distance is clamped into this range before the lane
+#: arithmetic: every distance of 32 or more leaves the wave, and the clamped
+#: value stays exact in int64 (a uint64 2**64 - 1 must not read as -1).
+_DISTANCE_CLAMP = 2 ** 40
+
+
+def _exact_selector(builder, op, raw, nbty):
+    """A runtime selector as an i64 holding its exact value (clamped for up/down)."""
+    signed = _is_signed(nbty)
+    if raw.type.width < 64:
+        return (builder.sext if signed else builder.zext)(raw, _I64)
+    if op.sel_kind not in ("up", "down"):
+        return raw                               # only its low bits are used
+    hi = ir.Constant(_I64, _DISTANCE_CLAMP)
+    if not signed:
+        return builder.select(builder.icmp_unsigned(">", raw, hi), hi, raw)
+    lo = ir.Constant(_I64, -_DISTANCE_CLAMP)
+    raw = builder.select(builder.icmp_signed(">", raw, hi), hi, raw)
+    return builder.select(builder.icmp_signed("<", raw, lo), lo, raw)
+
+
 def _lower_move(op, valty, sel):
     if op.pattern is None:                       # readFirst: the first active lane
-        def codegen(context, builder, sig, args):
-            mask = _activemask(builder)
+        def codegen(context, builder, sig, args, mask):
             return _shfl(builder, "idx", mask, args[0], _first_lane(builder, mask), 0x1F)
         return codegen
 
     constant = sel if op.selector else op.xor_const      # None: a runtime selector
     mode, c, b_is_src, check_range = _move_plan(op.qualname, constant)
 
-    def codegen(context, builder, sig, args):
+    def codegen(context, builder, sig, args, mask):
         value = args[0]
-        mask = _activemask(builder)
         lane = _laneid(builder)
         if constant is not None:
             sel_val, lane_val = constant, _IRInt(builder, lane)
         else:                                    # exact 64-bit lane arithmetic
-            ext = builder.sext if _is_signed(sig.args[1]) else builder.zext
-            raw = args[1]
-            sel_val = _IRInt(builder, raw if raw.type.width == 64 else ext(raw, _I64))
+            sel_val = _IRInt(builder, _exact_selector(builder, op, args[1], sig.args[1]))
             lane_val = _IRInt(builder, builder.zext(lane, _I64))
         src = op.pattern(lane_val, sel_val)
         src = src.value if isinstance(src, _IRInt) else _iconst(lane_val.value.type, src)
@@ -481,8 +533,7 @@ def _lower_move(op, valty, sel):
 
 
 def _lower_vote(op, valty, sel):
-    def codegen(context, builder, sig, args):
-        mask = _activemask(builder)
+    def codegen(context, builder, sig, args, mask):
         word = _ballot(builder, mask, _truth(builder, args[0]))
         if op.namespace == "Quad":
             shift = builder.and_(_laneid(builder), _iconst(_I32, _WAVE - ops.QUAD))
@@ -496,53 +547,103 @@ def _lower_vote(op, valty, sel):
     return codegen
 
 
-def _count_below(builder, pred):
+def _count_below(builder, mask, pred):
     """popc(ballot(pred) & lanemask_lt): true active lanes below this one (uint32)."""
-    word = _ballot(builder, _activemask(builder), _truth(builder, pred))
+    word = _ballot(builder, mask, _truth(builder, pred))
     return builder.ctpop(builder.and_(word, _lanemask_lt(builder)))
 
 
 def _lower_ballot(op, valty, sel):
-    def codegen(context, builder, sig, args):
+    def codegen(context, builder, sig, args, mask):
         if op.name == "prefixCountBits":
-            return _count_below(builder, args[0])
-        word = _ballot(builder, _activemask(builder), _truth(builder, args[0]))
+            return _count_below(builder, mask, args[0])
+        word = _ballot(builder, mask, _truth(builder, args[0]))
         return builder.ctpop(word) if op.name == "countBits" else word
     return codegen
 
 
 def _identities(op, valty):
-    """(identity for a skipped lane, identity for lane 0 of an exclusive scan, same bits?)."""
+    """(identity for a skipped lane, identity for the first lane of an exclusive scan)."""
     dt = np.dtype(str(valty))
-    skipped = op.combine_fn.identity(dt)
-    lane0 = op.combine_fn.identity(dt, lane0=True)
-    return _const(valty, skipped), _const(valty, lane0), skipped.tobytes() == lane0.tobytes()
+    return _const(valty, op.combine_fn.identity(dt)), \
+        _const(valty, op.combine_fn.identity(dt, lane0=True))
+
+
+def _ranks_below(builder, mask):
+    """{d: (lane of rank r - d, whether it exists)} for d in LOG_STEPS, r being this
+    lane's rank in *mask*: the d-th highest set bit of ``mask & lanemask_lt``.
+
+    The highest set bit is stripped 16 times (``clz`` and a shift per step, a
+    few instructions each); ``fns.b32`` does the same search but ptxas expands
+    each one into a ~30-instruction binary search.
+    """
+    cur = builder.and_(mask, _lanemask_lt(builder))
+    clz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I32, (_I32, _I1)),
+                                         "llvm.ctlz.i32")
+    out = {}
+    for k in range(1, ops.LOG_STEPS[-1] + 1):
+        lead = builder.call(clz, (cur, ir.Constant(_I1, 0)))      # 32 when cur == 0
+        if k in ops.LOG_STEPS:
+            has = builder.icmp_unsigned("!=", cur, _iconst(_I32, 0))
+            out[k] = (builder.sub(_iconst(_I32, 31), lead), has)
+        if k < ops.LOG_STEPS[-1]:
+            # clear the highest set bit: keep the bits below it (nothing when cur == 0)
+            keep = builder.lshr(_iconst(_I32, 0x7FFFFFFF),
+                                builder.select(builder.icmp_unsigned("<", lead, _iconst(_I32, 31)),
+                                               lead, _iconst(_I32, 31)))
+            cur = builder.and_(cur, keep)
+    return out
+
+
+def _scan_prefix_mask(builder, name, valty, mask, lane, v, ident0):
+    """The exclusive scan when the active lanes are lanes 0..k-1 (rank == lane):
+    log-step ``shfl.sync.up``; lane l >= d reads lane l - d, always active."""
+    for d in ops.LOG_STEPS:
+        up = _shfl(builder, "up", mask, v, d, 0)
+        take = builder.icmp_unsigned(">=", lane, _iconst(_I32, d))
+        v = builder.select(take, _combine(builder, name, valty, up, v), v)
+    up = _shfl(builder, "up", mask, v, 1, 0)
+    first = builder.icmp_unsigned("==", lane, _iconst(_I32, 0))
+    return builder.select(first, ident0, up)
+
+
+def _scan_any_mask(builder, name, valty, mask, lane, v, ident0):
+    """The exclusive scan over the ranks of any active set: step d reads the lane of
+    rank r - d with ``shfl.sync.idx``; rank 0 gets *ident0*."""
+    srcs = {d: (builder.select(has, src, lane), has)
+            for d, (src, has) in _ranks_below(builder, mask).items()}
+    for d in ops.LOG_STEPS:
+        src, has = srcs[d]
+        other = _shfl(builder, "idx", mask, v, src, 0x1F)
+        v = builder.select(has, _combine(builder, name, valty, other, v), v)
+    src, has = srcs[1]                           # the lane of rank r - 1
+    prev = _shfl(builder, "idx", mask, v, src, 0x1F)
+    return builder.select(has, prev, ident0)
 
 
 def _lower_scan(op, valty, sel):
     if op.combine == "add" and isinstance(valty, types.Boolean):
-        return lambda context, builder, sig, args: _count_below(builder, args[0])
+        return lambda context, builder, sig, args, mask: _count_below(builder, mask, args[0])
     name = _combine_name(op, valty)
 
-    def codegen(context, builder, sig, args):
-        ident, ident0, same = _identities(op, valty)
-        mask = _activemask(builder)
+    def codegen(context, builder, sig, args, mask):
+        _, ident0 = _identities(op, valty)
         lane = _laneid(builder)
-        # bit 31 - d of `below` is the active bit of lane - d (0 when lane < d)
-        below = builder.shl(mask, builder.sub(_iconst(_I32, 31), lane))
         v = args[0]
-        for d in ops.LOG_STEPS:
-            # inclusive step: v = up (+) v where lane >= d; an inactive source lane
-            # contributes the identity, which leaves v as it is.
-            up = _shfl(builder, "up", mask, v, d, 0)
-            take = _bit(builder, below, _iconst(_I32, 31 - d))
-            v = builder.select(take, _combine(builder, name, valty, up, v), v)
-        up = _shfl(builder, "up", mask, v, 1, 0)
-        take = _bit(builder, below, _iconst(_I32, 30))
-        if not same:                             # float add: +0.0 in lane 0, -0.0 after a gap
-            lane0 = builder.icmp_unsigned("==", lane, _iconst(_I32, 0))
-            ident = builder.select(lane0, ident0, ident)
-        return builder.select(take, up, ident)
+        # a prefix mask (no divergence, a bounds-guarded tail): rank == lane
+        prefix = builder.icmp_unsigned(
+            "==", builder.and_(mask, builder.add(mask, _iconst(_I32, 1))), _iconst(_I32, 0))
+        with builder.if_else(prefix, likely=True) as (then, otherwise):
+            with then:
+                fast = _scan_prefix_mask(builder, name, valty, mask, lane, v, ident0)
+                bb_fast = builder.block
+            with otherwise:
+                slow = _scan_any_mask(builder, name, valty, mask, lane, v, ident0)
+                bb_slow = builder.block
+        phi = builder.phi(v.type)
+        phi.add_incoming(fast, bb_fast)
+        phi.add_incoming(slow, bb_slow)
+        return phi
     return codegen
 
 
@@ -581,13 +682,12 @@ def _butterfly(builder, name, valty, mask, lane, v, ident):
 
 def _lower_reduce(op, valty, sel):
     if op.combine == "add" and isinstance(valty, types.Boolean):
-        def count(context, builder, sig, args):
-            return builder.ctpop(_ballot(builder, _activemask(builder), args[0]))
+        def count(context, builder, sig, args, mask):
+            return builder.ctpop(_ballot(builder, mask, args[0]))
         return count
     name = _combine_name(op, valty)
 
-    def codegen(context, builder, sig, args):
-        mask = _activemask(builder)
+    def codegen(context, builder, sig, args, mask):
         out = _redux(builder, name, valty, mask, args[0])
         if out is not None:
             return out
@@ -597,8 +697,7 @@ def _lower_reduce(op, valty, sel):
 
 
 def _lower_allequal(op, valty, sel):
-    def codegen(context, builder, sig, args):
-        mask = _activemask(builder)
+    def codegen(context, builder, sig, args, mask):
         first = _shfl(builder, "idx", mask, args[0], _first_lane(builder, mask), 0x1F)
         word = _ballot(builder, mask, _bits_equal(builder, args[0], first))
         return builder.icmp_unsigned("==", word, mask)
@@ -620,8 +719,18 @@ _LOWER = {
 # The factory
 # ---------------------------------------------------------------------------
 
+def _type_mask(op, ty):
+    if not isinstance(ty, types.Integer):
+        _reject(f"{op.qualname}: the member mask must be an integer; got {ty}")
+    return types.unliteral(ty)
+
+
 def _type_call(op, argtys):
-    """The typer shared by every op: ``(signature, codegen)``."""
+    """The typer shared by every op: ``(signature, codegen)``.
+
+    *argtys* are the op's parameters, then (every op but the queries) the
+    member mask, which numquad's control-flow transform passes.
+    """
     sigargs, valty, sel = [], None, None
     if op.params:
         valty = _type_operand(op, argtys[0])
@@ -629,16 +738,27 @@ def _type_call(op, argtys):
     if op.selector:
         selty, sel = _type_selector(op, argtys[1])
         sigargs.append(selty)
+    has_mask = op.kind != "query"
+    if has_mask:
+        sigargs.append(_type_mask(op, argtys[len(op.params)]))
     restype = _nb_type(op.result_dtype(np.dtype(str(valty)) if valty is not None else None))
-    return signature(restype, *sigargs), _LOWER[op.kind](op, valty, sel)
+    lower = _LOWER[op.kind](op, valty, sel)
+
+    def codegen(context, builder, sig, args):
+        if not has_mask:
+            return lower(context, builder, sig, args, None)
+        return lower(context, builder, sig, args[:-1], _as_i32(builder, args[-1]))
+    return signature(restype, *sigargs), codegen
 
 
 def _make_intrinsic(op):
-    """The numba-cuda intrinsic for *op*, with the op's parameter names and doc."""
-    params = ", ".join(("typingctx",) + op.params)
+    """The numba-cuda intrinsic for *op*, with the op's parameter names and doc
+    (plus ``mask``, the member mask, for every op but the queries)."""
+    params = op.params + (("mask",) if op.kind != "query" else ())
     scope = {"_type_call": _type_call, "op": op}
-    args = "".join(f"{p}, " for p in op.params)
-    src = f"def {op.name}({params}):\n    return _type_call(op, ({args}))\n"
+    args = "".join(f"{p}, " for p in params)
+    src = f"def {op.name}({', '.join(('typingctx',) + params)}):\n" \
+          f"    return _type_call(op, ({args}))\n"
     filename = f"<numquad.cuda {op.qualname}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(compile(src, filename, "exec"), scope)  # noqa: S102
@@ -647,6 +767,46 @@ def _make_intrinsic(op):
     typer.__qualname__ = op.qualname
     typer.__module__ = __name__
     return _literal_intrinsic(typer)
+
+
+# ---------------------------------------------------------------------------
+# The helpers of the generated control flow (numquad/_control.py)
+# ---------------------------------------------------------------------------
+
+@intrinsic
+def entry_mask(typingctx):
+    """entry_mask() -> uint32: the lanes of this thread's wave that exist."""
+    def codegen(context, builder, sig, args):
+        return _entry_mask(builder)
+    return signature(types.uint32), codegen
+
+
+@intrinsic
+def ballot(typingctx, mask, pred):
+    """ballot(mask, pred) -> uint32: the lanes of *mask* whose *pred* holds
+    (``vote.sync.ballot`` with member mask *mask*: exactly those lanes execute it)."""
+    if not isinstance(mask, types.Integer) or not isinstance(pred, (types.Boolean, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _ballot(builder, _as_i32(builder, args[0]), _truth(builder, args[1]))
+    return signature(types.uint32, types.unliteral(mask), types.unliteral(pred)), codegen
+
+
+@intrinsic
+def andnot(typingctx, a, b):
+    """andnot(a, b) -> uint32: ``a & ~b`` (the lanes of a mask on the else side)."""
+    if not isinstance(a, types.Integer) or not isinstance(b, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x, y = _as_i32(builder, args[0]), _as_i32(builder, args[1])
+        return builder.and_(x, builder.xor(y, _iconst(_I32, 0xFFFFFFFF)))
+    return signature(types.uint32, types.unliteral(a), types.unliteral(b)), codegen
+
+
+#: The helpers by the names numquad/_control.py's generated code calls them.
+HELPERS = {_control.ENTRY_MASK: entry_mask, _control.BALLOT: ballot, _control.ANDNOT: andnot}
 
 
 #: The intrinsic of every op, by qualified name.
