@@ -301,7 +301,12 @@ class Generator:
     def opcall(self, dt, sc, depth):
         op, odt = self.pick(_PRODUCERS[dt])
         self.features.add(op)
-        operand = self.expr(odt, sc, depth)
+        if op == "Wave.allEqual" and odt in FLOAT_TYPES:
+            # compares bits: a NaN computed here has a target-dependent payload
+            # (docs/semantics.md), so only loaded or constant floats
+            operand = f"{self.arg('x_' + odt, 'in', odt)}[i]" if sc.arrays else self.const(odt)
+        else:
+            operand = self.expr(odt, sc, depth)
         if OPS[op][2] is not None:
             return f"{op}({operand}, {self.selector(op, sc, depth)})"
         return f"{op}({operand})"
@@ -1125,6 +1130,12 @@ def write_repro(seed, index, out, result, targets, source=None, griddim=None, no
     griddim = griddim or spec.griddim
     args = make_inputs(spec)
     names = [a.name for a in spec.args]
+    if source is not spec.source:               # shrunk: pass only what the kernel reads
+        used = _used_params(source)
+        if used is not None and len(used) < len(names):
+            source = _prune_params(source, set(used))
+            args = [a for a, n in zip(args, names) if n in used]
+            names = [n for n in names if n in used]
     total = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
     base = os.path.join(out, f"repro_{seed}_{index}")
     lines = []
@@ -1256,6 +1267,52 @@ def _mark_keep(tree, source):
             n._keep = True
 
 
+def _drop_dead_assignments(tree):
+    """Delete assignments (kept ones too) to names nothing reads: dead code after shrinking."""
+    while True:
+        loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        removed = False
+        for node in ast.walk(tree):
+            for field in ("body", "orelse"):
+                lst = getattr(node, field, None)
+                if not isinstance(lst, list):
+                    continue
+                keep = []
+                for st in lst:
+                    names = [t for tgt in getattr(st, "targets", []) for t in ast.walk(tgt)
+                             if isinstance(t, ast.Name)] if isinstance(st, ast.Assign) else None
+                    if names and all(isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets) and \
+                            not any(n.id in loads for n in names):
+                        removed = True
+                        continue
+                    keep.append(st)
+                if len(keep) != len(lst):
+                    setattr(node, field, keep or [ast.Pass()])
+        if not removed:
+            return
+
+
+def _used_params(source):
+    """The kernel's parameters that its body reads (all of them if it cannot tell)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == KERNEL:
+            loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            return [a.arg for a in node.args.args if a.arg in loads]
+    return None
+
+
+def _prune_params(source, keep):
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == KERNEL:
+            node.args.args = [a for a in node.args.args if a.arg in keep]
+    return ast.unparse(tree) + "\n"
+
+
 def _src(tree):
     return ast.unparse(tree) + "\n"
 
@@ -1335,6 +1392,10 @@ def shrink(seed, index, target, seconds, workdir, log=lambda m: None):
             if attempt(node, field, new):
                 progress = True
                 break
+    trimmed = copy.deepcopy(tree)
+    _drop_dead_assignments(trimmed)
+    if _src(trimmed) != _src(tree) and check(trimmed, griddim):
+        tree = trimmed
     log(f"    shrink #{index}: {counter[0]} tries")
     return _src(tree), griddim, best["res"]
 
