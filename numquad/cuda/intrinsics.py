@@ -204,15 +204,29 @@ def _convergent(builder, fn, args):
 
 def _entry_mask(builder):
     """The lanes of this thread's wave that exist: all 32, or fewer in the last wave
-    of a block whose size is not a multiple of 32 (docs/semantics.md)."""
-    tx, ty, tz = (nvvmutils.call_sreg(builder, f"tid.{c}") for c in "xyz")
+    of a block whose size is not a multiple of 32 (docs/semantics.md).
+
+    A block of a multiple of 32 threads (the usual case) needs only the block
+    shape; otherwise the linear thread id says how many lanes the wave has.
+    """
     nx, ny, nz = (nvvmutils.call_sreg(builder, f"ntid.{c}") for c in "xyz")
-    tid = builder.add(tx, builder.mul(nx, builder.add(ty, builder.mul(ny, tz))))
     nthreads = builder.mul(builder.mul(nx, ny), nz)
-    left = builder.sub(nthreads, builder.and_(tid, _iconst(_I32, ~31)))     # >= 1
-    width = builder.select(builder.icmp_unsigned("<", left, _iconst(_I32, 32)), left,
-                           _iconst(_I32, 32))
-    return builder.lshr(_iconst(_I32, 0xFFFFFFFF), builder.sub(_iconst(_I32, 32), width))
+    whole = builder.icmp_unsigned("==", builder.and_(nthreads, _iconst(_I32, 31)), _iconst(_I32, 0))
+    with builder.if_else(whole, likely=True) as (then, otherwise):
+        with then:
+            bb_whole = builder.block
+        with otherwise:
+            tx, ty, tz = (nvvmutils.call_sreg(builder, f"tid.{c}") for c in "xyz")
+            tid = builder.add(tx, builder.mul(nx, builder.add(ty, builder.mul(ny, tz))))
+            left = builder.sub(nthreads, builder.and_(tid, _iconst(_I32, ~31)))     # >= 1
+            width = builder.select(builder.icmp_unsigned("<", left, _iconst(_I32, 32)), left,
+                                   _iconst(_I32, 32))
+            part = builder.lshr(_iconst(_I32, 0xFFFFFFFF), builder.sub(_iconst(_I32, 32), width))
+            bb_part = builder.block
+    mask = builder.phi(_I32)
+    mask.add_incoming(_iconst(_I32, 0xFFFFFFFF), bb_whole)
+    mask.add_incoming(part, bb_part)
+    return mask
 
 
 def _laneid(builder):
