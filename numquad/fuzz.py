@@ -168,11 +168,13 @@ class _Scope:
         self.lanefn = lanefn             # (return var, dtype) inside a lane function
         self.allow_return = allow_return
         self.depth = depth
+        self.no_jump = False             # inside a loop over constants: no break/continue/return
 
-    def child(self, loop=None):
+    def child(self, loop=None, no_jump=False):
         s = _Scope(self.vars, self.arrays, self.loops + ([loop] if loop else []), self.lanefn,
                    self.allow_return, self.depth + 1)
         s.ro = dict(self.ro)
+        s.no_jump = self.no_jump or no_jump
         return s
 
 
@@ -189,6 +191,7 @@ class Generator:
         self.lanefns = []               # (name, [param dtypes], return dtype)
         self.allocs = []                # lines at the top of the kernel
         self.calls = 0
+        self.local = None               # (name, dtype) of a per-thread array
 
     # -- small helpers ---------------------------------------------------------
     def fresh(self, stem):
@@ -231,7 +234,8 @@ class Generator:
         if sc.arrays and roll < 0.65:
             return f"{self.arg('x_' + dt, 'in', dt)}[i]"
         if roll < 0.75 and dt != "bool":
-            src = self.pick(["t", "Wave.laneId()", "Quad.laneId()"] + (["i"] if sc.arrays else []))
+            src = self.pick(["t", "Wave.laneId()", "Quad.laneId()", "xpu.laneid", "xpu.warpsize"] +
+                            (["i"] if sc.arrays else []))
             if sc.lanefn and src in ("t", "i"):
                 src = "Wave.laneId()"
             return f"np.{dt}({src})"
@@ -347,13 +351,16 @@ class Generator:
         if sc.arrays:
             kinds += [("store", 1.5), ("atomic", 0.6)]
         if deep_ok:
-            kinds += [("if", 3), ("for", 1.5), ("while", 1.2)]
-        if sc.loops:
+            kinds += [("if", 3), ("for", 1.5), ("while", 1.2), ("constloop", 0.8),
+                      ("halving", 0.5)]
+        if sc.loops and not sc.no_jump:
             kinds += [("break", 1.2), ("continue", 1.0)]
-        if sc.allow_return and not (sc.lanefn and sc.loops):
+        if sc.allow_return and not (sc.lanefn and sc.loops) and not sc.no_jump:
             kinds += [("return", 0.7)]
-        if self.lanefns and sc.arrays and self.calls < 2:
+        if self.lanefns and self.calls < 2:
             kinds += [("call", 1.5)]
+        if self.local and sc.arrays:
+            kinds += [("local", 0.8)]
         total = sum(w for _, w in kinds)
         x = r.random() * total
         for kind, w in kinds:
@@ -404,7 +411,9 @@ class Generator:
             bound = self.pick([f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
                                f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
                                str(self.r.randint(0, 4)),
-                               f"np.int64({self.arg('trip', 'trip', 'int32')}[i] & np.int32(1)) + np.int64(1)"])
+                               f"np.int64({self.arg('trip', 'trip', 'int32')}[i] & np.int32(1)) + np.int64(1)",
+                               f"np.int64({self.arg('u_int32', 'scalar', 'int32', value=self._uniform_value('int32'))}"
+                               f" & np.int32(3))"])
         else:
             bound = self.pick([str(self.r.randint(1, 3)), "np.int64(Wave.laneId() & np.uint32(3))"])
         lines.append(f"{pad}{j} = np.int64(-1)")
@@ -413,6 +422,71 @@ class Generator:
         inner.ro[j] = "int64"
         self.block(inner, lines, ind + 1)
         sc.ro[j] = "int64"          # read after the loop: per-lane exits
+
+    def st_constloop(self, sc, lines, pad, ind):
+        """A loop over constants around ops (the CPU unrolls it into constant selectors)."""
+        k = self.fresh("k")
+        self.features.add("constloop")
+        seq = self.pick(["(16, 8, 4, 2, 1)", "(1, 2, 4, 8, 16)", "range(5)", "range(3)",
+                         "(3, 1, 2)", "(0, 31)"])
+        v = self.assignable(sc)
+        dt = sc.vars[v]
+        op = self.pick(["Wave.shuffleXor", "Wave.shuffleDown", "Wave.shuffleUp", "Wave.broadcast",
+                        "Quad.broadcast", "Wave.shuffle"])
+        sel = f"{k} & 3" if op == "Quad.broadcast" else (f"1 << {k}" if seq == "range(5)" else k)
+        if seq.startswith("range") and op != "Quad.broadcast" and self.chance(0.3):
+            sel = f"{k} * 7"
+        lines.append(f"{pad}for {k} in {seq}:")
+        if dt == "bool":
+            lines.append(f"{pad}    {v} = np.bool_({v} ^ {op}({v}, {sel}))")
+        else:
+            o = self.pick(["+", "^"] if dt in INT_TYPES else ["+"])
+            lines.append(f"{pad}    {v} = np.{dt}({v} {o} {op}({v}, {sel}))")
+        self.features.add(op)
+        inner = sc.child(loop="const", no_jump=True)
+        inner.ro[k] = "int64"
+        if self.chance(0.4):
+            self.block(inner, lines, ind + 1, min_stmts=0)
+        sc.ro[k] = "int64"
+
+    def st_halving(self, sc, lines, pad, ind):
+        """A loop whose trip count is the same in every lane: s = 16, 8, 4, 2, 1, 0."""
+        h = self.fresh("s")
+        self.features.add("uniform-while")
+        start = self.pick(["np.int64(32)", "np.int64(16)", "np.int64(5)"] +
+                          ([f"np.int64({self.arg('u_int64', 'scalar', 'int64', value=self._uniform_value('int64'))}"
+                            f" & np.int64(31))"] if sc.arrays else []))
+        lines.append(f"{pad}{h} = {start}  # keep")
+        lines.append(f"{pad}while {h} > np.int64(0):  # keep")
+        lines.append(f"{pad}    {h} = np.int64({h} >> np.int64(1))  # keep")
+        v = self.assignable(sc)
+        dt = sc.vars[v]
+        op = self.pick(["Wave.shuffleDown", "Wave.shuffleXor", "Wave.shuffleUp"])
+        if dt == "bool":
+            lines.append(f"{pad}    {v} = np.bool_({v} | {op}({v}, {h}))")
+        else:
+            lines.append(f"{pad}    {v} = np.{dt}({v} + {op}({v}, {h}))")
+        inner = sc.child(loop="while")
+        inner.ro[h] = "int64"
+        if self.chance(0.4):
+            self.block(inner, lines, ind + 1, min_stmts=0)
+        sc.ro[h] = "int64"
+
+    def st_local(self, sc, lines, pad, ind):
+        """Per-thread memory across ops: write one element, read another."""
+        name, dt = self.local
+        self.features.add("local")
+        if self.chance(0.5):
+            lines.append(f"{pad}{name}[np.int64(Wave.laneId() & np.uint32(3))] = {self.expr(dt, sc, 2)}")
+        else:
+            v = self.assignable(sc)
+            vt = sc.vars[v]
+            read = f"{name}[{self.pick(['0', '3', 'np.int64(Quad.laneId())', 'np.int32(t & np.int32(3))'])}]"
+            if vt == dt:
+                lines.append(f"{pad}{v} = {read}")
+            else:
+                lines.append(f"{pad}{v} = np.bool_({v} ^ ({read} == {self.const(dt)}))" if vt == "bool"
+                             else f"{pad}{v} = {self.expr(vt, sc, 1)}")
 
     def st_while(self, sc, lines, pad, ind):
         w = self.fresh("w")
@@ -555,6 +629,13 @@ class Generator:
             v = f"v{k}"
             body.append(f"{v} = {self.expr(dt, sc, 1)}")
             sc.vars[v] = dt
+        self.local = None
+        if self.chance(0.3):
+            ldt = self.pick(ALL_TYPES)
+            self.allocs.append(f"loc = xpu.local.array(4, np.{ldt})  # keep")
+            body.append("for q in range(4):  # keep")
+            body.append(f"    loc[q] = {self.const(ldt)}  # keep")
+            self.local = ("loc", ldt)
         if nd > 1 and self.chance(0.5):
             body.append(f"g0, g1 = xpu.grid(2)  # keep" if nd == 2 else "g0, g1, g2 = xpu.grid(3)  # keep")
             body.append(f"h0 = xpu.gridsize({nd})  # keep")
