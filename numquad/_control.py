@@ -371,7 +371,9 @@ class Analysis:
     """
 
     def __init__(self, dispatcher):
-        self.dispatcher = dispatcher
+        # no reference to the dispatcher itself: the cache is keyed by it (weakly)
+        self._self_id = id(dispatcher)
+        self.firstlineno = dispatcher.firstlineno
         self.filename = dispatcher.filename
         self.name = dispatcher.__name__
         self.is_kernel = dispatcher.is_kernel
@@ -408,7 +410,7 @@ class Analysis:
 
     def error(self, msg, node):
         raise NumquadCompileError(f"{msg} (in {self.name})", self.filename,
-                                  getattr(node, "lineno", self.dispatcher.firstlineno))
+                                  getattr(node, "lineno", self.firstlineno))
 
     # -- calls ----------------------------------------------------------------------
     def _find_calls(self):
@@ -422,7 +424,7 @@ class Analysis:
             if op is not None:
                 if op.kind != "query":
                     node._nq_call = CallSite("op", op=op)
-            elif isinstance(obj, _xpu.Dispatcher) and obj is not self.dispatcher:
+            elif isinstance(obj, _xpu.Dispatcher) and id(obj) != self._self_id:
                 try:
                     callee_needs = needs_mask(obj)
                 except NumquadTypeError:     # no source: its own target decides (and says so)
