@@ -33,6 +33,17 @@ from ..errors import NumquadCompileError
 
 __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier"]
 
+#: Every name numquad generates starts with this; user code may not use it. The
+#: generated names: ``_nq_<stem>_<n>`` temporaries of the front end (a: operand,
+#: x: op result, c: masked if condition, i/e/s: masked range loop counter/end/step,
+#: cv: operand converted to its type at the call); ``_nq_f<k>_<name>`` the locals of
+#: the k-th inlined lane function; in the block function (cpu/codegen.py)
+#: ``_nq_v_<name>`` lane arrays, ``_nq_m<k>``/``_nq_m_entry`` mask arrays, ``_nq_l``
+#: the lane index, ``_nq_w`` the wave, ``_nq_t0``/``_nq_tx..z`` thread ids,
+#: ``_nq_G`` lanes per group, ``_nq_XL_<Ns>_<op>`` whole-wave intrinsics,
+#: ``_nq_SH_<Ns>_<op>`` their typing stand-ins, ``_nq_atomic_<name>`` atomics,
+#: ``_nq_i32``/``_nq_i64``/``_nq_u32``/``_nq_T_<dtype>`` scalar types and
+#: ``_nq_shape_<name>``/``_nq_dtype_<name>`` shared/local array layouts.
 _RESERVED = "_nq_"
 
 # -- wave items ---------------------------------------------------------------
@@ -349,7 +360,10 @@ class Frontend:
         )
 
     def fresh(self, stem):
-        return f"{_RESERVED}{stem}{next(self._counter)}"
+        # "_nq_<stem>_<n>": the underscore keeps temporaries apart from the helpers
+        # of generated code ("_nq_i32" was both the 32nd "_nq_i" loop counter and
+        # np.int32, a NotDefinedError from Numba)
+        return f"{_RESERVED}{stem}_{next(self._counter)}"
 
     # -- classification of calls ------------------------------------------------
     def op_of(self, node):
