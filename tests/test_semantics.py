@@ -328,3 +328,22 @@ def test_atomic_float_max_keeps_nan(target, debug, dtype):
     want_b = np.where(np.isnan(a0) | np.isnan(v), a0, np.where(a0 > v, v, a0))
     assert _bits_equal(a, want_a) and _bits_equal(b, want_b)
     assert _bits_equal(old_a, a0) and _bits_equal(old_b, a0)
+
+
+# -- generated names never collide with the helpers of generated code ------------
+
+def test_fresh_temporaries_never_shadow_generated_helpers():
+    """The 32nd masked-loop counter was once ``_nq_i32``, the name of np.int32 in
+    generated code: Numba failed with NotDefinedError on valid kernels."""
+    from numquad.cpu import codegen, frontend
+
+    def k(out, x):
+        i = xpu.grid(1)
+        out[i] = Wave.prefixSum(x[i])
+
+    fe = xpu.jit(k)._target("cpu").frontend()
+    helpers = set(codegen._namespace(fe)) | {"_nq_i32", "_nq_i64", "_nq_u32"}
+    for stem in ("a", "x", "c", "i", "e", "s", "cv", "f"):
+        names = {fe.fresh(stem) for _ in range(200)}
+        assert not names & helpers
+    assert frontend._RESERVED == "_nq_"
