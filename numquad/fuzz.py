@@ -103,6 +103,18 @@ BLOCKS_ND = ((8, 4), (16, 3), (5, 7), (33, 2), (4, 4, 4), (3, 5, 7), (32, 2, 2),
              (1, 40), (6, 6, 3), (10, 10))
 
 
+def arith(dt, a, o, b):
+    """``a o b`` in type *dt*, wrapped as NumPy wraps it.
+
+    Numba widens small integers (int8 + int8 is an int64) and marks signed 64-bit
+    ``+ - *`` ``nsw``: overflow there is undefined (LLVM folds ``0 <= x * x`` to True),
+    so int64 arithmetic goes through uint64, which wraps on every target.
+    """
+    if dt == "int64" and o in "+-*":
+        return f"np.int64(np.uint64({a}) {o} np.uint64({b}))"
+    return f"np.{dt}({a} {o} {b})"
+
+
 def result_type(op, dt):
     kind = OPS[op][0]
     if kind in ("vote", "allequal"):
@@ -275,7 +287,7 @@ class Generator:
             a, b = self.expr(dt, sc, depth - 1), self.expr(dt, sc, depth - 1)
             if o in ("<<", ">>"):
                 b = f"({b} & np.{dt}(7))"
-            return f"np.{dt}({a} {o} {b})"
+            return arith(dt, a, o, b)
         # a cast from another type
         if dt in FLOAT_TYPES:
             src = self.pick(ALL_TYPES)
@@ -380,7 +392,7 @@ class Generator:
             lines.append(f"{pad}{v} = np.bool_({v} ^ {self.expr(dt, sc, 2)})")
         else:
             o = self.pick(["+", "+", "-", "*"] + (["^", "|"] if dt in INT_TYPES else []))
-            lines.append(f"{pad}{v} = np.{dt}({v} {o} {self.opcall(dt, sc, 2)})")
+            lines.append(f"{pad}{v} = {arith(dt, v, o, self.opcall(dt, sc, 2))}")
 
     def st_store(self, sc, lines, pad, ind):
         dt = self.pick(ALL_TYPES)
@@ -441,7 +453,7 @@ class Generator:
             lines.append(f"{pad}    {v} = np.bool_({v} ^ {op}({v}, {sel}))")
         else:
             o = self.pick(["+", "^"] if dt in INT_TYPES else ["+"])
-            lines.append(f"{pad}    {v} = np.{dt}({v} {o} {op}({v}, {sel}))")
+            lines.append(f"{pad}    {v} = {arith(dt, v, o, f'{op}({v}, {sel})')}")
         self.features.add(op)
         inner = sc.child(loop="const", no_jump=True)
         inner.ro[k] = "int64"
@@ -465,7 +477,7 @@ class Generator:
         if dt == "bool":
             lines.append(f"{pad}    {v} = np.bool_({v} | {op}({v}, {h}))")
         else:
-            lines.append(f"{pad}    {v} = np.{dt}({v} + {op}({v}, {h}))")
+            lines.append(f"{pad}    {v} = {arith(dt, v, '+', f'{op}({v}, {h})')}")
         inner = sc.child(loop="while")
         inner.ro[h] = "int64"
         if self.chance(0.4):
@@ -543,7 +555,7 @@ class Generator:
             if dt == "bool":
                 lines.append(f"{pad}{v} = np.bool_({v} ^ ({name}({args}) == {self.const(rt)}))")
             elif dt in INT_TYPES and rt in FLOAT_TYPES:
-                lines.append(f"{pad}{v} = np.{dt}({v} + np.{dt}({name}({args}) > {self.const(rt)}))")
+                lines.append(f"{pad}{v} = {arith(dt, v, '+', f'np.{dt}({name}({args}) > {self.const(rt)})')}")
             else:
                 lines.append(f"{pad}{v} = np.{dt}({name}({args}))")
 
