@@ -293,6 +293,7 @@ def _nq_iter(obj):
 # ---------------------------------------------------------------------------
 
 K_OP, K_SYNCWARP, K_SYNCTHREADS = 0, 1, 2
+_TOKENS = itertools.count()
 
 _DIM_ATTR = {"threadIdx": "t", "blockIdx": "b", "blockDim": "d", "gridDim": "g"}
 _DEVICE_FUNCTIONS = ("popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "threadfence",
@@ -308,6 +309,8 @@ class _Transformer(ast.NodeTransformer):
         self.helpers = helpers            # name -> object, passed in through the factory
         self.ids = itertools.count(1)
         self.loops = []                   # (loop id, counter name)
+        # shared arrays and barriers are named per function: (function, site)
+        self.token = f"{filename}:{dispatcher_name}:{next(_TOKENS)}"
 
     # -- helpers --------------------------------------------------------------
     def error(self, msg, node):
@@ -480,7 +483,7 @@ class _Transformer(ast.NodeTransformer):
                 site = next(self.ids)
                 args = [self.visit(a) for a in node.args]
                 return ast.copy_location(
-                    self.yield_(K_SYNCTHREADS, ast.Constant(site),
+                    self.yield_(K_SYNCTHREADS, ast.Constant((self.token, site)),
                                 ast.Constant(None if b == "syncthreads" else b), args), node)
             if b == "syncwarp":
                 args = [self.visit(a) for a in node.args]
@@ -492,7 +495,8 @@ class _Transformer(ast.NodeTransformer):
                 args = [self.visit(a) for a in node.args]
                 kws = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
                 return ast.copy_location(ast.Call(func=self.T("shared_array"),
-                                                  args=[ast.Constant(site)] + args, keywords=kws), node)
+                                                  args=[ast.Constant((self.token, site))] + args,
+                                                  keywords=kws), node)
             if b in ("grid", "gridsize"):
                 if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
                         node.args[0].value not in (1, 2, 3):
