@@ -448,3 +448,28 @@ def test_speed_of_a_block():
     t0 = time.perf_counter()
     k.python[1, 256](x, out)                 # 256 threads, 32 op instances each
     assert time.perf_counter() - t0 < 1.0
+
+
+@xpu.jit
+def lane_shared(v):
+    s = xpu.shared.array(64, np.int64)           # the lane function's own shared array
+    t = xpu.threadIdx.x
+    s[t] = v * 10
+    xpu.syncwarp()
+    return s[t ^ 1] + Wave.prefixSum(np.int64(1))
+
+
+def k_two_shared(x, out):
+    s = xpu.shared.array(64, np.int64)
+    t = xpu.threadIdx.x
+    s[t] = x[t]
+    xpu.syncthreads()
+    out[t] = s[63 - t] * 1000 + lane_shared(x[t])
+
+
+def test_lane_function_has_its_own_shared_array():
+    x = np.arange(64, dtype=np.int64)
+    out = np.zeros(64, np.int64)
+    run(k_two_shared, 1, 64, x, out)
+    t = np.arange(64)
+    np.testing.assert_array_equal(out, (63 - t) * 1000 + (t ^ 1) * 10 + t % 32)
