@@ -299,4 +299,4 @@ def test_loop_over_constant_offsets(target, rng):
     if target == "cpu":
         import numba
         src = warp_sum_tuple.inspect_cpu_source((numba.int64[::1], numba.int64[::1]))
-        assert "_nq_XL_Wave_shuffleDown(_nq_m_entry, _nq_v__nq_x0, _nq_v_v, 16)" in src
+        assert "_nq_XL_Wave_shuffleDown(_nq_m_entry, _nq_v__nq_x_0, _nq_v_v, 16)" in src
