@@ -37,7 +37,9 @@ def test_fuzz_cpu(seed, count, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed,count", SLOW_SEEDS)
-def test_fuzz_cpu_long(seed, count, tmp_path):
+def test_fuzz_cpu_long(seed, count, tmp_path, request):
+    if "slow" not in (request.config.option.markexpr or "") and not os.environ.get("NUMQUAD_FUZZ_LONG"):
+        pytest.skip("a long fuzz run (about 10 minutes a seed): select it with -m slow")
     _check(seed, count, tmp_path)
 
 
