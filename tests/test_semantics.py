@@ -347,3 +347,31 @@ def test_fresh_temporaries_never_shadow_generated_helpers():
         names = {fe.fresh(stem) for _ in range(200)}
         assert not names & helpers
     assert frontend._RESERVED == "_nq_"
+
+
+# -- found by the fuzzer on the H200 (seed 1, kernel 270), not yet re-run there ----
+
+@xpu.jit
+def _lf_while_ops(x):
+    r = Wave.reduceMin(Wave.prefixMin(np.uint32(Wave.laneId())))
+    w = np.int32(0)
+    while w < np.int32(Wave.laneId() & np.uint32(3)):
+        w = np.int32(w + np.int32(1))
+        r = np.uint32(r ^ Wave.reduceProduct(Wave.prefixMin(np.uint32(37))))
+    return r + x
+
+
+def k_lane_fn_while(out, x):
+    t = np.int32(xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x)
+    out[t] = _lf_while_ops(x[t])
+
+
+@pytest.mark.parametrize("target", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not cuda_available(), reason="no CUDA GPU"))])
+def test_lane_function_with_per_lane_while_around_ops(target):
+    x = np.random.default_rng(270).integers(0, 2**32, 35, dtype=np.uint64).astype(np.uint32)
+    want = np.full(35, 5, np.uint32)
+    xpu.jit(k_lane_fn_while).python[1, (5, 7)](want, x)
+    out = np.full(35, 5, np.uint32)
+    getattr(xpu.jit(k_lane_fn_while), target)[1, (5, 7)](out, x)
+    np.testing.assert_array_equal(out, want)
