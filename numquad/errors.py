@@ -10,6 +10,7 @@ __all__ = [
     "NumquadCompileError",
     "NumquadLaunchError",
     "NumquadRuntimeError",
+    "NumquadIndexError",
 ]
 
 
@@ -51,3 +52,12 @@ class NumquadRuntimeError(NumquadError, RuntimeError):
             msg, bx, by, bz, what, index = self.args
             return f"{msg} [block ({bx}, {by}, {bz}), {what} {index}]"
         return super().__str__()
+
+
+class NumquadIndexError(NumquadRuntimeError, IndexError):
+    """An out-of-bounds array access caught by ``debug=True``'s bounds check.
+
+    Also an IndexError, as Numba's own bounds check raises. Without ``debug=True``
+    nothing is checked: a far out-of-bounds write may end the process with a
+    segmentation fault (Python's faulthandler then prints where the launch was).
+    """

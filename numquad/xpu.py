@@ -7,15 +7,23 @@ markers: the CPU wave compiler and the CUDA target each give them meaning.
 from __future__ import annotations
 
 import ast
+import builtins
+import difflib
+import dis
 import functools
+import importlib
 import inspect
+import linecache
+import sys
 import textwrap
 import threading
 import types as _pytypes
+import uuid as _uuid
+import weakref
 
 import numpy as np
 
-from .errors import NumquadLaunchError, NumquadTypeError
+from .errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
 
 __all__ = [
     "jit",
@@ -226,12 +234,251 @@ def _is_device_array(a):
     return hasattr(a, "__cuda_array_interface__")
 
 
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
 def _returns_value(tree):
-    for node in ast.walk(tree):
+    """Does the function return a value? (A ``return`` in a def, lambda or class
+    nested in it does not count: that is the nested function's return.)"""
+    todo = list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _NESTED_SCOPES):
+            continue
         if isinstance(node, ast.Return) and node.value is not None:
             if not (isinstance(node.value, ast.Constant) and node.value.value is None):
                 return True
+        todo.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _config_key(griddim, blockdim):
+    """The launch-configuration cache key: plain Python ints only, else None.
+
+    ``(1.0, 32) == (1, 32)`` and ``True == 1`` as dict keys, so a float, a bool,
+    a NumPy integer or a list is validated on every launch, never served from
+    the cache (validation must not depend on what ran before)."""
+    for v in (griddim, blockdim):
+        if type(v) is int:
+            continue
+        if type(v) is tuple and all(type(x) is int for x in v):
+            continue
+        return None
+    return (griddim, blockdim)
+
+
+def _arity(fn):
+    """(fewest, most) positional arguments *fn* takes; most is None with ``*args``."""
+    code = fn.__code__
+    n = code.co_argcount
+    most = None if code.co_flags & inspect.CO_VARARGS else n
+    return n - len(fn.__defaults__ or ()), most
+
+
+def _instr_line(ins, default):
+    pos = getattr(ins, "positions", None)
+    if pos is not None and pos.lineno is not None:
+        return pos.lineno
+    return ins.starts_line or default
+
+
+def _code_objects(code):
+    out = [code]
+    for c in out:
+        out.extend(k for k in c.co_consts if isinstance(k, _pytypes.CodeType))
+    return out
+
+
+def _did_you_mean(word, names, spell):
+    close = difflib.get_close_matches(word, [n for n in names if not n.startswith("_")], n=1, cutoff=0.6)
+    return f"; did you mean {spell(close[0])}?" if close else ""
+
+
+def _missing_attribute(path, obj, attr):
+    """The message for ``path.attr`` where *obj* (what *path* names) has no *attr*."""
+    from . import ops as _ops
+    spell = lambda n: f"{path}.{n}"          # noqa: E731
+    if isinstance(obj, type(_ops.Wave)):
+        ops = [n for n in dir(obj) if _ops.of_function(getattr(obj, n, None)) is not None]
+        return f"{path}.{attr} is not a {obj.__name__.rsplit('.', 1)[-1]} op" + \
+            _did_you_mean(attr, ops, spell)
+    if obj is sys.modules[__name__] or isinstance(obj, _Group):
+        names = [n for n in dir(obj) if isinstance(getattr(obj, n, None), (_Builtin, _Group))]
+        hint = _did_you_mean(attr, names, spell)
+        if not hint and len(names) <= 8:
+            hint = f"; {path} has {', '.join(sorted(names))}"
+        return f"{path}.{attr} is not an xpu builtin" + hint
+    what = "module" if isinstance(obj, _pytypes.ModuleType) else "class"
+    return f"{path}.{attr}: {what} {getattr(obj, '__name__', path)!r} has no attribute {attr!r}" + \
+        _did_you_mean(attr, dir(obj), spell)
+
+
+def _unresolved_name(fn):
+    """(line, message) for the first global name, or attribute of a module or class,
+    that *fn* reads and that does not exist; None when every one resolves.
+
+    Read from the bytecode (nested comprehensions, lambdas and defs included), so
+    the line is exact and Python's own scoping decides what is global."""
+    code = fn.__code__
+    glb = fn.__globals__
+    free = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            free[name] = cell.cell_contents
+        except ValueError:          # an empty cell: leave it to the compiler
+            pass
+    codes = _code_objects(code)
+    stored = {ins.argval for c in codes for ins in dis.get_instructions(c)
+              if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+    for c in codes:
+        instrs = list(dis.get_instructions(c))
+        for k, ins in enumerate(instrs):
+            name = ins.argval
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                if name in stored:
+                    continue
+                if name in glb:
+                    obj = glb[name]
+                elif hasattr(builtins, name):
+                    obj = getattr(builtins, name)
+                else:
+                    hint = _did_you_mean(name, list(glb) + dir(builtins), str)
+                    return _instr_line(ins, fn.__code__.co_firstlineno), \
+                        f"name {name!r} is not defined{hint}"
+            elif ins.opname == "LOAD_DEREF" and name in free and name not in code.co_cellvars:
+                obj = free[name]
+            else:
+                continue
+            path = name
+            for nxt in instrs[k + 1:]:
+                if nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD") or \
+                        not isinstance(obj, (_pytypes.ModuleType, type)):
+                    break
+                try:
+                    obj = getattr(obj, nxt.argval)
+                except AttributeError:
+                    return _instr_line(nxt, fn.__code__.co_firstlineno), \
+                        _missing_attribute(path, obj, nxt.argval)
+                except Exception:       # noqa: BLE001 - a module's __getattr__ failing otherwise
+                    break
+                path = f"{path}.{nxt.argval}"
+    return None
+
+
+def _generator_line(fn):
+    """The line of the first ``yield``/``await`` in *fn*, else its def line."""
+    for ins in dis.get_instructions(fn.__code__):
+        if ins.opname in ("YIELD_VALUE", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT"):
+            return _instr_line(ins, fn.__code__.co_firstlineno)
+    return fn.__code__.co_firstlineno
+
+
+def _lambda_tree(fn, lines_and_start=None):
+    """The ``ast.Lambda`` of the lambda *fn*, as an equivalent FunctionDef."""
+    code = fn.__code__
+    params = list(code.co_varnames[:code.co_argcount])
+    if lines_and_start is not None:
+        lines, start = lines_and_start
+        src = "".join(lines)
+    else:
+        lines = linecache.getlines(code.co_filename, fn.__globals__)
+        src, start = "".join(lines), 1
+    try:
+        tree = ast.parse(textwrap.dedent(src) if lines_and_start is not None else src)
+    except SyntaxError:
+        return None
+    ast.increment_lineno(tree, start - 1)
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno
+             and [a.arg for a in n.args.args] == params]
+    if len(found) > 1:
+        # several lambdas with these parameters on the line: the one whose body holds
+        # the code's first source position
+        cols = [p[2] for p in code.co_positions() if p[0] == code.co_firstlineno and p[2] is not None]
+        if cols:
+            found = [n for n in found if n.body.col_offset <= min(cols) <= n.body.end_col_offset] or found
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    ret = ast.copy_location(ast.Return(value=lam.body), lam.body)
+    extra = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
+    fdef = ast.FunctionDef(name=fn.__name__, args=lam.args, body=[ret], decorator_list=[],
+                           returns=None, **extra)
+    ast.copy_location(fdef, lam)
+    ast.fix_missing_locations(fdef)
+    return fdef
+
+
+# -- pickling ------------------------------------------------------------------
+
+#: Dispatchers pickled by value, by id, so that unpickling in the same process
+#: gives the same object back (as numba does)
+_BY_VALUE = weakref.WeakValueDictionary()
+_pickling_registered = False
+
+
+def _importable(d):
+    """Is *d* the object its module's attribute ``d.__qualname__`` names? (Never for
+    ``__main__``: another interpreter's ``__main__``, a dask or joblib worker's, is
+    not this script, so a script's functions go by value, as cloudpickle sends them.)"""
+    if getattr(d, "__module__", None) == "__main__":
+        return False
+    obj = sys.modules.get(getattr(d, "__module__", None) or "")
+    if obj is None:
+        return False
+    for part in d.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return obj is d
+
+
+def _by_reference(module, qualname):
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _ops_namespace(name):
+    from . import ops as _ops
+    return getattr(_ops, name.rsplit(".", 1)[-1])
+
+
+def _group_by_name(name):
+    obj = sys.modules[__name__]
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def _register_pickling():
+    """The namespaces a kernel's globals may hold (``Wave``, ``xpu.threadIdx``)
+    pickle by name (they are module objects that no module import gives back)."""
+    global _pickling_registered
+    if not _pickling_registered:
+        import copyreg
+        from . import ops as _ops
+        copyreg.pickle(type(_ops.Wave), lambda m: (_ops_namespace, (m.__name__,)))
+        copyreg.pickle(_Group, lambda g: (_group_by_name, (g.__name__,)))
+        _pickling_registered = True
+
+
+class _ByValue:
+    """Rebuilds a Dispatcher pickled by value (numba.core.serialize's protocol)."""
+
+    @classmethod
+    def _rebuild(cls, uuid, py_func, source, options, signatures):
+        d = _BY_VALUE.get(uuid)
+        if d is not None:
+            return d
+        d = Dispatcher(py_func, **options)
+        d._source = source
+        d._uuid = uuid
+        _BY_VALUE[uuid] = d
+        if signatures:
+            from .cpu.cudaapi import declare_signatures
+            declare_signatures(d, signatures)
+        return d
 
 
 class Dispatcher:
@@ -258,6 +505,17 @@ class Dispatcher:
         self.filename = code.co_filename
         self.firstlineno = code.co_firstlineno
         self.where = f'File "{self.filename}", line {self.firstlineno}, in {pyfunc.__name__}'
+        flags = code.co_flags
+        if flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            what = "a generator" if flags & inspect.CO_GENERATOR else "an async function"
+            raise NumquadTypeError(
+                f'File "{self.filename}", line {_generator_line(pyfunc)}, in {pyfunc.__name__}: '
+                f"xpu.jit takes a plain function; {pyfunc.__name__} is {what}: a kernel or "
+                f"lane function cannot yield or await")
+        self._arity = _arity(pyfunc)
+        self._source = None        # (lines, first line) when unpickled by value
+        self._uuid = None
+        self._names_checked = False
         self._lock = threading.RLock()
         self._tree = None
         self._is_kernel = None
@@ -267,8 +525,29 @@ class Dispatcher:
     # -- source ------------------------------------------------------------
     @property
     def source_tree(self):
-        """The function's AST with the user's file line numbers."""
+        """The function's AST with the user's file line numbers (a lambda's as a def)."""
         if self._tree is None:
+            with self._lock:
+                if self._tree is None:
+                    self._tree = self._parse_source()
+        return self._tree
+
+    def _parse_source(self):
+        if self.py_func.__name__ == "<lambda>":
+            fn = _lambda_tree(self.py_func, self._source)
+            if fn is None and self._source is None:
+                try:
+                    fn = _lambda_tree(self.py_func, inspect.getsourcelines(self.py_func))
+                except (OSError, TypeError):
+                    pass
+            if fn is None:
+                raise NumquadTypeError(
+                    f"{self.where}: xpu.jit cannot find this lambda's source (several lambdas "
+                    f"on one line?); define it with def")
+            return fn
+        if self._source is not None:
+            lines, start = self._source
+        else:
             try:
                 lines, start = inspect.getsourcelines(self.py_func)
             except (OSError, TypeError) as e:
@@ -276,31 +555,64 @@ class Dispatcher:
                     f"{self.where}: xpu.jit needs the function's source to compile it "
                     f"for the CPU ({e})"
                 ) from None
-            src = textwrap.dedent("".join(lines))
-            tree = ast.parse(src, filename=self.filename)
-            ast.increment_lineno(tree, start - 1)
-            fn = tree.body[0]
-            if isinstance(fn, ast.AsyncFunctionDef) or not isinstance(fn, ast.FunctionDef):
-                raise NumquadTypeError(f"{self.where}: xpu.jit takes a plain def function")
-            fn.decorator_list = []
-            self._tree = fn
-        return self._tree
+        src = textwrap.dedent("".join(lines))
+        tree = ast.parse(src, filename=self.filename)
+        ast.increment_lineno(tree, start - 1)
+        fn = tree.body[0]
+        if isinstance(fn, ast.AsyncFunctionDef) or not isinstance(fn, ast.FunctionDef):
+            raise NumquadTypeError(f"{self.where}: xpu.jit takes a plain def function")
+        fn.decorator_list = []
+        return fn
 
     @property
     def is_kernel(self):
-        """True for a kernel (returns nothing), False for a lane function."""
+        """True for a kernel (returns nothing), False for a lane function (a lambda is one)."""
         if self._is_kernel is None:
+            if self.py_func.__name__ == "<lambda>":
+                self._is_kernel = False
+                return False
             try:
                 self._is_kernel = not _returns_value(self.source_tree)
             except NumquadTypeError:
                 self._is_kernel = True
         return self._is_kernel
 
+    def _check_names(self):
+        """Every global name and module attribute the function reads exists (once)."""
+        if self._names_checked:
+            return
+        hit = _unresolved_name(self.py_func)
+        if hit is not None:
+            line, msg = hit
+            raise NumquadCompileError(f"{msg} (in {self.__name__})", self.filename, line)
+        self._names_checked = True
+
+    def _check_arity(self, args):
+        """*args* with omitted defaults filled in; a NumquadTypeError for a wrong count."""
+        fewest, most = self._arity
+        n = len(args)
+        if fewest <= n and (most is None or n <= most):
+            if n < self.py_func.__code__.co_argcount:
+                args = tuple(args) + tuple(self.py_func.__defaults__[n - fewest:])
+            return args
+        if most == fewest:
+            takes = f"{fewest} argument{'' if fewest == 1 else 's'}"
+        elif most is None:
+            takes = f"at least {fewest} argument{'' if fewest == 1 else 's'}"
+        else:
+            takes = f"{fewest} to {most} arguments"
+        try:
+            sig = str(inspect.signature(self.py_func))
+        except (TypeError, ValueError):
+            sig = "(...)"
+        raise NumquadTypeError(f"{self.where}: {self.__name__}{sig} takes {takes}; got {n}")
+
     # -- targets -----------------------------------------------------------
     def _target(self, name):
         with self._lock:
             t = self._targets.get(name)
             if t is None:
+                self._check_names()
                 if name == "cpu":
                     from .cpu.dispatch import CPUTarget
                     t = CPUTarget(self)
@@ -361,27 +673,33 @@ class Dispatcher:
             )
         griddim, blockdim = config[:2]
         extra = config[2:]
-        try:
-            dims = self._configs[(griddim, blockdim)]
-        except (KeyError, TypeError):
+        key = _config_key(griddim, blockdim)
+        dims = self._configs.get(key) if key is not None else None
+        if dims is None:
             dims = launch_config(self, griddim, blockdim)
-            if len(self._configs) < 64:
-                self._configs[(griddim, blockdim)] = dims
+            if key is not None and len(self._configs) < 64:
+                self._configs[key] = dims
+        args = self._check_arity(args)
         target = target or self._choose(args)
         # on the CPU a stream and a dynamic shared-memory size are accepted and unused
         return self._target(target).launch(dims, extra, args)
 
     # -- lane functions ------------------------------------------------------
-    def __call__(self, *args, out=None):
-        return self._call(None, args, out)
+    def __call__(self, *args, out=None, **kwargs):
+        return self._call(None, args, out, kwargs)
 
-    def _call(self, target, args, out):
+    def _call(self, target, args, out, kwargs=None):
         if self.is_kernel:
             raise NumquadTypeError(
                 f"{self.where}: {self.__name__} is a kernel: launch it as "
                 f"{self.__name__}[griddim, blockdim](...), e.g. "
                 f"{self.__name__}[(n + 127) // 128, 128](...)"
             )
+        if kwargs:
+            raise NumquadTypeError(
+                f"{self.where}: {self.__name__}(...) takes its arguments by position (and "
+                f"out=); got keyword argument(s) {', '.join(sorted(kwargs))}")
+        args = self._check_arity(args)
         target = target or self._choose(list(args) + ([out] if out is not None else []))
         return self._target(target).call(args, out)
 
@@ -406,6 +724,32 @@ class Dispatcher:
         kind = "kernel" if self.is_kernel else "lane function"
         return f"<xpu.jit {kind} {self.__name__}>"
 
+    # -- pickling ------------------------------------------------------------
+    def __reduce__(self):
+        """By reference when the module attribute of this name is this dispatcher (a
+        module-level ``@xpu.jit`` function), else by value: the function through
+        Numba's cloudpickle, with its source and options (as numba pickles closures).
+        Compiled code is not pickled; the copy compiles again where it is used."""
+        if _importable(self):
+            return _by_reference, (self.__module__, self.__qualname__)
+        from numba.core import serialize
+        _register_pickling()
+        with self._lock:
+            if self._uuid is None:
+                self._uuid = _uuid.uuid4().hex
+                _BY_VALUE[self._uuid] = self
+        source = self._source
+        if source is None:
+            try:
+                lines, start = inspect.getsourcelines(self.py_func)
+                source = (list(lines), start)
+            except (OSError, TypeError):
+                pass
+        options = dict(target=self.target, debug=self.debug, fastmath=self.fastmath, cache=self.cache)
+        return serialize.custom_reduce(_ByValue, dict(
+            uuid=self._uuid, py_func=self.py_func, source=source, options=options,
+            signatures=list(getattr(self, "signatures", None) or [])))
+
 
 class _TargetView:
     def __init__(self, dispatcher, target):
@@ -415,8 +759,11 @@ class _TargetView:
     def __getitem__(self, config):
         return _Launcher(self._d, self._t, config)
 
-    def __call__(self, *args, out=None):
-        return self._d._call(self._t, args, out)
+    def __call__(self, *args, out=None, **kwargs):
+        return self._d._call(self._t, args, out, kwargs)
+
+    def __reduce__(self):
+        return getattr, (self._d, self._t)
 
 
 class _Launcher:
@@ -425,8 +772,16 @@ class _Launcher:
         self._t = target
         self._config = config if isinstance(config, tuple) else (config,)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            d = self._d
+            raise NumquadTypeError(
+                f"{d.where}: a kernel launch takes its arguments by position; got keyword "
+                f"argument(s) {', '.join(sorted(kwargs))} for {d.__name__}")
         return self._d._launch(self._t, self._config, args)
+
+    def __reduce__(self):
+        return _Launcher, (self._d, self._t, self._config)
 
 
 def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False):

@@ -8,14 +8,15 @@ compiler (the lane function is inlined into it), spread over all cores.
 
 from __future__ import annotations
 
-import functools
 import linecache
+import re
 import threading
+import weakref
 
 import numba
 import numpy as np
 
-from ..errors import NumquadTypeError
+from ..errors import NumquadLaunchError, NumquadTypeError
 
 __all__ = ["call_lane_function", "prepare_args"]
 
@@ -81,14 +82,40 @@ def _flat(a, shape):
     return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
 
 
-@functools.lru_cache(maxsize=None)
+def _memo(d):
+    """This module's caches for lane function *d*, kept on *d* itself: a module-level
+    cache keyed by dispatchers would keep every lane function (and its compiled
+    wrappers) alive for good."""
+    memo = d.__dict__.get("_nq_lanecall")
+    if memo is None:
+        with _lock:
+            memo = d.__dict__.setdefault("_nq_lanecall", {})
+    return memo
+
+
+def _memoised(fn):
+    def cached(d, *key):
+        memo = _memo(d)
+        k = (fn.__name__,) + key
+        try:
+            return memo[k]
+        except KeyError:
+            pass
+        value = memo[k] = fn(d, *key)
+        return value
+    cached.__name__ = fn.__name__
+    cached.__doc__ = fn.__doc__
+    return cached
+
+
+@_memoised
 def _wrappers(d, is_arr):
     """(kernel, return-type probe) wrapping lane function *d* for this arg layout."""
     from ..xpu import jit
     n = len(is_arr)
     params = [f"a{k}" for k in range(n)]
     call = ", ".join(f"a{k}[i]" if arr else f"a{k}" for k, arr in enumerate(is_arr))
-    fname = f"lanecall_{d.__name__}"
+    fname = f"lanecall_{re.sub(r'[^0-9A-Za-z_]', '_', d.__name__)}"     # "<lambda>"
     src = (
         f"def {fname}({', '.join(params + ['out', 'n'])}):\n"
         f"    i = xpu.grid(1)\n"
@@ -99,14 +126,20 @@ def _wrappers(d, is_arr):
         f"    return r\n"
     )
     filename = f"<numquad lane call of {d.__name__} at {d.filename}:{d.firstlineno}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    linecache.cache[filename] = entry = (len(src), None, src.splitlines(True), filename)
+    weakref.finalize(d, _forget_source, filename, entry)
     from .. import xpu
     ns = {"xpu": xpu, "f": d}
     exec(compile(src, filename, "exec"), ns)
     return jit(ns[fname], debug=d.debug, fastmath=d.fastmath), ns[fname + "_rt"]
 
 
-@functools.lru_cache(maxsize=None)
+def _forget_source(filename, entry):
+    if linecache.cache.get(filename) is entry:
+        del linecache.cache[filename]
+
+
+@_memoised
 def _return_dtype(d, is_arr, argtypes):
     from . import codegen as _cg
     from .typing import shadow_types
@@ -140,12 +173,13 @@ def call_lane_function(d, args, out):
         if not isinstance(out, np.ndarray):
             raise NumquadTypeError(f"{d.where}: out= must be a NumPy array; got {type(out).__name__}")
         if out.shape != shape:
-            raise ValueError(f"{d.__name__}: out= has shape {out.shape}; the result has shape {shape}")
+            raise NumquadLaunchError(
+                f"{d.where}: out= has shape {out.shape}; the result of {d.__name__} has shape {shape}")
         if out.dtype != restype:
             raise NumquadTypeError(
                 f"{d.where}: out= has dtype {out.dtype}; {d.__name__} returns {restype}")
         if not out.flags.writeable:
-            raise ValueError(f"{d.__name__}: out= is read-only")
+            raise NumquadLaunchError(f"{d.where}: out= is read-only; {d.__name__} writes its result there")
     size = int(np.prod(shape, dtype=np.int64))
     result = out if out is not None else np.empty(shape, restype)
     if size == 0:

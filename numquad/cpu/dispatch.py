@@ -11,10 +11,12 @@ import contextlib
 import copy
 import re
 import threading
+import types as _pytypes
 
 import numba
 from numba.core import config as _nb_config
 from numba.core import errors as _nb_errors
+from numba.core.compiler_lock import global_compiler_lock as _numba_lock
 
 from ..errors import NumquadCompileError, NumquadTypeError
 from . import codegen as _cg
@@ -24,18 +26,99 @@ from .typing import shadow_types
 
 __all__ = ["CPUTarget"]
 
-_compile_lock = threading.RLock()
+# Locks: no numquad-wide lock. numquad's front end and code generation (pure
+# Python on per-compile objects) run in parallel; what touches Numba (shadow
+# typing, the block function's compile, and the SLP setting it reads) holds
+# Numba's own global compiler lock, as Numba's dispatchers do. One CPUTarget
+# compiles each specialisation once: a second thread asking for it waits.
 
 
 @contextlib.contextmanager
 def _slp_vectorize():
-    """Turn on LLVM's SLP vectoriser (off in Numba by default) while compiling wave code."""
-    old = _nb_config.SLP_VECTORIZE
-    _nb_config.SLP_VECTORIZE = True
+    """Turn on LLVM's SLP vectoriser (off in Numba by default) while compiling wave
+    code. Holds Numba's compiler lock: the setting is global and read by the compile."""
+    with _numba_lock:
+        old = _nb_config.SLP_VECTORIZE
+        _nb_config.SLP_VECTORIZE = True
+        try:
+            yield
+        finally:
+            _nb_config.SLP_VECTORIZE = old
+
+
+def _code_names(fn):
+    codes = [fn.__code__]
+    for c in codes:
+        codes.extend(k for k in c.co_consts if isinstance(k, _pytypes.CodeType))
+    return {n for c in codes for n in c.co_names}
+
+
+def _self_reference(scalar, d):
+    """*scalar* (the njit function of lane function *d*) where *d* calls itself: a
+    copy whose globals and closure name *scalar* instead of the xpu dispatcher
+    (the user's module globals are never changed), so Numba compiles the recursion."""
+    fn = scalar.py_func
+    names = [n for n in _code_names(fn) if fn.__globals__.get(n) is d]
+    cells = list(fn.__closure__ or ())
+    selfcells = [k for k, c in enumerate(cells) if _cell_value(c) is d]
+    if not (names or selfcells) or scalar.signatures:
+        return scalar
+    glbls = dict(fn.__globals__) if names else fn.__globals__
+    for k in selfcells:
+        cells[k] = _pytypes.CellType(None)
+    copy_ = _pytypes.FunctionType(fn.__code__, glbls, fn.__name__, fn.__defaults__,
+                                  tuple(cells) if cells else None)
+    copy_.__qualname__, copy_.__module__ = fn.__qualname__, fn.__module__
+    new = numba.jit(**scalar.targetoptions)(copy_)
+    for n in names:
+        glbls[n] = new
+    for k in selfcells:
+        cells[k].cell_contents = new
+    return new
+
+
+def _drop_compile_state(block):
+    """Free what Numba keeps of a block function's compile beyond its machine code.
+
+    Numba keeps each overload's typed IR (``type_annotation``, for
+    ``inspect_types``; ``fndesc.typemap``/``calltypes``, for lowering) and pass
+    timings (``metadata``): for wave code that is most of the memory a kernel
+    keeps. A block function is only ever called from Python, for its one
+    signature, and inspected through its LLVM library, which stay."""
+    for sig, cres in list(block.overloads.items()):
+        try:
+            cres.fndesc.typemap = None
+            cres.fndesc.calltypes = None
+            block.overloads[sig] = cres._replace(type_annotation=None, metadata={})
+        except (AttributeError, TypeError, ValueError):
+            pass            # another Numba's layout: keep all of it
+
+
+def _trim_globals(fn):
+    """*fn* (a generated block function) with globals holding only the names its code
+    reads. Numba keeps a compiled function's globals for good (its Environment stays
+    registered with the target context); the generated namespace is a copy of the
+    user module's globals (and, for a lane call, of the lane function), which
+    would stay with it."""
+    glbls = fn.__globals__
+    keep = {n: glbls[n] for n in _code_names(fn) if n in glbls}
+    for n in ("__builtins__", "__name__"):
+        if n in glbls:
+            keep[n] = glbls[n]
+    new = _pytypes.FunctionType(fn.__code__, keep, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__qualname__, new.__module__ = fn.__qualname__, fn.__module__
+    return new
+
+
+#: Numba's bounds check says which index and size only on stdout, and only with this
+_FULL_TRACEBACKS_HINT = "; NUMBA_FULL_TRACEBACKS=1 prints the index and the axis size"
+
+
+def _cell_value(cell):
     try:
-        yield
-    finally:
-        _nb_config.SLP_VECTORIZE = old
+        return cell.cell_contents
+    except ValueError:
+        return None
 
 
 _OP_MSG = re.compile(r"((?:Quad|Wave)\.\w+[^\n]*?(?:it takes|out of range)[^\n]*)")
@@ -56,13 +139,32 @@ def _typing_error(dispatcher, err):
     """A NumquadTypeError from a Numba TypingError, naming the user's file and line."""
     text = _ANSI.sub("", str(err))
     m = _OP_MSG.search(text)
-    msg = m.group(1).strip() if m else text.strip().splitlines()[0]
+    msg = m.group(1).strip() if m else _numba_reason(text)
     locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
             if _same_file(f, dispatcher.filename)]
     f, n = locs[0] if locs else (dispatcher.filename, dispatcher.firstlineno)
-    detail = "" if m else "\n" + text
-    return NumquadTypeError(
+    detail = ""             # one line; Numba's full text stays on the exception (.numba_text)
+    err = NumquadTypeError(
         f'File "{dispatcher.filename}", line {n}, in {dispatcher.__name__}: {msg}{detail}')
+    err.numba_text = text
+    return err
+
+
+_BOILERPLATE = re.compile(r"^(Failed in .* pipeline|During: |File \"|\s*<source elided>|\s*\^)")
+
+
+def _numba_reason(text):
+    """The line of a Numba TypingError that says what went wrong (not which pipeline
+    pass failed, nor the source excerpt); a line ending in ':' gets the next one."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    for k, line in enumerate(lines):
+        if not line or _BOILERPLATE.match(line):
+            continue
+        if line.endswith(":"):
+            rest = next((x for x in lines[k + 1:] if x and not _BOILERPLATE.match(x)), "")
+            line = f"{line} {rest.lstrip('>').strip()}"
+        return line
+    return lines[0] if lines else "Numba could not type the function"
 
 
 def _typeof_args(dispatcher, args):
@@ -104,6 +206,7 @@ class CPUTarget:
         self.dispatcher = dispatcher
         self._lock = threading.RLock()
         self._cache = {}
+        self._pending = {}          # key -> (Event, thread id) of a compile in progress
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
@@ -134,34 +237,58 @@ class CPUTarget:
                         self.dispatcher.filename, self.dispatcher.firstlineno)
                 self._scalar = numba.njit(self.dispatcher.py_func, error_model="numpy",
                                           fastmath=self.dispatcher.fastmath)
+                self._scalar = _self_reference(self._scalar, self.dispatcher)
             return self._scalar
 
     def compile(self, argtypes, nd):
+        """The specialisation for *argtypes*, compiled once: threads asking for one
+        that is compiling wait for it; other specialisations and other kernels
+        compile meanwhile (only Numba's own steps are serialised, by Numba's lock)."""
         key = (argtypes, nd)
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                return hit
-            with _compile_lock:
-                compiled = self._compile(argtypes, nd)
-            self._cache[key] = compiled
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                hit = self._cache.get(key)
+                if hit is not None:
+                    return hit
+                pending = self._pending.get(key)
+                if pending is None:
+                    done = threading.Event()
+                    self._pending[key] = (done, me)
+                    break
+            if pending[1] == me:
+                raise NumquadCompileError(
+                    f"{self.dispatcher.__name__} needs itself compiled for {argtypes} while "
+                    f"compiling for them", self.dispatcher.filename, self.dispatcher.firstlineno)
+            pending[0].wait()       # then the cache has it, or that compile failed: retry here
+        try:
+            compiled = self._compile(argtypes, nd)
+            with self._lock:
+                self._cache[key] = compiled
             return compiled
+        finally:
+            with self._lock:
+                del self._pending[key]
+            done.set()
 
     def _compile(self, argtypes, nd):
         d = self.dispatcher
         fe = self.frontend()
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
-            typemap = shadow_types(shadow, argtypes)
+            with _numba_lock:
+                typemap = shadow_types(shadow, argtypes)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
         block_py, source = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
+        block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
         block_sig = tuple(argtypes) + (numba.types.int64,) * len(_cg.BLOCK_PARAMS)
         try:
             with _slp_vectorize():
                 block.compile(block_sig)
+            _drop_compile_state(block)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
         return _Compiled(block, source)
@@ -179,8 +306,12 @@ class CPUTarget:
             _launch.run_grid(compiled.block, args, g, b)
         except IndexError as e:
             d = self.dispatcher
-            raise IndexError(f"{d.where}: an array access in {d.__name__} is out of bounds "
-                             f"(debug=True bounds check): {e}") from None
+            from ..errors import NumquadIndexError
+            raise NumquadIndexError(
+                f"{d.where}: an array access in {d.__name__} is out of bounds in the launch "
+                f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}] ({e}; "
+                f"debug=True bounds check{_FULL_TRACEBACKS_HINT if not _nb_config.FULL_TRACEBACKS else ''})"
+            ) from None
 
     def call(self, args, out):
         from .arraycall import call_lane_function

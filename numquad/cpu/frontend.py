@@ -331,6 +331,50 @@ def _loc(node, default=None):
     return getattr(node, "lineno", default)
 
 
+def _global_values(d):
+    """(name, value) for every global and closure value *d*'s code may read."""
+    fn = d.py_func
+    codes = [fn.__code__]
+    for c in codes:
+        codes.extend(k for k in c.co_consts if isinstance(k, type(fn.__code__)))
+    names = {n for c in codes for n in c.co_names}
+    out = [(n, fn.__globals__[n]) for n in sorted(names) if n in fn.__globals__]
+    for n, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out.append((n, cell.cell_contents))
+        except ValueError:
+            pass
+    return out
+
+
+def _call_cycle(callee, pyfunc):
+    """The ``@xpu.jit`` functions callee -> ... -> (the one of *pyfunc*) when *callee*
+    calls back, directly or not, into *pyfunc*; else None."""
+    from ..xpu import Dispatcher
+    todo = [(callee, [callee])]
+    seen = set()
+    while todo:
+        d, path = todo.pop()
+        if d.py_func is pyfunc:
+            return path
+        if id(d) in seen:
+            continue
+        seen.add(id(d))
+        for _, v in _global_values(d):
+            if isinstance(v, Dispatcher):
+                todo.append((v, path + [v]))
+    return None
+
+
+def _uses_wave_features(d):
+    """Does *d*'s code name an op, an xpu builtin or numba.cuda (bytecode, no parse)?"""
+    for _, v in _global_values(d):
+        if _ops.of_function(v) is not None or isinstance(v, (_xpu._Builtin, _xpu._Group)) or \
+                isinstance(v, type(_ops.Wave)) or v is _xpu or v is sys.modules.get("numba.cuda"):
+            return True
+    return False
+
+
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
@@ -428,7 +472,18 @@ class Frontend:
 
     def _normalise_stmt(self, s, in_loop):
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            self.error(f"nested {type(s).__name__} is not supported in a kernel", s)
+            what = "class" if isinstance(s, ast.ClassDef) else "def"
+            self.error(f"a nested {what} ({getattr(s, 'name', 'lambda')}) is not supported by the "
+                       f"CPU target; define it at module level with @xpu.jit (a lane function) "
+                       f"and call it", s)
+        if isinstance(s, (ast.Global, ast.Nonlocal)):
+            kind = type(s).__name__.lower()
+            written = [n for n in s.names if n in self.env.locals]
+            if written:
+                self.error(f"{kind} {written[0]}: a kernel cannot assign a Python "
+                           f"{'global' if kind == 'global' else 'variable of an enclosing function'}; "
+                           f"pass an array and write into it", s)
+            return []           # a name only read is the global/closure value anyway
         if isinstance(s, (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Global, ast.Nonlocal)) or \
                 type(s).__name__ in ("TryStar", "Match"):
             if self.contains_xl(s):
@@ -687,6 +742,19 @@ class Frontend:
         from ..xpu import Dispatcher
         callee = self.env.resolve(node.func)
         if not isinstance(callee, Dispatcher):
+            return None
+        cycle = _call_cycle(callee, self.pyfunc)
+        if cycle is not None:
+            # recursion: never inlined (that would not end); a recursive function is a
+            # plain scalar function, so it cannot use cross-lane ops or thread builtins
+            chain = " -> ".join([self.pyfunc.__name__] + [d.__name__ for d in cycle])
+            if len(cycle) > 1:
+                self.error(f"mutually recursive lane functions ({chain}) are not supported by "
+                           f"the CPU target (a function that calls itself is)", node)
+            if any(_uses_wave_features(d) for d in cycle):
+                self.error(f"recursive call ({chain}): a lane function that uses cross-lane ops "
+                           f"or thread builtins is inlined into its caller, so it cannot be "
+                           f"recursive", node)
             return None
         cfe = callee._target("cpu").frontend()
         if cfe.ops_used or cfe.uses_builtins():

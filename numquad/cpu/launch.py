@@ -15,6 +15,9 @@ to compile and scales the same (see docs/BENCHMARKS.md).
 from __future__ import annotations
 
 import concurrent.futures
+import faulthandler
+import os
+import sys
 import threading
 
 import numba
@@ -34,8 +37,41 @@ def _executor():
         return _pool
 
 
+def _after_fork_in_child():
+    """A forked child has none of the parent's worker threads: forget the pool (a new
+    one starts on the child's first large launch) and the lock, which a parent
+    thread may have held at the fork. The parent's pool is left alone."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_faulthandler_checked = False
+
+
+def _enable_faulthandler():
+    """Once, at the first launch: if Python's faulthandler is off, turn it on (to
+    stderr), so that a segmentation fault in wave code (an out-of-bounds access
+    without ``debug=True``) prints the Python stack of the launch instead of
+    nothing. Left as it is when the program (or pytest, or ``python -X
+    faulthandler``) has set it up; skipped when stderr has no file descriptor."""
+    global _faulthandler_checked
+    _faulthandler_checked = True
+    try:
+        if not faulthandler.is_enabled():
+            faulthandler.enable(file=sys.stderr, all_threads=True)
+    except (AttributeError, ValueError, OSError, RuntimeError):
+        pass            # no usable stderr (some embedded interpreters): nothing to print to
+
+
 def run_grid(block_fn, args, grid, block, threads=None):
     """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims)."""
+    if not _faulthandler_checked:
+        _enable_faulthandler()
     nblocks = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
     workers = numba.get_num_threads() if threads is None else threads

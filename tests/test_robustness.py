@@ -1,0 +1,733 @@
+"""Bad input and lifecycle: one-line errors naming the call, what it got, what it
+takes and the user's line; launch checks that do not depend on the cache; fork,
+pickling, compiles from threads, and what a compile keeps alive.
+
+docs/RELIABILITY.md ("Bad input and lifecycle") lists the messages."""
+
+import gc
+import inspect
+import multiprocessing
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+from numquad import (NumquadCompileError, NumquadLaunchError, NumquadRuntimeError,
+                     NumquadTypeError, Quad, Wave, xpu)
+from numquad.errors import NumquadIndexError
+
+THIS = __file__
+G_SCALE = 3.0
+
+
+def child_env(**extra):
+    """The environment for a child interpreter that imports this numquad."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.update(extra)
+    return env
+
+
+def line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn.py_func if hasattr(fn, "py_func") else fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(text)
+
+
+def one_line(e):
+    msg = str(e.value if hasattr(e, "value") else e)
+    assert "\n" not in msg, msg
+    assert "Failed in" not in msg and "pipeline" not in msg, msg
+    return msg
+
+
+@xpu.jit
+def k_two(a, b):
+    i = xpu.grid(1)
+    if i < a.size:
+        a[i] = b[i] + Quad.swapHorizontal(b[i])
+
+
+@xpu.jit
+def add(x, y):
+    return x + y
+
+
+# -- 1. argument counts, checked once in xpu.Dispatcher for every target -------------
+
+@pytest.mark.parametrize("view", ["auto", "cpu", "cuda"])
+@pytest.mark.parametrize("nargs", [1, 3])
+def test_kernel_launch_with_wrong_argument_count(view, nargs):
+    a = np.zeros(32)
+    k = {"auto": k_two, "cpu": k_two.cpu, "cuda": k_two.cuda}[view]
+    with pytest.raises(NumquadTypeError) as e:
+        k[1, 32](*([a] * nargs))
+    msg = one_line(e)
+    assert f"k_two(a, b) takes 2 arguments; got {nargs}" in msg
+    assert f'File "{THIS}", line {k_two.firstlineno}' in msg
+
+
+@pytest.mark.parametrize("view", ["auto", "cpu", "cuda"])
+def test_lane_function_call_with_wrong_argument_count(view):
+    f = {"auto": add, "cpu": add.cpu, "cuda": add.cuda}[view]
+    with pytest.raises(NumquadTypeError) as e:
+        f(np.zeros(4))
+    msg = one_line(e)
+    assert "add(x, y) takes 2 arguments; got 1" in msg and THIS in msg
+    with pytest.raises(NumquadTypeError, match=r"add\(x, y\) takes 2 arguments; got 3"):
+        f(np.zeros(4), 1.0, 2.0)
+
+
+def test_keyword_arguments_are_refused_clearly():
+    with pytest.raises(NumquadTypeError) as e:
+        k_two[1, 32](np.zeros(32), b=np.zeros(32))
+    assert "by position" in one_line(e) and "k_two" in str(e.value)
+    with pytest.raises(NumquadTypeError) as e:
+        add(np.zeros(4), y=1.0)
+    assert "by position" in one_line(e) and "add" in str(e.value)
+
+
+def test_omitted_arguments_take_their_defaults():
+    @xpu.jit
+    def k_default(a, s=2.0):
+        i = xpu.grid(1)
+        if i < a.size:
+            a[i] = s
+    a = np.zeros(32)
+    k_default[1, 32](a)
+    assert (a == 2.0).all()
+    k_default[1, 32](a, 5.0)
+    assert (a == 5.0).all()
+    with pytest.raises(NumquadTypeError, match=r"takes 1 to 2 arguments; got 3"):
+        k_default[1, 32](a, 1.0, 2.0)
+
+
+# -- 2 and 3. launch configurations ---------------------------------------------------
+
+def test_lists_are_launch_dimensions_as_in_numba_cuda():
+    a, b = np.zeros(64), np.arange(64.0)
+    k_two[[2], [32]](a, b)
+    want = np.zeros(64)
+    k_two[2, 32](want, b)
+    np.testing.assert_array_equal(a, want)
+    a[:] = 0
+    k_two[[2, 1], (32, 1)](a, b)
+    np.testing.assert_array_equal(a, want)
+
+
+@pytest.mark.parametrize("bad", [1.0, True, np.float64(1), (1.0,), [1.0], (1, True)])
+def test_float_and_bool_dimensions_are_refused_whatever_ran_before(bad):
+    @xpu.jit
+    def k_fresh(a):
+        i = xpu.grid(1)
+        a[i] = i
+    a = np.zeros(32)
+    with pytest.raises(NumquadTypeError) as first:
+        k_fresh[bad, 32](a)
+    for ok in (1, (1,), (1, 1)):             # caches the equal integer configurations
+        k_fresh[ok, 32](a)
+    with pytest.raises(NumquadTypeError) as again:
+        k_fresh[bad, 32](a)
+    assert str(again.value) == str(first.value)
+    with pytest.raises(NumquadTypeError):
+        k_fresh[1, bad if not isinstance(bad, (tuple, list)) else (32.0,)](a)
+
+
+# -- 4. what a function is, and constructs around it -----------------------------------
+
+@xpu.jit
+def k_nested_def(a):
+    def g(x):
+        return x + 1
+    i = xpu.grid(1)
+    a[i] = g(i)
+
+
+def test_nested_def_does_not_make_a_kernel_a_lane_function():
+    assert k_nested_def.is_kernel
+    with pytest.raises(NumquadCompileError) as e:
+        k_nested_def.cpu[1, 32](np.zeros(32))
+    msg = one_line(e)
+    assert "nested def (g)" in msg and THIS in msg
+    assert f"line {line_of(k_nested_def, 'def g')}" in msg
+
+
+def test_nested_return_only_does_not_make_a_lane_function():
+    @xpu.jit
+    def k_only_nested_return(a):
+        class C:
+            def m(self):
+                return 1
+        a[0] = 1
+    assert k_only_nested_return.is_kernel
+
+
+lam_twice = xpu.jit(lambda x: x * 2 + Quad.swapHorizontal(x))
+
+
+def test_lambda_is_a_lane_function_and_runs():
+    assert not lam_twice.is_kernel and "lane function" in repr(lam_twice)
+    x = np.arange(8.0)
+    np.testing.assert_array_equal(lam_twice(x), x * 2 + x.reshape(-1, 2)[:, ::-1].reshape(-1))
+
+    @xpu.jit
+    def k_calls_lambda(a, out):
+        i = xpu.grid(1)
+        if i < a.size:
+            out[i] = lam_twice(a[i])
+    out = np.zeros(8)
+    k_calls_lambda[1, 32](x, out)
+    np.testing.assert_array_equal(out, lam_twice(x))
+
+
+@xpu.jit
+def k_global_read(a):
+    global G_SCALE
+    i = xpu.grid(1)
+    if i < a.size:
+        a[i] = G_SCALE * i
+
+
+@xpu.jit
+def k_global_write(a):
+    global G_SCALE
+    G_SCALE = 1.0
+    a[0] = G_SCALE
+
+
+def test_global_statement():
+    a = np.zeros(32)
+    k_global_read[1, 32](a)
+    np.testing.assert_array_equal(a, 3.0 * np.arange(32))
+    with pytest.raises(NumquadCompileError) as e:
+        k_global_write[1, 32](a)
+    msg = one_line(e)
+    assert "global G_SCALE" in msg and "cannot assign" in msg
+    assert f"line {line_of(k_global_write, 'global G_SCALE')}" in msg
+
+
+@xpu.jit
+def countdown(n):
+    if n <= 0:
+        return n * 0
+    return countdown(n - 1) + 1
+
+
+@xpu.jit
+def is_even(n):
+    if n == 0:
+        return True
+    return is_odd(n - 1)
+
+
+@xpu.jit
+def is_odd(n):
+    if n == 0:
+        return False
+    return is_even(n - 1)
+
+
+@xpu.jit
+def scan_rec(x, n):
+    if n <= 0:
+        return x
+    return scan_rec(Wave.prefixSum(x), n - 1)
+
+
+def test_recursive_lane_functions_run():
+    n = np.arange(10)
+    np.testing.assert_array_equal(countdown(n), n)
+
+    @xpu.jit
+    def k_rec(a):
+        i = xpu.grid(1)
+        if i < a.size:
+            a[i] = countdown(i) * 2
+    a = np.zeros(32, np.int64)
+    k_rec[1, 32](a)
+    np.testing.assert_array_equal(a, 2 * np.arange(32))
+
+
+def test_mutual_recursion_is_an_error_on_the_cpu():
+    with pytest.raises(NumquadCompileError) as e:
+        is_even(np.arange(4))
+    msg = one_line(e)
+    assert "mutually recursive" in msg and "is_even -> is_odd -> is_even" in msg
+    assert f"line {line_of(is_even, 'return is_odd(')}" in msg
+
+
+def test_recursive_lane_function_with_cross_lane_ops_is_an_error():
+    with pytest.raises(NumquadCompileError) as e:
+        scan_rec(np.ones(32), 2)
+    msg = one_line(e)
+    assert "recursive call" in msg and "scan_rec -> scan_rec" in msg
+    assert f"line {line_of(scan_rec, 'return scan_rec(')}" in msg
+
+
+def test_generators_and_async_functions_are_refused_at_decoration():
+    def k_gen(a):
+        i = xpu.grid(1)
+        a[i] = 1
+        yield i
+
+    async def k_async(a):
+        a[0] = 1
+
+    with pytest.raises(NumquadTypeError) as e:
+        xpu.jit(k_gen)
+    msg = one_line(e)
+    assert "k_gen is a generator" in msg and f"line {line_of(k_gen, 'yield')}" in msg
+    with pytest.raises(NumquadTypeError, match="async function"):
+        xpu.jit(k_async)
+
+
+# -- 5. names and typos ---------------------------------------------------------------
+
+@xpu.jit
+def k_undefined(a):
+    i = xpu.grid(1)
+    a[i] = undefined_thing * 2  # noqa: F821
+
+
+@xpu.jit
+def k_op_typo(a):
+    i = xpu.grid(1)
+    a[i] = Wave.prefixSun(a[i])
+
+
+@xpu.jit
+def k_quad_typo(a):
+    i = xpu.grid(1)
+    a[i] = Quad.swapHorizontl(a[i])
+
+
+@xpu.jit
+def k_builtin_typo(a):
+    i = xpu.gird(1)
+    a[i] = 1
+
+
+@xpu.jit
+def k_axis_typo(a):
+    i = xpu.threadIdx.w
+    a[i] = 1
+
+
+@xpu.jit
+def k_numpy_typo(a):
+    i = xpu.grid(1)
+    a[i] = np.flot32(1)
+
+
+@xpu.jit
+def k_bad_store(a):
+    i = xpu.grid(1)
+    a[i] = "text"
+
+
+@pytest.mark.parametrize("kernel,text,expect", [
+    (k_undefined, "undefined_thing", "name 'undefined_thing' is not defined"),
+    (k_op_typo, "prefixSun", "Wave.prefixSun is not a Wave op; did you mean Wave.prefixSum?"),
+    (k_quad_typo, "swapHorizontl", "did you mean Quad.swapHorizontal?"),
+    (k_builtin_typo, "xpu.gird", "xpu.gird is not an xpu builtin; did you mean xpu.grid?"),
+    (k_axis_typo, "threadIdx.w", "xpu.threadIdx has x, y, z"),
+    (k_numpy_typo, "flot32", "did you mean np.float32?"),
+])
+@pytest.mark.parametrize("view", ["cpu", "cuda"])
+def test_unknown_names_are_one_line_with_a_suggestion(kernel, text, expect, view):
+    """Checked in xpu.Dispatcher before either target compiles (no GPU needed)."""
+    k = kernel.cpu if view == "cpu" else kernel.cuda
+    with pytest.raises(NumquadCompileError) as e:
+        k[1, 32](np.zeros(32))
+    msg = one_line(e)
+    assert expect in msg and THIS in msg, msg
+    assert f"line {line_of(kernel, text)}" in msg
+
+
+def test_lane_function_typo_on_array_call():
+    f = xpu.jit(lambda x: Wave.reduceSun(x))
+    with pytest.raises(NumquadCompileError) as e:
+        f(np.zeros(4))
+    assert "did you mean Wave.reduceSum?" in one_line(e)
+
+
+def test_numba_typing_errors_are_one_line():
+    with pytest.raises(NumquadTypeError) as e:
+        k_bad_store.cpu[1, 32](np.zeros(32))
+    msg = one_line(e)
+    assert "setitem" in msg and "str" in msg and f"line {line_of(k_bad_store, 'text')}" in msg
+    assert "Failed in" in e.value.numba_text          # Numba's whole report stays available
+
+
+def test_lane_call_out_errors_name_the_function():
+    with pytest.raises(NumquadLaunchError) as e:
+        add(np.zeros(3), 1.0, out=np.zeros(4))
+    assert "out= has shape (4,)" in one_line(e) and THIS in str(e.value)
+    with pytest.raises(ValueError, match="read-only"):
+        out = np.zeros(3)
+        out.flags.writeable = False
+        add(np.zeros(3), 1.0, out=out)
+
+
+# -- 6. out-of-bounds accesses ----------------------------------------------------------
+
+@xpu.jit(debug=True)
+def k_oob_debug(a):
+    i = xpu.grid(1)
+    a[i + 1] = i
+
+
+def test_debug_out_of_bounds_is_a_numquad_runtime_and_index_error():
+    with pytest.raises(NumquadIndexError) as e:
+        k_oob_debug[1, 32](np.zeros(32))
+    assert isinstance(e.value, NumquadRuntimeError) and isinstance(e.value, IndexError)
+    msg = one_line(e)
+    assert "k_oob_debug" in msg and THIS in msg and "out of bounds" in msg and "[1, 32]" in msg
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGSEGV semantics")
+def test_far_out_of_bounds_write_without_debug_prints_a_python_stack(tmp_path):
+    script = tmp_path / "oob.py"
+    script.write_text(textwrap.dedent("""
+        import faulthandler
+        import numpy as np
+        from numquad import xpu
+
+        @xpu.jit
+        def k_far(a):
+            i = xpu.grid(1)
+            a[i + (1 << 40)] = 1.0
+
+        print("enabled before:", faulthandler.is_enabled(), flush=True)
+        k_far[1, 32](np.zeros(32))
+        print("not reached", flush=True)
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=300, env=child_env())
+    assert "enabled before: False" in r.stdout and "not reached" not in r.stdout
+    assert r.returncode != 0
+    assert "Segmentation fault" in r.stderr, r.stderr[-2000:]
+    assert f'File "{script}", line 12' in r.stderr, r.stderr[-2000:]
+
+
+# -- 7. fork ------------------------------------------------------------------------------
+
+@xpu.jit
+def k_big(a):
+    i = xpu.grid(1)
+    if i < a.size:
+        a[i] = i + Wave.laneId()
+
+
+def _fork_child(q):
+    try:
+        a = np.zeros(1 << 17, np.int64)
+        k_big[(1 << 17) // 256, 256](a)
+        from numquad.cpu import launch
+        launch.run_grid(k_big._target("cpu").compile(_BIG_TYPES, False).block, (a,),
+                        (512, 1, 1), (256, 1, 1), threads=2)
+        q.put(int(a.sum()))
+    except BaseException as e:          # noqa: BLE001
+        q.put(repr(e))
+
+
+_BIG_TYPES = None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_fork_after_a_large_launch_does_not_hang():
+    global _BIG_TYPES
+    import numba
+    from numquad.cpu import launch
+    a = np.zeros(1 << 17, np.int64)
+    k_big[(1 << 17) // 256, 256](a)                 # 131072 threads: the worker pool
+    _BIG_TYPES = (numba.typeof(a),)
+    launch.run_grid(k_big._target("cpu").compile(_BIG_TYPES, False).block, (a,),
+                    (512, 1, 1), (256, 1, 1), threads=2)    # the pool even on one core
+    assert launch._pool is not None
+    want = int(a.sum())
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_fork_child, args=(q,))
+    p.start()
+    p.join(timeout=120)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        pytest.fail("the forked child hung on the parent's worker pool")
+    assert p.exitcode == 0
+    assert q.get(timeout=10) == want
+
+
+# -- 8. pickling --------------------------------------------------------------------------
+
+def _run_k_two(k, n):
+    a, b = np.zeros(n), np.arange(n, dtype=np.float64)
+    k[(n + 31) // 32, 32](a, b)
+    return a
+
+
+def test_module_level_dispatchers_pickle_by_reference():
+    for obj in (k_two, add, lam_twice):
+        assert pickle.loads(pickle.dumps(obj)) is obj
+    assert pickle.loads(pickle.dumps(k_two.cpu))._d is k_two
+    launcher = pickle.loads(pickle.dumps(k_two[1, 32]))
+    a = np.zeros(32)
+    launcher(a, np.ones(32))
+    assert (a == 2).all()
+
+
+def test_kernel_runs_in_a_spawned_process():
+    want = _run_k_two(k_two, 64)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_run_k_two, (k_two, 64)).get(timeout=300)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_scripts_kernel_pickles_by_value(tmp_path):
+    """A kernel defined in a script (``__main__``) reaches an interpreter that never
+    ran the script, as a dask or joblib worker is."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import pickle, sys
+        from numquad import xpu, Wave
+
+        @xpu.jit
+        def k_main(a):
+            i = xpu.grid(1)
+            if i < a.size:
+                a[i] = 7 + Wave.laneId()
+
+        sys.stdout.buffer.write(pickle.dumps(k_main))
+    """))
+    made = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=300,
+                          env=child_env())
+    assert made.returncode == 0, made.stderr.decode()[-3000:]
+    code = ("import pickle, sys, numpy as np; k = pickle.loads(sys.stdin.buffer.read()); "
+            "a = np.zeros(32); k[1, 32](a); print(int(a.sum()))")
+    r = subprocess.run([sys.executable, "-c", code], input=made.stdout, capture_output=True,
+                       timeout=300, cwd=tmp_path.parent, env=child_env())
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert int(r.stdout) == 7 * 32 + 31 * 32 // 2
+
+
+def _make_closures(c):
+    @xpu.jit
+    def k_closure(a, b):
+        i = xpu.grid(1)
+        if i < a.size:
+            a[i] = b[i] * c + Wave.prefixSum(b[i])
+
+    @xpu.jit
+    def lane_closure(x):
+        return x * c + Quad.swapVertical(x)
+    return k_closure, lane_closure
+
+
+def test_closures_pickle_by_value_and_run_in_a_fresh_interpreter(tmp_path):
+    k, f = _make_closures(3.0)
+    assert pickle.loads(pickle.dumps(k)) is k          # the same process: the same object
+    b = np.arange(64, dtype=np.float64)
+    want_k = _run_k_two(k, 64)
+    want_f = f(b)
+    blob = tmp_path / "closures.pkl"
+    blob.write_bytes(pickle.dumps((k, f, b)))
+    code = textwrap.dedent(f"""
+        import pickle, sys
+        import numpy as np
+        k, f, b = pickle.loads(open({str(blob)!r}, "rb").read())
+        a = np.zeros(64)
+        k[2, 32](a, b)
+        sys.stdout.buffer.write(pickle.dumps((a, f(b), repr(k), repr(f))))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300,
+                       cwd=tmp_path, env=child_env())
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    a, fb, rk, rf = pickle.loads(r.stdout)
+    np.testing.assert_array_equal(a, want_k)
+    np.testing.assert_array_equal(fb, want_f)
+    assert "kernel k_closure" in rk and "lane function lane_closure" in rf
+
+
+def test_cloudpickle_as_dask_distributed_and_joblib_use_it(tmp_path):
+    cloudpickle = pytest.importorskip("cloudpickle")
+    k, _ = _make_closures(2.0)
+    want = _run_k_two(k, 32)
+    code = textwrap.dedent("""
+        import pickle, sys
+        import numpy as np
+        k = pickle.loads(sys.stdin.buffer.read())
+        a = np.zeros(32)
+        k[1, 32](a, np.arange(32, dtype=np.float64))
+        sys.stdout.buffer.write(pickle.dumps(a))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], input=cloudpickle.dumps(k),
+                       capture_output=True, timeout=300, cwd=tmp_path, env=child_env())
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    np.testing.assert_array_equal(pickle.loads(r.stdout), want)
+
+
+# -- 9. compiles from threads ----------------------------------------------------------------
+
+def _make_kernel(c):
+    @xpu.jit
+    def k_threaded(a, out):
+        i = xpu.grid(1)
+        if i < a.size:
+            out[i] = a[i] * c + Wave.prefixSum(a[i]) + Quad.swapDiagonal(a[i])
+    return k_threaded
+
+
+def _expected(a, c):
+    x = a.reshape(-1, 32)
+    pre = np.cumsum(x, axis=1) - x
+    swap = x.reshape(-1, 8, 4)[:, :, ::-1].reshape(-1, 32)
+    return (x * c + pre + swap).reshape(-1)
+
+
+def test_threads_compiling_different_and_same_kernels_get_right_results():
+    kernels = [_make_kernel(float(c)) for c in range(8)]
+    shared = _make_kernel(10.0)
+    calls = []
+    target = shared._target("cpu")
+    plain = target._compile
+
+    def counted(*args):
+        calls.append(args)
+        return plain(*args)
+    target._compile = counted
+    a = np.arange(64, dtype=np.float64)
+    results, errors = {}, []
+    start = threading.Barrier(16)
+
+    def work(key, k):
+        try:
+            out = np.zeros(64)
+            start.wait()
+            k[2, 32](a, out)
+            results[key] = out
+        except BaseException as e:          # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(c, k)) for c, k in enumerate(kernels)]
+    threads += [threading.Thread(target=work, args=(("same", n), shared)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not errors, errors
+    assert len(calls) == 1                            # one compile of the shared kernel
+    for c in range(8):
+        np.testing.assert_array_equal(results[c], _expected(a, float(c)))
+    for n in range(8):
+        np.testing.assert_array_equal(results[("same", n)], _expected(a, 10.0))
+
+
+def test_a_compile_in_progress_does_not_block_other_kernels():
+    """Kernel A's compile is held in numquad's front end until kernel B has compiled
+    and run: with one global compile lock (before), B would wait for A for good."""
+    ka, kb = _make_kernel(1.0), _make_kernel(2.0)
+    ta = ka._target("cpu")
+    plain = ta._compile
+    entered, release, b_done = threading.Event(), threading.Event(), threading.Event()
+
+    def held(*args):
+        entered.set()
+        release.wait(timeout=600)
+        return plain(*args)
+    ta._compile = held
+    a = np.arange(32.0)
+    out_a, out_b, errors = np.zeros(32), np.zeros(32), []
+
+    def run(k, out, done=None):
+        try:
+            k[1, 32](a, out)
+        except BaseException as e:          # noqa: BLE001
+            errors.append(e)
+        if done is not None:
+            done.set()
+    t_a = threading.Thread(target=run, args=(ka, out_a))
+    t_a.start()
+    try:
+        assert entered.wait(timeout=600)
+        t_b = threading.Thread(target=run, args=(kb, out_b, b_done))
+        t_b.start()
+        finished = b_done.wait(timeout=300)
+    finally:
+        release.set()
+        t_a.join(timeout=600)
+    assert finished, "kernel B's compile waited for kernel A's"
+    assert not errors, errors
+    np.testing.assert_array_equal(out_a, _expected(a, 1.0))
+    np.testing.assert_array_equal(out_b, _expected(a, 2.0))
+
+
+def test_lane_functions_called_from_threads():
+    f = xpu.jit(lambda x, y: x * y + Wave.reduceSum(x))
+    x = np.arange(96, dtype=np.float64)
+    want = f(x, 2.0)
+    out, errors = [], []
+
+    def work():
+        try:
+            out.append(f(x, 2.0))
+        except BaseException as e:          # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not errors, errors
+    for r in out:
+        np.testing.assert_array_equal(r, want)
+
+
+def test_a_failed_compile_is_reported_to_every_thread():
+    k = xpu.jit(k_bad_store.py_func)
+    errors = []
+
+    def work():
+        try:
+            k.cpu[1, 32](np.zeros(32))
+        except NumquadTypeError as e:
+            errors.append(str(e))
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert len(errors) == 4 and len(set(errors)) == 1
+
+
+# -- 10. what a compile keeps ------------------------------------------------------------------
+
+def test_dispatchers_are_not_kept_alive_by_numquad():
+    f = xpu.jit(lambda x: x + Quad.swapHorizontal(x))
+    f(np.zeros(8))
+    k = _make_kernel(1.0)
+    k[1, 32](np.zeros(32), np.zeros(32))
+    refs = [weakref.ref(f), weakref.ref(k)]
+    del f, k
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
+def test_inspection_works_after_the_compile_state_is_dropped():
+    import numba
+    t = (numba.float64[::1], numba.float64[::1])
+    k = _make_kernel(2.0)
+    assert "_nq_block_" in k.inspect_cpu_source(t)
+    assert "define" in k.inspect_llvm(t)
+    assert k.inspect_asm(t)
+    out = np.zeros(32)
+    k[1, 32](np.arange(32.0), out)
+    np.testing.assert_array_equal(out, _expected(np.arange(32.0), 2.0))
