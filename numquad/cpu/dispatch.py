@@ -135,10 +135,15 @@ def _same_file(a, b):
         return a == b
 
 
+#: The message of one of numquad's own intrinsics (atomics, lane arrays), which
+#: Numba buries under "No implementation of function ... found".
+_XPU_MSG = re.compile(r"^\s*(xpu\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)", re.M)
+
+
 def _typing_error(dispatcher, err):
     """A NumquadTypeError from a Numba TypingError, naming the user's file and line."""
     text = _ANSI.sub("", str(err))
-    m = _OP_MSG.search(text)
+    m = _OP_MSG.search(text) or _XPU_MSG.search(text)
     msg = m.group(1).strip() if m else _numba_reason(text)
     locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
             if _same_file(f, dispatcher.filename)]
