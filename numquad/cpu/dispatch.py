@@ -137,7 +137,7 @@ def _same_file(a, b):
 
 #: The message of one of numquad's own intrinsics (atomics, lane arrays), which
 #: Numba buries under "No implementation of function ... found".
-_XPU_MSG = re.compile(r"^\s*(xpu\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)", re.M)
+_XPU_MSG = re.compile(r"(?<![\w.])(xpu\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)")
 
 
 def _typing_error(dispatcher, err):
