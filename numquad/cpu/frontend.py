@@ -779,7 +779,9 @@ class Frontend:
         args = [visitor.visit(a) for a in node.args]
         body = copy.deepcopy(cfe.body)
         ret = prefix + "ret"
-        rename = {n: prefix + n.lstrip("_") for n in cfe.env.locals | _all_names(body, cfe)}
+        # (the callee's own aliases and helpers live in its closure: resolved below, not renamed)
+        rename = {n: prefix + n.lstrip("_") for n in cfe.env.locals | _all_names(body, cfe)
+                  if n not in cfe.env.closure or n in cfe.env.locals}
         glob = {}
 
         class Rename(ast.NodeTransformer):
