@@ -55,7 +55,7 @@ WAVE = 32
 QUAD = 4
 
 _INT_NAMES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-#: Types every value op takes (DESIGN 1.6).
+#: Types every value op takes (docs/architecture.md, section 1).
 VALUE_DTYPES = tuple(np.dtype(n) for n in ("bool",) + _INT_NAMES + ("float32", "float64"))
 #: Types the bitwise scans/reductions take.
 BITWISE_DTYPES = tuple(np.dtype(n) for n in ("bool",) + _INT_NAMES)

@@ -1,4 +1,4 @@
-"""Lane functions called on arrays, on the CPU (DESIGN 1.3).
+"""Lane functions called on arrays, on the CPU (docs/architecture.md, section 1).
 
 ``f(*args, out=None)``: the arguments broadcast together by NumPy's rules and
 are flattened in C order; element k is lane k % 32 of wave k // 32, and the

@@ -27,7 +27,7 @@ globals and closure cells map
 
 numba.cuda's own names (``cuda.grid``, ``cuda.shfl_sync``, ...) are left as they
 are, explicit masks included. Floats are compiled without FMA contraction unless ``fastmath=True``
-(DESIGN section 3): NVVM gets ``-fma=0`` for numquad's own compilations.
+(docs/architecture.md, section 4): NVVM gets ``-fma=0`` for numquad's own compilations.
 
 This module imports numba.cuda; :mod:`numquad.xpu` imports it only when the
 CUDA target is used.
@@ -550,7 +550,7 @@ class CUDATarget:
         """The CUDA device-function version, so kernels can call this function.
 
         ``inline="always"``: Numba inlines it at the IR level, which compiles to
-        PTX without a GPU (DESIGN section 5).
+        PTX without a GPU (docs/architecture.md, section 5).
         """
         with self._lock:
             if self._device is None:
@@ -614,7 +614,7 @@ class CUDATarget:
 
     # -- lane functions on arrays --------------------------------------------
     def call(self, args, out):
-        """``f(*args, out=None)`` on the GPU (DESIGN 1.3).
+        """``f(*args, out=None)`` on the GPU (docs/architecture.md, section 1).
 
         NumPy arrays and scalars broadcast together with device arrays; NumPy
         arrays are broadcast on the host and copied to the device. A device
