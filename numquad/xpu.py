@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 
 from .errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
+from . import _cudacompat  # noqa: F401  (numba.cuda device functions with a signature, no GPU)
 
 __all__ = [
     "jit",
@@ -158,6 +159,36 @@ for _n, (_form, _what) in ATOMICS.items():
     ))
 atomic.__all__ = list(ATOMICS)
 del _n, _form, _what
+
+#: numba.cuda's other kernel functions, same names, types and meaning
+#: (docs/numba-cuda.md; the CPU lowering is numquad/cpu/cudaapi.py).
+CUDA_FUNCTIONS = {
+    "syncthreads_count": "(pred)\n\nBlock barrier; returns the number of threads whose int pred is nonzero (int32).",
+    "syncthreads_and": "(pred)\n\nBlock barrier; returns 1 when pred is nonzero in every thread, else 0 (int32).",
+    "syncthreads_or": "(pred)\n\nBlock barrier; returns 1 when pred is nonzero in any thread, else 0 (int32).",
+    "threadfence": "()\n\nMemory fence for the device.",
+    "threadfence_block": "()\n\nMemory fence for the block.",
+    "threadfence_system": "()\n\nMemory fence for the system.",
+    "popc": "(x)\n\nThe number of set bits of integer x, in x's type.",
+    "brev": "(x)\n\nx's bits reversed (uint32 or uint64).",
+    "clz": "(x)\n\nThe number of leading zero bits of integer x in its width, in x's type.",
+    "ffs": "(x)\n\nThe 1-based position of x's least significant set bit, 0 for 0 (uint32).",
+    "fma": "(a, b, c)\n\na * b + c with one rounding (float32 or float64).",
+    "cbrt": "(x)\n\nThe cube root (float32 or float64).",
+    "selp": "(pred, a, b)\n\na if pred else b (a and b of one type).",
+    "nanosleep": "(ns)\n\nSleep about ns nanoseconds (a no-op on the CPU).",
+}
+for _n, _doc in CUDA_FUNCTIONS.items():
+    globals()[_n] = _builtin(_n, f"xpu.{_n}{_doc}")
+    __all__.append(_n)
+const = _Group("xpu.const", "Constant memory.")
+const.array_like = _builtin(
+    "const.array_like",
+    "xpu.const.array_like(ary)\n\nA read-only copy of a global NumPy array, frozen when the kernel compiles.",
+)
+const.__all__ = ["array_like"]
+__all__.append("const")
+del _n, _doc
 
 
 # ---------------------------------------------------------------------------
@@ -500,6 +531,8 @@ class Dispatcher:
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
         self.cache = bool(cache)
+        #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
+        self.signatures = []
         functools.update_wrapper(self, pyfunc)
         code = pyfunc.__code__
         self.filename = code.co_filename
@@ -660,6 +693,18 @@ class Dispatcher:
     def __getitem__(self, config):
         return _Launcher(self, None, config)
 
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """numba.cuda's ``kernel.forall(ntasks)(*args)``: a 1-D launch of at least
+        *ntasks* threads, *tpb* a block (128 when 0); the kernel guards ``i < n``."""
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        return _ForAll(self, ntasks, tpb, stream, sharedmem)
+
+    def specialize(self, *args):
+        """numba.cuda's ``kernel.specialize(*args)``: this dispatcher (it compiles per
+        argument types already)."""
+        return self
+
     def _launch(self, target, config, args):
         if not self.is_kernel:
             raise NumquadTypeError(
@@ -681,7 +726,11 @@ class Dispatcher:
                 self._configs[key] = dims
         args = self._check_arity(args)
         target = target or self._choose(args)
-        # on the CPU a stream and a dynamic shared-memory size are accepted and unused
+        if self.signatures and target == "cuda":
+            # numba.cuda's cuda.jit(sig): scalars take the declared types (the CPU target
+            # converts every argument itself)
+            from .cpu.cudaapi import convert_scalars
+            args = convert_scalars(self, args)
         return self._target(target).launch(dims, extra, args)
 
     # -- lane functions ------------------------------------------------------
@@ -751,6 +800,17 @@ class Dispatcher:
             signatures=list(getattr(self, "signatures", None) or [])))
 
 
+class _ForAll:
+    def __init__(self, dispatcher, ntasks, tpb, stream, sharedmem):
+        self._d, self._n, self._tpb, self._stream, self._smem = dispatcher, ntasks, tpb, stream, sharedmem
+
+    def __call__(self, *args):
+        if self._n == 0:
+            return None
+        tpb = self._tpb or 128
+        return self._d[(self._n + tpb - 1) // tpb, tpb, self._stream, self._smem](*args)
+
+
 class _TargetView:
     def __init__(self, dispatcher, target):
         self._d = dispatcher
@@ -784,7 +844,12 @@ class _Launcher:
         return _Launcher, (self._d, self._t, self._config)
 
 
-def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False):
+#: numba.cuda's cuda.jit options that mean nothing to the CPU target (accepted, ignored)
+_CUDA_OPTIONS = ("device", "inline", "forceinline", "lineinfo", "opt", "lto", "max_registers",
+                 "launch_bounds", "boundscheck")
+
+
+def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, **cuda_options):
     """``@xpu.jit`` or ``@xpu.jit(target="auto", debug=False, fastmath=False, cache=False)``
 
     Compile a SIMT kernel or lane function for the CPU wave compiler and for CUDA.
@@ -792,12 +857,29 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False):
     ``k[griddim, blockdim](*args)``; one that returns a value is a lane function,
     callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``).
     ``target="auto"`` picks CUDA when an argument has ``__cuda_array_interface__``.
+
+    As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
+    (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
+    target then compiles eagerly for those types and converts launch arguments to
+    them; and numba.cuda's options ``device``, ``inline``, ``lineinfo``, ``opt``, ...
+    (ignored by the CPU target).
     """
+    bad = sorted(set(cuda_options) - set(_CUDA_OPTIONS))
+    if bad:
+        raise TypeError(f"xpu.jit() got unexpected keyword argument(s) {bad}")
+    sigs = None
+    if func is not None and not isinstance(func, _pytypes.FunctionType):
+        from .cpu.cudaapi import parse_signatures
+        sigs = parse_signatures(func)
+        func = None
+
     def wrap(f):
-        return Dispatcher(f, target=target, debug=debug, fastmath=fastmath, cache=cache)
+        d = Dispatcher(f, target=target, debug=debug, fastmath=fastmath, cache=cache)
+        if sigs:
+            from .cpu.cudaapi import declare_signatures
+            declare_signatures(d, sigs)
+        return d
 
     if func is None:
         return wrap
-    if isinstance(func, str):
-        raise TypeError("xpu.jit takes no signature: types are inferred per call")
     return wrap(func)

@@ -46,8 +46,6 @@ def _check(name, ary, idx, allowed):
         raise TypingError(f"xpu.atomic.{name}(ary, idx, ...): ary must be an array; got {ary}")
     if not ary.mutable:
         raise TypingError(f"xpu.atomic.{name}: ary is read-only ({ary}); atomics need a writable array")
-    if ary.layout not in ("C", "F"):
-        raise TypingError(f"xpu.atomic.{name}: ary must be contiguous; got {ary} (layout {ary.layout})")
     if ary.dtype not in allowed:
         raise TypingError(f"xpu.atomic.{name}: ary has dtype {ary.dtype}; it takes "
                           f"{', '.join(str(t) for t in allowed)}")

@@ -24,6 +24,7 @@ from .. import xpu as _xpu
 from ..errors import NumquadCompileError
 from . import frontend as _fe
 from . import intrinsics as _intr
+from . import cudaapi as _cudaapi
 from .atomics import ATOMICS
 from .typing import STANDINS
 
@@ -212,6 +213,9 @@ class _Subst(ast.NodeTransformer):
             return _call(f"_nq_atomic_{b.split('.')[1]}", *[self.visit(a) for a in node.args])
         if b == "syncthreads":
             self.fe.error("xpu.syncthreads() must be a statement of its own", node)
+        lowered = _cudaapi.lower_call(self, b, node)
+        if lowered is not None:
+            return lowered
         self.fe.error(f"xpu.{b} is not supported by the CPU target", node)
 
 
@@ -222,6 +226,7 @@ class _Subst(ast.NodeTransformer):
 def _namespace(fe):
     ns = dict(fe.env.globals)
     ns.update(fe.env.closure)
+    ns = {k: _cudaapi.cpu_global(v) for k, v in ns.items()}      # math.fmod & co (cpu/cudaapi.py)
     ns.update({
         "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
         "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
@@ -233,9 +238,10 @@ def _namespace(fe):
         ns[n] = dt.type
     for n, f in ATOMICS.items():
         ns[f"_nq_atomic_{n}"] = f
+    ns.update(_cudaapi.namespace())
     for name, (kind, shape, dt, _) in fe.allocs.items():
         ns[f"_nq_shape_{name}"] = shape
-        ns[f"_nq_dtype_{name}"] = dt.type
+        ns[f"_nq_dtype_{name}"] = dt if dt.fields else dt.type      # records: the dtype itself
     return ns
 
 
@@ -296,6 +302,9 @@ def _shadow_items(fe, items, subst):
             out.append(_located([node], it.node.lineno)[0])
         elif isinstance(it, _fe.Barrier):
             out.append(_located([ast.Pass()], it.node.lineno)[0])
+        elif isinstance(it, _fe.BarrierReduce):
+            call = _call(f"_nq_cu_syncpred_{it.kind}", _name(it.arg))
+            out.append(_located([_assign(_name(it.target, ast.Store), call)], it.node.lineno)[0])
         elif isinstance(it, _fe.Jump):
             node = {"break": ast.Break, "continue": ast.Continue}.get(it.kind)
             if node is not None:
@@ -310,7 +319,19 @@ def _alloc_stmts(fe, per_lane):
     """``name = np.empty(shape, dtype)`` for each shared/local array (local arrays get
     one row per lane when *per_lane*)."""
     out = []
+    if any(a[0] == "dynshared" for a in fe.allocs.values()):
+        # one buffer of the launch's dynamic shared memory; every shared.array(0, dtype)
+        # is a view of it (numba.cuda). Typing needs no size: a placeholder there.
+        if not per_lane:
+            out.append(_assign(_name("_nq_dynsmem", ast.Store), _call("_nq_i64", _const(64))))
+        out.append(_assign(_name("_nq_dynbuf", ast.Store), _call("_nq_cu_dynalloc", _name("_nq_dynsmem"))))
+        _located(out, fe.fn.lineno)
     for name, (kind, shape, dt, node) in fe.allocs.items():
+        if kind == "dynshared":
+            out += _located([_assign(_name(name, ast.Store), _call(
+                "_nq_cu_dynview", _name("_nq_dynbuf"), _name("_nq_dynsmem"),
+                _name(f"_nq_dtype_{name}"), _const(dt.itemsize)))], node.lineno)
+            continue
         if kind == "local" and per_lane:
             shp = ast.BinOp(ast.Tuple([_name("_nq_GMAX")], ast.Load()), ast.Add(), _name(f"_nq_shape_{name}"))
             target = f"_nq_loc_{name}"
@@ -377,6 +398,8 @@ def _item_names(item):
         return (set(_fe._names_in(item.value)) if item.value is not None else set()), set()
     if isinstance(item, _fe.Barrier):
         return set(), set()
+    if isinstance(item, _fe.BarrierReduce):
+        return {item.target, item.arg}, {item.target}
     raise AssertionError(item)
 
 
@@ -425,6 +448,10 @@ class _BlockGen:
         self.fused = self._fusable_conditions()
         self.remat = self._remat()
         self.lane_vars = self._lane_vars() - set(self.remat) - set(self.fused)
+        # what a recomputed view (``row = a[i, :]``) reads must be at hand where it is read
+        for n in self.view_deps:
+            if n in self.locals and n not in fe.uniform and n not in self.remat and n not in self.fused:
+                self.lane_vars.add(n)
         self.splats = set()
         self.converted = {}         # lane arrays converting an operand to its type at the call
         self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
@@ -482,6 +509,26 @@ class _BlockGen:
                     if stores.get(n) == 1 and n not in self.fe.env.params and \
                             self._lane_pure(st.value, out):
                         out[n] = st.value
+        # lane-varying array views assigned once (``row = a[i, :]``, anywhere): an array
+        # cannot live in a lane array, so each region that reads one recomputes it from
+        # its operands (cpu/cudaapi.py: is_view)
+        self.view_deps = set()
+        for it in _walk_items(self.fe.items):
+            if not isinstance(it, _fe.Region):
+                continue
+            for st in (node for top in it.stmts for node in ast.walk(top)):
+                if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
+                        isinstance(st.targets[0], ast.Name)):
+                    continue
+                n = st.targets[0].id
+                if n in out or n in self.fe.uniform or stores.get(n) != 1 or n in self.fe.env.params:
+                    continue
+                deps = set(_fe._names_in(st.value))
+                if _cudaapi.is_view(st.value) and all(
+                        m in self.fe.uniform or m in out or stores.get(m) == 1 or m not in self.locals
+                        for m in deps):
+                    out[n] = st.value
+                    self.view_deps |= deps
         return out
 
     def _fusable_conditions(self):
@@ -587,9 +634,9 @@ class _BlockGen:
         lane_mode = "lane_nd" if self.nd else "lane"
         if isinstance(it, _fe.Region):
             names, stores = _item_names(it)
-            loads = sorted(n for n in names if n in self.lane_vars)
-            body = self._remat_defs(names, lane_mode)
-            body += [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in loads]
+            loads = sorted(n for n in names | self._remat_reads(names) if n in self.lane_vars)
+            body = [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in loads]
+            body += self._remat_defs(names, lane_mode)
             body += self.subst(it.stmts, lane_mode)
             body += [_store(f"_nq_v_{n}", _name(n))
                      for n in sorted(stores) if n in self.lane_vars]
@@ -652,6 +699,8 @@ class _BlockGen:
                          body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg), *self._where("thread", L)),
                                          cause=None)], orelse=[])
             return _located([_lane_loop([chk])], it.node.lineno)
+        if isinstance(it, _fe.BarrierReduce):
+            return _cudaapi.gen_barrier_reduce(self, it, mask)
         raise AssertionError(it)
 
     def gen_if(self, it, frames, cond_region=None):
@@ -669,8 +718,9 @@ class _BlockGen:
             out = [_lane_loop(setm)]
         else:
             names, _ = _item_names(cond_region)
-            pre = self._remat_defs(names, lane_mode)
-            pre += [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in sorted(names) if n in self.lane_vars]
+            pre = [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}"))
+                   for n in sorted(names | self._remat_reads(names)) if n in self.lane_vars]
+            pre += self._remat_defs(names, lane_mode)
             pre += self.subst(cond_region.stmts, lane_mode)
             c = _name(it.cond)
             active = pre + [_store(mt, c)] + ([_store(me, ast.UnaryOp(ast.Not(), _name(it.cond)))] if me else [])
@@ -699,6 +749,22 @@ class _BlockGen:
         for m, _ in frames[start:]:
             body.append(_store(m, _const(False)))
         return _located([_lane_loop([ast.If(test=_sub(cur), body=body, orelse=[])])], it.node.lineno)
+
+    def _remat_reads(self, names):
+        """The lane variables the recomputed values a region reads depend on."""
+        out = set()
+        todo, seen = [n for n in names if n in self.remat], set()
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            for m in _fe._names_in(self.remat[n]):
+                if m in self.remat:
+                    todo.append(m)
+                else:
+                    out.add(m)
+        return out
 
     def _remat_defs(self, names, mode):
         """Recompute the rematerialised values a region reads, in definition order."""
@@ -768,6 +834,8 @@ class _BlockGen:
         # masks: the entry mask is its own frame
         self.masks.insert(0, "_nq_m_entry")
         params = [(f"_nq_p_{p}" if p in self.reassigned_params else p) for p in fe.env.params]
+        if any(a[0] == "dynshared" for a in fe.allocs.values()):
+            params.append("_nq_dynsmem")        # the launch's dynamic shared memory, bytes
         pro = []
         alloc = "_nq_lanes_block" if self.block_mode else "_nq_lanes"
         for n in sorted(self.lane_vars | self.splats | set(self.converted)):

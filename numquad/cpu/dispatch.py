@@ -18,7 +18,9 @@ from numba.core import config as _nb_config
 from numba.core import errors as _nb_errors
 from numba.core.compiler_lock import global_compiler_lock as _numba_lock
 
-from ..errors import NumquadCompileError, NumquadTypeError
+import numpy as np
+
+from ..errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
 from . import codegen as _cg
 from . import frontend as _fe
 from . import launch as _launch
@@ -122,6 +124,8 @@ def _cell_value(cell):
 
 
 _OP_MSG = re.compile(r"((?:Quad|Wave)\.\w+[^\n]*?(?:it takes|out of range)[^\n]*)")
+#: numba.cuda's own type rules, as numquad's CPU target reports them (cpu/cudaapi.py)
+_CUDA_MSG = re.compile(r"(?<![\w.])(cuda\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)")
 _AT = re.compile(r" at (\S+) \((\d+)\)")
 _LOC = re.compile(r'File "([^"]+)", line (\d+)')
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -143,7 +147,7 @@ _XPU_MSG = re.compile(r"(?<![\w.])(xpu\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)")
 def _typing_error(dispatcher, err):
     """A NumquadTypeError from a Numba TypingError, naming the user's file and line."""
     text = _ANSI.sub("", str(err))
-    m = _OP_MSG.search(text) or _XPU_MSG.search(text)
+    m = _OP_MSG.search(text) or _XPU_MSG.search(text) or _CUDA_MSG.search(text)
     msg = m.group(1).strip() if m else _numba_reason(text)
     locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
             if _same_file(f, dispatcher.filename)]
@@ -187,21 +191,40 @@ def _typeof_args(dispatcher, args):
                 f"arrays and bool/int/float/complex scalars"
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
-                ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean)):
+                ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
+                           numba.types.Record)):
             raise NumquadTypeError(
                 f"{dispatcher.where}: argument {i} of {dispatcher.__name__} is an array of "
-                f"{ty.dtype}; the CPU target takes bool, integer, float and complex arrays"
+                f"{ty.dtype}; the CPU target takes bool, integer, float, complex and record "
+                f"(structured) arrays"
             )
         out.append(ty)
     return tuple(out)
 
 
+def _dynamic_shared_bytes(d, extra):
+    """The launch's dynamic shared memory size (``[grid, block, stream, nbytes]``)."""
+    nbytes = extra[1] if len(extra) > 1 else 0
+    if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
+        raise NumquadTypeError(f"{d.where}: launch of {d.__name__}: the dynamic shared memory size "
+                               f"(4th launch item) must be an int >= 0; got {nbytes!r}")
+    if nbytes > _MAX_DYNAMIC_SHARED:
+        raise NumquadLaunchError(f"{d.where}: launch of {d.__name__}: {nbytes} bytes of dynamic shared "
+                                 f"memory; CUDA allows {_MAX_DYNAMIC_SHARED} without an opt-in")
+    return np.int64(nbytes)
+
+
+#: CUDA's default limit of shared memory per block (more needs cudaFuncSetAttribute).
+_MAX_DYNAMIC_SHARED = 48 * 1024
+
+
 class _Compiled:
     """One specialisation: block function + launcher, and their source."""
 
-    def __init__(self, block, source):
+    def __init__(self, block, source, dynsmem=False):
         self.block = block
         self.source = source
+        self.dynsmem = dynsmem          # takes the launch's dynamic shared memory size
 
 
 class CPUTarget:
@@ -215,7 +238,7 @@ class CPUTarget:
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
-    def frontend(self):
+    def frontend(self, consts=None):
         d = self.dispatcher
         tree = copy.deepcopy(d.source_tree)
 
@@ -224,7 +247,7 @@ class CPUTarget:
             filename = d.filename
             firstlineno = d.firstlineno
             source_tree = tree
-        return _fe.Frontend(_Proxy)
+        return _fe.Frontend(_Proxy, consts=consts)
 
     def _cpu_fn_for(self, callee):
         """The scalar CPU function used when a kernel calls another xpu.jit function."""
@@ -240,8 +263,20 @@ class CPUTarget:
                         f"{self.dispatcher.__name__} uses cross-lane ops or thread builtins; "
                         f"calling it from another kernel is not supported by the CPU target yet",
                         self.dispatcher.filename, self.dispatcher.firstlineno)
-                self._scalar = numba.njit(self.dispatcher.py_func, error_model="numpy",
-                                          fastmath=self.dispatcher.fastmath)
+                # device functions it calls (numba.cuda's or xpu's) become their scalar
+                # functions; a declared signature is kept (cpu/cudaapi.py)
+                from .cudaapi import cpu_pyfunc
+                pyfunc, self_names = cpu_pyfunc(self.dispatcher.py_func, self._cpu_fn_for)
+                sigs = [ret(*args) if ret is not None else args
+                        for args, ret in getattr(self.dispatcher, "signatures", None) or []]
+                scalar = numba.njit(error_model="numpy", fastmath=self.dispatcher.fastmath)(pyfunc)
+                for n in self_names:
+                    pyfunc.__globals__[n] = scalar          # a recursive device function
+                if sigs:
+                    for sig in sigs:
+                        scalar.compile(sig)
+                    scalar.disable_compile()                # calls convert to the declared types
+                self._scalar = scalar
                 self._scalar = _self_reference(self._scalar, self.dispatcher)
             return self._scalar
 
@@ -289,21 +324,30 @@ class CPUTarget:
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
-        block_sig = tuple(argtypes) + (numba.types.int64,) * len(_cg.BLOCK_PARAMS)
+        dynsmem = any(a[0] == "dynshared" for a in fe.allocs.values())
+        block_sig = tuple(argtypes) + (numba.types.int64,) * (len(_cg.BLOCK_PARAMS) + dynsmem)
         try:
             with _slp_vectorize():
                 block.compile(block_sig)
             _drop_compile_state(block)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
-        return _Compiled(block, source)
+        return _Compiled(block, source, dynsmem)
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
         (g, b, gnd, bnd) = dims
         argtypes = _typeof_args(self.dispatcher, args)
+        if self.dispatcher.signatures:
+            # declared types (numba.cuda's cuda.jit(sig)): arguments converted to them
+            from .cudaapi import match_signature
+            argtypes, args = match_signature(self.dispatcher, argtypes, args)
         nd = b[1] > 1 or b[2] > 1
         compiled = self.compile(argtypes, nd)
+        if self.dispatcher.signatures:
+            compiled.block.disable_compile()        # C arrays run the declared 'A' code
+        if compiled.dynsmem:
+            args = tuple(args) + (_dynamic_shared_bytes(self.dispatcher, extra),)
         if not self.dispatcher.debug:
             _launch.run_grid(compiled.block, args, g, b)
             return

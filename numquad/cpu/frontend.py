@@ -30,8 +30,10 @@ import numpy as np
 from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError
+from . import cudaapi as _cudaapi
 
-__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier"]
+__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier",
+           "BarrierReduce"]
 
 #: Every name numquad generates starts with this; user code may not use it. The
 #: generated names: ``_nq_<stem>_<n>`` temporaries of the front end (a: operand,
@@ -106,6 +108,15 @@ class Barrier:
 
 
 @dataclasses.dataclass
+class BarrierReduce:
+    """``target = syncthreads_count/_and/_or(arg)``: a block barrier with a reduction."""
+    target: str
+    kind: str           # the builtin's name
+    arg: str            # a lane temporary
+    node: ast.stmt
+
+
+@dataclasses.dataclass
 class Jump:
     kind: str           # "return", "break", "continue"
     node: ast.stmt
@@ -142,6 +153,7 @@ def _cuda_aliases():
             obj = getattr(g, n, None)
             if obj is not None:
                 table[id(obj)] = (obj, f"{group}.{n}")
+    table.update(_cudaapi.extra_aliases(cuda))
     return table
 
 
@@ -188,9 +200,9 @@ class _Env:
         if name in self.locals:
             return _MISSING
         if name in self.closure:
-            return self.closure[name]
+            return _cudaapi.as_xpu(self.closure[name])
         if name in self.globals:
-            return self.globals[name]
+            return _cudaapi.as_xpu(self.globals[name])
         return getattr(builtins, name, _MISSING)
 
     def resolve(self, node):
@@ -201,7 +213,7 @@ class _Env:
             base = self.resolve(node.value)
             if base is _MISSING:
                 return _MISSING
-            return getattr(base, node.attr, _MISSING)
+            return _cudaapi.as_xpu(getattr(base, node.attr, _MISSING))
         return _MISSING
 
 
@@ -237,7 +249,8 @@ def _cuda_function_names():
     if cuda is None:
         return {}
     names = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
-             "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt")
+             "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt", "match_any_sync",
+             "match_all_sync")
     return {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in names if hasattr(cuda, n)}
 
 
@@ -286,21 +299,31 @@ class _CudaSpellings(ast.NodeTransformer):
             return Sub().visit(e)
 
         if name in self._SHFL:
-            return P(f"_nq_Wave.{self._SHFL[name]}(V, S)", V=a[1], S=a[2])
+            # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py)
+            # (the check is a separate tuple item so that V stays the op's operand as written)
+            return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, S))[1]", M=a[0], V=a[1], S=a[2])
         if name == "activemask":
             return P("_nq_Wave.ballot(True)")
         if name == "lanemask_lt":
             return P("_nq_np.uint32((_nq_np.uint64(1) << _nq_Wave.laneId()) - _nq_np.uint64(1))")
-        mask = "_nq_np.uint32(M)"
+        mask = f"_nq_cu_mask_{name}(M)"          # an integer, as numba.cuda requires
+        if name == "match_any_sync":
+            return P(f"_nq_np.int32(_nq_cu_match(_nq_cu_mval_{name}(V)) & {mask})", M=a[0], V=a[1])
+        if name == "match_all_sync":
+            # (the active lanes of the mask if they all hold the value, else 0; all equal)
+            eq = f"((_nq_cu_match(_nq_cu_mval_{name}(V)) & {mask}) == (_nq_Wave.ballot(True) & {mask}))"
+            return P(f"(_nq_np.int32((_nq_Wave.ballot(True) & {mask}) * _nq_np.uint32({eq})), {eq})",
+                     M=a[0], V=a[1])
+        pred = f"_nq_cu_pred_{name}(Q)"          # an integer or bool, as numba.cuda requires
         if name == "ballot_sync":
-            return P(f"_nq_np.int32(_nq_Wave.ballot(Q) & {mask})", M=a[0], Q=a[1])
+            return P(f"_nq_np.int32(_nq_Wave.ballot({pred}) & {mask})", M=a[0], Q=a[1])
         if name == "any_sync":
-            return P(f"(_nq_Wave.ballot(Q) & {mask}) != 0", M=a[0], Q=a[1])
+            return P(f"(_nq_Wave.ballot({pred}) & {mask}) != 0", M=a[0], Q=a[1])
         if name == "all_sync":
-            return P(f"(_nq_Wave.ballot(Q) & {mask}) == (_nq_Wave.ballot(True) & {mask})", M=a[0], Q=a[1])
+            return P(f"(_nq_Wave.ballot({pred}) & {mask}) == (_nq_Wave.ballot(True) & {mask})", M=a[0], Q=a[1])
         # eq_sync: the predicate is the same in every active lane of the mask
-        return P(f"((_nq_Wave.ballot(Q) & {mask}) == 0) | "
-                 f"((_nq_Wave.ballot(Q) & {mask}) == (_nq_Wave.ballot(True) & {mask}))", M=a[0], Q=a[1])
+        return P(f"((_nq_Wave.ballot({pred}) & {mask}) == 0) | "
+                 f"((_nq_Wave.ballot({pred}) & {mask}) == (_nq_Wave.ballot(True) & {mask}))", M=a[0], Q=a[1])
 
 
 def _all_names(body, fe):
@@ -378,7 +401,7 @@ def _uses_wave_features(d):
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
-    def __init__(self, dispatcher):
+    def __init__(self, dispatcher, consts=None):
         self.dispatcher = dispatcher
         self.pyfunc = dispatcher.py_func
         self.filename = dispatcher.filename
@@ -391,6 +414,11 @@ class Frontend:
         self.ops_used = set()
         self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)
         self.env.closure.update({"_nq_Wave": _ops.Wave, "_nq_np": np})
+        self.env.closure.update(_cudaapi.helpers())
+        _cudaapi.check_supported(self)
+        # locals assigned once to a constant, and parameters bound to constants by an
+        # inlining call site: shapes and selectors may use them
+        self.consts = _cudaapi.local_constants(self, consts)
         body = [_CudaSpellings(self).visit(s) for s in self.fn.body]
         self.body = self._normalise_block(body, in_loop=False)
         self.has_barrier = any(self._contains_barrier(s) for s in self.body)
@@ -416,7 +444,7 @@ class Frontend:
             return None
         return _ops.of_function(self.env.resolve(node.func))
 
-    _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic")
+    _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "const", "atomic")
 
     def builtin_of(self, node):
         """The xpu builtin an expression names ("grid", "threadIdx.x", ...), else None."""
@@ -440,17 +468,18 @@ class Frontend:
 
     def _contains_syncwarp(self, node):
         for n in ast.walk(node):
-            if isinstance(n, ast.Call) and self.builtin_of(n.func) == "syncwarp":
+            if isinstance(n, ast.Call) and self.builtin_of(n.func) in _cudaapi.REGION_ENDS:
                 return True
         return False
 
     def _is_syncwarp(self, s):
         return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
-            self.builtin_of(s.value.func) == "syncwarp"
+            self.builtin_of(s.value.func) in _cudaapi.REGION_ENDS
 
     def _contains_barrier(self, node):
         for n in ast.walk(node):
-            if isinstance(n, ast.Call) and self.builtin_of(n.func) == "syncthreads":
+            if isinstance(n, ast.Call) and (self.builtin_of(n.func) == "syncthreads" or
+                                            self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE):
                 return True
         return False
 
@@ -651,6 +680,8 @@ class Frontend:
 
             def visit_Call(self, node):
                 op = hoister.op_of(node)
+                if op is None and hoister.builtin_of(node.func) in _cudaapi.BARRIER_REDUCE:
+                    return hoister._hoist_barrier_reduce(node, pre, self)
                 if op is None or op.kind == "query":
                     callee = hoister._inlinable(node)
                     if callee is not None:
@@ -706,6 +737,23 @@ class Frontend:
         self.ops_used.add(op.qualname)
         return ast.copy_location(ast.Name(target, ast.Load()), node)
 
+    def _hoist_barrier_reduce(self, node, pre, visitor):
+        """``syncthreads_count/_and/_or(pred)`` -> ``_nq_aN = pred`` and a statement
+        ``_nq_xN = <call>(_nq_aN)`` of its own (a BarrierReduce item)."""
+        b = self.builtin_of(node.func)
+        if node.keywords or len(node.args) != 1:
+            self.error(f"cuda.{b}(pred) takes 1 argument; got {len(node.args) + len(node.keywords)}", node)
+        tmp, target = self.fresh("a"), self.fresh("x")
+        pre.append(ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())],
+                                                value=visitor.visit(node.args[0])), node))
+        call = ast.copy_location(ast.Call(func=node.func, args=[ast.Name(tmp, ast.Load())], keywords=[]), node)
+        stmt = ast.copy_location(ast.Assign(targets=[ast.Name(target, ast.Store())], value=call), node)
+        ast.fix_missing_locations(stmt)
+        stmt._nq_barrier = b
+        pre[-1] = ast.fix_missing_locations(pre[-1])
+        pre.append(stmt)
+        return ast.copy_location(ast.Name(target, ast.Load()), node)
+
     # -- shared and local arrays ---------------------------------------------------
     def _allocation(self, s):
         kind = self.builtin_of(s.value.func).split(".")[0]
@@ -720,19 +768,19 @@ class Frontend:
         dtype = args[1] if len(args) > 1 else kw.get("dtype")
         if shape is None or dtype is None:
             self.error(f"{what} needs a shape and a dtype", s)
-        if isinstance(shape, ast.Tuple):
-            dims = [self._constant_int(e) for e in shape.elts]
-        else:
-            dims = [self._constant_int(shape)]
-        if any(d is None or d < 1 for d in dims):
-            self.error(f"{what}: the shape must be a constant positive int or tuple of ints; "
-                       f"got {ast.unparse(shape)}", s)
+        dims = _cudaapi.constant_shape(self, shape)
+        if kind == "shared" and dims == [0]:
+            kind = "dynshared"          # the launch's dynamic shared memory (numba.cuda's shape 0)
+        elif any(d is None or d < 1 for d in dims):
+            self.error(f"{what}: the shape must be a constant positive int or tuple of ints "
+                       f"(a literal, a global, closure or module name, a local assigned once, or "
+                       f"arithmetic on those); got {ast.unparse(shape)}", s)
         obj = self.env.resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
             (dtype.value if isinstance(dtype, ast.Constant) else _MISSING)
         dt = _to_dtype(obj)
-        if dt is None or dt.kind not in "biufc":
+        if dt is None or not (dt.kind in "biufc" or (dt.fields and kind != "dynshared")):
             self.error(f"{what}: unsupported dtype {ast.unparse(dtype)}; it takes a bool, "
-                       f"integer, float or complex NumPy/Numba type", s)
+                       f"integer, float or complex NumPy/Numba type, or a record dtype", s)
         if name in self.allocs:
             self.error(f"{name} is assigned two {what} arrays; use one name per array", s)
         self.allocs[name] = (kind, tuple(dims), dt, s)
@@ -756,13 +804,25 @@ class Frontend:
                            f"or thread builtins is inlined into its caller, so it cannot be "
                            f"recursive", node)
             return None
-        cfe = callee._target("cpu").frontend()
+        # parameters the call binds to constants (a shape passed down to the callee)
+        params = list(callee.source_tree.args.args)
+        bindings = {}
+        for p, a in zip(params, node.args):
+            v = _cudaapi.constant_value(self, a)
+            if v is None:
+                v = _cudaapi.compile_time_object(self, a)
+            if v is not None:
+                bindings[p.arg] = v
+        cfe = callee._target("cpu").frontend(consts=bindings)
+        cfe.signatures = getattr(callee, "signatures", None) or []
         if cfe.ops_used or cfe.uses_builtins():
             return cfe
         return None
 
     def uses_builtins(self):
-        for node in ast.walk(self.fn):
+        if self.allocs or self.has_barrier:
+            return True
+        for node in itertools.chain(ast.walk(self.fn), *(ast.walk(s) for s in self.body)):
             if isinstance(node, (ast.Name, ast.Attribute)) and self.builtin_of(node) is not None:
                 return True
             if isinstance(node, ast.Call) and self.op_of(node) is not None:
@@ -800,13 +860,31 @@ class Frontend:
         hoister_env = self.env
         body = [Rename().visit(s) for s in body]
         returns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)]
+        # a callee declared with one signature (numba.cuda's @cuda.jit(sig, device=True))
+        # converts its scalar arguments and its result to the declared types
+        sig = cfe.signatures[0] if len(getattr(cfe, "signatures", ())) == 1 else None
+        cast = _cudaapi.caster(self.env.closure, prefix)
+        if sig is not None:
+            args = [cast(a, t) for a, t in zip(args, sig[0])]
         binds = [ast.copy_location(ast.Assign(targets=[ast.Name(rename[p], ast.Store())], value=a), node)
-                 for p, a in zip(cfe.env.params, args)]
+                 for p, a in zip(cfe.env.params, args) if p in rename]     # (not object-bound ones)
+        for n, a in cfe.allocs.items():
+            self.allocs[rename[n]] = a
+            self.env.locals.add(rename[n])
+        rtype = sig[1] if sig is not None else None
+        if rtype is not None:
+            for r in returns:
+                if r.value is not None:
+                    r.value = cast(r.value, rtype)
         if len(returns) == 1 and body and body[-1] is returns[0]:
             last = body.pop()
             body.append(ast.copy_location(ast.Assign(
                 targets=[ast.Name(ret, ast.Store())],
                 value=last.value if last.value is not None else ast.Constant(None)), last))
+        elif not returns:
+            # a function that falls off its end: spliced as it is
+            body.append(ast.copy_location(ast.Assign(targets=[ast.Name(ret, ast.Store())],
+                                                     value=ast.Constant(None)), node))
         else:
             for s in body:
                 if _return_in_loop(s):
@@ -852,6 +930,9 @@ class Frontend:
                 return int(_FOLD[type(node.op)](a, b))
             except (ZeroDivisionError, ValueError, OverflowError):
                 return None
+        if isinstance(node, ast.Name) and node.id in getattr(self, "consts", ()):
+            v = self.consts[node.id]
+            return v if isinstance(v, int) else None
         obj = self.env.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else _MISSING
         if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
             return int(obj)
@@ -892,8 +973,11 @@ class Frontend:
             op = _ops.of_function(f)
             if op is not None:
                 return op.qualname == "Wave.width"
-            ok_fn = (f in self._PURE_CALLS) or (isinstance(f, type) and issubclass(f, np.number))
+            ok_fn = (f in self._PURE_CALLS) or (isinstance(f, type) and issubclass(f, np.number)) or \
+                builtin_name(f) in _cudaapi.PURE_BUILTINS or _cudaapi.is_numba_scalar_type(f)
             return ok_fn and all(self._is_uniform_expr(a, U) for a in e.args)
+        if isinstance(e, ast.Slice):
+            return all(x is None or self._is_uniform_expr(x, U) for x in (e.lower, e.upper, e.step))
         return False
 
     def _uniform_names(self, body):
@@ -916,6 +1000,9 @@ class Frontend:
                 elif self._uniform_store(stmt, U):
                     t = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
                     ok_stores.add(id(t))
+            # the one store of an alias of a never-assigned uniform (an inlined function's
+            # array parameter), wherever it is
+            ok_stores |= _cudaapi.invariant_aliases(body, U)
             for node in ast.walk(ast.Module(body=body, type_ignores=[])):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and \
                         node.id in U and id(node) not in ok_stores:
@@ -1073,6 +1160,9 @@ class Frontend:
         op = getattr(s, "_nq_op", None)
         if op is not None:
             return [XLCall(s.targets[0].id, op, list(s.value.args), s)]
+        red = getattr(s, "_nq_barrier", None)
+        if red is not None:
+            return [BarrierReduce(s.targets[0].id, red, s.value.args[0].id, s)]
         if isinstance(s, ast.Return):
             return [Jump("return", s, s.value)]
         if isinstance(s, ast.Break):
@@ -1082,6 +1172,8 @@ class Frontend:
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
                 self.builtin_of(s.value.func) == "syncthreads":
             return [Barrier(s)]
+        if self._is_syncwarp(s) and self.builtin_of(s.value.func) != "syncwarp":
+            return [Uniform(s)]          # a memory fence: ends the region, then one fence
         if self._is_syncwarp(s):
             # a wave barrier: the lane loops of a region run lane after lane, so the
             # region ends here; every lane's writes before it are done before any

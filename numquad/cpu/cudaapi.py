@@ -1,0 +1,1182 @@
+"""numba.cuda's kernel API on the CPU target.
+
+One table, :data:`API`, lists every name numba.cuda offers inside kernels, whether
+the CPU target supports it and how it differs; docs/numba-cuda.md is generated from
+it (``python -m numquad.cpu.cudaapi > docs/numba-cuda.md``). The rest of this module
+is the CPU meaning of the names the wave compiler does not treat as cross-lane ops
+or barriers itself:
+
+* scalar intrinsics with numba.cuda's result types (``popc``, ``brev``, ``clz``,
+  ``ffs``, ``fma``, ``cbrt``, ``selp``, ``nanosleep``, cache-hinted loads/stores),
+  memory fences, ``const.array_like``;
+* the type checks of the ``*_sync`` warp functions (an integer mask, an integer or
+  bool predicate, 32/64-bit shuffle values), as numba.cuda reports them;
+* ``match_any_sync``/``match_all_sync`` (one whole-wave op);
+* ``syncthreads_count/_and/_or`` (a block barrier with a reduction: block mode);
+* dynamic shared memory (``shared.array(0, dtype)``, sized at launch);
+* numba.cuda device functions (``@cuda.jit(device=True)``), compiled from their
+  Python source like ``@xpu.jit`` lane functions (:func:`as_xpu`);
+* one clear line for any other ``cuda.*`` name (:func:`check_supported`).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import sys
+import types as _pytypes
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+
+from .. import ops as _ops
+
+__all__ = ["API", "unsupported", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
+           "constant_value", "constant_shape", "local_constants", "compile_time_object",
+           "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
+           "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
+           "PURE_BUILTINS", "render_md"]
+
+DOC = "docs/numba-cuda.md"
+
+
+def unsupported(name):
+    """The one line for a numba.cuda name the CPU target does not support."""
+    return f"`cuda.{name}` is not supported by numquad's CPU target (supported: {DOC})"
+
+
+# ---------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Api:
+    name: str           # as spelled after ``cuda.``
+    group: str
+    numba_cuda: str     # numba.cuda's meaning and result type
+    cpu: bool           # supported by the CPU target
+    note: str = ""      # how the CPU target differs, or why not / what to use
+    xpu: bool = True    # also spelled xpu.<name>
+
+
+_G_THREAD = "Thread indexing"
+_G_MEM = "Memory"
+_G_SYNC = "Synchronisation and fences"
+_G_WARP = "Warp functions"
+_G_ATOM = "Atomics"
+_G_MATH = "Bit and math intrinsics"
+_G_MISC = "Other"
+_G_NO = "Not supported on the CPU"
+
+_ATOMIC_TYPES = {
+    "add": "int32, uint32, int64, uint64, float32, float64",
+    "and_": "int32, uint32, int64, uint64", "inc": "uint32, uint64",
+}
+
+
+def _atomic_rows():
+    from .. import xpu as _xpu
+    rows = []
+    for n, (form, what) in _xpu.ATOMICS.items():
+        tys = _ATOMIC_TYPES.get(n) or _ATOMIC_TYPES.get({"sub": "add", "max": "add", "min": "add",
+                                                         "nanmax": "add", "nanmin": "add",
+                                                         "or_": "and_", "xor": "and_", "exch": "and_",
+                                                         "cas": "and_", "compare_and_swap": "and_",
+                                                         "dec": "inc"}[n])
+        rows.append(Api(f"atomic.{n}", _G_ATOM, f"`({form})`: stores {what}; returns the old "
+                        f"element ({tys})", True,
+                        "LLVM `atomicrmw`/`cmpxchg`, sequentially consistent"))
+    return rows
+
+
+def _rows():
+    t = [
+        Api("threadIdx.x", _G_THREAD, "thread index in the block, `.x/.y/.z` (int32)", True),
+        Api("blockIdx.x", _G_THREAD, "block index in the grid, `.x/.y/.z` (int32)", True),
+        Api("blockDim.x", _G_THREAD, "block shape, `.x/.y/.z` (int32)", True),
+        Api("gridDim.x", _G_THREAD, "grid shape in blocks, `.x/.y/.z` (int32)", True),
+        Api("laneid", _G_THREAD, "lane in the warp, 0..31 (int32)", True),
+        Api("warpsize", _G_THREAD, "32 (int32)", True),
+        Api("grid", _G_THREAD, "`grid(ndim)`: absolute thread index, int64 or a tuple of int64", True,
+            "ndim must be a constant"),
+        Api("gridsize", _G_THREAD, "`gridsize(ndim)`: threads in the grid, int64 or a tuple", True),
+        Api("shared.array", _G_MEM, "`shared.array(shape, dtype)`: block-shared array; "
+            "`shape` 0 is the launch's dynamic shared memory", True,
+            "shape: an int or tuple constant, a global/closure/module name, a local assigned once, "
+            "arithmetic on those; every `shared.array(0, dtype)` aliases one buffer of the launch's "
+            "`[grid, block, stream, nbytes]` bytes, as numba.cuda; dtype: bool, integer, float, "
+            "complex or a record dtype"),
+        Api("local.array", _G_MEM, "`local.array(shape, dtype)`: per-thread array", True,
+            "shape as `shared.array`"),
+        Api("const.array_like", _G_MEM, "`const.array_like(ary)`: a global array in constant memory", True,
+            "the global array itself, read-only and frozen at compile time (as numba.cuda)"),
+        Api("syncthreads", _G_SYNC, "block barrier", True,
+            "the block runs as one group of lanes, in step at every barrier"),
+        Api("syncthreads_count", _G_SYNC, "`(pred)`: barrier; threads with int32(pred) != 0 (int32)", True,
+            "pred must be an integer, as numba.cuda"),
+        Api("syncthreads_and", _G_SYNC, "`(pred)`: barrier; 1 if every thread's pred != 0 (int32)", True),
+        Api("syncthreads_or", _G_SYNC, "`(pred)`: barrier; 1 if any thread's pred != 0 (int32)", True),
+        Api("syncwarp", _G_SYNC, "`syncwarp(mask=0xffffffff)`: warp barrier", True,
+            "ends a region: writes before it are seen by the wave after it"),
+        Api("threadfence", _G_SYNC, "device-wide memory fence", True,
+            "a sequentially consistent fence; ends a region like syncwarp"),
+        Api("threadfence_block", _G_SYNC, "block-wide memory fence", True, "as threadfence"),
+        Api("threadfence_system", _G_SYNC, "system-wide memory fence", True, "as threadfence"),
+        Api("shfl_sync", _G_WARP, "`(mask, value, src_lane)`: value of lane src_lane", True,
+            "value: 32/64-bit int or float (numba.cuda's rule); mask: an integer", False),
+        Api("shfl_up_sync", _G_WARP, "`(mask, value, delta)`: value of lane laneid - delta", True,
+            "as shfl_sync", False),
+        Api("shfl_down_sync", _G_WARP, "`(mask, value, delta)`: value of lane laneid + delta", True,
+            "as shfl_sync", False),
+        Api("shfl_xor_sync", _G_WARP, "`(mask, value, lane_mask)`: value of lane laneid ^ lane_mask", True,
+            "as shfl_sync", False),
+        Api("all_sync", _G_WARP, "`(mask, pred)`: all lanes of mask (bool)", True,
+            "mask: an integer; pred: an integer or bool", False),
+        Api("any_sync", _G_WARP, "`(mask, pred)`: any lane of mask (bool)", True, "as all_sync", False),
+        Api("eq_sync", _G_WARP, "`(mask, pred)`: pred the same in every lane of mask (bool)", True,
+            "as all_sync", False),
+        Api("ballot_sync", _G_WARP, "`(mask, pred)`: ballot word of mask (int32)", True, "as all_sync", False),
+        Api("match_any_sync", _G_WARP, "`(mask, value)`: lanes of mask holding this lane's value (int32)",
+            True, "values compared bit for bit (floats by their bits)", False),
+        Api("match_all_sync", _G_WARP, "`(mask, value)`: `(mask if all equal else 0, all equal)` "
+            "(tuple of int32, bool)", True, "as match_any_sync", False),
+        Api("activemask", _G_WARP, "lanes active here (uint32)", True,
+            "the lanes of the wave that reach the call together (docs/semantics.md)", False),
+        Api("lanemask_lt", _G_WARP, "bits of the lanes below this one (uint32)", True, "", False),
+    ]
+    t += _atomic_rows()
+    t += [
+        Api("popc", _G_MATH, "`popc(x)`: set bits of integer x, in x's type", True),
+        Api("brev", _G_MATH, "`brev(x)`: bits reversed; uint32 for <= 32-bit x, else uint64", True),
+        Api("clz", _G_MATH, "`clz(x)`: leading zeros of integer x in its width, in x's type "
+            "(clz(0) is the width)", True),
+        Api("ffs", _G_MATH, "`ffs(x)`: 1-based position of the lowest set bit, 0 for 0 (uint32)", True),
+        Api("fma", _G_MATH, "`fma(a, b, c)`: a * b + c rounded once (float32 if all are float32, "
+            "else float64)", True, "LLVM `llvm.fma`"),
+        Api("cbrt", _G_MATH, "`cbrt(x)`: cube root (float32 or float64)", True, "the C library's cbrt"),
+        Api("selp", _G_MATH, "`selp(pred, a, b)`: a if pred else b; a and b of one type "
+            "((u)int16..64, float32, float64)", True),
+        Api("math.*", _G_MATH, "`math.sin`, `math.exp`, `math.fmod`, `math.modf`, `math.remainder`, "
+            "`math.nextafter`, ... (libdevice on the GPU)", True,
+            "Numba's CPU math and the C library: results may differ in the last bit from libdevice", False),
+        Api("nanosleep", _G_MISC, "`nanosleep(ns)`: sleep about ns nanoseconds", True, "a no-op"),
+    ]
+    for n in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv"):
+        t.append(Api(n, _G_MISC, f"`{n}(array, i)`: load with a cache hint", True, "a plain load", False))
+    for n in ("stcg", "stcs", "stwb", "stwt"):
+        t.append(Api(n, _G_MISC, f"`{n}(array, i, value)`: store with a cache hint", True, "a plain store",
+                     False))
+    t += [
+        Api("cg.this_grid", _G_NO, "cooperative groups: `this_grid().sync()` grid barrier", False,
+            "split the kernel at the grid barrier into two launches", False),
+        Api("random.*", _G_NO, "`xoroshiro128p_*` random numbers", False,
+            "draw the numbers with NumPy on the host and pass them in", False),
+        Api("fp16.*", _G_NO, "half precision (`hadd`, `hfma`, ...) and float16 arrays", False,
+            "use float32", False),
+        Api("bf16.*", _G_NO, "bfloat16", False, "use float32", False),
+        Api("libdevice.*", _G_NO, "direct libdevice calls (`libdevice.sinf`, ...)", False,
+            "use `math.*`", False),
+        Api("float32x4", _G_NO, "vector types (`float32x4`, `int2`, ...)", False,
+            "use separate scalars or a small local array", False),
+        Api("shared.array(extension type)", _G_NO, "shared/local arrays of extension (struct-model) "
+            "types", False, "use a record (structured) dtype", False),
+        Api("literal_unroll", _G_NO, "loop over a heterogeneous tuple", False,
+            "write the loop out", False),
+        Api("declare_device", _G_NO, "external (C/PTX) device functions, `link=`", False,
+            "write the function in Python", False),
+    ]
+    return t
+
+
+API = _rows()
+
+#: Barriers with a block-wide reduction: name -> reduction.
+BARRIER_REDUCE = {"syncthreads_count": "count", "syncthreads_and": "and", "syncthreads_or": "or"}
+#: Statements that end a region (writes before them are seen by every lane after).
+REGION_ENDS = ("syncwarp", "threadfence", "threadfence_block", "threadfence_system")
+#: Builtins whose value is the same in every lane when their arguments are.
+PURE_BUILTINS = ("popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "const.array_like")
+
+_GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "const", "atomic")
+#: The numba.cuda names the front end maps to xpu builtins (besides frontend's own).
+_EXTRA_BUILTINS = tuple(BARRIER_REDUCE) + ("threadfence", "threadfence_block", "threadfence_system",
+                                           "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp",
+                                           "nanosleep", "const", "const.array_like")
+_HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
+
+
+def _cuda():
+    return sys.modules.get("numba.cuda")
+
+
+def _path(obj, path):
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def extra_aliases(cuda):
+    """{id(numba.cuda object): (object, builtin name)} for the names this module lowers."""
+    out = {}
+    for n in _EXTRA_BUILTINS + _HINTS:
+        obj = _path(cuda, n)
+        if obj is not None:
+            out[id(obj)] = (obj, n)
+    return out
+
+
+def _supported_ids(cuda):
+    ids = set()
+    for a in API:
+        if not a.cpu or "*" in a.name:
+            continue
+        base = a.name.split(".")[0] if a.name.split(".")[0] in _GROUPS else a.name
+        for p in {a.name, base}:
+            obj = _path(cuda, p)
+            if obj is not None:
+                ids.add(id(obj))
+    for g in _GROUPS:
+        obj = getattr(cuda, g, None)
+        if obj is not None:
+            ids.add(id(obj))
+    return ids
+
+
+_SUPPORTED = None
+_DENY_MODULES = ("cg", "random", "fp16", "bf16", "fp8", "libdevice", "vector_types", "ffi", "simulator")
+
+
+def _is_cuda_thing(obj):
+    mod = getattr(obj, "__module__", None)
+    if not isinstance(mod, str):
+        return None
+    if not (mod == "numba.cuda" or mod.startswith("numba.cuda.")):
+        return None
+    return mod
+
+
+def _api_name(obj, node, fe):
+    """The `cuda.X` spelling of *obj* as the user wrote it."""
+    if isinstance(node, ast.Attribute):
+        parts = []
+        n = node
+        while isinstance(n, ast.Attribute):
+            parts.append(n.attr)
+            n = n.value
+        parts.reverse()
+        base = fe.env.resolve(n) if isinstance(n, ast.Name) else None
+        if isinstance(base, _pytypes.ModuleType) and base.__name__.startswith("numba.cuda"):
+            sub = base.__name__[len("numba.cuda"):].lstrip(".")
+            return ".".join(([sub] if sub else []) + parts)
+        return ".".join(parts)
+    mod = _is_cuda_thing(obj) or ""
+    sub = mod[len("numba.cuda"):].lstrip(".")
+    name = getattr(obj, "__name__", None) or getattr(node, "id", "?")
+    return f"{sub}.{name}" if sub in _DENY_MODULES else name
+
+
+def check_supported(fe):
+    """One clear error for the first numba.cuda name in *fe*'s function that the CPU
+    target does not support (instead of Numba's "Unknown attribute")."""
+    global _SUPPORTED
+    cuda = _cuda()
+    if cuda is None:
+        return
+    if _SUPPORTED is None:
+        _SUPPORTED = _supported_ids(cuda)
+        from . import frontend as _fe
+        for obj, _ in (_fe._cuda_function_names() or {}).values():
+            _SUPPORTED.add(id(obj))
+    from .frontend import _MISSING
+    from ..xpu import Dispatcher
+    for node in ast.walk(fe.fn):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            continue
+        if isinstance(node, ast.Name) and node.id in fe.env.locals:
+            continue
+        obj = fe.env.resolve(node)
+        if obj is _MISSING:
+            if isinstance(node, ast.Attribute):
+                base = fe.env.resolve(node.value)
+                if base is cuda or (isinstance(base, _pytypes.ModuleType) and
+                                    base.__name__.startswith("numba.cuda.")) or \
+                        (isinstance(base, type) and _is_cuda_thing(base) == "numba.cuda.stubs"):
+                    fe.error(unsupported(_api_name(None, node, fe)), node)
+            continue
+        if isinstance(obj, Dispatcher) and getattr(obj, "cuda_device", True) is False:
+            fe.error(f"{obj.__name__} is a numba.cuda kernel (@cuda.jit without device=True): a "
+                     f"kernel cannot call a kernel; declare it @cuda.jit(device=True)", node)
+        if id(obj) in _SUPPORTED or obj is cuda or isinstance(obj, (types.Type, Dispatcher)):
+            continue
+        if isinstance(obj, _pytypes.ModuleType):
+            name = obj.__name__
+            if name.startswith("numba.cuda.") and name.split(".")[2] in _DENY_MODULES:
+                fe.error(unsupported(name.split(".", 2)[2] + ".*"), node)
+            continue
+        if is_cuda_dispatcher(obj):
+            continue
+        mod = _is_cuda_thing(obj)
+        if mod is not None and type(obj).__name__ == "ExternFunction":
+            fe.error(f"`{_api_name(obj, node, fe)}` is an external function (cuda.declare_device), "
+                     f"which numquad's CPU target cannot call: write it in Python", node)
+        if mod is None or not (callable(obj) or isinstance(obj, type)):
+            continue
+        if isinstance(obj, type) and issubclass(obj, types.Type):
+            continue
+        fe.error(unsupported(_api_name(obj, node, fe)), node)
+
+
+# ---------------------------------------------------------------------------
+# Named constants (shapes, selectors)
+# ---------------------------------------------------------------------------
+
+def _int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def constant_value(fe, node):
+    """The int or tuple of ints *node* stands for at compile time, else None."""
+    v = fe._constant_int(node)
+    if v is not None:
+        return v
+    if isinstance(node, ast.Tuple):
+        vals = [fe._constant_int(e) for e in node.elts]
+        return tuple(vals) if all(x is not None for x in vals) else None
+    if isinstance(node, ast.Name) and node.id in fe.consts:
+        return fe.consts[node.id]
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        from .frontend import _MISSING
+        if isinstance(node, ast.Name) and node.id in fe.env.locals:
+            return None
+        obj = fe.env.resolve(node)
+        if obj is not _MISSING and isinstance(obj, tuple) and all(_int(x) for x in obj):
+            return tuple(int(x) for x in obj)
+    return None
+
+
+def compile_time_object(fe, node):
+    """The object an argument names when it is known at compile time and is not a
+    plain value: a builtin (``cuda.atomic.add``), a device function, a dtype."""
+    from .frontend import _MISSING, builtin_name
+    from ..xpu import Dispatcher
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    if isinstance(node, ast.Name) and node.id in fe.env.locals:
+        return None
+    obj = fe.env.resolve(node)
+    if obj is _MISSING:
+        return None
+    if builtin_name(obj) is not None or isinstance(obj, (Dispatcher, types.Type, np.dtype)) or \
+            (isinstance(obj, type) and issubclass(obj, np.generic)):
+        return obj
+    return None
+
+
+def constant_shape(fe, node):
+    """A shared/local array shape as a list of ints (None where not constant)."""
+    v = constant_value(fe, node)
+    if isinstance(v, int):
+        return [v]
+    if isinstance(v, tuple):
+        return list(v)
+    if isinstance(node, ast.Tuple):
+        return [fe._constant_int(e) for e in node.elts]
+    return [None]
+
+
+def invariant_aliases(body, uniform):
+    """ids of the target Names of ``x = y`` where x has no other store and y is uniform
+    and never assigned (a parameter or a shared array): x holds y's value in every
+    lane that ran the store, in any position."""
+    stores = {}
+    for n in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    aliases = [n for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+               if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+               and isinstance(n.value, ast.Name) and stores.get(n.targets[0].id) == 1
+               and getattr(n, "_nq_op", None) is None]
+    invariant = {n for n in uniform if not stores.get(n)}
+    out = set()
+    changed = True
+    while changed:                      # aliases of aliases (nested inlining)
+        changed = False
+        for n in aliases:
+            if id(n.targets[0]) not in out and n.value.id in invariant and n.targets[0].id in uniform:
+                out.add(id(n.targets[0]))
+                invariant.add(n.targets[0].id)
+                changed = True
+    return out
+
+
+def local_constants(fe, bindings=None):
+    """{name: int or tuple of ints} for the locals of *fe*'s function assigned exactly
+    once, by a top-level statement, to a constant (``N = 16``, ``SHAPE = (N, 2 * N)``),
+    and for parameters an inlining call site binds to constants (*bindings*), unless
+    the body assigns them."""
+    stores = {}
+    for n in ast.walk(fe.fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    consts = {}
+    for k, v in (bindings or {}).items():
+        if k not in fe.env.params or stores.get(k):
+            continue
+        if _int(v) or (isinstance(v, tuple) and all(_int(x) for x in v)):
+            consts[k] = v
+        else:
+            # a compile-time object (a device function, a builtin such as cuda.atomic.add,
+            # a dtype): the parameter names it, as a global would
+            fe.env.closure[k] = v
+            fe.env.locals.discard(k)
+    fe.consts = consts
+    for s in fe.fn.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            name = s.targets[0].id
+            if stores.get(name) == 1 and name not in fe.env.params:
+                v = constant_value(fe, s.value)
+                if v is not None:
+                    consts[name] = v
+    return consts
+
+
+# ---------------------------------------------------------------------------
+# Scalar intrinsics (numba.cuda's result types)
+# ---------------------------------------------------------------------------
+
+def _intr(builder, name, args, retty):
+    fnty = ir.FunctionType(retty, [a.type for a in args])
+    return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), args)
+
+
+def _int_arg(name, x):
+    x = types.unliteral(x)
+    if isinstance(x, types.Boolean):
+        return types.int8
+    if not isinstance(x, types.Integer):
+        raise TypingError(f"cuda.{name}(x): x got {x}; it takes an integer")
+    return x
+
+
+@intrinsic
+def _popc(typingctx, x):
+    ty = _int_arg("popc", x)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], ty)
+        return _intr(builder, f"llvm.ctpop.i{ty.bitwidth}", [v], v.type)
+    return ty(x), codegen
+
+
+@intrinsic
+def _clz(typingctx, x):
+    ty = _int_arg("clz", x)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], ty)
+        return _intr(builder, f"llvm.ctlz.i{ty.bitwidth}", [v, ir.Constant(ir.IntType(1), 0)], v.type)
+    return ty(x), codegen
+
+
+@intrinsic
+def _brev(typingctx, x):
+    ty = _int_arg("brev", x)
+    res = types.uint32 if ty.bitwidth <= 32 else types.uint64
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], res)
+        return _intr(builder, f"llvm.bitreverse.i{res.bitwidth}", [v], v.type)
+    return res(x), codegen
+
+
+@intrinsic
+def _ffs(typingctx, x):
+    ty = _int_arg("ffs", x)
+    wide = (types.int32 if ty.signed else types.uint32) if ty.bitwidth <= 32 else ty
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], wide)
+        tz = _intr(builder, f"llvm.cttz.i{wide.bitwidth}", [v, ir.Constant(ir.IntType(1), 0)], v.type)
+        pos = builder.add(tz, v.type(1))
+        r = builder.select(builder.icmp_unsigned("==", v, v.type(0)), v.type(0), pos)
+        return builder.trunc(r, ir.IntType(32)) if wide.bitwidth > 32 else r
+    return types.uint32(x), codegen
+
+
+def _float_res(name, *tys):
+    out = types.float32
+    for t in tys:
+        t = types.unliteral(t)
+        if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
+            raise TypingError(f"cuda.{name}: got {t}; it takes float32 or float64 (integers become float64)")
+        if t != types.float32:
+            out = types.float64
+    return out
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    res = _float_res("fma", a, b, c)
+
+    def codegen(context, builder, sig, args):
+        vs = [context.cast(builder, v, t, res) for v, t in zip(args, sig.args)]
+        return _intr(builder, f"llvm.fma.f{res.bitwidth}", vs, vs[0].type)
+    return res(a, b, c), codegen
+
+
+@intrinsic
+def _cbrt(typingctx, x):
+    res = _float_res("cbrt", x)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], res)
+        return _intr(builder, "cbrtf" if res == types.float32 else "cbrt", [v], v.type)
+    return res(x), codegen
+
+
+_SELP_TYPES = (types.float64, types.float32, types.int16, types.uint16, types.int32, types.uint32,
+               types.int64, types.uint64)
+
+
+@intrinsic
+def _selp(typingctx, test, a, b):
+    ta, tb = types.unliteral(a), types.unliteral(b)
+    if ta != tb or ta not in _SELP_TYPES:
+        raise TypingError(f"cuda.selp(pred, a, b): a and b got {ta} and {tb}; it takes two values of "
+                          f"one type: {', '.join(str(t) for t in _SELP_TYPES)}")
+
+    def codegen(context, builder, sig, args):
+        c = context.cast(builder, args[0], sig.args[0], types.boolean)
+        va = context.cast(builder, args[1], sig.args[1], ta)
+        vb = context.cast(builder, args[2], sig.args[2], ta)
+        return builder.select(c, va, vb)
+    return ta(test, a, b), codegen
+
+
+@intrinsic
+def _nanosleep(typingctx, ns):
+    if not isinstance(types.unliteral(ns), types.Integer):
+        raise TypingError(f"cuda.nanosleep(ns): ns got {ns}; it takes an integer")
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+    return types.none(ns), codegen
+
+
+@intrinsic
+def _fence(typingctx):
+    def codegen(context, builder, sig, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return types.none(), codegen
+
+
+# numba.cuda's math functions that Numba's CPU target lacks (libdevice on the GPU; the
+# C library, or LLVM's frem, here): math.fmod, math.modf, math.remainder, math.nextafter
+
+def _libm2(name):
+    @intrinsic
+    def impl(typingctx, x, y):
+        res = _float_res(f"math.{name}", x, y)
+
+        def codegen(context, builder, sig, args):
+            a = context.cast(builder, args[0], sig.args[0], res)
+            b = context.cast(builder, args[1], sig.args[1], res)
+            if name == "fmod":
+                return builder.frem(a, b)
+            return _intr(builder, name + ("f" if res == types.float32 else ""), [a, b], a.type)
+        return res(x, y), codegen
+    return impl
+
+
+@intrinsic
+def _modf(typingctx, x):
+    res = _float_res("math.modf", x)
+    tup = types.UniTuple(res, 2)
+
+    def codegen(context, builder, sig, args):
+        v = context.cast(builder, args[0], sig.args[0], res)
+        sfx = f"f{res.bitwidth}"
+        ip = _intr(builder, f"llvm.trunc.{sfx}", [v], v.type)
+        inf = builder.fcmp_ordered("==", _intr(builder, f"llvm.fabs.{sfx}", [v], v.type), v.type(float("inf")))
+        frac = builder.select(inf, v.type(0.0), builder.fsub(v, ip))
+        frac = _intr(builder, f"llvm.copysign.{sfx}", [frac, v], v.type)
+        return context.make_tuple(builder, tup, [frac, ip])
+    return tup(x), codegen
+
+
+_MATH_EXTRA = {"fmod": _libm2("fmod"), "remainder": _libm2("remainder"),
+               "nextafter": _libm2("nextafter"), "modf": _modf}
+_MATH_PROXY = None
+
+
+def math_module():
+    """``math`` with numba.cuda's extra functions, for generated CPU code."""
+    global _MATH_PROXY
+    if _MATH_PROXY is None:
+        import math
+        m = _pytypes.ModuleType("math", math.__doc__)
+        m.__dict__.update({k: v for k, v in vars(math).items() if not k.startswith("__")})
+        m.__dict__.update(_MATH_EXTRA)
+        _MATH_PROXY = m
+    return _MATH_PROXY
+
+
+def cpu_global(value):
+    """The CPU meaning of a global the generated code or a device function reads: the
+    math module and its functions Numba lacks become numquad's; anything else as is."""
+    import math
+    if value is math:
+        return math_module()
+    if callable(value) and getattr(value, "__module__", None) == "math":
+        name = getattr(value, "__name__", None)
+        if name in _MATH_EXTRA and getattr(math, name, None) is value:
+            return _MATH_EXTRA[name]
+    return value
+
+
+@numba.njit(inline="always")
+def _load(array, i):
+    return array[i]
+
+
+@numba.njit(inline="always")
+def _store(array, i, value):
+    array[i] = value
+
+
+# ---------------------------------------------------------------------------
+# Warp functions: numba.cuda's type checks, match_any_sync / match_all_sync
+# ---------------------------------------------------------------------------
+
+def _mask_check(name):
+    @intrinsic
+    def check(typingctx, mask):
+        m = types.unliteral(mask)
+        if not isinstance(m, types.Integer):
+            raise TypingError(f"cuda.{name}: Mask type must be an integer. Got {mask}")
+
+        def codegen(context, builder, sig, args):
+            return context.cast(builder, args[0], sig.args[0], types.uint32)
+        return types.uint32(mask), codegen
+    return check
+
+
+def _pred_check(name):
+    @intrinsic
+    def check(typingctx, pred):
+        p = types.unliteral(pred)
+        if not isinstance(p, (types.Integer, types.Boolean)):
+            raise TypingError(f"cuda.{name}: Predicate must be an integer or boolean. Got {pred}")
+
+        def codegen(context, builder, sig, args):
+            return args[0]
+        return p(pred), codegen
+    return check
+
+
+def _shfl_check(name):
+    @intrinsic
+    def check(typingctx, mask, value):
+        m = types.unliteral(mask)
+        if not isinstance(m, types.Integer):
+            raise TypingError(f"cuda.{name}: Mask type must be an integer. Got {mask}")
+        v = types.unliteral(value)
+        if v not in (types.int32, types.int64, types.float32, types.float64):
+            raise TypingError(f"cuda.{name}: value got {v}; shfl_sync only supports 32- and 64-bit "
+                              f"ints and floats (int32, int64, float32, float64)")
+
+        def codegen(context, builder, sig, args):
+            return args[1]
+        return v(mask, value), codegen
+    return check
+
+
+def _match_value(name):
+    @intrinsic
+    def check(typingctx, value):
+        v = types.unliteral(value)
+        if not isinstance(v, (types.Integer, types.Float, types.Boolean)):
+            raise TypingError(f"cuda.{name}: value got {v}; it takes an integer or a float")
+        # numba.cuda's signatures: the value becomes int32, int64, float32 or float64
+        if isinstance(v, types.Float):
+            res = types.float32 if v == types.float32 else types.float64
+        elif isinstance(v, types.Integer) and (v.bitwidth > 32 or (v.bitwidth == 32 and not v.signed)):
+            res = types.int64
+        else:
+            res = types.int32
+
+        def codegen(context, builder, sig, args):
+            return context.cast(builder, args[0], sig.args[0], res)
+        return res(value), codegen
+    return check
+
+
+#: The whole-wave op behind match_any_sync: bits of the active lanes whose value
+#: has the same bits as this lane's (uint32). Not in ops.py: CPU only.
+MATCH_OP = _ops.Op("cuda", "match_any_sync", "ballot", ("value",),
+                   "lanes holding the same bits", "", types="value")
+_MATCH_FN = _ops._OpFunction(MATCH_OP)
+
+
+@intrinsic
+def _match_standin(typingctx, x):
+    x = types.unliteral(x)
+    if not isinstance(x, (types.Integer, types.Float, types.Boolean)):
+        raise TypingError(f"cuda.match_any_sync: value got {x}; it takes an integer or a float")
+
+    def codegen(context, builder, sig, args):          # never lowered
+        raise AssertionError("shadow stand-ins are typing-only")
+    return types.uint32(x), codegen
+
+
+@intrinsic
+def _match_xl(typingctx, mask, out, x):
+    from . import intrinsics as _in
+
+    def codegen(context, builder, sig, args):
+        m = _in._load_mask(context, builder, sig.args[0], args[0])
+        v = _in._load(context, builder, sig.args[2], args[2])
+        el = v.type.element
+        if isinstance(el, (ir.FloatType, ir.DoubleType)):
+            v = builder.bitcast(v, ir.VectorType(ir.IntType(32 if isinstance(el, ir.FloatType) else 64), _in.W))
+        i32 = ir.IntType(32)
+        acc = ir.Constant(ir.VectorType(i32, _in.W), [0] * _in.W)
+        for j in range(_in.W):
+            vj = _in._splat(builder, builder.extract_element(v, i32(j)))
+            mj = _in._splat(builder, builder.extract_element(m, i32(j)))
+            hit = builder.and_(builder.icmp_unsigned("==", v, vj), mj)
+            bit = builder.shl(builder.zext(hit, acc.type), _in._const_vec(i32, [j] * _in.W))
+            acc = builder.or_(acc, bit)
+        _in._store_masked(context, builder, sig.args[1], args[1], m, acc)
+        return context.get_dummy_value()
+    return types.none(mask, out, x), codegen
+
+
+_SYNC_NAMES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
+               "all_sync", "any_sync", "eq_sync", "match_any_sync", "match_all_sync")
+
+
+def spelling_helpers():
+    """Names the front end's rewrite of numba.cuda's warp functions refers to."""
+    out = {"_nq_cu_match": _MATCH_FN}
+    for n in _SYNC_NAMES:
+        out[f"_nq_cu_mask_{n}"] = _mask_check(n)
+        out[f"_nq_cu_pred_{n}"] = _pred_check(n)
+        out[f"_nq_cu_shfl_{n}"] = _shfl_check(n)
+        out[f"_nq_cu_mval_{n}"] = _match_value(n)
+    return out
+
+
+_HELPERS = None
+
+
+def helpers():
+    global _HELPERS
+    if _HELPERS is None:
+        _HELPERS = spelling_helpers()
+    return _HELPERS
+
+
+# ---------------------------------------------------------------------------
+# syncthreads_count / _and / _or
+# ---------------------------------------------------------------------------
+
+def _sync_pred(name):
+    @intrinsic
+    def check(typingctx, pred):
+        if not isinstance(types.unliteral(pred), types.Integer):
+            raise TypingError(f"cuda.{name}(pred): pred got {pred}; it takes an integer "
+                              f"(numba.cuda does not take a bool: write int32(pred))")
+
+        def codegen(context, builder, sig, args):
+            v = context.cast(builder, args[0], sig.args[0], types.int32)
+            return builder.zext(builder.icmp_unsigned("!=", v, v.type(0)), v.type)
+        return types.int32(pred), codegen
+    return check
+
+
+_SYNC_PRED = {n: _sync_pred(n) for n in BARRIER_REDUCE}
+
+
+def gen_barrier_reduce(gen, it, mask):
+    """Block-mode code for ``target = syncthreads_count/_and/_or(arg)``: every thread
+    of the block is in step here (lane loops run over the whole block), so the
+    reduction is one pass over the block's lanes under the current mask."""
+    from . import codegen as _cg
+    out = []
+    operand = gen._lane_operand(it.arg, out)
+    kind = BARRIER_REDUCE[it.kind]
+    pred = _cg._call(f"_nq_cu_syncpred_{it.kind}", _cg._sub(operand.id))
+    count = [ast.AugAssign(_cg._name("_nq_bred", ast.Store), ast.Add(), pred),
+             ast.AugAssign(_cg._name("_nq_bact", ast.Store), ast.Add(), _cg._const(1))]
+    out += [_cg._assign(_cg._name("_nq_bred", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
+            _cg._assign(_cg._name("_nq_bact", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
+            _cg._lane_loop([ast.If(test=_cg._sub(mask), body=count, orelse=[])])]
+    if kind == "count":
+        res = _cg._name("_nq_bred")
+    elif kind == "and":
+        res = _cg._call("_nq_i32", ast.Compare(_cg._name("_nq_bred"), [ast.Eq()], [_cg._name("_nq_bact")]))
+    else:
+        res = _cg._call("_nq_i32", ast.Compare(_cg._name("_nq_bred"), [ast.Gt()], [_cg._const(0)]))
+    out.append(_cg._lane_loop([ast.If(test=_cg._sub(mask), body=[_cg._store(f"_nq_v_{it.target}", res)],
+                                      orelse=[])]))
+    return _cg._located(out, it.node.lineno)
+
+
+# ---------------------------------------------------------------------------
+# Dynamic shared memory
+# ---------------------------------------------------------------------------
+
+@numba.njit
+def _dyn_alloc(nbytes):
+    # 16-byte aligned, as CUDA aligns dynamic shared memory
+    return np.zeros((nbytes + 15) // 16 + 1, np.complex128).view(np.uint8)
+
+
+@numba.njit(inline="always")
+def _dyn_view(buf, nbytes, dtype, itemsize):
+    return buf[:(nbytes // itemsize) * itemsize].view(dtype)
+
+
+# ---------------------------------------------------------------------------
+# Lowering of builtin calls, and the names the generated code refers to
+# ---------------------------------------------------------------------------
+
+_ARITY = {"popc": 1, "brev": 1, "clz": 1, "ffs": 1, "fma": 3, "cbrt": 1, "selp": 3, "nanosleep": 1,
+          "threadfence": 0, "threadfence_block": 0, "threadfence_system": 0, "const.array_like": 1}
+_ARITY.update({n: 2 for n in _HINTS if n.startswith("ld")})
+_ARITY.update({n: 3 for n in _HINTS if n.startswith("st")})
+
+_IMPLS = {"popc": _popc, "brev": _brev, "clz": _clz, "ffs": _ffs, "fma": _fma, "cbrt": _cbrt,
+          "selp": _selp, "nanosleep": _nanosleep}
+
+
+def lower_call(subst, b, node):
+    """The CPU code for a call of builtin *b* (ast), or None if *b* is not ours."""
+    from . import codegen as _cg
+    if b in BARRIER_REDUCE:
+        subst.fe.error(f"cuda.{b}(pred) cannot be used here; assign its result to a variable "
+                       f"in a statement of its own", node)
+    if b not in _ARITY:
+        return None
+    if node.keywords or len(node.args) != _ARITY[b]:
+        subst.fe.error(f"cuda.{b} takes {_ARITY[b]} positional argument(s); got "
+                       f"{len(node.args) + len(node.keywords)}", node)
+    args = [subst.visit(a) for a in node.args]
+    if b == "const.array_like":
+        return args[0]
+    if b.startswith("threadfence"):
+        return _cg._call("_nq_cu_fence")
+    if b in _HINTS:
+        return _cg._call("_nq_cu_ld" if b.startswith("ld") else "_nq_cu_st", *args)
+    return _cg._call(f"_nq_cu_{b}", *args)
+
+
+def namespace():
+    """The names generated block and shadow functions refer to."""
+    ns = {f"_nq_cu_{n}": f for n, f in _IMPLS.items()}
+    ns.update({"_nq_cu_fence": _fence, "_nq_cu_ld": _load, "_nq_cu_st": _store,
+               "_nq_cu_dynalloc": _dyn_alloc, "_nq_cu_dynview": _dyn_view,
+               "_nq_XL_cuda_match_any_sync": _match_xl, "_nq_SH_cuda_match_any_sync": _match_standin})
+    ns.update({f"_nq_cu_syncpred_{n}": f for n, f in _SYNC_PRED.items()})
+    return ns
+
+
+# ---------------------------------------------------------------------------
+# numba.cuda device functions
+# ---------------------------------------------------------------------------
+
+def is_view(expr):
+    """``a[i, :]``, ``a[lo:hi]``: a subscript with a slice (an array view, never a load)."""
+    if not isinstance(expr, ast.Subscript) or not isinstance(expr.value, ast.Name):
+        return False
+    sl = expr.slice
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    return any(isinstance(p, ast.Slice) for p in parts)
+
+
+def is_numba_scalar_type(obj):
+    """A Numba scalar type used as a conversion (``float32(x)``)."""
+    return isinstance(obj, (types.Integer, types.Float, types.Boolean))
+
+
+def caster(closure, prefix):
+    """cast(expr, numba type) -> ``T(expr)`` for a scalar type (else expr unchanged),
+    with T bound in *closure* under a name starting with *prefix*."""
+    def cast(expr, ty):
+        if not isinstance(ty, (types.Integer, types.Float, types.Boolean)):
+            return expr
+        name = f"{prefix}T_{ty}"
+        closure[name] = ty
+        return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=[expr], keywords=[]), expr)
+    return cast
+
+
+def is_cuda_dispatcher(obj):
+    cls = type(obj)
+    return cls.__name__ == "CUDADispatcher" and cls.__module__.startswith("numba.cuda")
+
+
+def cuda_signatures(obj):
+    """[(argtypes, return type)] a numba.cuda dispatcher was declared with."""
+    sigs = list(obj.__dict__.get("_numquad_signatures", ()))
+    for args, cres in getattr(obj, "overloads", {}).items():
+        ret = getattr(getattr(cres, "signature", None), "return_type", None)
+        if (tuple(args), ret) not in sigs:
+            sigs.append((tuple(args), ret))
+    return sigs
+
+
+def as_xpu(obj):
+    """An ``@xpu.jit`` Dispatcher for a numba.cuda device function (the same object
+    each time); anything else unchanged."""
+    if not is_cuda_dispatcher(obj):
+        return obj
+    d = obj.__dict__.get("_numquad_xpu")
+    if d is None:
+        from ..xpu import Dispatcher
+        d = Dispatcher(obj.py_func, fastmath=bool(obj.targetoptions.get("fastmath")))
+        d.signatures = cuda_signatures(obj)
+        d.cuda_device = bool(obj.targetoptions.get("device"))
+        obj.__dict__["_numquad_xpu"] = d
+    return d
+
+
+def cpu_pyfunc(pyfunc, scalar_of):
+    """(a copy of *pyfunc* whose globals and closure hold, for every device function
+    (numba.cuda's or ``@xpu.jit``), its CPU scalar function ``scalar_of(dispatcher)``;
+    the global names by which it calls itself, to be bound to its own CPU function)."""
+    from ..xpu import Dispatcher
+
+    def sub(v):
+        v2 = as_xpu(v)
+        if isinstance(v2, Dispatcher) and v2.py_func is not pyfunc:
+            return scalar_of(v2)
+        return cpu_global(v)
+
+    code = pyfunc.__code__
+    names = set(code.co_names)
+    glbls = dict(pyfunc.__globals__)
+    changed = False
+    self_names = []
+    for n in names:
+        if n in glbls:
+            if as_xpu(glbls[n]) is not glbls[n] and getattr(glbls[n], "py_func", None) is pyfunc:
+                self_names.append(n)        # recursion: the CPU function itself, set by the caller
+                changed = True
+                continue
+            new = sub(glbls[n])
+            if new is not glbls[n]:
+                glbls[n] = new
+                changed = True
+    cells = None
+    if pyfunc.__closure__:
+        cells = []
+        for c in pyfunc.__closure__:
+            try:
+                v = c.cell_contents
+            except ValueError:
+                cells.append(c)
+                continue
+            new = sub(v)
+            changed |= new is not v
+            cells.append(_pytypes.CellType(new))
+        cells = tuple(cells)
+    if not changed:
+        return pyfunc, []
+    fn = _pytypes.FunctionType(code, glbls, pyfunc.__name__, pyfunc.__defaults__, cells)
+    fn.__qualname__ = pyfunc.__qualname__
+    fn.__module__ = pyfunc.__module__
+    return fn, self_names
+
+
+# ---------------------------------------------------------------------------
+# Signatures: xpu.jit("void(float32[:], int32)"), as numba.cuda's cuda.jit(sig)
+# ---------------------------------------------------------------------------
+
+def parse_signatures(sig):
+    """[(argument types, return type or None)] from a signature string, a Numba
+    Signature, a tuple of types, or a list of those (numba.cuda's forms)."""
+    from numba.core import sigutils
+    sigs = sig if isinstance(sig, list) else [sig]
+    out = []
+    for s in sigs:
+        try:
+            if not sigutils.is_signature(s):
+                raise TypeError(f"not a signature: {s!r}")
+            args, ret = sigutils.normalize_signature(s)
+        except Exception as e:  # noqa: BLE001 - one message for every bad form
+            raise TypeError(f"xpu.jit: {s!r} is not a signature: give a function, a signature string "
+                            f"like \"void(float32[:], int32)\", a tuple of Numba types, or a list of "
+                            f"those ({e})") from None
+        out.append((tuple(args), ret))
+    return out
+
+
+def declare_signatures(d, sigs):
+    """Declare *sigs* on the xpu Dispatcher *d*; a kernel compiles for them now on
+    the CPU (unless its target is "cuda")."""
+    d.signatures = list(sigs)
+    if d.is_kernel:
+        for args, ret in sigs:
+            if ret is not None and ret != types.none:
+                raise TypeError(f"{d.where}: CUDA kernel must have void return type; "
+                                f"{d.__name__} is declared to return {ret}")
+        if d.target != "cuda":
+            t = d._target("cpu")
+            for args, _ in sigs:
+                t.compile(tuple(args), False).block.disable_compile()
+
+
+def _convert(value, ty):
+    """A launch argument converted to the declared scalar type (integers wrap)."""
+    from numba.np.numpy_support import as_dtype
+    dt = as_dtype(ty)
+    if isinstance(value, (bool, np.bool_)) or dt.kind == "b":
+        return dt.type(bool(value)) if dt.kind == "b" else np.array(int(value)).astype(dt)[()]
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        src = np.uint64 if v >= 2 ** 63 else np.int64
+        return np.array(v, dtype=src).astype(dt)[()]
+    with np.errstate(all="ignore"):
+        return np.array(value).astype(dt)[()]
+
+
+def _array_fits(actual, declared):
+    if not isinstance(actual, types.Array) or actual.ndim != declared.ndim or actual.dtype != declared.dtype:
+        return False
+    return declared.layout == "A" or declared.layout == actual.layout
+
+
+def match_signature(d, argtypes, args):
+    """(declared argument types, converted arguments) for the first declared signature
+    that *args* fit, as numba.cuda picks one; TypeError when none does."""
+    for decl, _ in d.signatures:
+        if len(decl) != len(args):
+            continue
+        ok = True
+        for a, t in zip(argtypes, decl):
+            if isinstance(t, types.Array):
+                ok = _array_fits(a, t)
+            else:
+                ok = isinstance(a, (types.Number, types.Boolean)) and isinstance(t, (types.Number, types.Boolean))
+            if not ok:
+                break
+        if ok:
+            conv = tuple(x if isinstance(t, types.Array) else _convert(x, t) for x, t in zip(args, decl))
+            return tuple(decl), conv
+    if len(d.signatures) == 1 and len(d.signatures[0][0]) == len(args):
+        # one declared signature (numba.cuda's "specialized" kernel): an array of another
+        # dtype of the same item size is reinterpreted, as numba.cuda passes the buffer
+        decl = d.signatures[0][0]
+        conv = []
+        for x, a, t in zip(args, argtypes, decl):
+            if isinstance(t, types.Array):
+                if not (isinstance(a, types.Array) and a.ndim == t.ndim and
+                        (t.layout == "A" or t.layout == a.layout)):
+                    break
+                from numba.np.numpy_support import as_dtype
+                dt = as_dtype(t.dtype)
+                if dt.itemsize != x.dtype.itemsize:
+                    break
+                conv.append(x.view(dt))
+            elif isinstance(a, (types.Number, types.Boolean)):
+                conv.append(_convert(x, t))
+            else:
+                break
+        else:
+            return tuple(decl), tuple(conv)
+    shown = ", ".join(f"({', '.join(str(t) for t in s)})" for s, _ in d.signatures)
+    raise TypeError(f"{d.where}: no matching definition for argument type(s) "
+                    f"({', '.join(str(t) for t in argtypes)}) of {d.__name__}; it is declared for {shown}")
+
+
+def convert_scalars(d, args):
+    """*args* with Python/NumPy scalars converted to the first declared signature of
+    matching length (arrays untouched): the CUDA target's share of match_signature."""
+    for decl, _ in d.signatures:
+        if len(decl) == len(args):
+            return tuple(_convert(x, t) if isinstance(t, (types.Number, types.Boolean)) and
+                         isinstance(x, (bool, int, float, complex, np.generic)) else x
+                         for x, t in zip(args, decl))
+    return args
+
+
+# ---------------------------------------------------------------------------
+# docs/numba-cuda.md
+# ---------------------------------------------------------------------------
+
+def _ported_counts(root):
+    """(test functions, expected to fail on the CPU) in tests/ported, by an AST scan."""
+    import pathlib
+    total = failing = 0
+    files = 0
+    for p in sorted(pathlib.Path(root).glob("test_*.py")):
+        files += 1
+        tree = ast.parse(p.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                total += 1
+                for d in node.decorator_list:
+                    if "xfail" in ast.unparse(d):
+                        failing += 1
+                        break
+    return files, total, failing
+
+
+def render_md(ported_root=None):
+    import pathlib
+    root = pathlib.Path(ported_root or pathlib.Path(__file__).resolve().parents[2] / "tests" / "ported")
+    files, total, failing = _ported_counts(root) if root.is_dir() else (0, 0, 0)
+    lines = [
+        "# numba.cuda code on numquad",
+        "",
+        f"Generated from `numquad/cpu/cudaapi.py` by `python -m numquad.cpu.cudaapi > {DOC}`;",
+        "a test checks that this file matches the code.",
+        "",
+        "numba.cuda kernels run on numquad's CPU target with the kernel's decorator changed",
+        "(`@cuda.jit` -> `@xpu.jit`) and host (NumPy) arrays. On the CUDA target numquad",
+        "compiles the kernel with numba.cuda itself, so every name below works there as in",
+        "numba.cuda; the *CPU* column is numquad's CPU wave compiler. Names marked *xpu*",
+        "are also spelled `xpu.<name>`.",
+        "",
+        "## Porting a kernel",
+        "",
+        "1. `@cuda.jit` -> `@xpu.jit` on kernels (signatures work: `@xpu.jit(\"void(float32[:])\")`",
+        "   compiles eagerly for the CPU). Device functions may keep `@cuda.jit(device=True)`",
+        "   (with or without a signature, `inline=\"always\"` too): the CPU target compiles them",
+        "   from their Python source, with their signature; or use `@xpu.jit` for them.",
+        "2. `cuda.to_device(a)` -> `a`, `d.copy_to_host()` -> `d`: NumPy arrays launch on the",
+        "   CPU (device arrays launch on the GPU). `kernel[grid, block, stream, nbytes]` and",
+        "   `kernel.forall(n)` work as in numba.cuda.",
+        "3. Shapes of `shared.array`/`local.array` must be constants: literals, global or",
+        "   closure names, module attributes (`config.TPB`), a local assigned once, or",
+        "   arithmetic on those; a helper's shape parameter works when the call passes a constant.",
+        "4. A name in the *Not supported* section stops compilation with one line naming it.",
+        "",
+        f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
+        f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",
+        "",
+    ]
+    group = None
+    for a in API:
+        if a.group != group:
+            group = a.group
+            lines += ["", f"## {group}", "", "| `cuda.` name | numba.cuda | CPU | CUDA | CPU notes |",
+                      "|---|---|---|---|---|"]
+        name = f"`{a.name}`" + (" (xpu)" if a.xpu and a.cpu else "")
+        cpu = "yes" if a.cpu else "no"
+        cells = [c.replace("|", "\\|") for c in (name, a.numba_cuda, cpu, "yes", a.note)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render_md())

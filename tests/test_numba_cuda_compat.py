@@ -1,0 +1,827 @@
+"""numba.cuda code on numquad (docs/numba-cuda.md): device functions, named
+constants for shapes, dynamic shared memory, constant memory and records, block
+reductions, fences, match_*_sync, bit and math intrinsics, signatures and forall,
+numba.cuda's type rules for warp functions, and one clear line for the rest.
+
+Kernels are numba.cuda code with ``@xpu.jit``; inputs are random, outputs are
+poisoned first, expected values come from NumPy. numba-cuda's own tests, ported,
+are in tests/ported/.
+"""
+
+import math
+import re
+import types as pytypes
+
+import numpy as np
+import pytest
+from numba import cuda
+from numba.cuda import float32, float64, int32, void
+
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, xpu
+
+from conftest import TARGETS
+
+POISON_F = np.float64(-7.25e9)
+
+
+def launch(k, target, *config):
+    return getattr(k, target)[config]
+
+
+# ---------------------------------------------------------------------------
+# 1. Device functions
+# ---------------------------------------------------------------------------
+
+@cuda.jit(device=True)
+def dev_plain(a, b):
+    return a * b + 1.0
+
+
+@cuda.jit(float64(float64, float64), device=True, inline="always")
+def dev_sig_inline(a, b):
+    if a > b:
+        return a
+    else:
+        return b
+
+
+@cuda.jit("int32(int32, int32, int32, int32)", device=True)
+def dev_rgba(r, g, b, a):
+    return ((r & 0xFF) << 16) | ((g & 0xFF) << 8) | (b & 0xFF) | ((a & 0xFF) << 24)
+
+
+@cuda.jit(device=True)
+def dev_tid_plus(x):
+    return x + cuda.threadIdx.x              # a thread builtin: inlined into the kernel
+
+
+@cuda.jit(device=True)
+def dev_nested(x):
+    return dev_plain(x, 2.0) + dev_tid_plus(x)
+
+
+@xpu.jit
+def lane_sq(x):
+    return x * x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_device_functions_with_and_without_signatures(target, rng):
+    @xpu.jit
+    def k(x, y, out, ch, rgba):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i, 0] = dev_plain(x[i], y[i])
+            out[i, 1] = dev_sig_inline(x[i], y[i])
+            out[i, 2] = dev_nested(x[i])
+            out[i, 3] = lane_sq(x[i])
+        if i == 0:
+            rgba[0] = dev_rgba(ch[0], ch[1], ch[2], ch[3])    # float32 -> int32 by the signature
+
+    n = 100
+    x, y = rng.standard_normal(n), rng.standard_normal(n)
+    out = np.full((n, 4), POISON_F)
+    rgba = np.zeros(1, np.int32)
+    launch(k, target, 2, 64)(x, y, out, np.array([1.0, 2.0, 3.0, 4.0], np.float32), rgba)
+    tid = np.arange(n) % 64
+    np.testing.assert_allclose(out[:, 0], x * y + 1.0, rtol=1e-15)
+    np.testing.assert_array_equal(out[:, 1], np.maximum(x, y))
+    np.testing.assert_allclose(out[:, 2], x * 2.0 + 1.0 + x + tid, rtol=1e-14)
+    np.testing.assert_array_equal(out[:, 3], x * x)
+    assert rgba[0] == 0x04010203
+
+
+def test_device_function_signature_casts_arguments_and_result():
+    # float32(float32): float64 arguments are converted, the result is float32 (numba.cuda)
+    @cuda.jit("float32(float32)", device=True)
+    def third(a):
+        return a / 3
+
+    @xpu.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = third(x[i])
+
+    x = np.random.default_rng(5).standard_normal(40)
+    out = np.full(40, POISON_F)
+    k[1, 64](x, out)
+    np.testing.assert_array_equal(out, (x.astype(np.float32) / np.float32(3)).astype(np.float64))
+
+
+@cuda.jit(device=True)
+def dev_block_sum(vals, n):
+    # shared memory and a barrier inside a device function; n sizes it at the call site
+    sm = cuda.shared.array(n, float64)
+    t = cuda.threadIdx.x
+    sm[t] = vals[cuda.grid(1)]
+    cuda.syncthreads()
+    s = 1
+    while s < n:
+        if t % (2 * s) == 0:
+            sm[t] += sm[t + s]
+        s *= 2
+        cuda.syncthreads()
+    return sm[0]
+
+
+@cuda.jit(device=True)
+def dev_local_poly(x, n, dtype, op):
+    # a shape, a dtype and a function, all passed by the kernel
+    c = cuda.local.array(n, dtype)
+    for j in range(n):
+        c[j] = j + 1
+    acc = c[n - 1]
+    for j in range(n - 2, -1, -1):
+        acc = op(acc * x, c[j])
+    return acc
+
+
+@cuda.jit(device=True)
+def add2(a, b):
+    return a + b
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_device_functions_parametrised_by_the_call_site(target, rng):
+    TPB = 64
+
+    @xpu.jit
+    def k(vals, sums, x, poly):
+        i = cuda.grid(1)
+        total = dev_block_sum(vals, TPB)
+        if cuda.threadIdx.x == 0:
+            sums[cuda.blockIdx.x] = total
+        if i < x.size:
+            poly[i] = dev_local_poly(x[i], 5, float64, add2)
+
+    vals = rng.integers(-50, 50, 3 * TPB).astype(np.float64)
+    x = rng.standard_normal(3 * TPB)
+    sums, poly = np.full(3, POISON_F), np.full(3 * TPB, POISON_F)
+    launch(k, target, 3, TPB)(vals, sums, x, poly)
+    np.testing.assert_array_equal(sums, vals.reshape(3, TPB).sum(axis=1))
+    np.testing.assert_allclose(poly, 1 + 2 * x + 3 * x**2 + 4 * x**3 + 5 * x**4, rtol=1e-12)
+
+
+@cuda.jit("int64(int64)", device=True)
+def dev_fact(n):
+    if n <= 1:
+        return 1
+    return n * dev_fact(n - 1)
+
+
+def test_recursive_device_function(rng):
+    @xpu.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = dev_fact(x[i])
+
+    x = rng.integers(0, 15, 40)
+    out = np.full(40, -1, np.int64)
+    k[1, 64](x, out)
+    np.testing.assert_array_equal(out, [math.factorial(v) for v in x])
+
+
+def test_kernels_and_external_functions_cannot_be_called_one_line():
+    @cuda.jit
+    def a_kernel(x):
+        x[0] = 1
+
+    ext = cuda.declare_device("ext_fn", "int32(int32)")
+
+    @xpu.jit
+    def k1(x):
+        a_kernel(x)
+
+    @xpu.jit
+    def k2(x):
+        x[0] = ext(x[0])
+
+    with pytest.raises(NumquadCompileError, match=r"a_kernel is a numba.cuda kernel .*declare it "
+                                                  r"@cuda.jit\(device=True\)"):
+        k1[1, 1](np.zeros(1, np.int32))
+    with pytest.raises(NumquadCompileError, match=r"`ext` is an external function \(cuda.declare_device\)"):
+        k2[1, 1](np.zeros(1, np.int32))
+
+
+def test_device_function_shape_not_constant_is_one_line():
+    @cuda.jit(device=True)
+    def helper(x, n):
+        buf = cuda.local.array(n, float64)
+        buf[0] = x
+        return buf[0]
+
+    @xpu.jit
+    def k(x, m):
+        i = cuda.grid(1)
+        x[i] = helper(x[i], m)
+
+    with pytest.raises(NumquadCompileError, match=r"local\.array\(shape, dtype\): the shape must be a constant"):
+        k[1, 32](np.zeros(32), 4)
+
+
+# ---------------------------------------------------------------------------
+# 2. Named constants for shapes
+# ---------------------------------------------------------------------------
+
+TPB = 16
+SHAPE = (4, 8)
+config = pytypes.ModuleType("config")
+config.TPB = 8
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_named_constants_for_shapes(target, rng):
+    CLOSED = 12
+
+    @xpu.jit
+    def k(x, out):
+        N = 16
+        M = N * 2
+        PAIR = (2, N)
+        a = cuda.shared.array(TPB * 2, float64)          # global arithmetic
+        b = cuda.shared.array(SHAPE, float64)             # global tuple
+        c = cuda.shared.array(config.TPB, float64)        # module attribute
+        d = cuda.shared.array(CLOSED, float64)            # closure
+        e = cuda.local.array(M, float64)                  # local constants
+        f = cuda.local.array(PAIR, float64)
+        t = cuda.threadIdx.x
+        a[t] = x[t]
+        b[t // 8, t % 8] = x[t] * 2
+        if t < 8:
+            c[t] = x[t] * 3
+        if t < 12:
+            d[t] = x[t] * 4
+        for j in range(M):
+            e[j] = j
+        f[1, N - 1] = 5.0
+        cuda.syncthreads()
+        out[t] = a[31 - t] + b[(31 - t) // 8, (31 - t) % 8] + e[M - 1] + f[1, N - 1] + a.size + e.size
+        if t < 8:
+            out[t] += c[7 - t]
+        if t < 12:
+            out[t] += d[11 - t]
+
+    x = rng.standard_normal(32)
+    out = np.full(32, POISON_F)
+    launch(k, target, 1, 32)(x, out)
+    r = x[::-1]
+    want = r + 2 * r + 31 + 5 + 32 + 32
+    want[:8] += 3 * x[:8][::-1]
+    want[:12] += 4 * x[:12][::-1]
+    np.testing.assert_allclose(out, want, rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------
+# 3. Dynamic shared memory
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dynamic_shared_memory_sized_by_the_launch(target, rng):
+    @xpu.jit
+    def k(x, out, sizes):
+        f = cuda.shared.array(0, float32)
+        t = cuda.threadIdx.x
+        f[t] = x[cuda.grid(1)]
+        cuda.syncthreads()
+        out[cuda.grid(1)] = f[cuda.blockDim.x - 1 - t]
+        if t == 0:
+            sizes[cuda.blockIdx.x] = f.size
+
+    for nthreads, extra in ((64, 0), (40, 24)):
+        x = rng.standard_normal(2 * nthreads).astype(np.float32)
+        out = np.full(2 * nthreads, np.float32(POISON_F))
+        sizes = np.full(2, -1, np.int64)
+        launch(k, target, 2, nthreads, 0, (nthreads + extra) * 4)(x, out, sizes)
+        np.testing.assert_array_equal(out, x.reshape(2, nthreads)[:, ::-1].ravel())
+        np.testing.assert_array_equal(sizes, nthreads + extra)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dynamic_shared_arrays_alias_one_buffer(target, rng):
+    # every shared.array(0, dtype) in a kernel views the same bytes (numba.cuda)
+    @xpu.jit
+    def k(x, bits, tail):
+        f = cuda.shared.array(0, float32)
+        u = cuda.shared.array(0, int32)
+        d = cuda.shared.array(0, float64)
+        t = cuda.threadIdx.x
+        f[t] = x[t]
+        cuda.syncthreads()
+        bits[t] = u[t]
+        if t == 0:
+            half = d[16:]                       # a view at an offset
+            half[0] = 2.5
+            cuda.syncthreads_count(1)
+            tail[0] = f[32]
+            tail[1] = f[33]
+        else:
+            cuda.syncthreads_count(1)
+
+    x = rng.standard_normal(32).astype(np.float32)
+    bits = np.full(32, -1, np.int32)
+    tail = np.full(2, np.float32(POISON_F))
+    launch(k, target, 1, 32, 0, 64 * 4)(x, bits, tail)
+    np.testing.assert_array_equal(bits, x.view(np.int32))
+    np.testing.assert_array_equal(tail, np.array([2.5]).view(np.float32))
+
+
+def test_dynamic_shared_memory_launch_checks():
+    @xpu.jit
+    def k(out):
+        s = cuda.shared.array(0, int32)
+        s[0] = 1
+        out[0] = s.size
+
+    out = np.zeros(1, np.int64)
+    k[1, 1](out)                                   # no size: an empty array, as numba.cuda
+    assert out[0] == 0
+    with pytest.raises(NumquadTypeError, match="dynamic shared memory size"):
+        k[1, 1, 0, -4](out)
+    with pytest.raises(NumquadLaunchError, match="bytes of dynamic shared memory"):
+        k[1, 1, 0, 1 << 20](out)
+
+
+# ---------------------------------------------------------------------------
+# 4. Constant memory and records
+# ---------------------------------------------------------------------------
+
+TABLE = np.random.default_rng(11).standard_normal((4, 5))
+REC = np.dtype([("x", np.float64), ("n", np.int32), ("v", np.float32, 3)], align=True)
+RECS = np.array([(1.5, 2, (1, 2, 3)), (-2.0, 7, (4, 5, 6))], dtype=REC)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_const_array_like_and_record_arrays(target, rng):
+    @xpu.jit
+    def k(idx, recs, out):
+        c = cuda.const.array_like(TABLE)
+        r = xpu.const.array_like(RECS)
+        i = cuda.grid(1)
+        if i < idx.size:
+            out[i] = c[idx[i] % 4, idx[i] % 5] + r[i % 2]["x"] * r[i % 2].n + r[i % 2].v[1]
+            recs[i].x = recs[i].x * 2 + recs[i]["n"]
+            recs[i].v[2] = i
+
+    n = 50
+    idx = rng.integers(0, 100, n)
+    recs = np.zeros(n, REC)
+    recs["x"] = rng.standard_normal(n)
+    recs["n"] = rng.integers(-5, 5, n)
+    want_x = recs["x"] * 2 + recs["n"]
+    out = np.full(n, POISON_F)
+    launch(k, target, 1, 64)(idx, recs, out)
+    j = np.arange(n) % 2
+    np.testing.assert_allclose(out, TABLE[idx % 4, idx % 5] + RECS["x"][j] * RECS["n"][j] + RECS["v"][j, 1],
+                               rtol=1e-14)
+    np.testing.assert_array_equal(recs["x"], want_x)
+    np.testing.assert_array_equal(recs["v"][:, 2], np.arange(n))
+
+
+# ---------------------------------------------------------------------------
+# 5. Block reductions, fences, match_*_sync
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_syncthreads_count_and_or(target, rng):
+    @xpu.jit
+    def k(pred, out):
+        i = cuda.grid(1)
+        t = cuda.threadIdx.x
+        c = cuda.syncthreads_count(pred[i])
+        a = cuda.syncthreads_and(pred[i])
+        if t < 1000:                                  # every thread: uniform in effect
+            o = xpu.syncthreads_or(pred[i] * 2)
+        out[i, 0] = c
+        out[i, 1] = a
+        out[i, 2] = o
+
+    for nthreads, p in ((96, 0.5), (70, 1.0), (33, 0.0)):
+        pred = (rng.random(3 * nthreads) < p).astype(np.int64)
+        pred[pred == 1] = rng.integers(1, 1 << 40, int(pred.sum()))   # int32(pred) as numba.cuda
+        out = np.full((3 * nthreads, 3), -1, np.int32)
+        launch(k, target, 3, nthreads)(pred, out)
+        nz = (pred.astype(np.int32) != 0).reshape(3, nthreads)
+        np.testing.assert_array_equal(out[:, 0], np.repeat(nz.sum(axis=1), nthreads))
+        np.testing.assert_array_equal(out[:, 1], np.repeat(nz.all(axis=1), nthreads))
+        nz2 = ((pred * 2).astype(np.int32) != 0).reshape(3, nthreads)
+        np.testing.assert_array_equal(out[:, 2], np.repeat(nz2.any(axis=1), nthreads))
+
+
+def test_syncthreads_count_takes_an_integer_as_numba_cuda():
+    @xpu.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        out[i] = cuda.syncthreads_count(x[i] > 0)
+
+    with pytest.raises(NumquadTypeError, match=r"cuda\.syncthreads_count\(pred\): pred got bool; it takes an integer"):
+        k[1, 32](np.zeros(32), np.zeros(32, np.int32))
+
+
+@pytest.mark.parametrize("fence", ["threadfence", "threadfence_block", "threadfence_system"])
+def test_threadfence_ends_a_region(fence, rng):
+    # a lane reads its neighbour's write after the fence, as after syncwarp
+    src = (f"def k(x, out):\n"
+           f"    s = cuda.shared.array(32, float64)\n"
+           f"    t = cuda.threadIdx.x\n"
+           f"    s[t] = x[t] * 2\n"
+           f"    cuda.{fence}()\n"
+           f"    out[t] = s[t ^ 1]\n")
+    import linecache
+    fname = f"<test_numba_cuda_compat {fence}>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns = {"cuda": cuda, "float64": float64}
+    exec(compile(src, fname, "exec"), ns)
+    k = xpu.jit(ns["k"])
+    x = rng.standard_normal(32)
+    out = np.full(32, POISON_F)
+    k[1, 32](x, out)
+    np.testing.assert_array_equal(out, 2 * x[np.arange(32) ^ 1])
+    assert "_nq_cu_fence()" in k.inspect_cpu_source((cuda.float64[::1], cuda.float64[::1]))
+
+
+def _match_any(vals, mask, active):
+    out = np.zeros(32, np.int64)
+    for l in range(32):
+        if active[l]:
+            out[l] = sum(1 << j for j in range(32) if active[j] and (mask >> j) & 1 and vals[j] == vals[l])
+    return out.astype(np.uint32).view(np.int32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_match_any_and_all_sync(target, rng):
+    @xpu.jit
+    def k(v, f, n, any_out, all_out, pred_out, fany_out):
+        i = cuda.grid(1)
+        if i < n:
+            any_out[i] = cuda.match_any_sync(0xFFFFFFFF, v[i])
+            m, p = cuda.match_all_sync(0xFFFFFFFF, v[i])
+            all_out[i] = m
+            pred_out[i] = p
+            fany_out[i] = cuda.match_any_sync(0xFFFFFFFF, f[i])
+
+    for n, values in ((32, 3), (27, 2), (32, 1)):
+        v = rng.integers(0, values, 32).astype(np.int64) * (1 << 33)      # differ above 32 bits
+        f = np.where(rng.random(32) < 0.5, 0.0, -0.0)                      # compared by bits
+        any_out, all_out = np.full(32, -1, np.int32), np.full(32, -1, np.int32)
+        pred_out, fany_out = np.zeros(32, np.bool_), np.full(32, -1, np.int32)
+        launch(k, target, 1, 32)(v, f, n, any_out, all_out, pred_out, fany_out)
+        active = np.arange(32) < n
+        want_any = _match_any(v, 0xFFFFFFFF, active)
+        np.testing.assert_array_equal(any_out[:n], want_any[:n])
+        np.testing.assert_array_equal(fany_out[:n], _match_any(f.view(np.int64), 0xFFFFFFFF, active)[:n])
+        same = len(set(v[:n])) == 1
+        np.testing.assert_array_equal(pred_out[:n], same)
+        act = np.uint32((1 << n) - 1).view(np.int32)
+        np.testing.assert_array_equal(all_out[:n], act if same else 0)
+
+
+def test_match_any_sync_under_divergence(rng):
+    @xpu.jit
+    def k(v, out):
+        i = cuda.grid(1)
+        if i % 3 != 0:
+            out[i] = cuda.match_any_sync(0x0F0F0F0F, v[i])
+
+    v = rng.integers(0, 2, 32).astype(np.int32)
+    out = np.full(32, -1, np.int32)
+    k[1, 32](v, out)
+    active = np.arange(32) % 3 != 0
+    want = _match_any(v, 0x0F0F0F0F, active)
+    want = (want.view(np.uint32) & np.uint32(0x0F0F0F0F)).view(np.int32)
+    np.testing.assert_array_equal(out[active], want[active])
+    assert np.all(out[~active] == -1)
+
+
+# ---------------------------------------------------------------------------
+# 6. Bit and math intrinsics, with numba.cuda's result types
+# ---------------------------------------------------------------------------
+
+_INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+def _bits(x):
+    return np.unpackbits(x.view(np.uint8).reshape(len(x), -1)[:, ::-1], axis=1)  # MSB first
+
+
+@xpu.jit
+def lf_popc(x):
+    return cuda.popc(x)
+
+
+@xpu.jit
+def lf_clz(x):
+    return cuda.clz(x)
+
+
+@xpu.jit
+def lf_ffs(x):
+    return cuda.ffs(x)
+
+
+@xpu.jit
+def lf_brev(x):
+    return cuda.brev(x)
+
+
+@pytest.mark.parametrize("dtype", _INT_TYPES)
+def test_popc_clz_ffs_brev_types_and_values(dtype, rng):
+    dt = np.dtype(dtype)
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max, 200, dtype=dt, endpoint=True)
+    x[:4] = [0, 1, info.max, info.min]
+    bits = _bits(x)
+    w = dt.itemsize * 8
+
+    got = lf_popc(x)
+    assert got.dtype == dt                                    # popc: x's type
+    np.testing.assert_array_equal(got, bits.sum(axis=1).astype(dt))
+
+    got = lf_clz(x)
+    assert got.dtype == dt                                    # clz: x's type, clz(0) = width
+    lead = np.where(bits.any(axis=1), bits.argmax(axis=1), w)
+    np.testing.assert_array_equal(got, lead.astype(dt))
+
+    got = lf_ffs(x)
+    assert got.dtype == np.uint32                             # ffs: uint32, 1-based, 0 for 0
+    low = bits[:, ::-1]
+    np.testing.assert_array_equal(got, np.where(low.any(axis=1), low.argmax(axis=1) + 1, 0).astype(np.uint32))
+
+    got = lf_brev(x)
+    rdt = np.dtype(np.uint32 if w <= 32 else np.uint64)       # brev: uint32 / uint64
+    assert got.dtype == rdt
+    ux = x.astype(rdt) if dt.kind == "u" else x.astype(np.int64).astype(rdt)
+    want = np.array([int(f"{int(v):0{rdt.itemsize * 8}b}"[::-1], 2) for v in ux], dtype=rdt)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_fma_cbrt_selp_and_math(target, rng):
+    @xpu.jit
+    def k(a, b, c, f, out, fout):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i, 0] = cuda.fma(a[i], b[i], c[i])
+            out[i, 1] = cuda.cbrt(a[i])
+            out[i, 2] = cuda.selp(a[i] > b[i], a[i], c[i])
+            out[i, 3] = math.sin(a[i]) + math.exp(b[i]) + math.atan2(a[i], b[i]) + math.erf(c[i])
+            out[i, 4] = math.hypot(a[i], b[i]) + math.log1p(abs(c[i])) + math.floor(a[i]) + math.fabs(b[i])
+            fout[i] = cuda.fma(f[i], f[i], f[i])
+
+    n = 77
+    a, b, c = (rng.standard_normal(n) * 3 for _ in range(3))
+    f = rng.standard_normal(n).astype(np.float32)
+    out = np.full((n, 5), POISON_F)
+    fout = np.full(n, np.float32(POISON_F))
+    launch(k, target, 1, 128)(a, b, c, f, out, fout)
+    from math import erf
+    np.testing.assert_allclose(out[:, 0], a * b + c, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(out[:, 1], np.cbrt(a), rtol=1e-15)
+    np.testing.assert_array_equal(out[:, 2], np.where(a > b, a, c))
+    np.testing.assert_allclose(out[:, 3], np.sin(a) + np.exp(b) + np.arctan2(a, b) + np.vectorize(erf)(c),
+                               rtol=1e-13)
+    np.testing.assert_allclose(out[:, 4], np.hypot(a, b) + np.log1p(np.abs(c)) + np.floor(a) + np.abs(b),
+                               rtol=1e-13)
+    # fma rounds once: compare with the exact product-sum rounded to float32
+    exact = f.astype(np.float64) * f + f
+    np.testing.assert_array_equal(fout, exact.astype(np.float32))
+
+
+def test_fma_cbrt_result_types():
+    @xpu.jit
+    def f32(x):
+        return cuda.fma(x, x, x) + cuda.cbrt(x)
+
+    @xpu.jit
+    def mixed(x, i):
+        return cuda.fma(x, x, i)
+
+    assert f32(np.ones(3, np.float32)).dtype == np.float32
+    assert mixed(np.ones(3, np.float32), np.ones(3, np.int32)).dtype == np.float64
+
+
+def test_selp_needs_one_type_as_numba_cuda():
+    @xpu.jit
+    def k(a, out):
+        i = cuda.grid(1)
+        out[i] = cuda.selp(a[i] > 0, a[i], 1.5)
+
+    with pytest.raises(NumquadTypeError, match=r"cuda\.selp\(pred, a, b\): a and b got int32 and float64"):
+        k[1, 32](np.zeros(32, np.int32), np.zeros(32))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_xpu_spellings_of_numba_cuda_functions(target, rng):
+    @xpu.jit
+    def k(x, out):
+        i = xpu.grid(1)
+        v = x[i]
+        out[i, 0] = xpu.popc(v) + xpu.clz(v) + xpu.ffs(v)
+        out[i, 1] = xpu.brev(np.uint32(v))
+        out[i, 2] = xpu.syncthreads_count(v & 1)
+        xpu.threadfence_block()
+        xpu.nanosleep(100)
+
+    x = rng.integers(0, 1 << 31, 64).astype(np.int32)
+    out = np.full((64, 3), -1, np.int64)
+    launch(k, target, 1, 64)(x, out)
+    bits = _bits(x)
+    lead = np.where(bits.any(axis=1), bits.argmax(axis=1), 32)
+    low = bits[:, ::-1]
+    ffs = np.where(low.any(axis=1), low.argmax(axis=1) + 1, 0)
+    np.testing.assert_array_equal(out[:, 0], bits.sum(axis=1) + lead + ffs)
+    np.testing.assert_array_equal(out[:, 1], [int(f"{int(v):032b}"[::-1], 2) for v in x])
+    np.testing.assert_array_equal(out[:, 2], (x & 1).sum())
+
+
+# ---------------------------------------------------------------------------
+# 8. Signatures and forall
+# ---------------------------------------------------------------------------
+
+def _saxpy(a, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = a * x[i] + y[i]
+
+
+def test_signature_compiles_eagerly_and_converts_arguments(rng):
+    k = xpu.jit("void(float32, float32[:], float32[:])")(_saxpy)
+    assert len(k._target("cpu")._cache) == 1                  # compiled at decoration
+    x = rng.standard_normal(100).astype(np.float32)
+    y = rng.standard_normal(100).astype(np.float32)
+    want = np.float32(1.7) * x + y                             # a is converted to float32
+    k[1, 128](1.7, x, y)
+    np.testing.assert_array_equal(y, want)
+    with pytest.raises(TypeError, match="no matching definition"):
+        k[1, 128](1.7, x.astype(np.float64), y.astype(np.int16))
+
+
+def test_signature_forms():
+    k1 = xpu.jit((float64, float64[:], float64[:]))(_saxpy)
+    k2 = xpu.jit(void(float64, float64[::1], float64[::1]))(_saxpy)
+    k3 = xpu.jit(["void(float32, float32[:], float32[:])", "void(float64, float64[:], float64[:])"])(_saxpy)
+    for k in (k1, k2, k3):
+        y = np.ones(10)
+        k[1, 32](2.0, np.arange(10.0), y)
+        np.testing.assert_array_equal(y, 2 * np.arange(10.0) + 1)
+    y32 = np.ones(10, np.float32)
+    k3[1, 32](2.0, np.arange(10, dtype=np.float32), y32)
+    np.testing.assert_array_equal(y32, 2 * np.arange(10, dtype=np.float32) + 1)
+    with pytest.raises(TypeError, match="is not a signature"):
+        xpu.jit("void(floaty32[:])")
+    with pytest.raises(TypeError, match="must have void return type"):
+        xpu.jit("int32(float32[:])")(lambda_free_kernel)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        xpu.jit(bogus=True)
+
+
+def lambda_free_kernel(x):
+    x[0] = 1
+
+
+def test_signature_type_error_at_decoration():
+    def bad(x):
+        x[0] = cuda.popc(x[0])
+
+    with pytest.raises(NumquadTypeError, match=r"cuda\.popc\(x\): x got float32; it takes an integer"):
+        xpu.jit("void(float32[:])")(bad)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_forall(target, rng):
+    k = xpu.jit(_saxpy)
+    for n in (1, 127, 1000):
+        x, y = rng.standard_normal(n), rng.standard_normal(n)
+        want = 3 * x + y
+        if target == "cpu":
+            k.forall(n)(3.0, x, y)
+        else:
+            k.cuda[(n + 127) // 128, 128](3.0, x, y)
+        np.testing.assert_array_equal(y, want)
+    k.forall(0)(3.0, x, y)
+    with pytest.raises(ValueError, match="negative task count"):
+        k.forall(-1)
+
+
+# ---------------------------------------------------------------------------
+# 9. Warp functions take numba.cuda's types
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", ["cuda.ballot_sync(m[i], 1)", "cuda.all_sync(m[i], 1)",
+                                  "cuda.any_sync(m[i], 1)", "cuda.eq_sync(m[i], 1)",
+                                  "cuda.shfl_sync(m[i], 1.5, 0)", "cuda.shfl_up_sync(m[i], 1.5, 1)",
+                                  "cuda.shfl_down_sync(m[i], 1.5, 1)", "cuda.shfl_xor_sync(m[i], 1.5, 1)",
+                                  "cuda.match_any_sync(m[i], 1)", "cuda.match_all_sync(m[i], 1)[0]"])
+@pytest.mark.parametrize("mask_dtype", [np.float32, np.bool_])
+def test_sync_mask_must_be_an_integer(call, mask_dtype):
+    src = (f"def k(m, out):\n"
+           f"    i = cuda.grid(1)\n"
+           f"    out[i] = {call}\n")
+    import linecache
+    fname = f"<test_numba_cuda_compat mask {call}>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns = {"cuda": cuda}
+    exec(compile(src, fname, "exec"), ns)
+    k = xpu.jit(ns["k"])
+    name = call.split("(")[0]
+    ty = "float32" if mask_dtype is np.float32 else "bool"
+    with pytest.raises(NumquadTypeError, match=re.escape(f"{name}: Mask type must be an integer. Got {ty}")):
+        k[1, 32](np.ones(32, mask_dtype), np.zeros(32))
+    k[1, 32](np.full(32, 0xFFFFFFFF, np.uint32), np.zeros(32))     # an integer mask is fine
+
+
+def test_shuffle_values_are_numba_cuda_types():
+    @xpu.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        out[i] = cuda.shfl_sync(0xFFFFFFFF, x[i], 0)
+
+    with pytest.raises(NumquadTypeError, match="shfl_sync only supports 32- and 64-bit ints and floats"):
+        k[1, 32](np.zeros(32, np.int16), np.zeros(32, np.int16))
+
+
+# ---------------------------------------------------------------------------
+# 10. Anything else: one line
+# ---------------------------------------------------------------------------
+
+_UNSUPPORTED = {
+    "cuda.cg.this_grid().sync()": "cuda.cg.this_grid",
+    "cuda.float32x4(1, 2, 3, 4)": "cuda.float32x4",
+    "cuda.libdevice.sinf(x[i])": "cuda.libdevice",
+    "cuda.fp16.hadd(x[i], x[i])": "cuda.fp16",
+    "xoroshiro128p_uniform_float32(x, i)": "cuda.random.xoroshiro128p_uniform_float32",
+    # names numba.cuda does not have either: one line naming them too
+    "cuda.no_such_function(x[i])": None,
+    "cuda.atomic.no_such_atomic(x, 0, 1)": None,
+}
+
+
+@pytest.mark.parametrize("expr", list(_UNSUPPORTED))
+def test_unsupported_names_are_one_clear_line(expr):
+    from numba.cuda import fp16, libdevice  # noqa: F401  (cuda.fp16 / cuda.libdevice exist once imported)
+    from numba.cuda.random import xoroshiro128p_uniform_float32
+    src = (f"def k(x):\n"
+           f"    i = cuda.grid(1)\n"
+           f"    v = {expr}\n")
+    import linecache
+    fname = f"<test_numba_cuda_compat unsupported {expr}>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns = {"cuda": cuda, "xoroshiro128p_uniform_float32": xoroshiro128p_uniform_float32}
+    exec(compile(src, fname, "exec"), ns)
+    k = xpu.jit(ns["k"])
+    with pytest.raises(NumquadCompileError) as e:
+        k[1, 1](np.zeros(4, np.float32))
+    msg = str(e.value)
+    assert msg.count("\n") == 0
+    name = _UNSUPPORTED[expr]
+    if name is None:
+        assert expr.split("(")[0] in msg
+    else:
+        assert f"`{name}" in msg
+        assert "is not supported by numquad's CPU target (supported: docs/numba-cuda.md)" in msg
+    assert "line 3" in msg and "_nq_" not in msg and "Unknown attribute" not in msg
+
+
+# ---------------------------------------------------------------------------
+# 11. docs/numba-cuda.md
+# ---------------------------------------------------------------------------
+
+def test_docs_numba_cuda_md_is_generated_from_the_table():
+    import pathlib
+
+    from numquad.cpu.cudaapi import render_md
+    path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "numba-cuda.md"
+    assert path.read_text() == render_md(), \
+        "docs/numba-cuda.md is stale: python -m numquad.cpu.cudaapi > docs/numba-cuda.md"
+
+
+def test_the_table_names_every_kernel_function_of_numba_cuda():
+    from numba.cuda import stubs, intrinsics as cuda_intrinsics
+
+    from numquad.cpu.cudaapi import API
+    names = {a.name.split(".")[0] for a in API} | {a.name for a in API}
+    kernel_api = set(cuda_intrinsics.__dict__) & {"grid", "gridsize", "syncthreads", "syncthreads_and",
+                                                  "syncthreads_count", "syncthreads_or", "shfl_sync",
+                                                  "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+                                                  "all_sync", "any_sync", "eq_sync", "ballot_sync"}
+    stub_names = {n for n, v in vars(stubs).items()
+                  if isinstance(v, type) and issubclass(v, stubs.Stub) and v is not stubs.Stub
+                  and v.__module__ == stubs.__name__ and not n.startswith("_")
+                  and n not in ("Dim3",) and "x" not in n[-2:]}       # vector types: one row
+    missing = sorted((kernel_api | stub_names) - names)
+    assert not missing, f"docs/numba-cuda.md lacks {missing}"
+    for a in API:
+        if a.cpu and "*" not in a.name and "(" not in a.name:
+            obj = cuda
+            for part in a.name.split("."):
+                obj = getattr(obj, part)
+
+
+def test_the_xpu_spellings_in_the_table_exist():
+    from numquad.cpu.cudaapi import API
+    for a in API:
+        if a.cpu and a.xpu:
+            obj = xpu
+            for part in a.name.split("."):
+                obj = getattr(obj, part)
