@@ -10,17 +10,44 @@ compilation is left for later; with a GPU nothing changes. The CPU target then
 compiles the function from its Python source with that signature
 (numquad/cpu/cudaapi.py, ``as_xpu``).
 
+The same driver query stops PTX generation without a GPU: a kernel that calls a
+device function (a lane function, or a user's ``@cuda.jit(device=True)``) types
+the call through ``compile_device``, which asks the driver for the compute
+capability. Inside ``target_cc(cc)`` (numquad's ``inspect_ptx`` and typing of
+lane functions) a machine with no CUDA driver compiles device functions for
+*cc* instead; with a driver nothing changes.
+
 This module imports nothing heavy: the patch is applied when numba.cuda's
 dispatcher module is (or has been) imported.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.abc
 import sys
+import threading
 
-__all__ = ["install"]
+__all__ = ["install", "target_cc"]
+
+_tls = threading.local()
+
+
+@contextlib.contextmanager
+def target_cc(cc):
+    """Device functions compiled meanwhile on this thread target *cc* when no driver exists."""
+    prev = getattr(_tls, "cc", None)
+    _tls.cc = tuple(cc)
+    try:
+        yield
+    finally:
+        _tls.cc = prev
+
+
+class _NoDriverDevice:
+    def __init__(self, cc):
+        self.compute_capability = cc
 
 _TARGET = "numba.cuda.dispatcher"
 
@@ -42,10 +69,24 @@ def _patch(mod):
         try:
             return orig(self, args, return_type)
         except Exception as e:                      # noqa: BLE001 - re-raised below
-            if type(e).__name__ != "CudaSupportError" or not _from_decorator():
+            if type(e).__name__ != "CudaSupportError":
                 raise
-            self.__dict__.setdefault("_numquad_signatures", []).append((tuple(args), return_type))
-            return None
+            if _from_decorator():
+                self.__dict__.setdefault("_numquad_signatures", []).append(
+                    (tuple(args), return_type))
+                return None
+            cc = getattr(_tls, "cc", None)
+            if cc is None:
+                raise
+        # no driver, inside target_cc: the driver's one answer here is the target's cc
+        # (under numba-cuda's compiler lock, so no other thread sees the swap)
+        with mod.global_compiler_lock:
+            real = mod.get_current_device
+            mod.get_current_device = lambda: _NoDriverDevice(cc)
+            try:
+                return orig(self, args, return_type)
+            finally:
+                mod.get_current_device = real
 
     compile_device._numquad = True
     cls.compile_device = compile_device

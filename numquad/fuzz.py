@@ -1,12 +1,14 @@
 """The differential fuzzer: random valid kernels, run on every target, compared bit for bit.
 
-    python -m numquad.fuzz --minutes 5 --seed 1 [--count N] [--target cpu|cuda]
-                           [--out fuzz-out] [--jobs J] [--shrink K]
+    python -m numquad.fuzz --minutes 5 --seed 1 [--count N] [--target cpu|cuda|cuda-ptx]
+                           [--no-debug] [--out fuzz-out] [--jobs J] [--shrink K]
 
 Each kernel is generated from ``(seed, index)`` alone (deterministic), written to a
 real ``.py`` file and imported, then run by the plain-Python SIMT interpreter
 (:mod:`numquad.simt`, the oracle), by the CPU target in release and in
-``debug=True`` builds and, with ``--target cuda``, by the CUDA target. Every array
+``debug=True`` builds (not with ``--no-debug``) and, with ``--target cuda``, by the
+CUDA target; ``--target cuda-ptx`` also compiles each kernel to PTX, which needs no
+GPU, so CUDA compile errors show on any machine. Every array
 argument is compared afterwards, bit for bit (two NaNs count as equal, as
 docs/semantics.md says). Kernels run in child processes, many per child; a child
 that dies on a signal marks the kernel it was running as *crashed*, one that
@@ -850,6 +852,10 @@ def _launch(kernel, target, griddim, blockdim, args):
         kernel.cpu[g, b](*args)
     elif target == "cpu-debug":
         xpu.jit(debug=True)(kernel.py_func).cpu[g, b](*args)
+    elif target == "cuda-ptx":                      # compile only: needs no GPU
+        import numba
+        kernel.inspect_ptx(tuple(numba.typeof(a) for a in args))
+        return None
     elif target == "cuda":
         from numba import cuda
         dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
@@ -939,6 +945,8 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
         except Exception as e:
             failing[target] = _classify(e)
             details.append(f"{target}: {_short(e)}")
+            continue
+        if got is None:                             # compiled only
             continue
         diff = compare(names, ref, got)
         if diff:
@@ -1275,6 +1283,10 @@ def run(target):
         {KERNEL}.cpu[GRID, BLOCK](*args)
     elif target == "cpu-debug":
         xpu.jit(debug=True)({KERNEL}.py_func).cpu[GRID, BLOCK](*args)
+    elif target == "cuda-ptx":                      # compile only: needs no GPU
+        import numba
+        kernel.inspect_ptx(tuple(numba.typeof(a) for a in args))
+        return None
     elif target == "cuda":
         from numba import cuda
         dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
@@ -1599,8 +1611,10 @@ def main(argv=None):
     ap.add_argument("--count", type=int, default=None, help="kernels to generate (default 20 "
                     "without --minutes)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--target", choices=("cpu", "cuda"), default="cpu",
-                    help="cpu: interpreter vs CPU release vs CPU debug; cuda: also the CUDA target")
+    ap.add_argument("--target", choices=("cpu", "cuda", "cuda-ptx"), default="cpu",
+                    help="cpu: interpreter vs CPU release vs CPU debug; cuda: also the CUDA "
+                    "target; cuda-ptx: also compile for CUDA (no GPU needed)")
+    ap.add_argument("--no-debug", action="store_true", help="skip the CPU debug=True build")
     ap.add_argument("--out", default="fuzz-out", help="where repro scripts go (default fuzz-out/)")
     ap.add_argument("--jobs", type=int, default=None, help="child processes (default: CPU count)")
     ap.add_argument("--timeout", type=float, default=300, help="seconds before a kernel counts as hung")
@@ -1624,7 +1638,8 @@ def main(argv=None):
         os.environ["NUMQUAD_FUZZ_SIGNED_OVERFLOW"] = "1"       # children inherit it
     if args.shrink_one is not None:
         return _shrink_main(args)
-    targets = ["cpu", "cpu-debug"] + (["cuda"] if args.target == "cuda" else [])
+    targets = ["cpu"] + ([] if args.no_debug else ["cpu-debug"])
+    targets += [] if args.target == "cpu" else [args.target]
     t0 = time.time()
     counts, results = fuzz(args.seed, args.minutes, args.count, targets, args.out, args.jobs,
                            args.timeout, args.shrink, args.shrink_seconds, args.quiet)

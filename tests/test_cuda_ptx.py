@@ -369,6 +369,33 @@ def test_lane_function_ptx_and_return_type():
     assert _lane_fn2._target("cuda").return_type((types.int16,)) == types.int64
 
 
+@xpu.jit
+def _lane_fn_early_return(x):
+    if x < 0:
+        return Quad.swapDiagonal(x)
+    for j in range(x & 3):
+        x = x + Wave.reduceSum(x)
+    return x
+
+
+@xpu.jit
+def _kernel_calling_lane_functions(x, out):
+    i = xpu.grid(1)
+    w = x[i] % xpu.warpsize
+    out[i] = _lane_fn2(w) + _lane_fn(x[i], x[i]) + _lane_fn_early_return(x[i])
+
+
+def test_kernel_calling_lane_functions_compiles_without_a_gpu():
+    """numba-cuda types some calls (``warpsize``, ``@overload``s) by compiling a device
+    function for the driver's compute capability; inspect_ptx must work where there is
+    no driver (CI), for the cc asked."""
+    ptx = _kernel_calling_lane_functions.inspect_ptx((types.int32[::1], types.int64[::1]))
+    assert ".target sm_90" in ptx
+    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) >= 3    # two swaps, one per call
+    assert _count(ptx, SHFL.format(mode="bfly", b=3, c=31)) >= 1
+    _no_local_memory(ptx)
+
+
 def test_lane_call_kernel():
     """The generated 1-D kernel behind ``f(*arrays)`` on CUDA: guard, inlined lane function."""
     from numba import cuda

@@ -60,7 +60,7 @@ from numba.cuda.np import numpy_support
 from numba.cuda.typing.templates import AttributeTemplate
 from numba.cuda.typing.typeof import Purpose, typeof
 
-from .. import _control, ops, xpu
+from .. import _control, _cudacompat, ops, xpu
 from ..errors import NumquadCompileError, NumquadTypeError
 from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, recording
 
@@ -592,7 +592,7 @@ class CUDATarget:
                 opts = self._jit_options()
                 opts.pop("cache")
                 opts.pop("lto")                 # compile_ptx never links
-                with self._compiling():
+                with self._compiling(), _cudacompat.target_cc(cc):
                     ptx, _ = cuda.compile_ptx(
                         self.pyfunc, self._with_mask(argtypes), cc=cc,
                         device=not self.dispatcher.is_kernel, **opts)
@@ -605,7 +605,7 @@ class CUDATarget:
         with self._lock:
             restype = self._restypes.get(argtypes)
             if restype is None:
-                with _user_errors(self.dispatcher):
+                with _user_errors(self.dispatcher), _cudacompat.target_cc((8, 0)):
                     cres = compile_cuda(self.pyfunc, None, self._with_mask(argtypes), cc=(8, 0),
                                         fastmath=self.dispatcher.fastmath)
                 restype = types.unliteral(cres.signature.return_type)
