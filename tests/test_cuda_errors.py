@@ -11,7 +11,8 @@ pytest.importorskip("numba_cuda")  # the numba-cuda package (numba.cuda alone ma
 
 from numba.cuda import types  # noqa: E402
 
-from numquad import NumquadCompileError, NumquadTypeError, Quad, Wave, xpu  # noqa: E402
+from numquad import (  # noqa: E402
+    NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, Wave, xpu)
 
 HERE = os.path.basename(__file__)
 VALUE_WORDS = "it takes a bool, int8..int64, uint8..uint64, float32 or float64 scalar"
@@ -203,7 +204,7 @@ def pair(x):
 
 
 def test_lane_call_shapes_must_broadcast():
-    with pytest.raises(NumquadTypeError) as err:
+    with pytest.raises(NumquadLaunchError) as err:          # a ValueError, as NumPy's
         scale.cuda(np.ones(3, np.float32), np.ones(4, np.float32))
     assert "do not broadcast" in str(err.value) and "scale" in str(err.value)
 
@@ -220,14 +221,62 @@ def test_lane_call_device_array_must_have_the_full_shape():
 def test_lane_call_out_is_checked():
     x = np.ones(3, np.float32)
     with pytest.raises(NumquadTypeError) as err:
-        scale.cuda(x, 2.0, out=np.empty(3, np.float32))      # float32 * float64 -> float64
-    assert "dtype float64" in str(err.value)
-    with pytest.raises(NumquadTypeError) as err:
+        scale.cuda(x, 2.0, out=np.empty(3, np.float64))      # 2.0 is weak: float32
+    assert "out= has dtype float64" in str(err.value) and "returns float32" in str(err.value)
+    with pytest.raises(NumquadLaunchError) as err:
         scale.cuda(x, np.float32(2), out=FakeDeviceArray((4,)))
-    assert "shape (3,)" in str(err.value)
+    assert "out= has shape (4,)" in str(err.value) and "gives shape (3,)" in str(err.value)
+    with pytest.raises(NumquadTypeError) as err:
+        scale.cuda(x, np.float32(2), out=[0.0, 0.0, 0.0])
+    assert "out= of scale is a list" in str(err.value)
+
+
+@xpu.jit
+def second(x, y):
+    return y
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_lane_call_plan_is_the_same_on_both_targets(target):
+    """One rule (numquad/_lanecall.py), one error, both targets: checked before GPU work."""
+    x = np.ones(3, np.float32)
+    cases = [
+        ((x, 2.0), "float32"),                    # a Python float is weak
+        ((x, np.float64(2)), "float64"),          # a NumPy scalar is not
+        ((x.astype(np.int16), 3), "int16"),       # a Python int takes the ints' type
+        ((x, 3), "int64"),                        # ... and stays an int
+        ((x.astype(np.int16), True), "bool"),     # a Python bool stays a bool
+    ]
+    for args, dtype in cases:
+        out = np.empty(3, np.complex64)           # never the right dtype
+        with pytest.raises(NumquadTypeError) as err:
+            getattr(second, target)(*args, out=out)
+        assert f"second(...) returns {dtype} here" in str(err.value), (args, str(err.value))
+        assert HERE in str(err.value)
+    call = getattr(scale, target)
+    with pytest.raises(NumquadLaunchError) as err:
+        call(x, np.float32(2), out=np.empty(4, np.float32))
+    assert "out= has shape (4,); scale(...) gives shape (3,)" in str(err.value)
+    with pytest.raises(NumquadLaunchError) as err:
+        call(np.ones(3, np.float32), np.ones(4, np.float32))
+    assert "do not broadcast" in str(err.value)
+    with pytest.raises(NumquadTypeError) as err:
+        call(np.ones(3, np.int8), 300)
+    assert "Python int 300, which int8 cannot hold" in str(err.value)
+    with pytest.raises(NumquadTypeError) as err:
+        call(x)
+    assert "scale(x, y) takes 2 arguments; got 1" in str(err.value)
+    with pytest.raises(NumquadLaunchError) as err:
+        call(x, np.float32(2), out=_read_only(np.empty(3, np.float32)))
+    assert "out= is read-only" in str(err.value)
+
+
+def _read_only(a):
+    a.flags.writeable = False
+    return a
 
 
 def test_lane_call_needs_a_scalar_result():
     with pytest.raises(NumquadTypeError) as err:
         pair.cuda(np.ones(3, np.float32))
-    assert "must return a scalar" in str(err.value)
+    assert "must return a bool, integer or float scalar" in str(err.value)

@@ -293,6 +293,17 @@ def test_lane_function_on_arrays():
     assert np.array_equal(bits(host), bits(exp))
 
 
+def test_lane_function_python_scalars_are_weak_on_both_targets():
+    """``f(x_float32, 1.5)``: 1.5 is weak (NumPy 2), float32 on the GPU as on the CPU."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(77).astype(np.float32)
+    exp = _lane_reference(x, np.float32(1.5))
+    cpu = _lane.cpu(x, 1.5)
+    gpu = _lane.cuda(x, 1.5).copy_to_host()
+    assert cpu.dtype == gpu.dtype == np.float32
+    assert np.array_equal(bits(cpu), bits(exp)) and np.array_equal(bits(gpu), bits(exp))
+
+
 @xpu.jit
 def _calls_lane(x, out):
     i = xpu.grid(1)

@@ -2,7 +2,8 @@
 
 ``f(*args, out=None)``: the arguments broadcast together by NumPy's rules and
 are flattened in C order; element k is lane k % 32 of wave k // 32, and the
-last wave may be partial. This runs a generated kernel through the wave
+last wave may be partial; numquad/_lanecall.py checks the arguments and out=
+as on CUDA. This runs a generated kernel through the wave
 compiler (the lane function is inlined into it), spread over all cores.
 """
 
@@ -16,7 +17,7 @@ import weakref
 import numba
 import numpy as np
 
-from ..errors import NumquadLaunchError, NumquadTypeError
+from .. import _lanecall
 
 __all__ = ["call_lane_function", "prepare_args"]
 
@@ -24,56 +25,10 @@ _THREADS = 256
 _lock = threading.Lock()
 
 
-def _param_names(d):
-    import inspect
-    try:
-        return list(inspect.signature(d.py_func).parameters)
-    except (TypeError, ValueError):
-        return [f"arg{i}" for i in range(d.py_func.__code__.co_argcount)]
-
-
-_OK_KINDS = "biuf"
-
-
 def prepare_args(d, args):
-    """Check the arguments; (arrays-or-scalars, broadcast shape, is_array flags)."""
-    names = _param_names(d)
-    if len(args) != len(names):
-        raise NumquadTypeError(
-            f"{d.where}: {d.__name__}() takes {len(names)} argument(s) "
-            f"({', '.join(names)}); got {len(args)}")
-    vals, shapes, is_arr = [], [], []
-    for name, a in zip(names, args):
-        if hasattr(a, "__cuda_array_interface__"):
-            raise NumquadTypeError(
-                f"{d.where}: argument '{name}' of {d.__name__} is a CUDA device array but "
-                f"this call runs on the CPU; pass host arrays, or call {d.__name__}.cuda(...) "
-                f"with device arrays")
-        if isinstance(a, (bool, int, float, np.bool_, np.integer, np.floating)):
-            vals.append(a)
-            is_arr.append(False)
-            continue
-        arr = np.asarray(a) if not isinstance(a, np.ndarray) else a
-        if arr.dtype.kind not in _OK_KINDS:
-            raise NumquadTypeError(
-                f"{d.where}: argument '{name}' of {d.__name__} has dtype {arr.dtype}; lane "
-                f"functions take bool, integer and float arrays and scalars")
-        if arr.ndim == 0:
-            vals.append(arr[()])
-            is_arr.append(False)
-            continue
-        vals.append(arr)
-        shapes.append(arr.shape)
-        is_arr.append(True)
-    shape = np.broadcast_shapes(*shapes) if shapes else ()
-    # Python scalars are "weak", as in NumPy: they take the promoted type of the call
-    arrays = [v for v, a in zip(vals, is_arr) if a] + \
-        [v for v in vals if isinstance(v, (np.generic,))]
-    if arrays:
-        for k, v in enumerate(vals):
-            if not is_arr[k] and isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
-                vals[k] = np.result_type(*arrays, v).type(v)
-    return vals, shape, tuple(is_arr)
+    """Check the arguments (numquad/_lanecall.py); (values, broadcast shape, is_array flags)."""
+    p = _lanecall.plan(d, args)
+    return list(p.values), p.shape, p.is_array
 
 
 def _flat(a, shape):
@@ -156,11 +111,12 @@ def _return_dtype(d, is_arr, argtypes):
         raise _typing_error(d, e) from None
     ty = typemap.get("r")
     try:
-        return np.dtype(numba.np.numpy_support.as_dtype(ty))
-    except Exception:
-        raise NumquadTypeError(
-            f"{d.where}: {d.__name__} returns {ty}; a lane function called on arrays must "
-            f"return a bool, integer or float scalar") from None
+        dt = np.dtype(numba.np.numpy_support.as_dtype(ty))
+    except Exception:   # noqa: BLE001 - a tuple, an array, None...
+        dt = None
+    if dt is None or dt.kind not in "biuf":
+        raise _lanecall.not_a_scalar(d, ty, argtypes) from None
+    return dt
 
 
 def call_lane_function(d, args, out):
@@ -169,17 +125,7 @@ def call_lane_function(d, args, out):
     for v, arr in zip(vals, is_arr):
         scalar_types.append(numba.from_dtype(v.dtype) if arr else numba.typeof(v))
     restype = _return_dtype(d, is_arr, tuple(scalar_types))
-    if out is not None:
-        if not isinstance(out, np.ndarray):
-            raise NumquadTypeError(f"{d.where}: out= must be a NumPy array; got {type(out).__name__}")
-        if out.shape != shape:
-            raise NumquadLaunchError(
-                f"{d.where}: out= has shape {out.shape}; the result of {d.__name__} has shape {shape}")
-        if out.dtype != restype:
-            raise NumquadTypeError(
-                f"{d.where}: out= has dtype {out.dtype}; {d.__name__} returns {restype}")
-        if not out.flags.writeable:
-            raise NumquadLaunchError(f"{d.where}: out= is read-only; {d.__name__} writes its result there")
+    _lanecall.check_out(d, out, shape, restype)
     size = int(np.prod(shape, dtype=np.int64))
     result = out if out is not None else np.empty(shape, restype)
     if size == 0:

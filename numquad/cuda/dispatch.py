@@ -60,7 +60,7 @@ from numba.cuda.np import numpy_support
 from numba.cuda.typing.templates import AttributeTemplate
 from numba.cuda.typing.typeof import Purpose, typeof
 
-from .. import _control, _cudacompat, ops, xpu
+from .. import _control, _cudacompat, _lanecall, ops, xpu
 from ..errors import NumquadCompileError, NumquadTypeError
 from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, recording
 
@@ -626,20 +626,31 @@ class CUDATarget:
         NumPy array of that shape and dtype) is filled and returned instead.
         Every check runs before any GPU work.
         """
-        shape, elemtypes, is_array = self._plan_call(args)
+        p = _lanecall.plan(self.dispatcher, args, device=True)
+        shape, is_array = p.shape, p.is_array
+        elemtypes = tuple(numpy_support.from_dtype(dt) if arr else typeof(v, Purpose.argument)
+                          for v, dt, arr in zip(p.values, p.dtypes, is_array))
+        for k, v in enumerate(p.values):
+            if _is_device(v) and (_cai_shape(v) != shape
+                                  or not _cai_c_contiguous(v.__cuda_array_interface__)):
+                raise NumquadTypeError(
+                    f"{self.dispatcher.where}: argument {k} of {self.dispatcher.__name__} is a "
+                    f"device array of shape {_cai_shape(v)}; on CUDA a device array must have "
+                    f"the full broadcast shape {shape} and be C-contiguous (NumPy arrays and "
+                    f"scalars are broadcast)")
         restype = self.return_type(elemtypes)
         try:
-            resdtype = numpy_support.as_dtype(restype)
+            resdtype = np.dtype(numpy_support.as_dtype(restype))
         except Exception:  # noqa: BLE001 - a tuple, an array, None...
-            raise self._error(
-                f"returns {restype} for arguments of types {tuple(map(str, elemtypes))}; "
-                f"a lane function called on arrays must return a scalar") from None
-        self._check_out(out, shape, resdtype)
+            resdtype = None
+        if resdtype is None or resdtype.kind not in "biuf":
+            raise _lanecall.not_a_scalar(self.dispatcher, restype, elemtypes) from None
+        _lanecall.check_out(self.dispatcher, out, shape, resdtype, device=True, strided_ok=False)
 
         # GPU work from here on
         n = int(np.prod(shape, dtype=np.int64))
         kargs = []
-        for a, arr in zip(args, is_array):
+        for a, arr in zip(p.values, is_array):
             if _is_device(a):
                 dev = cuda.as_cuda_array(a)
                 kargs.append(dev.reshape(n) if dev.ndim != 1 else dev)
@@ -662,56 +673,6 @@ class CUDATarget:
         if host_out is not None:
             result.copy_to_host(host_out)
         return result if out is None else out
-
-    def _error(self, what):
-        d = self.dispatcher
-        return NumquadTypeError(f"{d.where}: {d.__name__}(...) {what}")
-
-    def _plan_call(self, args):
-        """(broadcast shape, element types, which arguments are arrays); no GPU work."""
-        shapes = [_cai_shape(a) if _is_device(a) else np.shape(a) for a in args]
-        try:
-            shape = np.broadcast_shapes(*shapes)
-        except ValueError:
-            raise self._error(f"got arguments of shapes {shapes}, which do not broadcast "
-                              f"together") from None
-        elemtypes, is_array = [], []
-        for k, a in enumerate(args):
-            if _is_device(a):
-                cai = a.__cuda_array_interface__
-                if shapes[k] != shape or not _cai_c_contiguous(cai):
-                    raise self._error(
-                        f"argument {k} is a device array of shape {shapes[k]}; on CUDA a "
-                        f"device array must have the full broadcast shape {shape} and be "
-                        f"C-contiguous (NumPy arrays and scalars are broadcast)")
-                elemtypes.append(numpy_support.from_dtype(np.dtype(cai["typestr"])))
-                is_array.append(True)
-            elif isinstance(a, np.ndarray) and a.ndim > 0:
-                elemtypes.append(numpy_support.from_dtype(a.dtype))
-                is_array.append(True)
-            else:
-                value = a[()] if isinstance(a, np.ndarray) else a      # 0-d: its scalar
-                elemtypes.append(typeof(value, Purpose.argument))
-                is_array.append(False)
-        return shape, elemtypes, is_array
-
-    def _check_out(self, out, shape, dtype):
-        if out is None:
-            return
-        if _is_device(out):
-            cai = out.__cuda_array_interface__
-            oshape, odtype, contiguous = _cai_shape(out), np.dtype(cai["typestr"]), \
-                _cai_c_contiguous(cai)
-        elif isinstance(out, np.ndarray):
-            oshape, odtype, contiguous = out.shape, out.dtype, out.flags.c_contiguous
-        else:
-            raise self._error(f"got out={type(out).__name__}; out must be a device array "
-                              f"or a NumPy array")
-        if oshape != tuple(shape) or odtype != dtype or not contiguous:
-            raise self._error(
-                f"got out of shape {oshape} and dtype {odtype}"
-                f"{'' if contiguous else ', not C-contiguous'}; out must be C-contiguous "
-                f"with shape {tuple(shape)} and dtype {dtype}")
 
     def _lane_call(self, is_array):
         with self._lock:
