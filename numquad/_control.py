@@ -109,7 +109,7 @@ from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadTypeError
 
 __all__ = [
-    "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS",
+    "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
     "analyze", "needs_mask", "masked_function",
 ]
@@ -121,6 +121,24 @@ ENTRY_MASK = "_nq_entry_mask"
 BALLOT = "_nq_ballot"
 ANDNOT = "_nq_andnot"
 HELPERS = (ENTRY_MASK, BALLOT, ANDNOT)
+#: The test of generated endless loops: a global bound to True. Never the literal
+#: ``while True:``: on Python 3.12 and 3.13 Numba's bytecode frontend (0.68.0 on
+#: 3.12; 0.68.0 and 0.68.1 on 3.13) cannot type a variable assigned in such a loop
+#: after a ``break`` and assigned again after the loop ("Type of variable 'r.1'
+#: cannot be determined"), which every masked loop does (docs/architecture.md, 8).
+FOREVER = "_nq_forever"
+
+
+
+def name_forever_loops(tree):
+    """Rewrite every ``while True:`` (``while 1:``) in *tree* as ``while _nq_forever:``,
+    in place; the code's globals must bind ``FOREVER`` to True."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.While) and isinstance(node.test, ast.Constant) \
+                and node.test.value is not None and bool(node.test.value):
+            node.test = ast.copy_location(ast.Name(id=FOREVER, ctx=ast.Load()), node.test)
+    return tree
+
 
 _RESERVED = "_nq_"
 _RET = "_nq_ret"

@@ -325,3 +325,63 @@ def test_uniform_control_stays_scalar():
     src = k_uniform_control.inspect_cpu_source((numba.int64[::1], numba.int64[::1], numba.int64))
     assert "while s > 1:" in src                  # a plain loop, no per-lane copy of s
     assert "_nq_v_s " not in src and "_nq_v_s=" not in src.replace(" ", "")
+
+
+# -- Python 3.12/3.13: no literal `while True:` in generated code --------------------
+# Numba 0.68.0 on Python 3.12, and 0.68.0/0.68.1 on 3.13, cannot type a variable that a
+# `while True:` loop assigns after a break and the code assigns again after the loop
+# ("Type of variable 'r.1' cannot be determined"); every masked loop does that, so the
+# generated code loops on a global instead (numquad/_control.py, FOREVER). Found by the
+# fuzzer on the H200 (Python 3.12, numba 0.68.0): seed 1, kernels 6, 56, 213, 312, 603, 664.
+
+@xpu.jit
+def _lf_while_break(p0):
+    r = np.int32(p0)
+    w = np.int32(0)
+    while w < np.int32(Wave.laneId() & np.uint32(3)):
+        w = np.int32(w + np.int32(1))
+        if (Wave.laneId() & np.uint32(28)) == np.uint32(0):
+            r = Wave.shuffleUp(np.int32(p0), np.int64(14))
+    return r
+
+
+@xpu.jit
+def k_while_break_reassigned(x, out):
+    i = xpu.grid(1)
+    c = np.int32(0)
+    while True:
+        if Wave.any(c >= x[i]):
+            break
+        c = np.int32(c + Wave.reduceMax(np.int32(1)))
+    out[i] = _lf_while_break(x[i]) + c
+    c = np.int32(0)
+
+
+def test_generated_code_has_no_literal_while_true():
+    import ast
+
+    from numba import types
+
+    from numquad import _control
+    sig = (types.int32[::1], types.int32[::1])
+    cpu_src = k_while_break_reassigned.inspect_cpu_source(sig)
+    assert "while True" not in cpu_src and f"while {_control.FOREVER}" in cpu_src
+    pytest.importorskip("numba_cuda")
+    from numquad.cuda import dispatch as cuda_dispatch
+    ptx = k_while_break_reassigned.inspect_ptx(sig)       # a TypingError on 3.12/3.13 before
+    assert "shfl.sync" in ptx
+    for fn in (k_while_break_reassigned, _lf_while_break):
+        tree = _control.name_forever_loops(_control.masked_function(fn))
+        src = ast.unparse(tree)
+        assert "while True" not in src and f"while {_control.FOREVER}" in src, src
+    assert cuda_dispatch._masked_pyfunc(k_while_break_reassigned).__globals__[_control.FOREVER]
+
+
+def test_while_break_reassigned_against_the_interpreter(target, rng):
+    x = rng.integers(0, 5, 96).astype(np.int32)
+    ref = np.full(96, -7, np.int32)
+    got = np.full(96, -7, np.int32)
+    k_while_break_reassigned.python[3, 32](x, ref)
+    launch(k_while_break_reassigned, target, 3, 32, x, got)
+    np.testing.assert_array_equal(got, ref)
+    assert (ref != -7).all()

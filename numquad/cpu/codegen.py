@@ -19,6 +19,7 @@ import numpy as np
 from numba.core import types
 from numba.np.numpy_support import as_dtype
 
+from .. import _control
 from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError
@@ -246,6 +247,8 @@ def _namespace(fe):
 
 
 def _compile_fn(fe, fn_ast, ns):
+    _control.name_forever_loops(fn_ast)
+    ns[_control.FOREVER] = True
     mod = ast.Module(body=[fn_ast], type_ignores=[])
     ast.fix_missing_locations(mod)
     code = compile(mod, fe.filename, "exec")

@@ -359,7 +359,7 @@ def _masked_pyfunc(disp):
     become globals of its copy; the mask helpers are bound there too.
     """
     pyfunc = disp.py_func
-    tree = _control.masked_function(disp)
+    tree = _control.name_forever_loops(_control.masked_function(disp))
     code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
     fcode = next(c for c in code.co_consts
                  if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
@@ -374,6 +374,7 @@ def _masked_pyfunc(disp):
         if name in glbls:
             glbls[name] = _substitute(glbls[name])
     glbls.update(HELPERS)
+    glbls[_control.FOREVER] = True
     scope = {}
     exec(code, glbls, scope)  # noqa: S102 - the user's own function, rewritten
     fn = scope[tree.name]
