@@ -938,13 +938,14 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
     except Exception as e:
         return {"status": "generator_error", "failing": {"python": "error"},
                 "details": [f"python: {_short(e)}"], "traceback": traceback.format_exc()}
-    failing, details = {}, []
+    failing, details, messages = {}, [], {}
     for target in targets:
         try:
             got = _launch(kernel, target, griddim, spec.blockdim, args)
         except Exception as e:
             failing[target] = _classify(e)
             details.append(f"{target}: {_short(e)}")
+            messages[target] = f"{type(e).__name__}: {e}"[:3000]
             continue
         if got is None:                             # compiled only
             continue
@@ -957,7 +958,7 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
         return {"status": "passed", "failing": {}, "details": []}
     order = ("compile_error", "runtime_error", "mismatch")
     status = min(failing.values(), key=order.index)
-    return {"status": status, "failing": failing, "details": details}
+    return {"status": status, "failing": failing, "details": details, "messages": messages}
 
 
 # ---------------------------------------------------------------------------
@@ -988,6 +989,8 @@ def _worker(targets, workdir):
         res["index"] = index
         res["seconds"] = round(time.time() - t0, 2)
         proto.write(json.dumps(res) + "\n")
+        if any("CUDA_ERROR" in d for d in res.get("details", [])):
+            return          # the CUDA context is lost for good: the parent starts a new child
 
 
 def _selftest(index):
@@ -1260,6 +1263,9 @@ def write_repro(seed, index, out, result, targets, source=None, griddim=None, no
               f'{json.dumps(failing)}\n\n')
     for d in result.get("details", [])[:6]:
         header += f"    {d[:300]}\n"
+    for target, msg in result.get("messages", {}).items():
+        msg = msg.replace('"' * 3, "'" * 3)
+        header += f"\n{target} raised:\n" + "".join(f"    {ln}\n" for ln in msg.splitlines())
     header += (f"\n{note}Run: python {os.path.basename(base)}.py   (exit status 1 while it fails; "
                f"the python target is the oracle)\n\"\"\"\n")
     check = [t for t in targets if t != "python"] or ["cpu", "cpu-debug"]
