@@ -88,3 +88,31 @@ def test_compilation_is_cached_per_types():
     b = t.compile((F32, F32), False)
     c = t.compile((numba.float64[::1], numba.float64[::1]), False)
     assert a is b and a is not c
+
+
+@xpu.jit
+def _k_nested_constant_loops(x, trip, out):
+    i = xpu.grid(1)
+    v = x[i]
+    for j in range(4):                      # j reaches no op: a loop, not 4 copies
+        for k in (1, 2, 4, 8, 16):          # k is a constant selector: 5 copies
+            v = np.uint32(v ^ Wave.broadcast(v, k))
+            w = np.int32(0)
+            while Wave.any(w < trip[i]):
+                w = np.int32(w + np.int32(1))
+    out[i] = v
+
+
+def test_range_loop_unrolled_only_for_constant_selectors(rng):
+    """Fuzz seed 2 kernel 126: unrolling an outer range(4) whose variable no op reads
+    made 20 copies of a while loop (2,400 lines of generated code, 87 s in Numba)."""
+    sig = (numba.uint32[::1], numba.int32[::1], numba.uint32[::1])
+    src = _k_nested_constant_loops.inspect_cpu_source(sig)
+    assert re.search(r"for j in range\(", src)
+    assert src.count("while ") <= 5 * 2 + 2, src.count("while ")
+    x = rng.integers(0, 2**32, 64, dtype=np.uint32)
+    trip = rng.integers(0, 4, 64).astype(np.int32)
+    ref, got = np.full(64, 7, np.uint32), np.full(64, 7, np.uint32)
+    _k_nested_constant_loops.python[2, 32](x, trip, ref)
+    _k_nested_constant_loops.cpu[2, 32](x, trip, got)
+    np.testing.assert_array_equal(got, ref)
