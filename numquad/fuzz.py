@@ -1291,7 +1291,7 @@ def run(target):
         xpu.jit(debug=True)({KERNEL}.py_func).cpu[GRID, BLOCK](*args)
     elif target == "cuda-ptx":                      # compile only: needs no GPU
         import numba
-        kernel.inspect_ptx(tuple(numba.typeof(a) for a in args))
+        {KERNEL}.inspect_ptx(tuple(numba.typeof(a) for a in args))
         return None
     elif target == "cuda":
         from numba import cuda
@@ -1317,6 +1317,9 @@ if __name__ == "__main__":
         except Exception as e:
             print(f"{{target}}: raised {{type(e).__name__}}: {{e}}")
             bad = True
+            continue
+        if got is None:                             # compiled only
+            print(f"{{target}}: compiled")
             continue
         for name, a, b in zip(NAMES, ref, got):
             if isinstance(a, np.ndarray) and not same(a, b).all():
