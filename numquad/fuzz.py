@@ -969,6 +969,8 @@ def _worker(targets, workdir):
     """Read job lines (seed index) from stdin, answer JSON lines on the saved stdout."""
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                    # anything else printed goes to stderr
+    import faulthandler
+    faulthandler.register(signal.SIGUSR1, all_threads=True)   # the parent asks on a hang
     import warnings
     warnings.simplefilter("ignore")
     for line in sys.stdin:
@@ -1155,15 +1157,45 @@ class Campaign:
                 now = time.time()
                 for c in list(self.live):
                     if c.job is not None and now - c.since > self.timeout:
-                        index = c.job[1]
-                        self._retire(c)
-                        self._record({"index": index, "status": "hung", "failing": {},
-                                      "details": [f"no answer within {self.timeout:g} s"]})
-                        self._feed(self._spawn())
+                        self._hung(c)
         finally:
             for c in list(self.live):
                 self._retire(c)
         return self.results
+
+    def _hung(self, c):
+        """No answer within the timeout: dump the child's stacks, then run the kernel
+        alone; only a kernel that hangs alone too counts as hung (a child can also be
+        starved, or a compile can take long under load)."""
+        index = c.job[1]
+        try:
+            os.kill(c.p.pid, signal.SIGUSR1)        # faulthandler: every thread's stack
+            time.sleep(1.0)
+        except OSError:
+            pass
+        stack = _stderr_tail(c, 2500)
+        c.kill()
+        self._retire(c)
+        t0 = time.time()
+        st = self._confirm_crash(index, "its batch child gave no answer within "
+                                 f"{self.timeout:g} s; alone it answered in")
+        if st["status"] in ("hung", "crashed"):
+            st = dict(st, details=st.get("details", []) + [
+                f"no answer within {self.timeout:g} s in its batch child", stack[-1500:]])
+        else:
+            st["details"] = [d.replace("answered in", f"answered in {time.time() - t0:.0f} s")
+                             for d in st.get("details", [])]
+        self._record(dict(st, index=index))
+        self._resume_clocks()
+        self._feed(self._spawn())
+
+    def _resume_clocks(self):
+        """The parent was busy (a kernel run alone): children waiting on it meanwhile
+        must not count that time as theirs."""
+        now = time.time()
+        for c in self.live:
+            if c.job is not None:
+                c.since = now
 
     def _child_died(self, c):
         job, started = c.job, c.started
@@ -1177,11 +1209,12 @@ class Campaign:
             what = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
             self._record({"index": job[1], "status": st["status"], "failing": st.get("failing", {}),
                           "details": st.get("details", []) + [f"batch child: {what}", tail[-800:]]})
+            self._resume_clocks()
         elif job is not None:
             self.retry.append(job[1])
         self._feed(self._spawn())
 
-    def _confirm_crash(self, index):
+    def _confirm_crash(self, index, why="its batch child died; alone it did not"):
         cmd = [sys.executable, "-m", "numquad.fuzz", "--worker", "--target-list", ",".join(self.targets),
                "--workdir", self.workdir]
         env = dict(os.environ)
@@ -1198,7 +1231,7 @@ class Campaign:
         for line in p.stdout.splitlines():
             msg = json.loads(line)
             if msg.get("index") == index and "status" in msg:
-                msg["details"] = ["(its batch child died; alone it did not)"] + msg.get("details", [])
+                msg["details"] = [f"({why})"] + msg.get("details", [])
                 return msg
         return {"status": "crashed", "details": ["no answer when run alone"]}
 

@@ -92,5 +92,6 @@ def test_crashes_and_hangs_are_isolated(tmp_path, monkeypatch):
                                 shrink_count=0, quiet=True)
     assert results[2]["status"] == "crashed" and "SIGSEGV" in " ".join(results[2]["details"])
     assert results[4]["status"] == "hung"
+    assert "_selftest" in " ".join(results[4]["details"])     # the hung child's stack
     assert counts["passed"] == 5 and counts["generated"] == 7
     assert os.path.exists(tmp_path / "repro_7_2.py")
