@@ -112,6 +112,8 @@ class _Resolver:
                 return _ops.Wave
             if node.id == "__nq_np":
                 return np
+            if node.id == "__nq_match":
+                return _match_any
             if node.id in self.locals:
                 return _MISSING
             if node.id in self.closure:
@@ -143,7 +145,23 @@ class _Resolver:
 
 
 _CUDA_WARP = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
-               "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt")
+               "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt", "match_any_sync",
+               "match_all_sync")
+
+
+def _match_any(value):
+    """Stands for the wave op behind numba.cuda's match_*_sync in rewritten code."""
+    raise SIMTError("match_any_sync runs only inside a kernel")
+
+
+class _MatchOp:
+    """The lanes (of those that reach it together) holding this lane's value, bit for bit."""
+
+    namespace, name, qualname, kind, params = "cuda", "match", "cuda.match_any_sync", "match", \
+        ("value",)
+
+
+_MATCH = _MatchOp()
 _SHFL = {"shfl_sync": "shuffle", "shfl_up_sync": "shuffleUp", "shfl_down_sync": "shuffleDown",
          "shfl_xor_sync": "shuffleXor"}
 
@@ -185,6 +203,12 @@ class _CudaWarpFunctions(ast.NodeTransformer):
             return P("__nq_np.uint32((__nq_np.uint64(1) << __nq_np.uint64(__nq_Wave.laneId())) - "
                      "__nq_np.uint64(1))")
         m = "__nq_np.uint32(M)"
+        if name == "match_any_sync":
+            return P(f"__nq_np.int32(__nq_match(V) & {m})", M=a[0], V=a[1])
+        if name == "match_all_sync":
+            eq = f"((__nq_match(V) & {m}) == (__nq_Wave.ballot(True) & {m}))"
+            return P(f"(__nq_np.int32((__nq_Wave.ballot(True) & {m}) * __nq_np.uint32({eq})), {eq})",
+                     M=a[0], V=a[1])
         if name == "ballot_sync":
             return P(f"__nq_np.int32(__nq_Wave.ballot(Q) & {m})", M=a[0], Q=a[1])
         if name == "any_sync":
@@ -504,6 +528,8 @@ class _Transformer(ast.NodeTransformer):
                 return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
         obj = self.r.resolve(f)
         op = _ops.of_function(obj) if obj is not _MISSING else None
+        if obj is _match_any:
+            op = _MATCH
         if op is not None:
             if node.keywords:
                 kw = {k.arg: k.value for k in node.keywords}
@@ -886,6 +912,16 @@ def _execute(op, lanes, argsets):
     """Run *op* for the active *lanes* (ascending) of one wave; one result per lane."""
     kind = op.kind
     n = len(lanes)
+    if kind == "match":
+        keys = [np.asarray(_as_scalar(a[0])).tobytes() for a in argsets]
+        out = []
+        for k in range(n):
+            bits = 0
+            for j in range(n):
+                if keys[j] == keys[k]:
+                    bits |= 1 << lanes[j]
+            out.append(np.uint32(bits))
+        return out
     if kind == "move":
         vals, dt = _common([a[0] for a in argsets], op)
         by_lane = dict(zip(lanes, vals))

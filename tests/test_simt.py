@@ -473,3 +473,56 @@ def test_lane_function_has_its_own_shared_array():
     run(k_two_shared, 1, 64, x, out)
     t = np.arange(64)
     np.testing.assert_array_equal(out, (63 - t) * 1000 + (t ^ 1) * 10 + t % 32)
+
+
+# -- numba.cuda's kernel API on the python target (issue: the whole kernel API) -------
+
+_TAB = np.arange(8, dtype=np.int32) * 3
+
+
+def _numba_cuda_api_kernel():
+    from numba import cuda
+
+    @xpu.jit
+    def k(x, out, flags, acc):
+        i = xpu.grid(1)
+        t = xpu.threadIdx.x
+        c = cuda.syncthreads_count(np.int32(x[i] > 0))
+        a = cuda.syncthreads_and(np.int32(x[i] > -100))
+        o = cuda.syncthreads_or(np.int32(x[i] > 50))
+        cuda.threadfence()
+        cuda.threadfence_block()
+        tab = cuda.const.array_like(_TAB)
+        v = cuda.popc(np.uint32(x[i])) + cuda.brev(np.uint32(x[i])) % 7 + cuda.clz(np.int32(x[i])) \
+            + cuda.ffs(np.int32(x[i]))
+        f = cuda.fma(np.float32(x[i]), np.float32(2), np.float32(1))
+        s = cuda.selp(x[i] > 0, np.int32(1), np.int32(2))
+        m = cuda.match_any_sync(0xFFFFFFFF, x[i] & 3)
+        mm = np.int32(0)
+        same = False
+        if x[i] > -20:                                  # a part of the wave
+            mm = cuda.match_any_sync(0xFFFF00FF, x[i] & 1)
+            mm, same = cuda.match_all_sync(0xFFFFFFFF, x[i] & 1)
+        b = cuda.ballot_sync(0xFFFFFFFF, x[i] > 0) & cuda.lanemask_lt()
+        cuda.atomic.inc(acc, 0, np.uint32(100))
+        cuda.atomic.and_(acc, 1, np.uint32(0xFF ^ t))
+        out[i] = np.float64(c + a + o + v + s + tab[t & 7] + m + mm + b) + f
+        flags[i] = same
+    return k
+
+
+def test_numba_cuda_api_against_the_cpu(rng):
+    pytest.importorskip("numba_cuda")
+    k = _numba_cuda_api_kernel()
+    x = rng.integers(-100, 100, 96).astype(np.int32)
+    x[40:48] = 5                                        # equal values in part of a wave
+    res = {}
+    for target in ("python", "cpu"):
+        out = np.full(96, np.nan)
+        flags = np.zeros(96, bool)
+        acc = np.array([0, 0xFFFF], np.uint32)
+        getattr(k, target)[3, 32](x, out, flags, acc)
+        res[target] = (out, flags, acc)
+    for a, b in zip(res["python"], res["cpu"]):
+        np.testing.assert_array_equal(a, b)
+    assert not np.isnan(res["python"][0]).any()
