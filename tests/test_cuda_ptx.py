@@ -485,3 +485,41 @@ def test_loops_around_cross_lane_ops_keep_lanes_together():
     assert ptx.count("shfl.sync") == 2          # one int64 swap (two words); unrolled by 4 it was 10
     ptx = _constant_trip_loop.inspect_ptx((numba.float32[::1], numba.float32[::1]))
     assert ptx.count("shfl.sync.bfly") == 5
+
+
+# bare names imported from numquad.xpu (numba.cuda types popc, fma, threadfence,
+# const, ... only as attributes of its module)
+from numquad.xpu import (  # noqa: E402
+    brev, cbrt, clz, const, ffs, fma, popc, selp, syncthreads_and, syncthreads_count,
+    syncthreads_or, threadfence, threadfence_block, threadfence_system)
+
+_BARE_TAB = np.arange(8, dtype=np.int32)
+
+
+@xpu.jit
+def _bare_builtins(x, out):
+    i = xpu.grid(1)
+    tab = const.array_like(_BARE_TAB)
+    c = syncthreads_count(np.int32(x[i] > 0)) + syncthreads_and(x[i]) + syncthreads_or(x[i])
+    threadfence()
+    threadfence_block()
+    threadfence_system()
+    u = np.uint32(x[i])
+    v = popc(u) + brev(u) % 5 + clz(x[i]) + ffs(x[i]) + selp(x[i] > 3, np.int32(1), np.int32(0))
+    f = fma(np.float32(x[i]), np.float32(2), np.float32(1)) + cbrt(np.float32(x[i]))
+    out[i] = np.float32(tab[i & 7] + c + v) + f
+
+
+def test_bare_builtin_names_compile_for_cuda():
+    ptx = _bare_builtins.inspect_ptx((types.int32[::1], types.float32[::1]))
+    assert "popc.b32" in ptx and "brev.b32" in ptx and "membar.gl" in ptx
+    assert "bar.red.popc" in ptx
+
+
+def test_bare_builtin_names_on_the_cpu_and_the_interpreter():
+    x = np.random.default_rng(5).integers(-50, 50, 64).astype(np.int32)
+    ref, got = np.full(64, np.nan, np.float32), np.full(64, np.nan, np.float32)
+    _bare_builtins.python[2, 32](x, ref)
+    _bare_builtins.cpu[2, 32](x, got)
+    np.testing.assert_array_equal(got, ref)
+    assert not np.isnan(ref).any()

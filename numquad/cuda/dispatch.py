@@ -279,9 +279,22 @@ def _bare_dim3(name):
 
 _BARE = {name: _bare_dim3(name) for name in _SREG}
 _BARE.update({name: _Bare(name, types.Module(getattr(cuda, name)))
-              for name in ("shared", "local", "atomic")})
+              for name in ("shared", "local", "atomic", "const")})
 _BARE["syncwarp"] = _Bare("syncwarp", types.Function(_cudadecl.Cuda_syncwarp))
 _BARE["warpsize"] = 32
+
+
+def _bare(name):
+    """The stand-in for bare ``name`` (``from numquad.xpu import popc``): numba.cuda
+    types ``popc``, ``fma``, ``threadfence``, ... only as attributes of its module,
+    so a bare one takes the type its module template gives the attribute."""
+    hit = _BARE.get(name)
+    if hit is None:
+        resolve = getattr(_cudadecl.CudaModuleTemplate, f"resolve_{name}", None)
+        ty = resolve(None, None) if resolve is not None else None
+        if isinstance(ty, (types.Function, types.Module)):
+            hit = _BARE[name] = _Bare(name, ty)
+    return hit
 
 
 def _package_proxy(pkg):
@@ -304,7 +317,7 @@ def _substitute(value):
     if value is _PACKAGE:
         return _PROXY
     if isinstance(value, xpu._Builtin):
-        return _BARE.get(value.name) or _cuda_object(value.name)
+        return _bare(value.name) or _cuda_object(value.name)
     if type(value) is xpu._Group:
         return _BARE[value.__name__.split(".", 1)[1]]
     if value is ops.Quad or value is ops.Wave:
