@@ -569,7 +569,7 @@ class Generator:
         pnames = [f"p{m}" for m in range(len(params))]
         sc = _Scope({}, arrays=False, lanefn=("r", rt), allow_return=True)
         sc.ro = dict(zip(pnames, params))
-        lines = [f"@xpu.jit", f"def {name}({', '.join(pnames)}):"]
+        lines = ["@xpu.jit", f"def {name}({', '.join(pnames)}):"]
         lines.append(f"    r = {self.expr(rt, sc, 2)}  # keep")
         sc.vars["r"] = rt
         if self.chance(0.5):
@@ -651,7 +651,7 @@ class Generator:
             body.append(f"    loc[q] = {self.const(ldt)}  # keep")
             self.local = ("loc", ldt)
         if nd > 1 and self.chance(0.5):
-            body.append(f"g0, g1 = xpu.grid(2)  # keep" if nd == 2 else "g0, g1, g2 = xpu.grid(3)  # keep")
+            body.append("g0, g1 = xpu.grid(2)  # keep" if nd == 2 else "g0, g1, g2 = xpu.grid(3)  # keep")
             body.append(f"h0 = xpu.gridsize({nd})  # keep")
             sc.ro["g0"] = "int64"
             sc.ro["g1"] = "int64"
@@ -727,7 +727,7 @@ class Generator:
                          f"(t ^ np.int32({m})) % np.int32({B})", f"np.int32({B - 1}) - t",
                          f"(t * np.int32(7) + np.int32(3)) % np.int32({B})",
                          f"(t * np.int32(7) + np.int32(3)) & np.int32({p2 - 1})",
-                         f"t & np.int32(7)"])
+                         "t & np.int32(7)"])
         targets = [v for v, d in sc.vars.items() if d == dt]
         if not targets:
             v = self.fresh("z")

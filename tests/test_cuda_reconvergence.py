@@ -396,7 +396,7 @@ def _execute(key, group):
     for col in cols:
         vals = [np.asarray(v)[()] for v in col]
         dt = np.result_type(*[np.asarray(v).dtype for v in vals])
-        a = np.zeros((1, W), dt) if dt != object else np.zeros((1, W), object)
+        a = np.zeros((1, W), dt)
         for lane, v in zip(lanes, vals):
             a[0, lane] = v
         arrays.append(a)

@@ -59,7 +59,7 @@ def test_generator_covers_every_op_and_type():
         spec = fuzz.generate(9, index)
         seen_ops |= {f for f in spec.features if f.startswith(("Wave.", "Quad."))}
         for t in fuzz.ALL_TYPES:
-            if f"np.{t}(" in spec.source or f"np.bool_(" in spec.source and t == "bool":
+            if f"np.{t}(" in spec.source or "np.bool_(" in spec.source and t == "bool":
                 seen_types.add(t)
     assert seen_ops == set(fuzz.OPS)
     assert seen_types == set(fuzz.ALL_TYPES)

@@ -45,7 +45,7 @@ def k_break_reads_loop_var(out):
     i = xpu.grid(1)
     j = 0
     for j in range(4):
-        x = Wave.prefixSum(np.int32(1))
+        x = Wave.prefixSum(np.int32(1))  # noqa: F841 - the issue's reproducer
         if Wave.laneId() < 5:
             break
     out[i] = j
@@ -58,7 +58,7 @@ def k_continue_before_acc(out):
         if Wave.laneId() < 5:
             continue
         acc += 1
-        x = Wave.prefixSum(np.int32(1))
+        x = Wave.prefixSum(np.int32(1))  # noqa: F841 - the issue's reproducer
     out[i] = acc
 
 
@@ -67,7 +67,7 @@ def k_while_break_per_lane(out, lim):
     c = 0
     while c < 6:
         c += 1
-        y = Wave.reduceSum(np.int32(1))
+        y = Wave.reduceSum(np.int32(1))  # noqa: F841 - the issue's reproducer
         if c >= lim[i]:
             break
     out[i] = c

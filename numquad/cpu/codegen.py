@@ -288,7 +288,8 @@ def _shadow_items(fe, items, subst):
                           orelse=_shadow_items(fe, it.orelse, subst))
             out.append(_located([node], it.node.lineno)[0])
         elif isinstance(it, _fe.UniformIf):
-            node = ast.If(test=subst.visit(copy.deepcopy(it.test)), body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
+            node = ast.If(test=subst.visit(copy.deepcopy(it.test)),
+                          body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
                           orelse=_shadow_items(fe, it.orelse, subst))
             out.append(_located([node], it.node.lineno)[0])
         elif isinstance(it, _fe.Loop):

@@ -716,7 +716,8 @@ class Frontend:
                 if p in kw:
                     args.append(kw.pop(p))
             if kw:
-                self.error(f"{op.qualname}() got unexpected keyword(s) {sorted(kw)}; it takes ({', '.join(op.params)})", node)
+                self.error(f"{op.qualname}() got unexpected keyword(s) {sorted(kw)}; "
+                           f"it takes ({', '.join(op.params)})", node)
         else:
             args = list(node.args)
         if len(args) != len(op.params):
