@@ -857,6 +857,10 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
     ``k[griddim, blockdim](*args)``; one that returns a value is a lane function,
     callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``).
     ``target="auto"`` picks CUDA when an argument has ``__cuda_array_interface__``.
+    ``cache=True`` keeps compiled code on disk: on the CPU, the machine code of each
+    specialisation, keyed by the generated code, the globals it reads, numquad's own
+    source and the library versions (numquad/cpu/diskcache.py; ``$NUMQUAD_CACHE_DIR``,
+    else ``~/.cache/numquad``); on CUDA, numba-cuda's cache.
 
     As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU

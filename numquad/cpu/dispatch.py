@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
 from . import codegen as _cg
+from . import diskcache as _diskcache
 from . import frontend as _fe
 from . import launch as _launch
 from .typing import shadow_types
@@ -324,6 +325,11 @@ class CPUTarget:
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
+        if d.cache:                     # cache=True: the machine code on disk (cpu/diskcache.py)
+            key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug,
+                                       d.fastmath)
+            if key is not None:
+                block._cache = _diskcache.BlockCache(block_py, key)
         dynsmem = any(a[0] == "dynshared" for a in fe.allocs.values())
         block_sig = tuple(argtypes) + (numba.types.int64,) * (len(_cg.BLOCK_PARAMS) + dynsmem)
         try:

@@ -1,0 +1,189 @@
+"""``@xpu.jit(cache=True)`` on the CPU: compiled block functions kept on disk.
+
+A kernel's CPU compile has two parts: the front end, shadow typing and code
+generation (numquad's, a few tenths of a second), and Numba/LLVM compiling the
+generated block function (most of the time: 0.5 s to several seconds). The
+second part is cached, through Numba's own cache files (``CompileResult`` with
+its machine code), under a key that holds everything the machine code depends on:
+
+- the generated block source (the kernel with its lane functions inlined, its
+  shared and local allocations, the argument types and the launch shape class);
+- the value of every global the generated code reads: numbers, strings, tuples,
+  NumPy dtypes and arrays (``const.array_like``) by value, numquad's own helpers
+  by name; a global of any other kind (a user's ``@njit`` function, an object)
+  turns caching off for that kernel, since its changes could not be seen;
+- numquad's own source (every ``.py`` file of the package), the Python, Numba,
+  llvmlite and NumPy versions, and the debug/fastmath options; Numba adds the
+  CPU name and features.
+
+A change to any of them is a different key, so a stale entry is never used. The
+cache lives in ``$NUMQUAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/numquad``, else
+``~/.cache/numquad``. The CUDA target keeps numba-cuda's own cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import types as _pytypes
+
+import llvmlite
+import numba
+import numpy as np
+from numba.core import caching as _caching
+
+__all__ = ["cache_dir", "block_key", "BlockCache"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PACKAGE_HASH = None
+
+
+def cache_dir():
+    """Where cached block functions go."""
+    d = os.environ.get("NUMQUAD_CACHE_DIR")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "numquad")
+
+
+def _package_hash():
+    """A hash of numquad's own source: a new numquad never loads an old entry."""
+    global _PACKAGE_HASH
+    if _PACKAGE_HASH is None:
+        h = hashlib.sha256()
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for dirpath, dirnames, filenames in sorted(os.walk(root)):
+            dirnames.sort()
+            for f in sorted(filenames):
+                if f.endswith(".py"):
+                    path = os.path.join(dirpath, f)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as fh:
+                        h.update(fh.read())
+        _PACKAGE_HASH = h.hexdigest()
+    return _PACKAGE_HASH
+
+
+class _Uncachable(Exception):
+    pass
+
+
+def _fingerprint(value, depth=0):
+    """A stable text for *value*, or _Uncachable when its meaning could change unseen."""
+    if depth > 8:
+        raise _Uncachable("nested too deep")
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.generic):
+        return f"np:{value.dtype.str}:{value.tobytes().hex()}"
+    if isinstance(value, np.dtype):
+        return f"dtype:{value.descr!r}"
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return f"nptype:{np.dtype(value).str}"
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            raise _Uncachable("an object array")
+        return (f"ndarray:{value.dtype.descr!r}:{value.shape}:"
+                f"{hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()}")
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
+    if isinstance(value, _pytypes.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, numba.core.types.Type):
+        return f"numbatype:{value}"
+    py_func = getattr(value, "py_func", None)
+    if isinstance(value, numba.core.dispatcher.Dispatcher) and py_func is not None:
+        return _function_fingerprint(py_func, depth)   # a lane function compiled on its own
+    mod = getattr(value, "__module__", None) or getattr(type(value), "__module__", "")
+    qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if mod and (mod == "numquad" or mod.startswith("numquad.")) and qual:
+        return f"numquad:{mod}.{qual}"                  # covered by the package hash
+    if mod in ("builtins", "math", "operator", "cmath") and qual:
+        return f"{mod}:{qual}"
+    if mod and mod.split(".")[0] == "numpy" and qual:
+        return f"numpy:{mod}.{qual}"                    # covered by the NumPy version
+    raise _Uncachable(f"a global of type {type(value).__name__}")
+
+
+def _function_fingerprint(fn, depth):
+    """A function by its source and, recursively, the globals its code names."""
+    import inspect
+    try:
+        src = inspect.getsource(fn)
+    except (OSError, TypeError):
+        raise _Uncachable(f"no source for {fn!r}") from None
+    parts = [src]
+    glbls = getattr(fn, "__globals__", {})
+    for name in sorted(set(fn.__code__.co_names)):
+        if name in glbls:
+            parts.append(f"{name}={_fingerprint(glbls[name], depth + 1)}")
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            parts.append(f"{name}={_fingerprint(cell.cell_contents, depth + 1)}")
+    return "function:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def block_key(source, namespace, argtypes, nd, debug, fastmath):
+    """The cache key of one block function, or None when it must not be cached."""
+    h = hashlib.sha256()
+    for part in (sys.version, numba.__version__, llvmlite.__version__, np.__version__,
+                 _package_hash(),
+                 repr(tuple(map(str, argtypes))), repr((bool(nd), bool(debug), bool(fastmath))),
+                 source):
+        h.update(part.encode())
+        h.update(b"\0")
+    try:
+        for name in sorted(set(_NAME.findall(source))):
+            if name in namespace:
+                h.update(f"{name}={_fingerprint(namespace[name])}\0".encode())
+    except _Uncachable:
+        return None
+    return h.hexdigest()
+
+
+class _Locator(_caching._CacheLocator):
+    def __init__(self, path, py_file):
+        self._path = path
+        self._py_file = py_file
+
+    def get_cache_path(self):
+        return self._path
+
+    def get_source_stamp(self):
+        return "numquad"                    # the key holds the source: no file stamp
+
+    def get_disambiguator(self):
+        return "block"
+
+    @classmethod
+    def from_function(cls, py_func, py_file):       # pragma: no cover - not used
+        return None
+
+
+class _Impl(_caching.CompileResultCacheImpl):
+    def __init__(self, py_func, key):              # noqa: D401 - no super(): no file lookup
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = _Locator(cache_dir(), py_func.__code__.co_filename)
+        self._filename_base = f"{py_func.__name__}-{key[:32]}.py{sys.version_info[0]}" \
+                              f"{sys.version_info[1]}"
+
+
+class BlockCache(_caching.FunctionCache):
+    """Numba's cache for one generated block function, keyed by :func:`block_key`."""
+
+    def __init__(self, py_func, key):              # (Cache.__init__ looks for a source file)
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._key = key
+        self._impl = _Impl(py_func, key)
+        self._cache_path = self._impl.locator.get_cache_path()
+        self._cache_file = _caching.IndexDataCacheFile(
+            cache_path=self._cache_path, filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp())
+        self.enable()
+
+    def _index_key(self, sig, codegen):
+        return (sig, codegen.magic_tuple(), self._key)
