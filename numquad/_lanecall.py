@@ -44,10 +44,14 @@ class Plan:
 
 
 def _param_names(d):
-    try:
-        return list(inspect.signature(d.py_func).parameters)
-    except (TypeError, ValueError):
-        return [f"arg{i}" for i in range(d.py_func.__code__.co_argcount)]
+    names = d.__dict__.get("_nq_param_names")
+    if names is None:
+        try:
+            names = list(inspect.signature(d.py_func).parameters)
+        except (TypeError, ValueError):
+            names = [f"arg{i}" for i in range(d.py_func.__code__.co_argcount)]
+        d.__dict__["_nq_param_names"] = names
+    return names
 
 
 def _bad_dtype(d, name, dtype):

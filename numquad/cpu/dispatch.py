@@ -177,11 +177,54 @@ def _numba_reason(text):
     return lines[0] if lines else "Numba could not type the function"
 
 
+_TYPEOF = {}
+
+
+def _typeof(a):
+    """numba.typeof for a launch argument; NumPy arrays and scalars memoised by what
+    their Numba type depends on (typeof builds a new type each call: most of a launch)."""
+    if type(a) is np.ndarray:
+        f = a.flags
+        key = (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    elif isinstance(a, np.generic) and a.dtype.kind in "biufc":
+        key = type(a)
+    else:
+        key = None
+    if key is not None:
+        ty = _TYPEOF.get(key)
+        if ty is not None:
+            return ty
+    ty = numba.typeof(a, numba.core.typing.typeof.Purpose.argument)
+    if key is not None and len(_TYPEOF) < 4096 and _passable(ty):
+        _TYPEOF[key] = ty
+    return ty
+
+
+def _passable(ty):
+    return isinstance(ty, (numba.types.Integer, numba.types.Float, numba.types.Complex,
+                           numba.types.Boolean)) or (
+        isinstance(ty, numba.types.Array) and isinstance(
+            ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex,
+                       numba.types.Boolean, numba.types.Record)))
+
+
 def _typeof_args(dispatcher, args):
+    out = []
+    for a in args:                      # the common case: memoised, so already checked
+        key = None
+        if type(a) is np.ndarray:
+            f = a.flags
+            key = (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+        ty = _TYPEOF.get(key) if key is not None else None
+        if ty is None:
+            break
+        out.append(ty)
+    else:
+        return tuple(out)
     out = []
     for i, a in enumerate(args):
         try:
-            ty = numba.typeof(a, numba.core.typing.typeof.Purpose.argument)
+            ty = _typeof(a)
         except (ValueError, TypeError, _nb_errors.NumbaError):
             ty = None
         if ty is None or not isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
