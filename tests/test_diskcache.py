@@ -103,3 +103,10 @@ def test_globals_whose_changes_the_key_cannot_see_turn_caching_off():
     ns["A"] = np.arange(4) + 1
     k2 = diskcache.block_key("x = T[0] + A[1] + np.float32(1)", ns, (), False, False, False)
     assert k1 and k2 and k1 != k2                 # an array's contents are in the key
+
+
+def test_an_unwritable_cache_directory_turns_caching_off(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    hits, out = _run(tmp_path, blocker / "cache")              # cannot be created
+    assert hits == 0 and not np.isnan(out).any()

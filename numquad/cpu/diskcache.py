@@ -27,6 +27,7 @@ import hashlib
 import os
 import re
 import sys
+import tempfile
 import types as _pytypes
 
 import llvmlite
@@ -34,7 +35,7 @@ import numba
 import numpy as np
 from numba.core import caching as _caching
 
-__all__ = ["cache_dir", "block_key", "BlockCache"]
+__all__ = ["cache_dir", "writable_cache_dir", "block_key", "BlockCache"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PACKAGE_HASH = None
@@ -47,6 +48,25 @@ def cache_dir():
         return d
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "numquad")
+
+
+_WRITABLE = {}
+
+
+def writable_cache_dir():
+    """:func:`cache_dir` when it can be created and written, else None (caching is then
+    off, as Numba does for an unwritable ``__pycache__``)."""
+    d = cache_dir()
+    ok = _WRITABLE.get(d)
+    if ok is None:
+        try:
+            os.makedirs(d, exist_ok=True)
+            tempfile.TemporaryFile(dir=d).close()
+            ok = True
+        except OSError:
+            ok = False
+        _WRITABLE[d] = ok
+    return d if ok else None
 
 
 def _package_hash():

@@ -368,7 +368,7 @@ class CPUTarget:
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
-        if d.cache:                     # cache=True: the machine code on disk (cpu/diskcache.py)
+        if d.cache and _diskcache.writable_cache_dir():   # the machine code on disk (cpu/diskcache.py)
             key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug,
                                        d.fastmath)
             if key is not None:
