@@ -116,3 +116,35 @@ def test_range_loop_unrolled_only_for_constant_selectors(rng):
     _k_nested_constant_loops.python[2, 32](x, trip, ref)
     _k_nested_constant_loops.cpu[2, 32](x, trip, got)
     np.testing.assert_array_equal(got, ref)
+
+
+@xpu.jit
+def _k_small_shared(x, out):
+    i = xpu.grid(1)
+    sh = xpu.shared.array(8, np.int64)
+    if xpu.threadIdx.x < 8:
+        sh[xpu.threadIdx.x] = np.int64(xpu.threadIdx.x) * 3
+    xpu.syncthreads()
+    out[i] = x[i] + sh[xpu.threadIdx.x & 7]
+
+
+def test_shared_arrays_sit_inside_written_padding(rng):
+    """A vector store's masked-off lanes may point past a small shared array; on an
+    untouched page that is a microcode assist (10x on the whole kernel), so shared
+    arrays are views into a buffer padded and written on both sides."""
+    from numquad.cpu import intrinsics
+
+    src = _k_small_shared.inspect_cpu_source((numba.int64[::1], numba.int64[::1]))
+    assert "_nq_shared_alloc(" in src
+    view = intrinsics.shared_alloc(64)          # the plain-Python body: same arithmetic
+    base = view.base
+    while base.base is not None:
+        base = base.base
+    pad = intrinsics.BLOCK_LANES * 16
+    assert view.nbytes == 64 and base.nbytes == 64 + 2 * pad
+    raw = base.view(np.uint8)
+    assert not raw[:pad].any() and not raw[pad + 64:].any()
+    x = rng.integers(-9, 9, 512)
+    out = np.full(512, -1, np.int64)
+    _k_small_shared[2, 256](x, out)
+    np.testing.assert_array_equal(out, x + (np.arange(512) % 256 & 7) * 3)

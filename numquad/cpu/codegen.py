@@ -243,6 +243,10 @@ def _namespace(fe):
     for name, (kind, shape, dt, _) in fe.allocs.items():
         ns[f"_nq_shape_{name}"] = shape
         ns[f"_nq_dtype_{name}"] = dt if dt.fields else dt.type      # records: the dtype itself
+        if kind == "shared":
+            ns[f"_nq_nbytes_{name}"] = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+            ns[f"_nq_itemsize_{name}"] = dt.itemsize
+    ns["_nq_shared_alloc"] = _intr.shared_alloc
     return ns
 
 
@@ -335,6 +339,17 @@ def _alloc_stmts(fe, per_lane):
             out += _located([_assign(_name(name, ast.Store), _call(
                 "_nq_cu_dynview", _name("_nq_dynbuf"), _name("_nq_dynsmem"),
                 _name(f"_nq_dtype_{name}"), _const(dt.itemsize)))], node.lineno)
+            continue
+        if kind == "shared":
+            # inside written padding: masked-off lanes of a vector store may point past
+            # the array, and a masked store to an untouched page is a slow microcode
+            # assist (10x on a whole kernel: examples/README.md)
+            nbytes = _name(f"_nq_nbytes_{name}")
+            view = _call("_nq_cu_dynview", _call("_nq_shared_alloc", nbytes), nbytes,
+                         _name(f"_nq_dtype_{name}"), _name(f"_nq_itemsize_{name}"))
+            out += _located([_assign(_name(name, ast.Store), _call(
+                ast.Attribute(view, "reshape", ast.Load()), _name(f"_nq_shape_{name}")))],
+                node.lineno)
             continue
         if kind == "local" and per_lane:
             shp = ast.BinOp(ast.Tuple([_name("_nq_GMAX")], ast.Load()), ast.Add(), _name(f"_nq_shape_{name}"))

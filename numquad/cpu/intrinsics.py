@@ -15,7 +15,7 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from .. import ops as _ops
@@ -46,6 +46,19 @@ def _scalar_of(ty):
 
 #: Lanes of a block-wide lane array (CUDA's largest block).
 BLOCK_LANES = 1024
+
+
+@register_jitable
+def shared_alloc(nbytes):
+    """The bytes of one shared array (16-byte aligned) between BLOCK_LANES x 16 bytes
+    of padding on each side, written once: a vector store whose masked-off lanes
+    point outside the array then stays on touched pages (cpu/codegen.py)."""
+    pad = BLOCK_LANES
+    n = (nbytes + 15) // 16
+    buf = np.empty(n + 2 * pad, np.complex128)
+    buf[:pad] = 0
+    buf[pad + n:] = 0
+    return buf[pad:pad + n].view(np.uint8)
 
 
 def _lanes_impl(count):
