@@ -148,3 +148,26 @@ def test_shared_arrays_sit_inside_written_padding(rng):
     out = np.full(512, -1, np.int64)
     _k_small_shared[2, 256](x, out)
     np.testing.assert_array_equal(out, x + (np.arange(512) % 256 & 7) * 3)
+
+
+@xpu.jit
+def _k_count_digits(d, out):
+    i = xpu.grid(1)
+    c = np.uint32(0)
+    for r in range(16):                     # r is an operand, not a selector: a loop
+        c += Wave.countBits(d[i] == r)
+    v = d[i]
+    for k in range(5):                      # k is a selector: unrolled, immediate shuffles
+        v = v + Wave.shuffleXor(v, 1 << k)
+    out[i] = c + np.uint32(v)
+
+
+def test_range_loop_unrolled_only_when_its_variable_is_a_selector(rng):
+    src = _k_count_digits.inspect_cpu_source((numba.int32[::1], numba.uint32[::1]))
+    assert re.search(r"for r in range\(", src)
+    assert not re.search(r"for k in range\(", src)
+    d = rng.integers(0, 16, 96).astype(np.int32)
+    ref, got = np.zeros(96, np.uint32), np.zeros(96, np.uint32)
+    _k_count_digits.python[3, 32](d, ref)
+    _k_count_digits.cpu[3, 32](d, got)
+    np.testing.assert_array_equal(got, ref)

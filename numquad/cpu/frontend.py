@@ -540,7 +540,7 @@ class Frontend:
         if isinstance(s, ast.For) and self.contains_xl(s):
             consts = self._constant_sequence(s.iter)
             is_range = isinstance(s.iter, ast.Call)
-            # a range is unrolled only when its variable reaches an op's arguments (a
+            # a range is unrolled only when its variable reaches an op's selector (a
             # constant selector); unrolling nested loops for nothing multiplied the code
             # (fuzz seed 2 kernel 126: 20 copies of a while loop, 87 s to compile)
             if consts is not None and not (is_range and not (self._unrollable(s)
@@ -603,13 +603,20 @@ class Frontend:
         return True
 
     def _var_in_op(self, s):
-        """Does the loop variable of *s* appear in the arguments of a cross-lane op?"""
+        """Does the loop variable of *s* reach a cross-lane op's selector (the argument a
+        constant makes an immediate shuffle)? A value operand does not need it constant."""
         if not isinstance(s.target, ast.Name):
             return False
         name = s.target.id
         for n in ast.walk(ast.Module(body=s.body, type_ignores=[])):
             if isinstance(n, ast.Call) and self.is_xl(n):
-                for a in list(n.args) + [k.value for k in n.keywords]:
+                op = self.op_of(n)
+                if op.selector is None:
+                    continue
+                sel = [k.value for k in n.keywords if k.arg == op.selector]
+                if len(n.args) > 1:
+                    sel.append(n.args[1])
+                for a in sel:
                     if any(isinstance(m, ast.Name) and m.id == name for m in ast.walk(a)):
                         return True
         return False
