@@ -1070,6 +1070,7 @@ class Campaign:
         self.next_index = 0
         self.deadline = None
         self.spawned = 0
+        self.interrupted = False
 
     def log(self, msg):
         if not self.quiet:
@@ -1158,8 +1159,14 @@ class Campaign:
                 for c in list(self.live):
                     if c.job is not None and now - c.since > self.timeout:
                         self._hung(c)
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM: the kernels that finished are reported, the ones in
+            # flight dropped (not counted)
+            self.interrupted = True
+            self.log(f"interrupted: {len(self.results)} kernels finished")
         finally:
             for c in list(self.live):
+                c.kill()
                 self._retire(c)
         return self.results
 
@@ -1572,6 +1579,15 @@ def format_table(counts):
     return f"| {head} |\n|{'|'.join('-' * (len(c) + 2) for c in COLUMNS)}|\n| {vals} |"
 
 
+def _threading_main():
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def fuzz(seed=0, minutes=None, count=None, targets=("cpu", "cpu-debug"), out="fuzz-out", jobs=None,
          timeout=300, shrink_count=0, shrink_seconds=120, quiet=False):
     """Run a campaign; returns (counts, results)."""
@@ -1580,11 +1596,18 @@ def fuzz(seed=0, minutes=None, count=None, targets=("cpu", "cpu-debug"), out="fu
         count = 20
     camp = Campaign(seed, list(targets), out, jobs, minutes, count, timeout, quiet=quiet)
     t0 = time.time()
-    results = camp.run()
+    old_term = signal.getsignal(signal.SIGTERM)
+    if _threading_main():
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        results = camp.run()
+    finally:
+        if _threading_main():
+            signal.signal(signal.SIGTERM, old_term)
     camp.log(f"fuzzed {len(results)} kernels in {time.time() - t0:.0f} s")
     fails = [(i, r) for i, r in sorted(results.items())
              if r["status"] in ("mismatch", "compile_error", "runtime_error")]
-    if shrink_count and fails:
+    if shrink_count and fails and not camp.interrupted:
         _shrink_some(seed, fails, list(targets), out, jobs, shrink_count, shrink_seconds, camp)
     shutil.rmtree(camp.workdir, ignore_errors=True)
     return summarize(results), results

@@ -95,3 +95,20 @@ def test_crashes_and_hangs_are_isolated(tmp_path, monkeypatch):
     assert "_selftest" in " ".join(results[4]["details"])     # the hung child's stack
     assert counts["passed"] == 5 and counts["generated"] == 7
     assert os.path.exists(tmp_path / "repro_7_2.py")
+
+
+def test_a_stopped_run_reports_what_finished(tmp_path):
+    """SIGTERM (or Ctrl-C) ends a campaign with its table: nothing finished is lost."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "numquad.fuzz", "--count", "500", "--seed", "7",
+                          "--jobs", "1", "--no-debug", "--out", str(tmp_path), "--shrink", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(20)
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=120)
+    assert "interrupted:" in out and "| generated |" in out, out
+    assert "numquad fuzz: seed 7" in out
