@@ -109,7 +109,10 @@ def test_range_loop_unrolled_only_for_constant_selectors(rng):
     sig = (numba.uint32[::1], numba.int32[::1], numba.uint32[::1])
     src = _k_nested_constant_loops.inspect_cpu_source(sig)
     assert re.search(r"for j in range\(", src)
-    assert src.count("while ") <= 5 * 2 + 2, src.count("while ")
+    # the loop over (1, 2, 4, 8, 16) holds a while loop: a loop too (fuzz seed 3 kernel
+    # 151: five copies of such a body were 3,962 generated lines, 205 s to compile)
+    assert re.search(r"k = 1 if _nq_u_\d+ == 0 else 2 if", src)
+    assert src.count("while ") <= 2, src.count("while ")
     x = rng.integers(0, 2**32, 64, dtype=np.uint32)
     trip = rng.integers(0, 4, 64).astype(np.int32)
     ref, got = np.full(64, 7, np.uint32), np.full(64, 7, np.uint32)

@@ -226,6 +226,8 @@ _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 
 #: Loops over at most this many constants around cross-lane ops are unrolled.
 _UNROLL_MAX = 32
+#: ... and only when the copies hold at most this many statements, and no loop.
+_UNROLL_BUDGET = 96
 
 
 def _to_dtype(obj):
@@ -545,7 +547,10 @@ class Frontend:
             # (fuzz seed 2 kernel 126: 20 copies of a while loop, 87 s to compile)
             if consts is not None and not (is_range and not (self._unrollable(s)
                                                              and self._var_in_op(s))):
-                return self._unroll(s, consts, in_loop)
+                if not self._too_big_to_unroll(s, consts):
+                    return self._unroll(s, consts, in_loop)
+                if not is_range:
+                    self._index_constants(s, consts)     # a loop with a uniform selector
         if isinstance(s, ast.For):
             pre, it = self._hoist(s.iter)
             s.iter = it
@@ -601,6 +606,36 @@ class Frontend:
             if isinstance(n, ast.Name) and n.id == s.target.id and isinstance(n.ctx, ast.Store):
                 return False
         return True
+
+    def _too_big_to_unroll(self, s, values):
+        """Unrolling copies the body once per value: a body with a loop, or copies
+        beyond _UNROLL_BUDGET statements, compile for minutes (fuzz seed 3 kernel 151:
+        five copies of a body with a while loop and two inlined lane functions, 3,962
+        generated lines, 205 s). Such a loop runs as a loop; its variable is then a
+        selector that is the same in every lane, not a constant."""
+        stmts = [n for st in s.body for n in ast.walk(st) if isinstance(n, ast.stmt)]
+        if any(isinstance(n, (ast.For, ast.While)) for n in stmts):
+            return True
+        return len(values) * len(stmts) > _UNROLL_BUDGET
+
+    def _index_constants(self, s, values):
+        """``for k in (a, b, c): body`` as ``for u in range(3): k = a if u == 0 else ...``."""
+        name = s.target.id if isinstance(s.target, ast.Name) else None
+        if name is None or not values:
+            return
+        u = self.fresh("u")
+        pick = ast.Constant(values[-1])
+        for pos in range(len(values) - 2, -1, -1):
+            pick = ast.IfExp(test=ast.Compare(left=ast.Name(u, ast.Load()), ops=[ast.Eq()],
+                                              comparators=[ast.Constant(pos)]),
+                             body=ast.Constant(values[pos]), orelse=pick)
+        bind = ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=pick), s)
+        s.target = ast.copy_location(ast.Name(u, ast.Store()), s.target)
+        s.iter = ast.copy_location(ast.Call(func=ast.Name("range", ast.Load()),
+                                            args=[ast.Constant(len(values))], keywords=[]), s.iter)
+        s.body = [bind] + s.body
+        for n in (bind, s.target, s.iter):
+            ast.fix_missing_locations(n)
 
     def _var_in_op(self, s):
         """Does the loop variable of *s* reach a cross-lane op's selector (the argument a
