@@ -22,12 +22,12 @@ Both are timed against NumPy and Numba ``@njit(parallel=True)``.
 
 import argparse
 import sys
-import time
 
 import numba
 import numpy as np
 from numba import prange
 
+from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
 TPB = 256                  # threads per block
@@ -161,15 +161,6 @@ def radix_pass_numba(keys, out_keys, out_index):
 
 
 # -- driver -------------------------------------------------------------------------------
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
 
 def fail(msg):
     print(f"FAIL block_scan_radix: {msg}")

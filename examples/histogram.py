@@ -19,12 +19,12 @@ over 256 bins, and a peaked one), and timed against ``np.bincount`` and a Numba
 
 import argparse
 import sys
-import time
 
 import numba
 import numpy as np
 from numba import prange
 
+from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
 TPB = 256
@@ -68,15 +68,6 @@ def hist_numba(x):
         for j in range(n * c // chunks, n * (c + 1) // chunks):
             local[c, x[j]] += 1
     return local.sum(axis=0)
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def fail(msg):

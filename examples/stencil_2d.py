@@ -22,12 +22,12 @@ largest change is a max, which does not depend on the order, so it matches exact
 
 import argparse
 import sys
-import time
 
 import numba
 import numpy as np
 from numba import prange
 
+from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
 TILE = 16
@@ -109,15 +109,6 @@ def heat_numba(u0, alpha, steps):
             row_change[i] = m
         u, new = new, u
     return u, row_change.max()
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def fail(msg):

@@ -25,12 +25,12 @@ Both are timed against NumPy's boolean indexing and a two-pass Numba
 
 import argparse
 import sys
-import time
 
 import numba
 import numpy as np
 from numba import prange
 
+from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
 TPB = 256                  # threads per block
@@ -136,15 +136,6 @@ def compact_numba(x, t, out):
                 out[p] = x[j]
                 p += 1
     return offsets[chunks]
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def fail(msg):
