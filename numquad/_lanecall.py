@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import NumquadLaunchError, NumquadTypeError
 
-__all__ = ["Plan", "plan", "check_out", "not_a_scalar"]
+__all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous"]
 
 _OK_KINDS = "biuf"
 
@@ -41,6 +41,19 @@ class Plan:
     dtypes: tuple        #: the element dtype of each argument
     is_array: tuple      #: True where the argument is an array of at least one dimension
     shape: tuple         #: the broadcast shape, the shape of the result
+
+
+def cai_c_contiguous(cai):
+    """Is the ``__cuda_array_interface__`` *cai* C-contiguous (strides None, or C's)?"""
+    strides = cai.get("strides")
+    if strides is None:
+        return True
+    itemsize = np.dtype(cai["typestr"]).itemsize
+    expected = []
+    for extent in reversed(cai["shape"]):
+        expected.append(itemsize)
+        itemsize *= extent
+    return all(s == e for s, e, n in zip(strides, reversed(expected), cai["shape"]) if n > 1)
 
 
 def _param_names(d):
@@ -157,10 +170,9 @@ def check_out(d, out, shape, dtype, *, device=False, strided_ok=True):
             raise NumquadTypeError(
                 f"{d.where}: out= of {d.__name__} is a CUDA device array but this call runs "
                 f"on the CPU; out= must be {takes}")
-        from .cuda.dispatch import _cai_c_contiguous
         cai = out.__cuda_array_interface__
         oshape, odtype = tuple(cai["shape"]), np.dtype(cai["typestr"])
-        contiguous, writeable, host = _cai_c_contiguous(cai), not cai["data"][1], False
+        contiguous, writeable, host = cai_c_contiguous(cai), not cai["data"][1], False
     elif isinstance(out, np.ndarray):
         oshape, odtype = out.shape, out.dtype
         contiguous, writeable, host = out.flags.c_contiguous, out.flags.writeable, True

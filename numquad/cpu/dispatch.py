@@ -180,12 +180,17 @@ def _numba_reason(text):
 _TYPEOF = {}
 
 
+def _array_key(a):
+    """What an ndarray's Numba type depends on."""
+    f = a.flags
+    return (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+
+
 def _typeof(a):
     """numba.typeof for a launch argument; NumPy arrays and scalars memoised by what
     their Numba type depends on (typeof builds a new type each call: most of a launch)."""
     if type(a) is np.ndarray:
-        f = a.flags
-        key = (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+        key = _array_key(a)
     elif isinstance(a, np.generic) and a.dtype.kind in "biufc":
         key = type(a)
     else:
@@ -211,11 +216,7 @@ def _passable(ty):
 def _typeof_args(dispatcher, args):
     out = []
     for a in args:                      # the common case: memoised, so already checked
-        key = None
-        if type(a) is np.ndarray:
-            f = a.flags
-            key = (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-        ty = _TYPEOF.get(key) if key is not None else None
+        ty = _TYPEOF.get(_array_key(a)) if type(a) is np.ndarray else None
         if ty is None:
             break
         out.append(ty)

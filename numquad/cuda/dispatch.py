@@ -440,18 +440,6 @@ def _cai_shape(a):
     return tuple(a.__cuda_array_interface__["shape"])
 
 
-def _cai_c_contiguous(cai):
-    strides = cai.get("strides")
-    if strides is None:
-        return True
-    itemsize = np.dtype(cai["typestr"]).itemsize
-    expected = []
-    for extent in reversed(cai["shape"]):
-        expected.append(itemsize)
-        itemsize *= extent
-    return all(s == e for s, e, n in zip(strides, reversed(expected), cai["shape"]) if n > 1)
-
-
 _LANE_CALL_SRC = '''\
 def {name}(n, out, {params}):
     i = cuda.grid(1)
@@ -646,7 +634,7 @@ class CUDATarget:
                           for v, dt, arr in zip(p.values, p.dtypes, is_array))
         for k, v in enumerate(p.values):
             if _is_device(v) and (_cai_shape(v) != shape
-                                  or not _cai_c_contiguous(v.__cuda_array_interface__)):
+                                  or not _lanecall.cai_c_contiguous(v.__cuda_array_interface__)):
                 raise NumquadTypeError(
                     f"{self.dispatcher.where}: argument {k} of {self.dispatcher.__name__} is a "
                     f"device array of shape {_cai_shape(v)}; on CUDA a device array must have "
