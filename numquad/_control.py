@@ -97,6 +97,7 @@ import builtins as _builtins
 import copy
 import dataclasses
 import itertools
+import operator
 import sys
 import threading
 import weakref
@@ -111,7 +112,7 @@ from .errors import NumquadCompileError, NumquadTypeError
 __all__ = [
     "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
-    "analyze", "needs_mask", "masked_function",
+    "analyze", "needs_mask", "masked_function", "fold_array_shapes",
 ]
 
 #: The mask variable of the generated code (uint32, bit i: lane i takes part).
@@ -559,7 +560,7 @@ class Analysis:
                 return False
             op = _ops.of_function(f)
             if op is not None:
-                return op.qualname == "Wave.width"
+                return op.query == "width"       # the wave width: a constant
             b = _builtin_name(f)
             if b is not None and b not in _UNIFORM_BUILTIN_CALLS:
                 return False
@@ -796,6 +797,107 @@ def masked_function(dispatcher) -> ast.FunctionDef:
     if not a.needs_mask:
         return copy.deepcopy(a.tree)
     return _Emitter(a).function()
+
+
+# ---------------------------------------------------------------------------
+# Constant array shapes
+# ---------------------------------------------------------------------------
+
+_SHAPED = ("shared.array", "local.array")
+_FOLD_OPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _shape_value(env, consts, node):
+    """The int or tuple of ints *node* stands for at compile time, else None:
+    literals, names bound to them (a local assigned once at the top level, a
+    global, a closure variable, a module attribute) and arithmetic on those."""
+    if isinstance(node, ast.Constant):
+        return int(node.value) if _is_int(node.value) else None
+    if isinstance(node, ast.Tuple):
+        vals = [_shape_value(env, consts, e) for e in node.elts]
+        return tuple(vals) if all(isinstance(v, int) for v in vals) else None
+    if isinstance(node, ast.Name) and node.id in consts:
+        return consts[node.id]
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        obj = env.resolve(node)
+        if _is_int(obj):
+            return int(obj)
+        if isinstance(obj, tuple) and all(_is_int(v) for v in obj):
+            return tuple(int(v) for v in obj)
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _shape_value(env, consts, node.operand)
+        return (-v if isinstance(node.op, ast.USub) else v) if isinstance(v, int) else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLD_OPS:
+        a = _shape_value(env, consts, node.left)
+        b = _shape_value(env, consts, node.right)
+        if isinstance(a, int) and isinstance(b, int):
+            try:
+                return _FOLD_OPS[type(node.op)](a, b)
+            except (ZeroDivisionError, ValueError, OverflowError):
+                return None
+    return None
+
+
+def _is_literal_shape(node):
+    if isinstance(node, ast.Constant):
+        return _is_int(node.value)
+    return isinstance(node, ast.Tuple) and all(
+        isinstance(e, ast.Constant) and _is_int(e.value) for e in node.elts)
+
+
+def fold_array_shapes(tree, pyfunc) -> bool:
+    """Write the shape of every ``shared.array``/``local.array`` call of *tree*
+    (xpu's or numba.cuda's spelling) that is a compile-time constant but not a
+    literal (``TPB * 2``, a global tuple, ``config.TPB``, a closure variable, a
+    local ``N = 16``) as that literal, in place; numba.cuda takes only literals and
+    global names there. True when something changed. The CPU target folds the
+    same forms in its frontend (numquad/cpu/cudaapi.py, ``constant_shape``)."""
+    env = _Env(pyfunc, tree)
+    stores = {}
+    for n in _walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    params = {a.arg for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
+    consts = {}
+    for s in tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            name = s.targets[0].id
+            if stores.get(name) == 1 and name not in params:
+                v = _shape_value(env, consts, s.value)
+                if v is not None:
+                    consts[name] = v
+    changed = False
+    for n in _walk(tree):
+        if not (isinstance(n, ast.Call) and env.builtin(n.func) in _SHAPED):
+            continue
+        slots = [(n.args, 0)] if n.args else []
+        slots += [(None, k) for k in n.keywords if k.arg == "shape"]
+        for container, key in slots:
+            node = container[key] if container is not None else key.value
+            if _is_literal_shape(node):
+                continue
+            v = _shape_value(env, consts, node)
+            if v is None:
+                continue
+            lit = ast.copy_location(ast.Constant(v) if isinstance(v, int) else
+                                    ast.Tuple([ast.Constant(x) for x in v], ast.Load()), node)
+            ast.fix_missing_locations(lit)
+            if container is not None:
+                container[key] = lit
+            else:
+                key.value = lit
+            changed = True
+    return changed
 
 
 def _name(n, store=False):

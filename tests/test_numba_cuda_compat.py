@@ -231,8 +231,7 @@ config = pytypes.ModuleType("config")
 config.TPB = 8
 
 
-@pytest.mark.parametrize("target", TARGETS)
-def test_named_constants_for_shapes(target, rng):
+def _named_constants_kernel():
     CLOSED = 12
 
     @xpu.jit
@@ -262,7 +261,12 @@ def test_named_constants_for_shapes(target, rng):
             out[t] += c[7 - t]
         if t < 12:
             out[t] += d[11 - t]
+    return k
 
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_named_constants_for_shapes(target, rng):
+    k = _named_constants_kernel()
     x = rng.standard_normal(32)
     out = np.full(32, POISON_F)
     launch(k, target, 1, 32)(x, out)
@@ -271,6 +275,14 @@ def test_named_constants_for_shapes(target, rng):
     want[:8] += 3 * x[:8][::-1]
     want[:12] += 4 * x[:12][::-1]
     np.testing.assert_allclose(out, want, rtol=1e-14)
+
+
+def test_named_constants_for_shapes_compile_for_cuda():
+    # numba.cuda itself takes only literals and global names as shapes; numquad's
+    # CUDA target writes the folded constants into the source it hands over
+    ptx = _named_constants_kernel().inspect_ptx((float64[::1], float64[::1]))
+    shared = sorted(int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\]", ptx))
+    assert shared == sorted([8 * 32, 8 * 32, 8 * 8, 8 * 12]), shared
 
 
 # ---------------------------------------------------------------------------

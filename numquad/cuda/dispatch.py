@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import linecache
 import os
 import re
@@ -373,6 +374,7 @@ def _masked_pyfunc(disp):
     """
     pyfunc = disp.py_func
     tree = _control.name_forever_loops(_control.masked_function(disp))
+    _control.fold_array_shapes(tree, pyfunc)
     code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
     fcode = next(c for c in code.co_consts
                  if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
@@ -400,6 +402,17 @@ def _masked_pyfunc(disp):
     fn.__doc__ = pyfunc.__doc__
     fn.__module__ = pyfunc.__module__
     return fn
+
+
+def _folds_shapes(disp):
+    """Does *disp* allocate a shared/local array whose constant shape numba.cuda
+    cannot read as it is (``TPB * 2``, a local ``N = 16``)? Then the CUDA target
+    compiles it from its rewritten source (``_control.fold_array_shapes``)."""
+    try:
+        tree = copy.deepcopy(disp.source_tree)
+    except NumquadTypeError:                             # no source to read
+        return False
+    return _control.fold_array_shapes(tree, disp.py_func)
 
 
 def _uses_ops(pyfunc):
@@ -513,7 +526,8 @@ class CUDATarget:
         with self._lock:
             if self._pyfunc is None:
                 d = self.dispatcher
-                self._pyfunc = _masked_pyfunc(d) if self.needs_mask else _cuda_pyfunc(d.py_func)
+                rewrite = self.needs_mask or _folds_shapes(d)
+                self._pyfunc = _masked_pyfunc(d) if rewrite else _cuda_pyfunc(d.py_func)
             return self._pyfunc
 
     def _with_mask(self, argtypes):
