@@ -15,6 +15,7 @@ import types as pytypes
 import numpy as np
 import pytest
 from numba import cuda
+from numba.core import types as ntypes
 from numba.cuda import float32, float64, int32, void
 
 from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, xpu
@@ -694,10 +695,43 @@ def lambda_free_kernel(x):
 
 def test_signature_type_error_at_decoration():
     def bad(x):
-        x[0] = cuda.popc(x[0])
+        x[0] = cuda.popc(x)                # an error on both targets: raised at decoration
 
-    with pytest.raises(NumquadTypeError, match=r"cuda\.popc\(x\): x got float32; it takes an integer"):
-        xpu.jit("void(float32[:])")(bad)
+    with pytest.raises(NumquadTypeError, match=r"cuda\.popc\(x\): x got array\(int32.*it takes an integer"):
+        xpu.jit("void(int32[:])")(bad)
+
+
+def _fill_half(a, x):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = x
+
+
+def _popc_method(out, x):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i].bit_count()          # numba.cuda's method; the CPU target has cuda.popc
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_signature_that_only_cuda_compiles_waits_for_a_cpu_launch(target, rng):
+    # an eager CPU compile at decoration must not stop a kernel that CUDA compiles
+    k = xpu.jit("void(int32[:], uint32[:])")(_popc_method)
+    x = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+    out = np.full(64, -1, np.int32)
+    if target == "cpu":
+        with pytest.raises(NumquadTypeError, match="bit_count"):
+            k.cpu[1, 64](out, x)
+        assert (out == -1).all()
+    else:
+        k.cuda[1, 64](out, x)
+        np.testing.assert_array_equal(out, [bin(int(v)).count("1") for v in x])
+    h = xpu.jit("void(float16[:], float16)")(_fill_half)
+    assert re.search(r"st\.(global\.)?[ub]16", h.inspect_ptx((ntypes.float16[:], ntypes.float16)))
+    with pytest.raises(NumquadTypeError, match="float16 is not supported by numquad's CPU target"):
+        h.cpu[1, 4](np.zeros(4, np.float16), np.float16(1))
+    with pytest.raises(NumquadTypeError, match="bit_count"):
+        xpu.jit("void(int32[:], uint32[:])", target="cpu")(_popc_method)
 
 
 @pytest.mark.parametrize("target", TARGETS)

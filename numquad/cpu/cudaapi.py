@@ -34,6 +34,7 @@ from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 from .. import ops as _ops
+from ..errors import NumquadCompileError, NumquadTypeError
 
 __all__ = ["API", "unsupported", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
            "constant_value", "constant_shape", "local_constants", "compile_time_object",
@@ -721,7 +722,7 @@ def _match_value(name):
 #: The whole-wave op behind match_any_sync: bits of the active lanes whose value
 #: has the same bits as this lane's (uint32). Not in ops.py: CPU only.
 MATCH_OP = _ops.Op("cuda", "match_any_sync", "ballot", ("value",),
-                   "lanes holding the same bits", "", types="value")
+                   "lanes holding the same bits", "", types="value", vote="match")
 _MATCH_FN = _ops._OpFunction(MATCH_OP)
 
 
@@ -1022,7 +1023,13 @@ def parse_signatures(sig):
 
 def declare_signatures(d, sigs):
     """Declare *sigs* on the xpu Dispatcher *d*; a kernel compiles for them now on
-    the CPU (unless its target is "cuda")."""
+    the CPU (unless its target is "cuda").
+
+    With ``target="auto"`` a kernel that the CPU target cannot compile but CUDA can
+    (float16, a method only numba.cuda has) must still launch on CUDA: the CPU's
+    error is then raised by the first CPU launch, which compiles again. An error
+    of the kernel itself (CUDA cannot compile it either, or CUDA is not there to
+    ask) is raised here, at decoration, as numba.cuda's ``cuda.jit(sig)`` does."""
     d.signatures = list(sigs)
     if d.is_kernel:
         for args, ret in sigs:
@@ -1032,7 +1039,20 @@ def declare_signatures(d, sigs):
         if d.target != "cuda":
             t = d._target("cpu")
             for args, _ in sigs:
-                t.compile(tuple(args), False).block.disable_compile()
+                try:
+                    t.compile(tuple(args), False).block.disable_compile()
+                except (NumquadTypeError, NumquadCompileError):
+                    if d.target == "cpu" or not _cuda_compiles(d, args):
+                        raise
+
+
+def _cuda_compiles(d, args):
+    """Does the CUDA target compile *d* for *args* (to PTX; no GPU needed)?"""
+    try:
+        d.inspect_ptx(tuple(args))
+    except Exception:  # noqa: BLE001 - any failure, CUDA missing included, means no
+        return False
+    return True
 
 
 def _convert(value, ty):

@@ -272,6 +272,20 @@ class _Compiled:
         self.dynsmem = dynsmem          # takes the launch's dynamic shared memory size
 
 
+def _reject_float16(d, argtypes):
+    """float16 arguments: one clear error (Numba's CPU backend has no float16
+    arithmetic; its own error is a bare NotImplementedError from deep inside)."""
+    code = d.py_func.__code__
+    names = code.co_varnames[:code.co_argcount]
+    for i, t in enumerate(argtypes):
+        if getattr(t, "dtype", t) == numba.types.float16:
+            name = names[i] if i < len(names) else f"#{i}"
+            raise NumquadTypeError(
+                f"{d.where}: argument {name!r} of {d.__name__} is {t}: float16 is not "
+                f"supported by numquad's CPU target (docs/numba-cuda.md); use float32 "
+                f"there, or run on the CUDA target")
+
+
 class CPUTarget:
     """The CPU target of one ``@xpu.jit`` function."""
 
@@ -358,6 +372,7 @@ class CPUTarget:
 
     def _compile(self, argtypes, nd):
         d = self.dispatcher
+        _reject_float16(d, argtypes)
         fe = self.frontend()
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
