@@ -16,8 +16,13 @@
 
 Both are timed against NumPy and Numba ``@njit(parallel=True)``.
 
-    python examples/block_scan_radix.py            # 4 M elements
-    python examples/block_scan_radix.py --small    # a quick check
+With ``--target cuda`` the kernels run on the GPU on numba.cuda device arrays
+(examples/_target.py); the scan of the digit counts stays a NumPy step on the
+host, so the counts go to the host and the offsets back to the GPU in between.
+
+    python examples/block_scan_radix.py                  # 4 M elements
+    python examples/block_scan_radix.py --small          # a quick check
+    python examples/block_scan_radix.py --target cuda    # the same on a GPU
 """
 
 import argparse
@@ -27,6 +32,7 @@ import numba
 import numpy as np
 from numba import prange
 
+import _target  # examples/_target.py
 from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
@@ -125,12 +131,12 @@ def k_digit_scatter(keys, offsets, out_keys, out_index):
         out_index[dst] = i
 
 
-def radix_pass(keys, counts, out_keys, out_index):
+def radix_pass(tgt, keys, counts, out_keys, out_index):
     nblocks = counts.shape[1]
     k_digit_counts[nblocks, TPB](keys, counts)
-    flat = counts.ravel()                        # digit-major: digit 0 of every block first
+    flat = tgt.to_host(counts).ravel()           # digit-major: digit 0 of every block first
     offsets = (np.cumsum(flat) - flat).reshape(counts.shape)
-    k_digit_scatter[nblocks, TPB](keys, offsets, out_keys, out_index)
+    k_digit_scatter[nblocks, TPB](keys, tgt.to_device(offsets), out_keys, out_index)
 
 
 def radix_pass_numpy(keys):
@@ -177,17 +183,23 @@ def report(title, timings):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="a small input, for a quick check")
+    _target.add_option(ap)
     args = ap.parse_args()
+    tgt = _target.from_args(args, "block_scan_radix")
     nblocks = 200 if args.small else 16_384
     n_keys = 100_003 if args.small else 4_000_037       # a partial last block and wave
     repeats = 3 if args.small else 7
     rng = np.random.default_rng(11)
+    if tgt.is_cuda:
+        print(f"numquad kernels on the GPU: {tgt.device_name()}")
     print(f"({numba.get_num_threads()} threads, median of {repeats})")
 
     # 1. block scan
     x = rng.integers(-1000, 1000, nblocks * TPB).astype(np.int32)
-    out = np.full(x.size, np.iinfo(np.int64).min, np.int64)     # poison
-    k_block_scan[nblocks, TPB](x, out)
+    dx = tgt.to_device(x)                                        # x itself on the CPU
+    d_out = tgt.full(x.size, np.iinfo(np.int64).min, np.int64)   # poison
+    k_block_scan[nblocks, TPB](dx, d_out)
+    out = tgt.to_host(d_out)
     want = scan_numpy(x)
     if not np.array_equal(out, want):
         bad = np.flatnonzero(out != want)
@@ -198,7 +210,7 @@ def main():
     if not np.array_equal(out_nb, want):
         fail("the Numba scan differs from np.cumsum")
     report(f"exclusive scan of {nblocks:,} blocks of {TPB} int32 -> int64", [
-        ("numquad k_block_scan", median_time(lambda: k_block_scan[nblocks, TPB](x, out), repeats)),
+        ("numquad k_block_scan", tgt.median_time(lambda: k_block_scan[nblocks, TPB](dx, d_out), repeats)),
         ("NumPy cumsum(axis=1) - x", median_time(lambda: scan_numpy(x), repeats)),
         ("Numba njit(parallel=True)", median_time(lambda: scan_numba(x, out_nb), repeats)),
     ])
@@ -206,10 +218,12 @@ def main():
     # 2. one radix pass
     keys = rng.integers(0, 2**32, n_keys, dtype=np.uint32)
     kb = (n_keys + TPB - 1) // TPB
-    counts = np.full((RADIX, kb), -1, np.int64)                  # poison
-    out_keys = np.full(n_keys, 0xFFFFFFFF, np.uint32)
-    out_index = np.full(n_keys, -1, np.int64)
-    radix_pass(keys, counts, out_keys, out_index)
+    d_keys = tgt.to_device(keys)
+    d_counts = tgt.full((RADIX, kb), -1, np.int64)               # poison
+    d_out_keys = tgt.full(n_keys, 0xFFFFFFFF, np.uint32)
+    d_out_index = tgt.full(n_keys, -1, np.int64)
+    radix_pass(tgt, d_keys, d_counts, d_out_keys, d_out_index)
+    counts, out_keys, out_index = tgt.to_host(d_counts), tgt.to_host(d_out_keys), tgt.to_host(d_out_index)
     want_keys, want_index = radix_pass_numpy(keys)
     digits = (keys >> SHIFT) & (RADIX - 1)
     padded = np.full(kb * TPB, -1, np.int64)
@@ -229,12 +243,13 @@ def main():
     if not (np.array_equal(nb_index, want_index) and np.array_equal(nb_keys, want_keys)):
         fail("the Numba radix pass differs from NumPy's")
     report(f"stable radix pass on bits {SHIFT}..{SHIFT + 3} of {n_keys:,} uint32 keys", [
-        ("numquad counts + scatter", median_time(lambda: radix_pass(keys, counts, out_keys, out_index), repeats)),
+        ("numquad counts + scatter",
+         tgt.median_time(lambda: radix_pass(tgt, d_keys, d_counts, d_out_keys, d_out_index), repeats)),
         ("NumPy argsort(stable) + take", median_time(lambda: radix_pass_numpy(keys), repeats)),
         ("Numba njit(parallel=True)", median_time(lambda: radix_pass_numba(keys, nb_keys, nb_index), repeats)),
     ])
     print(f"OK block_scan_radix: block scan equals np.cumsum per block ({nblocks:,} blocks) and the "
-          f"radix pass equals argsort(kind='stable') ({n_keys:,} keys)")
+          f"radix pass equals argsort(kind='stable') ({n_keys:,} keys) [target {tgt}]")
 
 
 if __name__ == "__main__":

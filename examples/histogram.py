@@ -13,8 +13,12 @@ Both are checked bin for bin against ``np.bincount`` on two uint8 inputs (unifor
 over 256 bins, and a peaked one), and timed against ``np.bincount`` and a Numba
 ``@njit(parallel=True)`` version with one private histogram per chunk.
 
-    python examples/histogram.py            # 8 M uint8 values
-    python examples/histogram.py --small    # a quick check
+With ``--target cuda`` the kernels run on the GPU on numba.cuda device arrays
+(examples/_target.py); the histogram is copied to the host for the check.
+
+    python examples/histogram.py                  # 8 M uint8 values
+    python examples/histogram.py --small          # a quick check
+    python examples/histogram.py --target cuda    # the same on a GPU
 """
 
 import argparse
@@ -24,6 +28,7 @@ import numba
 import numpy as np
 from numba import prange
 
+import _target  # examples/_target.py
 from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
@@ -75,8 +80,9 @@ def fail(msg):
     sys.exit(1)
 
 
-def run_input(name, x, rng, repeats):
+def run_input(tgt, name, x, rng, repeats):
     n = x.size
+    dx = tgt.to_device(x)                       # x itself on the CPU
     want = np.bincount(x, minlength=BINS)
     waves = np.sort(x[: n // 32 * 32].reshape(-1, 32), axis=1)
     per_wave = 1 + np.count_nonzero(np.diff(waves, axis=1), axis=1)     # distinct values per wave
@@ -84,9 +90,9 @@ def run_input(name, x, rng, repeats):
         # the kernels add to hist, so instead of a sentinel it starts at random counts:
         # a bin that is overwritten instead of added to, or a lost count, shows
         start = rng.integers(0, 1000, BINS).astype(np.uint32)
-        hist = start.copy()
-        hist_numquad(kernel, x, hist)
-        got = hist - start
+        hist = tgt.to_device(start.copy())
+        hist_numquad(kernel, dx, hist)
+        got = tgt.to_host(hist) - start
         if not np.array_equal(got, want):
             bad = np.flatnonzero(got != want)
             fail(f"{kernel.__name__} on {name} input: bins {bad[:5]} got {got[bad[:5]]}, "
@@ -95,12 +101,12 @@ def run_input(name, x, rng, repeats):
         fail(f"the Numba version differs from np.bincount on {name} input")
 
     def fresh(kernel):
-        hist[:] = 0
-        hist_numquad(kernel, x, hist)
+        tgt.assign(hist, 0)
+        hist_numquad(kernel, dx, hist)
 
     timings = [
-        ("numquad, 1 atomic per element", median_time(lambda: fresh(k_hist_atomic), repeats)),
-        ("numquad, 1 atomic per value/wave", median_time(lambda: fresh(k_hist_wave), repeats)),
+        ("numquad, 1 atomic per element", tgt.median_time(lambda: fresh(k_hist_atomic), repeats)),
+        ("numquad, 1 atomic per value/wave", tgt.median_time(lambda: fresh(k_hist_wave), repeats)),
         ("NumPy np.bincount", median_time(lambda: np.bincount(x, minlength=BINS), repeats)),
         ("Numba njit(parallel=True)", median_time(lambda: hist_numba(x), repeats)),
     ]
@@ -113,7 +119,9 @@ def run_input(name, x, rng, repeats):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="a small input, for a quick check")
+    _target.add_option(ap)
     args = ap.parse_args()
+    tgt = _target.from_args(args, "histogram")
     n = 200_001 if args.small else 8_000_001          # a partial last wave
     repeats = 3 if args.small else 7
 
@@ -123,11 +131,13 @@ def main():
         # most values within a few bins of 128: many repeats in each wave
         "peaked": np.clip(np.rint(rng.normal(128.0, 2.0, n)), 0, BINS - 1).astype(np.uint8),
     }
+    if tgt.is_cuda:
+        print(f"numquad kernels on the GPU: {tgt.device_name()}")
     print(f"histogram of {n:,} uint8 values into {BINS} bins "
           f"({numba.get_num_threads()} threads, median of {repeats})")
     for name, x in inputs.items():
-        run_input(name, x, rng, repeats)
-    print("OK histogram: both numquad kernels match np.bincount on both inputs")
+        run_input(tgt, name, x, rng, repeats)
+    print(f"OK histogram: both numquad kernels match np.bincount on both inputs [target {tgt}]")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,13 @@ compiles without FMA contraction (and numquad turns it off on the GPU too), so t
 result is checked bit for bit with ``np.array_equal``, not with a tolerance. The
 largest change is a max, which does not depend on the order, so it matches exactly too.
 
-    python examples/stencil_2d.py            # 1000 x 1200, 20 steps
-    python examples/stencil_2d.py --small    # a quick check
+With ``--target cuda`` the steps run on the GPU on numba.cuda device arrays
+(examples/_target.py); only the last step's largest change and the final grid
+come back to the host.
+
+    python examples/stencil_2d.py                  # 1000 x 1200, 20 steps
+    python examples/stencil_2d.py --small          # a quick check
+    python examples/stencil_2d.py --target cuda    # the same on a GPU
 """
 
 import argparse
@@ -27,6 +32,7 @@ import numba
 import numpy as np
 from numba import prange
 
+import _target  # examples/_target.py
 from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
@@ -67,17 +73,18 @@ def k_heat_step(u, out, alpha, max_change):
         xpu.atomic.max(max_change, 0, m)
 
 
-def heat_numquad(u0, alpha, steps, a, b):
-    """*steps* updates of u0 (buffers a and b are overwritten); returns (u, last max change)."""
+def heat_numquad(tgt, u0, alpha, steps, a, b):
+    """*steps* updates of the host array u0 (buffers a and b, on the target, are
+    overwritten); returns (u on the target, last max change)."""
     h, w = u0.shape
     grid = ((w + TILE - 1) // TILE, (h + TILE - 1) // TILE)
-    a[...] = u0
-    change = np.zeros(1, np.float64)
+    tgt.assign(a, u0)
+    change = tgt.full(1, 0.0, np.float64)
     for _ in range(steps):
-        change[0] = 0.0
+        tgt.assign(change, 0.0)
         k_heat_step[grid, (TILE, TILE)](a, b, alpha, change)
         a, b = b, a
-    return a, change[0]
+    return a, tgt.to_host(change)[0]
 
 
 def heat_numpy(u0, alpha, steps):
@@ -119,7 +126,9 @@ def fail(msg):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="a small grid, for a quick check")
+    _target.add_option(ap)
     args = ap.parse_args()
+    tgt = _target.from_args(args, "stencil_2d")
     h, w, steps = (70, 100, 5) if args.small else (1000, 1200, 20)    # not multiples of 16
     repeats = 3 if args.small else 5
     alpha = 0.2                                  # stable for alpha <= 0.25
@@ -127,9 +136,10 @@ def main():
     rng = np.random.default_rng(3)
     u0 = rng.random((h, w))
     u0[0, :] = 1.0                               # a hot top edge
-    a = np.full((h, w), np.nan)                  # poison: an unwritten point stays NaN
-    b = np.full((h, w), np.nan)
-    got, got_change = heat_numquad(u0, alpha, steps, a, b)
+    a = tgt.full((h, w), np.nan, np.float64)     # poison: an unwritten point stays NaN
+    b = tgt.full((h, w), np.nan, np.float64)
+    got, got_change = heat_numquad(tgt, u0, alpha, steps, a, b)
+    got = tgt.to_host(got)
     want, want_change = heat_numpy(u0, alpha, steps)
     if not np.array_equal(got, want):
         bad = np.argwhere(got != want)
@@ -142,16 +152,19 @@ def main():
         fail("the Numba version differs from NumPy's bits")
 
     timings = [
-        ("numquad, 16x16 tiles + halo", median_time(lambda: heat_numquad(u0, alpha, steps, a, b), repeats)),
+        ("numquad, 16x16 tiles + halo", tgt.median_time(lambda: heat_numquad(tgt, u0, alpha, steps, a, b), repeats)),
         ("NumPy slices", median_time(lambda: heat_numpy(u0, alpha, steps), repeats)),
         ("Numba njit(parallel=True)", median_time(lambda: heat_numba(u0, alpha, steps), repeats)),
     ]
     base = timings[1][1]
+    if tgt.is_cuda:
+        print(f"numquad kernels on the GPU: {tgt.device_name()}")
     print(f"heat stencil on {h} x {w} float64, {steps} steps "
           f"({numba.get_num_threads()} threads, median of {repeats})")
     for name, sec in timings:
         print(f"  {name:30s} {sec * 1e3:9.3f} ms   {sec / base:6.2f}x NumPy's time")
-    print(f"OK stencil_2d: {steps} steps equal NumPy bit for bit (last max change {got_change:.3e})")
+    print(f"OK stencil_2d: {steps} steps equal NumPy bit for bit (last max change {got_change:.3e}) "
+          f"[target {tgt}]")
 
 
 if __name__ == "__main__":

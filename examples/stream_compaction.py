@@ -19,8 +19,13 @@ Two numquad kernels do the same work:
 Both are timed against NumPy's boolean indexing and a two-pass Numba
 ``@njit(parallel=True)`` version.
 
-    python examples/stream_compaction.py            # 4 M float32 elements
-    python examples/stream_compaction.py --small    # a quick check
+With ``--target cuda`` the kernels run on the GPU on numba.cuda device arrays
+(examples/_target.py); the scan of the block counts stays a NumPy step on the
+host, so the counts go to the host and the offsets back to the GPU in between.
+
+    python examples/stream_compaction.py                  # 4 M float32 elements
+    python examples/stream_compaction.py --small          # a quick check
+    python examples/stream_compaction.py --target cuda    # the same on a GPU
 """
 
 import argparse
@@ -30,6 +35,7 @@ import numba
 import numpy as np
 from numba import prange
 
+import _target  # examples/_target.py
 from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
@@ -98,18 +104,19 @@ def k_block_write(x, t, offsets, out):
         out[offsets[xpu.blockIdx.x] + wave_base[tid // 32] + slot] = x[i]
 
 
-def compact_atomic(x, t, out):
-    counter = np.zeros(1, np.int64)
+def compact_atomic(tgt, x, t, out):
+    counter = tgt.full(1, 0, np.int64)
     k_compact_atomic[(x.size + TPB - 1) // TPB, TPB](x, t, out, counter)
-    return int(counter[0])
+    return int(tgt.to_host(counter)[0])
 
 
-def compact_ordered(x, t, out, counts):
+def compact_ordered(tgt, x, t, out, counts):
     nblocks = counts.size
     k_block_counts[nblocks, TPB](x, t, counts)
-    offsets = np.cumsum(counts) - counts           # exclusive scan of the block counts
-    k_block_write[nblocks, TPB](x, t, offsets, out)
-    return int(offsets[-1] + counts[-1])
+    c = tgt.to_host(counts)                        # the NumPy step runs on the host
+    offsets = np.cumsum(c) - c                     # exclusive scan of the block counts
+    k_block_write[nblocks, TPB](x, t, tgt.to_device(offsets), out)
+    return int(offsets[-1] + c[-1])
 
 
 def compact_numpy(x, t):
@@ -146,7 +153,9 @@ def fail(msg):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="a small input, for a quick check")
+    _target.add_option(ap)
     args = ap.parse_args()
+    tgt = _target.from_args(args, "stream_compaction")
     n = 100_003 if args.small else 4_000_037          # not a multiple of 32: a partial last wave
     repeats = 3 if args.small else 7
 
@@ -155,10 +164,12 @@ def main():
     t = np.float32(0.5)
     want = compact_numpy(x, t)
     nblocks = (n + TPB - 1) // TPB
+    dx = tgt.to_device(x)                            # x itself on the CPU
 
     # one pass, one atomic per wave: the right multiset, in some wave order
-    out = np.full(n, np.nan, np.float32)             # poison: an unwritten slot stays NaN
-    got = compact_atomic(x, t, out)
+    d_out = tgt.full(n, np.nan, np.float32)          # poison: an unwritten slot stays NaN
+    got = compact_atomic(tgt, dx, t, d_out)
+    out = tgt.to_host(d_out)
     if got != want.size:
         fail(f"atomic variant kept {got} elements, NumPy keeps {want.size}")
     if not np.isnan(out[got:]).all():
@@ -168,9 +179,10 @@ def main():
         fail(f"atomic variant: sorted output differs from NumPy at {bad.size} places, first {bad[:5]}")
 
     # two kernels and a NumPy scan: exactly x[x > t]
-    out2 = np.full(n, np.nan, np.float32)
-    counts = np.full(nblocks, -1, np.int64)          # poison: a block that writes no count shows
-    got2 = compact_ordered(x, t, out2, counts)
+    d_out2 = tgt.full(n, np.nan, np.float32)
+    d_counts = tgt.full(nblocks, -1, np.int64)       # poison: a block that writes no count shows
+    got2 = compact_ordered(tgt, dx, t, d_out2, d_counts)
+    out2, counts = tgt.to_host(d_out2), tgt.to_host(d_counts)
     if not np.array_equal(counts, np.add.reduceat((x > t).astype(np.int64), np.arange(0, n, TPB))):
         fail("block counts differ from NumPy's")
     if got2 != want.size or not np.isnan(out2[got2:]).all():
@@ -186,17 +198,21 @@ def main():
         fail("the Numba version differs from x[x > t]")
 
     timings = [
-        ("numquad, 1 atomic per wave", median_time(lambda: compact_atomic(x, t, out), repeats)),
-        ("numquad, 2 kernels (ordered)", median_time(lambda: compact_ordered(x, t, out2, counts), repeats)),
+        ("numquad, 1 atomic per wave", tgt.median_time(lambda: compact_atomic(tgt, dx, t, d_out), repeats)),
+        ("numquad, 2 kernels (ordered)",
+         tgt.median_time(lambda: compact_ordered(tgt, dx, t, d_out2, d_counts), repeats)),
         ("NumPy x[x > t]", median_time(lambda: compact_numpy(x, t), repeats)),
         ("Numba njit(parallel=True)", median_time(lambda: compact_numba(x, t, out3), repeats)),
     ]
     base = timings[2][1]
+    if tgt.is_cuda:
+        print(f"numquad kernels on the GPU: {tgt.device_name()}")
     print(f"stream compaction of {n:,} float32, keep x > {t}: {want.size:,} kept "
           f"({numba.get_num_threads()} threads, median of {repeats})")
     for name, sec in timings:
         print(f"  {name:30s} {sec * 1e3:9.3f} ms   {sec / base:6.2f}x NumPy's time")
-    print(f"OK stream_compaction: both numquad variants match NumPy ({want.size:,} of {n:,} kept)")
+    print(f"OK stream_compaction: both numquad variants match NumPy ({want.size:,} of {n:,} kept) "
+          f"[target {tgt}]")
 
 
 if __name__ == "__main__":
