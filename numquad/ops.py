@@ -44,6 +44,7 @@ __all__ = [
     "Op",
     "OPS",
     "get",
+    "unknown_value",
     "of_function",
     "Quad",
     "Wave",
@@ -79,39 +80,65 @@ _U32 = np.dtype("uint32")
 _BOOL = np.dtype("bool")
 
 
+def unknown_value(field: str, value, op: Optional["Op"] = None) -> NotImplementedError:
+    """The error for a catalogue field value that a lowering has no branch for.
+
+    Every per-op choice in a target is made on a field of the op's row (the
+    kind, ``query``, ``vote``, ``sel_kind``, the combine's operator and
+    identity); a value no branch handles is raised, never sent down a default
+    branch. The caller raises what this returns.
+    """
+    where = f"{op.qualname}: " if op is not None else ""
+    return NotImplementedError(f"{where}no lowering for {field}={value!r}")
+
+
 # ---------------------------------------------------------------------------
 # Combine operators for scans and reductions
 # ---------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
 class _Combine:
-    name: str            # add, mul, min, max, and, or, xor
+    """One combine operator. The targets lower it by its fields: ``name`` is the
+    operator, ``ident`` the identity element, ``bool_as`` the operator on bools."""
+
+    name: str            # the operator: add, mul, min, max, and, or, xor
     ufunc: Callable
+    # the identity element (see identity()): "zero" (-0.0 for floats), "one",
+    # "all_zeros", "all_ones", "greatest" (the type's maximum, +inf, True) or
+    # "least" (its minimum, -inf, False)
+    ident: str
+    # the operator on bool operands, as NumPy computes it on bool arrays (a bool
+    # product or minimum is an AND, a maximum an OR); None: bools are counted
+    # into a uint32 instead (Op.result_dtype)
+    bool_as: Optional[str]
 
     def identity(self, dtype: np.dtype, lane0: bool = False):
         """The identity element, as a NumPy scalar of *dtype*.
 
-        Float ``add`` uses -0.0 for skipped lanes (the exact additive identity:
+        A float ``zero`` is -0.0 for skipped lanes (the exact additive identity:
         ``-0.0 + x == x`` bit for bit) and +0.0 for lane 0 of an exclusive scan.
         """
         dtype = np.dtype(dtype)
         kind = dtype.kind
-        if self.name == "add":
+        if self.ident == "zero":
             if kind == "f" and not lane0:
                 return dtype.type(-0.0)
             return dtype.type(0)
-        if self.name == "mul":
+        if self.ident == "one":
             return dtype.type(1)
-        if self.name in ("or", "xor"):
+        if self.ident == "all_zeros":
             return dtype.type(0)
-        if self.name == "and":
+        if self.ident == "all_ones":
             return dtype.type(True) if kind == "b" else dtype.type(~dtype.type(0))
-        if kind == "f":
-            return dtype.type(np.inf if self.name == "min" else -np.inf)
-        if kind == "b":
-            return dtype.type(self.name == "min")
-        info = np.iinfo(dtype)
-        return dtype.type(info.max if self.name == "min" else info.min)
+        if self.ident in ("greatest", "least"):
+            top = self.ident == "greatest"
+            if kind == "f":
+                return dtype.type(np.inf if top else -np.inf)
+            if kind == "b":
+                return dtype.type(top)
+            info = np.iinfo(dtype)
+            return dtype.type(info.max if top else info.min)
+        raise unknown_value("ident", self.ident)
 
     def __call__(self, a, b):
         with np.errstate(over="ignore", invalid="ignore"):
@@ -132,14 +159,14 @@ def _zero_tie(pick_negative):
 
 
 _COMBINES = {
-    "add": _Combine("add", np.add),
-    "mul": _Combine("mul", np.multiply),
+    "add": _Combine("add", np.add, "zero", None),
+    "mul": _Combine("mul", np.multiply, "one", "and"),
     # a NaN operand loses (as fmin/fmax); -0.0 < +0.0 (docs/semantics.md)
-    "min": _Combine("min", _zero_tie(True)),
-    "max": _Combine("max", _zero_tie(False)),
-    "and": _Combine("and", np.bitwise_and),
-    "or": _Combine("or", np.bitwise_or),
-    "xor": _Combine("xor", np.bitwise_xor),
+    "min": _Combine("min", _zero_tie(True), "greatest", "and"),
+    "max": _Combine("max", _zero_tie(False), "least", "or"),
+    "and": _Combine("and", np.bitwise_and, "all_ones", "and"),
+    "or": _Combine("or", np.bitwise_or, "all_zeros", "or"),
+    "xor": _Combine("xor", np.bitwise_xor, "all_zeros", "xor"),
 }
 
 #: Distances of the log-step passes, in order.
@@ -209,9 +236,11 @@ def _butterfly(v, comb):
 
 def _ref_query(op, active, shape):
     lanes = np.broadcast_to(_lanes(), shape)
-    if op.name == "laneId":
+    if op.query == "lane":
         return (lanes & (QUAD - 1 if op.namespace == "Quad" else WAVE - 1)).astype(_U32)
-    return np.full(shape, WAVE, dtype=_U32)       # Wave.width
+    if op.query == "width":
+        return np.full(shape, WAVE, dtype=_U32)
+    raise unknown_value("query", op.query, op)
 
 
 def _exact_selector(op, sel):
@@ -234,7 +263,7 @@ def _ref_move(op, active, x, sel=None):
     if sel is None:
         sel = 0
     sel = np.broadcast_to(_exact_selector(op, sel), x.shape)
-    if op.name == "readFirst":
+    if op.sel_kind == "first":
         first = np.argmax(active, axis=1)[:, None]
         src = np.broadcast_to(first, x.shape)
     else:
@@ -244,23 +273,30 @@ def _ref_move(op, active, x, sel=None):
 
 def _ref_vote(op, active, pred):
     bits = _bits(pred, active)
+    if op.vote == "all":
+        reduce = np.all
+    elif op.vote == "any":
+        reduce = np.any
+    else:
+        raise unknown_value("vote", op.vote, op)
     if op.namespace == "Quad":
         q = bits.reshape(bits.shape[0], WAVE // QUAD, QUAD)
-        r = q.all(axis=2) if op.name == "all" else q.any(axis=2)
-        return np.repeat(r, QUAD, axis=1)
-    r = bits.all(axis=1) if op.name == "all" else bits.any(axis=1)
+        return np.repeat(reduce(q, axis=2), QUAD, axis=1)
+    r = reduce(bits, axis=1)
     return np.broadcast_to(r[:, None], bits.shape).copy()
 
 
 def _ref_ballot(op, active, pred):
     words = _ballot_words(pred, active)
-    if op.name == "ballot":
+    if op.vote == "ballot":
         return np.broadcast_to(words[:, None], active.shape).copy()
-    if op.name == "countBits":
+    if op.vote == "count":
         return np.broadcast_to(_popcount32(words)[:, None], active.shape).copy()
-    # prefixCountBits: true active lanes strictly below this one
-    below = ((np.uint64(1) << _lanes().astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
-    return _popcount32(words[:, None] & below[None, :])
+    if op.vote == "prefix_count":
+        # true active lanes strictly below this one
+        below = ((np.uint64(1) << _lanes().astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
+        return _popcount32(words[:, None] & below[None, :])
+    raise unknown_value("vote", op.vote, op)
 
 
 def _ref_scan(op, active, x):
@@ -315,13 +351,19 @@ _REFS = {
 class Op:
     """One cross-lane op.
 
-    ``kind`` selects the lowering family on every target:
+    ``kind`` selects the lowering family on every target, and one field of the
+    row selects the op within it (:data:`_KIND_FIELDS`); no target tests an op's
+    name:
 
-    ``query``     per-lane constant (laneId, width); no operand;
-    ``move``      read another lane's value: ``pattern(lane, sel) -> source lane``
-                  (``readFirst`` picks the first active lane);
-    ``vote``      quad-wide or wave-wide AND/OR of a predicate;
-    ``ballot``    the wave's ballot word, its popcount, or the popcount below a lane;
+    ``query``     per-lane constant; ``query``: ``lane`` (the lane's index in its
+                  quad or wave, by ``namespace``) or ``width``; no operand;
+    ``move``      read another lane's value: ``pattern(lane, sel) -> source lane``;
+                  ``sel_kind`` says how the source lane is found (``first``: the
+                  first active lane, no pattern);
+    ``vote``      quad-wide or wave-wide ``vote``: ``all`` (AND) or ``any`` (OR)
+                  of a predicate;
+    ``ballot``    ``vote``: ``ballot`` (the wave's ballot word), ``count`` (its
+                  popcount) or ``prefix_count`` (the popcount below a lane);
     ``scan``      exclusive log-step scan with ``combine``;
     ``reduce``    butterfly reduction with ``combine``;
     ``allequal``  are all active lanes bitwise equal.
@@ -334,14 +376,24 @@ class Op:
     summary: str
     example: str
     types: str = "value"                   # operand type class: value, bitwise, pred
-    combine: Optional[str] = None          # scans/reductions
+    combine: Optional[str] = None          # scans/reductions: a key of _COMBINES
+    query: Optional[str] = None            # queries: "lane" or "width"
+    vote: Optional[str] = None             # votes: "all", "any"; ballots: "ballot",
+    #                                        "count", "prefix_count"
     pattern: Optional[Callable] = None     # moves: (lane, sel) -> source lane
-    xor_const: Optional[int] = None        # moves with a fixed butterfly mask
+    xor_const: Optional[int] = None        # moves with a fixed butterfly mask (sel_kind "xor")
     sel_range: Optional[range] = None      # constant selectors must lie here
     sel_wrap: Optional[int] = None         # runtime selectors are taken & sel_wrap
-    # how the source lane depends on a selector that is the same in every lane:
-    # "quad" (a lane of the quad), "lane" (one lane of the wave), "xor", "up", "down"
+    # moves: how the source lane depends on a selector that is the same in every
+    # lane: "quad" (a lane of the quad), "lane" (one lane of the wave), "xor"
+    # (lane ^ sel, or ^ xor_const), "up", "down"; "first" (the first active
+    # lane: no selector, no pattern)
     sel_kind: Optional[str] = None
+
+    def __post_init__(self):
+        problem = _row_problem(self)
+        if problem:
+            raise ValueError(f"ops.py row {self.namespace}.{self.name}: {problem}")
 
     @property
     def qualname(self) -> str:
@@ -349,6 +401,8 @@ class Op:
 
     @property
     def combine_fn(self) -> _Combine:
+        if self.combine not in _COMBINES:
+            raise unknown_value("combine", self.combine, self)
         return _COMBINES[self.combine]
 
     @property
@@ -416,6 +470,39 @@ class Op:
         return "\n".join(lines)
 
 
+#: The field that selects an op within each kind, and the values it takes.
+#: Every target lowers by these fields and raises :func:`unknown_value` for any
+#: other value.
+_KIND_FIELDS = {
+    "query": ("query", ("lane", "width")),
+    "move": ("sel_kind", ("quad", "lane", "xor", "up", "down", "first")),
+    "vote": ("vote", ("all", "any")),
+    # "match": numquad/cpu/cudaapi.py's MATCH_OP (match_any_sync), outside the
+    # catalogue; it has its own whole-wave lowering there and none here
+    "ballot": ("vote", ("ballot", "count", "prefix_count", "match")),
+    "scan": ("combine", tuple(_COMBINES)),
+    "reduce": ("combine", tuple(_COMBINES)),
+    "allequal": (None, ()),
+}
+
+
+def _row_problem(op) -> Optional[str]:
+    """What is wrong with a row's per-kind fields, or None."""
+    if op.kind not in _KIND_FIELDS:
+        return f"unknown kind {op.kind!r}"
+    field, values = _KIND_FIELDS[op.kind]
+    if field is not None and getattr(op, field) not in values:
+        return f"{field}={getattr(op, field)!r}; a {op.kind} takes one of {values}"
+    for other in {f for f, _ in _KIND_FIELDS.values() if f is not None} - {field}:
+        if getattr(op, other) is not None:
+            return f"{other} is set; a {op.kind} takes none"
+    if op.xor_const is not None and (op.sel_kind != "xor" or len(op.params) != 1):
+        return "xor_const is for a move with sel_kind 'xor' and no selector"
+    if op.kind == "move" and (op.pattern is None) != (op.sel_kind == "first"):
+        return "every move but sel_kind 'first' has a pattern"
+    return None
+
+
 def _xor(k):
     return lambda lane, sel: lane ^ k
 
@@ -424,7 +511,7 @@ _OPS = [
     # --- Quad: four consecutive lanes laneId & ~3 .. +3 ---------------------
     Op("Quad", "laneId", "query", (),
        "This lane's index in its quad, laneId & 3, as uint32.",
-       "lanes 0..7 -> 0 1 2 3 0 1 2 3"),
+       "lanes 0..7 -> 0 1 2 3 0 1 2 3", query="lane"),
     Op("Quad", "broadcast", "move", ("value", "index"),
        "The value of quad lane `index` (0..3). A constant index outside 0..3 is a "
        "compile error; a runtime index is taken & 3. Reading an inactive lane "
@@ -435,30 +522,33 @@ _OPS = [
     Op("Quad", "swapHorizontal", "move", ("value",),
        "The value of lane laneId ^ 1 (swap within each row of the 2x2 quad). "
        "Reading an inactive lane returns the reader's own value.",
-       "[a b c d] -> [b a d c]", pattern=_xor(1), xor_const=1),
+       "[a b c d] -> [b a d c]", pattern=_xor(1), xor_const=1,
+       sel_kind="xor"),
     Op("Quad", "swapVertical", "move", ("value",),
        "The value of lane laneId ^ 2 (swap the rows of the 2x2 quad). "
        "Reading an inactive lane returns the reader's own value.",
-       "[a b c d] -> [c d a b]", pattern=_xor(2), xor_const=2),
+       "[a b c d] -> [c d a b]", pattern=_xor(2), xor_const=2,
+       sel_kind="xor"),
     Op("Quad", "swapDiagonal", "move", ("value",),
        "The value of lane laneId ^ 3 (swap across the diagonal of the quad). "
        "Reading an inactive lane returns the reader's own value.",
-       "[a b c d] -> [d c b a]", pattern=_xor(3), xor_const=3),
+       "[a b c d] -> [d c b a]", pattern=_xor(3), xor_const=3,
+       sel_kind="xor"),
     Op("Quad", "all", "vote", ("pred",),
        "True in every lane of the quad when the predicate is true in all four "
        "lanes; inactive lanes read as false.",
-       "[T T T T] -> [T T T T]; [T T F T] -> [F F F F]", types="pred"),
+       "[T T T T] -> [T T T T]; [T T F T] -> [F F F F]", types="pred", vote="all"),
     Op("Quad", "any", "vote", ("pred",),
        "True in every lane of the quad when the predicate is true in any of its "
        "lanes; inactive lanes read as false.",
-       "[F F T F] -> [T T T T]", types="pred"),
+       "[F F T F] -> [T T T T]", types="pred", vote="any"),
     # --- Wave: 32 lanes ------------------------------------------------------
     Op("Wave", "laneId", "query", (),
        "This lane's index in its wave, 0..31, as uint32.",
-       "lane 5 -> 5"),
+       "lane 5 -> 5", query="lane"),
     Op("Wave", "width", "query", (),
        "The number of lanes in a wave: 32 on every target, as uint32.",
-       "-> 32"),
+       "-> 32", query="width"),
     Op("Wave", "prefixSum", "scan", ("value",),
        "Exclusive sum over the active lanes below this one (lane 0 gets 0); "
        "inactive lanes are skipped. Integers wrap; a bool counts true lanes "
@@ -471,14 +561,14 @@ _OPS = [
     Op("Wave", "ballot", "ballot", ("pred",),
        "A uint32 whose bit i is set when lane i is active and its predicate is "
        "true; the same word in every lane.",
-       "pred true in lanes 0 and 3 -> 0b1001 = 9", types="pred"),
+       "pred true in lanes 0 and 3 -> 0b1001 = 9", types="pred", vote="ballot"),
     Op("Wave", "any", "vote", ("pred",),
        "True in every lane when the predicate is true in any active lane.",
-       "[F F T F ...] -> [T T T T ...]", types="pred"),
+       "[F F T F ...] -> [T T T T ...]", types="pred", vote="any"),
     Op("Wave", "all", "vote", ("pred",),
        "True in every lane when the predicate is true in all 32 lanes; inactive "
        "lanes read as false, so a partial wave gives false.",
-       "[T T T ... T] -> [T T T ... T]", types="pred"),
+       "[T T T ... T] -> [T T T ... T]", types="pred", vote="all"),
     # --- Wave: the full surface ---------------------------------------------
     Op("Wave", "reduceSum", "reduce", ("value",),
        "Sum over the active lanes, in every active lane (butterfly order for floats).",
@@ -521,10 +611,10 @@ _OPS = [
        "[1 3 4 ...] -> [0 1 2 ...]", types="bitwise", combine="xor"),
     Op("Wave", "countBits", "ballot", ("pred",),
        "The number of active lanes whose predicate is true (uint32), in every lane.",
-       "[T F T T ...] -> [3 3 3 3 ...]", types="pred"),
+       "[T F T T ...] -> [3 3 3 3 ...]", types="pred", vote="count"),
     Op("Wave", "prefixCountBits", "ballot", ("pred",),
        "The number of active lanes below this one whose predicate is true (uint32).",
-       "[T F T T ...] -> [0 1 1 2 ...]", types="pred"),
+       "[T F T T ...] -> [0 1 1 2 ...]", types="pred", vote="prefix_count"),
     Op("Wave", "broadcast", "move", ("value", "lane"),
        "The value of lane `lane` (taken & 31); reading an inactive lane returns "
        "the reader's own value.",
@@ -532,7 +622,7 @@ _OPS = [
        pattern=lambda lane, sel: sel & 31, sel_range=range(32), sel_wrap=31, sel_kind="lane"),
     Op("Wave", "readFirst", "move", ("value",),
        "The value of the first (lowest) active lane.",
-       "lanes 0,1 inactive: [- - c d ...] -> [- - c c ...]"),
+       "lanes 0,1 inactive: [- - c d ...] -> [- - c c ...]", sel_kind="first"),
     Op("Wave", "shuffle", "move", ("value", "srcLane"),
        "The value of lane srcLane & 31 (each lane may name its own source); "
        "reading an inactive lane returns the reader's own value.",

@@ -94,3 +94,54 @@ def test_docs_ops_md_is_generated_from_the_catalogue():
     assert path.read_text() == render_ops_md(), "docs/ops.md is stale: python -m numquad._docgen > docs/ops.md"
     for q in ops.OPS:
         assert f"`{q}(" in path.read_text()
+
+
+def _with_field(op, **fields):
+    """A copy of *op* with *fields* set past the row check (a value no target knows)."""
+    import copy
+    bad = copy.copy(op)
+    for k, v in fields.items():
+        object.__setattr__(bad, k, v)
+    return bad
+
+
+def test_each_kind_selects_its_op_by_one_catalogue_field():
+    from numquad.cpu.cudaapi import MATCH_OP
+    rows = list(ops.OPS.values()) + [MATCH_OP]
+    for op in rows:
+        field, values = ops._KIND_FIELDS[op.kind]
+        if field is not None:
+            assert getattr(op, field) in values, op.qualname
+    used = {(op.kind, getattr(op, ops._KIND_FIELDS[op.kind][0])) for op in rows
+            if ops._KIND_FIELDS[op.kind][0] is not None}
+    for kind, (field, values) in ops._KIND_FIELDS.items():
+        for v in values:
+            assert (kind, v) in used, f"no {kind} row has {field}={v!r}"
+
+
+def test_a_row_with_a_field_value_of_no_kind_is_rejected():
+    import dataclasses
+    for q, change in [("Wave.all", {"vote": "majority"}), ("Wave.ballot", {"vote": "all"}),
+                      ("Wave.width", {"query": "height"}), ("Wave.shuffle", {"sel_kind": "rotate"}),
+                      ("Wave.reduceSum", {"combine": "sub"}), ("Wave.laneId", {"vote": "any"}),
+                      ("Wave.readFirst", {"sel_kind": "lane"}), ("Quad.swapVertical", {"sel_kind": "lane"})]:
+        with pytest.raises(ValueError, match="ops.py row"):
+            dataclasses.replace(ops.get(q), **change)
+
+
+@pytest.mark.parametrize("qualname,field,value", [
+    ("Wave.width", "query", "height"), ("Quad.any", "vote", "majority"),
+    ("Wave.countBits", "vote", "median"), ("Wave.reduceMin", "combine", "sub")])
+def test_the_reference_raises_on_an_unknown_field_value(qualname, field, value):
+    bad = _with_field(ops.get(qualname), **{field: value})
+    act = np.ones((1, 32), bool)
+    args = () if bad.kind == "query" else (np.ones((1, 32), np.int32),)
+    with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
+        bad.reference(*args, active=act)
+
+
+def test_combine_identity_kind_is_checked():
+    bad = _with_field(ops._COMBINES["add"], ident="nothing")
+    with pytest.raises(NotImplementedError, match="ident='nothing'"):
+        bad.identity(np.dtype("int32"))
+
