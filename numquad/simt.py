@@ -858,24 +858,19 @@ _COMBINE = {"add": _cadd, "mul": _cmul, "min": _cmin, "max": _cmax,
             "and": _cand, "or": _cor, "xor": _cxor}
 
 
-def _identity(comb, dt, first_lane=False):
-    t = dt.type
-    if comb == "add":
-        if dt.kind == "f" and not first_lane:
-            return t(-0.0)
-        return t(0)
-    if comb == "mul":
-        return t(1)
-    if comb in ("or", "xor"):
-        return t(0)
-    if comb == "and":
-        return t(True) if dt.kind == "b" else ~t(0)
-    if dt.kind == "f":
-        return t(np.inf if comb == "min" else -np.inf)
-    if dt.kind == "b":
-        return t(comb == "min")
-    info = np.iinfo(dt)
-    return t(info.max if comb == "min" else info.min)
+#: A move's source lane for a selector (or xor_const), by ops.py's ``sel_kind``
+#: ("first" is found from the active lanes instead).
+_MOVE_SOURCE = {
+    "quad": lambda lane, sel: (lane & ~3) | (sel & 3),
+    "lane": lambda lane, sel: sel & 31,
+    "xor": lambda lane, sel: lane ^ (sel & 31),
+    "up": lambda lane, sel: lane - sel,
+    "down": lambda lane, sel: lane + sel,
+    "first": None,
+}
+
+#: A vote over the lanes' truths (inactive lanes false), by ops.py's ``vote``.
+_VOTE = {"all": all, "any": any}
 
 
 def _as_scalar(v):
@@ -925,55 +920,45 @@ def _execute(op, lanes, argsets):
     if kind == "move":
         vals, dt = _common([a[0] for a in argsets], op)
         by_lane = dict(zip(lanes, vals))
+        if op.sel_kind not in _MOVE_SOURCE:
+            raise _ops.unknown_value("sel_kind", op.sel_kind, op)
+        source = _MOVE_SOURCE[op.sel_kind]
         out = []
-        name = op.name
         first = lanes[0]
         for k in range(n):
             lane = lanes[k]
-            if name == "readFirst":
+            if op.sel_kind == "first":
                 src = first
-            elif op.xor_const is not None:
-                src = lane ^ op.xor_const
             else:
-                sel = int(_as_scalar(argsets[k][1]))
-                if name == "broadcast" and op.namespace == "Quad":
-                    src = (lane & ~3) | (sel & 3)
-                elif name in ("broadcast", "shuffle"):
-                    src = sel & 31
-                elif name == "shuffleXor":
-                    src = lane ^ (sel & 31)
-                elif name == "shuffleUp":
-                    src = lane - sel
-                elif name == "shuffleDown":
-                    src = lane + sel
-                else:
-                    raise SIMTError(f"unknown move {op.qualname}")
+                sel = op.xor_const if op.xor_const is not None else int(_as_scalar(argsets[k][1]))
+                src = source(lane, sel)
             v = by_lane.get(src) if 0 <= src < W else None
             out.append(vals[k] if v is None else v)
         return out
     if kind == "vote":
+        vote = _VOTE.get(op.vote)
+        if vote is None:
+            raise _ops.unknown_value("vote", op.vote, op)
         truth = {lane: _truth(a[0]) for lane, a in zip(lanes, argsets)}
         if op.namespace == "Quad":
             out = []
             for lane in lanes:
                 q = [truth.get(l, False) for l in range((lane & ~3), (lane & ~3) + 4)]
-                out.append(np.bool_(all(q) if op.name == "all" else any(q)))
+                out.append(np.bool_(vote(q)))
             return out
-        if op.name == "all":
-            r = n == W and all(truth.values())
-        else:
-            r = any(truth.values())
-        return [np.bool_(r)] * n
+        return [np.bool_(vote(truth.get(l, False) for l in range(W)))] * n
     if kind == "ballot":
         word = 0
         for lane, a in zip(lanes, argsets):
             if _truth(a[0]):
                 word |= 1 << lane
-        if op.name == "ballot":
+        if op.vote == "ballot":
             return [np.uint32(word)] * n
-        if op.name == "countBits":
+        if op.vote == "count":
             return [np.uint32(bin(word).count("1"))] * n
-        return [np.uint32(bin(word & ((1 << lane) - 1)).count("1")) for lane in lanes]
+        if op.vote == "prefix_count":
+            return [np.uint32(bin(word & ((1 << lane) - 1)).count("1")) for lane in lanes]
+        raise _ops.unknown_value("vote", op.vote, op)
     if kind == "allequal":
         vals, dt = _common([a[0] for a in argsets], op)
         ref = _bits_of(vals[0])
@@ -987,13 +972,15 @@ def _execute(op, lanes, argsets):
             vals = [dt.type(1 if v else 0) for v in vals]
         if op.types == "bitwise" and dt.kind == "f":
             raise SIMTError(f"{op.qualname} takes no float operand")
-        comb = _COMBINE[comb_name]
-        ident = _identity(comb_name, dt)
+        comb = _COMBINE.get(comb_name)
+        if comb is None:
+            raise _ops.unknown_value("combine", comb_name, op)
+        ident = op.combine_fn.identity(dt)
         if kind == "scan":
             a = list(vals) + [ident] * (W - n)          # by rank
             for d in (1, 2, 4, 8, 16):
                 a = a[:d] + [comb(a[r - d], a[r]) for r in range(d, W)]
-            first = _identity(comb_name, dt, first_lane=True)
+            first = op.combine_fn.identity(dt, lane0=True)
             return [first] + a[:n - 1]
         v = [ident] * W                                  # by lane position
         for lane, x in zip(lanes, vals):

@@ -526,3 +526,20 @@ def test_numba_cuda_api_against_the_cpu(rng):
     for a, b in zip(res["python"], res["cpu"]):
         np.testing.assert_array_equal(a, b)
     assert not np.isnan(res["python"][0]).any()
+
+
+@pytest.mark.parametrize("qualname,field,value,args", [
+    ("Wave.any", "vote", "majority", [(True,)]),
+    ("Quad.all", "vote", "majority", [(True,)]),
+    ("Wave.countBits", "vote", "median", [(True,)]),
+    ("Wave.shuffle", "sel_kind", "rotate", [(np.int32(1), 0)]),
+    ("Wave.reduceMax", "combine", "sub", [(np.int32(1),)]),
+])
+def test_an_unknown_catalogue_field_value_raises(qualname, field, value, args):
+    """The interpreter picks each op's behaviour by its ops.py fields; a value it
+    has no branch for is an error, not a default branch."""
+    import copy
+    bad = copy.copy(ops.get(qualname))
+    object.__setattr__(bad, field, value)
+    with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
+        simt._execute(bad, [0], args)
