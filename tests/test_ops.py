@@ -145,3 +145,15 @@ def test_combine_identity_kind_is_checked():
     with pytest.raises(NotImplementedError, match="ident='nothing'"):
         bad.identity(np.dtype("int32"))
 
+
+def test_the_cpu_lowering_raises_on_an_unknown_field_value():
+    from numquad.cpu import intrinsics as cpu
+    with pytest.raises(NotImplementedError, match="vote='majority'"):
+        cpu._vote(_with_field(ops.get("Wave.all"), vote="majority"), None, None, None, None, None)
+    with pytest.raises(NotImplementedError, match="vote='median'"):
+        cpu._ballot_op(_with_field(ops.get("Wave.ballot"), vote="median"), None, None, None, None, None)
+    with pytest.raises(NotImplementedError, match="sel_kind='rotate'"):
+        cpu._move_uniform(_with_field(ops.get("Wave.broadcast"), sel_kind="rotate"), None, None, None, None)
+    with pytest.raises(NotImplementedError, match="combine='sub'"):
+        cpu._combine(None, "sub", np.dtype("int32"), None, None)
+

@@ -173,8 +173,10 @@ class _Subst(ast.NodeTransformer):
         if op is not None and op.kind == "query":
             if self.mode == "shadow":
                 return ast.copy_location(_call("_nq_u32", _const(0)), node)
-            if op.name == "width":
+            if op.query == "width":
                 v = _const(W)
+            elif op.query != "lane":
+                raise _ops.unknown_value("query", op.query, op)
             elif op.namespace == "Quad":
                 v = ast.BinOp(_name(L), ast.BitAnd(), _const(3))
             else:

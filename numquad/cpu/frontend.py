@@ -778,7 +778,7 @@ class Frontend:
                         self.error(msg, node)
                     new_args.append(ast.copy_location(ast.Constant(const), a))
                     continue
-                if op.sel_wrap is None and op.sel_range is not None and op.name not in ("shuffleUp", "shuffleDown"):
+                if op.sel_wrap is None and op.sel_range is not None and op.sel_kind not in ("up", "down"):
                     self.error(f"{op.qualname}: {op.selector} must be a constant", node)
             if isinstance(a, ast.Name) and a.id in self.env.locals:
                 new_args.append(a)                   # already a lane value
@@ -1031,7 +1031,7 @@ class Frontend:
             f = self.env.resolve(e.func)
             op = _ops.of_function(f)
             if op is not None:
-                return op.qualname == "Wave.width"
+                return op.query == "width"       # the wave width: a constant
             ok_fn = (f in self._PURE_CALLS) or (isinstance(f, type) and issubclass(f, np.number)) or \
                 builtin_name(f) in _cudaapi.PURE_BUILTINS or _cudaapi.is_numba_scalar_type(f)
             return ok_fn and all(self._is_uniform_expr(a, U) for a in e.args)

@@ -283,6 +283,7 @@ def _gather(context, builder, arrty, arr, idx):
 # ---------------------------------------------------------------------------
 
 def _combine(builder, name, dtype, a, b):
+    """``a (+) b`` for the ops.py combine operator *name* on vectors of *dtype*."""
     is_float = dtype.kind == "f"
     if name == "add":
         return builder.fadd(a, b) if is_float else builder.add(a, b)
@@ -290,8 +291,14 @@ def _combine(builder, name, dtype, a, b):
         if dtype.kind == "b":
             return builder.and_(a, b)
         return builder.fmul(a, b) if is_float else builder.mul(a, b)
-    if name in ("and", "or", "xor"):
-        return getattr(builder, name + "_")(a, b) if name != "xor" else builder.xor(a, b)
+    if name == "and":
+        return builder.and_(a, b)
+    if name == "or":
+        return builder.or_(a, b)
+    if name == "xor":
+        return builder.xor(a, b)
+    if name not in ("min", "max"):
+        raise _ops.unknown_value("combine", name)
     if is_float:
         return _float_minmax(builder, name, a, b)
     signed = dtype.kind == "i"
@@ -351,7 +358,7 @@ def _move(op, sig, context, builder, mask, args):
     xty = sig.args[2]
     selty = sig.args[3] if len(sig.args) > 3 else None
     x = _load(context, builder, xty, args[2])
-    if op.name == "readFirst":
+    if op.sel_kind == "first":
         return _splat(builder, builder.extract_element(x, _first_active(builder, mask)))
     const_sel = 0 if selty is None else (
         selty.literal_value if isinstance(selty, types.IntegerLiteral) else None)
@@ -427,7 +434,9 @@ def _move_uniform(op, builder, x, mask, sel):
     if op.sel_kind == "lane":
         lane = builder.and_(sel, ir.Constant(_i32, W - 1))
         return _splat(builder, builder.extract_element(x, lane)), _splat(builder, builder.extract_element(mask, lane))
-    # "quad": lane (sel & 3) of each quad
+    if op.sel_kind != "quad":
+        raise _ops.unknown_value("sel_kind", op.sel_kind, op)
+    # lane (sel & 3) of each quad
     idx = builder.and_(sel, ir.Constant(_i32, 3))
     v, m = x, mask
     for q in range(4):
@@ -439,25 +448,29 @@ def _move_uniform(op, builder, x, mask, sel):
 
 
 def _vote(op, sig, context, builder, mask, args):
+    if op.vote not in ("all", "any"):
+        raise _ops.unknown_value("vote", op.vote, op)
     word = _ballot(builder, _bits(context, builder, mask, sig.args[2], args[2], None))
     if op.namespace == "Quad":
         shifted = builder.lshr(_splat(builder, word), builder.and_(_LANES, _const_vec(_i32, [~3 & 0xFFFFFFFF] * W)))
         nib = builder.and_(shifted, _const_vec(_i32, [0xF] * W))
-        if op.name == "all":
+        if op.vote == "all":
             return builder.icmp_unsigned("==", nib, _const_vec(_i32, [0xF] * W))
         return builder.icmp_unsigned("!=", nib, _const_vec(_i32, [0] * W))
-    if op.name == "all":
+    if op.vote == "all":
         return _splat(builder, builder.icmp_unsigned("==", word, ir.Constant(_i32, 0xFFFFFFFF)))
     return _splat(builder, builder.icmp_unsigned("!=", word, ir.Constant(_i32, 0)))
 
 
 def _ballot_op(op, sig, context, builder, mask, args):
+    if op.vote not in ("ballot", "count", "prefix_count"):
+        raise _ops.unknown_value("vote", op.vote, op)
     word = _ballot(builder, _bits(context, builder, mask, sig.args[2], args[2], None))
-    if op.name == "ballot":
+    if op.vote == "ballot":
         return _splat(builder, word)
-    if op.name == "countBits":
+    if op.vote == "count":
         return _splat(builder, _call_intr(builder, "llvm.ctpop.i32", [word], _i32))
-    below = _const_vec(_i32, [(1 << l) - 1 for l in range(W)])      # prefixCountBits
+    below = _const_vec(_i32, [(1 << l) - 1 for l in range(W)])      # prefix_count
     return _popcount(builder, builder.and_(_splat(builder, word), below))
 
 
@@ -505,6 +518,7 @@ def _scan(op, sig, context, builder, mask, args):
     return builder.load(tmp)
 
 
+#: ``llvm.vector.reduce.*`` by combine operator; min/max take an s/u prefix.
 _VEC_REDUCE = {"add": "add", "mul": "mul", "and": "and", "or": "or", "xor": "xor"}
 
 
@@ -516,12 +530,13 @@ def _reduce(op, sig, context, builder, mask, args):
         for d in _ops.LOG_STEPS:
             v = _combine(builder, comb.name, resdt, v, _shuffle(builder, v, [l ^ d for l in range(W)]))
         return v
-    if comb.name in _VEC_REDUCE and not (resdt.kind == "b" and comb.name == "mul"):
-        name = _VEC_REDUCE[comb.name]
-    elif resdt.kind == "b":
-        name = {"mul": "and", "min": "and", "max": "or"}[comb.name]
+    op_name = comb.bool_as if resdt.kind == "b" else comb.name
+    if op_name in _VEC_REDUCE:
+        name = _VEC_REDUCE[op_name]
+    elif op_name in ("min", "max"):
+        name = ("s" if resdt.kind == "i" else "u") + op_name
     else:
-        name = ("s" if resdt.kind == "i" else "u") + comb.name
+        raise _ops.unknown_value("bool_as" if resdt.kind == "b" else "combine", op_name, op)
     r = _call_intr(builder, f"llvm.vector.reduce.{name}.{_vec_suffix(v.type)}", [v], v.type.element)
     return _splat(builder, r)
 
