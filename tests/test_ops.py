@@ -157,3 +157,17 @@ def test_the_cpu_lowering_raises_on_an_unknown_field_value():
     with pytest.raises(NotImplementedError, match="combine='sub'"):
         cpu._combine(None, "sub", np.dtype("int32"), None, None)
 
+
+def test_the_cuda_lowering_raises_on_an_unknown_field_value():
+    pytest.importorskip("numba_cuda")
+    from numba.cuda import types
+
+    from numquad.cuda import intrinsics as cuda
+    for q, field, value in [("Wave.width", "query", "height"), ("Quad.any", "vote", "majority"),
+                            ("Wave.prefixCountBits", "vote", "median")]:
+        bad = _with_field(ops.get(q), **{field: value})
+        with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
+            cuda._LOWER[bad.kind](bad, None, None)
+    for ty in (types.int32, types.float32):
+        with pytest.raises(NotImplementedError, match="combine='sub'"):
+            cuda._combine(None, "sub", ty, None, None)

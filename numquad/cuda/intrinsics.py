@@ -325,16 +325,11 @@ def _bits_equal(builder, a, b):
     return builder.icmp_unsigned("==", a, b)
 
 
-# Combine operators, in IR. Bool products/minima/maxima are AND/AND/OR, as NumPy
-# computes them on bool arrays.
-_BOOL_COMBINE = {"mul": "and", "min": "and", "max": "or"}
-
-
+# Combine operators, in IR. Bool operands use the combine's ``bool_as`` (ops.py):
+# bool products/minima/maxima are AND/AND/OR, as NumPy computes them on bool arrays.
 def _combine_name(op, nbty):
-    name = op.combine
-    if isinstance(nbty, types.Boolean):
-        return _BOOL_COMBINE.get(name, name)
-    return name
+    comb = op.combine_fn
+    return comb.bool_as if isinstance(nbty, types.Boolean) else comb.name
 
 
 def _float_minmax(builder, name, a, b):
@@ -362,6 +357,8 @@ def _combine(builder, name, nbty, a, b):
             return builder.fadd(a, b)
         if name == "mul":
             return builder.fmul(a, b)
+        if name not in ("min", "max"):
+            raise ops.unknown_value("combine", name)
         return _float_minmax(builder, name, a, b)
     if name == "add":
         return builder.add(a, b)
@@ -373,6 +370,8 @@ def _combine(builder, name, nbty, a, b):
         return builder.or_(a, b)
     if name == "xor":
         return builder.xor(a, b)
+    if name not in ("min", "max"):
+        raise ops.unknown_value("combine", name)
     cmp = builder.icmp_signed if _is_signed(nbty) else builder.icmp_unsigned
     return builder.select(cmp("<" if name == "min" else ">", a, b), a, b)
 
@@ -478,8 +477,11 @@ def _move_plan(qualname, sel):
 # ---------------------------------------------------------------------------
 
 def _lower_query(op, valty, sel):
+    if op.query not in ("lane", "width"):
+        raise ops.unknown_value("query", op.query, op)
+
     def codegen(context, builder, sig, args, mask):
-        if op.name == "width":
+        if op.query == "width":
             return _iconst(_I32, _WAVE)
         lane = _laneid(builder)                  # %laneid is tid % 32 of the linear thread id
         if op.namespace == "Quad":
@@ -510,7 +512,7 @@ def _exact_selector(builder, op, raw, nbty):
 
 
 def _lower_move(op, valty, sel):
-    if op.pattern is None:                       # readFirst: the first active lane
+    if op.sel_kind == "first":                   # the first active lane
         def codegen(context, builder, sig, args, mask):
             return _shfl(builder, "idx", mask, args[0], _first_lane(builder, mask), 0x1F)
         return codegen
@@ -547,6 +549,9 @@ def _lower_move(op, valty, sel):
 
 
 def _lower_vote(op, valty, sel):
+    if op.vote not in ("all", "any"):
+        raise ops.unknown_value("vote", op.vote, op)
+
     def codegen(context, builder, sig, args, mask):
         word = _ballot(builder, mask, _truth(builder, args[0]))
         if op.namespace == "Quad":
@@ -555,7 +560,7 @@ def _lower_vote(op, valty, sel):
             full = 0xF
         else:
             full = 0xFFFFFFFF
-        if op.name == "all":
+        if op.vote == "all":
             return builder.icmp_unsigned("==", word, _iconst(_I32, full))
         return builder.icmp_unsigned("!=", word, _iconst(_I32, 0))
     return codegen
@@ -568,11 +573,14 @@ def _count_below(builder, mask, pred):
 
 
 def _lower_ballot(op, valty, sel):
+    if op.vote not in ("ballot", "count", "prefix_count"):
+        raise ops.unknown_value("vote", op.vote, op)
+
     def codegen(context, builder, sig, args, mask):
-        if op.name == "prefixCountBits":
+        if op.vote == "prefix_count":
             return _count_below(builder, mask, args[0])
         word = _ballot(builder, mask, _truth(builder, args[0]))
-        return builder.ctpop(word) if op.name == "countBits" else word
+        return builder.ctpop(word) if op.vote == "count" else word
     return codegen
 
 
