@@ -81,7 +81,9 @@ def sel_modes(op):
     """The selector modes an op is checked with."""
     if op.selector is None:
         return (None,)
-    if op.qualname == "Wave.shuffle":
+    if op.sel_range is None:
+        # no range for a constant selector: a per-lane selector is the op's use
+        # (Wave.shuffle), so that mode comes first
         return ("lane", "const", "uniform")
     return SEL_MODES
 
