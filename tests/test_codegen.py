@@ -174,3 +174,28 @@ def test_range_loop_unrolled_only_when_its_variable_is_a_selector(rng):
     _k_count_digits.python[3, 32](d, ref)
     _k_count_digits.cpu[3, 32](d, got)
     np.testing.assert_array_equal(got, ref)
+
+
+@xpu.jit
+def _k_dead_branch_after_constant_loop(x, out, s):
+    i = xpu.grid(1)
+    v = x[i]
+    for k in (1, 31):
+        v = v + Wave.shuffleUp(v, k)
+    if k < k:                               # constant False once the loop is unrolled
+        v = np.int64(np.uint64(v) + np.uint64(Wave.shuffleXor(k, s)))
+    out[i] = v + Wave.prefixSum(v)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_names_only_in_a_pruned_branch(rng, debug):
+    """Fuzz seed 5 kernel 353 (H200 run): typing prunes a branch whose condition is a
+    constant, so a temporary stored only there had no type ("internal: no type for
+    '_nq_x_8'", a compile error on a valid kernel)."""
+    k = xpu.jit(_k_dead_branch_after_constant_loop.py_func, debug=debug)
+    x = rng.integers(-2**40, 2**40, 64)
+    ref, got = np.full(64, 7), np.full(64, 7)
+    k.python[2, 32](x, ref, 3)
+    k.cpu[2, 32](x, got, 3)
+    assert len(np.unique(ref)) > 32
+    np.testing.assert_array_equal(got, ref)

@@ -602,8 +602,12 @@ class _BlockGen:
     def _dtype(self, name, node=None):
         ty = self.typemap.get(name)
         if ty is None:
-            raise NumquadCompileError(f"internal: no type for {name!r}", self.fe.filename,
-                                      getattr(node, "lineno", self.fe.fn.lineno))
+            # Typing the shadow prunes branches whose condition is a constant
+            # (``if k < k:`` after a loop over constants), as Numba's nopython
+            # pipeline does: a name stored only there has no type, and no live code
+            # reads it (the generated block prunes or never runs that branch).
+            # Its lane storage needs some type; int64 is as good as any.
+            return np.dtype(np.int64)
         if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
             return as_dtype(ty)
         shown = name if not name.startswith(_fe._RESERVED) else "a temporary"
