@@ -1161,7 +1161,10 @@ class Campaign:
                         self._hung(c)
         except KeyboardInterrupt:
             # Ctrl-C or SIGTERM: the kernels that finished are reported, the ones in
-            # flight dropped (not counted)
+            # flight dropped (not counted). timeout(1) signals the process and then
+            # its group, so a second SIGTERM follows: the cleanup ignores it.
+            if _threading_main():
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
             self.interrupted = True
             self.log(f"interrupted: {len(self.results)} kernels finished")
         finally:

@@ -25,7 +25,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nproc
 git log -1 --format='commit %h %s' 2>/dev/null || true
 python3 -c "import sys, numba, numpy; print(sys.version.split()[0], 'numba', numba.__version__, 'numpy', numpy.__version__)"
-MIN=$(python3 -c "print(max(0.2, ($SECS - 60) / 60))")
+# stop generating early enough that the kernels in flight (--timeout 100, and a
+# run alone for one without an answer) finish before the timeout below
+MIN=$(python3 -c "print(max(0.2, ($SECS - 170) / 60))")
 timeout $((SECS + 20)) python3 -m numquad.fuzz --target cuda --minutes "$MIN" --seed "$SEED" \
     --jobs "$JOBS" --out "$OUT/fuzz" --shrink 0 --timeout 100 $FUZZ_ARGS > "$OUT/fuzz.log" 2>&1 &
 FUZZ=$!
