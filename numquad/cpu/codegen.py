@@ -22,7 +22,6 @@ from numba.np.numpy_support import as_dtype
 from .. import _control
 from .. import ops as _ops
 from .. import xpu as _xpu
-from ..errors import NumquadCompileError
 from . import frontend as _fe
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
