@@ -17,12 +17,14 @@ _INACTIVE = {
     "scan": "skipped: the scan runs over the active lanes in lane order (docs/semantics.md)",
     "reduce": "skipped",
     "allequal": "ignored: only active lanes are compared",
+    "derivative": "each of the two reads follows the move rule: an inactive lane gives the reader's own value",
 }
 
 _TYPES = {
     "value": "bool, int8..int64, uint8..uint64, float32, float64",
     "bitwise": "bool, int8..int64, uint8..uint64",
     "pred": "bool, int8..int64, uint8..uint64 (nonzero is true)",
+    "float": "float32, float64",
 }
 
 

@@ -41,10 +41,13 @@ __all__ = [
     "VALUE_DTYPES",
     "BITWISE_DTYPES",
     "PRED_DTYPES",
+    "FLOAT_DTYPES",
     "Op",
     "OPS",
     "get",
     "unknown_value",
+    "quad_move",
+    "derivative_sources",
     "of_function",
     "Quad",
     "Wave",
@@ -62,6 +65,8 @@ VALUE_DTYPES = tuple(np.dtype(n) for n in ("bool",) + _INT_NAMES + ("float32", "
 BITWISE_DTYPES = tuple(np.dtype(n) for n in ("bool",) + _INT_NAMES)
 #: Types a predicate takes (nonzero is true).
 PRED_DTYPES = BITWISE_DTYPES
+#: Types a derivative takes.
+FLOAT_DTYPES = tuple(np.dtype(n) for n in ("float32", "float64"))
 #: Types a lane selector (index, lane, delta, mask) takes.
 SELECTOR_DTYPES = tuple(np.dtype(n) for n in _INT_NAMES)
 
@@ -69,11 +74,13 @@ _TYPE_CLASSES = {
     "value": VALUE_DTYPES,
     "bitwise": BITWISE_DTYPES,
     "pred": PRED_DTYPES,
+    "float": FLOAT_DTYPES,
 }
 _TYPE_CLASS_WORDS = {
     "value": "bool, int8..int64, uint8..uint64, float32 or float64 scalar",
     "bitwise": "bool, int8..int64 or uint8..uint64 scalar",
     "pred": "bool or integer scalar (nonzero is true)",
+    "float": "float32 or float64 scalar",
 }
 
 _U32 = np.dtype("uint32")
@@ -332,6 +339,29 @@ def _ref_all_equal(op, active, x):
     return np.broadcast_to(same.all(axis=1)[:, None], x.shape).copy()
 
 
+def derivative_sources(op, lane):
+    """(hi, lo): the lanes a derivative reads, ``hi - lo``, for *lane* (an int, a
+    NumPy array or a target's integer wrapper). ``op.xor_const`` is the quad-lane bit
+    of the axis (1: x, 2: y); ``fine`` reads within the lane's own row (x) or column
+    (y) of the quad, ``coarse`` the quad's lane 0 and its neighbour along the axis."""
+    b = op.xor_const
+    if op.derivative == "fine":
+        return lane | b, lane & (~b)
+    if op.derivative == "coarse":
+        return (lane & ~3) | b, lane & ~3
+    raise unknown_value("derivative", op.derivative, op)
+
+
+def _ref_derivative(op, active, x):
+    """``move(hi) - move(lo)``: each read follows the move rule (an inactive source
+    gives the reader's own value); one subtraction per lane."""
+    x = np.asarray(x)
+    hi, lo = derivative_sources(op, np.broadcast_to(_lanes(), x.shape))
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = _move(x, active, hi) - _move(x, active, lo)
+    return np.where(active, d, x)
+
+
 _REFS = {
     "query": _ref_query,
     "move": _ref_move,
@@ -340,6 +370,7 @@ _REFS = {
     "scan": _ref_scan,
     "reduce": _ref_reduce,
     "allequal": _ref_all_equal,
+    "derivative": _ref_derivative,
 }
 
 
@@ -366,7 +397,11 @@ class Op:
                   popcount) or ``prefix_count`` (the popcount below a lane);
     ``scan``      exclusive log-step scan with ``combine``;
     ``reduce``    butterfly reduction with ``combine``;
-    ``allequal``  are all active lanes bitwise equal.
+    ``allequal``  are all active lanes bitwise equal;
+    ``derivative`` a difference of two quad lanes' values (float types only):
+                  ``derivative``: ``fine`` or ``coarse`` (:func:`derivative_sources`),
+                  ``xor_const`` the quad-lane bit of the axis (1: x, 2: y); the
+                  targets lower it as the quad moves it reads plus one subtraction.
     """
 
     namespace: str
@@ -375,13 +410,14 @@ class Op:
     params: tuple
     summary: str
     example: str
-    types: str = "value"                   # operand type class: value, bitwise, pred
+    types: str = "value"                   # operand type class: value, bitwise, pred, float
     combine: Optional[str] = None          # scans/reductions: a key of _COMBINES
     query: Optional[str] = None            # queries: "lane" or "width"
     vote: Optional[str] = None             # votes: "all", "any"; ballots: "ballot",
     #                                        "count", "prefix_count"
     pattern: Optional[Callable] = None     # moves: (lane, sel) -> source lane
-    xor_const: Optional[int] = None        # moves with a fixed butterfly mask (sel_kind "xor")
+    xor_const: Optional[int] = None        # moves with a fixed butterfly mask (sel_kind "xor");
+    #                                        derivatives: the quad-lane bit of the axis (1: x, 2: y)
     sel_range: Optional[range] = None      # constant selectors must lie here
     sel_wrap: Optional[int] = None         # runtime selectors are taken & sel_wrap
     # moves: how the source lane depends on a selector that is the same in every
@@ -389,6 +425,9 @@ class Op:
     # (lane ^ sel, or ^ xor_const), "up", "down"; "first" (the first active
     # lane: no selector, no pattern)
     sel_kind: Optional[str] = None
+    # derivatives: "fine" (within the lane's row/column of the quad) or "coarse"
+    # (from the quad's lane 0), see derivative_sources()
+    derivative: Optional[str] = None
 
     def __post_init__(self):
         problem = _row_problem(self)
@@ -483,6 +522,7 @@ _KIND_FIELDS = {
     "scan": ("combine", tuple(_COMBINES)),
     "reduce": ("combine", tuple(_COMBINES)),
     "allequal": (None, ()),
+    "derivative": ("derivative", ("fine", "coarse")),
 }
 
 
@@ -496,7 +536,11 @@ def _row_problem(op) -> Optional[str]:
     for other in {f for f, _ in _KIND_FIELDS.values() if f is not None} - {field}:
         if getattr(op, other) is not None:
             return f"{other} is set; a {op.kind} takes none"
-    if op.xor_const is not None and (op.sel_kind != "xor" or len(op.params) != 1):
+    if op.kind == "derivative":
+        if op.xor_const not in (1, 2) or op.namespace != "Quad" or op.types != "float" or \
+                len(op.params) != 1:
+            return "a derivative is a Quad op on one float operand with xor_const 1 (x) or 2 (y)"
+    elif op.xor_const is not None and (op.sel_kind != "xor" or len(op.params) != 1):
         return "xor_const is for a move with sel_kind 'xor' and no selector"
     if op.kind == "move" and (op.pattern is None) != (op.sel_kind == "first"):
         return "every move but sel_kind 'first' has a pattern"
@@ -542,6 +586,32 @@ _OPS = [
        "True in every lane of the quad when the predicate is true in any of its "
        "lanes; inactive lanes read as false.",
        "[F F T F] -> [T T T T]", types="pred", vote="any"),
+    Op("Quad", "ddx", "derivative", ("value",),
+       "Fine x derivative of the 2x2 quad [0 1; 2 3]: lanes 0 and 1 get v1 - v0, lanes "
+       "2 and 3 get v3 - v2 (right minus left in the lane's row), one subtraction. The "
+       "row partner is read as Quad.swapHorizontal reads it: an inactive partner gives "
+       "the lane's own value, so the lane gets v - v (0; NaN for an inf or NaN v). "
+       "float32 or float64 only.",
+       "[a b c d] -> [b-a b-a d-c d-c]", types="float", derivative="fine", xor_const=1),
+    Op("Quad", "ddy", "derivative", ("value",),
+       "Fine y derivative of the 2x2 quad [0 1; 2 3]: lanes 0 and 2 get v2 - v0, lanes "
+       "1 and 3 get v3 - v1 (bottom minus top in the lane's column), one subtraction. "
+       "The column partner is read as Quad.swapVertical reads it: an inactive partner "
+       "gives the lane's own value, so the lane gets v - v (0; NaN for an inf or NaN v). "
+       "float32 or float64 only.",
+       "[a b c d] -> [c-a d-b c-a d-b]", types="float", derivative="fine", xor_const=2),
+    Op("Quad", "ddxCoarse", "derivative", ("value",),
+       "Coarse x derivative of the 2x2 quad [0 1; 2 3]: every lane gets v1 - v0 (the "
+       "top row's), one subtraction. v1 and v0 are read as Quad.broadcast reads them: "
+       "an inactive quad lane 0 or 1 gives the reader's own value (lane 0 inactive: "
+       "lane 1 gets v1 - v1, lane 2 v1 - v2). float32 or float64 only.",
+       "[a b c d] -> [b-a b-a b-a b-a]", types="float", derivative="coarse", xor_const=1),
+    Op("Quad", "ddyCoarse", "derivative", ("value",),
+       "Coarse y derivative of the 2x2 quad [0 1; 2 3]: every lane gets v2 - v0 (the "
+       "left column's), one subtraction. v2 and v0 are read as Quad.broadcast reads "
+       "them: an inactive quad lane 0 or 2 gives the reader's own value (lane 0 "
+       "inactive: lane 2 gets v2 - v2, lane 1 v2 - v1). float32 or float64 only.",
+       "[a b c d] -> [c-a c-a c-a c-a]", types="float", derivative="coarse", xor_const=2),
     # --- Wave: 32 lanes ------------------------------------------------------
     Op("Wave", "laneId", "query", (),
        "This lane's index in its wave, 0..31, as uint32.",
@@ -655,6 +725,16 @@ OPS = {op.qualname: op for op in _OPS}
 def get(qualname: str) -> Op:
     """The :class:`Op` named *qualname*, e.g. ``"Wave.prefixSum"``."""
     return OPS[qualname]
+
+
+def quad_move(sel_kind: str, xor_const: Optional[int] = None) -> Op:
+    """The Quad move row with these fields (``("xor", 1)``: the horizontal swap;
+    ``("quad",)``: the broadcast): the moves a derivative is lowered with."""
+    for op in _OPS:
+        if op.namespace == "Quad" and op.kind == "move" and op.sel_kind == sel_kind and \
+                op.xor_const == xor_const:
+            return op
+    raise unknown_value("sel_kind", (sel_kind, xor_const))
 
 
 # ---------------------------------------------------------------------------

@@ -935,6 +935,20 @@ def _execute(op, lanes, argsets):
             v = by_lane.get(src) if 0 <= src < W else None
             out.append(vals[k] if v is None else v)
         return out
+    if kind == "derivative":
+        vals, dt = _common([a[0] for a in argsets], op)
+        complaint = op.check_operand(dt)
+        if complaint:
+            raise NumquadTypeError(complaint)
+        by_lane = dict(zip(lanes, vals))
+        out = []
+        for k in range(n):
+            hi, lo = _ops.derivative_sources(op, lanes[k])
+            # each read follows the move rule: an inactive lane gives the reader's own value
+            a, b = by_lane.get(hi, vals[k]), by_lane.get(lo, vals[k])
+            with np.errstate(over="ignore", invalid="ignore"):
+                out.append(dt.type(a - b))
+        return out
     if kind == "vote":
         vote = _VOTE.get(op.vote)
         if vote is None:

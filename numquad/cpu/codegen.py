@@ -818,7 +818,7 @@ class _BlockGen:
         # the operand's lane array holds the variable's unified type (x may be int32
         # here and int64 later); the op works in the type the value had at this call
         want = self._dtype(it.target)
-        same_type = op.kind in ("move", "scan", "reduce") and not \
+        same_type = op.kind in ("move", "scan", "reduce", "derivative") and not \
             (op.combine == "add" and want == np.dtype("uint32") and self._dtype(it.args[0].id) == np.dtype(bool))
         if same_type and self._dtype(it.args[0].id) != want:
             conv = self.fe.fresh("cv")

@@ -363,14 +363,8 @@ def _move(op, sig, context, builder, mask, args):
     const_sel = 0 if selty is None else (
         selty.literal_value if isinstance(selty, types.IntegerLiteral) else None)
     if const_sel is not None:
-        src = [op.pattern(l, const_sel) for l in range(W)]
-        ok = [0 <= s < W for s in src]
-        src = [s if o else l for l, (s, o) in enumerate(zip(src, ok))]
-        moved = _shuffle(builder, x, src)
-        src_active = _shuffle(builder, mask, src)
-        if not all(ok):
-            src_active = builder.and_(src_active, _const_vec(_i1, [int(o) for o in ok]))
-    elif isinstance(selty, types.Integer):
+        return _move_const(builder, x, mask, [op.pattern(l, const_sel) for l in range(W)])
+    if isinstance(selty, types.Integer):
         sel = _sel_i32(builder, op, selty.signed, args[3])
         if op.sel_kind in ("up", "down"):
             # 0..31: composed constant shuffles; a negative distance (which reads the
@@ -395,6 +389,43 @@ def _move(op, sig, context, builder, mask, args):
         moved, src_active = _move_gather(op, context, builder, sig, args,
                                          _sel_vector(context, builder, op, selty, args[3]))
     return builder.select(src_active, moved, x)
+
+
+def _move_const(builder, x, mask, src):
+    """A move with constant source lanes *src* (one per lane): one shufflevector of
+    the values, one of the mask, and the move rule's select (an inactive or
+    out-of-range source gives the reader's own value)."""
+    ok = [0 <= s < W for s in src]
+    src = [s if o else l for l, (s, o) in enumerate(zip(src, ok))]
+    moved = _shuffle(builder, x, src)
+    src_active = _shuffle(builder, mask, src)
+    if not all(ok):
+        src_active = builder.and_(src_active, _const_vec(_i1, [int(o) for o in ok]))
+    return builder.select(src_active, moved, x)
+
+
+def _derivative(op, sig, context, builder, mask, args):
+    """``hi - lo`` (ops.derivative_sources): the quad moves the derivative reads,
+    lowered as the catalogue's moves with constant selectors are, then one ``fsub``.
+    Fine: one swap (``Quad.swapHorizontal``/``swapVertical``) and a select of the
+    operand order by the lane's bit; coarse: two ``Quad.broadcast``s."""
+    x = _load(context, builder, sig.args[2], args[2])
+    if not isinstance(x.type.element, (ir.FloatType, ir.DoubleType)):
+        raise TypingError(op.check_operand(as_dtype(sig.args[2].dtype)))
+    b = op.xor_const
+    if op.derivative == "fine":
+        swap = _ops.quad_move("xor", b)
+        other = _move_const(builder, x, mask, [swap.pattern(l, 0) for l in range(W)])
+        high = _const_vec(_i1, [int(bool(l & b)) for l in range(W)])   # the lane is hi itself
+        hi = builder.select(high, x, other)
+        lo = builder.select(high, other, x)
+    elif op.derivative == "coarse":
+        bcast = _ops.quad_move("quad")
+        hi = _move_const(builder, x, mask, [bcast.pattern(l, b) for l in range(W)])
+        lo = _move_const(builder, x, mask, [bcast.pattern(l, 0) for l in range(W)])
+    else:
+        raise _ops.unknown_value("derivative", op.derivative, op)
+    return builder.fsub(hi, lo)
 
 
 def _move_gather(op, context, builder, sig, args, selv):
@@ -559,6 +590,7 @@ _COMPUTE = {
     "scan": _scan,
     "reduce": _reduce,
     "allequal": _all_equal,
+    "derivative": _derivative,
 }
 
 

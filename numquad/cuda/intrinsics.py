@@ -726,6 +726,37 @@ def _lower_allequal(op, valty, sel):
     return codegen
 
 
+def _lower_derivative(op, valty, sel):
+    """``hi - lo`` (ops.derivative_sources): the catalogue's quad moves with constant
+    selectors, lowered by :func:`_lower_move` (``shfl.sync``), then one ``fsub``.
+    Fine: one swap (``shfl.sync.bfly``) and a select of the operand order by the
+    lane's bit; coarse: two broadcasts (``shfl.sync.idx`` in segments of 4)."""
+    if not isinstance(valty, types.Float):
+        _reject(op.check_operand(_np_dtype(valty)))
+    b = op.xor_const
+    if op.derivative == "fine":
+        swap = _lower_move(ops.quad_move("xor", b), valty, None)
+
+        def codegen(context, builder, sig, args, mask):
+            other = swap(context, builder, sig, args, mask)
+            high = builder.icmp_unsigned("!=", builder.and_(_laneid(builder), _iconst(_I32, b)),
+                                         _iconst(_I32, 0))
+            hi = builder.select(high, args[0], other)
+            lo = builder.select(high, other, args[0])
+            return builder.fsub(hi, lo)
+        return codegen
+    if op.derivative != "coarse":
+        raise ops.unknown_value("derivative", op.derivative, op)
+    bcast = ops.quad_move("quad")
+    read_hi, read_lo = _lower_move(bcast, valty, b), _lower_move(bcast, valty, 0)
+
+    def coarse(context, builder, sig, args, mask):
+        hi = read_hi(context, builder, sig, args, mask)
+        lo = read_lo(context, builder, sig, args, mask)
+        return builder.fsub(hi, lo)
+    return coarse
+
+
 _LOWER = {
     "query": _lower_query,
     "move": _lower_move,
@@ -734,6 +765,7 @@ _LOWER = {
     "scan": _lower_scan,
     "reduce": _lower_reduce,
     "allequal": _lower_allequal,
+    "derivative": _lower_derivative,
 }
 
 
