@@ -487,6 +487,8 @@ class _Transformer(ast.NodeTransformer):
             return self.T(b)
         if b in ("grid", "gridsize"):
             return self.T(b)
+        if b == "quad_grid":
+            self.error("xpu.quad_grid must be called", node)
         if b.startswith("atomic."):
             return self.T("atomic_" + b.split(".")[1])
         if b in _DEVICE_FUNCTIONS:
@@ -525,6 +527,13 @@ class _Transformer(ast.NodeTransformer):
                 if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
                         node.args[0].value not in (1, 2, 3):
                     self.error(f"xpu.{b}(ndim) takes a constant ndim of 1, 2 or 3", node)
+                return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
+            if b == "quad_grid":
+                if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
+                        node.args[0].value != 2 or isinstance(node.args[0].value, bool) or node.keywords:
+                    got = ", ".join(ast.unparse(a) for a in node.args)
+                    self.error(f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
+                               f"constant 2 (2x2 pixel quads in a 2-D launch)", node)
                 return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
         obj = self.r.resolve(f)
         op = _ops.of_function(obj) if obj is not _MISSING else None
@@ -613,6 +622,13 @@ class _Thread:
 
     def gridsize(self, nd):
         return self._gs[0] if nd == 1 else self._gs[:nd]
+
+    def quad_grid(self, nd):
+        """xpu.quad_grid(2) (numquad/xpu.py): t is the thread's index in its pair of rows."""
+        t = (int(self.ty) & 1) * int(self.dx) + int(self.tx)
+        x = int(self.bx) * int(self.dx) + 2 * (t >> 2) + (t & 1)
+        y = int(self.by) * int(self.dy) + (int(self.ty) & ~1) + ((t >> 1) & 1)
+        return _i64(x), _i64(y)
 
     def shared_array(self, site, shape=None, dtype=None):
         arr = self._blk.shared.get(site)

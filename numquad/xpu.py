@@ -31,6 +31,7 @@ __all__ = [
     "Dispatcher",
     "grid",
     "gridsize",
+    "quad_grid",
     "threadIdx",
     "blockIdx",
     "blockDim",
@@ -108,6 +109,18 @@ gridsize = _builtin(
     "gridsize",
     "xpu.gridsize(ndim)\n\nThe number of threads in the grid (gridDim * blockDim): an "
     "int64 or a tuple of ndim int64, as numba.cuda.gridsize.",
+)
+quad_grid = _builtin(
+    "quad_grid",
+    "xpu.quad_grid(ndim)\n\nndim must be the constant 2. The (x, y) pixel of this thread "
+    "(a tuple of two int64) when each "
+    "quad covers a 2x2 pixel tile: quad lane 0 top-left, 1 top-right, 2 bottom-left, "
+    "3 bottom-right. A block covers the same blockDim.x x blockDim.y pixels as with "
+    "xpu.grid(2), each pixel once, its tiles laid row by row in linear thread order "
+    "(docs/lanes.md). blockDim.x and blockDim.y must be even (a launch error otherwise); "
+    "3-D blocks: each z plane does the same, z is not returned. With t = threadIdx.x + "
+    "(threadIdx.y & 1) * blockDim.x: x = blockIdx.x * blockDim.x + 2 * (t >> 2) + (t & 1), "
+    "y = blockIdx.y * blockDim.y + (threadIdx.y & ~1) + ((t >> 1) & 1).",
 )
 threadIdx = _dim3("threadIdx", "the thread's index in its block")
 blockIdx = _dim3("blockIdx", "the block's index in the grid")
@@ -236,6 +249,12 @@ def launch_config(kernel, griddim, blockdim):
     """Validate a launch as CUDA would; returns (grid3, block3, grid_ndim, block_ndim)."""
     g, gnd = _dims(griddim, "griddim", kernel)
     b, bnd = _dims(blockdim, "blockdim", kernel)
+    if (b[0] % 2 or b[1] % 2) and _uses_quad_grid(kernel):
+        raise NumquadLaunchError(
+            f"{kernel.where}: launch of {kernel.__name__}: xpu.quad_grid(2) got a block of "
+            f"{tuple(blockdim) if isinstance(blockdim, (tuple, list)) else blockdim!r}; it takes "
+            f"a block whose blockDim.x and blockDim.y are both even (2x2 pixel quads)"
+        )
     nthreads = b[0] * b[1] * b[2]
     if nthreads > _MAX_BLOCK:
         raise NumquadLaunchError(
@@ -396,6 +415,52 @@ def _unresolved_name(fn):
     return None
 
 
+def _reads_builtin(fn, target, seen):
+    """Does *fn* (or an ``@xpu.jit`` function it names, recursively) read the builtin
+    *target*? From the bytecode, as :func:`_unresolved_name` reads names."""
+    if id(fn) in seen:
+        return False
+    seen.add(id(fn))
+    glb = fn.__globals__
+    free = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            free[name] = cell.cell_contents
+        except ValueError:
+            pass
+    for c in _code_objects(fn.__code__):
+        instrs = list(dis.get_instructions(c))
+        for k, ins in enumerate(instrs):
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                obj = glb.get(ins.argval, _MISSING_NAME)
+            elif ins.opname == "LOAD_DEREF":
+                obj = free.get(ins.argval, _MISSING_NAME)
+            else:
+                continue
+            for nxt in instrs[k + 1:]:
+                if obj is target or isinstance(obj, Dispatcher) or \
+                        not isinstance(obj, (_pytypes.ModuleType, type)) or \
+                        nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
+                    break
+                obj = getattr(obj, nxt.argval, _MISSING_NAME)
+            if obj is target:
+                return True
+            if isinstance(obj, Dispatcher) and _reads_builtin(obj.py_func, target, seen):
+                return True
+    return False
+
+
+_MISSING_NAME = object()
+
+
+def _uses_quad_grid(kernel):
+    """Does *kernel*, or a lane function it calls, read ``xpu.quad_grid``? (A launch
+    then needs an even blockDim.x and blockDim.y.) Cached on the dispatcher."""
+    if kernel._uses_quad_grid is None:
+        kernel._uses_quad_grid = _reads_builtin(kernel.py_func, quad_grid, set())
+    return kernel._uses_quad_grid
+
+
 def _generator_line(fn):
     """The line of the first ``yield``/``await`` in *fn*, else its def line."""
     for ins in dis.get_instructions(fn.__code__):
@@ -554,6 +619,7 @@ class Dispatcher:
         self._is_kernel = None
         self._targets = {}
         self._configs = {}         # (griddim, blockdim) -> validated launch dims
+        self._uses_quad_grid = None
 
     # -- source ------------------------------------------------------------
     @property

@@ -146,6 +146,19 @@ class _Subst(ast.NodeTransformer):
             ast.BinOp(_call("_nq_i64", _name(f"_nq_bi{axis}")), ast.Mult(), _name(f"_nq_bd{axis}")),
             ast.Add(), _call("_nq_i64", self._tid(axis, assume=False))))
 
+    def _quad_grid(self):
+        """xpu.quad_grid(2): the (x, y) pixel of this lane with 2x2 quads (numquad/xpu.py
+        has the formula; docs/lanes.md the picture): t is the thread's index in its
+        pair of rows, whose 2 * blockDim.x threads are whole quads when blockDim.x is even."""
+        if self.mode == "shadow":
+            return ast.Tuple(elts=[_call("_nq_i64", _const(0)), _call("_nq_i64", _const(0))], ctx=ast.Load())
+        tx = ast.unparse(_call("_nq_i64", self._tid("x", assume=False)))
+        ty = ast.unparse(_call("_nq_i64", self._tid("y", assume=False)))
+        t = f"((({ty}) & 1) * _nq_bdx + ({tx}))"
+        x = f"_nq_nonneg(_nq_i64(_nq_bix) * _nq_bdx + ((({t}) >> 2) << 1) + (({t}) & 1))"
+        y = f"_nq_nonneg(_nq_i64(_nq_biy) * _nq_bdy + (({ty}) & -2) + ((({t}) >> 1) & 1))"
+        return ast.parse(f"({x}, {y})", mode="eval").body
+
     def _size_axis(self, axis):
         if self.mode == "shadow":
             return _call("_nq_i64", _const(0))
@@ -203,6 +216,13 @@ class _Subst(ast.NodeTransformer):
             f = self._grid_axis if b == "grid" else self._size_axis
             axes = [f(a) for a in "xyz"[:nd]]
             return axes[0] if nd == 1 else ast.Tuple(elts=axes, ctx=ast.Load())
+        if b == "quad_grid":
+            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
+                    node.args[0].value != 2 or isinstance(node.args[0].value, bool) or node.keywords:
+                got = ", ".join(ast.unparse(a) for a in node.args)
+                self.fe.error(f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
+                              f"constant 2 (2x2 pixel quads in a 2-D launch)", node)
+            return self._quad_grid()
         if b == "syncwarp":
             return _const(None)               # the lanes of a wave run in lockstep
         if b.startswith("atomic."):

@@ -53,6 +53,7 @@ import types as _pytypes
 import numpy as np
 from llvmlite import ir
 
+from numba import cuda
 from numba.cuda import cgutils, nvvmutils, types
 from numba.cuda.core import targetconfig
 from numba.cuda.core.errors import TypingError
@@ -63,7 +64,8 @@ from numba.cuda.typing import signature
 from .. import _control, ops
 from ..errors import NumquadCompileError
 
-__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "ballot", "andnot"]
+__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "ballot", "andnot",
+           "quad_grid"]
 
 _I1 = ir.IntType(1)
 _I32 = ir.IntType(32)
@@ -857,6 +859,36 @@ def andnot(typingctx, a, b):
         x, y = _as_i32(builder, args[0]), _as_i32(builder, args[1])
         return builder.and_(x, builder.xor(y, _iconst(_I32, 0xFFFFFFFF)))
     return signature(types.uint32, types.unliteral(a), types.unliteral(b)), codegen
+
+
+@_literal_intrinsic
+def quad_grid(typingctx, ndim):
+    """quad_grid(2) -> (int64, int64): the pixel of this thread with 2x2 pixel quads
+    (numquad/xpu.py has the formula, docs/lanes.md the picture)."""
+    if not isinstance(ndim, types.IntegerLiteral) or ndim.literal_value != 2:
+        got = ndim.literal_value if isinstance(ndim, types.IntegerLiteral) else f"a runtime {ndim}"
+        _reject(f"xpu.quad_grid(ndim) got ndim {got}; it takes the constant 2 "
+                f"(2x2 pixel quads in a 2-D launch)")
+
+    def codegen(context, builder, sig, args):
+        tx, ty, nx, ny, bx, by = (nvvmutils.call_sreg(builder, r) for r in
+                                  ("tid.x", "tid.y", "ntid.x", "ntid.y", "ctaid.x", "ctaid.y"))
+        one, two = _iconst(_I32, 1), _iconst(_I32, 2)
+        # t: the thread's index in its pair of rows (whole quads when blockDim.x is even)
+        t = builder.add(builder.mul(builder.and_(ty, one), nx), tx)
+        dx = builder.add(builder.shl(builder.lshr(t, two), one), builder.and_(t, one))
+        dy = builder.add(builder.and_(ty, _iconst(_I32, ~1)), builder.and_(builder.lshr(t, one), one))
+        x = builder.add(builder.mul(builder.zext(bx, _I64), builder.zext(nx, _I64)), builder.zext(dx, _I64))
+        y = builder.add(builder.mul(builder.zext(by, _I64), builder.zext(ny, _I64)), builder.zext(dy, _I64))
+        return cgutils.pack_array(builder, (x, y))
+    return signature(types.UniTuple(types.int64, 2), types.unliteral(ndim)), codegen
+
+
+# The CUDA target compiles ``xpu.quad_grid`` as ``cuda.quad_grid`` (numquad/cuda/dispatch.py
+# maps the xpu module to numba.cuda, whose module attributes Numba types by their value):
+# numba.cuda has no such name, so the intrinsic above is given that name there.
+if not hasattr(cuda, "quad_grid"):
+    cuda.quad_grid = quad_grid
 
 
 #: The helpers by the names numquad/_control.py's generated code calls them.
