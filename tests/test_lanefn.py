@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from numquad import Quad, Wave, ops, xpu
+from numquad import NumquadLaunchError, NumquadTypeError, Quad, Wave, ops, xpu
 
 R = {q: op.reference for q, op in ops.OPS.items()}
 
@@ -97,6 +97,44 @@ def test_out_argument(rng):
     strided = np.zeros(200, np.float32)[::2]
     fma_swap(x, np.float32(1), out=strided)
     np.testing.assert_array_equal(strided, r)
+
+
+def test_every_call_form_gives_the_same_bits(rng):
+    """The common call (C-contiguous arrays of one shape, NumPy scalars) takes a
+    memoised path (numquad/cpu/arraycall.py); every other form plans the call in
+    full. Both must give the same bits, write out= in place, and keep the errors."""
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    want = x * y + _swap_ref(x)
+    ro = x.copy()
+    ro.flags.writeable = False
+    strided = np.empty(2 * n, np.float32)[::2]
+    strided[:] = x
+    forms = {
+        "arrays": (x, y),
+        "again": (x, y),
+        "readonly": (ro, y),
+        "strided": (strided, y),
+        "2-d": (x.reshape(40, 25), y.reshape(40, 25)),
+    }
+    for name, args in forms.items():
+        got = fma_swap(*args)
+        np.testing.assert_array_equal(got.reshape(-1), want, err_msg=name)
+    s = np.float32(rng.standard_normal())
+    want_s = x * s + _swap_ref(x)
+    for y_s in (s, float(s)):               # a NumPy scalar, a weak Python float
+        np.testing.assert_array_equal(fma_swap(x, y_s), want_s)
+    out = np.full(n, np.nan, np.float32)    # poisoned
+    r = fma_swap(x, y, out=out)
+    assert r is out
+    np.testing.assert_array_equal(out, want)
+    with pytest.raises(NumquadTypeError, match="out"):
+        fma_swap(x, y, out=np.zeros(n, np.float64))
+    with pytest.raises(NumquadLaunchError):
+        fma_swap(x, y, out=np.zeros(n + 1, np.float32))
+    odd = rng.standard_normal(77).astype(np.float64)    # another type, a partial last wave
+    np.testing.assert_array_equal(fma_swap(odd, odd), odd * odd + _swap_ref(odd))
 
 
 def test_zero_d_and_empty():

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from .. import _lanecall
+from . import launch as _launch
 
 __all__ = ["call_lane_function", "prepare_args"]
 
@@ -119,7 +120,77 @@ def _return_dtype(d, is_arr, argtypes):
     return dt
 
 
+def _fast_key(d, args, out):
+    """The memo key of a call in the common form (C-contiguous arrays of one shape,
+    NumPy scalars, ``out`` None or a matching C-contiguous array), else None."""
+    if d.debug:
+        return None
+    shape = None
+    key = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            if shape is None:
+                shape = a.shape
+            elif a.shape != shape:
+                return None
+            f = a.flags
+            if not f.c_contiguous or not f.aligned:
+                return None
+            key.append((a.dtype, f.writeable))
+        elif isinstance(a, np.generic):
+            key.append(t)
+        else:
+            return None
+    if shape is None or 0 in shape:
+        return None
+    if out is not None and not (type(out) is np.ndarray and out.shape == shape
+                                and out.flags.c_contiguous and out.flags.writeable
+                                and out.flags.aligned):
+        return None
+    return tuple(key)
+
+
+def _fast_plan(d, key, args):
+    """(result dtype, compiled block function) for a call of *key*'s form, or None
+    when the arguments need the full plan (a conversion, an error to raise)."""
+    memo = _memo(d)
+    k = ("fast", key)
+    hit = memo.get(k)
+    if hit is not None:
+        return hit or None
+    vals, shape, is_arr = prepare_args(d, args)
+    if any(v is not a for v, a in zip(vals, args)):
+        memo[k] = ()                       # the plan converts an argument: not this path
+        return None
+    scalar_types = tuple(numba.from_dtype(v.dtype) if arr else numba.typeof(v)
+                         for v, arr in zip(vals, is_arr))
+    restype = _return_dtype(d, is_arr, scalar_types)
+    kernel, _ = _wrappers(d, tuple(is_arr))
+    from .dispatch import _typeof_args
+    probe = [v.reshape(-1) if arr else v for v, arr in zip(vals, is_arr)]
+    argtypes = _typeof_args(kernel, probe + [np.empty(1, restype), 1])
+    block = kernel._target("cpu").compile(argtypes, False).block
+    hit = memo[k] = (restype, block)
+    return hit
+
+
 def call_lane_function(d, args, out):
+    key = _fast_key(d, args, out)
+    if key is not None:
+        # the common call: one memo lookup, then the compiled block function (the
+        # same code as the general path below, without re-planning and re-typing)
+        plan = _fast_plan(d, key, args)
+        if plan is not None and (out is None or out.dtype == plan[0]):
+            restype, block = plan
+            shape = next(a.shape for a in args if type(a) is np.ndarray)
+            result = out if out is not None else np.empty(shape, restype)
+            size = result.size
+            flat = [a.reshape(-1) if type(a) is np.ndarray else a for a in args]
+            blocks = -(-size // _THREADS)
+            _launch.run_grid(block, flat + [result.reshape(-1), size], (blocks, 1, 1),
+                             (_THREADS, 1, 1))
+            return result
     vals, shape, is_arr = prepare_args(d, args)
     scalar_types = []
     for v, arr in zip(vals, is_arr):
