@@ -409,6 +409,7 @@ _BUILTIN_TYPES = {
         {"ndim": "Literal[3]", "->": "tuple[int, int, int]"},
         {"ndim": "int", "->": "int | tuple[int, ...]"},
     ],
+    "quad_grid": {"ndim": "Literal[2]", "->": "tuple[int, int]"},
     "threadIdx.?": {"->": "int"},
     "blockIdx.?": {"->": "int"},
     "blockDim.?": {"->": "int"},

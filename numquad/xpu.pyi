@@ -243,7 +243,7 @@ def gridsize(ndim: int) -> int | tuple[int, ...]:
     The number of threads in the grid (gridDim * blockDim): an int64 or a tuple of ndim int64, as numba.cuda.gridsize.
     """
 
-def quad_grid(ndim: Any) -> Any:
+def quad_grid(ndim: Literal[2]) -> tuple[int, int]:
     """xpu.quad_grid(ndim)
 
     ndim must be the constant 2. The (x, y) pixel of this thread (a tuple of two int64) when each quad covers a 2x2 pixel tile: quad lane 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right. A block covers the same blockDim.x x blockDim.y pixels as with xpu.grid(2), each pixel once, its tiles laid row by row in linear thread order (docs/lanes.md). blockDim.x and blockDim.y must be even (a launch error otherwise); 3-D blocks: each z plane does the same, z is not returned. With t = threadIdx.x + (threadIdx.y & 1) * blockDim.x: x = blockIdx.x * blockDim.x + 2 * (t >> 2) + (t & 1), y = blockIdx.y * blockDim.y + (threadIdx.y & ~1) + ((t >> 1) & 1).

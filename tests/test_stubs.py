@@ -135,6 +135,7 @@ from numquad import NumquadError, Quad, Wave, xpu
 @xpu.jit
 def kernel(src: NDArray[np.float32], dst: NDArray[np.float32]) -> None:
     i = xpu.grid(1)
+    px: tuple[int, int] = xpu.quad_grid(2)
     t: int = xpu.threadIdx.x + xpu.blockIdx.y * xpu.blockDim.z + xpu.gridDim.x
     s: np.float32 = Wave.prefixSum(np.float32(1))
     n: np.uint32 = Wave.prefixSum(np.bool_(True))
