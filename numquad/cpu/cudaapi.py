@@ -1183,6 +1183,8 @@ def render_md(ported_root=None):
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",
+        "Each also runs on the CUDA target where a GPU is present; the recorded H200 runs",
+        "(docs/GPU.md) give their results.",
         "",
     ]
     group = None
