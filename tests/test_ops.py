@@ -61,7 +61,7 @@ def test_every_op_has_a_reference_and_docs():
     for q, op in ops.OPS.items():
         assert op.doc.startswith(f"{q}(")
         assert "Example" in op.doc
-        assert op.kind in ("query", "move", "vote", "ballot", "scan", "reduce", "allequal")
+        assert op.kind in ("query", "move", "vote", "ballot", "scan", "reduce", "allequal", "derivative")
 
 
 def test_reference_scan_is_exclusive_and_skips_inactive(rng):
@@ -124,18 +124,22 @@ def test_a_row_with_a_field_value_of_no_kind_is_rejected():
     for q, change in [("Wave.all", {"vote": "majority"}), ("Wave.ballot", {"vote": "all"}),
                       ("Wave.width", {"query": "height"}), ("Wave.shuffle", {"sel_kind": "rotate"}),
                       ("Wave.reduceSum", {"combine": "sub"}), ("Wave.laneId", {"vote": "any"}),
-                      ("Wave.readFirst", {"sel_kind": "lane"}), ("Quad.swapVertical", {"sel_kind": "lane"})]:
+                      ("Wave.readFirst", {"sel_kind": "lane"}), ("Quad.swapVertical", {"sel_kind": "lane"}),
+                      ("Quad.ddx", {"derivative": "medium"}), ("Quad.ddx", {"xor_const": 3}),
+                      ("Quad.ddy", {"types": "value"}), ("Quad.ddyCoarse", {"sel_kind": "xor"})]:
         with pytest.raises(ValueError, match="ops.py row"):
             dataclasses.replace(ops.get(q), **change)
 
 
 @pytest.mark.parametrize("qualname,field,value", [
     ("Wave.width", "query", "height"), ("Quad.any", "vote", "majority"),
-    ("Wave.countBits", "vote", "median"), ("Wave.reduceMin", "combine", "sub")])
+    ("Wave.countBits", "vote", "median"), ("Wave.reduceMin", "combine", "sub"),
+    ("Quad.ddx", "derivative", "medium")])
 def test_the_reference_raises_on_an_unknown_field_value(qualname, field, value):
     bad = _with_field(ops.get(qualname), **{field: value})
     act = np.ones((1, 32), bool)
-    args = () if bad.kind == "query" else (np.ones((1, 32), np.int32),)
+    dtype = np.float32 if bad.types == "float" else np.int32
+    args = () if bad.kind == "query" else (np.ones((1, 32), dtype),)
     with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
         bad.reference(*args, active=act)
 
@@ -156,6 +160,8 @@ def test_the_cpu_lowering_raises_on_an_unknown_field_value():
         cpu._move_uniform(_with_field(ops.get("Wave.broadcast"), sel_kind="rotate"), None, None, None, None)
     with pytest.raises(NotImplementedError, match="combine='sub'"):
         cpu._combine(None, "sub", np.dtype("int32"), None, None)
+    with pytest.raises(NotImplementedError, match="derivative='medium'"):
+        cpu._derivative(_with_field(ops.get("Quad.ddx"), derivative="medium"), None, None, None, None, None)
 
 
 def test_the_cuda_lowering_raises_on_an_unknown_field_value():
@@ -164,7 +170,8 @@ def test_the_cuda_lowering_raises_on_an_unknown_field_value():
 
     from numquad.cuda import intrinsics as cuda
     for q, field, value in [("Wave.width", "query", "height"), ("Quad.any", "vote", "majority"),
-                            ("Wave.prefixCountBits", "vote", "median")]:
+                            ("Wave.prefixCountBits", "vote", "median"),
+                            ("Quad.ddyCoarse", "derivative", "medium")]:
         bad = _with_field(ops.get(q), **{field: value})
         with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
             cuda._LOWER[bad.kind](bad, None, None)

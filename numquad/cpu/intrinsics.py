@@ -409,6 +409,8 @@ def _derivative(op, sig, context, builder, mask, args):
     lowered as the catalogue's moves with constant selectors are, then one ``fsub``.
     Fine: one swap (``Quad.swapHorizontal``/``swapVertical``) and a select of the
     operand order by the lane's bit; coarse: two ``Quad.broadcast``s."""
+    if op.derivative not in ("fine", "coarse"):
+        raise _ops.unknown_value("derivative", op.derivative, op)
     x = _load(context, builder, sig.args[2], args[2])
     if not isinstance(x.type.element, (ir.FloatType, ir.DoubleType)):
         raise TypingError(op.check_operand(as_dtype(sig.args[2].dtype)))
@@ -419,12 +421,10 @@ def _derivative(op, sig, context, builder, mask, args):
         high = _const_vec(_i1, [int(bool(l & b)) for l in range(W)])   # the lane is hi itself
         hi = builder.select(high, x, other)
         lo = builder.select(high, other, x)
-    elif op.derivative == "coarse":
+    else:
         bcast = _ops.quad_move("quad")
         hi = _move_const(builder, x, mask, [bcast.pattern(l, b) for l in range(W)])
         lo = _move_const(builder, x, mask, [bcast.pattern(l, 0) for l in range(W)])
-    else:
-        raise _ops.unknown_value("derivative", op.derivative, op)
     return builder.fsub(hi, lo)
 
 

@@ -733,6 +733,8 @@ def _lower_derivative(op, valty, sel):
     selectors, lowered by :func:`_lower_move` (``shfl.sync``), then one ``fsub``.
     Fine: one swap (``shfl.sync.bfly``) and a select of the operand order by the
     lane's bit; coarse: two broadcasts (``shfl.sync.idx`` in segments of 4)."""
+    if op.derivative not in ("fine", "coarse"):
+        raise ops.unknown_value("derivative", op.derivative, op)
     if not isinstance(valty, types.Float):
         _reject(op.check_operand(_np_dtype(valty)))
     b = op.xor_const
@@ -747,8 +749,6 @@ def _lower_derivative(op, valty, sel):
             lo = builder.select(high, other, args[0])
             return builder.fsub(hi, lo)
         return codegen
-    if op.derivative != "coarse":
-        raise ops.unknown_value("derivative", op.derivative, op)
     bcast = ops.quad_move("quad")
     read_hi, read_lo = _lower_move(bcast, valty, b), _lower_move(bcast, valty, 0)
 
