@@ -31,7 +31,11 @@ within the example's float32 error bound); a mismatch prints ``FAIL`` and exits
 with status 1, before anything is timed. Then both run once more as a warm-up and
 N times each, alternating numquad and Numba in this one process; the table shows
 the medians and ratio = Numba time / numquad time (> 1: numquad is faster). Bars:
-every kernel >= 0.5x, the geometric mean of the nine ratios >= 0.8x. The script
+every kernel >= 0.5x, the geometric mean of the nine ratios >= 0.8x. A second,
+informational table gives the median process CPU time per run (all threads): it
+leaves out the time a thread is descheduled (on a loaded machine that can dominate
+the wall time), but counts a thread that waits on the CPU (spinning or yielding),
+so it reads most plainly with ``--threads 1``. The script
 exits 0 whatever the bars say (benchmarks/_common.py). ``--quick``: small inputs,
 3 runs (a smoke run for tests/test_benchmarks.py; its ratios mean little).
 ``--threads T`` runs both sides on T threads (``numba.set_num_threads``; numquad's
@@ -282,17 +286,21 @@ CASES = [
 
 
 def time_pair(f_nq, f_nb, repeat):
-    """One warm-up call of each, then *repeat* calls of each, alternating; the medians (s)."""
+    """One warm-up call of each, then *repeat* calls of each, alternating. Returns the
+    median wall times and the median process CPU times (all threads), in seconds:
+    (wall numquad, wall Numba, cpu numquad, cpu Numba)."""
     f_nq()
     f_nb()
-    t_nq, t_nb = [], []
+    t = {f_nq: ([], []), f_nb: ([], [])}
     for i in range(repeat):
-        order = ((f_nq, t_nq), (f_nb, t_nb)) if i % 2 == 0 else ((f_nb, t_nb), (f_nq, t_nq))
-        for f, ts in order:
+        for f in ((f_nq, f_nb) if i % 2 == 0 else (f_nb, f_nq)):
+            c0 = time.process_time()
             t0 = time.perf_counter()
             f()
-            ts.append(time.perf_counter() - t0)
-    return statistics.median(t_nq), statistics.median(t_nb)
+            t[f][0].append(time.perf_counter() - t0)
+            t[f][1].append(time.process_time() - c0)
+    med = statistics.median
+    return med(t[f_nq][0]), med(t[f_nb][0]), med(t[f_nq][1]), med(t[f_nb][1])
 
 
 def main(argv=None):
@@ -334,8 +342,10 @@ def main(argv=None):
     print(head)
     print("  " + "-" * (len(head) - 2))
     ratios = []
+    cpu = []
     for name, size, f_nq, f_nb in cases:
-        t_nq, t_nb = time_pair(f_nq, f_nb, repeat)
+        t_nq, t_nb, c_nq, c_nb = time_pair(f_nq, f_nb, repeat)
+        cpu.append((name, c_nq, c_nb))
         r = t_nb / t_nq
         ratios.append(r)
         row = rows.add(f"ratio_{name}", f"{name}: Numba parallel / numquad time", r, "x",
@@ -343,6 +353,8 @@ def main(argv=None):
                        f"{t_nb * 1e3:.2f} ms, median of {repeat}")
         rows.add(f"t_numquad_{name}", f"{name}: numquad", t_nq, "s")
         rows.add(f"t_numba_{name}", f"{name}: Numba @njit(parallel=True)", t_nb, "s")
+        rows.add(f"cpu_numquad_{name}", f"{name}: numquad, process CPU time", c_nq, "s")
+        rows.add(f"cpu_numba_{name}", f"{name}: Numba, process CPU time", c_nb, "s")
         print(f"  {name:<12} {t_nq * 1e3:>11.2f} {t_nb * 1e3:>14.2f} {r:>6.2f}x  "
               f"{'PASS' if row['ok'] else 'FAIL'}", flush=True)
     gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
@@ -353,6 +365,13 @@ def main(argv=None):
     n_fail = sum(1 for r in ratios if r < BAR_EACH)
     print(f"\n  {len(ratios) - n_fail} of {len(ratios)} kernels >= {BAR_EACH}x; "
           f"geometric mean {'>=' if row['ok'] else '<'} {BAR_GEOMEAN}x")
+    # context, no bar: CPU time does not count the time a thread waits for a core, so on
+    # a loaded machine it shows the work each side does where wall times show the scheduler
+    print("\n  context (no bar): median process CPU time per run, all threads")
+    print(f"  {'kernel':<12} {'numquad ms':>11} {'Numba par. ms':>14} {'ratio':>7}")
+    for name, c_nq, c_nb in cpu:
+        r = c_nb / c_nq if c_nq > 0 else float("nan")
+        print(f"  {name:<12} {c_nq * 1e3:>11.2f} {c_nb * 1e3:>14.2f} {r:>6.2f}x")
     busy_note(rows, "the end")
     wall = time.perf_counter() - rows.t0
     print(f"({SCRIPT}: {wall:.1f} s wall)")
