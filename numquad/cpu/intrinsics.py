@@ -18,6 +18,7 @@ from numba.core.errors import TypingError
 from numba.extending import intrinsic, register_jitable
 from numba.np.numpy_support import as_dtype
 
+from .. import _llvmops
 from .. import ops as _ops
 
 __all__ = ["lanes", "lane_load", "lane_store", "mask_any", "mask_all", "nonneg", "XL_INTRINSICS"]
@@ -284,46 +285,7 @@ def _gather(context, builder, arrty, arr, idx):
 
 def _combine(builder, name, dtype, a, b):
     """``a (+) b`` for the ops.py combine operator *name* on vectors of *dtype*."""
-    is_float = dtype.kind == "f"
-    if name == "add":
-        return builder.fadd(a, b) if is_float else builder.add(a, b)
-    if name == "mul":
-        if dtype.kind == "b":
-            return builder.and_(a, b)
-        return builder.fmul(a, b) if is_float else builder.mul(a, b)
-    if name == "and":
-        return builder.and_(a, b)
-    if name == "or":
-        return builder.or_(a, b)
-    if name == "xor":
-        return builder.xor(a, b)
-    if name not in ("min", "max"):
-        raise _ops.unknown_value("combine", name)
-    if is_float:
-        return _float_minmax(builder, name, a, b)
-    signed = dtype.kind == "i"
-    op = "<" if name == "min" else ">"
-    cmp = builder.icmp_signed(op, a, b) if signed else builder.icmp_unsigned(op, a, b)
-    return builder.select(cmp, a, b)
-
-
-def _float_minmax(builder, name, a, b):
-    """min/max of float vectors as docs/semantics.md defines them: a NaN operand
-    loses, and of two zeros min gives -0.0 and max +0.0 whatever their order
-    (``llvm.minnum`` leaves the zero case open)."""
-    first, second = ("<", ">") if name == "min" else (">", "<")
-    a_wins = builder.fcmp_ordered(first, a, b)
-    b_wins = builder.fcmp_ordered(second, a, b)
-    a_nan = builder.fcmp_unordered("uno", a, a)
-    b_nan = builder.fcmp_unordered("uno", b, b)
-    ity = ir.VectorType(ir.IntType(64 if isinstance(a.type.element, ir.DoubleType) else 32), W)
-    ai, bi = builder.bitcast(a, ity), builder.bitcast(b, ity)
-    # equal values: the same bits, or +0.0/-0.0 (OR sets the sign for min, AND clears it for max)
-    tie = builder.bitcast(builder.or_(ai, bi) if name == "min" else builder.and_(ai, bi), a.type)
-    r = builder.select(b_nan, a, tie)
-    r = builder.select(a_nan, b, r)
-    r = builder.select(b_wins, b, r)
-    return builder.select(a_wins, a, r)
+    return _llvmops.combine(builder, name, dtype.kind, a, b)
 
 
 def _identity_vec(llty, combine, dtype, lane0=False):

@@ -61,7 +61,7 @@ from numba.cuda.extending import _intrinsic, intrinsic
 from numba.cuda.np import numpy_support
 from numba.cuda.typing import signature
 
-from .. import _control, ops
+from .. import _control, _llvmops, ops
 from ..errors import NumquadCompileError
 
 __all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "ballot", "andnot",
@@ -334,48 +334,11 @@ def _combine_name(op, nbty):
     return comb.bool_as if isinstance(nbty, types.Boolean) else comb.name
 
 
-def _float_minmax(builder, name, a, b):
-    """min/max of two floats as docs/semantics.md defines them: a NaN operand loses,
-    and of two zeros min returns -0.0 and max +0.0 whatever their order. Written
-    with compares and selects: ``llvm.minnum``'s handling of signed zeros is not
-    specified, and ``min.f32`` is not what NVVM must emit for it."""
-    first, second = (a, b) if name == "min" else (b, a)
-    a_wins = builder.fcmp_ordered("<", first, second)         # min: a < b; max: a > b
-    b_wins = builder.fcmp_ordered("<", second, first)
-    equal = builder.fcmp_ordered("==", a, b)
-    ity = ir.IntType(32 if isinstance(a.type, ir.FloatType) else 64)
-    ia, ib = builder.bitcast(a, ity), builder.bitcast(b, ity)
-    # equal values have equal bits except +0.0/-0.0: OR keeps a sign bit, AND clears it
-    tie = builder.bitcast((builder.or_ if name == "min" else builder.and_)(ia, ib), a.type)
-    a_nan = builder.fcmp_unordered("uno", a, a)
-    other = builder.select(a_nan, b, a)                       # a NaN loses to the other operand
-    return builder.select(a_wins, a, builder.select(b_wins, b, builder.select(equal, tie, other)))
-
-
 def _combine(builder, name, nbty, a, b):
     """``a (+) b`` for the ops.py combine *name* on Numba scalar type *nbty*."""
-    if isinstance(nbty, types.Float):
-        if name == "add":
-            return builder.fadd(a, b)
-        if name == "mul":
-            return builder.fmul(a, b)
-        if name not in ("min", "max"):
-            raise ops.unknown_value("combine", name)
-        return _float_minmax(builder, name, a, b)
-    if name == "add":
-        return builder.add(a, b)
-    if name == "mul":
-        return builder.mul(a, b)
-    if name == "and":
-        return builder.and_(a, b)
-    if name == "or":
-        return builder.or_(a, b)
-    if name == "xor":
-        return builder.xor(a, b)
-    if name not in ("min", "max"):
-        raise ops.unknown_value("combine", name)
-    cmp = builder.icmp_signed if _is_signed(nbty) else builder.icmp_unsigned
-    return builder.select(cmp("<" if name == "min" else ">", a, b), a, b)
+    kind = "f" if isinstance(nbty, types.Float) else "i" if _is_signed(nbty) else \
+        "b" if isinstance(nbty, types.Boolean) else "u"
+    return _llvmops.combine(builder, name, kind, a, b)
 
 
 def _compute_capability():
