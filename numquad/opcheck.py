@@ -290,10 +290,12 @@ def throughput(op, dtypes, target, size, sel_mode=None, repeat=3):
 
 def run_task(args):
     """One op of the main job on one target, all its types in one kernel:
-    a list of (op, dtype, target, ok, detail, lanes/s, seconds)."""
-    qualname, sel_mode, target, size = args
+    a list of (op, dtype, target, ok, detail, lanes/s, seconds).
+    *args* is (qualname, sel_mode, target, size[, dtype names]); without the
+    names, every type the op takes (:func:`dtypes_for`)."""
+    qualname, sel_mode, target, size, *names = args
     op = _ops.get(qualname)
-    dtypes = dtypes_for(op)
+    dtypes = [np.dtype(n) for n in names[0]] if names and op.params else dtypes_for(op)
     t0 = time.perf_counter()
     try:
         per = {d.name: [] for d in dtypes}
