@@ -63,6 +63,10 @@ OPS = {
     "Quad.swapDiagonal": ("move", "value", None),
     "Quad.all": ("vote", "pred", None),
     "Quad.any": ("vote", "pred", None),
+    "Quad.ddx": ("derivative", "float", None),
+    "Quad.ddy": ("derivative", "float", None),
+    "Quad.ddxCoarse": ("derivative", "float", None),
+    "Quad.ddyCoarse": ("derivative", "float", None),
     "Wave.prefixSum": ("scan", "value", None),
     "Wave.prefixProduct": ("scan", "value", None),
     "Wave.prefixMin": ("scan", "value", None),
@@ -90,7 +94,8 @@ OPS = {
     "Wave.shuffleUp": ("move", "value", "lane"),
     "Wave.shuffleDown": ("move", "value", "lane"),
 }
-_CLASS_TYPES = {"value": ALL_TYPES, "bitwise": ("bool",) + INT_TYPES, "pred": ("bool",) + INT_TYPES}
+_CLASS_TYPES = {"value": ALL_TYPES, "bitwise": ("bool",) + INT_TYPES, "pred": ("bool",) + INT_TYPES,
+                "float": FLOAT_TYPES}
 
 # selectors that are the same in every lane, passed as kernel scalars
 SPECIAL_SELECTORS = [

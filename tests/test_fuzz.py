@@ -53,6 +53,14 @@ def test_generator_is_deterministic_and_valid(tmp_path):
     assert fuzz.generate(5, 0).source != fuzz.generate(6, 0).source
 
 
+def test_generator_knows_every_op_of_the_catalogue():
+    # the generator keeps its own op table (independent of ops.py); a new op must be
+    # added there too, or the fuzzer never tries it. The queries appear as operands.
+    from numquad import ops
+    queries = {q for q, op in ops.OPS.items() if op.kind == "query"}
+    assert set(fuzz.OPS) == set(ops.OPS) - queries
+
+
 def test_generator_covers_every_op_and_type():
     seen_ops, seen_types = set(), set()
     for index in range(300):
