@@ -77,6 +77,11 @@ class PortedCase(unittest.TestCase):
         super().setUp()
         self.jit = jit_for(self.target)
 
+    def subTest(self, msg=unittest.case._subtest_msg_sentinel, **params):
+        # the parameters as text: pytest-xdist sends each subtest's report to the
+        # controller, and its serializer takes no Numba types or NumPy scalars
+        return super().subTest(msg, **{k: repr(v) for k, v in params.items()})
+
     def assertPreciseEqual(self, a, b, prec="exact", **kw):
         if prec == "exact":
             np.testing.assert_array_equal(a, b)
