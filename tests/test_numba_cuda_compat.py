@@ -710,28 +710,33 @@ def _fill_half(a, x):
 def _popc_method(out, x):
     i = cuda.grid(1)
     if i < out.size:
-        out[i] = x[i].bit_count()          # numba.cuda's method; the CPU target has cuda.popc
+        out[i] = x[i].bit_count()          # numba.cuda's method: cuda.popc(x[i])
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_signature_that_only_cuda_compiles_waits_for_a_cpu_launch(target, rng):
     # an eager CPU compile at decoration must not stop a kernel that CUDA compiles
+    h = xpu.jit("void(float16[:], float16)")(_fill_half)
+    assert re.search(r"st\.(global\.)?[ub]16", h.inspect_ptx((ntypes.float16[:], ntypes.float16)))
+    a = np.full(4, 7, np.float16)
+    if target == "cpu":
+        with pytest.raises(NumquadTypeError, match="float16 is not supported by numquad's CPU target"):
+            h.cpu[1, 4](a, np.float16(1.5))
+        assert (a == 7).all()
+    else:
+        h.cuda[1, 4](a, np.float16(1.5))
+        np.testing.assert_array_equal(a, np.float16(1.5))
+    with pytest.raises(NumquadTypeError, match="float16"):
+        xpu.jit("void(float16[:], float16)", target="cpu")(_fill_half)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int_bit_count_method(target, rng):
     k = xpu.jit("void(int32[:], uint32[:])")(_popc_method)
     x = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
     out = np.full(64, -1, np.int32)
-    if target == "cpu":
-        with pytest.raises(NumquadTypeError, match="bit_count"):
-            k.cpu[1, 64](out, x)
-        assert (out == -1).all()
-    else:
-        k.cuda[1, 64](out, x)
-        np.testing.assert_array_equal(out, [bin(int(v)).count("1") for v in x])
-    h = xpu.jit("void(float16[:], float16)")(_fill_half)
-    assert re.search(r"st\.(global\.)?[ub]16", h.inspect_ptx((ntypes.float16[:], ntypes.float16)))
-    with pytest.raises(NumquadTypeError, match="float16 is not supported by numquad's CPU target"):
-        h.cpu[1, 4](np.zeros(4, np.float16), np.float16(1))
-    with pytest.raises(NumquadTypeError, match="bit_count"):
-        xpu.jit("void(int32[:], uint32[:])", target="cpu")(_popc_method)
+    getattr(k, target)[1, 64](out, x)
+    np.testing.assert_array_equal(out, [bin(int(v)).count("1") for v in x])
 
 
 @pytest.mark.parametrize("target", TARGETS)

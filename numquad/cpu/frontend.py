@@ -274,6 +274,18 @@ class _CudaSpellings(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "bit_count" and not node.args \
+                and not node.keywords and self.fe.env.resolve(f) is _MISSING:
+            # numba.cuda's int.bit_count() method (Python's, on an integer value): cuda.popc
+            try:
+                from numba import cuda
+            except ImportError:                 # no numba-cuda: Numba's own error stands
+                return node
+            self.fe.env.closure["_nq_bit_count"] = cuda.popc
+            return ast.copy_location(
+                ast.Call(func=ast.copy_location(ast.Name("_nq_bit_count", ast.Load()), f),
+                         args=[f.value], keywords=[]), node)
         if not _CUDA_FUNCS:
             return node
         obj = self.fe.env.resolve(node.func)

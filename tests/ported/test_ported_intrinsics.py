@@ -307,14 +307,12 @@ class TestCudaIntrinsic(PortedCase):
         compiled[1, 1](ary, np.uint64(0xFFFFFFFFFFFFFFFF))
         self.assertEqual(ary[0], 64)
 
-    @cpu_xfail("int.bit_count() is numba.cuda's method; write cuda.popc(x)")
     def test_bit_count_u1(self):
         compiled = self.jit("void(int32[:], uint8)")(simple_bit_count)
         ary = np.zeros(1, dtype=np.int32)
         compiled[1, 1](ary, np.uint8(0xFF))
         self.assertEqual(ary[0], 8)
 
-    @cpu_xfail("int.bit_count() is numba.cuda's method; write cuda.popc(x)")
     def test_bit_count_u8(self):
         compiled = self.jit("void(int32[:], uint64)")(simple_bit_count)
         ary = np.zeros(1, dtype=np.int32)
