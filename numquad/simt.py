@@ -177,6 +177,14 @@ class _CudaWarpFunctions(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "bit_count" and not node.args \
+                and not node.keywords and self.r.resolve(f) is _MISSING and "numba.cuda" in sys.modules:
+            # numba.cuda's int.bit_count() is cuda.popc (the bits of the value's own
+            # type: 64 for int64(-1), where Python's and NumPy's method count |x|)
+            self.r.closure["__nq_bit_count"] = sys.modules["numba.cuda"].popc
+            return ast.copy_location(ast.Call(func=ast.copy_location(
+                ast.Name("__nq_bit_count", ast.Load()), f), args=[f.value], keywords=[]), node)
         if not self.table:
             return node
         obj = self.r.resolve(node.func)

@@ -739,6 +739,18 @@ def test_int_bit_count_method(target, rng):
     np.testing.assert_array_equal(out, [bin(int(v)).count("1") for v in x])
 
 
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_int_bit_count_method_counts_the_bits_of_the_type(target, rng):
+    # numba.cuda's method is cuda.popc: int64(-1) has 64 bits set (Python's and
+    # NumPy's int.bit_count() would count |x|); the interpreter follows numba.cuda
+    k = xpu.jit(_popc_method)
+    x = rng.integers(-2**63, 2**63, 64, dtype=np.int64)
+    x[0] = -1
+    out = np.full(64, -1, np.int32)
+    getattr(k, target)[1, 64](out, x)
+    np.testing.assert_array_equal(out, [bin(int(v) % 2**64).count("1") for v in x])
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_forall(target, rng):
     k = xpu.jit(_saxpy)

@@ -151,7 +151,8 @@ def _rows():
     ]
     t += _atomic_rows()
     t += [
-        Api("popc", _G_MATH, "`popc(x)`: set bits of integer x, in x's type (also numba.cuda's `x.bit_count()` method)", True),
+        Api("popc", _G_MATH, "`popc(x)`: set bits of integer x, in x's type (also numba.cuda's "
+            "`x.bit_count()` method)", True),
         Api("brev", _G_MATH, "`brev(x)`: bits reversed; uint32 for <= 32-bit x, else uint64", True),
         Api("clz", _G_MATH, "`clz(x)`: leading zeros of integer x in its width, in x's type "
             "(clz(0) is the width)", True),
