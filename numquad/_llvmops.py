@@ -47,7 +47,12 @@ def _int_like(ty):
 def float_minmax(builder, name, a, b):
     """min/max of floats (scalars or vectors) as docs/semantics.md defines them:
     with compares and selects, since ``llvm.minnum`` leaves the signed-zero case
-    open and NVVM need not emit ``min.f32`` for it."""
+    open and NVVM need not emit ``min.f32`` for it.
+
+    Case by case (min; max mirrors it): a < b gives a, b < a gives b (ordered
+    compares: false with a NaN); otherwise a NaN a gives b, a NaN b gives a (two
+    NaNs: b), and two equal values give their bits OR-ed, which differs from either
+    only for +0.0 and -0.0, giving -0.0."""
     first, second = ("<", ">") if name == "min" else (">", "<")
     a_wins = builder.fcmp_ordered(first, a, b)
     b_wins = builder.fcmp_ordered(second, a, b)
