@@ -33,7 +33,7 @@ import numpy as np
 from numba import prange
 
 import _target  # examples/_target.py
-from _timing import median_time  # examples/_timing.py
+from _timing import median_time, report  # examples/_timing.py
 from numquad import Wave, xpu
 
 TPB = 256                  # threads per block
@@ -171,13 +171,6 @@ def radix_pass_numba(keys, out_keys, out_index):
 def fail(msg):
     print(f"FAIL block_scan_radix: {msg}")
     sys.exit(1)
-
-
-def report(title, timings):
-    base = timings[1][1]
-    print(title)
-    for name, sec in timings:
-        print(f"  {name:34s} {sec * 1e3:9.3f} ms   {sec / base:6.2f}x NumPy's time")
 
 
 def main():

@@ -55,7 +55,7 @@ import numpy as np
 from numba import cuda, float32, int64, prange
 
 import _target  # examples/_target.py
-from _timing import median_time  # examples/_timing.py
+from _timing import median_time, report  # examples/_timing.py
 from numquad import xpu
 
 TPB = 16                   # the matmul's tile: 16 x 16 threads, 16 x 16 elements
@@ -176,13 +176,6 @@ def fail(msg):
 
 def gamma(n):
     return n * U32 / (1.0 - n * U32)
-
-
-def report(title, timings):
-    base = timings[1][1]
-    print(title)
-    for name, sec in timings:
-        print(f"  {name:34s} {sec * 1e3:9.3f} ms   {sec / base:6.2f}x NumPy's time")
 
 
 def main():
