@@ -22,13 +22,14 @@ Errors name the function, its file and line, what was passed and what is taken.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 
 import numpy as np
 
 from .errors import NumquadLaunchError, NumquadTypeError
 
-__all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous"]
+__all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous", "is_dask", "dask_call"]
 
 _OK_KINDS = "biuf"
 
@@ -199,3 +200,62 @@ def not_a_scalar(d, restype, argtypes):
         f"{d.where}: {d.__name__} returns {restype} for arguments of types "
         f"({', '.join(map(str, argtypes))}); a lane function called on arrays must return "
         f"a bool, integer or float scalar")
+
+
+# ---------------------------------------------------------------------------
+# dask arrays: a lazy call, one lane-function call per block
+# ---------------------------------------------------------------------------
+
+def is_dask(a):
+    """Is *a* a dask array (without importing dask)?"""
+    return type(a).__module__.startswith("dask.array") and hasattr(a, "chunks")
+
+
+def _block_call(call, *blocks):
+    return call(blocks)
+
+
+def dask_call(d, args, out, call):
+    """``d(*args)`` with dask arrays among *args*: a lazy dask array whose blocks are
+    ``call(block_args)``. Equal to one call on the whole arrays only when every block
+    starts on a wave boundary of the whole array's C order, so the chunking is
+    checked: dask arrays of one shape and chunking, split along the first axis only,
+    every block but the last a multiple of 32 elements. Anything else is an error
+    that says how to rechunk, never a silently different answer."""
+    import dask.array as da
+    names = _param_names(d)
+    if out is not None:
+        raise NumquadTypeError(
+            f"{d.where}: {d.__name__}(...) on dask arrays returns a new lazy dask array; "
+            f"it takes no out= (use dask's da.store to write the result)")
+    first = None
+    for name, a in zip(names, args):
+        if is_dask(a):
+            if first is None:
+                first = (name, a)
+            elif a.shape != first[1].shape or a.chunks != first[1].chunks:
+                raise NumquadLaunchError(
+                    f"{d.where}: {d.__name__}(...): dask arguments '{first[0]}' and '{name}' "
+                    f"differ in shape or chunks ({first[1].shape} {first[1].chunks} vs "
+                    f"{a.shape} {a.chunks}); give them the same chunks (a.rechunk(b.chunks))")
+        elif isinstance(a, np.ndarray) and a.ndim > 0:
+            raise NumquadTypeError(
+                f"{d.where}: {d.__name__}(...): argument '{name}' is a NumPy array beside "
+                f"dask arrays; pass it as a dask array with the same chunks "
+                f"(da.from_array({name}, chunks=...)) or as a scalar")
+    name, a = first
+    row = int(np.prod(a.shape[1:], dtype=np.int64))
+    whole_rows = all(len(c) == 1 for c in a.chunks[1:])
+    starts_ok = all((c * row) % 32 == 0 for c in a.chunks[0][:-1]) if a.ndim else True
+    if not (whole_rows and starts_ok):
+        rows = 32 // int(np.gcd(32, max(row, 1)))     # rows per block: a multiple of this
+        size = -(-a.chunks[0][0] // rows) * rows
+        hint = ", ".join([f"0: {size}"] + [f"{k}: -1" for k in range(1, a.ndim)])
+        raise NumquadLaunchError(
+            f"{d.where}: {d.__name__}(...): the chunks of dask argument '{name}' {a.chunks} "
+            f"do not start on wave boundaries (element k of the whole array, in C order, "
+            f"is lane k % 32 of wave k // 32): split the first axis only, in blocks of a "
+            f"multiple of {rows} row(s), e.g. {name}.rechunk({{{hint}}})")
+    probe = [np.empty((0,) + x.shape[1:], x.dtype) if is_dask(x) else x for x in args]
+    dtype = call(tuple(probe)).dtype
+    return da.map_blocks(functools.partial(_block_call, call), *args, dtype=dtype)

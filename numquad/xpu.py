@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 
 from .errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
+from . import _lanecall
 from . import _cudacompat  # noqa: F401  (numba.cuda device functions with a signature, no GPU)
 
 __all__ = [
@@ -815,6 +816,9 @@ class Dispatcher:
                 f"{self.where}: {self.__name__}(...) takes its arguments by position (and "
                 f"out=); got keyword argument(s) {', '.join(sorted(kwargs))}")
         args = self._check_arity(args)
+        if any(_lanecall.is_dask(a) for a in args):       # lazy: one call per block
+            return _lanecall.dask_call(self, args, out,
+                                       functools.partial(self._call, target, out=None))
         target = target or self._choose(list(args) + ([out] if out is not None else []))
         return self._target(target).call(args, out)
 

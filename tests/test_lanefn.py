@@ -195,6 +195,37 @@ def test_dask_map_blocks_matches_one_call(rng):
     np.testing.assert_array_equal(got, running(r.compute()))
 
 
+def test_dask_arrays_give_a_lazy_array_equal_to_one_call(rng):
+    da = pytest.importorskip("dask.array")
+    x = rng.standard_normal(1000).astype(np.float32)
+    y = rng.standard_normal(1000).astype(np.float32)
+    r = fma_swap(da.from_array(x, chunks=256), da.from_array(y, chunks=256))
+    assert isinstance(r, da.Array) and r.dtype == np.float32      # nothing computed yet
+    np.testing.assert_array_equal(r.compute(), fma_swap(x, y))
+    np.testing.assert_array_equal(running(da.from_array(x, chunks=96)).compute(), running(x))
+    s = np.float32(rng.standard_normal())
+    np.testing.assert_array_equal(fma_swap(da.from_array(x, chunks=512), s).compute(), fma_swap(x, s))
+    m = rng.standard_normal((40, 6))                               # 16 rows x 6 = 3 waves a block
+    np.testing.assert_array_equal(fma_swap(da.from_array(m, chunks=(16, 6)), 2.0).compute(),
+                                  fma_swap(m, 2.0))
+
+
+def test_dask_chunks_off_the_wave_grid_are_an_error(rng):
+    da = pytest.importorskip("dask.array")
+    x = rng.standard_normal(1000)
+    with pytest.raises(NumquadLaunchError, match=r"do not start on wave boundaries.*x\.rechunk\(\{0: 128\}\)"):
+        fma_swap(da.from_array(x, chunks=100), 2.0)
+    m = rng.standard_normal((40, 6))
+    with pytest.raises(NumquadLaunchError, match=r"multiple of 16 row.*rechunk\(\{0: 16, 1: -1\}\)"):
+        fma_swap(da.from_array(m, chunks=(10, 3)), 1.0)
+    with pytest.raises(NumquadLaunchError, match="differ in shape or chunks"):
+        fma_swap(da.from_array(x, chunks=256), da.from_array(x, chunks=512))
+    with pytest.raises(NumquadTypeError, match="NumPy array beside dask"):
+        fma_swap(da.from_array(x, chunks=256), x)
+    with pytest.raises(NumquadTypeError, match="out="):
+        fma_swap(da.from_array(x, chunks=256), 1.0, out=np.empty(1000))
+
+
 def test_dask_example_runs():
     import importlib.util
     import pathlib
