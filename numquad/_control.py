@@ -175,10 +175,9 @@ def _cuda_table():
 
 
 def _builtin_name(obj):
-    if isinstance(obj, _xpu._Builtin):
-        return obj.name
-    if isinstance(obj, _xpu._Group):
-        return obj.__name__.split(".", 1)[1]
+    name = _xpu.builtin_name(obj)
+    if name is not None:
+        return name
     hit = _cuda_table().get(id(obj))
     if hit is not None and hit[0] is obj:
         return hit[1]

@@ -93,6 +93,22 @@ def _builtin_by_name(name):
     return BUILTINS[name]
 
 
+def builtin_name(obj):
+    """The name of the xpu builtin or builtin namespace *obj* ("grid", "threadIdx",
+    "threadIdx.x", "atomic.add", ...), else None. For the targets and the
+    interpreter, which recognise builtins by this, never by xpu's private classes."""
+    if isinstance(obj, _Builtin):
+        return obj.name
+    if isinstance(obj, _Group):
+        return obj.__name__.split(".", 1)[1]
+    return None
+
+
+def is_namespace(obj):
+    """Is *obj* one of xpu's builtin namespaces (``xpu.threadIdx``, ``xpu.atomic``, ...)?"""
+    return type(obj) is _Group
+
+
 def _dim3(name, what):
     g = _Group(f"xpu.{name}", f"xpu.{name}.x/.y/.z: {what} (int32), as numba.cuda.{name}.")
     for c in "xyz":

@@ -163,10 +163,9 @@ _CUDA_ALIASES = None
 def builtin_name(obj):
     """The xpu builtin name of *obj* ("grid", "threadIdx.x", ...), else None."""
     global _CUDA_ALIASES
-    if isinstance(obj, _xpu._Builtin):
-        return obj.name
-    if isinstance(obj, _xpu._Group):
-        return obj.__name__.split(".", 1)[1]
+    name = _xpu.builtin_name(obj)
+    if name is not None:
+        return name
     if not _CUDA_ALIASES and "numba.cuda" in sys.modules:
         _CUDA_ALIASES = _cuda_aliases()
     if not _CUDA_ALIASES:
@@ -406,7 +405,7 @@ def _call_cycle(callee, pyfunc):
 def _uses_wave_features(d):
     """Does *d*'s code name an op, an xpu builtin or numba.cuda (bytecode, no parse)?"""
     for _, v in _global_values(d):
-        if _ops.of_function(v) is not None or isinstance(v, (_xpu._Builtin, _xpu._Group)) or \
+        if _ops.of_function(v) is not None or _xpu.builtin_name(v) is not None or \
                 isinstance(v, type(_ops.Wave)) or v is _xpu or v is sys.modules.get("numba.cuda"):
             return True
     return False

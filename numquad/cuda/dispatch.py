@@ -317,10 +317,11 @@ def _substitute(value):
         return cuda
     if value is _PACKAGE:
         return _PROXY
-    if isinstance(value, xpu._Builtin):
-        return _bare(value.name) or _cuda_object(value.name)
-    if type(value) is xpu._Group:
-        return _BARE[value.__name__.split(".", 1)[1]]
+    name = xpu.builtin_name(value)
+    if name is not None:
+        if xpu.is_namespace(value):
+            return _BARE[name]
+        return _bare(name) or _cuda_object(name)
     if value is ops.Quad or value is ops.Wave:
         return CUDA_NAMESPACES[value.__name__.rsplit(".", 1)[1]]
     op = ops.of_function(value)
