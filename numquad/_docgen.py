@@ -1,13 +1,15 @@
-"""Renders docs/ops.md from the op catalogue, so the reference cannot drift.
+"""Renders docs/ops.md from the op catalogue and docs/api.md from the docstrings
+of the public API, so neither reference can drift.
 
     python -m numquad._docgen > docs/ops.md
+    python -m numquad._docgen api > docs/api.md
 """
 
 from __future__ import annotations
 
 from . import ops as _ops
 
-__all__ = ["render_ops_md"]
+__all__ = ["render_ops_md", "render_api_md"]
 
 _INACTIVE = {
     "query": "not applicable",
@@ -67,6 +69,62 @@ def render_ops_md():
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _doc(obj):
+    import inspect
+    return inspect.cleandoc(obj.__doc__ or "(no docstring)")
+
+
+def _member_doc(cls, name):
+    attr = cls.__dict__.get(name)
+    if isinstance(attr, property):
+        attr = attr.fget
+    return _doc(attr)
+
+
+#: the Dispatcher members a user calls, in reading order
+_DISPATCHER = ("cpu", "cuda", "python", "forall", "specialize", "inspect_cpu_source",
+               "inspect_llvm", "inspect_asm", "inspect_ptx")
+
+
+def render_api_md():
+    from . import errors as _errors
+    from . import xpu as _xpu
+    lines = [
+        "# numquad API reference",
+        "",
+        "Generated from the docstrings by `python -m numquad._docgen api`; a test checks",
+        "that this file matches them. The cross-lane ops (`Quad.*`, `Wave.*`) are in",
+        "docs/ops.md; the numba.cuda spellings the CPU target understands are in",
+        "docs/numba-cuda.md.",
+        "",
+        "## `xpu.jit`",
+        "",
+        _doc(_xpu.jit),
+        "",
+        "## Kernels and lane functions (`xpu.Dispatcher`)",
+        "",
+        _doc(_xpu.Dispatcher),
+        "",
+    ]
+    for name in _DISPATCHER:
+        lines += [f"### `.{name}`", "", _member_doc(_xpu.Dispatcher, name), ""]
+    lines += ["## Kernel builtins", "",
+              "Meaningful only inside an `@xpu.jit` function; each is also reachable by its",
+              "numba.cuda spelling (`cuda.grid`, `cuda.threadIdx`, ...).", ""]
+    for name in _xpu.__all__:
+        obj = getattr(_xpu, name)
+        if _xpu.builtin_name(obj) is None:
+            continue
+        lines += [f"### `xpu.{name}`", "", _doc(obj), ""]
+        for member in getattr(obj, "__all__", ()) if _xpu.is_namespace(obj) else ():
+            sub = getattr(obj, member)
+            lines += [f"- `xpu.{name}.{member}`: " + " ".join(_doc(sub).split()), ""]
+    lines += ["## Errors", ""]
+    for name in _errors.__all__:
+        lines += [f"### `{name}`", "", _doc(getattr(_errors, name)), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 if __name__ == "__main__":
     import sys
-    sys.stdout.write(render_ops_md())
+    sys.stdout.write(render_api_md() if sys.argv[1:] == ["api"] else render_ops_md())
