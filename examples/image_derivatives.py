@@ -1,15 +1,15 @@
 """Image derivatives and a Sobel filter on 2 x 2 pixel quads.
 
-A quad is four consecutive threads. With the thread-to-pixel mapping of
-docs/lanes.md ("2-D blocks") every quad of a 16 x 16 block covers a 2 x 2 pixel
-tile, lane 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right, so
+A quad is four consecutive threads. With ``x, y = xpu.quad_grid(2)`` (docs/lanes.md)
+every quad of a 16 x 16 block covers a 2 x 2 pixel tile, lane 0 top-left,
+1 top-right, 2 bottom-left, 3 bottom-right, so
 ``Quad.swapHorizontal`` reads the pixel left or right of this one and
 ``Quad.swapVertical`` the pixel above or below. One kernel, ``k_derivatives``,
 computes per pixel:
 
-* the fine derivatives of shaders (``ddx_fine``/``ddy_fine``): right minus left
-  within the tile's row, bottom minus top within its column, from the two swaps
-  (both pixels of a row get the same ddx, both of a column the same ddy);
+* the fine derivatives of shaders, ``Quad.ddx``/``Quad.ddy``: right minus left
+  within the tile's row, bottom minus top within its column (both pixels of a row
+  get the same ddx, both of a column the same ddy);
 * the Sobel gradient (gx, gy) and its magnitude sqrt(gx^2 + gy^2). Of the nine
   pixels of a pixel's 3 x 3 window, its lane loads four (itself and the three on
   the side away from the tile's centre) and reads the other five from the quad:
@@ -60,27 +60,22 @@ BLOCK = (16, 16)           # threads per block: 16 x 16 pixels as 8 x 8 quads of
 
 @xpu.jit
 def k_derivatives(img, ddx, ddy, sobel):
-    # docs/lanes.md: each quad of the block is a 2 x 2 pixel tile
-    t = xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x    # linear thread id
-    q = t >> 2                                                 # quad in the block
-    j = t & 3                                                  # lane in the quad
-    qw = xpu.blockDim.x >> 1                                   # quads per row of the block
-    ox = j & 1                                                 # 0 left, 1 right
-    oy = j >> 1                                                # 0 top, 1 bottom
-    x = xpu.blockIdx.x * xpu.blockDim.x + 2 * (q % qw) + ox
-    y = xpu.blockIdx.y * xpu.blockDim.y + 2 * (q // qw) + oy
+    # docs/lanes.md: with quad_grid each quad of the block is a 2 x 2 pixel tile
+    x, y = xpu.quad_grid(2)                     # this thread's pixel
+    ox = x & 1                                  # 0 left, 1 right (blocks start on even pixels)
+    oy = y & 1                                  # 0 top, 1 bottom
     h = img.shape[0]
     w = img.shape[1]
 
-    # fine derivatives from the swaps (reads clamped to the image: no branch before the swaps)
+    # fine derivatives (reads clamped to the image: no branch before the cross-lane ops)
     cy = min(y, h - 1)
     cx = min(x, w - 1)
     v = img[cy, cx]
+    dx = Quad.ddx(v)                            # right minus left, in the tile's row
+    dy = Quad.ddy(v)                            # bottom minus top, in the tile's column
     sh = Quad.swapHorizontal(v)                 # the pixel left or right, in the tile
     sv = Quad.swapVertical(v)                   # the pixel above or below
     sd = Quad.swapDiagonal(v)                   # the tile's opposite corner
-    dx = sh - v if ox == 0 else v - sh          # right minus left
-    dy = sv - v if oy == 0 else v - sv          # bottom minus top
 
     # Sobel. Seen from this pixel, its 3 x 3 window has an "out" row and column (on
     # the side away from the tile's centre: y - 1 for a top pixel, y + 1 for a
