@@ -107,7 +107,8 @@ class Dispatcher:
     Kernels launch with ``f[griddim, blockdim](*args)`` (CUDA also takes a stream
     and a dynamic shared-memory size); lane functions are called on arrays,
     ``f(*args, out=None)``: NumPy arrays, CUDA device arrays, or dask arrays (then
-    lazily, one call per block; the chunks must start on wave boundaries). ``f.cpu`` and ``f.cuda`` pick a target explicitly.
+    lazily, one call per block; the chunks must start on wave boundaries).
+    ``f.cpu`` and ``f.cuda`` pick a target explicitly.
     Compilation is lazy and cached per argument types on each target.
     """
     py_func: Callable[..., Any]
