@@ -208,7 +208,8 @@ def not_a_scalar(d, restype, argtypes):
 
 def is_dask(a):
     """Is *a* a dask array (without importing dask)?"""
-    return type(a).__module__.startswith("dask.array") and hasattr(a, "chunks")
+    t = type(a)
+    return t is not np.ndarray and t.__module__.startswith("dask.array") and hasattr(a, "chunks")
 
 
 def _block_call(call, *blocks):

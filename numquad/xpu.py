@@ -834,7 +834,7 @@ class Dispatcher:
                 f"{self.where}: {self.__name__}(...) takes its arguments by position (and "
                 f"out=); got keyword argument(s) {', '.join(sorted(kwargs))}")
         args = self._check_arity(args)
-        if any(_lanecall.is_dask(a) for a in args):       # lazy: one call per block
+        if any(map(_lanecall.is_dask, args)):             # lazy: one call per block
             return _lanecall.dask_call(self, args, out,
                                        functools.partial(self._call, target, out=None))
         target = target or self._choose(list(args) + ([out] if out is not None else []))
