@@ -308,6 +308,72 @@ def _range_type(args):
     return np.int64 if wide else np.int32
 
 
+_INT_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+def _float_to_int(t, x):
+    """Float *x* as integer type *t*, as the GPU converts (docs/semantics.md,
+    "Conversions"): toward zero, saturating to the range, NaN to 0; an 8-bit
+    result saturates to 16 bits and keeps the low 8 bits."""
+    info = np.iinfo(t)
+    lo, hi = (info.min, info.max) if info.bits > 8 else \
+        ((-2**15, 2**15 - 1) if info.kind == "i" else (0, 2**16 - 1))
+    v = float(x)
+    r = 0 if v != v else (lo if v <= lo else hi if v >= hi else int(v))
+    r &= (1 << info.bits) - 1
+    if info.kind == "i" and r >= 1 << (info.bits - 1):
+        r -= 1 << info.bits
+    return t(r)
+
+
+def _nq_toint(t, x):
+    """``t(x)`` in a kernel, for an integer type *t* (``int`` is int64 for a float)."""
+    if isinstance(x, (float, np.floating)):
+        return _float_to_int(np.int64 if t is int else t, x)
+    return t(x)
+
+
+def _round_to(x, ndigits):
+    """``round(x, ndigits)`` as both compilers compute it (a float32 in float64):
+    ``x * 10**ndigits`` rounded half to even, then divided back."""
+    t = type(x)
+    v, nd = np.float64(x), int(ndigits)
+    if not np.isfinite(v):
+        r = v
+    elif nd >= 0:
+        pow1, pow2 = (np.float64(10.0) ** (nd - 22), np.float64(1e22)) if nd > 22 else \
+            (np.float64(10.0) ** nd, np.float64(1.0))
+        y = (v * pow1) * pow2
+        r = v if np.isinf(y) else (np.rint(y) / pow2) / pow1
+    else:
+        pow1 = np.float64(10.0) ** -nd
+        r = np.rint(v / pow1) * pow1
+    return t(r) if isinstance(x, np.floating) else float(r)
+
+
+_TO_INT = {math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc, round: np.rint}
+
+
+def _nq_intfn(fn, *args):
+    """``math.floor(x)``, ``math.ceil``, ``math.trunc``, ``round(x)`` of a float:
+    an int64 converted as above; ``round(x, ndigits)`` as :func:`_round_to`."""
+    x = args[0]
+    if isinstance(x, (float, np.floating)):
+        if len(args) == 2:
+            return _round_to(x, args[1])
+        return _float_to_int(np.int64, _TO_INT[fn](np.float64(x)))
+    return fn(*args)
+
+
+def _nq_store(value, ary, idx):
+    """``ary[idx] = value`` (evaluated in Python's order: the value, the array, the
+    index): a float stored into an integer array converts as above."""
+    if isinstance(value, (float, np.floating)) and isinstance(ary, np.ndarray) and \
+            ary.dtype.kind in "iu":
+        value = _float_to_int(ary.dtype.type, value)
+    ary[idx] = value
+
+
 def _nq_range(*args):
     ty = _range_type(args)
     return map(ty, range(*[int(a) for a in args]))
@@ -580,7 +646,28 @@ class _Transformer(ast.NodeTransformer):
             args = [self.visit(a) for a in node.args]
             return ast.copy_location(ast.Call(func=ast.Name("__nq_range", ast.Load()), args=args,
                                               keywords=[]), node)
+        if any(obj is g for g in _TO_INT) and not node.keywords and \
+                len(node.args) == (1 if obj is not round else len(node.args)) and 1 <= len(node.args) <= 2:
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_intfn", ast.Load()),
+                                              args=[self.visit(f)] + [self.visit(a) for a in node.args],
+                                              keywords=[]), node)
+        if (obj is int or any(obj is t for t in _INT_TYPES)) and len(node.args) == 1 \
+                and not node.keywords:
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_toint", ast.Load()),
+                                              args=[self.visit(f), self.visit(node.args[0])],
+                                              keywords=[]), node)
         return self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        """``a[i] = v`` stores through ``__nq_store`` (float-to-integer conversion)."""
+        t = node.targets[0] if len(node.targets) == 1 else None
+        if not isinstance(t, ast.Subscript) or isinstance(t.slice, ast.Slice) or \
+                (isinstance(t.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in t.slice.elts)):
+            return self.generic_visit(node)
+        call = ast.Call(func=ast.Name("__nq_store", ast.Load()),
+                        args=[self.visit(node.value), self.visit(t.value), self.visit(t.slice)],
+                        keywords=[])
+        return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
 
 
 # ---------------------------------------------------------------------------
@@ -1064,7 +1151,8 @@ def _compile(dispatcher):
     fdef = _CudaWarpFunctions(resolver).visit(fdef)
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
-    fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call}
+    fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
+             "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn}
     freevars = list(fn.__code__.co_freevars)
     params = list(fixed) + list(helpers) + freevars
     factory = ast.FunctionDef(

@@ -31,7 +31,7 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
@@ -611,6 +611,20 @@ def _modf(typingctx, x):
         frac = _intr(builder, f"llvm.copysign.{sfx}", [frac, v], v.type)
         return context.make_tuple(builder, tup, [frac, ip])
     return tup(x), codegen
+
+
+def round_to(x, ndigits):
+    """``round(x, ndigits)`` as numba.cuda computes it: a float32 ``x`` is rounded
+    in float64 (Numba's CPU round rounds ``x * 10**ndigits`` in float32 first, so
+    ``round(np.float32(0.3425), 3)`` was 0.342 on the CPU and 0.343 on the GPU)."""
+    return round(x, ndigits)
+
+
+@overload(round_to)
+def _round_to(x, ndigits):
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        return lambda x, ndigits: np.float32(round(np.float64(x), ndigits))
+    return lambda x, ndigits: round(x, ndigits)
 
 
 _MATH_EXTRA = {"fmod": _libm2("fmod"), "remainder": _libm2("remainder"),

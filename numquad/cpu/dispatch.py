@@ -25,6 +25,7 @@ from . import codegen as _cg
 from . import diskcache as _diskcache
 from . import frontend as _fe
 from . import launch as _launch
+from .saturate import saturating_conversions as _saturating_conversions
 from .typing import shadow_types
 
 __all__ = ["CPUTarget"]
@@ -37,10 +38,11 @@ __all__ = ["CPUTarget"]
 
 
 @contextlib.contextmanager
-def _slp_vectorize():
-    """Turn on LLVM's SLP vectoriser (off in Numba by default) while compiling wave
-    code. Holds Numba's compiler lock: the setting is global and read by the compile."""
-    with _numba_lock:
+def _wave_codegen():
+    """While compiling wave code: LLVM's SLP vectoriser on (off in Numba by default),
+    and float-to-integer conversions saturating as on the GPU (cpu/saturate.py).
+    Holds Numba's compiler lock: both settings are global and read by the compile."""
+    with _numba_lock, _saturating_conversions():
         old = _nb_config.SLP_VECTORIZE
         _nb_config.SLP_VECTORIZE = True
         try:
@@ -392,7 +394,7 @@ class CPUTarget:
         dynsmem = any(a[0] == "dynshared" for a in fe.allocs.values())
         block_sig = tuple(argtypes) + (numba.types.int64,) * (len(_cg.BLOCK_PARAMS) + dynsmem)
         try:
-            with _slp_vectorize():
+            with _wave_codegen():
                 block.compile(block_sig)
             _drop_compile_state(block)
         except _nb_errors.TypingError as e:

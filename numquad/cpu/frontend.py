@@ -285,6 +285,13 @@ class _CudaSpellings(ast.NodeTransformer):
             return ast.copy_location(
                 ast.Call(func=ast.copy_location(ast.Name("_nq_bit_count", ast.Load()), f),
                          args=[f.value], keywords=[]), node)
+        if len(node.args) == 2 and not node.keywords and self.fe.env.resolve(f) is round:
+            # round(x, ndigits): a float32 x rounds in float64, as on the GPU
+            from .cudaapi import round_to
+            self.fe.env.closure["_nq_round_to"] = round_to
+            return ast.copy_location(
+                ast.Call(func=ast.copy_location(ast.Name("_nq_round_to", ast.Load()), f),
+                         args=node.args, keywords=[]), node)
         if not _CUDA_FUNCS:
             return node
         obj = self.fe.env.resolve(node.func)

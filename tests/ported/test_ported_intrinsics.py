@@ -465,8 +465,6 @@ class TestCudaIntrinsic(PortedCase):
                 compiled[1, 1](ary, val, ndigits)
                 self.assertPreciseEqual(ary[0], round(val, ndigits), prec="single")
 
-    @cpu_xfail("Numba's CPU round(x, ndigits) rounds the float32 value 0.3425f (0.34249997) to 0.342; "
-               "numba.cuda's round-to gives 0.343 (CPython's on the float64 0.3425)")
     def test_round_to_f4_halfway(self):
         compiled = self.jit("void(float32[:], float32, int32)")(simple_round_to)
         ary = np.zeros(1, dtype=np.float32)
