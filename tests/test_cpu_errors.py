@@ -133,9 +133,21 @@ def test_bad_launch_configuration(griddim, blockdim, exc):
     a = np.zeros(64)
     with pytest.raises(exc) as e:
         k_ok.cpu[griddim, blockdim](a)
+    launch_line = inspect.currentframe().f_lineno - 1
     assert "k_ok" in str(e.value) and THIS in str(e.value)
+    # the launch's own line, and where the kernel is defined
+    assert f'File "{THIS}", line {launch_line}, in test_bad_launch_configuration' in str(e.value)
+    assert f"defined at line {k_ok.firstlineno}" in str(e.value)
     assert isinstance(e.value, (ValueError, TypeError))
     assert not a.any()
+
+
+def test_wrong_argument_count_names_the_call():
+    with pytest.raises(TypeError) as e:
+        k_ok.cpu[1, 32](np.zeros(32), np.zeros(32))
+    line = inspect.currentframe().f_lineno - 1
+    assert f'File "{THIS}", line {line}' in str(e.value)
+    assert "k_ok(a) takes 1 argument; got 2" in str(e.value)
 
 
 def test_kernel_without_launch_configuration():

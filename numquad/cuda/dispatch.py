@@ -498,6 +498,7 @@ class CUDATarget:
         self._pyfunc = None
         self._needs_mask = None
         self._kernel = None
+        self._configured = {}
         self._device = None
         self._ptx = {}
         self._calls = {}
@@ -591,11 +592,23 @@ class CUDATarget:
         *dims* comes validated from :func:`numquad.xpu.launch_config`; NumPy
         arguments are copied to the device and back, as numba.cuda does.
         """
-        grid3, block3, gnd, bnd = dims
-        config = (grid3[:gnd], block3[:bnd]) + tuple(extra)
-        kernel = self._kernel or self.kernel()
-        with _user_errors(self.dispatcher):
-            return kernel[config](*args)
+        key = (dims, extra)
+        configured = self._configured.get(key)
+        if configured is None:
+            grid3, block3, gnd, bnd = dims
+            kernel = self._kernel or self.kernel()
+            configured = kernel[(grid3[:gnd], block3[:bnd]) + tuple(extra)]
+            # numba.cuda's launch configuration, kept for plain int settings (a stream
+            # object is not kept alive by a cache): a launch then costs one lookup here
+            if all(type(e) is int for e in extra) and len(self._configured) < 64:
+                self._configured[key] = configured
+        try:
+            return configured(*args)
+        except _NUMBA_ERRORS + (NumquadCompileError,) as e:
+            # typing and compiling run inside kernel.compile (self._compiling), which
+            # reports an op's own complaint; what is left here is an argument numba.cuda
+            # cannot type
+            raise _numquad_error(e, self.dispatcher, ()) from None
 
     # -- introspection -----------------------------------------------------
     def inspect_ptx(self, sig, cc=(9, 0)):
