@@ -111,7 +111,8 @@ BLOCKS_ND = ((8, 4), (16, 3), (5, 7), (33, 2), (4, 4, 4), (3, 5, 7), (32, 2, 2),
 
 
 def arith(dt, a, o, b):
-    """``a o b`` in type *dt*, wrapped as NumPy wraps it.
+    """``a o b`` in type *dt*, wrapped as NumPy wraps it (``//`` and ``%`` by zero give
+    0, Numba's and numba.cuda's release semantics).
 
     Numba widens small integers (int8 + int8 is an int64) and marks signed 64-bit
     ``+ - *`` ``nsw``: overflow there is undefined (LLVM folds ``0 <= x * x`` to True),
@@ -119,6 +120,8 @@ def arith(dt, a, o, b):
     """
     if dt == "int64" and o in "+-*" and not os.environ.get("NUMQUAD_FUZZ_SIGNED_OVERFLOW"):
         return f"np.int64(np.uint64({a}) {o} np.uint64({b}))"
+    if dt == "int64" and o == "//":         # -2**63 // -1 overflows: divisors >= 0 (0 gives 0)
+        return f"np.int64({a} // ({b} & np.int64({2**63 - 1})))"
     return f"np.{dt}({a} {o} {b})"
 
 
@@ -290,14 +293,18 @@ class Generator:
             if dt in FLOAT_TYPES:
                 o = self.pick(["+", "-", "*"])
             else:
-                o = self.pick(["+", "-", "*", "&", "|", "^", "+", "-", "<<", ">>"])
+                o = self.pick(["+", "-", "*", "&", "|", "^", "+", "-", "<<", ">>", "//", "%"])
             a, b = self.expr(dt, sc, depth - 1), self.expr(dt, sc, depth - 1)
             if o in ("<<", ">>"):
                 b = f"({b} & np.{dt}(7))"
             return arith(dt, a, o, b)
-        # a cast from another type
+        # a cast from another type; float to integer saturates, NaN to 0
+        # (docs/semantics.md, "Conversions"), a float held past 2**64 included
         if dt in FLOAT_TYPES:
             src = self.pick(ALL_TYPES)
+        elif dt != "bool" and r.random() < 0.25:
+            scale = self.pick(["", " * np.float64(1e10)", " * np.float64(300.0)"])
+            return f"np.{dt}({self.expr(self.pick(FLOAT_TYPES), sc, depth - 1)}{scale})"
         else:
             src = self.pick(("bool",) + INT_TYPES)
         return f"np.{dt}({self.expr(src, sc, depth - 1)})"
@@ -787,7 +794,8 @@ def generate(seed, index) -> Spec:
 # Inputs
 # ---------------------------------------------------------------------------
 
-_SPECIAL_F = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-310, 1.0, -1.0, 0.5]
+_SPECIAL_F = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-310, 1.0, -1.0, 0.5, 2.5,
+              -1.5, 128.0, 3e9, -3e9, 2.0**63, 1e20]
 
 
 def _random_array(rng, dt, size):
