@@ -298,7 +298,7 @@ class Generator:
             if o in ("<<", ">>"):
                 b = f"({b} & np.{dt}(7))"
             return arith(dt, a, o, b)
-        # a cast from another type; float to integer saturates, NaN to 0
+        # a cast from another type; float to integer saturates (docs/semantics.md)
         # (docs/semantics.md, "Conversions"), a float held past 2**64 included
         if dt in FLOAT_TYPES:
             src = self.pick(ALL_TYPES)

@@ -313,13 +313,18 @@ _INT_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uin
 
 def _float_to_int(t, x):
     """Float *x* as integer type *t*, as the GPU converts (docs/semantics.md,
-    "Conversions"): toward zero, saturating to the range, NaN to 0; an 8-bit
-    result saturates to 16 bits and keeps the low 8 bits."""
+    "Conversions"): toward zero, saturating to the range; an 8-bit result
+    saturates to 16 bits and keeps the low 8 bits; a NaN gives 0x80...0 of the
+    width from float64 into 16-64 bits and from float32 into 64 bits, else 0."""
     info = np.iinfo(t)
     lo, hi = (info.min, info.max) if info.bits > 8 else \
         ((-2**15, 2**15 - 1) if info.kind == "i" else (0, 2**16 - 1))
     v = float(x)
-    r = 0 if v != v else (lo if v <= lo else hi if v >= hi else int(v))
+    if v != v:
+        wide = not isinstance(x, np.float32) or info.bits == 64
+        r = 1 << (info.bits - 1) if wide and info.bits > 8 else 0
+    else:
+        r = lo if v <= lo else hi if v >= hi else int(v)
     r &= (1 << info.bits) - 1
     if info.kind == "i" and r >= 1 << (info.bits - 1):
         r -= 1 << info.bits

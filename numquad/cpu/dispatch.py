@@ -25,7 +25,7 @@ from . import codegen as _cg
 from . import diskcache as _diskcache
 from . import frontend as _fe
 from . import launch as _launch
-from .saturate import saturating_conversions as _saturating_conversions
+from .._conversions import saturating_conversions as _saturating_conversions
 from .typing import shadow_types
 
 __all__ = ["CPUTarget"]
@@ -40,7 +40,7 @@ __all__ = ["CPUTarget"]
 @contextlib.contextmanager
 def _wave_codegen():
     """While compiling wave code: LLVM's SLP vectoriser on (off in Numba by default),
-    and float-to-integer conversions saturating as on the GPU (cpu/saturate.py).
+    and float-to-integer conversions saturating as on the GPU (numquad/_conversions.py).
     Holds Numba's compiler lock: both settings are global and read by the compile."""
     with _numba_lock, _saturating_conversions():
         old = _nb_config.SLP_VECTORIZE

@@ -62,6 +62,7 @@ from numba.cuda.typing.templates import AttributeTemplate
 from numba.cuda.typing.typeof import Purpose, typeof
 
 from .. import _control, _cudacompat, _lanecall, ops, xpu
+from .._conversions import cvt_rzi as _cvt_rzi
 from ..errors import NumquadCompileError, NumquadTypeError
 from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, recording
 
@@ -122,13 +123,19 @@ def _pin_convergent_loops(text):
     return "\n".join(lines + extra)
 
 
+def _numquad_ir(text):
+    """The NVVM IR of a numquad compile: loops around cross-lane ops pinned, and
+    float-to-integer conversions as PTX's cvt.rzi (numquad/_conversions.py)."""
+    return _cvt_rzi(_pin_convergent_loops(text))
+
+
 def _compile_ir_no_fma(llvmir, **options):
     if not options.get("fastmath"):
         options.setdefault("fma", False)
     if isinstance(llvmir, str):
-        llvmir = _pin_convergent_loops(llvmir)
+        llvmir = _numquad_ir(llvmir)
     else:
-        llvmir = [_pin_convergent_loops(m) if isinstance(m, str) else m for m in llvmir]
+        llvmir = [_numquad_ir(m) if isinstance(m, str) else m for m in llvmir]
     return _nvvm_compile_ir(llvmir, **options)
 
 

@@ -1,0 +1,160 @@
+"""Float-to-integer conversions with the GPU's bits (docs/semantics.md, "Conversions").
+
+LLVM's ``fptosi``/``fptoui`` give poison for NaN and for values out of the
+integer's range, and what a machine does then differs: x86 returns the
+"integer indefinite" ``0x80...0`` (so ``np.uint32(-1.0)`` wraps through int64
+to 4294967295), the GPU's ``cvt.rzi`` saturates to the range, and NVPTX has no
+8-bit conversion, so an ``int8``/``uint8`` result is a 16-bit conversion
+truncated to 8 bits (``np.int8(1e10)`` is -1 on the GPU). A NaN becomes, on the
+H200 (measured, docs/GPU.md): 0 from float32 into 8-, 16- and 32-bit integers;
+``0x80...0`` of the integer's width from float32 into 64 bits and from float64
+into 16, 32 and 64 bits; 0 into 8 bits (the low byte of ``0x8000``).
+
+The CPU target gives the GPU's answer: every ``fptosi``/``fptoui`` in the wave
+code's LLVM IR becomes LLVM's saturating ``llvm.fpto[su]i.sat`` (via 16 bits and
+a ``trunc`` for 8-bit results) and, where the GPU's NaN result is not 0, a
+``select`` on ``fcmp uno``. In range nothing changes; the saturating form costs a
+compare and a select, and vectorises. :func:`rewrite` works on the textual IR
+that Numba hands LLVM (``CPUCodeLibrary.add_ir_module``);
+:func:`saturating_conversions` applies it while wave code compiles. The CUDA
+target (cuda/dispatch.py) hands NVVM an inline ``cvt.rzi`` instead, which NVVM
+cannot fold to poison for a constant out of range.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+__all__ = ["nan_bits", "rewrite", "saturating_conversions", "cvt_rzi"]
+
+_CONV = re.compile(
+    r"^(?P<pad>[ \t]*)(?P<res>%\S+) = (?P<op>fptosi|fptoui) "
+    r"(?P<ft>(?:<(?P<n>\d+) x )?(?:float|double)>?) (?P<val>\S+) to "
+    r"(?P<it>(?:<\d+ x )?i(?P<bits>\d+)>?)[ \t]*$", re.M)
+
+
+def _suffix(ty):
+    """LLVM's overload suffix of a type: ``i32``, ``f64``, ``v4f32``."""
+    m = re.fullmatch(r"(?:<(\d+) x )?(float|double|i\d+)>?", ty)
+    n, base = m.groups()
+    base = {"float": "f32", "double": "f64"}.get(base, base)
+    return f"v{n}{base}" if n else base
+
+
+def _with_bits(ty, bits):
+    return re.sub(r"i\d+", f"i{bits}", ty)
+
+
+def nan_bits(float_bits, int_bits):
+    """The GPU's result bits for a NaN converted from a *float_bits* float to an
+    *int_bits* integer (0, or ``0x80...0`` of the integer's width)."""
+    if int_bits == 8:
+        return 0
+    if float_bits == 64 or int_bits == 64:
+        return 1 << (int_bits - 1)
+    return 0
+
+
+def _splat(ty, value):
+    m = re.fullmatch(r"<(\d+) x (i\d+)>", ty)
+    if not m:
+        return str(value)
+    return "<" + ", ".join(f"{m.group(2)} {value}" for _ in range(int(m.group(1)))) + ">"
+
+
+def rewrite(text):
+    """*text* (LLVM IR) with each float-to-integer conversion as the GPU converts:
+    saturating, 8-bit results through 16 bits, NaN as :func:`nan_bits` says."""
+    decls = {}
+    count = [0]
+
+    def tmp():
+        count[0] += 1
+        return f'%"nq.sat.{count[0]}"'
+
+    def sub(m):
+        op, ft, it, bits = m["op"], m["ft"], m["it"], int(m["bits"])
+        if bits < 8:
+            return m[0]                       # i1: never a value conversion in Numba's IR
+        pad, val = m["pad"], m["val"]
+        wide = _with_bits(it, 16) if bits == 8 else it
+        name = f"llvm.{op}.sat.{_suffix(wide)}.{_suffix(ft)}"
+        decls[name] = f"declare {wide} @{name}({ft})"
+        out = []
+        r = tmp()
+        out.append(f"{r} = call {wide} @{name}({ft} {val})")
+        if bits == 8:
+            r8 = tmp()
+            out.append(f"{r8} = trunc {wide} {r} to {it}")
+            r = r8
+        nan = nan_bits(64 if "double" in ft else 32, bits)
+        if nan:
+            signed = nan - (1 << bits)          # LLVM prints iN constants signed
+            isnan = tmp()
+            out.append(f"{isnan} = fcmp uno {ft} {val}, {val}")
+            r2 = tmp()
+            out.append(f"{r2} = select {_with_bits(it, 1)} {isnan}, {it} {_splat(it, signed)}, "
+                       f"{it} {r}")
+            r = r2
+        # the result keeps its name: the last step computes it
+        out[-1] = f"{m['res']} = " + out[-1].split(" = ", 1)[1]
+        return "\n".join(pad + line for line in out)
+
+    out = _CONV.sub(sub, text)
+    missing = [d for name, d in decls.items() if f"@{name}(" not in text]
+    if missing:
+        out = out.rstrip("\n") + "\n\n" + "\n".join(missing) + "\n"
+    return out
+
+
+@contextlib.contextmanager
+def saturating_conversions():
+    """Inside this block, IR that Numba adds to a CPU code library is rewritten by
+    :func:`rewrite`. The caller holds Numba's compiler lock (the method is patched
+    on the class, and only compiles under that lock see it)."""
+    from llvmlite import binding as ll
+    from numba.core import cgutils
+    from numba.core.codegen import CPUCodeLibrary
+
+    def add_ir_module(self, ir_module):
+        # Numba's CPUCodeLibrary.add_ir_module, with the rewrite before parsing
+        self._raise_if_finalized()
+        ll_module = ll.parse_assembly(rewrite(cgutils.normalize_ir_text(str(ir_module))))
+        ll_module.name = ir_module.name
+        ll_module.verify()
+        self.add_llvm_module(ll_module)
+
+    old = CPUCodeLibrary.__dict__.get("add_ir_module")
+    CPUCodeLibrary.add_ir_module = add_ir_module
+    try:
+        yield
+    finally:
+        if old is None:
+            del CPUCodeLibrary.add_ir_module
+        else:
+            CPUCodeLibrary.add_ir_module = old
+
+
+def cvt_rzi(text):
+    """*text* (NVVM IR) with each float-to-integer conversion as an inline PTX
+    ``cvt.rzi`` (8-bit results through 16 bits, as NVPTX lowers them). Left to
+    NVVM, a conversion of a constant out of range folds to poison, and a store of
+    poison may be dropped: the output was left unwritten (measured on the H200)."""
+    def sub(m):
+        op, ft, it, bits = m["op"], m["ft"], m["it"], int(m["bits"])
+        if bits < 8 or it.startswith("<"):
+            return m[0]
+        kind = "s" if op == "fptosi" else "u"
+        width = max(bits, 16)
+        src = "f64" if ft == "double" else "f32"
+        out_c = {16: "h", 32: "r", 64: "l"}[width]
+        in_c = "d" if ft == "double" else "f"
+        call = (f'call i{width} asm "cvt.rzi.{kind}{width}.{src} $0, $1;", '
+                f'"={out_c},{in_c}"({ft} {m["val"]})')
+        if bits == width:
+            return f"{m['pad']}{m['res']} = {call}"
+        tmp = f'%"nq.cvt.{m.start()}"'
+        return (f"{m['pad']}{tmp} = {call}\n"
+                f"{m['pad']}{m['res']} = trunc i{width} {tmp} to {it}")
+    return _CONV.sub(sub, text)
