@@ -339,20 +339,28 @@ def _nq_toint(t, x):
 
 
 def _round_to(x, ndigits):
-    """``round(x, ndigits)`` as both compilers compute it (a float32 in float64):
-    ``x * 10**ndigits`` rounded half to even, then divided back."""
+    """``round(x, ndigits)`` as numba.cuda computes it (a float32 in float64):
+    ``y = x * 10**ndigits`` rounded to an int64 (half to even, converted as the GPU
+    converts, so -0.0 gives +0.0), a tie fixed to even, then divided back."""
     t = type(x)
     v, nd = np.float64(x), int(ndigits)
     if not np.isfinite(v):
         r = v
-    elif nd >= 0:
-        pow1, pow2 = (np.float64(10.0) ** (nd - 22), np.float64(1e22)) if nd > 22 else \
-            (np.float64(10.0) ** nd, np.float64(1.0))
-        y = (v * pow1) * pow2
-        r = v if np.isinf(y) else (np.rint(y) / pow2) / pow1
     else:
-        pow1 = np.float64(10.0) ** -nd
-        r = np.rint(v / pow1) * pow1
+        if nd >= 0:
+            pow1, pow2 = (np.float64(10.0) ** (nd - 22), np.float64(1e22)) if nd > 22 else \
+                (np.float64(10.0) ** nd, np.float64(1.0))
+            y = (v * pow1) * pow2
+        else:
+            pow1, pow2 = np.float64(10.0) ** -nd, np.float64(1.0)
+            y = v / pow1
+        if np.isinf(y):
+            r = v
+        else:
+            z = np.float64(_float_to_int(np.int64, np.rint(y)))
+            if abs(y - z) == 0.5:
+                z = np.float64(2.0) * np.float64(_float_to_int(np.int64, np.rint(y / 2.0)))
+            r = (z / pow2) / pow1 if nd >= 0 else z * pow1
     return t(r) if isinstance(x, np.floating) else float(r)
 
 

@@ -190,13 +190,18 @@ def k_rounding(x, o_floor, o_ceil, o_trunc, o_round, o_round2, o_roundm1):
 
 
 def _round_nd(x, nd):
-    """round(x, nd) of numba.cuda's lowering, written out: in float64, x * 10**nd
-    rounded half to even (np.rint), then divided back."""
+    """round(x, nd) of numba.cuda's lowering, written out with NumPy: in float64,
+    y = x * 10**nd (x / 10**-nd), rounded half to even to an int64 that saturates
+    (so -0.0 gives +0.0 and |y| >= 2**63 the int64 limit), then divided back; inf
+    and NaN pass through, and so does x where y overflows to inf (H200, docs/GPU.md)."""
     v = x.astype(np.float64)
     p = np.float64(10.0) ** abs(nd)
     with np.errstate(all="ignore"):
-        r = np.rint(v * p) / p if nd >= 0 else np.rint(v / p) * p
-        r = np.where(np.isfinite(v) & ~np.isinf(v * p if nd >= 0 else v), r, v)
+        y = v * p if nd >= 0 else v / p
+        z = np.clip(np.rint(y), -2.0**63, 2.0**63 - 1024)         # int64 saturation, in float64
+        z = np.where(z >= 2.0**63 - 1024, np.float64(2**63 - 1), z) + 0.0      # -0.0 -> +0.0
+        r = z / p if nd >= 0 else z * p
+        r = np.where(np.isfinite(v) & np.isfinite(y), r, v)
     return r.astype(x.dtype)
 
 

@@ -22,6 +22,7 @@ or barriers itself:
 from __future__ import annotations
 
 import ast
+import math
 import dataclasses
 import sys
 import types as _pytypes
@@ -614,16 +615,48 @@ def _modf(typingctx, x):
 
 
 def round_to(x, ndigits):
-    """``round(x, ndigits)`` as numba.cuda computes it: a float32 ``x`` is rounded
-    in float64 (Numba's CPU round rounds ``x * 10**ndigits`` in float32 first, so
-    ``round(np.float32(0.3425), 3)`` was 0.342 on the CPU and 0.343 on the GPU)."""
+    """``round(x, ndigits)`` as numba.cuda computes it (its ``round_to_impl``): in
+    float64, ``y = x * 10**ndigits`` rounded to an int64 (half to even,
+    saturating: ``-0.0`` rounds to ``+0.0``, ``|y| >= 2**63`` to the int64 limit),
+    then divided back. Numba's CPU ``round`` rounds a float32 ``x`` in float32 and
+    keeps ``y`` a float: ``round(np.float32(0.3425), 3)`` was 0.342 on the CPU and
+    0.343 on the GPU."""
     return round(x, ndigits)
+
+
+def _round_ndigits(x, ndigits):
+    # numba-cuda's algorithm, step for step; round(y) is an int64 here, converted
+    # as the GPU converts (numquad/_conversions.py)
+    if math.isinf(x) or math.isnan(x):
+        return np.float64(x)
+    if ndigits >= 0:
+        if ndigits > 22:
+            pow1 = 10.0 ** (ndigits - 22)
+            pow2 = 1e22
+        else:
+            pow1 = 10.0 ** ndigits
+            pow2 = 1.0
+        y = (x * pow1) * pow2
+        if math.isinf(y):
+            return np.float64(x)
+    else:
+        pow1 = 10.0 ** (-ndigits)
+        pow2 = 1.0
+        y = x / pow1
+    z = np.float64(round(y))
+    if math.fabs(y - z) == 0.5:
+        z = 2.0 * round(y / 2.0)
+    if ndigits >= 0:
+        return (z / pow2) / pow1
+    return z * pow1
 
 
 @overload(round_to)
 def _round_to(x, ndigits):
-    if isinstance(x, types.Float) and x.bitwidth == 32:
-        return lambda x, ndigits: np.float32(round(np.float64(x), ndigits))
+    if isinstance(x, types.Float):
+        nb_round = numba.njit(inline="always")(_round_ndigits)
+        dt = np.float32 if x.bitwidth == 32 else np.float64
+        return lambda x, ndigits: dt(nb_round(x, ndigits))
     return lambda x, ndigits: round(x, ndigits)
 
 
