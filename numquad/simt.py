@@ -682,6 +682,25 @@ class _Transformer(ast.NodeTransformer):
                         keywords=[])
         return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
 
+    def visit_AugAssign(self, node):
+        """``a[i] op= v``: the array and the index once, then ``a[i] op v`` stored
+        through ``__nq_store`` (Python's order: a, i, a[i], v)."""
+        t = node.target
+        if not isinstance(t, ast.Subscript) or isinstance(t.slice, ast.Slice) or \
+                (isinstance(t.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in t.slice.elts)):
+            return self.generic_visit(node)
+        tmp = f"__nq_aug{next(self.ids)}"
+        keep = ast.Assign(targets=[ast.Name(tmp, ast.Store())],
+                          value=ast.Tuple(elts=[self.visit(t.value), self.visit(t.slice)], ctx=ast.Load()))
+
+        def part(k):
+            return ast.Subscript(value=ast.Name(tmp, ast.Load()), slice=ast.Constant(k), ctx=ast.Load())
+        value = ast.BinOp(left=ast.Subscript(value=part(0), slice=part(1), ctx=ast.Load()), op=node.op,
+                          right=self.visit(node.value))
+        store = ast.Expr(value=ast.Call(func=ast.Name("__nq_store", ast.Load()),
+                                        args=[value, part(0), part(1)], keywords=[]))
+        return [ast.copy_location(keep, node), ast.copy_location(store, node)]
+
 
 # ---------------------------------------------------------------------------
 # Per-thread context

@@ -235,3 +235,23 @@ def test_a_constant_out_of_range(target, debug):
     out = np.full(70, 0x55, dtype=np.int32)
     getattr(xpu.jit(debug=debug)(k_constant), target)[2, 64](out)
     np.testing.assert_array_equal(out, np.int32(-2**31) + (np.arange(70) & 1).astype(np.int32))
+
+
+def k_augmented(x, o_int32, o_uint8):
+    i = xpu.grid(1)
+    if i < x.size:
+        o_int32[i] += x[i]
+        o_uint8[i] -= x[i] * np.float64(0.5)
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_augmented_store_of_a_float(target, debug):
+    """``a[i] += f`` into an integer array: the sum is a float, converted by the rule."""
+    x = _inputs("float64", 14)
+    o32 = np.random.default_rng(3).integers(-1000, 1000, x.size).astype(np.int32)
+    o8 = np.random.default_rng(4).integers(0, 256, x.size).astype(np.uint8)
+    w32 = _expected("int32", o32.astype(np.float64) + x)
+    w8 = _expected("uint8", o8.astype(np.float64) - x * 0.5)
+    _launch(k_augmented, target, debug, x, [o32, o8])
+    np.testing.assert_array_equal(o32, w32)
+    np.testing.assert_array_equal(o8, w8)
