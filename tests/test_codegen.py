@@ -199,3 +199,48 @@ def test_names_only_in_a_pruned_branch(rng, debug):
     k.cpu[2, 32](x, got, 3)
     assert len(np.unique(ref)) > 32
     np.testing.assert_array_equal(got, ref)
+
+
+@xpu.jit
+def k_2d_index(src, dst):
+    x, y = xpu.grid(2)
+    if y < src.shape[0] and x < src.shape[1]:
+        t = xpu.threadIdx.y * xpu.blockDim.x + xpu.threadIdx.x
+        dst[y, x] = src[y, x] + Quad.swapHorizontal(src[y, x]) * t
+
+
+def test_a_2d_launch_compiles_for_its_block_shape():
+    """threadIdx.x/.y of a 2-D block are l % blockDim.x and l // blockDim.x: with the
+    block's shape a constant (a launch compiles per 2-D shape) no division is left in
+    the lanes; the four left find the block's (x, y, z) from its number, once a block."""
+    t = k_2d_index._target("cpu")
+    sig = (numba.float32[:, ::1], numba.float32[:, ::1])
+    divs = {}
+    for shape in ((16, 16, 1), (8, 4, 1)):
+        c = t.compile(sig, shape)
+        asm = c.block.inspect_asm(c.block.signatures[0])
+        divs[shape] = len(re.findall(r"\n\s+i?div[bwlq]?\s", asm))
+        assert "_nq_bdx = _nq_i64(%d)" % shape[0] in c.source
+    assert divs == {(16, 16, 1): 4, (8, 4, 1): 4}, divs
+    generic = t.compile(sig, True)           # the shape at run time: 52 divisions here
+    asm = generic.block.inspect_asm(generic.block.signatures[0])
+    assert len(re.findall(r"\n\s+i?div[bwlq]?\s", asm)) > 20
+    # and the launches agree with NumPy for both shapes
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal((37, 50)).astype(np.float32)
+    for bx, by in ((16, 16), (8, 4)):
+        dst = np.full_like(src, np.nan)
+        k_2d_index.cpu[((50 + bx - 1) // bx, (37 + by - 1) // by), (bx, by)](src, dst)
+        ys, xs = np.indices(src.shape)
+        tx, ty = xs % bx, ys % by
+        flat_t = ty * bx + tx                  # the lane's partner is thread flat_t ^ 1
+        nb = np.empty_like(src)
+        for y in range(37):
+            for x in range(50):
+                q = flat_t[y, x] ^ 1
+                px, py = x - tx[y, x] + q % bx, y - ty[y, x] + q // bx
+                nb[y, x] = src[py, px] if py < 37 and px < 50 else np.nan
+        # float32 * int32 is a float64 in Numba, as in NumPy
+        want = (src.astype(np.float64) + nb.astype(np.float64) * (ty * bx + tx)).astype(np.float32)
+        ok = ~np.isnan(nb)
+        np.testing.assert_array_equal(dst[ok], want[ok])

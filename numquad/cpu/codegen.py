@@ -881,6 +881,10 @@ class _BlockGen:
         if any(a[0] == "dynshared" for a in fe.allocs.values()):
             params.append("_nq_dynsmem")        # the launch's dynamic shared memory, bytes
         pro = []
+        if isinstance(self.nd, tuple):
+            # compiled for this block shape (cpu/dispatch.py): blockDim as constants
+            for a, v in zip("xyz", self.nd):
+                pro.append(_assign(_name(f"_nq_bd{a}", ast.Store), _call("_nq_i64", _const(int(v)))))
         alloc = "_nq_lanes_block" if self.block_mode else "_nq_lanes"
         for n in sorted(self.lane_vars | self.splats | set(self.converted)):
             dt = self.converted.get(n) or self._dtype(n)

@@ -151,7 +151,7 @@ def block_key(source, namespace, argtypes, nd, debug, fastmath):
     h = hashlib.sha256()
     for part in (sys.version, numba.__version__, llvmlite.__version__, np.__version__,
                  _package_hash(),
-                 repr(tuple(map(str, argtypes))), repr((bool(nd), bool(debug), bool(fastmath))),
+                 repr(tuple(map(str, argtypes))), repr((nd or False, bool(debug), bool(fastmath))),
                  source):
         h.update(part.encode())
         h.update(b"\0")
