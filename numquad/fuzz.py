@@ -291,7 +291,7 @@ class Generator:
             return f"np.bool_({self.expr('bool', sc, depth - 1)} {o} {self.expr('bool', sc, depth - 1)})"
         if roll < 0.75:
             if dt in FLOAT_TYPES:
-                o = self.pick(["+", "-", "*"])
+                o = self.pick(["+", "-", "*", "+", "-", "*", "/", "//", "%"])
             else:
                 o = self.pick(["+", "-", "*", "&", "|", "^", "+", "-", "<<", ">>", "//", "%"])
             a, b = self.expr(dt, sc, depth - 1), self.expr(dt, sc, depth - 1)
