@@ -18,7 +18,7 @@ persists) for the first ``--shrink`` failures.
 
 The generated kernels follow the validity rules of docs/RELIABILITY.md ("The
 differential fuzzer"): one fixed NumPy type per variable, explicit constructors
-around every arithmetic result, float arithmetic only ``+ - *``, no races, barriers
+around every arithmetic result, float arithmetic ``+ - * / // %``, no races, barriers
 only at the top level, atomics only where their order cannot show, every output
 element written by one thread or by none.
 """
