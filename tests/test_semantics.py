@@ -375,3 +375,31 @@ def test_lane_function_with_per_lane_while_around_ops(target):
     out = np.full(35, 5, np.uint32)
     getattr(xpu.jit(k_lane_fn_while), target)[1, (5, 7)](out, x)
     np.testing.assert_array_equal(out, want)
+
+
+# -- float / // % (docs/semantics.md "Integer and float arithmetic") ----------------
+
+def k_float_div(a, b, q, fq, r):
+    i = xpu.grid(1)
+    if i < a.size:
+        q[i] = a[i] / b[i]
+        fq[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+
+
+@pytest.mark.parametrize("target,debug", VARIANTS + [("python", False)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_division_by_zero_and_specials_give_numpys_results(target, debug, dtype, rng):
+    special = np.array([0.0, -0.0, 1.0, -1.0, 5.5, -5.5, np.inf, -np.inf, np.nan], dtype)
+    noise = (rng.standard_normal(23) * 10.0 ** rng.integers(-3, 30, 23)).astype(dtype)
+    vals = np.concatenate([special, noise])
+    a, b = np.repeat(vals, vals.size), np.tile(vals, vals.size)
+    outs = [np.full(a.size, POISON, dtype) for _ in range(3)]
+    _run(k_float_div, target, debug, (a.size + 127) // 128, 128, a, b, *outs)
+    with np.errstate(all="ignore"):
+        want = [np.divide(a, b), np.floor_divide(a, b), np.remainder(a, b)]
+    for got, ref, name in zip(outs, want, ["/", "//", "%"]):
+        same = (got.view(np.uint8).reshape(a.size, -1) == ref.view(np.uint8).reshape(a.size, -1)).all(1)
+        same |= np.isnan(got) & np.isnan(ref)
+        bad = np.flatnonzero(~same)
+        assert bad.size == 0, (name, [(a[j], b[j], got[j], ref[j]) for j in bad[:5]])
