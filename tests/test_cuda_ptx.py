@@ -262,7 +262,7 @@ def test_reduce_before_sm80_uses_butterfly():
     assert "redux.sync.add.s32" in k.inspect_ptx(sig, cc=(9, 0))
     ptx = k.inspect_ptx(sig, cc=(7, 5))
     assert "redux.sync" not in ptx
-    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 1
+    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 2     # float64: two halves
 
 
 def test_every_op_has_an_intrinsic():
@@ -411,6 +411,21 @@ def test_lane_call_kernel():
     assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 1
     assert "fma.rn" not in ptx
     assert "setp" in ptx                                # the i < n guard
+
+
+def test_lane_call_kernel_of_a_lambda():
+    """A lambda's wrapper kernel gets a valid Python name (it was ``<lambda>_lane_call``)."""
+    from numba import cuda
+
+    from numquad import Quad, xpu
+
+    lam = xpu.jit(lambda x, y: x * y + Quad.swapHorizontal(x))
+    k = lam._target("cuda")._lane_call((True, True))
+    assert k.py_func.__name__ == "_lambda__lane_call"
+    sig = (types.int64, types.float64[::1], types.float64[::1], types.float64[::1])
+    ptx, _ = cuda.compile_ptx(k.py_func, sig, cc=CC)
+    _no_local_memory(ptx)
+    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 2     # float64: two halves
 
 
 # ---------------------------------------------------------------------------

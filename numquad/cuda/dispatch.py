@@ -481,6 +481,7 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False):
     """The 1-D kernel that runs *device_fn* once per element: element k is lane
     k % 32 of wave k // 32; the ``i < n`` guard leaves the last wave partial.
     *masked*: the function takes the member mask, the lanes with ``i < n``."""
+    name = re.sub(r"[^0-9A-Za-z_]", "_", name)          # "<lambda>_lane_call"
     params = [f"a{k}" for k in range(len(is_array))]
     call = ", ".join(f"{p}[i]" if arr else p for p, arr in zip(params, is_array))
     template = _MASKED_LANE_CALL_SRC if masked else _LANE_CALL_SRC
