@@ -378,6 +378,60 @@ def _nq_intfn(fn, *args):
     return fn(*args)
 
 
+# math functions as numba and numba.cuda compute them: NumPy's ufuncs on float32
+# and float64 (a domain error gives NaN, an overflow inf, where Python's math raises)
+_MATH_UFUNC = {"sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "exp2": np.exp2,
+               "log": np.log, "log1p": np.log1p, "log10": np.log10, "log2": np.log2,
+               "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
+               "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "sinh": np.sinh,
+               "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+               "atanh": np.arctanh, "hypot": np.hypot, "fabs": np.fabs, "pow": np.power,
+               "fmod": np.fmod, "copysign": np.copysign, "degrees": np.degrees,
+               "radians": np.radians, "nextafter": np.nextafter}
+# no ufunc: Python's math, and the C library's special values where it raises
+_MATH_RAISING = ("erf", "erfc", "gamma", "lgamma", "remainder")
+
+
+def _math_special(name, x, *rest):
+    """The C library's result where Python's ``math.<name>`` raises."""
+    if math.isnan(x) or any(math.isnan(r) for r in rest):
+        return math.nan
+    if name == "gamma":          # tgamma: +-0 -> +-inf, a negative integer -> NaN, else overflow
+        if x == 0:
+            return math.copysign(math.inf, x)
+        return math.nan if x < 0 and (math.isinf(x) or x == math.floor(x)) else math.inf
+    if name == "lgamma":         # a pole or an overflow
+        return math.inf
+    return math.nan              # remainder(x, 0), remainder(inf, y)
+
+
+def _nq_math(fn, *args):
+    """``math.<fn>(*args)`` with float arguments: typed and valued as the compiled
+    targets compute it (float32 stays float32; an int or a Python float is float64)."""
+    if not args or not all(isinstance(a, (int, float, np.integer, np.floating, np.bool_))
+                           for a in args):
+        return fn(*args)
+    args = [a if isinstance(a, np.floating) else np.float64(a) for a in args]
+    name = fn.__name__
+    uf = _MATH_UFUNC.get(name)
+    if name == "pow":
+        try:                     # C's pow (np.power(-0.0, 0.5) is -0.0, C's +0.0)
+            return np.result_type(*args).type(fn(*args))
+        except (ValueError, OverflowError):
+            pass
+    if uf is not None:
+        with np.errstate(all="ignore"):
+            return uf(*args)
+    if name in _MATH_RAISING:
+        t = np.result_type(*args).type
+        try:
+            r = fn(*args)
+        except (ValueError, OverflowError):
+            r = _math_special(name, *(float(a) for a in args))
+        return t(r)
+    return fn(*args)
+
+
 def _nq_store(value, ary, idx):
     """``ary[idx] = value`` (evaluated in Python's order: the value, the array, the
     index): a float stored into an integer array converts as above."""
@@ -662,6 +716,12 @@ class _Transformer(ast.NodeTransformer):
         if any(obj is g for g in _TO_INT) and not node.keywords and \
                 len(node.args) == (1 if obj is not round else len(node.args)) and 1 <= len(node.args) <= 2:
             return ast.copy_location(ast.Call(func=ast.Name("__nq_intfn", ast.Load()),
+                                              args=[self.visit(f)] + [self.visit(a) for a in node.args],
+                                              keywords=[]), node)
+        if getattr(obj, "__name__", None) and getattr(math, obj.__name__, None) is obj and \
+                (obj.__name__ in _MATH_UFUNC or obj.__name__ in _MATH_RAISING) and \
+                not node.keywords:
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_math", ast.Load()),
                                               args=[self.visit(f)] + [self.visit(a) for a in node.args],
                                               keywords=[]), node)
         if (obj is int or any(obj is t for t in _INT_TYPES)) and len(node.args) == 1 \
@@ -1184,7 +1244,8 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn}
+             "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
+             "__nq_math": _nq_math}
     freevars = list(fn.__code__.co_freevars)
     params = list(fixed) + list(helpers) + freevars
     factory = ast.FunctionDef(

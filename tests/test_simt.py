@@ -543,3 +543,50 @@ def test_an_unknown_catalogue_field_value_raises(qualname, field, value, args):
     object.__setattr__(bad, field, value)
     with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
         simt._execute(bad, [0], args)
+
+
+MATH_1 = ["sqrt", "exp", "expm1", "log", "log1p", "log10", "log2", "sin", "cos", "tan", "asin",
+          "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "degrees",
+          "radians", "erf", "erfc", "gamma", "lgamma"]
+MATH_2 = ["atan2", "hypot", "pow", "fmod", "copysign", "remainder"]
+EXACT = {"sqrt", "fabs", "fmod", "copysign"}
+
+
+def _math_kernel(name, nargs):
+    args = "a[i]" if nargs == 1 else "a[i], b[i]"
+    src = f"def k_math(a, b, o):\n    i = xpu.grid(1)\n    if i < a.size:\n        o[i] = math.{name}({args})\n"
+    import linecache
+    fname = f"<test_simt math.{name}>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns = {"xpu": xpu, "math": __import__("math")}
+    exec(compile(src, fname, "exec"), ns)            # noqa: S102
+    return ns["k_math"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", MATH_1 + MATH_2)
+def test_math_domain_and_range_errors_give_nan_and_inf_as_compiled(name, dtype, rng):
+    """Python's math raises on sqrt(-1), log(0), exp(1000), fmod(inf, 1), ...; the kernel
+    targets give NaN and inf. The python target follows the CPU target: the same special
+    values, and the same bits for the exact functions (the others are close)."""
+    nargs = 1 if name in MATH_1 else 2
+    special = np.array([0.0, -0.0, 1.0, -1.0, -2.0, 0.5, 1000.0, -1000.0, np.inf, -np.inf,
+                        np.nan, 1e-310], dtype)
+    vals = np.concatenate([special, (rng.standard_normal(20) * 50).astype(dtype)])
+    a, b = (np.repeat(vals, vals.size), np.tile(vals, vals.size)) if nargs == 2 else (vals, vals)
+    k = xpu.jit(_math_kernel(name, nargs))
+    got = {}
+    for target in ("cpu", "python"):
+        o = np.full(a.size, -7777, np.float64)
+        getattr(k, target)[(a.size + 63) // 64, 64](a, b, o)
+        got[target] = o
+    c, p = got["cpu"], got["python"]
+    assert np.array_equal(np.isnan(c), np.isnan(p)), a[np.isnan(c) != np.isnan(p)]
+    fin = np.isfinite(c)
+    assert np.array_equal(c[~fin & ~np.isnan(c)], p[~fin & ~np.isnan(c)])
+    assert np.array_equal(fin, np.isfinite(p))
+    if name in EXACT:
+        assert np.array_equal(c.view(np.int64)[fin], p.view(np.int64)[fin])
+    else:                    # outside the bit-for-bit promise (docs/semantics.md "Math functions")
+        tol = 1e-6 if dtype == "float32" else 1e-13
+        np.testing.assert_allclose(p[fin], c[fin], rtol=tol, atol=tol)
