@@ -6,6 +6,8 @@ outputs are poisoned first and inputs are random. Expected values are computed
 here with NumPy, lane by lane, or by ops.py's reference.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -403,3 +405,30 @@ def test_float_division_by_zero_and_specials_give_numpys_results(target, debug, 
         same |= np.isnan(got) & np.isnan(ref)
         bad = np.flatnonzero(~same)
         assert bad.size == 0, (name, [(a[j], b[j], got[j], ref[j]) for j in bad[:5]])
+
+
+# -- the math functions inside the bit-for-bit promise (docs/semantics.md) ------------
+
+def k_exact_math(a, b, o):
+    i = xpu.grid(1)
+    if i < a.size:
+        o[0, i] = math.sqrt(a[i])
+        o[1, i] = abs(a[i])
+        o[2, i] = math.fmod(a[i], b[i])
+        o[3, i] = math.copysign(a[i], b[i])
+        o[4, i] = a[i] * b[i] + a[i] / b[i]          # no FMA contraction
+
+
+@pytest.mark.parametrize("target,debug", VARIANTS + [("python", False)])
+def test_exact_math_functions_give_numpys_bits(target, debug, rng):
+    special = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, np.inf, -np.inf, np.nan, 5e-324])
+    vals = np.concatenate([special, rng.standard_normal(40) * 10.0 ** rng.integers(-5, 12, 40)])
+    a, b = np.repeat(vals, vals.size), np.tile(vals, vals.size)
+    o = np.full((5, a.size), POISON, np.float64)
+    _run(k_exact_math, target, debug, (a.size + 127) // 128, 128, a, b, o)
+    with np.errstate(all="ignore"):
+        want = [np.sqrt(a), np.abs(a), np.fmod(a, b), np.copysign(a, b), a * b + a / b]
+    for row, (got, ref) in enumerate(zip(o, want)):
+        same = (got.view(np.int64) == ref.view(np.int64)) | (np.isnan(got) & np.isnan(ref))
+        bad = np.flatnonzero(~same)
+        assert bad.size == 0, (row, [(a[j], b[j], got[j], ref[j]) for j in bad[:5]])
