@@ -18,7 +18,8 @@ persists) for the first ``--shrink`` failures.
 
 The generated kernels follow the validity rules of docs/RELIABILITY.md ("The
 differential fuzzer"): one fixed NumPy type per variable, explicit constructors
-around every arithmetic result, float arithmetic ``+ - * / // %``, no races, barriers
+around every arithmetic result, float arithmetic ``+ - * / // %`` and the exact
+math functions (``sqrt``, ``fabs``, ``fmod``, ``copysign``), no races, barriers
 only at the top level, atomics only where their order cannot show, every output
 element written by one thread or by none.
 """
@@ -290,6 +291,14 @@ class Generator:
             o = self.pick(["&", "|", "^"])
             return f"np.bool_({self.expr('bool', sc, depth - 1)} {o} {self.expr('bool', sc, depth - 1)})"
         if roll < 0.75:
+            if dt in FLOAT_TYPES and r.random() < 0.3:
+                # the math functions inside the bit-for-bit promise (docs/semantics.md)
+                self.features.add("math")
+                fn = self.pick(["math.sqrt", "math.fabs", "abs", "math.fmod", "math.copysign"])
+                a = self.expr(dt, sc, depth - 1)
+                if fn in ("math.fmod", "math.copysign"):
+                    return f"np.{dt}({fn}({a}, {self.expr(dt, sc, depth - 1)}))"
+                return f"np.{dt}({fn}({a}))"
             if dt in FLOAT_TYPES:
                 o = self.pick(["+", "-", "*", "+", "-", "*", "/", "//", "%"])
             else:
@@ -692,7 +701,7 @@ class Generator:
             if a.role in ("in", "trip", "sel", "out", "scratch"):
                 a.size = N
         params = [a.name for a in self.args.values()]
-        lines = ["import numpy as np", "from numquad import xpu, Quad, Wave", "", ""]
+        lines = ["import math", "", "import numpy as np", "from numquad import xpu, Quad, Wave", "", ""]
         lines += lanefn_lines
         lines.append("@xpu.jit")
         lines.append(f"def {KERNEL}({', '.join(params)}):")
