@@ -1047,6 +1047,17 @@ class _Child:
         self.started = False
         self.dead = False
 
+    def read_lines(self):
+        """The complete lines the child has written since the last call, and whether
+        its stdout is at EOF. Reads the pipe itself: a line left in a Python-side
+        buffer would never wake the selector again."""
+        data = os.read(self.p.stdout.fileno(), 1 << 16)
+        if not data:
+            return [], True
+        self.buf += data.decode(errors="replace")
+        *lines, self.buf = self.buf.split("\n")
+        return [ln for ln in lines if ln.strip()], False
+
     def send(self, seed, index):
         self.job = (seed, index)
         self.since = time.time()
@@ -1164,19 +1175,19 @@ class Campaign:
                     c = key.data
                     if c not in self.live:
                         continue
-                    line = c.p.stdout.readline()
-                    if not line:
+                    lines, eof = c.read_lines()
+                    for line in lines:
+                        msg = json.loads(line)
+                        if "start" in msg:
+                            c.started = True
+                            c.since = time.time()
+                            continue
+                        c.count += 1
+                        c.job = None
+                        self._record(msg)
+                        self._feed(c)          # (may retire c for a fresh child)
+                    if eof and c in self.live:
                         self._child_died(c)
-                        continue
-                    msg = json.loads(line)
-                    if "start" in msg:
-                        c.started = True
-                        c.since = time.time()
-                        continue
-                    c.count += 1
-                    c.job = None
-                    self._record(msg)
-                    self._feed(c)
                 now = time.time()
                 for c in list(self.live):
                     if c.job is not None and now - c.since > self.timeout:
@@ -1193,6 +1204,13 @@ class Campaign:
             for c in list(self.live):
                 c.kill()
                 self._retire(c)
+        if not self.interrupted:
+            # every kernel handed out has an outcome; one without is the runner's bug,
+            # counted (never dropped silently)
+            for index in range(self.next_index):
+                if index not in self.results:
+                    self._record({"index": index, "status": "crashed", "failing": {},
+                                  "details": ["no outcome recorded: lost by the fuzzer's runner"]})
         return self.results
 
     def _hung(self, c):
