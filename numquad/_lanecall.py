@@ -117,6 +117,8 @@ def plan(d, args, *, device=False):
         arr = a if isinstance(a, np.ndarray) else np.asarray(a)
         if arr.dtype.kind not in _OK_KINDS:
             raise _bad_dtype(d, name, arr.dtype)
+        if not arr.dtype.isnative:                  # read as NumPy's ufuncs read it
+            arr = arr.astype(arr.dtype.newbyteorder("="))
         if arr.ndim == 0:
             values.append(arr[()])
             dtypes.append(arr.dtype)

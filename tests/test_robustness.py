@@ -737,3 +737,19 @@ def test_inspection_works_after_the_compile_state_is_dropped():
     out = np.zeros(32)
     k[1, 32](np.arange(32.0), out)
     np.testing.assert_array_equal(out, _expected(np.arange(32.0), 2.0))
+
+
+# -- non-native byte order --------------------------------------------------------------
+
+def test_big_endian_arrays(rng):
+    """A lane function reads a big-endian array as NumPy's ufuncs do (the same values);
+    a kernel, which may write its arrays in place, refuses one in one line."""
+    x = rng.standard_normal(37)
+    big = x.astype(">f8")
+    np.testing.assert_array_equal(add(big, 2.5), add(x, 2.5))
+    assert add(big, 2.5).dtype == np.float64
+    with pytest.raises(NumquadTypeError) as e:
+        k_two.cpu[1, 64](big, x)                     # the launch
+    msg = one_line(e)
+    assert "argument 0 of k_two is an array of dtype >f8 (non-native byte order)" in msg
+    assert "newbyteorder('=')" in msg

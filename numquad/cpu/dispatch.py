@@ -230,6 +230,11 @@ def _typeof_args(dispatcher, args):
             ty = _typeof(a)
         except (ValueError, TypeError, _nb_errors.NumbaError):
             ty = None
+        if ty is None and isinstance(a, np.ndarray) and not a.dtype.isnative:
+            raise NumquadTypeError(
+                f"{dispatcher.where}: argument {i} of {dispatcher.__name__} is an array of "
+                f"dtype {a.dtype.str} (non-native byte order); kernels take native byte order "
+                f"(a.astype(a.dtype.newbyteorder('=')) converts it)")
         if ty is None or not isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
                                              numba.types.Complex, numba.types.Boolean)):
             raise NumquadTypeError(
