@@ -244,3 +244,92 @@ def test_a_2d_launch_compiles_for_its_block_shape():
         want = (src.astype(np.float64) + nb.astype(np.float64) * (ty * bx + tx)).astype(np.float32)
         ok = ~np.isnan(nb)
         np.testing.assert_array_equal(dst[ok], want[ok])
+
+
+TPB2 = 16
+
+
+@xpu.jit
+def k_tiled_matmul(A, B, C):
+    sA = xpu.shared.array((TPB2, TPB2), np.float32)
+    sB = xpu.shared.array((TPB2, TPB2), np.float32)
+    x, y = xpu.grid(2)
+    tx, ty = xpu.threadIdx.x, xpu.threadIdx.y
+    acc = np.float32(0.0)
+    for tile in range((A.shape[1] + TPB2 - 1) // TPB2):
+        a = np.float32(0.0)
+        if y < A.shape[0] and tile * TPB2 + tx < A.shape[1]:
+            a = A[y, tile * TPB2 + tx]
+        sA[ty, tx] = a
+        b = np.float32(0.0)
+        if x < B.shape[1] and tile * TPB2 + ty < B.shape[0]:
+            b = B[tile * TPB2 + ty, x]
+        sB[ty, tx] = b
+        xpu.syncthreads()
+        for k in range(TPB2):
+            acc += sA[ty, k] * sB[k, tx]
+        xpu.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = acc
+
+
+def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
+    """A kernel with barriers compiled for a 2-D block shape whose threads fill whole
+    waves: an all-active region is two loops, threadIdx.x the inner induction variable,
+    so sB[k, tx] is a contiguous vector load, not a gather (codegen.plain_loop)."""
+    t = k_tiled_matmul._target("cpu")
+    sig = (numba.float32[:, ::1],) * 3
+    c = t.compile(sig, (16, 16, 1))
+    assert "for _nq_lx in range(_nq_i32(16))" in c.source
+    assert "_nq_i32(_nq_lx)" in c.source and "_nq_ld(_nq_tx" in c.source   # masked path keeps them
+    ir = c.block.inspect_llvm(c.block.signatures[0])
+    assert "llvm.masked.gather" not in ir
+    assert re.search(r"fmul <16 x float>|fmul <8 x float>", ir)
+    odd = t.compile(sig, (16, 3, 1))                 # 48 threads: padding lanes, one flat loop
+    assert "_nq_lx" not in odd.source
+    # the results: NumPy's float32 products summed in k order, for both shapes
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((37, 45)).astype(np.float32)
+    B = rng.standard_normal((45, 29)).astype(np.float32)
+    want = np.zeros((37, 29), np.float32)
+    for k in range(45):
+        want += A[:, k:k + 1] * B[k:k + 1, :]
+    C = np.full((37, 29), np.nan, np.float32)
+    k_tiled_matmul.cpu[((29 + 15) // 16, (37 + 15) // 16), (16, 16)](A, B, C)
+    np.testing.assert_array_equal(C, want)
+
+
+@xpu.jit
+def k_3d_exchange(src, out, ids):
+    s = xpu.shared.array(256, np.float64)
+    tx, ty, tz = xpu.threadIdx.x, xpu.threadIdx.y, xpu.threadIdx.z
+    t = (tz * xpu.blockDim.y + ty) * xpu.blockDim.x + tx
+    b = xpu.blockIdx.x
+    nt = xpu.blockDim.x * xpu.blockDim.y * xpu.blockDim.z
+    s[t] = src[b * nt + t]
+    xpu.syncthreads()
+    out[b * nt + t] = s[nt - 1 - t] * 2.0 + tx
+    ids[b * nt + t, 0] = tx
+    ids[b * nt + t, 1] = ty
+    ids[b * nt + t, 2] = tz
+
+
+@pytest.mark.parametrize("shape", [(8, 2, 2), (4, 4, 4), (16, 2, 1), (2, 8, 4), (5, 3, 2)])
+def test_3d_blocks_thread_ids_and_barriers(shape):
+    """3-D shapes, nested lane loops (threads fill whole waves) or the flat one (5x3x2):
+    threadIdx and a reversal through shared memory, against NumPy."""
+    bx, by, bz = shape
+    nt, nb = bx * by * bz, 3
+    rng = np.random.default_rng(nt)
+    src = rng.standard_normal(nb * nt)
+    out = np.full(nb * nt, np.nan)
+    ids = np.full((nb * nt, 3), -1, np.int64)
+    k_3d_exchange.cpu[nb, shape](src, out, ids)
+    t = np.arange(nt)
+    want_ids = np.stack([t % bx, t // bx % by, t // (bx * by)], axis=1)
+    np.testing.assert_array_equal(ids, np.tile(want_ids, (nb, 1)))
+    want = (src.reshape(nb, nt)[:, ::-1] * 2.0 + t % bx).reshape(-1)
+    np.testing.assert_array_equal(out, want)
+    c = k_3d_exchange._target("cpu")._cache
+    src_of = [v.source for k, v in c.items() if k[1] == shape]
+    assert src_of and (("_nq_lx" in src_of[0]) == (nt % 32 == 0))

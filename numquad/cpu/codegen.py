@@ -73,6 +73,30 @@ def _lane_loop(body):
     return ast.For(target=_name(L, ast.Store), iter=_call("range", _name("_nq_G")), body=body, orelse=[])
 
 
+class _NdLanes(ast.NodeTransformer):
+    """Inside a 2-D lane loop (:meth:`_BlockGen.plain_loop`): the lane is ``_nq_ln``,
+    and threadIdx is read from the loop variables instead of the lane arrays."""
+
+    def __init__(self, bdy, bdz):
+        self.tid = {"_nq_tx": _call("_nq_i32", _name("_nq_lx")),
+                    "_nq_ty": _call("_nq_i32", _name("_nq_ly") if bdz == 1 else
+                                    ast.BinOp(_name("_nq_ly"), ast.Mod(), _const(bdy))),
+                    "_nq_tz": _call("_nq_i32", _const(0) if bdz == 1 else
+                                    ast.BinOp(_name("_nq_ly"), ast.FloorDiv(), _const(bdy)))}
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "_nq_ld" and len(node.args) == 2 \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in self.tid \
+                and isinstance(node.args[1], ast.Name) and node.args[1].id == L:
+            return copy.deepcopy(self.tid[node.args[0].id])
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id == L:
+            return ast.Name("_nq_ln", node.ctx)
+        return node
+
+
 def _located(nodes, lineno):
     for n in nodes:
         for sub in ast.walk(n):
@@ -650,6 +674,25 @@ class _BlockGen:
             return _call("_nq_allb", _name(mask), _name("_nq_G"))
         return _call("_nq_all", _name(mask))
 
+    def plain_loop(self, body):
+        """The lane loop of a region where every lane is active. A kernel with barriers
+        compiled for a 2-D or 3-D block shape whose lanes fill whole waves runs it as
+        two loops, rows of threads outside, threadIdx.x inside: ``threadIdx.x`` is then
+        the inner induction variable, so ``s[ty, k] * t[k, tx]`` is a broadcast times a
+        contiguous vector load (with one flat loop over ``l`` LLVM sees ``l % bdx`` and
+        gathers). Lanes run in the same order (l = ly * bdx + lx)."""
+        shape = self.nd if isinstance(self.nd, tuple) else None
+        if not (self.block_mode and shape) or (shape[0] * shape[1] * shape[2]) % W:
+            return _lane_loop(body)
+        bdx, bdy, bdz = (int(v) for v in shape)
+        body = [_NdLanes(bdy, bdz).visit(st) for st in body]
+        lane = _assign(_name("_nq_ln", ast.Store), ast.BinOp(
+            ast.BinOp(_name("_nq_ly"), ast.Mult(), _const(bdx)), ast.Add(), _name("_nq_lx")))
+        inner = ast.For(target=_name("_nq_lx", ast.Store),
+                        iter=_call("range", _call("_nq_i32", _const(bdx))), body=[lane] + body, orelse=[])
+        return ast.For(target=_name("_nq_ly", ast.Store),
+                       iter=_call("range", _call("_nq_i32", _const(bdy * bdz))), body=[inner], orelse=[])
+
     def new_mask(self):
         m = f"_nq_m{len(self.masks)}"
         self.masks.append(m)
@@ -687,7 +730,7 @@ class _BlockGen:
             line = it.stmts[0].lineno
             masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
             if self.fast_path:
-                plain = _lane_loop(copy.deepcopy(body))
+                plain = self.plain_loop(copy.deepcopy(body))
                 return _located([ast.If(test=self._all(mask), body=[plain], orelse=[masked])], line)
             return _located([masked], line)
         if isinstance(it, _fe.Uniform):
@@ -771,7 +814,7 @@ class _BlockGen:
             idle = [_store(mt, _const(False))] + ([_store(me, _const(False))] if me else [])
             masked = _lane_loop([ast.If(test=_sub(mask), body=active, orelse=idle)])
             if self.fast_path:
-                out = [ast.If(test=self._all(mask), body=[_lane_loop(copy.deepcopy(active))], orelse=[masked])]
+                out = [ast.If(test=self._all(mask), body=[self.plain_loop(copy.deepcopy(active))], orelse=[masked])]
             else:
                 out = [masked]
         body = self.gen_items(it.body, frames + [(mt, "if")])
