@@ -33,6 +33,7 @@ import ast
 import builtins as _builtins
 import itertools
 import math
+import operator
 import sys
 import textwrap
 import types as _pytypes
@@ -432,6 +433,82 @@ def _nq_math(fn, *args):
     return fn(*args)
 
 
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+
+
+def _binop_call(left, op, right, inplace=False):
+    """``left op right`` as an expression; integer operators through :func:`_nq_binop`
+    (*inplace*: ``left op= right``, in place where *left* is an array)."""
+    fn = _BINOPS.get(type(op))
+    if fn is None:
+        return ast.BinOp(left=left, op=op, right=right)
+    return ast.Call(func=ast.Name("__nq_binop", ast.Load()),
+                    args=[ast.Constant(type(op).__name__), left, right, ast.Constant(inplace)],
+                    keywords=[])
+
+
+def _nq_binop(opname, a, b, inplace=False):
+    """``a <op> b`` as the compiled targets compute it: two integers (NumPy scalars,
+    not bools) are first widened as Numba types the operator, to uint64 when both are
+    unsigned and to int64 otherwise (a shift: by the left operand's signedness), so
+    ``int32 + int32`` and ``uint8 + uint8`` do not wrap where the compiled code does
+    not. An integer power with a negative exponent is Numba's too (0 for |a| > 1,
+    the type's 0x80..0 for a zero base) where NumPy raises."""
+    fn = _BINOPS[getattr(ast, opname)]
+    if inplace and isinstance(a, np.ndarray):
+        return getattr(operator, "i" + fn.__name__.rstrip("_"))(a, b)
+    if isinstance(a, np.floating) and isinstance(b, np.integer):
+        if fn is operator.pow:
+            return _float_int_power(a, b)
+        if isinstance(b, np.uint16) and isinstance(a, np.float32):
+            a = np.float64(a)                   # Numba: uint16 and float32 meet in float64
+    elif isinstance(b, np.floating) and isinstance(a, np.integer):
+        if isinstance(a, np.uint16) and isinstance(b, np.float32):
+            b = np.float64(b)
+    both_bool = isinstance(a, np.bool_) and isinstance(b, np.bool_)
+    if isinstance(a, (np.integer, np.bool_)) and isinstance(b, (np.integer, np.bool_)) and \
+            not (both_bool and fn in (operator.and_, operator.or_, operator.xor)):
+        # (a bool counts as a signed integer: True + True is 2, as in Numba)
+        if fn is operator.lshift or fn is operator.rshift:
+            t = np.uint64 if a.dtype.kind == "u" else np.int64
+        else:
+            t = np.uint64 if a.dtype.kind == "u" and b.dtype.kind == "u" else np.int64
+        a, b = t(a), t(b)
+        if fn is operator.pow and b < 0:
+            if a == 0:
+                return t(np.uint64(1) << np.uint64(63))
+            return t(0) if a != 1 and a != t(-1) else t(a ** -b if a == 1 else (1 if b % 2 == 0 else -1))
+    return fn(a, b)
+
+
+def _float_int_power(a, b):
+    """A float to an integer power as Numba computes it (and so both compiled
+    targets): square-and-multiply in the float's type, then 1 / r for a negative
+    exponent; past 65536, ``math.pow``. NumPy's ``pow`` rounds differently."""
+    t = type(a)
+    e = int(b)
+    if abs(e) > 0x10000:
+        return t(math.pow(float(a), float(e)))
+    r, x, k = t(1.0), a, abs(e)
+    with np.errstate(all="ignore"):
+        while k:
+            if k & 1:
+                r = t(r * x)
+            k >>= 1
+            x = t(x * x)
+        return t(t(1.0) / r) if e < 0 else r
+
+
+def _nq_unop(opname, v):
+    """``-v`` and ``+v`` of a bool are int64 as in Numba (NumPy refuses them)."""
+    if isinstance(v, (bool, np.bool_)):
+        return np.int64(-int(v)) if opname == "USub" else np.int64(int(v))
+    return -v if opname == "USub" else +v
+
+
 def _nq_store(value, ary, idx):
     """``ary[idx] = value`` (evaluated in Python's order: the value, the array, the
     index): a float stored into an integer array converts as above."""
@@ -597,9 +674,21 @@ class _Transformer(ast.NodeTransformer):
             lit = _np_literal(v)
             if isinstance(lit, np.generic):
                 return ast.copy_location(self.literal(lit), node)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        if isinstance(node.op, (ast.USub, ast.UAdd)):
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_unop", ast.Load()), args=[
+                ast.Constant(type(node.op).__name__), node.operand], keywords=[]), node)
+        return node
 
-    visit_BinOp = visit_UnaryOp
+    def visit_BinOp(self, node):
+        """Integer operators with Numba's result type (:func:`_nq_binop`)."""
+        v = _fold(node)
+        if v is not _MISSING:
+            lit = _np_literal(v)
+            if isinstance(lit, np.generic):
+                return ast.copy_location(self.literal(lit), node)
+        node = self.generic_visit(node)
+        return ast.copy_location(_binop_call(node.left, node.op, node.right), node)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load):
@@ -746,6 +835,11 @@ class _Transformer(ast.NodeTransformer):
         """``a[i] op= v``: the array and the index once, then ``a[i] op v`` stored
         through ``__nq_store`` (Python's order: a, i, a[i], v)."""
         t = node.target
+        if isinstance(t, ast.Name) and type(node.op) in _BINOPS:
+            # x op= v: x = x op v (NumPy scalars are immutable: the same thing)
+            load = ast.copy_location(ast.Name(t.id, ast.Load()), t)
+            value = _binop_call(self.visit(load), node.op, self.visit(node.value), inplace=True)
+            return ast.copy_location(ast.Assign(targets=[t], value=value), node)
         if not isinstance(t, ast.Subscript) or isinstance(t.slice, ast.Slice) or \
                 (isinstance(t.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in t.slice.elts)):
             return self.generic_visit(node)
@@ -755,8 +849,8 @@ class _Transformer(ast.NodeTransformer):
 
         def part(k):
             return ast.Subscript(value=ast.Name(tmp, ast.Load()), slice=ast.Constant(k), ctx=ast.Load())
-        value = ast.BinOp(left=ast.Subscript(value=part(0), slice=part(1), ctx=ast.Load()), op=node.op,
-                          right=self.visit(node.value))
+        value = _binop_call(ast.Subscript(value=part(0), slice=part(1), ctx=ast.Load()), node.op,
+                            self.visit(node.value))
         store = ast.Expr(value=ast.Call(func=ast.Name("__nq_store", ast.Load()),
                                         args=[value, part(0), part(1)], keywords=[]))
         return [ast.copy_location(keep, node), ast.copy_location(store, node)]
@@ -1245,7 +1339,8 @@ def _compile(dispatcher):
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
-             "__nq_math": _nq_math}
+             "__nq_math": _nq_math, "__nq_binop": _nq_binop,
+             "__nq_unop": _nq_unop}
     freevars = list(fn.__code__.co_freevars)
     params = list(fixed) + list(helpers) + freevars
     factory = ast.FunctionDef(

@@ -590,3 +590,86 @@ def test_math_domain_and_range_errors_give_nan_and_inf_as_compiled(name, dtype, 
     else:                    # outside the bit-for-bit promise (docs/semantics.md "Math functions")
         tol = 1e-6 if dtype == "float32" else 1e-13
         np.testing.assert_allclose(p[fin], c[fin], rtol=tol, atol=tol)
+
+
+def k_int_promotion(a8, b8, a32, u64, i64, e, o):
+    i = xpu.grid(1)
+    if i < a8.size:
+        o[0, i] = a8[i] + b8[i]                 # uint8 + uint8: uint64 in Numba, no wrap at 256
+        o[1, i] = a32[i] * a32[i]               # int32 * int32: int64
+        o[2, i] = u64[i] + i64[i]               # uint64 + int64: int64 (NumPy: float64)
+        o[3, i] = a8[i] << np.int64(4)          # a uint8 shifted: uint64
+        o[4, i] = a32[i] ** e[i]                # a negative exponent: 0, 1, -1 or 0x80..0
+        x = a8[i]
+        x += b8[i]                              # augmented: the same widening
+        o[5, i] = x
+        o[6, i] = -a32[i] // np.int32(7) % np.int32(5)
+        o[7, i] = -(a8[i] > b8[i])              # -bool: int64 (NumPy refuses it)
+        o[8, i] = (a8[i] > b8[i]) + (a32[i] > 0) + np.int8(a8[i] & 1)   # bools add as ints
+        o[9, i] = (a8[i] > b8[i]) ^ (a32[i] > 0)                        # bool ^ bool: bool
+
+
+def k_float_promotion(f32, f64, u16, e, o):
+    i = xpu.grid(1)
+    if i < f32.size:
+        o[0, i] = f32[i] ** e[i]                # square-and-multiply in float32, 1/r if e < 0
+        o[1, i] = f64[i] ** e[i]
+        o[2, i] = f64[i] ** 7
+        o[3, i] = f32[i] ** -3
+        o[4, i] = f32[i] + u16[i]               # uint16 and float32 meet in float64
+
+
+def test_integer_arithmetic_is_widened_as_numba_widens_it(rng):
+    """The python target computes integer operators in Numba's result types (uint64 when
+    both operands are unsigned, else int64), as the CPU target does: NumPy's own rules
+    wrap uint8 sums at 256 and int32 products at 2**31."""
+    n = 100
+    a8 = rng.integers(0, 256, n, dtype=np.uint8)
+    b8 = rng.integers(0, 256, n, dtype=np.uint8)
+    a32 = rng.integers(-2**31, 2**31, n, dtype=np.int32)
+    a32[:6] = [0, 1, -1, 2, 0, -1]
+    u64 = rng.integers(0, 2**64, n, dtype=np.uint64)
+    i64 = rng.integers(-2**63, 2**63, n, dtype=np.int64)
+    e = rng.integers(-3, 4, n).astype(np.int64)
+    e[:6] = [-1, -2, -3, -1, 2, 2]
+    got = {}
+    for target in ("cpu", "python"):
+        o = np.full((10, n), -7777, np.int64)
+        getattr(xpu.jit(k_int_promotion), target)[4, 32](a8, b8, a32, u64, i64, e, o)
+        got[target] = o
+    np.testing.assert_array_equal(got["python"], got["cpu"])
+    a, b = a8.astype(np.int64), b8.astype(np.int64)
+    np.testing.assert_array_equal(got["python"][0], a + b)          # no wrap at 256
+    np.testing.assert_array_equal(got["python"][5], a + b)
+    np.testing.assert_array_equal(got["python"][1], a32.astype(np.int64) ** 2)
+    np.testing.assert_array_equal(got["python"][4][:6], [-2**63, 1, -1, 0, 0, 1])
+    np.testing.assert_array_equal(got["python"][7], -(a8 > b8).astype(np.int64))
+    np.testing.assert_array_equal(got["python"][8], (a8 > b8).astype(np.int64) + (a32 > 0) + (a8 & 1))
+    np.testing.assert_array_equal(got["python"][9], (a8 > b8) ^ (a32 > 0))
+
+
+def test_float_powers_and_mixed_types_as_numba_computes_them(rng):
+    """A float to an integer power is square-and-multiply in Numba (NumPy's pow rounds
+    otherwise in about half the cases); uint16 with float32 is float64."""
+    n = 200
+    f32 = (rng.random(n) * 3).astype(np.float32)
+    f64 = rng.random(n) * 3
+    u16 = rng.integers(0, 65536, n, dtype=np.uint16)
+    e = rng.integers(-20, 21, n)
+    got = {}
+    for target in ("cpu", "python"):
+        o = np.full((5, n), np.nan)
+        getattr(xpu.jit(k_float_promotion), target)[7, 32](f32, f64, u16, e, o)
+        got[target] = o
+    np.testing.assert_array_equal(got["python"].view(np.int64), got["cpu"].view(np.int64))
+    want = np.empty(n, np.float32)                       # the algorithm, written out here
+    for k in range(n):
+        r, x, m = np.float32(1), f32[k], abs(int(e[k]))
+        while m:
+            if m & 1:
+                r = np.float32(r * x)
+            m >>= 1
+            x = np.float32(x * x)
+        want[k] = np.float32(1) / r if e[k] < 0 else r
+    np.testing.assert_array_equal(got["python"][0], want.astype(np.float64))
+    np.testing.assert_array_equal(got["python"][4], f32.astype(np.float64) + u16)
