@@ -451,12 +451,14 @@ def _binop_call(left, op, right, inplace=False):
 
 
 def _nq_binop(opname, a, b, inplace=False):
-    """``a <op> b`` as the compiled targets compute it: two integers (NumPy scalars,
-    not bools) are first widened as Numba types the operator, to uint64 when both are
-    unsigned and to int64 otherwise (a shift: by the left operand's signedness), so
-    ``int32 + int32`` and ``uint8 + uint8`` do not wrap where the compiled code does
-    not. An integer power with a negative exponent is Numba's too (0 for |a| > 1,
-    the type's 0x80..0 for a zero base) where NumPy raises."""
+    """``a <op> b`` as the compiled targets compute it: two integers or bools (NumPy
+    scalars) are first widened as Numba types the operator, to uint64 when both are
+    unsigned and to int64 otherwise (a shift: by the left operand's signedness; a bool
+    is signed, and ``& | ^`` of two bools stay bool), so ``int32 + int32`` and
+    ``uint8 + uint8`` do not wrap where the compiled code does not. An integer power
+    with a negative exponent is Numba's too (0 for |a| > 1, the type's 0x80..0 for a
+    zero base) where NumPy raises; a float to an integer power and uint16 with float32
+    as :func:`_float_int_power` and Numba say."""
     fn = _BINOPS[getattr(ast, opname)]
     if inplace and isinstance(a, np.ndarray):
         return getattr(operator, "i" + fn.__name__.rstrip("_"))(a, b)
@@ -480,7 +482,9 @@ def _nq_binop(opname, a, b, inplace=False):
         if fn is operator.pow and b < 0:
             if a == 0:
                 return t(np.uint64(1) << np.uint64(63))
-            return t(0) if a != 1 and a != t(-1) else t(a ** -b if a == 1 else (1 if b % 2 == 0 else -1))
+            if a != 1 and a != -1:
+                return t(0)
+            return t(1 if a == 1 or b % 2 == 0 else -1)
     return fn(a, b)
 
 
@@ -668,12 +672,19 @@ class _Transformer(ast.NodeTransformer):
         return ast.Call(func=ast.Attribute(value=ast.Name("__nq_np", ast.Load()), attr=ctor,
                                            ctx=ast.Load()), args=[arg], keywords=[])
 
-    def visit_UnaryOp(self, node):
+    def _folded(self, node):
+        """A constant expression as one typed literal, else None."""
         v = _fold(node)
         if v is not _MISSING:
             lit = _np_literal(v)
             if isinstance(lit, np.generic):
                 return ast.copy_location(self.literal(lit), node)
+        return None
+
+    def visit_UnaryOp(self, node):
+        folded = self._folded(node)
+        if folded is not None:
+            return folded
         node = self.generic_visit(node)
         if isinstance(node.op, (ast.USub, ast.UAdd)):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_unop", ast.Load()), args=[
@@ -682,11 +693,9 @@ class _Transformer(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         """Integer operators with Numba's result type (:func:`_nq_binop`)."""
-        v = _fold(node)
-        if v is not _MISSING:
-            lit = _np_literal(v)
-            if isinstance(lit, np.generic):
-                return ast.copy_location(self.literal(lit), node)
+        folded = self._folded(node)
+        if folded is not None:
+            return folded
         node = self.generic_visit(node)
         return ast.copy_location(_binop_call(node.left, node.op, node.right), node)
 

@@ -246,38 +246,23 @@ def test_a_2d_launch_compiles_for_its_block_shape():
         np.testing.assert_array_equal(dst[ok], want[ok])
 
 
-TPB2 = 16
-
-
-@xpu.jit
-def k_tiled_matmul(A, B, C):
-    sA = xpu.shared.array((TPB2, TPB2), np.float32)
-    sB = xpu.shared.array((TPB2, TPB2), np.float32)
-    x, y = xpu.grid(2)
-    tx, ty = xpu.threadIdx.x, xpu.threadIdx.y
-    acc = np.float32(0.0)
-    for tile in range((A.shape[1] + TPB2 - 1) // TPB2):
-        a = np.float32(0.0)
-        if y < A.shape[0] and tile * TPB2 + tx < A.shape[1]:
-            a = A[y, tile * TPB2 + tx]
-        sA[ty, tx] = a
-        b = np.float32(0.0)
-        if x < B.shape[1] and tile * TPB2 + ty < B.shape[0]:
-            b = B[tile * TPB2 + ty, x]
-        sB[ty, tx] = b
-        xpu.syncthreads()
-        for k in range(TPB2):
-            acc += sA[ty, k] * sB[k, tx]
-        xpu.syncthreads()
-    if y < C.shape[0] and x < C.shape[1]:
-        C[y, x] = acc
+def _example(name):
+    """A module of examples/ (they import their helpers from that folder)."""
+    import importlib
+    import os
+    import sys
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module(name)
 
 
 def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
     """A kernel with barriers compiled for a 2-D block shape whose threads fill whole
     waves: an all-active region is two loops, threadIdx.x the inner induction variable,
     so sB[k, tx] is a contiguous vector load, not a gather (codegen.plain_loop)."""
-    t = k_tiled_matmul._target("cpu")
+    fast_matmul = _example("matmul_and_warp_sum").fast_matmul   # numba.cuda's documented one
+    t = fast_matmul._target("cpu")
     sig = (numba.float32[:, ::1],) * 3
     c = t.compile(sig, (16, 16, 1))
     assert "for _nq_lx in range(_nq_i32(16))" in c.source
@@ -295,7 +280,7 @@ def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
     for k in range(45):
         want += A[:, k:k + 1] * B[k:k + 1, :]
     C = np.full((37, 29), np.nan, np.float32)
-    k_tiled_matmul.cpu[((29 + 15) // 16, (37 + 15) // 16), (16, 16)](A, B, C)
+    fast_matmul.cpu[((29 + 15) // 16, (37 + 15) // 16), (16, 16)](A, B, C)
     np.testing.assert_array_equal(C, want)
 
 
