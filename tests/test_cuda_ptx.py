@@ -262,7 +262,7 @@ def test_reduce_before_sm80_uses_butterfly():
     assert "redux.sync.add.s32" in k.inspect_ptx(sig, cc=(9, 0))
     ptx = k.inspect_ptx(sig, cc=(7, 5))
     assert "redux.sync" not in ptx
-    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 2     # float64: two halves
+    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 1
 
 
 def test_every_op_has_an_intrinsic():
