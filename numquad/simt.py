@@ -439,6 +439,9 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 
 
+_BINOP_BY_NAME = {k.__name__: v for k, v in _BINOPS.items()}
+
+
 def _binop_call(left, op, right, inplace=False):
     """``left op right`` as an expression; integer operators through :func:`_nq_binop`
     (*inplace*: ``left op= right``, in place where *left* is an array)."""
@@ -459,7 +462,7 @@ def _nq_binop(opname, a, b, inplace=False):
     with a negative exponent is Numba's too (0 for |a| > 1, the type's 0x80..0 for a
     zero base) where NumPy raises; a float to an integer power and uint16 with float32
     as :func:`_float_int_power` and Numba say."""
-    fn = _BINOPS[getattr(ast, opname)]
+    fn = _BINOP_BY_NAME[opname]
     if inplace and isinstance(a, np.ndarray):
         return getattr(operator, "i" + fn.__name__.rstrip("_"))(a, b)
     if isinstance(a, np.floating) and isinstance(b, np.integer):

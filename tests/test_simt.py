@@ -6,6 +6,8 @@ expected values are worked out here with NumPy, lane by lane (docs/semantics.md)
 No compiled target is involved.
 """
 
+import linecache
+import math
 import time
 
 import numpy as np
@@ -555,10 +557,9 @@ EXACT = {"sqrt", "fabs", "fmod", "copysign"}
 def _math_kernel(name, nargs):
     args = "a[i]" if nargs == 1 else "a[i], b[i]"
     src = f"def k_math(a, b, o):\n    i = xpu.grid(1)\n    if i < a.size:\n        o[i] = math.{name}({args})\n"
-    import linecache
     fname = f"<test_simt math.{name}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
-    ns = {"xpu": xpu, "math": __import__("math")}
+    ns = {"xpu": xpu, "math": math}
     exec(compile(src, fname, "exec"), ns)            # noqa: S102
     return ns["k_math"]
 

@@ -416,7 +416,7 @@ class CPUTarget:
             argtypes, args = match_signature(self.dispatcher, argtypes, args)
         # a 2-D or 3-D block compiles for its shape: blockDim is a constant there, so
         # threadIdx.x/.y (l % blockDim.x, l // blockDim.x) need no run-time division
-        nd = tuple(b) if b[1] > 1 or b[2] > 1 else False
+        nd = tuple(map(int, b)) if b[1] > 1 or b[2] > 1 else False
         compiled = self.compile(argtypes, nd)
         if self.dispatcher.signatures:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
