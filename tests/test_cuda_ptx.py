@@ -538,3 +538,52 @@ def test_bare_builtin_names_on_the_cpu_and_the_interpreter():
     _bare_builtins.cpu[2, 32](x, got)
     np.testing.assert_array_equal(got, ref)
     assert not np.isnan(ref).any()
+
+
+# -- NVVM IR rewrites (numquad/cuda/nvvmir.py) ----------------------------------------
+
+def k_float_floordiv_mod(a, b, q, r):
+    i = xpu.grid(1)
+    if i < a.size:
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+
+
+@pytest.mark.parametrize("ty", ["float32", "float64"])
+def test_float_remainder_reaches_nvvm_as_libdevice_fmod(ty, monkeypatch):
+    """Python's float ``//`` and ``%`` reach NVVM with no ``frem``: NVVM's ``frem``
+    gave NaN for an infinite divisor on the H200 (``1.0 % inf``, ``1.0 // inf``),
+    C's fmod, NumPy and the CPU give 1.0 and 0.0 (docs/GPU.md)."""
+    from numquad.cuda import nvvmir
+
+    seen = []
+
+    def capture(llvmir, **options):
+        seen.extend([llvmir] if isinstance(llvmir, str) else llvmir)
+        return real(llvmir, **options)
+
+    real = nvvmir._nvvm_compile_ir
+    monkeypatch.setattr(nvvmir, "_nvvm_compile_ir", capture)
+    ptx = xpu.jit(k_float_floordiv_mod).inspect_ptx(f"void({ty}[:], {ty}[:], {ty}[:], {ty}[:])", cc=CC)
+    text = "\n".join(m for m in seen if isinstance(m, str))
+    fn = "__nv_fmodf" if ty == "float32" else "__nv_fmod"
+    assert re.search(rf"call \w+ @{fn}\(", text)
+    assert not re.search(r"= frem ", text)
+    _no_local_memory(ptx)
+
+
+def test_frem_rewrite_keeps_names_and_declares_once():
+    from numquad.cuda.nvvmir import _frem_as_fmod
+
+    ir = ('define float @f(float %"a", double %b) {\n'
+          '  %".5" = frem fast float %"a", 0x7FF0000000000000\n'
+          '  %r = frem double %b, %b\n'
+          '  %s = frem <2 x float> %v, %w\n'
+          '  ret float %".5"\n}\n'
+          'declare double @__nv_fmod(double, double)\n')
+    out = _frem_as_fmod(ir)
+    assert '%".5" = call float @__nv_fmodf(float %"a", float 0x7FF0000000000000)' in out
+    assert "%r = call double @__nv_fmod(double %b, double %b)" in out
+    assert "%s = frem <2 x float> %v, %w" in out            # vectors are left alone
+    assert out.count("declare double @__nv_fmod(") == 1
+    assert out.count("declare float @__nv_fmodf(float, float)") == 1

@@ -26,8 +26,9 @@ globals and closure cells map
   (``inline="always"``: inlined in Numba IR, so PTX needs no GPU).
 
 numba.cuda's own names (``cuda.grid``, ``cuda.shfl_sync``, ...) are left as they
-are, explicit masks included. Floats are compiled without FMA contraction unless ``fastmath=True``
-(docs/architecture.md, section 4): NVVM gets ``-fma=0`` for numquad's own compilations.
+are, explicit masks included. NVVM compiles numquad's IR as :mod:`numquad.cuda.nvvmir`
+says (no FMA contraction unless ``fastmath=True``, and the rewrites that keep the
+GPU's bits the CPU's).
 
 This module imports numba.cuda; :mod:`numquad.xpu` imports it only when the
 CUDA target is used.
@@ -55,108 +56,19 @@ from numba.cuda.cudadecl import registry as _typing_registry
 from numba.cuda.cudaimpl import registry as _lowering_registry
 from numba.cuda.compiler import compile_cuda
 from numba.cuda.core import errors as _cuda_errors
-from numba.cuda.core.compiler_lock import global_compiler_lock
-from numba.cuda.cudadrv import nvvm
 from numba.cuda.np import numpy_support
 from numba.cuda.typing.templates import AttributeTemplate
 from numba.cuda.typing.typeof import Purpose, typeof
 
 from .. import _control, _cudacompat, _lanecall, ops, xpu
-from .._conversions import cvt_rzi as _cvt_rzi
 from ..errors import NumquadCompileError, NumquadTypeError
 from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, recording
+from .nvvmir import no_fma
 
 __all__ = ["CUDATarget", "no_fma"]
 
 #: Threads per block of the generated lane-call kernel (a multiple of the wave).
 _CALL_BLOCK = 128
-
-
-# ---------------------------------------------------------------------------
-# No FMA contraction
-# ---------------------------------------------------------------------------
-
-_nvvm_compile_ir = nvvm.compile_ir
-
-
-_LABEL = re.compile(r'^"?([^":\s]+)"?:')
-_BR = re.compile(r'^\s+br (?:label|i1)')
-_TARGETS = re.compile(r'label %"?([^",\s]+)"?')
-_MD = re.compile(r"!(\d+)")
-
-
-def _pin_convergent_loops(text):
-    """Forbid runtime unrolling of loops that hold a convergent call (a cross-lane op).
-
-    NVVM unrolls a loop with a lane-varying trip count by 4 plus a remainder
-    loop even around ``convergent`` calls; lanes with different trip counts then
-    reach the same source-level shuffle at two code locations and no longer see
-    each other (measured on the H200). Each back edge whose loop body holds a
-    convergent call gets ``llvm.loop.unroll.runtime.disable``: no remainder loop;
-    a loop with a constant trip count may still be unrolled whole.
-    """
-    lines = text.split("\n")
-    labels = {}
-    pinned = []
-    for i, line in enumerate(lines):
-        if line.startswith("define "):
-            labels = {}
-            continue
-        m = _LABEL.match(line)
-        if m:
-            labels[m.group(1)] = i
-            continue
-        if _BR.match(line) and "!llvm.loop" not in line:
-            heads = [labels[t] for t in _TARGETS.findall(line) if t in labels and labels[t] < i]
-            if heads and any("convergent" in lines[k] and "call" in lines[k]
-                             for k in range(min(heads), i)):
-                pinned.append(i)
-    if not pinned:
-        return text
-    nxt = max((int(n) for n in _MD.findall(text)), default=-1) + 1
-    disable = nxt
-    extra = [f'!{disable} = !{{!"llvm.loop.unroll.runtime.disable"}}']
-    for k, i in enumerate(pinned, start=1):
-        loop_id = disable + k
-        lines[i] += f", !llvm.loop !{loop_id}"
-        extra.append(f"!{loop_id} = distinct !{{!{loop_id}, !{disable}}}")
-    return "\n".join(lines + extra)
-
-
-def _numquad_ir(text):
-    """The NVVM IR of a numquad compile: loops around cross-lane ops pinned, and
-    float-to-integer conversions as PTX's cvt.rzi (numquad/_conversions.py)."""
-    return _cvt_rzi(_pin_convergent_loops(text))
-
-
-def _compile_ir_no_fma(llvmir, **options):
-    if not options.get("fastmath"):
-        options.setdefault("fma", False)
-    if isinstance(llvmir, str):
-        llvmir = _numquad_ir(llvmir)
-    else:
-        llvmir = [_numquad_ir(m) if isinstance(m, str) else m for m in llvmir]
-    return _nvvm_compile_ir(llvmir, **options)
-
-
-@contextlib.contextmanager
-def no_fma():
-    """NVVM compiles with ``-fma=0`` (unless fastmath) inside this block.
-
-    numba-cuda builds its NVVM options internally and calls
-    ``nvvm.compile_ir`` through the module attribute (codegen.py), so the
-    attribute is swapped for the block, under numba's compiler lock so no other
-    thread's compilation sees it.
-    """
-    with global_compiler_lock:
-        if nvvm.compile_ir is _compile_ir_no_fma:      # nested: already in place
-            yield
-            return
-        nvvm.compile_ir = _compile_ir_no_fma
-        try:
-            yield
-        finally:
-            nvvm.compile_ir = _nvvm_compile_ir
 
 
 # ---------------------------------------------------------------------------
@@ -440,6 +352,19 @@ def _uses_ops(pyfunc):
 # Types and arrays
 # ---------------------------------------------------------------------------
 
+def _signature_args(text, name):
+    """The argument types of a signature string (``"void(float32[:], int32)"``)."""
+    from numba.core import sigutils
+    try:
+        args, _ = sigutils.normalize_signature(text)
+    except Exception as e:
+        raise NumquadTypeError(
+            f"{name}.inspect_ptx: cannot read the signature {text!r} ({e}); it takes "
+            f"argument types, e.g. (numba.float32[:], numba.int32), or a string such as "
+            f"'void(float32[:], int32)'") from None
+    return args
+
+
 def _as_cuda_type(ty):
     """A numba.cuda type from a Numba type (numba.core or numba.cuda), a dtype or a name."""
     if isinstance(ty, types.Type):
@@ -620,7 +545,11 @@ class CUDATarget:
 
     # -- introspection -----------------------------------------------------
     def inspect_ptx(self, sig, cc=(9, 0)):
-        """The PTX for argument types *sig* and compute capability *cc*; needs no GPU."""
+        """The PTX for argument types *sig* (a sequence of types, or a signature
+        string such as ``"void(float32[:], int32)"``) and compute capability *cc*;
+        needs no GPU."""
+        if isinstance(sig, str):
+            sig = _signature_args(sig, self.dispatcher.__name__)
         argtypes = tuple(_as_cuda_type(t) for t in sig)
         cc = tuple(cc)
         key = (argtypes, cc)

@@ -1,0 +1,142 @@
+"""What numquad changes in the NVVM IR of its own compilations, and how it hands it to NVVM.
+
+numba-cuda builds the NVVM IR of a kernel and calls ``nvvm.compile_ir`` through
+the module attribute; :func:`no_fma` swaps that attribute for the duration of a
+numquad compile, so that
+
+* floats are compiled without FMA contraction unless ``fastmath=True``
+  (``-fma=0``; docs/architecture.md, section 4);
+* loops around cross-lane ops are not unrolled at run time
+  (:func:`_pin_convergent_loops`);
+* float-to-integer conversions are PTX's ``cvt.rzi`` (numquad/_conversions.py);
+* a float remainder (``frem``: Python's ``%``, ``//`` and ``divmod`` on floats)
+  is libdevice's ``fmod`` (:func:`_frem_as_fmod`).
+
+Each rewrite is a pure function of the IR text, so it can be tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from numba.cuda.core.compiler_lock import global_compiler_lock
+from numba.cuda.cudadrv import nvvm
+
+from .._conversions import cvt_rzi as _cvt_rzi
+
+__all__ = ["no_fma", "numquad_ir"]
+
+_nvvm_compile_ir = nvvm.compile_ir
+
+
+_LABEL = re.compile(r'^"?([^":\s]+)"?:')
+_BR = re.compile(r'^\s+br (?:label|i1)')
+_TARGETS = re.compile(r'label %"?([^",\s]+)"?')
+_MD = re.compile(r"!(\d+)")
+
+
+def _pin_convergent_loops(text):
+    """Forbid runtime unrolling of loops that hold a convergent call (a cross-lane op).
+
+    NVVM unrolls a loop with a lane-varying trip count by 4 plus a remainder
+    loop even around ``convergent`` calls; lanes with different trip counts then
+    reach the same source-level shuffle at two code locations and no longer see
+    each other (measured on the H200). Each back edge whose loop body holds a
+    convergent call gets ``llvm.loop.unroll.runtime.disable``: no remainder loop;
+    a loop with a constant trip count may still be unrolled whole.
+    """
+    lines = text.split("\n")
+    labels = {}
+    pinned = []
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            labels = {}
+            continue
+        m = _LABEL.match(line)
+        if m:
+            labels[m.group(1)] = i
+            continue
+        if _BR.match(line) and "!llvm.loop" not in line:
+            heads = [labels[t] for t in _TARGETS.findall(line) if t in labels and labels[t] < i]
+            if heads and any("convergent" in lines[k] and "call" in lines[k]
+                             for k in range(min(heads), i)):
+                pinned.append(i)
+    if not pinned:
+        return text
+    nxt = max((int(n) for n in _MD.findall(text)), default=-1) + 1
+    disable = nxt
+    extra = [f'!{disable} = !{{!"llvm.loop.unroll.runtime.disable"}}']
+    for k, i in enumerate(pinned, start=1):
+        loop_id = disable + k
+        lines[i] += f", !llvm.loop !{loop_id}"
+        extra.append(f"!{loop_id} = distinct !{{!{loop_id}, !{disable}}}")
+    return "\n".join(lines + extra)
+
+
+_FREM = re.compile(
+    r"^(?P<pad>[ \t]*)(?P<res>%\S+) = frem (?:[a-z]+ )*(?P<ty>float|double) "
+    r"(?P<a>[^,\s]+), (?P<b>[^,\s]+)[ \t]*$", re.M)
+_FMOD = {"float": "__nv_fmodf", "double": "__nv_fmod"}
+
+
+def _frem_as_fmod(text):
+    """*text* with each scalar ``frem`` a call of libdevice's ``fmod``.
+
+    NVVM lowers ``frem x, y`` as ``x - trunc(x / y) * y``: with ``y`` infinite
+    that is ``x - 0 * inf``, NaN, where C's ``fmod`` (the CPU's ``frem``) gives
+    ``x``. numba-cuda computes Python's float ``%`` and ``//`` from ``frem``, so
+    ``1.0 % inf`` and ``1.0 // inf`` were NaN on the H200 and 1.0 and 0.0 on the
+    CPU and in NumPy (docs/GPU.md). libdevice's ``fmod`` is exact, as C's is.
+    """
+    used = set()
+
+    def sub(m):
+        fn = _FMOD[m["ty"]]
+        used.add((fn, m["ty"]))
+        return f"{m['pad']}{m['res']} = call {m['ty']} @{fn}({m['ty']} {m['a']}, {m['ty']} {m['b']})"
+
+    out = _FREM.sub(sub, text)
+    decls = [f"declare {ty} @{fn}({ty}, {ty})" for fn, ty in sorted(used)
+             if not re.search(rf"^(?:declare|define)[^\n]*@{fn}\(", text, re.M)]
+    if decls:
+        out = out.rstrip("\n") + "\n\n" + "\n".join(decls) + "\n"
+    return out
+
+
+def numquad_ir(text):
+    """The NVVM IR of a numquad compile: loops around cross-lane ops pinned,
+    float-to-integer conversions as PTX's ``cvt.rzi``, float remainders as
+    libdevice's ``fmod``."""
+    return _frem_as_fmod(_cvt_rzi(_pin_convergent_loops(text)))
+
+
+def _compile_ir_no_fma(llvmir, **options):
+    if not options.get("fastmath"):
+        options.setdefault("fma", False)
+    if isinstance(llvmir, str):
+        llvmir = numquad_ir(llvmir)
+    else:
+        llvmir = [numquad_ir(m) if isinstance(m, str) else m for m in llvmir]
+    return _nvvm_compile_ir(llvmir, **options)
+
+
+@contextlib.contextmanager
+def no_fma():
+    """NVVM compiles numquad's IR (:func:`numquad_ir`) with ``-fma=0`` (unless
+    fastmath) inside this block.
+
+    numba-cuda builds its NVVM options internally and calls
+    ``nvvm.compile_ir`` through the module attribute (codegen.py), so the
+    attribute is swapped for the block, under numba's compiler lock so no other
+    thread's compilation sees it.
+    """
+    with global_compiler_lock:
+        if nvvm.compile_ir is _compile_ir_no_fma:      # nested: already in place
+            yield
+            return
+        nvvm.compile_ir = _compile_ir_no_fma
+        try:
+            yield
+        finally:
+            nvvm.compile_ir = _nvvm_compile_ir
