@@ -8,7 +8,6 @@ No compiled target is involved.
 
 import linecache
 import math
-import time
 
 import numpy as np
 import pytest
@@ -442,14 +441,16 @@ def k_busy(x, out):
     out[i] = v
 
 
-def test_speed_of_a_block():
-    x = np.arange(256, dtype=np.int64) % 7
-    out = np.zeros(256, np.int64)
+def test_a_busy_block_gives_the_cpu_targets_bits(rng):
+    """256 threads, 32 op instances each, a lane-varying branch between them: the
+    interpreter and the compiled CPU target agree (no timing asserted: shared machines)."""
+    x = rng.integers(-50, 50, 256).astype(np.int64)
+    got = np.full(256, -(2**62), np.int64)        # poisoned: an unwritten element shows
+    want = np.full(256, -(2**62) + 1, np.int64)
     k = xpu.jit(k_busy)
-    k.python[1, 256](x, out)                 # transform once
-    t0 = time.perf_counter()
-    k.python[1, 256](x, out)                 # 256 threads, 32 op instances each
-    assert time.perf_counter() - t0 < 1.0
+    k.python[1, 256](x, got)
+    k.cpu[1, 256](x, want)
+    np.testing.assert_array_equal(got, want)
 
 
 @xpu.jit
