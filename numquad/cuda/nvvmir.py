@@ -98,7 +98,7 @@ def _frem_as_fmod(text):
 
     out = _FREM.sub(sub, text)
     decls = [f"declare {ty} @{fn}({ty}, {ty})" for fn, ty in sorted(used)
-             if not re.search(rf"^(?:declare|define)[^\n]*@{fn}\(", text, re.M)]
+             if not re.search(rf'^(?:declare|define)[^\n]*@"?{fn}"?\(', text, re.M)]
     if decls:
         out = out.rstrip("\n") + "\n\n" + "\n".join(decls) + "\n"
     return out
