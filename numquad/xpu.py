@@ -888,9 +888,16 @@ class Dispatcher:
         """The CPU assembly of the wave code for *sig*."""
         return self._target("cpu").inspect_asm(sig)
 
-    def inspect_ptx(self, sig, cc=(9, 0)):
-        """The PTX for *sig* and compute capability *cc*; needs no GPU."""
-        return self._target("cuda").inspect_ptx(sig, cc=cc)
+    def inspect_ptx(self, sig, cc=(9, 0), blockdim=None):
+        """The PTX for *sig* and compute capability *cc*; needs no GPU.
+
+        *sig*: the argument types (``(numba.float32[:], numba.int32)``) or a
+        signature string (``"void(float32[:], int32)"``). *blockdim*: the launch's
+        block shape; a kernel with cross-lane ops launched with blocks of a
+        multiple of 32 threads runs a variant whose entry mask is the constant
+        ``0xFFFFFFFF`` (docs/architecture.md), the PTX shown for such a *blockdim*.
+        """
+        return self._target("cuda").inspect_ptx(sig, cc=cc, blockdim=blockdim)
 
     def __repr__(self):
         kind = "kernel" if self.is_kernel else "lane function"

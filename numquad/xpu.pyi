@@ -175,8 +175,15 @@ class Dispatcher:
     def inspect_asm(self, sig: Any) -> str:
         """The CPU assembly of the wave code for *sig*."""
 
-    def inspect_ptx(self, sig: Any, cc: tuple[int, int] = (9, 0)) -> str:
-        """The PTX for *sig* and compute capability *cc*; needs no GPU."""
+    def inspect_ptx(self, sig: Any, cc: tuple[int, int] = (9, 0), blockdim: Any = None) -> str:
+        """The PTX for *sig* and compute capability *cc*; needs no GPU.
+
+        *sig*: the argument types (``(numba.float32[:], numba.int32)``) or a
+        signature string (``"void(float32[:], int32)"``). *blockdim*: the launch's
+        block shape; a kernel with cross-lane ops launched with blocks of a
+        multiple of 32 threads runs a variant whose entry mask is the constant
+        ``0xFFFFFFFF`` (docs/architecture.md), the PTX shown for such a *blockdim*.
+        """
 
 class _TargetView:
     def __getitem__(self, config: _LaunchConfig) -> _Launcher: ...

@@ -591,3 +591,34 @@ def test_frem_rewrite_keeps_names_and_declares_once():
     # numba-cuda declares math.fmod's libdevice function with a quoted name
     quoted = 'declare float @"__nv_fmodf"(float %".1", float %".2")\n'
     assert "declare float @__nv_fmodf" not in _frem_as_fmod(ir + quoted)
+
+
+# -- blocks of whole waves: the constant entry mask (numquad/cuda/dispatch.py) -----------
+
+def k_scan_for_blocks(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Wave.prefixSum(src[i])
+
+
+@pytest.mark.parametrize("blockdim", [256, (32, 4), (8, 4, 2)])
+def test_blocks_of_whole_waves_compile_to_the_hand_written_scan(blockdim):
+    """A launch whose blocks hold a multiple of 32 threads runs a variant whose entry
+    mask is 0xFFFFFFFF: the scan is the log-step ``shfl.sync.up`` with the immediate
+    member mask -1 and no branch (the general variant computes the mask from the block
+    shape and keeps a path for any active set)."""
+    k = xpu.jit(k_scan_for_blocks)
+    sig = "void(int32[:], int32[:])"
+    full = k.inspect_ptx(sig, cc=CC, blockdim=blockdim)
+    general = k.inspect_ptx(sig, cc=CC)
+    assert len(re.findall(r"shfl\.sync\.up\.b32\s+%r\d+(?:\|%p\d+)?, %r\d+, \d+, 0, -1;", full)) == 6
+    assert "bra" not in full and "shfl.sync.idx" not in full
+    assert general.count("shfl.sync") == 12 and "bra" in general
+    assert "ntid" in general
+    _no_local_memory(full)
+
+
+@pytest.mark.parametrize("blockdim", [100, (7, 5), 33])
+def test_blocks_with_a_partial_wave_keep_the_general_variant(blockdim):
+    k = xpu.jit(k_scan_for_blocks)
+    sig = "void(int32[:], int32[:])"
+    assert k.inspect_ptx(sig, cc=CC, blockdim=blockdim) == k.inspect_ptx(sig, cc=CC)

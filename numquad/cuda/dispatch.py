@@ -62,7 +62,7 @@ from numba.cuda.typing.typeof import Purpose, typeof
 
 from .. import _control, _cudacompat, _lanecall, ops, xpu
 from ..errors import NumquadCompileError, NumquadTypeError
-from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, recording
+from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, full_entry_mask, recording
 from .nvvmir import no_fma
 
 __all__ = ["CUDATarget", "no_fma"]
@@ -284,10 +284,14 @@ def _cuda_pyfunc(pyfunc):
     return fn
 
 
-def _masked_pyfunc(disp):
+def _masked_pyfunc(disp, full_waves=False):
     """The function of *disp* rewritten by numquad._control (every cross-lane op
     gets its member mask), compiled with the user's file name and line numbers,
     with the numba.cuda globals of :func:`_cuda_pyfunc`.
+
+    *full_waves*: the kernel's entry mask is the constant ``0xFFFFFFFF`` (for
+    launches whose blocks are a multiple of 32 threads); the copy gets its own
+    qualified name, so numba-cuda's disk cache keeps the two apart.
 
     The rewrite is compiled at module level, so the function's closure values
     become globals of its copy; the mask helpers are bound there too.
@@ -309,6 +313,8 @@ def _masked_pyfunc(disp):
         if name in glbls:
             glbls[name] = _substitute(glbls[name])
     glbls.update(HELPERS)
+    if full_waves:
+        glbls[_control.ENTRY_MASK] = full_entry_mask
     glbls[_control.FOREVER] = True
     scope = {}
     exec(code, glbls, scope)  # noqa: S102 - the user's own function, rewritten
@@ -318,7 +324,7 @@ def _masked_pyfunc(disp):
         defaults = defaults + (0xFFFFFFFF,)              # the mask parameter's (always passed)
     fn.__defaults__ = defaults
     fn.__kwdefaults__ = pyfunc.__kwdefaults__
-    fn.__qualname__ = pyfunc.__qualname__
+    fn.__qualname__ = pyfunc.__qualname__ + ("_full_waves" if full_waves else "")
     fn.__doc__ = pyfunc.__doc__
     fn.__module__ = pyfunc.__module__
     return fn
@@ -428,9 +434,9 @@ class CUDATarget:
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
         self._lock = threading.RLock()
-        self._pyfunc = None
+        self._pyfuncs = {}
         self._needs_mask = None
-        self._kernel = None
+        self._kernels = {}
         self._configured = {}
         self._device = None
         self._ptx = {}
@@ -458,12 +464,25 @@ class CUDATarget:
     def pyfunc(self):
         """The user's function with numba.cuda globals (see the module doc),
         rewritten with member masks when it uses cross-lane ops."""
+        return self._pyfunc_for(False)
+
+    def _specialises(self):
+        """Does this function get a variant for blocks of whole waves? A kernel
+        with cross-lane ops does: its entry mask is then a constant."""
+        return self.dispatcher.is_kernel and self.needs_mask
+
+    def _pyfunc_for(self, full_waves):
+        full_waves = full_waves and self._specialises()
         with self._lock:
-            if self._pyfunc is None:
+            fn = self._pyfuncs.get(full_waves)
+            if fn is None:
                 d = self.dispatcher
-                rewrite = self.needs_mask or _folds_shapes(d)
-                self._pyfunc = _masked_pyfunc(d) if rewrite else _cuda_pyfunc(d.py_func)
-            return self._pyfunc
+                if full_waves or self.needs_mask or _folds_shapes(d):
+                    fn = _masked_pyfunc(d, full_waves)
+                else:
+                    fn = _cuda_pyfunc(d.py_func)
+                self._pyfuncs[full_waves] = fn
+            return fn
 
     def _with_mask(self, argtypes):
         """A lane function's argument types, plus the member mask it takes."""
@@ -481,11 +500,20 @@ class CUDATarget:
             opts.update(debug=True, opt=False)
         return opts
 
-    def kernel(self):
-        """The numba.cuda kernel dispatcher (compiled lazily per argument types)."""
+    def kernel(self, full_waves=False):
+        """The numba.cuda kernel dispatcher (compiled lazily per argument types).
+
+        *full_waves*: the variant for blocks of a multiple of 32 threads. Every
+        wave of such a block is full, so a kernel with cross-lane ops starts from
+        the constant mask ``0xFFFFFFFF``: where control flow is uniform the member
+        masks fold to constants, and the ops need no inactive-lane paths (the
+        same bits as the general variant, which computes that mask at run time).
+        """
+        full_waves = bool(full_waves) and self._specialises()
         with self._lock:
-            if self._kernel is None:
-                kernel = cuda.jit(self.pyfunc, **self._jit_options())
+            kernel = self._kernels.get(full_waves)
+            if kernel is None:
+                kernel = cuda.jit(self._pyfunc_for(full_waves), **self._jit_options())
                 plain_compile = kernel.compile
 
                 def compile(sig):
@@ -494,8 +522,8 @@ class CUDATarget:
                     with self._compiling():
                         return plain_compile(sig)
                 kernel.compile = compile
-                self._kernel = kernel
-            return self._kernel
+                self._kernels[full_waves] = kernel
+            return kernel
 
     def device_function(self):
         """The CUDA device-function version, so kernels can call this function.
@@ -529,7 +557,7 @@ class CUDATarget:
         configured = self._configured.get(key)
         if configured is None:
             grid3, block3, gnd, bnd = dims
-            kernel = self._kernel or self.kernel()
+            kernel = self.kernel(full_waves=(block3[0] * block3[1] * block3[2]) % 32 == 0)
             configured = kernel[(grid3[:gnd], block3[:bnd]) + tuple(extra)]
             # numba.cuda's launch configuration, kept for plain int settings (a stream
             # object is not kept alive by a cache): a launch then costs one lookup here
@@ -544,15 +572,16 @@ class CUDATarget:
             raise _numquad_error(e, self.dispatcher, ()) from None
 
     # -- introspection -----------------------------------------------------
-    def inspect_ptx(self, sig, cc=(9, 0)):
+    def inspect_ptx(self, sig, cc=(9, 0), blockdim=None):
         """The PTX for argument types *sig* (a sequence of types, or a signature
-        string such as ``"void(float32[:], int32)"``) and compute capability *cc*;
-        needs no GPU."""
+        string such as ``"void(float32[:], int32)"``) and compute capability *cc*,
+        of the variant a launch with *blockdim* runs (:meth:`kernel`); needs no GPU."""
         if isinstance(sig, str):
             sig = _signature_args(sig, self.dispatcher.__name__)
         argtypes = tuple(_as_cuda_type(t) for t in sig)
         cc = tuple(cc)
-        key = (argtypes, cc)
+        full_waves = blockdim is not None and int(np.prod(blockdim)) % 32 == 0 and self._specialises()
+        key = (argtypes, cc, full_waves)
         with self._lock:
             ptx = self._ptx.get(key)
             if ptx is None:
@@ -561,7 +590,7 @@ class CUDATarget:
                 opts.pop("lto")                 # compile_ptx never links
                 with self._compiling(), _cudacompat.target_cc(cc):
                     ptx, _ = cuda.compile_ptx(
-                        self.pyfunc, self._with_mask(argtypes), cc=cc,
+                        self._pyfunc_for(full_waves), self._with_mask(argtypes), cc=cc,
                         device=not self.dispatcher.is_kernel, **opts)
                 self._ptx[key] = ptx
             return ptx

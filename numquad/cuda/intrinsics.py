@@ -64,7 +64,8 @@ from numba.cuda.typing import signature
 from .. import _control, _llvmops, ops
 from ..errors import NumquadCompileError
 
-__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "ballot", "andnot",
+__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "full_entry_mask",
+           "ballot", "andnot",
            "quad_grid"]
 
 _I1 = ir.IntType(1)
@@ -797,6 +798,17 @@ def entry_mask(typingctx):
     """entry_mask() -> uint32: the lanes of this thread's wave that exist."""
     def codegen(context, builder, sig, args):
         return _entry_mask(builder)
+    return signature(types.uint32), codegen
+
+
+@intrinsic
+def full_entry_mask(typingctx):
+    """full_entry_mask() -> uint32: ``0xFFFFFFFF``, the entry mask of a kernel
+    compiled for blocks of a multiple of 32 threads (every wave full); the member
+    masks of uniform code are then constants, and the ops lower as a hand-written
+    kernel's (numquad/cuda/dispatch.py, ``CUDATarget.kernel``)."""
+    def codegen(context, builder, sig, args):
+        return _iconst(_I32, 0xFFFFFFFF)
     return signature(types.uint32), codegen
 
 
