@@ -419,26 +419,26 @@ def code_inspection(rows, args):
             cc = tuple(cuda.get_current_device().compute_capability)
         except Exception:  # noqa: BLE001
             pass
-    rows.header(f"(6) shuffles in the generated code, cc {cc[0]}.{cc[1]} "
+    rows.header(f"(6) shuffles in the generated code of the launches above (blocks of {TPB}), cc {cc[0]}.{cc[1]} "
                 f"(PTX shfl.sync; SASS SHFL via a cubin linked from that PTX)")
     f32 = (types.float32[::1], types.float32[::1])
     i32 = (types.int32[::1], types.int32[::1])
     f64 = (types.float64[::1], types.float64[::1])
     items = [
-        ("quad", "numquad quad swap", lambda: nq_quad.inspect_ptx(f32, cc=cc)),
+        ("quad", "numquad quad swap", lambda: nq_quad.inspect_ptx(f32, cc=cc, blockdim=TPB)),
         ("quad_hand", "hand-written quad swap", lambda: _ptx(hand_quad, f32, cc)),
-        ("prefix_i32", "numquad prefixSum int32", lambda: nq_prefix.inspect_ptx(i32, cc=cc)),
+        ("prefix_i32", "numquad prefixSum int32", lambda: nq_prefix.inspect_ptx(i32, cc=cc, blockdim=TPB)),
         ("prefix_i32_hand", "hand-written scan int32",
          lambda: _ptx(hand_prefix_int32, i32, cc)),
-        ("prefix_f32", "numquad prefixSum float32", lambda: nq_prefix.inspect_ptx(f32, cc=cc)),
+        ("prefix_f32", "numquad prefixSum float32", lambda: nq_prefix.inspect_ptx(f32, cc=cc, blockdim=TPB)),
         ("prefix_f32_hand", "hand-written scan float32",
          lambda: _ptx(hand_prefix_float32, f32, cc)),
-        ("quad_f64", "numquad quad swap float64", lambda: nq_quad.inspect_ptx(f64, cc=cc)),
+        ("quad_f64", "numquad quad swap float64", lambda: nq_quad.inspect_ptx(f64, cc=cc, blockdim=TPB)),
         ("quad_f64_hand", "hand-written quad swap float64", lambda: _ptx(hand_quad, f64, cc)),
-        ("reduce", "numquad reduceSum float32", lambda: nq_reduce.inspect_ptx(f32, cc=cc)),
+        ("reduce", "numquad reduceSum float32", lambda: nq_reduce.inspect_ptx(f32, cc=cc, blockdim=TPB)),
         ("reduce_hand", "hand-written butterfly float32", lambda: _ptx(hand_reduce, f32, cc)),
         ("shuffles", "numquad 5 x shuffleXor float32",
-         lambda: nq_shuffles.inspect_ptx(f32, cc=cc)),
+         lambda: nq_shuffles.inspect_ptx(f32, cc=cc, blockdim=TPB)),
         ("shuffles_hand", "hand-written 5 x shfl_xor float32",
          lambda: _ptx(hand_shuffles, f32, cc)),
     ]

@@ -622,3 +622,20 @@ def test_blocks_with_a_partial_wave_keep_the_general_variant(blockdim):
     k = xpu.jit(k_scan_for_blocks)
     sig = "void(int32[:], int32[:])"
     assert k.inspect_ptx(sig, cc=CC, blockdim=blockdim) == k.inspect_ptx(sig, cc=CC)
+
+
+def k_five_xors(src, dst):
+    i = xpu.grid(1)
+    v = src[i]
+    for d in (1, 3, 7, 15, 31):
+        v = v + Wave.shuffleXor(v, d)
+    dst[i] = v
+
+
+def test_blocks_of_whole_waves_shuffle_as_a_hand_written_kernel():
+    """With the constant entry mask the source-lane checks fold away: five
+    ``shfl.sync.bfly`` with mask -1, no ``%laneid`` read and no ``selp``, the PTX
+    of five ``cuda.shfl_xor_sync(0xFFFFFFFF, v, d)``."""
+    ptx = xpu.jit(k_five_xors).inspect_ptx("void(float32[:], float32[:])", cc=CC, blockdim=(64, 2))
+    assert len(re.findall(r"shfl\.sync\.bfly\.b32\s+%r\d+(?:\|%p\d+)?, %r\d+, \d+, 31, -1;", ptx)) == 5
+    assert "%laneid" not in ptx and "selp" not in ptx and "bra" not in ptx

@@ -243,8 +243,13 @@ def _lanemask_lt(builder):
 
 
 def _bit(builder, word, index):
-    """Bit *index* (i32 in 0..31) of the i32 *word*, as i1."""
-    return builder.trunc(builder.lshr(word, index), _I1)
+    """Bit *index* (i32 in 0..31) of the i32 *word*, as i1.
+
+    Written as ``word & (1 << index) != 0``: when *word* folds to ``0xFFFFFFFF``
+    (a kernel of whole waves, numquad/cuda/dispatch.py) NVVM folds this to true,
+    which it did not do for ``(word >> index) & 1``."""
+    one = builder.shl(_iconst(_I32, 1), index)
+    return builder.icmp_unsigned("!=", builder.and_(word, one), _iconst(_I32, 0))
 
 
 def _ballot(builder, mask, pred):
