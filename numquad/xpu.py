@@ -14,7 +14,6 @@ import functools
 import importlib
 import inspect
 import linecache
-import os
 import sys
 import textwrap
 import threading
@@ -26,6 +25,7 @@ import numpy as np
 
 from .errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
 from . import _lanecall
+from ._sites import call_site, defined_at, launch_prefix
 from . import _cudacompat  # noqa: F401  (numba.cuda device functions with a signature, no GPU)
 
 __all__ = [
@@ -231,57 +231,30 @@ _MAX_BLOCK_DIM = (1024, 1024, 64)
 _MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _call_site(d):
-    """``File "f.py", line N, in g`` for the user's line that called into numquad (a
-    launch or a lane-function call): the first frame outside this package.
-    ``d.where`` (the definition) when there is none."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
-        f = f.f_back
-    if f is None:
-        return d.where
-    return f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}'
-
-
-def _defined(d, site):
-    """Where *d* is defined, for a message that starts at *site*."""
-    if f'"{d.filename}"' in site:
-        return f"defined at line {d.firstlineno}"
-    return f'defined at File "{d.filename}", line {d.firstlineno}'
-
-
-def _launch_prefix(kernel):
-    site = _call_site(kernel)
-    return f"{site}: launch of {kernel.__name__} ({_defined(kernel, site)})"
-
-
 def _dims(value, what, kernel):
     """Normalise a numba.cuda-style dimension (int or 1-3 tuple) to a 3-tuple."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         value = (int(value),)
     if not isinstance(value, (tuple, list)) or not value:
         raise NumquadTypeError(
-            f"{_launch_prefix(kernel)}: {what} must be an int or "
+            f"{launch_prefix(kernel)}: {what} must be an int or "
             f"a tuple of 1-3 ints; got {value!r}"
         )
     if len(value) > 3:
         raise NumquadLaunchError(
-            f"{_launch_prefix(kernel)}: {what} has {len(value)} "
+            f"{launch_prefix(kernel)}: {what} has {len(value)} "
             f"dimensions; it takes 1 to 3"
         )
     out = []
     for v in value:
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
             raise NumquadTypeError(
-                f"{_launch_prefix(kernel)}: {what} must hold "
+                f"{launch_prefix(kernel)}: {what} must hold "
                 f"ints; got {value!r}"
             )
         if v < 1:
             raise NumquadLaunchError(
-                f"{_launch_prefix(kernel)}: every {what} "
+                f"{launch_prefix(kernel)}: every {what} "
                 f"dimension must be >= 1; got {tuple(value)!r}"
             )
         out.append(int(v))
@@ -296,26 +269,26 @@ def launch_config(kernel, griddim, blockdim):
     b, bnd = _dims(blockdim, "blockdim", kernel)
     if (b[0] % 2 or b[1] % 2) and _uses_quad_grid(kernel):
         raise NumquadLaunchError(
-            f"{_launch_prefix(kernel)}: xpu.quad_grid(2) got a block of "
+            f"{launch_prefix(kernel)}: xpu.quad_grid(2) got a block of "
             f"{tuple(blockdim) if isinstance(blockdim, (tuple, list)) else blockdim!r}; it takes "
             f"a block whose blockDim.x and blockDim.y are both even (2x2 pixel quads)"
         )
     nthreads = b[0] * b[1] * b[2]
     if nthreads > _MAX_BLOCK:
         raise NumquadLaunchError(
-            f"{_launch_prefix(kernel)}: a block of {b} has "
+            f"{launch_prefix(kernel)}: a block of {b} has "
             f"{nthreads} threads; at most {_MAX_BLOCK} are allowed"
         )
     for axis, (v, lim) in enumerate(zip(b, _MAX_BLOCK_DIM)):
         if v > lim:
             raise NumquadLaunchError(
-                f"{_launch_prefix(kernel)}: blockdim[{axis}] = {v}; "
+                f"{launch_prefix(kernel)}: blockdim[{axis}] = {v}; "
                 f"at most {lim}"
             )
     for axis, (v, lim) in enumerate(zip(g, _MAX_GRID_DIM)):
         if v > lim:
             raise NumquadLaunchError(
-                f"{_launch_prefix(kernel)}: griddim[{axis}] = {v}; "
+                f"{launch_prefix(kernel)}: griddim[{axis}] = {v}; "
                 f"at most {lim}"
             )
     return g, b, gnd, bnd
@@ -751,9 +724,9 @@ class Dispatcher:
             sig = str(inspect.signature(self.py_func))
         except (TypeError, ValueError):
             sig = "(...)"
-        site = _call_site(self)
+        site = call_site(self)
         raise NumquadTypeError(f"{site}: {self.__name__}{sig} takes {takes}; got {n} "
-                               f"({self.__name__} is {_defined(self, site)})")
+                               f"({self.__name__} is {defined_at(self, site)})")
 
     # -- targets -----------------------------------------------------------
     def _target(self, name):
@@ -826,12 +799,12 @@ class Dispatcher:
     def _launch(self, target, config, args):
         if not self.is_kernel:
             raise NumquadTypeError(
-                f"{_launch_prefix(self)}: {self.__name__} returns a value, so it is a lane "
+                f"{launch_prefix(self)}: {self.__name__} returns a value, so it is a lane "
                 f"function: call it as {self.__name__}(*arrays), not with [griddim, blockdim]"
             )
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise NumquadTypeError(
-                f"{_launch_prefix(self)}: launch {self.__name__}[griddim, blockdim](...) "
+                f"{launch_prefix(self)}: launch {self.__name__}[griddim, blockdim](...) "
                 f"(CUDA also takes [griddim, blockdim, stream, sharedmem]); got {config!r}"
             )
         griddim, blockdim = config[:2]
@@ -857,16 +830,16 @@ class Dispatcher:
 
     def _call(self, target, args, out, kwargs=None):
         if self.is_kernel:
-            site = _call_site(self)
+            site = call_site(self)
             raise NumquadTypeError(
-                f"{site}: {self.__name__} ({_defined(self, site)}) is a kernel: launch it as "
+                f"{site}: {self.__name__} ({defined_at(self, site)}) is a kernel: launch it as "
                 f"{self.__name__}[griddim, blockdim](...), e.g. "
                 f"{self.__name__}[(n + 127) // 128, 128](...)"
             )
         if kwargs:
-            site = _call_site(self)
+            site = call_site(self)
             raise NumquadTypeError(
-                f"{site}: {self.__name__}(...) ({_defined(self, site)}) takes its arguments by position (and "
+                f"{site}: {self.__name__}(...) ({defined_at(self, site)}) takes its arguments by position (and "
                 f"out=); got keyword argument(s) {', '.join(sorted(kwargs))}")
         args = self._check_arity(args)
         if any(map(_lanecall.is_dask, args)):             # lazy: one call per block
@@ -966,7 +939,7 @@ class _Launcher:
         if kwargs:
             d = self._d
             raise NumquadTypeError(
-                f"{_launch_prefix(d)}: a kernel launch takes its arguments by position; got keyword "
+                f"{launch_prefix(d)}: a kernel launch takes its arguments by position; got keyword "
                 f"argument(s) {', '.join(sorted(kwargs))} for {d.__name__}")
         return self._d._launch(self._t, self._config, args)
 

@@ -739,6 +739,22 @@ def test_inspection_works_after_the_compile_state_is_dropped():
     np.testing.assert_array_equal(out, _expected(np.arange(32.0), 2.0))
 
 
+@pytest.mark.parametrize("bad, says", [
+    ("a string", "has type str, which the CPU target cannot pass"),
+    ([1.0, 2.0], "has type list, which the CPU target cannot pass"),
+    (np.zeros(32, "datetime64[s]"), "is an array of datetime64[s]; the CPU target takes"),
+    (np.array(["a", "b"]), "the CPU target takes bool, integer, float, complex"),
+])
+def test_a_launch_argument_of_a_wrong_type_names_the_launch_line(bad, says):
+    with pytest.raises(NumquadTypeError) as e:
+        k_two.cpu[1, 32](np.zeros(32), bad)             # the launch line
+    msg = one_line(e)
+    launch = line_of(test_a_launch_argument_of_a_wrong_type_names_the_launch_line, "# the launch line")
+    assert f'File "{THIS}", line {launch}' in msg
+    assert f"launch of k_two (defined at line {k_two.firstlineno})" in msg
+    assert "argument 1 (b) of k_two" in msg and says in msg
+
+
 # -- non-native byte order --------------------------------------------------------------
 
 def test_big_endian_arrays(rng):
@@ -751,5 +767,5 @@ def test_big_endian_arrays(rng):
     with pytest.raises(NumquadTypeError) as e:
         k_two.cpu[1, 64](big, x)                     # the launch
     msg = one_line(e)
-    assert "argument 0 of k_two is an array of dtype >f8 (non-native byte order)" in msg
+    assert "argument 0 (a) of k_two is an array of dtype >f8 (non-native byte order)" in msg
     assert "newbyteorder('=')" in msg

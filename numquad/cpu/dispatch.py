@@ -26,6 +26,7 @@ from . import diskcache as _diskcache
 from . import frontend as _fe
 from . import launch as _launch
 from .._conversions import saturating_conversions as _saturating_conversions
+from .._sites import launch_prefix
 from .typing import shadow_types
 
 __all__ = ["CPUTarget"]
@@ -215,7 +216,17 @@ def _passable(ty):
                        numba.types.Boolean, numba.types.Record)))
 
 
-def _typeof_args(dispatcher, args):
+def _param(dispatcher, i):
+    """`` (name)`` of parameter *i*, or nothing when it has none."""
+    code = getattr(dispatcher.py_func, "__code__", None)
+    if code is not None and i < code.co_argcount:
+        return f" ({code.co_varnames[i]})"
+    return ""
+
+
+def _typeof_args(dispatcher, args, launch=False):
+    """The Numba types of *args*; a type the CPU target cannot pass is a
+    NumquadTypeError naming the launch line (*launch*) or the definition."""
     out = []
     for a in args:                      # the common case: memoised, so already checked
         ty = _TYPEOF.get(_array_key(a)) if type(a) is np.ndarray else None
@@ -225,6 +236,7 @@ def _typeof_args(dispatcher, args):
     else:
         return tuple(out)
     out = []
+    where = launch_prefix(dispatcher) if launch else dispatcher.where
     for i, a in enumerate(args):
         try:
             ty = _typeof(a)
@@ -232,13 +244,13 @@ def _typeof_args(dispatcher, args):
             ty = None
         if ty is None and isinstance(a, np.ndarray) and not a.dtype.isnative:
             raise NumquadTypeError(
-                f"{dispatcher.where}: argument {i} of {dispatcher.__name__} is an array of "
+                f"{where}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"dtype {a.dtype.str} (non-native byte order); kernels take native byte order "
                 f"(a.astype(a.dtype.newbyteorder('=')) converts it)")
         if ty is None or not isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
                                              numba.types.Complex, numba.types.Boolean)):
             raise NumquadTypeError(
-                f"{dispatcher.where}: argument {i} of {dispatcher.__name__} has type "
+                f"{where}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
                 f"{type(a).__name__}, which the CPU target cannot pass; it takes NumPy "
                 f"arrays and bool/int/float/complex scalars"
             )
@@ -246,7 +258,7 @@ def _typeof_args(dispatcher, args):
                 ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
                            numba.types.Record)):
             raise NumquadTypeError(
-                f"{dispatcher.where}: argument {i} of {dispatcher.__name__} is an array of "
+                f"{where}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"{ty.dtype}; the CPU target takes bool, integer, float, complex and record "
                 f"(structured) arrays"
             )
@@ -409,7 +421,7 @@ class CPUTarget:
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
         (g, b, gnd, bnd) = dims
-        argtypes = _typeof_args(self.dispatcher, args)
+        argtypes = _typeof_args(self.dispatcher, args, launch=True)
         if self.dispatcher.signatures:
             # declared types (numba.cuda's cuda.jit(sig)): arguments converted to them
             from .cudaapi import match_signature

@@ -1,0 +1,37 @@
+"""Where in the user's code an error belongs: the line that called into numquad
+(a launch, a lane-function call) and where the function is defined. Both targets
+and the front door (numquad/xpu.py) word launch errors with these."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["call_site", "defined_at", "launch_prefix"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def call_site(d):
+    """``File "f.py", line N, in g`` for the user's line that called into numquad (a
+    launch or a lane-function call): the first frame outside this package.
+    ``d.where`` (the definition) when there is none."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f = f.f_back
+    if f is None:
+        return d.where
+    return f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}'
+
+
+def defined_at(d, site):
+    """Where *d* is defined, for a message that starts at *site*."""
+    if f'"{d.filename}"' in site:
+        return f"defined at line {d.firstlineno}"
+    return f'defined at File "{d.filename}", line {d.firstlineno}'
+
+
+def launch_prefix(kernel):
+    """``File "f.py", line N, in g: launch of k (defined at line M)``."""
+    site = call_site(kernel)
+    return f"{site}: launch of {kernel.__name__} ({defined_at(kernel, site)})"
