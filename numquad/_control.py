@@ -105,6 +105,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import _desugar
 from . import ops as _ops
 from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadTypeError
@@ -398,7 +399,7 @@ class Analysis:
         self.tree = copy.deepcopy(dispatcher.source_tree)
         self.env = _Env(dispatcher.py_func, self.tree)
         for name in sorted(self.env.locals):
-            if name.startswith(_RESERVED):
+            if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; "
                            f"got {name!r}", self.tree)
         self._find_calls()

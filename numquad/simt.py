@@ -35,9 +35,7 @@ import itertools
 import math
 import operator
 import sys
-import textwrap
 import types as _pytypes
-import inspect
 import threading
 
 import numpy as np
@@ -1333,17 +1331,9 @@ def _target_of(dispatcher):
 
 def _compile(dispatcher):
     fn = dispatcher.py_func
-    try:
-        lines, start = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as e:
-        raise NumquadTypeError(f"{dispatcher.where}: the python target needs the function's "
-                               f"source ({e})") from None
-    src = textwrap.dedent("".join(lines))
-    tree = ast.parse(src, filename=dispatcher.filename)
-    ast.increment_lineno(tree, start - 1)
-    fdef = tree.body[0]
-    if not isinstance(fdef, ast.FunctionDef):
-        raise NumquadTypeError(f"{dispatcher.where}: xpu.jit takes a plain def function")
+    # the function as written (a lambda as a def): not Dispatcher.source_tree, whose
+    # rewrites (numquad/_desugar.py) serve the compiled targets
+    fdef = dispatcher._parse_source()
     resolver = _Resolver(fn, _local_names(fdef))
     helpers = {}
     fdef = _CudaWarpFunctions(resolver).visit(fdef)

@@ -26,6 +26,7 @@ import numpy as np
 from .errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
 from . import _lanecall
 from ._sites import call_site, defined_at, launch_prefix
+from . import _desugar
 from . import _cudacompat  # noqa: F401  (numba.cuda device functions with a signature, no GPU)
 
 __all__ = [
@@ -648,7 +649,7 @@ class Dispatcher:
         if self._tree is None:
             with self._lock:
                 if self._tree is None:
-                    self._tree = self._parse_source()
+                    self._tree = _desugar.lower_conditional_ops(self._parse_source(), self.py_func)
         return self._tree
 
     def _parse_source(self):

@@ -27,6 +27,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import _desugar
 from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError
@@ -429,7 +430,7 @@ class Frontend:
         self.env = _Env(self.pyfunc, self.fn)
         self._counter = itertools.count()
         for name in self.env.locals:
-            if name.startswith(_RESERVED):
+            if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
         self.ops_used = set()
         self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)

@@ -121,7 +121,10 @@ def _user_location(error, disp):
 
 def _numquad_error(error, disp, log):
     filename, line = _user_location(error, disp)
-    if isinstance(error, NumquadCompileError):          # raised by an op's typer
+    if isinstance(error, NumquadCompileError):
+        if not hasattr(error, "op_message"):            # numquad's own analysis: worded already
+            return error
+        # raised by an op's typer
         return NumquadCompileError(f"{error.op_message} (in {disp.__name__})", filename, line)
     text = _ANSI.sub("", str(error))
     complaints = [m for m in dict.fromkeys(log) if m in text]

@@ -1,0 +1,278 @@
+"""Conditional expressions that hold cross-lane ops, as statements.
+
+``v = Wave.prefixSum(x) if x > 0 else -1`` and ``if c and Wave.any(p):`` evaluate
+the op only in the lanes that take that side, as CUDA C++ and the python target
+do: the op's member mask is the lanes that evaluate it. The compiled targets
+(numquad/_control.py for CUDA, numquad/cpu/frontend.py for the CPU) mask
+statements, not sub-expressions, so both read the function after this rewrite
+(``Dispatcher.source_tree``), which turns each such expression into ``if``
+statements that assign a temporary ``_nq_cN``, placed before the statement that
+held it::
+
+    out[i] = A if c else B          if c:
+                                        _nq_c0 = A
+                                    else:
+                                        _nq_c0 = B
+                                    out[i] = _nq_c0
+
+    if a and B:                     _nq_c0 = a
+        ...                         if _nq_c0:
+                                        _nq_c0 = B
+                                    if _nq_c0:
+                                        ...
+
+A ``while`` whose test holds one becomes ``while True:`` with the test computed
+at the top and a ``break``. The lowered expression is then evaluated before the
+rest of its statement; the rewrite is made only where that order cannot be
+observed: every other call in the statement is a cross-lane op, an ``@xpu.jit``
+function, a function of ``math``, ``numpy`` or Python's builtins (not ``print``),
+or ``grid``/``gridsize`` and the bit and math intrinsics of ``xpu``/``numba.cuda``. Elsewhere (an atomic or
+a user function beside it, a ``while ... else``, a ``:=``) the statement is left
+as written, and numquad/_control.py refuses it with a message that says what to
+do. Line numbers stay the user's.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+
+from . import ops as _ops
+
+__all__ = ["lower_conditional_ops", "is_temporary", "RESERVED"]
+
+#: The prefix of numquad's names in generated code (a user's name may not start so).
+RESERVED = "_nq_"
+_TEMPORARY = re.compile(r"_nq_c\d+")
+
+_PURE_MODULES = ("math", "numpy", "builtins")
+#: xpu/numba.cuda functions without side effects (atomics, barriers, fences and
+#: warp functions are not).
+_PURE_KERNEL_FUNCTIONS = frozenset({"grid", "gridsize", "popc", "brev", "clz", "ffs", "fma",
+                                    "cbrt", "selp"})
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_MISSING = object()
+
+
+class _Names:
+    """What a call's function names, by the function's globals and closure."""
+
+    def __init__(self, pyfunc, fn):
+        self.globals = getattr(pyfunc, "__globals__", {})
+        self.closure = {}
+        code = getattr(pyfunc, "__code__", None)
+        for name, cell in zip(code.co_freevars if code else (), getattr(pyfunc, "__closure__", None) or ()):
+            try:
+                self.closure[name] = cell.cell_contents
+            except ValueError:                               # an empty cell
+                pass
+        self.locals = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+                       and isinstance(n.ctx, ast.Store)}
+        self.locals |= {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+
+    def resolve(self, node):
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return _MISSING
+            for scope in (self.closure, self.globals):
+                if node.id in scope:
+                    return scope[node.id]
+            return getattr(builtins, node.id, _MISSING)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if base is _MISSING:
+                return _MISSING
+            try:
+                return getattr(base, node.attr, _MISSING)
+            except Exception:  # noqa: BLE001 - a property that fails: unknown
+                return _MISSING
+        return _MISSING
+
+    def kind(self, call):
+        """"op" (a cross-lane op or a function that may hold one), "pure" or "other"."""
+        obj = self.resolve(call.func)
+        if obj is _MISSING:
+            return "other"
+        if _ops.of_function(obj) is not None:
+            return "op"
+        from .xpu import Dispatcher
+        if isinstance(obj, Dispatcher):
+            return "op"
+        if obj is print:
+            return "other"
+        module = getattr(obj, "__module__", None) or ""
+        if module == "numquad.xpu" or module.startswith("numba.cuda"):
+            name = (getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")).split(".")[-1]
+            return "pure" if name in _PURE_KERNEL_FUNCTIONS else "other"
+        if getattr(obj, "__module__", None) in _PURE_MODULES or isinstance(obj, type) and \
+                getattr(obj, "__module__", "").split(".")[0] in _PURE_MODULES:
+            return "pure"
+        return "other"
+
+
+def _walk(node):
+    """ast.walk that does not enter nested scopes and comprehensions."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, _NESTED))
+
+
+class _Lowering:
+    def __init__(self, pyfunc, fn):
+        self.names = _Names(pyfunc, fn)
+        self.count = 0
+
+    # -- what to lower -----------------------------------------------------------
+    def _has_op(self, node):
+        return any(isinstance(n, ast.Call) and self.names.kind(n) == "op" for n in _walk(node))
+
+    def _masked_parts(self, node):
+        """The operands of *node* that only some lanes evaluate."""
+        if isinstance(node, ast.IfExp):
+            return [node.body, node.orelse]
+        if isinstance(node, ast.BoolOp):
+            return node.values[1:]
+        return []
+
+    def _targets(self, expr):
+        """The outermost IfExp/BoolOp nodes of *expr* whose conditional operands hold an op."""
+        found = []
+
+        def visit(n):
+            if isinstance(n, _NESTED):
+                return
+            if any(self._has_op(p) for p in self._masked_parts(n)):
+                found.append(n)
+                return
+            for c in ast.iter_child_nodes(n):
+                visit(c)
+        visit(expr)
+        return found
+
+    def _safe(self, stmt_parts, targets):
+        """May *targets* be evaluated before the rest of the statement?"""
+        inside = {id(n) for t in targets for n in _walk(t)}
+        for part in stmt_parts:
+            for n in _walk(part):
+                if id(n) in inside:
+                    continue
+                if isinstance(n, ast.NamedExpr):
+                    return False
+                if isinstance(n, ast.Call) and self.names.kind(n) == "other":
+                    return False
+        return True
+
+    # -- the rewrite ---------------------------------------------------------------
+    def _temp(self):
+        name = f"{RESERVED}c{self.count}"
+        self.count += 1
+        return name
+
+    def _assign(self, name, value, at):
+        return ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=value), at)
+
+    def _compute(self, node, name):
+        """Statements that leave the value of IfExp/BoolOp *node* in *name*."""
+        if isinstance(node, ast.IfExp):
+            out = [ast.copy_location(ast.If(test=node.test, body=[self._assign(name, node.body, node)],
+                                            orelse=[self._assign(name, node.orelse, node)]), node)]
+            return out
+        first, *rest = node.values
+        out = [self._assign(name, first, node)]
+        body = out
+        for v in rest:
+            test = ast.Name(name, ast.Load())
+            if isinstance(node.op, ast.Or):
+                test = ast.UnaryOp(ast.Not(), test)
+            nxt = ast.copy_location(ast.If(test=ast.copy_location(test, v),
+                                           body=[self._assign(name, v, v)], orelse=[]), v)
+            body.append(nxt)
+            body = nxt.body
+        return out
+
+    def _hoist(self, holder, field, targets):
+        """Replace each target in ``holder.field`` by a temporary; the statements that
+        compute them, in evaluation order."""
+        pre = []
+        repl = {}
+        for t in targets:
+            name = self._temp()
+            pre += self._compute(t, name)
+            repl[id(t)] = name
+
+        class _Sub(ast.NodeTransformer):
+            def visit(self, n):
+                if id(n) in repl:
+                    return ast.copy_location(ast.Name(repl[id(n)], ast.Load()), n)
+                return super().visit(n)
+        setattr(holder, field, _Sub().visit(getattr(holder, field)))
+        return pre
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out += self.stmt(s)
+        return out
+
+    def stmt(self, s):
+        if isinstance(s, _NESTED):
+            return [s]
+        # statements in nested blocks first
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and getattr(s, field) and \
+                    isinstance(getattr(s, field)[0], ast.stmt):
+                setattr(s, field, self.block(getattr(s, field)))
+        if isinstance(s, ast.While):
+            targets = self._targets(s.test)
+            if not targets or s.orelse or not self._safe([s.test], targets):
+                return [s]
+            test = s.test
+            pre = self._hoist(s, "test", targets)
+            brk = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(ast.Not(), s.test), test),
+                                           body=[ast.copy_location(ast.Break(), test)], orelse=[]), test)
+            s.test = ast.copy_location(ast.Constant(True), test)
+            s.body = self.block(pre) + [brk] + s.body
+            return [s]
+        fields = {ast.If: ["test"], ast.For: ["iter"], ast.Return: ["value"], ast.Expr: ["value"],
+                  ast.Assign: ["value", "targets"], ast.AugAssign: ["value", "target"],
+                  ast.AnnAssign: ["value", "target"], ast.Assert: ["test", "msg"]}.get(type(s))
+        if fields is None:
+            return [s]
+        field = fields[0]
+        expr = getattr(s, field)
+        if expr is None:
+            return [s]
+        targets = self._targets(expr)
+        if not targets:
+            return [s]
+        others = [getattr(s, f) for f in fields[1:] if getattr(s, f, None) is not None]
+        others = [x for o in others for x in (o if isinstance(o, list) else [o])]
+        if not self._safe([expr] + others, targets):
+            return [s]
+        pre = self._hoist(s, field, targets)
+        return self.block(pre) + [s]
+
+
+def is_temporary(name):
+    """Is *name* a temporary of this rewrite (allowed where user names are checked)?"""
+    return _TEMPORARY.fullmatch(name) is not None
+
+
+def lower_conditional_ops(fn, pyfunc):
+    """*fn* (a FunctionDef, changed in place and returned) with every conditional
+    expression whose conditional side holds a cross-lane op (or a call of an
+    ``@xpu.jit`` function) turned into statements, where that is safe (module doc)."""
+    lowering = _Lowering(pyfunc, fn)
+    if not any(lowering._targets(n) for n in ast.walk(fn) if isinstance(n, (ast.IfExp, ast.BoolOp))):
+        return fn
+    if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) or
+           isinstance(n, ast.arg) and n.arg.startswith(RESERVED) for n in ast.walk(fn)):
+        return fn              # the user's own _nq_ names: the targets refuse them as they are
+    fn.body = lowering.block(fn.body)
+    if lowering.count:
+        ast.fix_missing_locations(fn)
+    return fn
