@@ -382,12 +382,12 @@ class Generator:
         r = self.r
         pad = "    " * ind
         deep_ok = sc.depth < 3 and self.budget > 0
-        kinds = [("assign", 4), ("accum", 3)]
+        kinds = [("assign", 4), ("accum", 3), ("ternary", 0.8)]
         if sc.arrays:
             kinds += [("store", 1.5), ("atomic", 0.6)]
         if deep_ok:
             kinds += [("if", 3), ("for", 1.5), ("while", 1.2), ("constloop", 0.8),
-                      ("halving", 0.5)]
+                      ("halving", 0.5), ("shortcircuit", 0.7)]
         if sc.loops and not sc.no_jump:
             kinds += [("break", 1.2), ("continue", 1.0)]
         if sc.allow_return and not (sc.lanefn and sc.loops) and not sc.no_jump:
@@ -416,6 +416,28 @@ class Generator:
         else:
             o = self.pick(["+", "+", "-", "*"] + (["^", "|"] if dt in INT_TYPES else []))
             lines.append(f"{pad}{v} = {arith(dt, v, o, self.opcall(dt, sc, 2))}")
+
+    def st_ternary(self, sc, lines, pad, ind):
+        """``v = op(...) if c else e`` (or the op on the other side): only the lanes
+        that evaluate the op's side take part (numquad/_desugar.py)."""
+        v = self.assignable(sc)
+        dt = sc.vars[v]
+        self.features.add("ternary-op")
+        a, b = self.opcall(dt, sc, 2), self.expr(dt, sc, 1)
+        if self.chance(0.5):
+            a, b = b, a
+        lines.append(f"{pad}{v} = ({a}) if {self.cond(sc)} else ({b})")
+
+    def st_shortcircuit(self, sc, lines, pad, ind):
+        """``if c and op(...):`` / ``if c or op(...):``: the op runs in the lanes that
+        Python's short circuit lets reach it."""
+        self.features.add("shortcircuit-op")
+        word = self.pick(["and", "or"])
+        lines.append(f"{pad}if ({self.cond(sc)}) {word} ({self.opcall('bool', sc, 2)}):")
+        self.block(sc.child(), lines, ind + 1)
+        if self.chance(0.3):
+            lines.append(f"{pad}else:")
+            self.block(sc.child(), lines, ind + 1)
 
     def st_store(self, sc, lines, pad, ind):
         dt = self.pick(ALL_TYPES)
