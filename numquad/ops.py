@@ -485,6 +485,17 @@ class Op:
             f"got {dtype}; it takes a {self.accepted_words}"
         )
 
+    def check_selector_type(self, type_name, is_integer) -> Optional[str]:
+        """None if a selector of type *type_name* (an integer when *is_integer*) is
+        accepted, else the complaint (without location): one wording for every target."""
+        if is_integer:
+            return None
+        return (
+            f"{self.qualname}({', '.join(self.params)}): argument '{self.selector}' got "
+            f"{type_name}; it takes an integer scalar (int8..int64, uint8..uint64), "
+            f"constant or runtime"
+        )
+
     def check_selector_constant(self, value) -> Optional[str]:
         if self.sel_range is not None and int(value) not in self.sel_range:
             return (

@@ -5,6 +5,7 @@ pickling, compiles from threads, and what a compile keeps alive.
 docs/RELIABILITY.md ("Bad input and lifecycle") lists the messages."""
 
 import gc
+import importlib.util
 import inspect
 import multiprocessing
 import os
@@ -769,3 +770,27 @@ def test_big_endian_arrays(rng):
     msg = one_line(e)
     assert "argument 0 (a) of k_two is an array of dtype >f8 (non-native byte order)" in msg
     assert "newbyteorder('=')" in msg
+
+
+# -- one wording for a selector of the wrong type, on both targets ------------------------
+
+@xpu.jit
+def k_float_selector(a, b):
+    i = xpu.grid(1)
+    a[i] = Wave.shuffle(b[i], 2.5)
+
+
+def test_a_float_selector_gets_the_same_message_on_both_targets():
+    want = ("Wave.shuffle(value, srcLane): argument 'srcLane' got float64; it takes an "
+            "integer scalar (int8..int64, uint8..uint64), constant or runtime")
+    msgs = []
+    with pytest.raises(NumquadTypeError) as e:
+        k_float_selector.cpu[1, 32](np.zeros(32), np.zeros(32))
+    msgs.append(one_line(e))
+    if importlib.util.find_spec("numba_cuda") is not None:
+        with pytest.raises(NumquadTypeError) as e:
+            k_float_selector.inspect_ptx("void(float64[:], float64[:])")
+        msgs.append(one_line(e))
+    line = line_of(k_float_selector, "Wave.shuffle(")
+    for msg in msgs:
+        assert want in msg and f'line {line}' in msg

@@ -58,9 +58,7 @@ def _standin(op):
             msg = op.check_operand(_nb_dtype(x))
         if msg is None and len(args) > 1:
             sel = types.unliteral(args[1])
-            if not isinstance(sel, types.Integer):
-                msg = (f"{op.qualname}: argument '{op.selector}' got {sel}; "
-                       f"it takes an integer")
+            msg = op.check_selector_type(sel, isinstance(sel, types.Integer))
         if msg:
             raise errors.TypingError(msg)
         res = op.result_dtype(_nb_dtype(x))

@@ -152,10 +152,7 @@ def _type_selector(op, ty):
         return ty, value
     if isinstance(ty, types.Integer):
         return ty, None
-    _reject(
-        f"{op.qualname}({', '.join(op.params)}): argument '{op.selector}' got {ty}; "
-        f"it takes an integer scalar (int8..int64, uint8..uint64), constant or runtime"
-    )
+    _reject(op.check_selector_type(ty, False))
 
 
 def _nb_type(dtype):
