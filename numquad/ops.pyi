@@ -140,6 +140,11 @@ class Op:
     def check_operand(self, dtype: Any) -> Optional[str]:
         """None if *dtype* is accepted, else the complaint (without location)."""
 
+    def check_selector_type(self, type_name: Any, is_integer: Any) -> Optional[str]:
+        """None if a selector of type *type_name* (an integer when *is_integer*) is
+        accepted, else the complaint (without location): one wording for every target.
+        """
+
     def check_selector_constant(self, value: Any) -> Optional[str]: ...
 
     def reference(self, *args: Any, active: Any) -> Any:
