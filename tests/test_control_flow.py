@@ -367,14 +367,14 @@ def test_generated_code_has_no_literal_while_true():
     cpu_src = k_while_break_reassigned.inspect_cpu_source(sig)
     assert "while True" not in cpu_src and f"while {_control.FOREVER}" in cpu_src
     pytest.importorskip("numba_cuda")
-    from numquad.cuda import dispatch as cuda_dispatch
+    from numquad.cuda import substitute as cuda_substitute
     ptx = k_while_break_reassigned.inspect_ptx(sig)       # a TypingError on 3.12/3.13 before
     assert "shfl.sync" in ptx
     for fn in (k_while_break_reassigned, _lf_while_break):
         tree = _control.name_forever_loops(_control.masked_function(fn))
         src = ast.unparse(tree)
         assert "while True" not in src and f"while {_control.FOREVER}" in src, src
-    assert cuda_dispatch._masked_pyfunc(k_while_break_reassigned).__globals__[_control.FOREVER]
+    assert cuda_substitute.masked_pyfunc(k_while_break_reassigned).__globals__[_control.FOREVER]
 
 
 def test_while_break_reassigned_against_the_interpreter(target, rng):

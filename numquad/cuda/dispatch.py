@@ -3,14 +3,14 @@
 A function that uses cross-lane ops (directly or through lane functions) is
 first rewritten by :mod:`numquad._control` so that every op gets its member
 mask: the lanes that take part as docs/semantics.md defines them, computed with
-ballots at lane-varying branches and loop heads (:func:`_masked_pyfunc`; the
+ballots at lane-varying branches and loop heads (:func:`numquad.cuda.substitute.masked_pyfunc`; the
 rewritten tree keeps the user's file and line numbers, and is built once per
 dispatcher). A kernel's mask starts as the lanes of its wave that exist; a lane
 function takes it as an extra last parameter ``_nq_mask``, which the calling
 kernel, or the generated lane-call kernel, passes.
 
 The user's Python function (or its rewrite) becomes a numba.cuda function by a
-globals substitution (:func:`_cuda_pyfunc`): a copy of the function whose
+globals substitution (:func:`numquad.cuda.substitute.cuda_pyfunc`): a copy of the function whose
 globals and closure cells map
 
 * the ``numquad.xpu`` module to ``numba.cuda`` (same attribute names), each xpu
@@ -36,325 +36,31 @@ CUDA target is used.
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import copy
 import linecache
-import os
 import re
-import sys
 import threading
-import types as _pytypes
 
 import numpy as np
 
-import numba.core.errors as _numba_errors
 from numba import cuda
-from numba.cuda import nvvmutils, types
-from numba.cuda import cudadecl as _cudadecl
-from numba.cuda.cudadecl import registry as _typing_registry
-from numba.cuda.cudaimpl import registry as _lowering_registry
+from numba.cuda import types
 from numba.cuda.compiler import compile_cuda
-from numba.cuda.core import errors as _cuda_errors
 from numba.cuda.np import numpy_support
-from numba.cuda.typing.templates import AttributeTemplate
 from numba.cuda.typing.typeof import Purpose, typeof
 
-from .. import _control, _cudacompat, _lanecall, ops, xpu
+from .. import _control, _cudacompat, _lanecall
 from ..errors import NumquadCompileError, NumquadTypeError
-from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, full_entry_mask, recording
+from .intrinsics import HELPERS
+from .errors import NUMBA_ERRORS, numquad_error, user_errors
 from .nvvmir import no_fma
+from .substitute import cuda_pyfunc, folds_shapes, masked_pyfunc, uses_ops
 
 __all__ = ["CUDATarget", "no_fma"]
 
 #: Threads per block of the generated lane-call kernel (a multiple of the wave).
 _CALL_BLOCK = 128
 
-
-# ---------------------------------------------------------------------------
-# Typing errors -> numquad errors with the user's file and line
-# ---------------------------------------------------------------------------
-
-_TYPING_ERRORS = (_cuda_errors.TypingError, _numba_errors.TypingError)
-_NUMBA_ERRORS = (_cuda_errors.NumbaError, _numba_errors.NumbaError)
-_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_INTERNAL = (
-    sys.modules["numba"].__path__[0],
-    sys.modules["numba.cuda"].__path__[0],
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),     # numquad/
-)
-
-
-def _constraint_loc(error):
-    """The ``loc`` of the innermost Numba typing constraint in *error*'s traceback.
-
-    With numba installed next to numba-cuda, a failed call resolution raises
-    numba.core's TypingError, which numba-cuda's type inference does not catch
-    and annotate, so the message may not say where the call was.
-    """
-    found = None
-    tb = error.__traceback__
-    while tb is not None:
-        obj = tb.tb_frame.f_locals.get("self")
-        loc = getattr(obj, "loc", None)
-        if type(obj).__name__.endswith("Constraint") and getattr(loc, "filename", None):
-            found = loc
-        tb = tb.tb_next
-    return found
-
-
-def _user_location(error, disp):
-    """(filename, line) of the user's line that failed, from Numba's error."""
-    loc = _constraint_loc(error)
-    if loc is not None and not loc.filename.startswith(_INTERNAL):
-        return loc.filename, loc.line
-    text = _ANSI.sub("", str(error))
-    for filename, line in _FILE_LINE.findall(text):
-        if not filename.startswith(_INTERNAL) and not filename.startswith("<numquad"):
-            return filename, int(line)
-    loc = getattr(error, "loc", None)
-    if loc is not None and getattr(loc, "filename", None):
-        return loc.filename, loc.line
-    return disp.filename, disp.firstlineno
-
-
-def _numquad_error(error, disp, log):
-    filename, line = _user_location(error, disp)
-    if isinstance(error, NumquadCompileError):
-        if not hasattr(error, "op_message"):            # numquad's own analysis: worded already
-            return error
-        # raised by an op's typer
-        return NumquadCompileError(f"{error.op_message} (in {disp.__name__})", filename, line)
-    text = _ANSI.sub("", str(error))
-    complaints = [m for m in dict.fromkeys(log) if m in text]
-    message = "; ".join(complaints) if complaints else text.strip()
-    if not isinstance(error, _TYPING_ERRORS):
-        return NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
-    return NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}')
-
-
-@contextlib.contextmanager
-def _user_errors(disp):
-    """Numba's compile errors as NumquadTypeError/NumquadCompileError naming the user's line."""
-    with recording() as log:
-        try:
-            yield
-        except _NUMBA_ERRORS + (NumquadCompileError,) as e:
-            raise _numquad_error(e, disp, log) from None
-
-
-# ---------------------------------------------------------------------------
-# The globals substitution
-# ---------------------------------------------------------------------------
-
-def _cuda_object(path):
-    obj = cuda
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-class _Dim3Group(types.Dummy):
-    """The Numba type of a bare ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``."""
-
-    def __init__(self, name):
-        self.group = name
-        super().__init__(f"numquad.cuda.{name}")
-
-
-class _Bare:
-    """A typeable stand-in for ``numba.cuda.<name>`` used as a bare global.
-
-    numba.cuda types ``threadIdx``, ``shared``, ``atomic``, ... only as
-    attributes of its module (``cuda.threadIdx.x``); ``from numquad.xpu import
-    threadIdx`` needs the bare name to work too. numba.cuda's typeof takes a
-    value's ``_numba_type_``.
-    """
-
-    def __init__(self, name, numba_type):
-        self.name = name
-        self._numba_type_ = numba_type
-
-    def __repr__(self):
-        return f"<numquad.cuda bare {self.name}>"
-
-
-_SREG = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
-
-
-def _bare_dim3(name):
-    ty = _Dim3Group(name)
-
-    class _Attrs(AttributeTemplate):
-        key = ty
-
-        def generic_resolve(self, value, attr):
-            return types.int32 if attr in ("x", "y", "z") else None
-
-    _typing_registry.register_attr(_Attrs)
-    for axis in "xyz":
-        def read(context, builder, typ, value, _reg=f"{_SREG[name]}.{axis}"):
-            return nvvmutils.call_sreg(builder, _reg)
-        _lowering_registry.lower_getattr(ty, axis)(read)
-    return _Bare(name, ty)
-
-
-_BARE = {name: _bare_dim3(name) for name in _SREG}
-_BARE.update({name: _Bare(name, types.Module(getattr(cuda, name)))
-              for name in ("shared", "local", "atomic", "const")})
-_BARE["syncwarp"] = _Bare("syncwarp", types.Function(_cudadecl.Cuda_syncwarp))
-_BARE["warpsize"] = 32
-
-
-def _bare(name):
-    """The stand-in for bare ``name`` (``from numquad.xpu import popc``): numba.cuda
-    types ``popc``, ``fma``, ``threadfence``, ... only as attributes of its module,
-    so a bare one takes the type its module template gives the attribute."""
-    hit = _BARE.get(name)
-    if hit is None:
-        resolve = getattr(_cudadecl.CudaModuleTemplate, f"resolve_{name}", None)
-        ty = resolve(None, None) if resolve is not None else None
-        if isinstance(ty, (types.Function, types.Module)):
-            hit = _BARE[name] = _Bare(name, ty)
-    return hit
-
-
-def _package_proxy(pkg):
-    proxy = _pytypes.ModuleType(pkg.__name__, pkg.__doc__)
-    proxy.__dict__.update({k: v for k, v in vars(pkg).items() if not k.startswith("__")})
-    proxy.xpu = cuda
-    proxy.Quad = CUDA_NAMESPACES["Quad"]
-    proxy.Wave = CUDA_NAMESPACES["Wave"]
-    return proxy
-
-
-_PACKAGE = sys.modules[xpu.__name__.rpartition(".")[0]]
-_PROXY = _package_proxy(_PACKAGE)
-
-
-def _substitute(value):
-    """The numba.cuda meaning of a global the user's function refers to."""
-    if value is xpu:
-        return cuda
-    if value is _PACKAGE:
-        return _PROXY
-    name = xpu.builtin_name(value)
-    if name is not None:
-        if xpu.is_namespace(value):
-            return _BARE[name]
-        return _bare(name) or _cuda_object(name)
-    if value is ops.Quad or value is ops.Wave:
-        return CUDA_NAMESPACES[value.__name__.rsplit(".", 1)[1]]
-    op = ops.of_function(value)
-    if op is not None:
-        return INTRINSICS[op.qualname]
-    if isinstance(value, xpu.Dispatcher):
-        return value._target("cuda").device_function()
-    return value
-
-
-def _names(code):
-    """Every global name *code* and its nested code objects refer to."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, _pytypes.CodeType):
-            names |= _names(const)
-    return names
-
-
-def _cuda_pyfunc(pyfunc):
-    """A copy of *pyfunc* whose globals and closure hold the numba.cuda meanings."""
-    code = pyfunc.__code__
-    glbls = dict(pyfunc.__globals__)
-    for name in _names(code):
-        if name in glbls:
-            glbls[name] = _substitute(glbls[name])
-    closure = None
-    if pyfunc.__closure__ is not None:
-        cells = []
-        for cell in pyfunc.__closure__:
-            try:
-                cells.append(_pytypes.CellType(_substitute(cell.cell_contents)))
-            except ValueError:                           # an empty cell
-                cells.append(cell)
-        closure = tuple(cells)
-    fn = _pytypes.FunctionType(code, glbls, pyfunc.__name__, pyfunc.__defaults__, closure)
-    fn.__kwdefaults__ = pyfunc.__kwdefaults__
-    fn.__qualname__ = pyfunc.__qualname__
-    fn.__doc__ = pyfunc.__doc__
-    fn.__module__ = pyfunc.__module__
-    return fn
-
-
-def _masked_pyfunc(disp, full_waves=False):
-    """The function of *disp* rewritten by numquad._control (every cross-lane op
-    gets its member mask), compiled with the user's file name and line numbers,
-    with the numba.cuda globals of :func:`_cuda_pyfunc`.
-
-    *full_waves*: the kernel's entry mask is the constant ``0xFFFFFFFF`` (for
-    launches whose blocks are a multiple of 32 threads); the copy gets its own
-    qualified name, so numba-cuda's disk cache keeps the two apart.
-
-    The rewrite is compiled at module level, so the function's closure values
-    become globals of its copy; the mask helpers are bound there too.
-    """
-    pyfunc = disp.py_func
-    tree = _control.name_forever_loops(_control.masked_function(disp))
-    _control.fold_array_shapes(tree, pyfunc)
-    code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
-    fcode = next(c for c in code.co_consts
-                 if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
-    glbls = dict(pyfunc.__globals__)
-    if pyfunc.__closure__ is not None:
-        for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
-            try:
-                glbls[name] = cell.cell_contents
-            except ValueError:                           # an empty cell
-                pass
-    for name in _names(fcode):
-        if name in glbls:
-            glbls[name] = _substitute(glbls[name])
-    glbls.update(HELPERS)
-    if full_waves:
-        glbls[_control.ENTRY_MASK] = full_entry_mask
-    glbls[_control.FOREVER] = True
-    scope = {}
-    exec(code, glbls, scope)  # noqa: S102 - the user's own function, rewritten
-    fn = scope[tree.name]
-    defaults = pyfunc.__defaults__
-    if defaults and not disp.is_kernel:
-        defaults = defaults + (0xFFFFFFFF,)              # the mask parameter's (always passed)
-    fn.__defaults__ = defaults
-    fn.__kwdefaults__ = pyfunc.__kwdefaults__
-    fn.__qualname__ = pyfunc.__qualname__ + ("_full_waves" if full_waves else "")
-    fn.__doc__ = pyfunc.__doc__
-    fn.__module__ = pyfunc.__module__
-    return fn
-
-
-def _folds_shapes(disp):
-    """Does *disp* allocate a shared/local array whose constant shape numba.cuda
-    cannot read as it is (``TPB * 2``, a local ``N = 16``)? Then the CUDA target
-    compiles it from its rewritten source (``_control.fold_array_shapes``)."""
-    try:
-        tree = copy.deepcopy(disp.source_tree)
-    except NumquadTypeError:                             # no source to read
-        return False
-    return _control.fold_array_shapes(tree, disp.py_func)
-
-
-def _uses_ops(pyfunc):
-    """Does *pyfunc*'s code name a Quad/Wave op or a lane function (by its globals
-    and closure; for a function whose source cannot be read)?"""
-    values = [pyfunc.__globals__[n] for n in _names(pyfunc.__code__) if n in pyfunc.__globals__]
-    for cell in pyfunc.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:
-            pass
-    return any(v is ops.Quad or v is ops.Wave or v is _PACKAGE or ops.of_function(v) is not None
-               or isinstance(v, xpu.Dispatcher) for v in values)
 
 
 # ---------------------------------------------------------------------------
@@ -455,7 +161,7 @@ class CUDATarget:
             try:
                 self._needs_mask = _control.needs_mask(d)
             except NumquadTypeError:                 # no source to read
-                if _uses_ops(d.py_func):
+                if uses_ops(d.py_func):
                     raise NumquadTypeError(
                         f"{d.where}: the CUDA target needs the source of a function that "
                         f"uses cross-lane ops, to compute the lanes that take part in "
@@ -480,10 +186,10 @@ class CUDATarget:
             fn = self._pyfuncs.get(full_waves)
             if fn is None:
                 d = self.dispatcher
-                if full_waves or self.needs_mask or _folds_shapes(d):
-                    fn = _masked_pyfunc(d, full_waves)
+                if full_waves or self.needs_mask or folds_shapes(d):
+                    fn = masked_pyfunc(d, full_waves)
                 else:
-                    fn = _cuda_pyfunc(d.py_func)
+                    fn = cuda_pyfunc(d.py_func)
                 self._pyfuncs[full_waves] = fn
             return fn
 
@@ -542,7 +248,7 @@ class CUDATarget:
 
     @contextlib.contextmanager
     def _compiling(self):
-        with _user_errors(self.dispatcher):
+        with user_errors(self.dispatcher):
             if self.dispatcher.fastmath:
                 yield
             else:
@@ -568,11 +274,11 @@ class CUDATarget:
                 self._configured[key] = configured
         try:
             return configured(*args)
-        except _NUMBA_ERRORS + (NumquadCompileError,) as e:
+        except NUMBA_ERRORS + (NumquadCompileError,) as e:
             # typing and compiling run inside kernel.compile (self._compiling), which
             # reports an op's own complaint; what is left here is an argument numba.cuda
             # cannot type
-            raise _numquad_error(e, self.dispatcher, ()) from None
+            raise numquad_error(e, self.dispatcher, ()) from None
 
     # -- introspection -----------------------------------------------------
     def inspect_ptx(self, sig, cc=(9, 0), blockdim=None):
@@ -604,7 +310,7 @@ class CUDATarget:
         with self._lock:
             restype = self._restypes.get(argtypes)
             if restype is None:
-                with _user_errors(self.dispatcher), _cudacompat.target_cc((8, 0)):
+                with user_errors(self.dispatcher), _cudacompat.target_cc((8, 0)):
                     cres = compile_cuda(self.pyfunc, None, self._with_mask(argtypes), cc=(8, 0),
                                         fastmath=self.dispatcher.fastmath)
                 restype = types.unliteral(cres.signature.return_type)

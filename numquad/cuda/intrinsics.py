@@ -861,7 +861,7 @@ def quad_grid(typingctx, ndim):
     return signature(types.UniTuple(types.int64, 2), types.unliteral(ndim)), codegen
 
 
-# The CUDA target compiles ``xpu.quad_grid`` as ``cuda.quad_grid`` (numquad/cuda/dispatch.py
+# The CUDA target compiles ``xpu.quad_grid`` as ``cuda.quad_grid`` (numquad/cuda/substitute.py
 # maps the xpu module to numba.cuda, whose module attributes Numba types by their value):
 # numba.cuda has no such name, so the intrinsic above is given that name there.
 if not hasattr(cuda, "quad_grid"):

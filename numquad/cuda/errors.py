@@ -1,0 +1,86 @@
+"""numba-cuda's compile errors as numquad's: NumquadTypeError/NumquadCompileError naming
+the op, what it got, what it takes, and the user's file and line (from the typing
+constraint's location where Numba records one, else from the message)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+
+import numba.core.errors as _numba_errors
+from numba.cuda.core import errors as _cuda_errors
+
+from ..errors import NumquadCompileError, NumquadTypeError
+from .intrinsics import recording
+
+__all__ = ["NUMBA_ERRORS", "numquad_error", "user_errors"]
+
+_TYPING_ERRORS = (_cuda_errors.TypingError, _numba_errors.TypingError)
+NUMBA_ERRORS = (_cuda_errors.NumbaError, _numba_errors.NumbaError)
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_INTERNAL = (
+    sys.modules["numba"].__path__[0],
+    sys.modules["numba.cuda"].__path__[0],
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),     # numquad/
+)
+
+
+def _constraint_loc(error):
+    """The ``loc`` of the innermost Numba typing constraint in *error*'s traceback.
+
+    With numba installed next to numba-cuda, a failed call resolution raises
+    numba.core's TypingError, which numba-cuda's type inference does not catch
+    and annotate, so the message may not say where the call was.
+    """
+    found = None
+    tb = error.__traceback__
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        loc = getattr(obj, "loc", None)
+        if type(obj).__name__.endswith("Constraint") and getattr(loc, "filename", None):
+            found = loc
+        tb = tb.tb_next
+    return found
+
+
+def _user_location(error, disp):
+    """(filename, line) of the user's line that failed, from Numba's error."""
+    loc = _constraint_loc(error)
+    if loc is not None and not loc.filename.startswith(_INTERNAL):
+        return loc.filename, loc.line
+    text = _ANSI.sub("", str(error))
+    for filename, line in _FILE_LINE.findall(text):
+        if not filename.startswith(_INTERNAL) and not filename.startswith("<numquad"):
+            return filename, int(line)
+    loc = getattr(error, "loc", None)
+    if loc is not None and getattr(loc, "filename", None):
+        return loc.filename, loc.line
+    return disp.filename, disp.firstlineno
+
+
+def numquad_error(error, disp, log):
+    filename, line = _user_location(error, disp)
+    if isinstance(error, NumquadCompileError):
+        if not hasattr(error, "op_message"):            # numquad's own analysis: worded already
+            return error
+        # raised by an op's typer
+        return NumquadCompileError(f"{error.op_message} (in {disp.__name__})", filename, line)
+    text = _ANSI.sub("", str(error))
+    complaints = [m for m in dict.fromkeys(log) if m in text]
+    message = "; ".join(complaints) if complaints else text.strip()
+    if not isinstance(error, _TYPING_ERRORS):
+        return NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
+    return NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}')
+
+
+@contextlib.contextmanager
+def user_errors(disp):
+    """Numba's compile errors as NumquadTypeError/NumquadCompileError naming the user's line."""
+    with recording() as log:
+        try:
+            yield
+        except NUMBA_ERRORS + (NumquadCompileError,) as e:
+            raise numquad_error(e, disp, log) from None

@@ -1,0 +1,232 @@
+"""The user's function as numba.cuda compiles it: a copy whose globals map numquad's
+names to numba.cuda's and to numquad's intrinsics (the module doc of
+numquad/cuda/dispatch.py lists the mapping), and, for a function with cross-lane
+ops, the rewrite of numquad/_control.py that gives every op its member mask."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import sys
+import types as _pytypes
+
+from numba import cuda
+from numba.cuda import nvvmutils, types
+from numba.cuda import cudadecl as _cudadecl
+from numba.cuda.cudadecl import registry as _typing_registry
+from numba.cuda.cudaimpl import registry as _lowering_registry
+from numba.cuda.typing.templates import AttributeTemplate
+
+from .. import _control, ops, xpu
+from ..errors import NumquadTypeError
+from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, full_entry_mask
+
+__all__ = ["cuda_pyfunc", "masked_pyfunc", "folds_shapes", "uses_ops"]
+
+def _cuda_object(path):
+    obj = cuda
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _Dim3Group(types.Dummy):
+    """The Numba type of a bare ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``."""
+
+    def __init__(self, name):
+        self.group = name
+        super().__init__(f"numquad.cuda.{name}")
+
+
+class _Bare:
+    """A typeable stand-in for ``numba.cuda.<name>`` used as a bare global.
+
+    numba.cuda types ``threadIdx``, ``shared``, ``atomic``, ... only as
+    attributes of its module (``cuda.threadIdx.x``); ``from numquad.xpu import
+    threadIdx`` needs the bare name to work too. numba.cuda's typeof takes a
+    value's ``_numba_type_``.
+    """
+
+    def __init__(self, name, numba_type):
+        self.name = name
+        self._numba_type_ = numba_type
+
+    def __repr__(self):
+        return f"<numquad.cuda bare {self.name}>"
+
+
+_SREG = {"threadIdx": "tid", "blockIdx": "ctaid", "blockDim": "ntid", "gridDim": "nctaid"}
+
+
+def _bare_dim3(name):
+    ty = _Dim3Group(name)
+
+    class _Attrs(AttributeTemplate):
+        key = ty
+
+        def generic_resolve(self, value, attr):
+            return types.int32 if attr in ("x", "y", "z") else None
+
+    _typing_registry.register_attr(_Attrs)
+    for axis in "xyz":
+        def read(context, builder, typ, value, _reg=f"{_SREG[name]}.{axis}"):
+            return nvvmutils.call_sreg(builder, _reg)
+        _lowering_registry.lower_getattr(ty, axis)(read)
+    return _Bare(name, ty)
+
+
+_BARE = {name: _bare_dim3(name) for name in _SREG}
+_BARE.update({name: _Bare(name, types.Module(getattr(cuda, name)))
+              for name in ("shared", "local", "atomic", "const")})
+_BARE["syncwarp"] = _Bare("syncwarp", types.Function(_cudadecl.Cuda_syncwarp))
+_BARE["warpsize"] = 32
+
+
+def _bare(name):
+    """The stand-in for bare ``name`` (``from numquad.xpu import popc``): numba.cuda
+    types ``popc``, ``fma``, ``threadfence``, ... only as attributes of its module,
+    so a bare one takes the type its module template gives the attribute."""
+    hit = _BARE.get(name)
+    if hit is None:
+        resolve = getattr(_cudadecl.CudaModuleTemplate, f"resolve_{name}", None)
+        ty = resolve(None, None) if resolve is not None else None
+        if isinstance(ty, (types.Function, types.Module)):
+            hit = _BARE[name] = _Bare(name, ty)
+    return hit
+
+
+def _package_proxy(pkg):
+    proxy = _pytypes.ModuleType(pkg.__name__, pkg.__doc__)
+    proxy.__dict__.update({k: v for k, v in vars(pkg).items() if not k.startswith("__")})
+    proxy.xpu = cuda
+    proxy.Quad = CUDA_NAMESPACES["Quad"]
+    proxy.Wave = CUDA_NAMESPACES["Wave"]
+    return proxy
+
+
+_PACKAGE = sys.modules[xpu.__name__.rpartition(".")[0]]
+_PROXY = _package_proxy(_PACKAGE)
+
+
+def _substitute(value):
+    """The numba.cuda meaning of a global the user's function refers to."""
+    if value is xpu:
+        return cuda
+    if value is _PACKAGE:
+        return _PROXY
+    name = xpu.builtin_name(value)
+    if name is not None:
+        if xpu.is_namespace(value):
+            return _BARE[name]
+        return _bare(name) or _cuda_object(name)
+    if value is ops.Quad or value is ops.Wave:
+        return CUDA_NAMESPACES[value.__name__.rsplit(".", 1)[1]]
+    op = ops.of_function(value)
+    if op is not None:
+        return INTRINSICS[op.qualname]
+    if isinstance(value, xpu.Dispatcher):
+        return value._target("cuda").device_function()
+    return value
+
+
+def _names(code):
+    """Every global name *code* and its nested code objects refer to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, _pytypes.CodeType):
+            names |= _names(const)
+    return names
+
+
+def cuda_pyfunc(pyfunc):
+    """A copy of *pyfunc* whose globals and closure hold the numba.cuda meanings."""
+    code = pyfunc.__code__
+    glbls = dict(pyfunc.__globals__)
+    for name in _names(code):
+        if name in glbls:
+            glbls[name] = _substitute(glbls[name])
+    closure = None
+    if pyfunc.__closure__ is not None:
+        cells = []
+        for cell in pyfunc.__closure__:
+            try:
+                cells.append(_pytypes.CellType(_substitute(cell.cell_contents)))
+            except ValueError:                           # an empty cell
+                cells.append(cell)
+        closure = tuple(cells)
+    fn = _pytypes.FunctionType(code, glbls, pyfunc.__name__, pyfunc.__defaults__, closure)
+    fn.__kwdefaults__ = pyfunc.__kwdefaults__
+    fn.__qualname__ = pyfunc.__qualname__
+    fn.__doc__ = pyfunc.__doc__
+    fn.__module__ = pyfunc.__module__
+    return fn
+
+
+def masked_pyfunc(disp, full_waves=False):
+    """The function of *disp* rewritten by numquad._control (every cross-lane op
+    gets its member mask), compiled with the user's file name and line numbers,
+    with the numba.cuda globals of :func:`cuda_pyfunc`.
+
+    *full_waves*: the kernel's entry mask is the constant ``0xFFFFFFFF`` (for
+    launches whose blocks are a multiple of 32 threads); the copy gets its own
+    qualified name, so numba-cuda's disk cache keeps the two apart.
+
+    The rewrite is compiled at module level, so the function's closure values
+    become globals of its copy; the mask helpers are bound there too.
+    """
+    pyfunc = disp.py_func
+    tree = _control.name_forever_loops(_control.masked_function(disp))
+    _control.fold_array_shapes(tree, pyfunc)
+    code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
+    fcode = next(c for c in code.co_consts
+                 if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
+    glbls = dict(pyfunc.__globals__)
+    if pyfunc.__closure__ is not None:
+        for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
+            try:
+                glbls[name] = cell.cell_contents
+            except ValueError:                           # an empty cell
+                pass
+    for name in _names(fcode):
+        if name in glbls:
+            glbls[name] = _substitute(glbls[name])
+    glbls.update(HELPERS)
+    if full_waves:
+        glbls[_control.ENTRY_MASK] = full_entry_mask
+    glbls[_control.FOREVER] = True
+    scope = {}
+    exec(code, glbls, scope)  # noqa: S102 - the user's own function, rewritten
+    fn = scope[tree.name]
+    defaults = pyfunc.__defaults__
+    if defaults and not disp.is_kernel:
+        defaults = defaults + (0xFFFFFFFF,)              # the mask parameter's (always passed)
+    fn.__defaults__ = defaults
+    fn.__kwdefaults__ = pyfunc.__kwdefaults__
+    fn.__qualname__ = pyfunc.__qualname__ + ("_full_waves" if full_waves else "")
+    fn.__doc__ = pyfunc.__doc__
+    fn.__module__ = pyfunc.__module__
+    return fn
+
+
+def folds_shapes(disp):
+    """Does *disp* allocate a shared/local array whose constant shape numba.cuda
+    cannot read as it is (``TPB * 2``, a local ``N = 16``)? Then the CUDA target
+    compiles it from its rewritten source (``_control.fold_array_shapes``)."""
+    try:
+        tree = copy.deepcopy(disp.source_tree)
+    except NumquadTypeError:                             # no source to read
+        return False
+    return _control.fold_array_shapes(tree, disp.py_func)
+
+
+def uses_ops(pyfunc):
+    """Does *pyfunc*'s code name a Quad/Wave op or a lane function (by its globals
+    and closure; for a function whose source cannot be read)?"""
+    values = [pyfunc.__globals__[n] for n in _names(pyfunc.__code__) if n in pyfunc.__globals__]
+    for cell in pyfunc.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            pass
+    return any(v is ops.Quad or v is ops.Wave or v is _PACKAGE or ops.of_function(v) is not None
+               or isinstance(v, xpu.Dispatcher) for v in values)
