@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import linecache
 import time
 
 import numpy as np
 
 from . import ops as _ops
 from . import xpu as _xpu
+from ._source import exec_source
 
 __all__ = ["CASES", "SEL_MODES", "Result", "check", "check_many", "dtypes_for", "expected",
            "kernel_for", "random_values", "run_task", "sel_modes", "throughput"]
@@ -100,9 +100,8 @@ def kernel_for(qualname, sel_mode=None, shape="guard", count=1):
         fname=fname, calls=calls,
         xs=", ".join(f"x{k}" for k in range(count)), outs=", ".join(f"o{k}" for k in range(count)))
     filename = f"<numquad-opcheck {fname}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns = {"xpu": _xpu, "Quad": _ops.Quad, "Wave": _ops.Wave}
-    exec(compile(src, filename, "exec"), ns)
+    exec_source(src, filename, ns)
     return _xpu.jit(ns[fname])
 
 

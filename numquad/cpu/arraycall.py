@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _lanecall
 from . import launch as _launch
+from .._source import exec_source
 
 __all__ = ["call_lane_function", "prepare_args"]
 
@@ -82,11 +83,10 @@ def _wrappers(d, is_arr):
         f"    return r\n"
     )
     filename = f"<numquad lane call of {d.__name__} at {d.filename}:{d.firstlineno}>"
-    linecache.cache[filename] = entry = (len(src), None, src.splitlines(True), filename)
-    weakref.finalize(d, _forget_source, filename, entry)
     from .. import xpu
     ns = {"xpu": xpu, "f": d}
-    exec(compile(src, filename, "exec"), ns)
+    entry = exec_source(src, filename, ns)
+    weakref.finalize(d, _forget_source, filename, entry)
     return jit(ns[fname], debug=d.debug, fastmath=d.fastmath), ns[fname + "_rt"]
 
 

@@ -37,7 +37,6 @@ CUDA target is used.
 from __future__ import annotations
 
 import contextlib
-import linecache
 import re
 import threading
 
@@ -55,6 +54,7 @@ from .intrinsics import HELPERS
 from .errors import NUMBA_ERRORS, numquad_error, user_errors
 from .nvvmir import no_fma
 from .substitute import cuda_pyfunc, folds_shapes, masked_pyfunc, uses_ops
+from .._source import exec_source
 
 __all__ = ["CUDATarget", "no_fma"]
 
@@ -127,9 +127,8 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False):
     template = _MASKED_LANE_CALL_SRC if masked else _LANE_CALL_SRC
     src = template.format(name=name, params=", ".join(params), call=call)
     filename = f"<numquad lane call {name}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = {"cuda": cuda, "f": device_fn, **HELPERS}
-    exec(compile(src, filename, "exec"), scope)  # noqa: S102
+    exec_source(src, filename, scope)
     return cuda.jit(scope[name], fastmath=fastmath, lto=False)
 
 

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import linecache
 import threading
 import types as _pytypes
 
@@ -63,6 +62,7 @@ from numba.cuda.typing import signature
 
 from .. import _control, _llvmops, ops
 from ..errors import NumquadCompileError
+from .._source import exec_source
 
 __all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "full_entry_mask",
            "ballot", "andnot",
@@ -782,8 +782,7 @@ def _make_intrinsic(op):
     src = f"def {op.name}({', '.join(('typingctx',) + params)}):\n" \
           f"    return _type_call(op, ({args}))\n"
     filename = f"<numquad.cuda {op.qualname}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(compile(src, filename, "exec"), scope)  # noqa: S102
+    exec_source(src, filename, scope)
     typer = scope[op.name]
     typer.__doc__ = op.doc
     typer.__qualname__ = op.qualname
