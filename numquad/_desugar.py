@@ -35,7 +35,6 @@ do. Line numbers stay the user's.
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 
 from . import ops as _ops
@@ -53,63 +52,28 @@ _PURE_KERNEL_FUNCTIONS = frozenset({"grid", "gridsize", "popc", "brev", "clz", "
                                     "cbrt", "selp"})
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_MISSING = object()
 
 
-class _Names:
-    """What a call's function names, by the function's globals and closure."""
-
-    def __init__(self, pyfunc, fn):
-        self.globals = getattr(pyfunc, "__globals__", {})
-        self.closure = {}
-        code = getattr(pyfunc, "__code__", None)
-        for name, cell in zip(code.co_freevars if code else (), getattr(pyfunc, "__closure__", None) or ()):
-            try:
-                self.closure[name] = cell.cell_contents
-            except ValueError:                               # an empty cell
-                pass
-        self.locals = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
-                       and isinstance(n.ctx, ast.Store)}
-        self.locals |= {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
-
-    def resolve(self, node):
-        if isinstance(node, ast.Name):
-            if node.id in self.locals:
-                return _MISSING
-            for scope in (self.closure, self.globals):
-                if node.id in scope:
-                    return scope[node.id]
-            return getattr(builtins, node.id, _MISSING)
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            if base is _MISSING:
-                return _MISSING
-            try:
-                return getattr(base, node.attr, _MISSING)
-            except Exception:  # noqa: BLE001 - a property that fails: unknown
-                return _MISSING
-        return _MISSING
-
-    def kind(self, call):
-        """"op" (a cross-lane op or a function that may hold one), "pure" or "other"."""
-        obj = self.resolve(call.func)
-        if obj is _MISSING:
-            return "other"
-        if _ops.of_function(obj) is not None:
-            return "op"
-        from .xpu import Dispatcher
-        if isinstance(obj, Dispatcher):
-            return "op"
-        if obj is print:
-            return "other"
-        module = getattr(obj, "__module__", None) or ""
-        if module == "numquad.xpu" or module.startswith("numba.cuda"):
-            name = (getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")).split(".")[-1]
-            return "pure" if name in _PURE_KERNEL_FUNCTIONS else "other"
-        if getattr(obj, "__module__", None) in _PURE_MODULES or isinstance(obj, type) and \
-                getattr(obj, "__module__", "").split(".")[0] in _PURE_MODULES:
-            return "pure"
+def _kind(env, call, missing):
+    """"op" (a cross-lane op or a function that may hold one), "pure" or "other"; *env*
+    resolves names as numquad/_control.py's analysis does."""
+    obj = env.resolve(call.func)
+    if obj is missing:
         return "other"
+    if _ops.of_function(obj) is not None:
+        return "op"
+    from .xpu import Dispatcher
+    if isinstance(obj, Dispatcher):
+        return "op"
+    if obj is print:
+        return "other"
+    module = getattr(obj, "__module__", None) or ""
+    if module == "numquad.xpu" or module.startswith("numba.cuda"):
+        name = (getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")).split(".")[-1]
+        return "pure" if name in _PURE_KERNEL_FUNCTIONS else "other"
+    if module.split(".")[0] in _PURE_MODULES:            # math.sqrt, np.float32, min ...
+        return "pure"
+    return "other"
 
 
 def _walk(node):
@@ -123,12 +87,17 @@ def _walk(node):
 
 class _Lowering:
     def __init__(self, pyfunc, fn):
-        self.names = _Names(pyfunc, fn)
+        from ._control import _MISSING as missing, _Env   # _control imports this module
+        self.env = _Env(pyfunc, fn)
+        self.missing = missing
         self.count = 0
+
+    def kind(self, call):
+        return _kind(self.env, call, self.missing)
 
     # -- what to lower -----------------------------------------------------------
     def _has_op(self, node):
-        return any(isinstance(n, ast.Call) and self.names.kind(n) == "op" for n in _walk(node))
+        return any(isinstance(n, ast.Call) and self.kind(n) == "op" for n in _walk(node))
 
     def _masked_parts(self, node):
         """The operands of *node* that only some lanes evaluate."""
@@ -162,7 +131,7 @@ class _Lowering:
                     continue
                 if isinstance(n, ast.NamedExpr):
                     return False
-                if isinstance(n, ast.Call) and self.names.kind(n) == "other":
+                if isinstance(n, ast.Call) and self.kind(n) == "other":
                     return False
         return True
 

@@ -236,7 +236,9 @@ def _typeof_args(dispatcher, args, launch=False):
     else:
         return tuple(out)
     out = []
-    where = launch_prefix(dispatcher) if launch else dispatcher.where
+    def where():        # only on an error: a launch with a scalar argument comes here each time
+        return launch_prefix(dispatcher) if launch else dispatcher.where
+
     for i, a in enumerate(args):
         try:
             ty = _typeof(a)
@@ -244,13 +246,13 @@ def _typeof_args(dispatcher, args, launch=False):
             ty = None
         if ty is None and isinstance(a, np.ndarray) and not a.dtype.isnative:
             raise NumquadTypeError(
-                f"{where}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
+                f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"dtype {a.dtype.str} (non-native byte order); kernels take native byte order "
                 f"(a.astype(a.dtype.newbyteorder('=')) converts it)")
         if ty is None or not isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
                                              numba.types.Complex, numba.types.Boolean)):
             raise NumquadTypeError(
-                f"{where}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
+                f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
                 f"{type(a).__name__}, which the CPU target cannot pass; it takes NumPy "
                 f"arrays and bool/int/float/complex scalars"
             )
@@ -258,7 +260,7 @@ def _typeof_args(dispatcher, args, launch=False):
                 ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
                            numba.types.Record)):
             raise NumquadTypeError(
-                f"{where}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
+                f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"{ty.dtype}; the CPU target takes bool, integer, float, complex and record "
                 f"(structured) arrays"
             )
