@@ -945,9 +945,19 @@ class _Emitter:
     def __init__(self, analysis):
         self.a = analysis
         self._count = itertools.count()
+        # names already in the function (numquad/_desugar.py's temporaries among
+        # them): every name made here must differ from all of them
+        self._taken = {n.id for n in ast.walk(analysis.tree) if isinstance(n, ast.Name)}
+
+    def _k(self, *stems):
+        """A number K such that no ``_nq_<stem>K`` is a name of the function."""
+        while True:
+            k = next(self._count)
+            if not any(f"{_RESERVED}{s}{k}" in self._taken for s in stems):
+                return k
 
     def fresh(self, stem):
-        return f"{_RESERVED}{stem}{next(self._count)}"
+        return f"{_RESERVED}{stem}{self._k(stem)}"
 
     # -- the function -----------------------------------------------------------
     def function(self):
@@ -1024,7 +1034,7 @@ class _Emitter:
         the test is lane-varying and a branch reads the mask."""
         if uniform or not (_reads_mask(body) or _reads_mask(orelse)):
             return _located([ast.If(test=test, body=body or [ast.Pass()], orelse=orelse)], where)
-        k = next(self._count)
+        k = self._k("c", "b", "m")
         c, b, m = f"_nq_c{k}", f"_nq_b{k}", f"_nq_m{k}"
         then = [_assign(MASK, _name(b))] + body
         els = list(orelse)
@@ -1073,7 +1083,7 @@ class _Emitter:
         return [_StmtMasker(self.a).visit(copy.deepcopy(s))]
 
     def kept_loop(self, s, info, ctx):
-        k = next(self._count)
+        k = self._k("cnt")
         inner = _ECtx(brk=None, cnt=f"_nq_cnt{k}" if info.cnt else None)
         body = self.block(s.body, inner)
         if info.cnt:
@@ -1091,7 +1101,7 @@ class _Emitter:
 
     def while_form(self, s, info, ctx):
         a = self.a
-        k = next(self._count)
+        k = self._k("brk", "cnt", "i", "e", "s", "n", "q", "c", "a", "m")
         inner = _ECtx(brk=f"_nq_brk{k}" if info.brk else None,
                       cnt=f"_nq_cnt{k}" if info.cnt else None)
         pre, head, bind = [], [], []

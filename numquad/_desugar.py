@@ -6,19 +6,19 @@ do: the op's member mask is the lanes that evaluate it. The compiled targets
 (numquad/_control.py for CUDA, numquad/cpu/frontend.py for the CPU) mask
 statements, not sub-expressions, so both read the function after this rewrite
 (``Dispatcher.source_tree``), which turns each such expression into ``if``
-statements that assign a temporary ``_nq_cN``, placed before the statement that
+statements that assign a temporary ``_nq_cxN``, placed before the statement that
 held it::
 
     out[i] = A if c else B          if c:
-                                        _nq_c0 = A
+                                        _nq_cx0 = A
                                     else:
-                                        _nq_c0 = B
-                                    out[i] = _nq_c0
+                                        _nq_cx0 = B
+                                    out[i] = _nq_cx0
 
-    if a and B:                     _nq_c0 = a
-        ...                         if _nq_c0:
-                                        _nq_c0 = B
-                                    if _nq_c0:
+    if a and B:                     _nq_cx0 = a
+        ...                         if _nq_cx0:
+                                        _nq_cx0 = B
+                                    if _nq_cx0:
                                         ...
 
 A ``while`` whose test holds one becomes ``while True:`` with the test computed
@@ -43,7 +43,7 @@ __all__ = ["lower_conditional_ops", "is_temporary", "RESERVED"]
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"
-_TEMPORARY = re.compile(r"_nq_c\d+")
+_TEMPORARY = re.compile(r"_nq_cx\d+")   # no other rewrite makes _nq_cx names
 
 _PURE_MODULES = ("math", "numpy", "builtins")
 #: xpu/numba.cuda functions without side effects (atomics, barriers, fences and
@@ -137,7 +137,7 @@ class _Lowering:
 
     # -- the rewrite ---------------------------------------------------------------
     def _temp(self):
-        name = f"{RESERVED}c{self.count}"
+        name = f"{RESERVED}cx{self.count}"
         self.count += 1
         return name
 

@@ -7,10 +7,14 @@ that evaluate the op active, or from the python target (the independent interpre
 on random inputs with poisoned outputs.
 """
 
+import ast
+
 import numpy as np
 import pytest
 
-from numquad import NumquadCompileError, Quad, Wave, ops, xpu
+from numquad import NumquadCompileError, Quad, Wave, _control, fuzz, ops, xpu
+from numquad._desugar import is_temporary
+from numquad._source import exec_source
 
 R = {q: op.reference for q, op in ops.OPS.items()}
 W = 32
@@ -173,3 +177,41 @@ def test_an_op_beside_an_atomic_is_refused_with_a_way_out():
     for msg in msgs:
         assert "Wave.prefixSum inside a conditional expression" in msg
         assert "assign the result to a variable in a plain statement first" in msg
+
+
+def _stores(tree):
+    counts = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
+
+
+def _kernels_with_temporaries():
+    yield from (k_ternary, k_and, k_or, xpu.jit(k_while_test), xpu.jit(k_elif_and_nested),
+                xpu.jit(k_loop_and_lane_function), xpu.jit(k_grid_beside_it))
+    for index in range(120):           # the fuzzer's kernels with conditional expressions
+        case = fuzz.generate(2026, index)
+        if " if " not in case.source and " or " not in case.source and " and " not in case.source:
+            continue
+        scope = {}
+        exec_source(case.source, f"<conditional fuzz case {index}>", scope)
+        yield from (v for v in scope.values() if isinstance(v, xpu.Dispatcher))
+
+
+def test_the_gpu_mask_rewrite_leaves_the_temporaries_alone():
+    """The CUDA target's mask rewrite (numquad/_control.py) adds its own variables
+    (``_nq_cK`` for a branch's test, ...); none may be one of the temporaries the
+    conditional-expression rewrite made. When both were ``_nq_c0``, ``x or
+    Wave.prefixSum(...)`` gave wrong bits on the H200 (the branch test overwrote the
+    value) while the CPU was right. Each temporary is stored as often after the mask
+    rewrite as before it."""
+    seen = 0
+    for k in _kernels_with_temporaries():
+        before = {n: c for n, c in _stores(k.source_tree).items() if is_temporary(n)}
+        if not before:
+            continue
+        seen += 1
+        after = _stores(_control.masked_function(k))
+        assert {n: after.get(n) for n in before} == before, ast.unparse(_control.masked_function(k))
+    assert seen >= 10
