@@ -296,7 +296,13 @@ class Generator:
                 self.features.add("math")
                 fn = self.pick(["math.sqrt", "math.fabs", "abs", "math.fmod", "math.copysign"])
                 a = self.expr(dt, sc, depth - 1)
-                if fn in ("math.fmod", "math.copysign"):
+                if fn == "math.copysign":
+                    # the sign from an integer, never a NaN: a NaN's sign bit is
+                    # outside the bit-for-bit promise (docs/semantics.md), and
+                    # copysign would carry it into a number
+                    b = self.expr(self.pick(INT_TYPES), sc, depth - 1)
+                    return f"np.{dt}({fn}({a}, np.{dt}({b})))"
+                if fn == "math.fmod":
                     return f"np.{dt}({fn}({a}, {self.expr(dt, sc, depth - 1)}))"
                 return f"np.{dt}({fn}({a}))"
             if dt in FLOAT_TYPES:
