@@ -202,7 +202,8 @@ class _CudaWarpFunctions(ast.NodeTransformer):
                 ast.copy_location(n, node)
             return e
         if name in _SHFL:
-            return P(f"__nq_Wave.{_SHFL[name]}(V, S)", V=a[1], S=a[2])
+            # PTX's shfl.sync reads the selector's low five bits (bval[4:0] = b[4:0])
+            return P(f"__nq_Wave.{_SHFL[name]}(V, S & 31)", V=a[1], S=a[2])
         if name == "activemask":
             return P("__nq_Wave.ballot(True)")
         if name == "lanemask_lt":

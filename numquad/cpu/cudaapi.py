@@ -128,13 +128,16 @@ def _rows():
             "a sequentially consistent fence; ends a region like syncwarp"),
         Api("threadfence_block", _G_SYNC, "block-wide memory fence", True, "as threadfence"),
         Api("threadfence_system", _G_SYNC, "system-wide memory fence", True, "as threadfence"),
-        Api("shfl_sync", _G_WARP, "`(mask, value, src_lane)`: value of lane src_lane", True,
-            "value: 32/64-bit int or float (numba.cuda's rule); mask: an integer", False),
-        Api("shfl_up_sync", _G_WARP, "`(mask, value, delta)`: value of lane laneid - delta", True,
-            "as shfl_sync", False),
-        Api("shfl_down_sync", _G_WARP, "`(mask, value, delta)`: value of lane laneid + delta", True,
-            "as shfl_sync", False),
-        Api("shfl_xor_sync", _G_WARP, "`(mask, value, lane_mask)`: value of lane laneid ^ lane_mask", True,
+        Api("shfl_sync", _G_WARP, "`(mask, value, src_lane)`: value of lane src_lane & 31", True,
+            "value: 32/64-bit int or float (numba.cuda's rule); mask: an integer; the selector's "
+            "low five bits, as the GPU reads them (`shfl.sync`)", False),
+        Api("shfl_up_sync", _G_WARP,
+            "`(mask, value, delta)`: value of lane laneid - (delta & 31), own value below lane 0", True,
+            "as shfl_sync (a delta of -1 reads lane laneid - 31, 33 reads laneid - 1)", False),
+        Api("shfl_down_sync", _G_WARP,
+            "`(mask, value, delta)`: value of lane laneid + (delta & 31), own value past lane 31", True,
+            "as shfl_sync (a delta of 33 reads laneid + 1)", False),
+        Api("shfl_xor_sync", _G_WARP, "`(mask, value, lane_mask)`: value of lane laneid ^ (lane_mask & 31)", True,
             "as shfl_sync", False),
         Api("all_sync", _G_WARP, "`(mask, pred)`: all lanes of mask (bool)", True,
             "mask: an integer; pred: an integer or bool", False),
@@ -747,6 +750,24 @@ def _shfl_check(name):
     return check
 
 
+def _lane_bits(name):
+    """The selector of a numba.cuda shuffle as the GPU reads it: its low five bits
+    (PTX's ``shfl.sync`` takes ``bval[4:0] = b[4:0]``), as uint32."""
+    what = "src_lane" if name == "shfl_sync" else "lane_mask" if name == "shfl_xor_sync" else "delta"
+
+    @intrinsic
+    def check(typingctx, sel):
+        s = types.unliteral(sel)
+        if not isinstance(s, types.Integer):
+            raise TypingError(f"cuda.{name}: {what} must be an integer. Got {sel}")
+
+        def codegen(context, builder, sig, args):
+            v = context.cast(builder, args[0], s, types.uint32)
+            return builder.and_(v, v.type(31))
+        return types.uint32(sel), codegen
+    return check
+
+
 def _match_value(name):
     @intrinsic
     def check(typingctx, value):
@@ -819,6 +840,7 @@ def spelling_helpers():
         out[f"_nq_cu_mask_{n}"] = _mask_check(n)
         out[f"_nq_cu_pred_{n}"] = _pred_check(n)
         out[f"_nq_cu_shfl_{n}"] = _shfl_check(n)
+        out[f"_nq_cu_lane_{n}"] = _lane_bits(n)
         out[f"_nq_cu_mval_{n}"] = _match_value(n)
     return out
 

@@ -321,8 +321,10 @@ class _CudaSpellings(ast.NodeTransformer):
 
         if name in self._SHFL:
             # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py)
-            # (the check is a separate tuple item so that V stays the op's operand as written)
-            return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, S))[1]", M=a[0], V=a[1], S=a[2])
+            # (the check is a separate tuple item so that V stays the op's operand as written);
+            # the selector's low five bits, as the GPU reads it (cudaapi._lane_bits)
+            return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, _nq_cu_lane_{name}(S)))[1]",
+                     M=a[0], V=a[1], S=a[2])
         if name == "activemask":
             return P("_nq_Wave.ballot(True)")
         if name == "lanemask_lt":

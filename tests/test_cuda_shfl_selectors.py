@@ -1,0 +1,134 @@
+"""numba.cuda's shuffles (``cuda.shfl_sync``, ``shfl_up_sync``, ``shfl_down_sync``,
+``shfl_xor_sync``) with any selector, on every target, as the GPU computes them.
+
+numba-cuda hands the selector to PTX's ``shfl.sync``, which reads only its low five
+bits (``bval[4:0] = b[4:0]`` in the PTX ISA's semantics of ``shfl.sync``), then
+clamps the source lane: ``shfl_down_sync(m, v, 33)`` reads lane + 1 and
+``shfl_up_sync(m, v, -1)`` reads lane - 31. numquad's own ``Wave.shuffleDown`` is
+exact instead (docs/semantics.md); the numba.cuda spellings keep numba.cuda's
+meaning on the CPU and python targets too. The expected values come from a NumPy
+model of the PTX pseudocode below, which shares nothing with numquad. Every lane
+of every wave is active (blocks of 64 threads), so no read is undefined on the GPU.
+"""
+
+import numpy as np
+import pytest
+
+from numquad import xpu
+
+cuda = pytest.importorskip("numba.cuda")
+
+W = 32
+N = 128
+POISON = {np.dtype(np.int32): -777, np.dtype(np.int64): -777,
+          np.dtype(np.float32): np.nan, np.dtype(np.float64): np.nan}
+# numba-cuda's shfl_sync_intrinsic: (mode, c) for each function
+_MODES = {"idx": (0, 0x1F), "up": (1, 0), "down": (2, 0x1F), "bfly": (3, 0x1F)}
+
+
+def ptx_shfl(v, b, mode):
+    """PTX ISA, ``shfl.sync`` semantics, for whole waves of *v* (all lanes active)."""
+    _, c = _MODES[mode]
+    out = v.copy()
+    for w in range(0, v.size, W):
+        for lane in range(W):
+            bval = int(b[w + lane]) & 31
+            cval, segmask = c & 31, (c >> 8) & 31
+            max_lane = (lane & segmask) | (cval & ~segmask)
+            min_lane = lane & segmask
+            if mode == "up":
+                j = lane - bval
+                ok = j >= max_lane
+            elif mode == "down":
+                j = lane + bval
+                ok = j <= max_lane
+            elif mode == "bfly":
+                j = lane ^ bval
+                ok = j <= max_lane
+            else:
+                j = min_lane | (bval & ~segmask)
+                ok = j <= max_lane
+            out[w + lane] = v[w + j] if ok else v[w + lane]
+    return out
+
+
+def _per_lane(x, d, o_idx, o_up, o_down, o_xor):
+    i = xpu.grid(1)
+    o_idx[i] = cuda.shfl_sync(0xFFFFFFFF, x[i], d[i])
+    o_up[i] = cuda.shfl_up_sync(0xFFFFFFFF, x[i], d[i])
+    o_down[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], d[i])
+    o_xor[i] = cuda.shfl_xor_sync(cuda.activemask(), x[i], d[i])
+
+
+def _constants(x, o_idx, o_up, o_down, o_xor):
+    i = xpu.grid(1)
+    o_idx[i] = cuda.shfl_sync(0xFFFFFFFF, x[i], 37)
+    o_up[i] = cuda.shfl_up_sync(0xFFFFFFFF, x[i], -1)
+    o_down[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], 33)
+    o_xor[i] = cuda.shfl_xor_sync(0xFFFFFFFF, x[i], -3)
+
+
+k_per_lane = xpu.jit(_per_lane)
+k_constants = xpu.jit(_constants)
+k_per_lane_debug = xpu.jit(_per_lane, debug=True)
+k_constants_debug = xpu.jit(_constants, debug=True)
+CONSTANTS = (37, -1, 33, -3)
+
+TARGETS = ["cpu", "cpu-debug", "python",
+           pytest.param("cuda", marks=pytest.mark.skipif(
+               not cuda.is_available(), reason="no CUDA GPU"))]
+
+
+def _run(k, kd, target, *args):
+    if target == "cuda":
+        dev = [cuda.to_device(a) for a in args]
+        k.cuda[N // 64, 64](*dev)
+        for a, d in zip(args, dev):
+            a[...] = d.copy_to_host()
+    elif target == "cpu-debug":
+        kd.cpu[N // 64, 64](*args)
+    else:
+        getattr(k, target)[N // 64, 64](*args)
+
+
+def _values(rng, dt):
+    if np.dtype(dt).kind == "f":
+        return rng.standard_normal(N).astype(dt)
+    return rng.integers(-10**6, 10**6, N).astype(dt)
+
+
+def _outs(dt):
+    return [np.full(N, POISON[np.dtype(dt)], dt) for _ in range(4)]
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("target", TARGETS)
+def test_per_lane_selectors_use_their_low_five_bits(target, dt, rng):
+    x = _values(rng, dt)
+    d = rng.integers(-100, 100, N).astype(np.int32)
+    d[:8] = [-1, -31, -32, 32, 33, 63, 64, 2**31 - 1]
+    outs = _outs(dt)
+    _run(k_per_lane, k_per_lane_debug, target, x, d, *outs)
+    for got, mode in zip(outs, ("idx", "up", "down", "bfly")):
+        np.testing.assert_array_equal(got, ptx_shfl(x, d, mode), err_msg=mode)
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.float64])
+@pytest.mark.parametrize("target", TARGETS)
+def test_constant_selectors_use_their_low_five_bits(target, dt, rng):
+    x = _values(rng, dt)
+    outs = _outs(dt)
+    _run(k_constants, k_constants_debug, target, x, *outs)
+    for got, mode, c in zip(outs, ("idx", "up", "down", "bfly"), CONSTANTS):
+        np.testing.assert_array_equal(got, ptx_shfl(x, np.full(N, c), mode), err_msg=mode)
+
+
+def test_the_ptx_model_reads_what_the_pseudocode_says():
+    """The model against hand-worked lanes (lane 0 and lane 31 of one wave)."""
+    v = np.arange(100, 132)
+    assert ptx_shfl(v, np.full(32, 33), "down")[0] == 101       # 33 & 31 = 1
+    assert ptx_shfl(v, np.full(32, 33), "down")[31] == 131      # 31 + 1 > 31: own
+    assert ptx_shfl(v, np.full(32, -1), "up")[31] == 100        # -1 & 31 = 31: lane 0
+    assert ptx_shfl(v, np.full(32, -1), "up")[30] == 130        # 30 - 31 < 0: own
+    assert ptx_shfl(v, np.full(32, 37), "idx")[9] == 105        # lane 37 & 31
+    assert ptx_shfl(v, np.full(32, -3), "bfly")[0] == 129       # 0 ^ 29
