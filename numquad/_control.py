@@ -175,6 +175,13 @@ def _cuda_table():
     return table
 
 
+def _is_activemask(obj):
+    """numba.cuda's ``activemask``: the structured mask on every target, not the
+    lanes the hardware happens to run together (docs/semantics.md)."""
+    cuda = sys.modules.get("numba.cuda")
+    return cuda is not None and obj is getattr(cuda, "activemask", None)
+
+
 def _builtin_name(obj):
     name = _xpu.builtin_name(obj)
     if name is not None:
@@ -267,8 +274,9 @@ class _Immutable:
 
 @dataclasses.dataclass(frozen=True)
 class CallSite(_Immutable):
-    """A call that needs the current mask: ``kind`` "op" (``op`` set) or "lane"
-    (a call of ``callee``, an ``@xpu.jit`` function that needs a mask)."""
+    """A call that needs the current mask: ``kind`` "op" (``op`` set), "lane" (a
+    call of ``callee``, an ``@xpu.jit`` function that needs a mask) or
+    "activemask" (numba.cuda's ``activemask()``, which becomes the mask itself)."""
     kind: str
     op: Optional[_ops.Op] = None
     callee: object = None
@@ -443,6 +451,9 @@ class Analysis:
             if op is not None:
                 if op.kind != "query":
                     node._nq_call = CallSite("op", op=op)
+            elif _is_activemask(obj):
+                if not node.args and not node.keywords:   # else numba.cuda's own error
+                    node._nq_call = CallSite("activemask")
             elif isinstance(obj, _xpu.Dispatcher) and id(obj) != self._self_id:
                 try:
                     callee_needs = needs_mask(obj)
@@ -460,7 +471,8 @@ class Analysis:
         """Constructs that cannot hold a mask-taking call (the CPU target's rules)."""
         def name(c):
             site = c._nq_call
-            return site.op.qualname if site.kind == "op" else f"{site.callee.__name__}()"
+            return site.op.qualname if site.kind == "op" else "cuda.activemask()" \
+                if site.kind == "activemask" else f"{site.callee.__name__}()"
 
         def refuse(node, what):
             for n in _walk(node):
@@ -1204,6 +1216,8 @@ class _CallMasker(ast.NodeTransformer):
         site = getattr(node, "_nq_call", None)
         if site is None:
             return node
+        if site.kind == "activemask":
+            return ast.copy_location(_name(MASK), node)
         if site.kind == "op":
             op = site.op
             args = list(node.args)

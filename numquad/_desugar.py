@@ -50,6 +50,10 @@ _PURE_MODULES = ("math", "numpy", "builtins")
 #: warp functions are not).
 _PURE_KERNEL_FUNCTIONS = frozenset({"grid", "gridsize", "popc", "brev", "clz", "ffs", "fma",
                                     "cbrt", "selp"})
+#: numba.cuda's warp functions: cross-lane, evaluated only by the lanes that reach them
+_CUDA_WARP_FUNCTIONS = frozenset({"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+                                  "ballot_sync", "all_sync", "any_sync", "eq_sync", "activemask",
+                                  "match_any_sync", "match_all_sync"})
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -70,6 +74,8 @@ def _kind(env, call, missing):
     module = getattr(obj, "__module__", None) or ""
     if module == "numquad.xpu" or module.startswith("numba.cuda"):
         name = (getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")).split(".")[-1]
+        if name in _CUDA_WARP_FUNCTIONS and module.startswith("numba.cuda"):
+            return "op"
         return "pure" if name in _PURE_KERNEL_FUNCTIONS else "other"
     if module.split(".")[0] in _PURE_MODULES:            # math.sqrt, np.float32, min ...
         return "pure"
