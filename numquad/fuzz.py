@@ -19,7 +19,9 @@ persists) for the first ``--shrink`` failures.
 The generated kernels follow the validity rules of docs/RELIABILITY.md ("The
 differential fuzzer"): one fixed NumPy type per variable, explicit constructors
 around every arithmetic result, float arithmetic ``+ - * / // %`` and the exact
-math functions (``sqrt``, ``fabs``, ``fmod``, ``copysign``), no races, barriers
+math functions (``sqrt``, ``fabs``, ``fmod``, ``copysign``), numba.cuda's spellings
+of the votes and shuffles (``cuda.ballot_sync(cuda.activemask(), p)`` anywhere;
+``cuda.shfl_*_sync`` only where every lane of every wave is active), no races, barriers
 only at the top level, atomics only where their order cannot show, every output
 element written by one thread or by none.
 """
@@ -215,6 +217,11 @@ class Generator:
         self.allocs = []                # lines at the top of the kernel
         self.calls = 0
         self.local = None               # (name, dtype) of a per-thread array
+        # numba.cuda's spellings: votes and matches anywhere (their mask is
+        # cuda.activemask()); shuffles only where every lane of every wave is
+        # active (a read of an inactive lane is undefined on the GPU)
+        self.cuda_spell = self.chance(0.3)
+        self.converged = False          # set while the kernel's top level is converged
 
     # -- small helpers ---------------------------------------------------------
     def fresh(self, stem):
@@ -345,6 +352,16 @@ class Generator:
 
     def opcall(self, dt, sc, depth):
         op, odt = self.pick(_PRODUCERS[dt])
+        if self.cuda_spell and self.converged and sc.depth == 0 and sc.lanefn is None \
+                and dt in ("int32", "int64", "float32", "float64") and self.chance(0.5):
+            op = self.pick(("Wave.shuffle", "Wave.shuffleXor", "Wave.shuffleUp", "Wave.shuffleDown"))
+            self.features.add("cuda-" + op)
+            return self.cuda_spelled(op, dt, sc, depth)
+        if self.cuda_spell and self.chance(0.4):
+            spelled = self.cuda_spelled(op, odt, sc, depth)
+            if spelled is not None:
+                self.features.add("cuda-" + op)
+                return spelled
         self.features.add(op)
         if op == "Wave.allEqual" and odt in FLOAT_TYPES:
             # compares bits: a NaN computed here has a target-dependent payload
@@ -355,6 +372,34 @@ class Generator:
         if OPS[op][2] is not None:
             return f"{op}({operand}, {self.selector(op, sc, depth)})"
         return f"{op}({operand})"
+
+    def cuda_spelled(self, op, odt, sc, depth):
+        """*op* on an *odt* operand in numba.cuda's spelling, with numba.cuda's
+        types (votes and ballots take an integer or bool predicate, shuffles and
+        matches a 32/64-bit value), or None where numba.cuda has no such call or it
+        would be undefined here."""
+        mask = "cuda.activemask()"
+        if op in ("Wave.ballot", "Wave.any", "Wave.all", "Wave.countBits"):
+            p = self.expr(odt, sc, depth)
+            if op == "Wave.ballot":
+                return f"np.uint32(cuda.ballot_sync({mask}, {p}))"
+            if op == "Wave.countBits":
+                return f"np.uint32(cuda.popc(np.uint32(cuda.ballot_sync({mask}, {p}))))"
+            return f"np.bool_(cuda.{op[5:]}_sync({mask}, {p}))"
+        if op == "Wave.allEqual" and odt in ("int32", "int64"):
+            v = self.expr(odt, sc, depth)
+            # all active lanes hold the lowest active lane's value
+            return f"(np.uint32(cuda.match_any_sync({mask}, {v})) == {mask})"
+        if op in ("Wave.shuffle", "Wave.shuffleXor", "Wave.shuffleUp", "Wave.shuffleDown") \
+                and odt in ("int32", "int64", "float32", "float64") and self.converged \
+                and sc.depth == 0 and sc.lanefn is None:
+            fn = {"Wave.shuffle": "shfl_sync", "Wave.shuffleXor": "shfl_xor_sync",
+                  "Wave.shuffleUp": "shfl_up_sync", "Wave.shuffleDown": "shfl_down_sync"}[op]
+            m = self.pick([mask, "0xFFFFFFFF", "np.uint32(4294967295)"])
+            st = self.pick(("int32", "int64"))          # numba-cuda truncates 32/64-bit selectors
+            sel = self.pick([str(self.r.randrange(-40, 70)), f"np.{st}({self.selector(op, sc, depth)})"])
+            return f"cuda.{fn}({m}, {self.expr(odt, sc, depth)}, {sel})"
+        return None
 
     def cond(self, sc, uniform_ok=True):
         r = self.r
@@ -586,6 +631,8 @@ class Generator:
 
     def st_return(self, sc, lines, pad, ind):
         self.features.add("return")
+        if not sc.lanefn:
+            self.converged = False
         lines.append(f"{pad}if {self.cond(sc, uniform_ok=False)}:")
         if sc.lanefn:
             lines.append(f"{pad}    return {sc.lanefn[0]}")
@@ -655,6 +702,13 @@ class Generator:
     def generate(self):
         r = self.r
         griddim, blockdim = self.launch()
+        # half the kernels with numba.cuda's spellings run whole waves unguarded, where
+        # its shuffles are defined (see cuda_spelled)
+        whole = self.cuda_spell and self.chance(0.5)
+        if whole and int(np.prod(blockdim)) % 32:
+            blockdim = self.pick([(32,), (64,), (96,), (256,), (8, 4), (2, 16), (32, 2, 2),
+                                  (4, 4, 2)])
+            griddim = tuple(r.randint(1, 2) for _ in blockdim)
         B = int(np.prod(blockdim))
         N = B * int(np.prod(griddim))
         nd = len(blockdim)
@@ -663,7 +717,7 @@ class Generator:
             lanefn_lines += self.lanefn(k) + [""]
         has_barrier = self.chance(0.35)
         has_syncwarp = self.chance(0.25)
-        guard = self.pick(["if", "if", "return", "none"])
+        guard = "none" if whole else self.pick(["if", "if", "return", "none"])
         allow_return = not (has_barrier or has_syncwarp)
         if guard == "return" and not allow_return:
             guard = "if"
@@ -682,6 +736,7 @@ class Generator:
             body.append(f"i = np.int64(b) * np.int64({B}) + np.int64(t)  # keep")
             self.features.add(f"launch-{nd}d")
         n_name = self.arg("n", "n", "int64")
+        self.converged = guard == "none" and B % 32 == 0
         if guard == "return":
             body.append(f"if i >= {n_name}:  # keep")
             body.append("    return  # keep")
@@ -730,6 +785,8 @@ class Generator:
                 a.size = N
         params = [a.name for a in self.args.values()]
         lines = ["import math", "", "import numpy as np", "from numquad import xpu, Quad, Wave", "", ""]
+        if self.cuda_spell:
+            lines[4:4] = ["from numba import cuda"]
         lines += lanefn_lines
         lines.append("@xpu.jit")
         lines.append(f"def {KERNEL}({', '.join(params)}):")
