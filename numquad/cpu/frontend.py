@@ -1010,6 +1010,11 @@ class Frontend:
                 return int(_FOLD[type(node.op)](a, b))
             except (ZeroDivisionError, ValueError, OverflowError):
                 return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 \
+                and node.func.id.startswith("_nq_cu_lane_"):
+            # a numba.cuda shuffle's selector: its low five bits (cudaapi._lane_bits)
+            v = self._constant_int(node.args[0])
+            return None if v is None else v & 31
         if isinstance(node, ast.Name) and node.id in getattr(self, "consts", ()):
             v = self.consts[node.id]
             return v if isinstance(v, int) else None
