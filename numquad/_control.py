@@ -113,7 +113,7 @@ from .errors import NumquadCompileError, NumquadTypeError
 __all__ = [
     "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
-    "analyze", "needs_mask", "masked_function", "fold_array_shapes",
+    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "Env", "MISSING",
 ]
 
 #: The mask variable of the generated code (uint32, bit i: lane i takes part).
@@ -146,7 +146,8 @@ _RESERVED = "_nq_"
 _RET = "_nq_ret"
 _RES = "_nq_res"
 
-_MISSING = object()
+#: What :meth:`Env.resolve` gives for a name it cannot resolve statically.
+MISSING = object()
 
 # ---------------------------------------------------------------------------
 # Name resolution: globals, closure, builtins, numba.cuda spellings
@@ -208,8 +209,9 @@ def _local_names(fn):
     return names
 
 
-class _Env:
-    """Name resolution for one function: its globals, closure and locals."""
+class Env:
+    """Name resolution for one function: its globals, closure and locals (the
+    analysis here, numquad/_desugar.py and the CPU frontend all resolve names so)."""
 
     def __init__(self, pyfunc, fn):
         self.globals = pyfunc.__globals__
@@ -224,33 +226,33 @@ class _Env:
 
     def lookup(self, name):
         if name in self.locals:
-            return _MISSING
+            return MISSING
         if name in self.closure:
             return self.closure[name]
         if name in self.globals:
             return self.globals[name]
-        return getattr(_builtins, name, _MISSING)
+        return getattr(_builtins, name, MISSING)
 
     def resolve(self, node):
-        """The Python object an expression like ``a.b.c`` names, else _MISSING."""
+        """The Python object an expression like ``a.b.c`` names, else MISSING."""
         if isinstance(node, ast.Name):
             return self.lookup(node.id)
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
-            if base is _MISSING:
-                return _MISSING
+            if base is MISSING:
+                return MISSING
             try:
-                return getattr(base, node.attr, _MISSING)
+                return getattr(base, node.attr, MISSING)
             except Exception:  # noqa: BLE001 - a property that fails: unknown
-                return _MISSING
-        return _MISSING
+                return MISSING
+        return MISSING
 
     def builtin(self, node):
         """The xpu builtin an expression names ("grid", "threadIdx.x", ...), else None."""
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return None
         obj = self.resolve(node)
-        if obj is not _MISSING:
+        if obj is not MISSING:
             name = _builtin_name(obj)
             if name is not None:
                 return name
@@ -405,7 +407,7 @@ class Analysis:
         self.name = dispatcher.__name__
         self.is_kernel = dispatcher.is_kernel
         self.tree = copy.deepcopy(dispatcher.source_tree)
-        self.env = _Env(dispatcher.py_func, self.tree)
+        self.env = Env(dispatcher.py_func, self.tree)
         for name in sorted(self.env.locals):
             if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; "
@@ -445,7 +447,7 @@ class Analysis:
             if not isinstance(node, ast.Call):
                 continue
             obj = self.env.resolve(node.func)
-            if obj is _MISSING:
+            if obj is MISSING:
                 continue
             op = _ops.of_function(obj)
             if op is not None:
@@ -540,13 +542,13 @@ class Analysis:
             if b is not None:
                 return b in UNIFORM_BUILTINS
             obj = self.env.resolve(e)
-            if obj is not _MISSING:
+            if obj is not MISSING:
                 return self._uniform_object(obj)
             return u(e.value)
         if isinstance(e, ast.Subscript):
             v = e.value
             shape = isinstance(v, ast.Attribute) and v.attr in ("shape", "strides")
-            const = self.env.resolve(v) is not _MISSING and self._uniform_object(self.env.resolve(v))
+            const = self.env.resolve(v) is not MISSING and self._uniform_object(self.env.resolve(v))
             return (shape or const) and u(v) and u(e.slice)
         if isinstance(e, ast.Index):                      # Python < 3.9
             return u(e.value)
@@ -568,7 +570,7 @@ class Analysis:
             if getattr(e, "_nq_call", None) is not None:
                 return False
             f = self.env.resolve(e.func)
-            if f is _MISSING:
+            if f is MISSING:
                 return False
             op = _ops.of_function(f)
             if op is not None:
@@ -585,7 +587,7 @@ class Analysis:
     @staticmethod
     def _uniform_object(obj):
         """A global or closure value: a constant unless it is a per-lane builtin."""
-        if obj is _MISSING:
+        if obj is MISSING:
             return False
         b = _builtin_name(obj)
         if b is not None:
@@ -874,7 +876,7 @@ def fold_array_shapes(tree, pyfunc) -> bool:
     local ``N = 16``) as that literal, in place; numba.cuda takes only literals and
     global names there. True when something changed. The CPU target folds the
     same forms in its frontend (numquad/cpu/cudaapi.py, ``constant_shape``)."""
-    env = _Env(pyfunc, tree)
+    env = Env(pyfunc, tree)
     stores = {}
     for n in _walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):

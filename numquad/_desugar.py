@@ -93,8 +93,8 @@ def _walk(node):
 
 class _Lowering:
     def __init__(self, pyfunc, fn):
-        from ._control import _MISSING as missing, _Env   # _control imports this module
-        self.env = _Env(pyfunc, fn)
+        from ._control import MISSING as missing, Env   # _control imports this module
+        self.env = Env(pyfunc, fn)
         self.missing = missing
         self.count = 0
 

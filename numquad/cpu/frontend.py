@@ -17,7 +17,6 @@ Every node keeps the user's line number; errors name the user's file and line.
 from __future__ import annotations
 
 import ast
-import builtins
 import copy
 import dataclasses
 import itertools
@@ -28,6 +27,7 @@ from typing import Optional
 import numpy as np
 
 from .. import _desugar
+from .._control import MISSING as _MISSING, Env as _SharedEnv
 from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError
@@ -126,7 +126,6 @@ class Jump:
 
 # -- resolution ---------------------------------------------------------------
 
-_MISSING = object()
 
 
 def _cuda_aliases():
@@ -177,44 +176,21 @@ def builtin_name(obj):
     return None
 
 
-class _Env:
-    """Name resolution for one function: its globals, closure and locals."""
+class _Env(_SharedEnv):
+    """numquad/_control.py's name resolution, with numba.cuda device functions read
+    as ``@xpu.jit`` functions (cudaapi.as_xpu)."""
 
     def __init__(self, pyfunc, fn: ast.FunctionDef):
+        super().__init__(pyfunc, fn)
         self.pyfunc = pyfunc
-        self.globals = pyfunc.__globals__
-        self.closure = {}
-        if pyfunc.__closure__:
-            for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
-                try:
-                    self.closure[name] = cell.cell_contents
-                except ValueError:
-                    pass
         self.params = [a.arg for a in fn.args.args]
-        self.locals = set(self.params)
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                self.locals.add(node.id)
 
     def lookup(self, name):
-        if name in self.locals:
-            return _MISSING
-        if name in self.closure:
-            return _cudaapi.as_xpu(self.closure[name])
-        if name in self.globals:
-            return _cudaapi.as_xpu(self.globals[name])
-        return getattr(builtins, name, _MISSING)
+        return _cudaapi.as_xpu(super().lookup(name))
 
     def resolve(self, node):
         """The Python object an expression like ``a.b.c`` names, or _MISSING."""
-        if isinstance(node, ast.Name):
-            return self.lookup(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            if base is _MISSING:
-                return _MISSING
-            return _cudaapi.as_xpu(getattr(base, node.attr, _MISSING))
-        return _MISSING
+        return _cudaapi.as_xpu(super().resolve(node))
 
 
 # -- helpers --------------------------------------------------------------------
