@@ -177,6 +177,36 @@ def test_range_loop_unrolled_only_when_its_variable_is_a_selector(rng):
 
 
 @xpu.jit
+def _k_branchy_constant_loop(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    w = np.int64(0)
+    for k in (16, 8, 4, 2, 1):              # two masked ifs per copy: a loop
+        v = v + Wave.shuffle(v, k)
+        if v > 3 and Quad.swapVertical(v) > 0:
+            w = w + Wave.broadcast(v, 5) if v % 2 == 0 else w - 1
+    for k in (16, 8, 4, 2, 1):              # one op per copy: unrolled
+        v = v + Wave.shuffleDown(v, k)
+    out[i] = v + w
+
+
+def test_constant_loop_unrolled_by_the_weight_of_its_copies(rng):
+    """Fuzz seed 22 kernel 61: five copies of a body with masked branches (each an
+    ``if`` computing a mask, each side with and without it) were 1,656 generated
+    lines and two minutes of compiling per build; counted by statements they fit
+    the budget. Weighted, that loop runs as a loop with a uniform selector."""
+    src = _k_branchy_constant_loop.inspect_cpu_source((numba.int64[::1], numba.int64[::1]))
+    assert re.search(r"k = 16 if _nq_u_\d+ == 0 else 8 if", src)
+    assert src.count("_nq_XL_Wave_shuffle(") == 1
+    assert src.count("_nq_XL_Wave_shuffleDown(") == 5      # the one-op loop: unrolled
+    x = rng.integers(-9, 9, 96)
+    ref, got = np.full(96, 7), np.full(96, 7)
+    _k_branchy_constant_loop.python[3, 32](x, ref)
+    _k_branchy_constant_loop.cpu[3, 32](x, got)
+    np.testing.assert_array_equal(got, ref)
+
+
+@xpu.jit
 def _k_dead_branch_after_constant_loop(x, out, s):
     i = xpu.grid(1)
     v = x[i]
