@@ -1491,35 +1491,13 @@ _BLOCK = 256
 
 
 def call_lane_function(d, args, out=None):
-    """A lane function on arrays: broadcast, flatten in C order, lane k % 32 of wave k // 32."""
-    import inspect as _inspect
-    names = list(_inspect.signature(d.py_func).parameters)
-    if len(args) != len(names):
-        raise NumquadTypeError(f"{d.where}: {d.__name__}() takes {len(names)} argument(s) "
-                               f"({', '.join(names)}); got {len(args)}")
-    vals, is_arr, shapes = [], [], []
-    for name, a in zip(names, args):
-        if isinstance(a, (bool, int, float, np.bool_, np.integer, np.floating)):
-            vals.append(a)
-            is_arr.append(False)
-            continue
-        arr = np.asarray(a)
-        if arr.dtype.kind not in "biuf":
-            raise NumquadTypeError(f"{d.where}: argument '{name}' of {d.__name__} has dtype "
-                                   f"{arr.dtype}; lane functions take bool, integer and float "
-                                   f"arrays and scalars")
-        if arr.ndim == 0:
-            vals.append(arr[()])
-            is_arr.append(False)
-            continue
-        vals.append(arr)
-        is_arr.append(True)
-        shapes.append(arr.shape)
-    shape = np.broadcast_shapes(*shapes) if shapes else ()
-    typed = [v for v, a in zip(vals, is_arr) if a] + [v for v in vals if isinstance(v, np.generic)]
-    for k, v in enumerate(vals):
-        if not is_arr[k] and isinstance(v, (bool, int, float)):
-            vals[k] = np.result_type(*typed, v).type(v) if typed else _np_literal(v)
+    """A lane function on arrays: broadcast, flatten in C order, lane k % 32 of wave k // 32.
+
+    The arguments and ``out=`` are checked and typed as on the compiled targets
+    (numquad/_lanecall.py: a Python scalar is weak but keeps its kind)."""
+    from . import _lanecall
+    p = _lanecall.plan(d, args)
+    vals, is_arr, shape = list(p.values), list(p.is_array), p.shape
     size = int(np.prod(shape, dtype=np.int64))
     flat = [np.broadcast_to(v, shape).reshape(-1) if a else v for v, a in zip(vals, is_arr)]
     gen = d._target("python").compiled().gen
@@ -1542,10 +1520,7 @@ def call_lane_function(d, args, out=None):
         restype = np.result_type(*[np.asarray(v).dtype for v in vals]) if vals else np.dtype(float)
         vals_ = []
     if out is not None:
-        if out.shape != shape:
-            raise ValueError(f"{d.__name__}: out= has shape {out.shape}; the result has shape {shape}")
-        if out.dtype != restype and size:
-            raise NumquadTypeError(f"{d.where}: out= has dtype {out.dtype}; {d.__name__} returns {restype}")
+        _lanecall.check_out(d, out, shape, restype if size else out.dtype)
         result = out
     else:
         result = np.empty(shape, restype)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from numquad import NumquadLaunchError, Quad, Wave, ops, simt, xpu
+from numquad import NumquadLaunchError, NumquadTypeError, Quad, Wave, ops, simt, xpu
 
 W = 32
 TYPES = [np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
@@ -242,6 +242,34 @@ def test_lane_function_on_arrays():
     np.testing.assert_array_equal(r, exp)
     r2 = lane_rank.python(x.reshape(7, 10))
     np.testing.assert_array_equal(r2.ravel(), exp)
+
+
+@xpu.jit
+def lane_scaled(a, b):
+    return Wave.prefixSum(a) * b + Quad.swapVertical(a)
+
+
+@pytest.mark.parametrize("dtype,scalar", [(np.uint16, True), (np.float32, 2), (np.int8, 2.5),
+                                          (np.float32, 2.0), (np.int32, np.int8(3))])
+def test_lane_call_scalars_are_typed_as_on_the_compiled_targets(dtype, scalar, rng):
+    """A Python scalar in a lane call is weak but keeps its kind (numquad/_lanecall.py):
+    ``f(x_float32, 2)`` passes an int64 and computes in float64, as Numba types it on
+    the CPU. The python target typed it by NumPy's rule (float32) and a bool as the
+    array's type: other dtypes and values than the CPU's."""
+    a = rng.integers(0 if dtype == np.uint16 else -40, 40, (3, 37)).astype(dtype)
+    want = lane_scaled.cpu(a, scalar)
+    got = lane_scaled.python(a, scalar)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_lane_call_out_errors_are_the_compiled_targets(rng):
+    a = rng.integers(-9, 9, 40)
+    for target in ("cpu", "python"):
+        with pytest.raises(NumquadLaunchError, match=r"out= has shape \(41,\)"):
+            getattr(lane_scaled, target)(a, 2, out=np.zeros(41, np.int64))
+        with pytest.raises(NumquadTypeError, match="out= has dtype float32"):
+            getattr(lane_scaled, target)(a, 2, out=np.zeros(40, np.float32))
 
 
 @xpu.jit
