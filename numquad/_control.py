@@ -48,7 +48,9 @@ that control flow, so every lane of a mask reaches every join point:
   that exist: a partial last wave has fewer); a lane function that needs a mask
   takes it as an extra last parameter ``_nq_mask``;
 * every mask-taking op call gets ``_nq_mask`` as an extra last argument, every
-  mask-taking lane-function call ``_nq_mask=_nq_mask``;
+  mask-taking lane-function call ``_nq_mask=_nq_mask``; numba.cuda's
+  ``cuda.activemask()`` becomes ``_nq_mask`` itself (the hardware's answer after
+  divergence is whichever lanes it runs together);
 * a lane-varying ``if`` that holds such calls becomes::
 
       _nq_cK = bool(test)
@@ -73,6 +75,10 @@ that control flow, so every lane of a mask reaches every join point:
   lane-varying ``if``), loop heads test ``not _nq_brkK and not _nq_ret``;
 * uniform control and control without mask-taking calls or converted escapes
   stays exactly as written.
+
+Each ``K`` above is chosen so that none of the names it makes occurs in the
+function already: the function it reads is the conditional-expression rewrite's
+(numquad/_desugar.py), whose temporaries are ``_nq_cxN``.
 
 Lanes that leave a loop early simply go on to the next op after it: an explicit
 member mask makes the hardware wait there for the named lanes (``shfl.sync``

@@ -39,7 +39,9 @@ __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop",
 #: Every name numquad generates starts with this; user code may not use it. The
 #: generated names: ``_nq_<stem>_<n>`` temporaries of the front end (a: operand,
 #: x: op result, c: masked if condition, i/e/s: masked range loop counter/end/step,
-#: cv: operand converted to its type at the call); ``_nq_f<k>_<name>`` the locals of
+#: cv: operand converted to its type at the call); ``_nq_cx<n>`` the temporaries of
+#: conditional expressions that hold ops (numquad/_desugar.py); ``_nq_cu_*`` the
+#: numba.cuda spellings' checks (cpu/cudaapi.py); ``_nq_f<k>_<name>`` the locals of
 #: the k-th inlined lane function; in the block function (cpu/codegen.py)
 #: ``_nq_v_<name>`` lane arrays, ``_nq_m<k>``/``_nq_m_entry`` mask arrays, ``_nq_l``
 #: the lane index, ``_nq_w`` the wave, ``_nq_t0``/``_nq_tx..z`` thread ids,
