@@ -6,7 +6,8 @@
     ``d_dst.copy_to_device(d_src)`` (cuMemcpyDtoD); bytes = read + write
 (2) numquad's streaming quad kernel (``k.cuda[...]`` on device arrays), 2^26
     float32, as % of the best copy bandwidth (bar >= 85%), and vs a hand-written
-    ``cuda.shfl_xor_sync`` quad swap
+    ``cuda.shfl_xor_sync`` quad swap; (2b) the same as a lane function called on a
+    device array, with and without ``out=``, as % of cuMemcpyDtoD (bar >= 90%)
 (3) Wave.prefixSum vs a hand-written numba.cuda ``shfl_up_sync`` log-step
     exclusive scan, int32 and float32 (bar: hand / numquad time >= 1.0)
 (4) Wave.reduceSum vs a hand-written ``shfl_xor_sync`` butterfly, and a
@@ -61,6 +62,11 @@ def nq_quad(src, dst):
     i = xpu.grid(1)
     v = src[i]
     dst[i] = v + Quad.swapHorizontal(v)
+
+
+@xpu.jit
+def lane_quad(v):
+    return v + Quad.swapHorizontal(v)
 
 
 @xpu.jit
@@ -279,6 +285,19 @@ def timings(rows, args):
     ratio("quad_pct_copy", "numquad quad stream, % of copy bandwidth", "copy", "nq_quad",
           bar=">= 85", unit="%", scale=100.0)
     ratio("quad_vs_hand", "quad swap: hand-written / numquad time", "hand_quad", "nq_quad")
+
+    # (2b) the same work as a lane function on device arrays (numquad writes the kernel)
+    rows.header("(2b) lane function on device arrays: lane_quad(d_x, out=d_out) and lane_quad(d_x)")
+    row("lane_out", "numquad lane_quad(d_x, out=d_out)",
+        lambda: lane_quad(d_f, out=d_of),
+        check=lambda: _check("lane call, out=", d_of[:m].copy_to_host(), want_quad))
+    row("lane_alloc", "numquad lane_quad(d_x) (allocates its result)",
+        lambda: lane_quad(d_f),
+        check=lambda: _check("lane call", lane_quad(d_f)[:m].copy_to_host(), want_quad))
+    ratio("lane_out_pct_d2d", "lane call with out=, % of cuMemcpyDtoD bandwidth", "copy_d2d",
+          "lane_out", bar=">= 90", unit="%", scale=100.0)
+    ratio("lane_alloc_pct_d2d", "lane call without out=, % of cuMemcpyDtoD bandwidth", "copy_d2d",
+          "lane_alloc", unit="%", scale=100.0)
 
     # (3) prefix scans
     rows.header("(3) Wave.prefixSum vs hand-written shfl_up_sync exclusive scan")
