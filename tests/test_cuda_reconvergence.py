@@ -336,7 +336,7 @@ class _ToGenerator(ast.NodeTransformer):
                                         node.args[0], ast.Tuple(node.args[1:], ast.Load())],
                                        ast.Load()))
         obj = self.env.resolve(node.func)
-        op = ops.of_function(obj) if obj is not _control._MISSING else None
+        op = ops.of_function(obj) if obj is not _control.MISSING else None
         if op is not None and op.kind != "query":
             return ast.Yield(ast.Tuple([ast.Constant("op"), ast.Constant(op.qualname),
                                         node.args[-1], ast.Tuple(node.args[:-1], ast.Load())],
@@ -353,7 +353,7 @@ class _ToGenerator(ast.NodeTransformer):
 
 def _generator(disp, glbls):
     tree = _control.masked_function(disp)
-    env = _control._Env(disp.py_func, _control.analyze(disp).tree)
+    env = _control.Env(disp.py_func, _control.analyze(disp).tree)
     tree = _ToGenerator(env, glbls).visit(tree)
     # make it a generator whatever it holds
     tree.body.append(ast.If(ast.Constant(False), [ast.Expr(ast.Yield(None))], []))
