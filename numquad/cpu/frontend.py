@@ -129,7 +129,6 @@ class Jump:
 # -- resolution ---------------------------------------------------------------
 
 
-
 def _cuda_aliases():
     """numba.cuda's spellings that mean the same as an xpu builtin. A kernel that
     spells ``cuda.*`` has imported numba.cuda already, so this never imports it."""
