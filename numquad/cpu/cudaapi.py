@@ -707,17 +707,25 @@ def _store(array, i, value):
 # Warp functions: numba.cuda's type checks, match_any_sync / match_all_sync
 # ---------------------------------------------------------------------------
 
-def _mask_check(name):
+def _uint32_of(name, what, low_bits=None):
+    """An integer argument of ``cuda.<name>`` as uint32 (numba.cuda requires an
+    integer: anything else is its TypingError, naming *what*); with *low_bits*, only
+    that many low bits of it."""
     @intrinsic
-    def check(typingctx, mask):
-        m = types.unliteral(mask)
-        if not isinstance(m, types.Integer):
-            raise TypingError(f"cuda.{name}: Mask type must be an integer. Got {mask}")
+    def check(typingctx, x):
+        t = types.unliteral(x)
+        if not isinstance(t, types.Integer):
+            raise TypingError(f"cuda.{name}: {what} must be an integer. Got {x}")
 
         def codegen(context, builder, sig, args):
-            return context.cast(builder, args[0], sig.args[0], types.uint32)
-        return types.uint32(mask), codegen
+            v = context.cast(builder, args[0], t, types.uint32)
+            return v if low_bits is None else builder.and_(v, v.type((1 << low_bits) - 1))
+        return types.uint32(x), codegen
     return check
+
+
+def _mask_check(name):
+    return _uint32_of(name, "Mask type")
 
 
 def _pred_check(name):
@@ -754,18 +762,7 @@ def _lane_bits(name):
     """The selector of a numba.cuda shuffle as the GPU reads it: its low five bits
     (PTX's ``shfl.sync`` takes ``bval[4:0] = b[4:0]``), as uint32."""
     what = "src_lane" if name == "shfl_sync" else "lane_mask" if name == "shfl_xor_sync" else "delta"
-
-    @intrinsic
-    def check(typingctx, sel):
-        s = types.unliteral(sel)
-        if not isinstance(s, types.Integer):
-            raise TypingError(f"cuda.{name}: {what} must be an integer. Got {sel}")
-
-        def codegen(context, builder, sig, args):
-            v = context.cast(builder, args[0], s, types.uint32)
-            return builder.and_(v, v.type(31))
-        return types.uint32(sel), codegen
-    return check
+    return _uint32_of(name, what, low_bits=5)
 
 
 def _match_value(name):
