@@ -68,10 +68,34 @@ def _constants(x, o_idx, o_up, o_down, o_xor):
     o_xor[i] = cuda.shfl_xor_sync(0xFFFFFFFF, x[i], -3)
 
 
+def _uniform(x, d, o_idx, o_up, o_down, o_xor):
+    # selectors the same in every lane, known only at run time
+    i = xpu.grid(1)
+    o_idx[i] = cuda.shfl_sync(0xFFFFFFFF, x[i], d)
+    o_up[i] = cuda.shfl_up_sync(0xFFFFFFFF, x[i], d - 2)
+    o_down[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], d + 1)
+    o_xor[i] = cuda.shfl_xor_sync(0xFFFFFFFF, x[i], d * 3)
+
+
+def _tree_sum(x, start, out):
+    # the warp sum users write, with the first offset a parameter
+    i = xpu.grid(1)
+    v = x[i]
+    offset = start
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    out[i] = v
+
+
 k_per_lane = xpu.jit(_per_lane)
 k_constants = xpu.jit(_constants)
 k_per_lane_debug = xpu.jit(_per_lane, debug=True)
 k_constants_debug = xpu.jit(_constants, debug=True)
+k_uniform = xpu.jit(_uniform)
+k_uniform_debug = xpu.jit(_uniform, debug=True)
+k_tree_sum = xpu.jit(_tree_sum)
+k_tree_sum_debug = xpu.jit(_tree_sum, debug=True)
 CONSTANTS = (37, -1, 33, -3)
 
 TARGETS = ["cpu", "cpu-debug", "python",
@@ -121,6 +145,40 @@ def test_constant_selectors_use_their_low_five_bits(target, dt, rng):
     _run(k_constants, k_constants_debug, target, x, *outs)
     for got, mode, c in zip(outs, ("idx", "up", "down", "bfly"), CONSTANTS):
         np.testing.assert_array_equal(got, ptx_shfl(x, np.full(N, c), mode), err_msg=mode)
+
+
+@pytest.mark.parametrize("d", [-1, 5, 31, 33, 2**31 - 1])
+@pytest.mark.parametrize("target", TARGETS)
+def test_uniform_runtime_selectors_use_their_low_five_bits(target, d, rng):
+    x = _values(rng, np.int64)
+    outs = _outs(np.int64)
+    _run(k_uniform, k_uniform_debug, target, x, d, *outs)
+    for got, mode, sel in zip(outs, ("idx", "up", "down", "bfly"), (d, d - 2, d + 1, d * 3)):
+        np.testing.assert_array_equal(got, ptx_shfl(x, np.full(N, sel), mode), err_msg=mode)
+
+
+@pytest.mark.parametrize("start", [16, 48, 7])
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_tree_sum_with_a_runtime_first_offset(target, start, rng):
+    x = _values(rng, np.int64)
+    out = _outs(np.int64)[0]
+    _run(k_tree_sum, k_tree_sum_debug, target, x, start, out)
+    want, offset = x.copy(), start
+    while offset > 0:
+        want = want + ptx_shfl(want, np.full(N, offset), "down")
+        offset //= 2
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_uniform_selector_stays_one_scalar_on_the_cpu():
+    """The selector of a shuffle whose offset is the same in every lane reaches the
+    wave op as a scalar, not as a per-lane array (one shuffle pattern per wave)."""
+    import numba
+    src = k_tree_sum.inspect_cpu_source((numba.int64[::1], numba.int64, numba.int64[::1]))
+    calls = [ln.strip() for ln in src.splitlines() if "_nq_XL_Wave_shuffleDown(" in ln]
+    assert len(calls) == 1, calls
+    selector = calls[0].rsplit(",", 1)[1]
+    assert not selector.strip().startswith("_nq_v_"), calls[0]
 
 
 def test_the_ptx_model_reads_what_the_pseudocode_says():

@@ -1043,6 +1043,10 @@ class Frontend:
             return self._is_uniform_expr(e.operand, U)
         if isinstance(e, ast.Compare):
             return self._is_uniform_expr(e.left, U) and all(self._is_uniform_expr(c, U) for c in e.comparators)
+        if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Name) and \
+                e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_")):
+            # a numba.cuda selector's low bits, a mask check (cpu/cudaapi.py): pure
+            return all(self._is_uniform_expr(a, U) for a in e.args)
         if isinstance(e, ast.Call) and not e.keywords:
             f = self.env.resolve(e.func)
             op = _ops.of_function(f)
@@ -1065,6 +1069,9 @@ class Frontend:
         ``s //= 2`` in ``while s > 0:`` around a barrier or a shuffle stays uniform.
         """
         U = set(self.env.locals) - {n for n, a in self.allocs.items() if a[0] == "local"}
+        # an op's hoisted operands (_hoist_call): a uniform selector stays a scalar
+        U |= {n.id for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+              if isinstance(n, ast.Name) and n.id.startswith(f"{_RESERVED}a_")}
         changed = True
         while changed:
             changed = False
