@@ -29,7 +29,8 @@ import numpy as np
 
 from .errors import NumquadLaunchError, NumquadTypeError
 
-__all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous", "is_dask", "dask_call"]
+__all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous", "is_dask", "dask_call",
+           "signature_args"]
 
 _OK_KINDS = "biuf"
 
@@ -262,3 +263,17 @@ def dask_call(d, args, out, call):
     probe = [np.empty((0,) + x.shape[1:], x.dtype) if is_dask(x) else x for x in args]
     dtype = call(tuple(probe)).dtype
     return da.map_blocks(functools.partial(_block_call, call), *args, dtype=dtype)
+
+
+def signature_args(text, name, method):
+    """The argument types of a signature string (``"void(float32[:], int32)"``), for
+    the inspect methods of both targets; *name*.*method* words the error."""
+    from numba.core import sigutils
+    try:
+        args, _ = sigutils.normalize_signature(text)
+    except Exception as e:
+        raise NumquadTypeError(
+            f"{name}.{method}: cannot read the signature {text!r} ({e}); it takes "
+            f"argument types, e.g. (numba.float32[:], numba.int32), or a string such as "
+            f"'void(float32[:], int32)'") from None
+    return args

@@ -794,3 +794,29 @@ def test_a_float_selector_gets_the_same_message_on_both_targets():
     line = line_of(k_float_selector, "Wave.shuffle(")
     for msg in msgs:
         assert want in msg and f'line {line}' in msg
+
+
+# -- signature strings: every inspect method reads them, or says why not ---------------
+
+@pytest.mark.parametrize("method", ["inspect_cpu_source", "inspect_llvm", "inspect_asm", "inspect_ptx"])
+def test_every_inspect_method_reads_a_signature_string(method):
+    if method == "inspect_ptx" and importlib.util.find_spec("numba_cuda") is None:
+        pytest.skip("numba-cuda is not installed")
+    import numba
+    k = xpu.jit(_k_add_one)
+    by_types = getattr(k, method)((numba.float32[:], numba.float32[:]))
+    by_string = getattr(k, method)("void(float32[:], float32[:])")
+    if method == "inspect_asm":      # (LLVM's register choice varies from one call to the next)
+        assert "_k_add_one" in by_string and "_k_add_one" in by_types
+    else:
+        assert by_string == by_types
+    with pytest.raises(NumquadTypeError) as e:
+        getattr(k, method)("void(float32[:], no_such_type)")
+    msg = one_line(e)
+    assert f"_k_add_one.{method}: cannot read the signature 'void(float32[:], no_such_type)'" in msg
+    assert "it takes argument types" in msg
+
+
+def _k_add_one(a, b):
+    i = xpu.grid(1)
+    b[i] = a[i] + Wave.shuffleXor(a[i], 1)

@@ -20,6 +20,7 @@ from numba.core.compiler_lock import global_compiler_lock as _numba_lock
 
 import numpy as np
 
+from .. import _lanecall
 from ..errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
 from . import codegen as _cg
 from . import diskcache as _diskcache
@@ -455,18 +456,22 @@ class CPUTarget:
         return call_lane_function(self.dispatcher, args, out)
 
     # -- introspection -----------------------------------------------------------------
-    def _sig(self, sig):
+    def _sig(self, sig, method):
+        """Argument types from a Signature, a sequence of types or a signature string
+        (``"void(float32[:], int32)"``), as the CUDA target's inspect_ptx takes them."""
+        if isinstance(sig, str):
+            sig = _lanecall.signature_args(sig, self.dispatcher.__name__, method)
         if isinstance(sig, numba.core.typing.Signature):
             sig = sig.args
         return tuple(sig)
 
     def inspect_source(self, sig):
-        return self.compile(self._sig(sig), False).source
+        return self.compile(self._sig(sig, "inspect_cpu_source"), False).source
 
     def inspect_llvm(self, sig):
-        c = self.compile(self._sig(sig), False)
+        c = self.compile(self._sig(sig, "inspect_llvm"), False)
         return c.block.inspect_llvm(c.block.signatures[0])
 
     def inspect_asm(self, sig):
-        c = self.compile(self._sig(sig), False)
+        c = self.compile(self._sig(sig, "inspect_asm"), False)
         return c.block.inspect_asm(c.block.signatures[0])

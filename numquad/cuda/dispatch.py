@@ -67,19 +67,6 @@ _CALL_BLOCK = 128
 # Types and arrays
 # ---------------------------------------------------------------------------
 
-def _signature_args(text, name):
-    """The argument types of a signature string (``"void(float32[:], int32)"``)."""
-    from numba.core import sigutils
-    try:
-        args, _ = sigutils.normalize_signature(text)
-    except Exception as e:
-        raise NumquadTypeError(
-            f"{name}.inspect_ptx: cannot read the signature {text!r} ({e}); it takes "
-            f"argument types, e.g. (numba.float32[:], numba.int32), or a string such as "
-            f"'void(float32[:], int32)'") from None
-    return args
-
-
 def _as_cuda_type(ty):
     """A numba.cuda type from a Numba type (numba.core or numba.cuda), a dtype or a name."""
     if isinstance(ty, types.Type):
@@ -285,7 +272,7 @@ class CUDATarget:
         string such as ``"void(float32[:], int32)"``) and compute capability *cc*,
         of the variant a launch with *blockdim* runs (:meth:`kernel`); needs no GPU."""
         if isinstance(sig, str):
-            sig = _signature_args(sig, self.dispatcher.__name__)
+            sig = _lanecall.signature_args(sig, self.dispatcher.__name__, "inspect_ptx")
         argtypes = tuple(_as_cuda_type(t) for t in sig)
         cc = tuple(cc)
         full_waves = blockdim is not None and int(np.prod(blockdim)) % 32 == 0 and self._specialises()
