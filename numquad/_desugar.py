@@ -1,4 +1,5 @@
-"""Conditional expressions that hold cross-lane ops, as statements.
+"""Conditional expressions that hold cross-lane ops, and loops with an ``else``
+clause, as plain statements.
 
 ``v = Wave.prefixSum(x) if x > 0 else -1`` and ``if c and Wave.any(p):`` evaluate
 the op only in the lanes that take that side, as CUDA C++ and the python target
@@ -27,9 +28,24 @@ rest of its statement; the rewrite is made only where that order cannot be
 observed: every other call in the statement is a cross-lane op, an ``@xpu.jit``
 function, a function of ``math``, ``numpy`` or Python's builtins (not ``print``),
 or ``grid``/``gridsize`` and the bit and math intrinsics of ``xpu``/``numba.cuda``. Elsewhere (an atomic or
-a user function beside it, a ``while ... else``, a ``:=``) the statement is left
+a user function beside it, a ``:=``) the statement is left
 as written, and numquad/_control.py refuses it with a message that says what to
 do. Line numbers stay the user's.
+
+A loop's ``else`` clause runs in the lanes that leave the loop by its test, not by
+a ``break``. Both compiled targets mask loops with a lane's state, not with
+Python's loop exits, so every ``for``/``while`` with an ``else`` becomes a flag
+(a ``_nq_cxN`` temporary) set before each ``break`` of that loop and an ``if``
+after it; a ``break`` or ``continue`` inside the clause stays in the enclosing
+loop, as in Python::
+
+    for j in range(n):              _nq_cx0 = False
+        if c:                       for j in range(n):
+            break                       if c:
+    else:                                   _nq_cx0 = True
+        E                                   break
+                                    if not _nq_cx0:
+                                        E
 """
 
 from __future__ import annotations
@@ -39,7 +55,7 @@ import re
 
 from . import ops as _ops
 
-__all__ = ["lower_conditional_ops", "is_temporary", "RESERVED"]
+__all__ = ["lower", "is_temporary", "RESERVED"]
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"
@@ -97,6 +113,7 @@ class _Lowering:
         self.env = Env(pyfunc, fn)
         self.missing = missing
         self.count = 0
+        self.lower_loop_else = False
 
     def kind(self, call):
         return _kind(self.env, call, self.missing)
@@ -193,6 +210,33 @@ class _Lowering:
             out += self.stmt(s)
         return out
 
+    def _loop_else(self, loop):
+        """``for/while ... else: E`` as ``flag = False``, the loop with ``flag = True``
+        before each of its own breaks, and ``if not flag: E``."""
+        flag = self._temp()
+
+        def mark(stmts):
+            out = []
+            for t in stmts:
+                if isinstance(t, ast.Break):
+                    out.append(self._assign(flag, ast.copy_location(ast.Constant(True), t), t))
+                elif isinstance(t, (ast.For, ast.While)):
+                    t.orelse = mark(t.orelse)      # a nested loop's else is at this level
+                elif not isinstance(t, _NESTED):            # if, with, try, match
+                    for field in ("body", "orelse", "finalbody"):
+                        if getattr(t, field, None):
+                            setattr(t, field, mark(getattr(t, field)))
+                    for part in (getattr(t, "handlers", None) or []) + (getattr(t, "cases", None) or []):
+                        part.body = mark(part.body)
+                out.append(t)
+            return out
+        loop.body = mark(loop.body)
+        orelse, loop.orelse = loop.orelse, []
+        init = self._assign(flag, ast.copy_location(ast.Constant(False), loop), loop)
+        test = ast.copy_location(ast.UnaryOp(ast.Not(), ast.copy_location(ast.Name(flag, ast.Load()), loop)), loop)
+        tail = ast.copy_location(ast.If(test=test, body=orelse, orelse=[]), orelse[0])
+        return init, tail
+
     def stmt(self, s):
         if isinstance(s, _NESTED):
             return [s]
@@ -201,6 +245,9 @@ class _Lowering:
             if isinstance(getattr(s, field, None), list) and getattr(s, field) and \
                     isinstance(getattr(s, field)[0], ast.stmt):
                 setattr(s, field, self.block(getattr(s, field)))
+        if isinstance(s, (ast.For, ast.While)) and s.orelse and self.lower_loop_else:
+            init, tail = self._loop_else(s)
+            return [init] + self.stmt(s) + [tail]
         if isinstance(s, ast.While):
             targets = self._targets(s.test)
             if not targets or s.orelse or not self._safe([s.test], targets):
@@ -237,12 +284,15 @@ def is_temporary(name):
     return _TEMPORARY.fullmatch(name) is not None
 
 
-def lower_conditional_ops(fn, pyfunc):
+def lower(fn, pyfunc):
     """*fn* (a FunctionDef, changed in place and returned) with every conditional
     expression whose conditional side holds a cross-lane op (or a call of an
-    ``@xpu.jit`` function) turned into statements, where that is safe (module doc)."""
+    ``@xpu.jit`` function) turned into statements, where that is safe, and every
+    loop's ``else`` clause into a flag and an ``if`` (module doc)."""
     lowering = _Lowering(pyfunc, fn)
-    if not any(lowering._targets(n) for n in ast.walk(fn) if isinstance(n, (ast.IfExp, ast.BoolOp))):
+    lowering.lower_loop_else = any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in _walk(fn))
+    if not lowering.lower_loop_else and \
+            not any(lowering._targets(n) for n in ast.walk(fn) if isinstance(n, (ast.IfExp, ast.BoolOp))):
         return fn
     if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) or
            isinstance(n, ast.arg) and n.arg.startswith(RESERVED) for n in ast.walk(fn)):

@@ -530,6 +530,15 @@ class Generator:
         inner.ro[j] = "int64"
         self.block(inner, lines, ind + 1)
         sc.ro[j] = "int64"          # read after the loop: per-lane exits
+        self._loop_else(sc, lines, pad, ind)
+
+    def _loop_else(self, sc, lines, pad, ind):
+        """Sometimes an else clause: the lanes that did not break run it, at the
+        enclosing level (its own break/continue leave the outer loop)."""
+        if self.chance(0.25):
+            self.features.add("loop-else")
+            lines.append(f"{pad}else:")
+            self.block(sc.child(), lines, ind + 1)
 
     def st_constloop(self, sc, lines, pad, ind):
         """A loop over constants around ops (the CPU unrolls it into constant selectors)."""
@@ -618,6 +627,7 @@ class Generator:
         inner.ro[w] = "int32"
         self.block(inner, lines, ind + 1)
         sc.ro[w] = "int32"
+        self._loop_else(sc, lines, pad, ind)
 
     def st_break(self, sc, lines, pad, ind):
         self.features.add("break")

@@ -622,8 +622,6 @@ class _Transformer(ast.NodeTransformer):
 
     # -- loops --------------------------------------------------------------------
     def visit_While(self, s):
-        if s.orelse:
-            self.error("while/else is not supported", s)
         lid = next(self.ids)
         cname = f"__nq_it{lid}"
         self.loops.append((lid, cname))
@@ -632,13 +630,21 @@ class _Transformer(ast.NodeTransformer):
         self.loops.pop()
         init = ast.Assign(targets=[ast.Name(cname, ast.Store())], value=ast.Constant(-1))
         inc = ast.AugAssign(target=ast.Name(cname, ast.Store()), op=ast.Add(), value=ast.Constant(1))
-        brk = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[])
-        loop = ast.While(test=ast.Constant(True), body=[inc, brk] + body, orelse=[])
-        return [ast.copy_location(n, s) for n in (init, loop)]
+        exit_ = [ast.Break()]
+        out = [init]
+        if s.orelse:
+            # the else clause runs when the test ends the loop, not after a break; it
+            # belongs to the enclosing level (its break/continue leave the outer loop)
+            done = f"__nq_done{lid}"
+            out.append(ast.Assign(targets=[ast.Name(done, ast.Store())], value=ast.Constant(False)))
+            exit_.insert(0, ast.Assign(targets=[ast.Name(done, ast.Store())], value=ast.Constant(True)))
+        brk = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=exit_, orelse=[])
+        out.append(ast.While(test=ast.Constant(True), body=[inc, brk] + body, orelse=[]))
+        if s.orelse:
+            out.append(ast.If(test=ast.Name(done, ast.Load()), body=self.block(s.orelse), orelse=[]))
+        return [ast.fix_missing_locations(ast.copy_location(n, s)) for n in out]
 
     def visit_For(self, s):
-        if s.orelse:
-            self.error("for/else is not supported", s)
         it = self.visit(s.iter)
         lid = next(self.ids)
         cname = f"__nq_it{lid}"
@@ -650,7 +656,9 @@ class _Transformer(ast.NodeTransformer):
         inc = ast.AugAssign(target=ast.Name(cname, ast.Store()), op=ast.Add(), value=ast.Constant(1))
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "__nq_range"):
             it = ast.Call(func=ast.Name("__nq_iter", ast.Load()), args=[it], keywords=[])
-        loop = ast.For(target=target, iter=it, body=[inc] + body, orelse=[])
+        # Python's own for/else: the else clause runs unless a break left the loop
+        orelse = self.block(s.orelse) if s.orelse else []
+        loop = ast.For(target=target, iter=it, body=[inc] + body, orelse=orelse)
         return [ast.copy_location(n, s) for n in (init, loop)]
 
     def visit_AsyncFor(self, s):

@@ -649,7 +649,7 @@ class Dispatcher:
         if self._tree is None:
             with self._lock:
                 if self._tree is None:
-                    self._tree = _desugar.lower_conditional_ops(self._parse_source(), self.py_func)
+                    self._tree = _desugar.lower(self._parse_source(), self.py_func)
         return self._tree
 
     def _parse_source(self):
