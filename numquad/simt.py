@@ -1525,8 +1525,16 @@ def call_lane_function(d, args, out=None):
         vals_ = [_as_scalar(r) for r in results]
         restype = np.result_type(*{v.dtype for v in vals_})
     else:
-        restype = np.result_type(*[np.asarray(v).dtype for v in vals]) if vals else np.dtype(float)
+        # no lanes: the type of one lane given zeros (the compiled targets type the
+        # function; a value the zeros cannot produce falls back to NumPy's rule)
         vals_ = []
+        try:
+            with np.errstate(all="ignore"):
+                T = _Thread(_BlockState(), (0, 0, 0), (0, 0, 0), (1, 1, 1), (1, 1, 1))
+                zeros = [np.zeros((), np.asarray(v).dtype)[()] if a else v for v, a in zip(vals, is_arr)]
+                restype = _as_scalar(_collect([gen(T, (), *zeros)])[0]).dtype
+        except Exception:
+            restype = np.result_type(*[np.asarray(v).dtype for v in vals]) if vals else np.dtype(float)
     if out is not None:
         _lanecall.check_out(d, out, shape, restype if size else out.dtype)
         result = out

@@ -144,6 +144,20 @@ def test_zero_d_and_empty():
     assert e.shape == (0, 3) and e.dtype == np.float32
 
 
+@xpu.jit
+def _widening(x, y):
+    return x * 2 + Wave.prefixSum(y)         # float32 * int64 is float64 (Numba's typing)
+
+
+@pytest.mark.parametrize("n", [0, 5])
+def test_every_target_types_an_empty_call_as_a_full_one(n, rng):
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.integers(-5, 5, n).astype(np.int16)
+    for target in ("cpu", "python"):
+        r = getattr(_widening, target)(x, y)
+        assert r.shape == (n,) and r.dtype == np.float64, (target, r.dtype)
+
+
 def test_plain_lane_function_on_arrays():
     r = plain(np.arange(6), 3)
     np.testing.assert_array_equal(r, np.abs(np.arange(6) - 3))
