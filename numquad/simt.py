@@ -885,10 +885,14 @@ _u32 = np.uint32
 
 
 class _BlockState:
-    __slots__ = ("shared",)
+    __slots__ = ("shared", "dynamic")
 
-    def __init__(self):
+    def __init__(self, dynamic_bytes=0):
         self.shared = {}
+        # the launch's dynamic shared memory: every shared.array(0, dtype) of the
+        # block views these bytes from offset 0, as on CUDA (poisoned, as shared
+        # arrays are)
+        self.dynamic = np.full(dynamic_bytes, 0xA5, np.uint8)
 
 
 class _Thread:
@@ -930,6 +934,10 @@ class _Thread:
         return _i64(x), _i64(y)
 
     def shared_array(self, site, shape=None, dtype=None):
+        if isinstance(shape, (int, np.integer)) and shape == 0:
+            dt = _to_dtype(dtype)
+            buf = self._blk.dynamic
+            return buf[:buf.size // dt.itemsize * dt.itemsize].view(dt)
         arr = self._blk.shared.get(site)
         if arr is None:
             arr = self._blk.shared[site] = _alloc(shape, dtype)
@@ -1372,8 +1380,8 @@ def _compile(dispatcher):
     return _Compiled(gen)
 
 
-def _run_block(gen, args, bid3, block3, grid3):
-    state = _BlockState()
+def _run_block(gen, args, bid3, block3, grid3, dynamic_bytes=0):
+    state = _BlockState(dynamic_bytes)
     dx, dy, dz = block3
     nthreads = dx * dy * dz
     threads = []
@@ -1479,12 +1487,13 @@ class PythonTarget:
                 raise NumquadTypeError(f"{d.where}: argument {k} of {d.__name__} is a CUDA device "
                                        f"array; the python target takes NumPy arrays")
         args = tuple(_scalar_arg(a) for a in args)
+        dynamic_bytes = int(_xpu.dynamic_shared_bytes(d, extra))
         gen = self.compiled().gen
         with np.errstate(all="ignore"):
             for bz in range(g[2]):
                 for by in range(g[1]):
                     for bx in range(g[0]):
-                        _run_block(gen, args, (bx, by, bz), b, g)
+                        _run_block(gen, args, (bx, by, bz), b, g, dynamic_bytes)
 
     def call(self, args, out):
         return call_lane_function(self.dispatcher, args, out)

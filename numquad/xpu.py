@@ -295,6 +295,23 @@ def launch_config(kernel, griddim, blockdim):
     return g, b, gnd, bnd
 
 
+#: CUDA's default limit of shared memory per block (more needs cudaFuncSetAttribute).
+_MAX_DYNAMIC_SHARED = 48 * 1024
+
+
+def dynamic_shared_bytes(kernel, extra):
+    """The launch's dynamic shared memory size in bytes (``[grid, block, stream, nbytes]``),
+    validated as CUDA would, for the CPU and python targets."""
+    nbytes = extra[1] if len(extra) > 1 else 0
+    if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
+        raise NumquadTypeError(f"{kernel.where}: launch of {kernel.__name__}: the dynamic shared memory "
+                               f"size (4th launch item) must be an int >= 0; got {nbytes!r}")
+    if nbytes > _MAX_DYNAMIC_SHARED:
+        raise NumquadLaunchError(f"{kernel.where}: launch of {kernel.__name__}: {nbytes} bytes of dynamic "
+                                 f"shared memory; CUDA allows {_MAX_DYNAMIC_SHARED} without an opt-in")
+    return np.int64(nbytes)
+
+
 # ---------------------------------------------------------------------------
 # The dispatcher
 # ---------------------------------------------------------------------------

@@ -290,7 +290,7 @@ def test_named_constants_for_shapes_compile_for_cuda():
 # 3. Dynamic shared memory
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", TARGETS + ["python"])
 def test_dynamic_shared_memory_sized_by_the_launch(target, rng):
     @xpu.jit
     def k(x, out, sizes):
@@ -340,6 +340,30 @@ def test_dynamic_shared_arrays_alias_one_buffer(target, rng):
     np.testing.assert_array_equal(tail, np.array([2.5]).view(np.float32))
 
 
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_dynamic_shared_views_at_offsets(target, rng):
+    # several views of the one buffer, at offsets, as numba.cuda's docs show
+    @xpu.jit
+    def k(x, y, out):
+        t = cuda.threadIdx.x
+        n = cuda.blockDim.x
+        f = cuda.shared.array(0, float32)
+        a = f[:n]
+        b = f[n:2 * n]
+        a[t] = x[t]
+        b[t] = y[t]
+        cuda.syncthreads()
+        i = cuda.shared.array(0, int32)          # the same bytes, as int32
+        out[t] = i[(t + 1) % n] ^ i[n + t]
+
+    n = 48
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    out = np.full(n, -1, np.int32)
+    launch(k, target, 1, n, 0, 2 * n * 4)(x, y, out)
+    np.testing.assert_array_equal(out, np.roll(x.view(np.int32), -1) ^ y.view(np.int32))
+
+
 def test_dynamic_shared_memory_launch_checks():
     @xpu.jit
     def k(out):
@@ -347,13 +371,16 @@ def test_dynamic_shared_memory_launch_checks():
         s[0] = 1
         out[0] = s.size
 
-    out = np.zeros(1, np.int64)
+    out = np.full(1, -1, np.int64)
     k[1, 1](out)                                   # no size: an empty array, as numba.cuda
     assert out[0] == 0
-    with pytest.raises(NumquadTypeError, match="dynamic shared memory size"):
-        k[1, 1, 0, -4](out)
-    with pytest.raises(NumquadLaunchError, match="bytes of dynamic shared memory"):
-        k[1, 1, 0, 1 << 20](out)
+    with pytest.raises(IndexError):                # the python target checks every index
+        k.python[1, 1](out)
+    for run in (k, k.python):
+        with pytest.raises(NumquadTypeError, match="dynamic shared memory size"):
+            run[1, 1, 0, -4](out)
+        with pytest.raises(NumquadLaunchError, match="bytes of dynamic shared memory"):
+            run[1, 1, 0, 1 << 20](out)
 
 
 # ---------------------------------------------------------------------------

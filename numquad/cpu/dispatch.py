@@ -21,7 +21,8 @@ from numba.core.compiler_lock import global_compiler_lock as _numba_lock
 import numpy as np
 
 from .. import _lanecall
-from ..errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
+from .. import xpu as _xpu
+from ..errors import NumquadCompileError, NumquadTypeError
 from . import codegen as _cg
 from . import diskcache as _diskcache
 from . import frontend as _fe
@@ -269,22 +270,6 @@ def _typeof_args(dispatcher, args, launch=False):
     return tuple(out)
 
 
-def _dynamic_shared_bytes(d, extra):
-    """The launch's dynamic shared memory size (``[grid, block, stream, nbytes]``)."""
-    nbytes = extra[1] if len(extra) > 1 else 0
-    if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
-        raise NumquadTypeError(f"{d.where}: launch of {d.__name__}: the dynamic shared memory size "
-                               f"(4th launch item) must be an int >= 0; got {nbytes!r}")
-    if nbytes > _MAX_DYNAMIC_SHARED:
-        raise NumquadLaunchError(f"{d.where}: launch of {d.__name__}: {nbytes} bytes of dynamic shared "
-                                 f"memory; CUDA allows {_MAX_DYNAMIC_SHARED} without an opt-in")
-    return np.int64(nbytes)
-
-
-#: CUDA's default limit of shared memory per block (more needs cudaFuncSetAttribute).
-_MAX_DYNAMIC_SHARED = 48 * 1024
-
-
 class _Compiled:
     """One specialisation: block function + launcher, and their source."""
 
@@ -436,7 +421,7 @@ class CPUTarget:
         if self.dispatcher.signatures:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
         if compiled.dynsmem:
-            args = tuple(args) + (_dynamic_shared_bytes(self.dispatcher, extra),)
+            args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra),)
         if not self.dispatcher.debug:
             _launch.run_grid(compiled.block, args, g, b)
             return
