@@ -105,10 +105,11 @@ TARGETS = ["cpu", "cpu-debug", "python",
 
 def _run(k, kd, target, *args):
     if target == "cuda":
-        dev = [cuda.to_device(a) for a in args]
+        dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
         k.cuda[N // 64, 64](*dev)
         for a, d in zip(args, dev):
-            a[...] = d.copy_to_host()
+            if isinstance(a, np.ndarray):
+                a[...] = d.copy_to_host()
     elif target == "cpu-debug":
         kd.cpu[N // 64, 64](*args)
     else:
