@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
 import dataclasses
 import importlib.util
@@ -474,17 +475,32 @@ class Generator:
         v = self.assignable(sc)
         dt = sc.vars[v]
         self.features.add("ternary-op")
-        a, b = self.opcall(dt, sc, 2), self.expr(dt, sc, 1)
+        with self._some_lanes():
+            a, b = self.opcall(dt, sc, 2), self.expr(dt, sc, 1)
         if self.chance(0.5):
             a, b = b, a
         lines.append(f"{pad}{v} = ({a}) if {self.cond(sc)} else ({b})")
+
+    @contextlib.contextmanager
+    def _some_lanes(self):
+        """Inside a side that only some lanes evaluate: no numba.cuda shuffle with a
+        full mask there (a shfl.sync whose mask names a lane that does not reach it
+        is undefined on the GPU; seed 26 #27 hung the H200)."""
+        converged, self.converged = self.converged, False
+        try:
+            yield
+        finally:
+            self.converged = converged
 
     def st_shortcircuit(self, sc, lines, pad, ind):
         """``if c and op(...):`` / ``if c or op(...):``: the op runs in the lanes that
         Python's short circuit lets reach it."""
         self.features.add("shortcircuit-op")
         word = self.pick(["and", "or"])
-        lines.append(f"{pad}if ({self.cond(sc)}) {word} ({self.opcall('bool', sc, 2)}):")
+        cond = self.cond(sc)
+        with self._some_lanes():
+            right = self.opcall('bool', sc, 2)
+        lines.append(f"{pad}if ({cond}) {word} ({right}):")
         self.block(sc.child(), lines, ind + 1)
         if self.chance(0.3):
             lines.append(f"{pad}else:")
