@@ -55,9 +55,13 @@ class NumquadRuntimeError(NumquadError, RuntimeError):
 
 
 class NumquadIndexError(NumquadRuntimeError, IndexError):
-    """An out-of-bounds array access caught by ``debug=True``'s bounds check.
+    """An out-of-bounds array access in a kernel on the CPU target.
 
-    Also an IndexError, as Numba's own bounds check raises. Without ``debug=True``
-    nothing is checked: a far out-of-bounds write may end the process with a
-    segmentation fault (Python's faulthandler then prints where the launch was).
+    Also an IndexError, as Numba's own bounds check raises. A release build checks
+    every store into an array (``a[i] = v``, ``a[y, x] += v``): a store outside the
+    array, such as the missing ``if i < n`` of a launch rounded up to whole
+    blocks, raises this at the store's line, and nothing is written past the
+    array. Loads are checked with ``debug=True`` only: without it a far
+    out-of-bounds read may end the process with a segmentation fault (Python's
+    faulthandler then prints where the launch was).
     """

@@ -400,8 +400,89 @@ def test_debug_out_of_bounds_is_a_numquad_runtime_and_index_error():
     assert "k_oob_debug" in msg and THIS in msg and "out of bounds" in msg and "[1, 32]" in msg
 
 
+@xpu.jit
+def k_unguarded(x, out):
+    i = xpu.grid(1)
+    out[i] = x[i] * 2.0 + Wave.prefixSum(x[i])
+
+
+@xpu.jit
+def k_unguarded_2d(img, out):
+    x, y = xpu.grid(2)
+    out[y, x] += img[y, x]
+
+
+@xpu.jit
+def k_shared_past_the_end(out):
+    sh = xpu.shared.array(32, np.int64)
+    t = xpu.threadIdx.x
+    sh[t] = t
+    xpu.syncthreads()
+    out[t] = sh[t & 31]
+
+
+@xpu.jit
+def k_negative_indices_wrap(out):
+    i = xpu.grid(1)
+    out[i - 32] = i                  # -32 .. -1: Numba's (and NumPy's) wrap-around
+
+
+def test_a_store_past_the_end_without_debug_is_an_index_error_and_nothing_else_is_written(rng):
+    """The missing ``if i < n`` guard: 128 threads for 100 elements. A release build
+    raises instead of writing past the array (which overwrote other memory and could
+    end the process: 'corrupted size vs. prev_size')."""
+    buf = np.full(120, -7.0)
+    out = buf[8:108]                 # 100 elements with sentinels on both sides
+    x = rng.standard_normal(128)
+    with pytest.raises(NumquadIndexError) as e:
+        k_unguarded[4, 32](x, out)
+    msg = one_line(e)
+    line = line_of(k_unguarded, "out[i] = ")
+    assert f'File "{THIS}", line {line}' in msg and "k_unguarded stores out of bounds" in msg
+    assert "launch [4, 32]" in msg and "index 100 on axis 0 of an array of size 100" in msg
+    assert isinstance(e.value, IndexError)
+    np.testing.assert_array_equal(buf[:8], -7.0)
+    np.testing.assert_array_equal(buf[108:], -7.0)
+
+
+def test_2d_and_augmented_stores_are_checked_per_axis(rng):
+    img = rng.standard_normal((40, 40))
+    out = np.zeros((30, 40))
+    with pytest.raises(NumquadIndexError, match="on axis 0 of an array of size 30"):
+        k_unguarded_2d[(5, 5), (8, 8)](img, out)
+
+
+def test_shared_array_stores_are_checked():
+    with pytest.raises(NumquadIndexError, match="index 32 on axis 0 of an array of size 32"):
+        k_shared_past_the_end[1, 64](np.zeros(64, np.int64))
+
+
+@xpu.jit
+def k_atomic_past_the_end(out):
+    i = xpu.grid(1)
+    xpu.atomic.add(out, i, 1)
+
+
+def test_an_atomic_past_the_end_is_an_index_error():
+    buf = np.zeros(120, np.int64)
+    with pytest.raises(NumquadIndexError) as e:
+        k_atomic_past_the_end[4, 32](buf[:100])
+    assert "an atomic in k_atomic_past_the_end is out of bounds in the launch [4, 32]" in one_line(e)
+    assert THIS in one_line(e)
+    assert not buf[100:].any()
+
+
+def test_negative_indices_still_wrap_as_numba_indexes():
+    out = np.full(64, -1, np.int64)
+    k_negative_indices_wrap[1, 32](out)
+    want = np.full(64, -1, np.int64)
+    want[np.arange(32) - 32] = np.arange(32)
+    np.testing.assert_array_equal(out, want)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGSEGV semantics")
-def test_far_out_of_bounds_write_without_debug_prints_a_python_stack(tmp_path):
+def test_far_out_of_bounds_read_without_debug_prints_a_python_stack(tmp_path):
+    # loads are not checked in release builds (stores are): a far read faults
     script = tmp_path / "oob.py"
     script.write_text(textwrap.dedent("""
         import faulthandler
@@ -411,7 +492,7 @@ def test_far_out_of_bounds_write_without_debug_prints_a_python_stack(tmp_path):
         @xpu.jit
         def k_far(a):
             i = xpu.grid(1)
-            a[i + (1 << 40)] = 1.0
+            a[i] = a[i + (1 << 40)]
 
         print("enabled before:", faulthandler.is_enabled(), flush=True)
         k_far[1, 32](np.zeros(32))

@@ -119,11 +119,12 @@ class _Subst(ast.NodeTransformer):
     loop, 2-D/3-D block), "uniform" (outside lane loops) or "shadow" (typing).
     """
 
-    def __init__(self, fe, mode, fn_names, block_mode=False):
+    def __init__(self, fe, mode, fn_names, block_mode=False, debug=False):
         self.fe = fe
         self.mode = mode
         self.fn_names = fn_names
         self.block_mode = block_mode
+        self.debug = debug
 
     def _tid(self, axis, assume=True):
         """threadIdx.<axis> in this lane; *assume* tells LLVM it is >= 0 (an index into
@@ -145,6 +146,28 @@ class _Subst(ast.NodeTransformer):
             t = _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)))
             return _call("_nq_nonneg", t) if assume else t
         return _call("_nq_i32", _const(0))
+
+    def _checked_stores(self, node):
+        """Release builds: the index of every ``name[idx] = ...`` store passes through
+        ``_nq_six`` (cpu/intrinsics.py, store_index), which raises on a store outside
+        the array; debug builds check every access with Numba's boundscheck."""
+        if self.mode == "shadow" or self.debug:
+            return node
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and \
+                        isinstance(sub.value, ast.Name):
+                    line = getattr(node, "lineno", 0)
+                    sub.slice = ast.copy_location(_call("_nq_six", _name(sub.value.id), sub.slice,
+                                                        _const(line)), sub.slice)
+        return node
+
+    def visit_Assign(self, node):
+        return self._checked_stores(self.generic_visit(node))
+
+    def visit_AugAssign(self, node):
+        return self._checked_stores(self.generic_visit(node))
 
     def _value(self, b, node):
         if b.startswith("threadIdx."):
@@ -279,6 +302,7 @@ def _namespace(fe):
         "_nq_nonneg": _intr.nonneg, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
+        "_nq_six": _intr.store_index,
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
@@ -700,7 +724,8 @@ class _BlockGen:
 
     # -- emission -------------------------------------------------------------------
     def subst(self, stmts, mode):
-        return [_Subst(self.fe, mode, self.fn_names, self.block_mode).visit(copy.deepcopy(s)) for s in stmts]
+        return [_Subst(self.fe, mode, self.fn_names, self.block_mode, self.debug).visit(copy.deepcopy(s))
+                for s in stmts]
 
     def gen_items(self, items, frames):
         out = []

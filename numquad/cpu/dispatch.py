@@ -422,17 +422,27 @@ class CPUTarget:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
         if compiled.dynsmem:
             args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra),)
-        if not self.dispatcher.debug:
-            _launch.run_grid(compiled.block, args, g, b)
-            return
         try:
             _launch.run_grid(compiled.block, args, g, b)
         except IndexError as e:
             d = self.dispatcher
             from ..errors import NumquadIndexError
+            launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
+            if e.args[:1] == ("store",) and len(e.args) == 5:
+                # a release build's store check (cpu/intrinsics.py, store_index)
+                _, line, index, axis, size = e.args
+                raise NumquadIndexError(
+                    f'File "{d.filename}", line {line}: {d.__name__} stores out of bounds in the '
+                    f"launch {launch}: index {index} on axis {axis} of an array of size {size}; "
+                    f"guard the store (e.g. `if i < out.shape[0]:`) or launch fewer threads "
+                    f"(nothing past the array was written)") from None
+            if not d.debug:             # an atomic's index (cpu/atomics.py)
+                raise NumquadIndexError(
+                    f"{d.where}: an atomic in {d.__name__} is out of bounds in the launch {launch} "
+                    f"({e}; debug=True checks every access)") from None
             raise NumquadIndexError(
                 f"{d.where}: an array access in {d.__name__} is out of bounds in the launch "
-                f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}] ({e}; "
+                f"{launch} ({e}; "
                 f"debug=True bounds check{_FULL_TRACEBACKS_HINT if not _nb_config.FULL_TRACEBACKS else ''})"
             ) from None
 
