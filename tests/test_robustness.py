@@ -472,6 +472,20 @@ def test_an_atomic_past_the_end_is_an_index_error():
     assert not buf[100:].any()
 
 
+@xpu.jit
+def k_unsigned_index(out, off):
+    i = xpu.grid(1)
+    out[np.uint64(i) + off] = 1
+
+
+def test_an_unsigned_index_does_not_wrap():
+    out = np.zeros(32, np.int64)
+    k_unsigned_index[1, 32](out, np.uint64(0))
+    assert out.sum() == 32
+    with pytest.raises(NumquadIndexError, match="index 18446744073709551576 on axis 0"):
+        k_unsigned_index[1, 32](out, np.uint64(2**64 - 40))     # -40 as int64 would wrap
+
+
 def test_negative_indices_still_wrap_as_numba_indexes():
     out = np.full(64, -1, np.int64)
     k_negative_indices_wrap[1, 32](out)

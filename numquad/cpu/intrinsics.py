@@ -645,10 +645,12 @@ def store_index(arr, idx, line):
     return idx
 
 
-def _check_axis_src(k, expr):
-    # one unsigned compare: -n <= idx < n  <=>  uint(idx + n) < uint(2n)
+def _check_axis_src(k, expr, signed):
+    # one unsigned compare: -n <= idx < n  <=>  uint(idx + n) < uint(2n); an unsigned
+    # index does not wrap (Numba's indexing)
+    test = f"_u64(_i64({expr}) + n{k}) >= _u64(2 * n{k})" if signed else f"_u64({expr}) >= _u64(n{k})"
     return (f"    n{k} = arr.shape[{k}]\n"
-            f"    if _u64(_i64({expr}) + n{k}) >= _u64(2 * n{k}):\n"
+            f"    if {test}:\n"
             f"        _store_out_of_bounds(line, {expr}, {k}, n{k})\n")
 
 
@@ -662,13 +664,13 @@ def _store_index(arr, idx, line):
     if not isinstance(arr, types.Array):
         return lambda arr, idx, line: idx
     if isinstance(idx, types.Integer):
-        checks = [(0, "idx")]
+        checks = [(0, "idx", idx.signed)]
     elif isinstance(idx, types.BaseTuple) and len(idx) <= arr.ndim and \
             not any(isinstance(t, (types.EllipsisType, types.NoneType)) for t in idx):
-        checks = [(k, f"idx[{k}]") for k, t in enumerate(idx) if isinstance(t, types.Integer)]
+        checks = [(k, f"idx[{k}]", t.signed) for k, t in enumerate(idx) if isinstance(t, types.Integer)]
     else:
         checks = []
-    src = "def impl(arr, idx, line):\n" + "".join(_check_axis_src(k, e) for k, e in checks) + \
+    src = "def impl(arr, idx, line):\n" + "".join(_check_axis_src(*c) for c in checks) + \
         "    return idx\n"
     ns = {"_u64": np.uint64, "_i64": np.int64, "_store_out_of_bounds": _store_out_of_bounds}
     exec(src, ns)
