@@ -371,11 +371,18 @@ def test_dynamic_shared_memory_launch_checks():
         s[0] = 1
         out[0] = s.size
 
-    out = np.full(1, -1, np.int64)
-    k[1, 1](out)                                   # no size: an empty array, as numba.cuda
-    assert out[0] == 0
-    with pytest.raises(IndexError):                # the python target checks every index
-        k.python[1, 1](out)
+    @xpu.jit
+    def k_size(out):
+        s = cuda.shared.array(0, int32)
+        out[0] = s.size
+
+    for run in (k_size, k_size.python):
+        out = np.full(1, -1, np.int64)
+        run[1, 1](out)                             # no size: an empty array, as numba.cuda
+        assert out[0] == 0
+    for run in (k, k.python):                      # a store into it is out of bounds
+        with pytest.raises(IndexError):
+            run[1, 1](out)
     for run in (k, k.python):
         with pytest.raises(NumquadTypeError, match="dynamic shared memory size"):
             run[1, 1, 0, -4](out)
