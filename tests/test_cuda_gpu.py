@@ -304,6 +304,46 @@ def test_lane_function_python_scalars_are_weak_on_both_targets():
     assert np.array_equal(bits(cpu), bits(exp)) and np.array_equal(bits(gpu), bits(exp))
 
 
+
+@xpu.jit
+def _lane_scan(x, y):
+    return Wave.prefixSum(x) + Quad.swapDiagonal(x) * y
+
+
+def _lane_scan_reference(x, y):
+    """_lane_scan on a flat array: element k is lane k % 32 of wave k // 32."""
+    n = x.size
+    waves = -(-n // W)
+    X = np.zeros(waves * W, x.dtype)
+    X[:n] = x.ravel()
+    active = (np.arange(waves * W) < n).reshape(waves, W)
+    ps = ops.get("Wave.prefixSum").reference(X.reshape(waves, W), active=active).ravel()[:n]
+    sd = ops.get("Quad.swapDiagonal").reference(X.reshape(waves, W), active=active).ravel()[:n]
+    return (ps + sd * y).astype(x.dtype).reshape(x.shape)
+
+
+@pytest.mark.parametrize("n", [1, 31, 33, 1024, 1025, 4097, 70001, 3 * 1024 * 1024 + 45])
+def test_lane_function_on_device_arrays_every_slot(n):
+    """The generated lane-call kernel takes several elements per thread (slots
+    a grid apart): every slot of every wave, the partial last wave, in place too."""
+    from numba import cuda
+
+    rng = np.random.default_rng(n)
+    x = rng.integers(-2**40, 2**40, n)                       # int64 (Numba: int32 + int32 is int64)
+    exp = _lane_scan_reference(x, np.int64(3))
+    assert np.array_equal(_lane_scan.cpu(x, np.int64(3)), exp)
+    d_x = cuda.to_device(x)
+    out = cuda.to_device(np.full(n, -7, np.int64))          # poisoned
+    assert _lane_scan(d_x, np.int64(3), out=out) is out
+    assert np.array_equal(out.copy_to_host(), exp)
+    got = _lane_scan(d_x, 3).copy_to_host()                  # allocates; 3 is weak: int64
+    assert got.dtype == np.int64 and np.array_equal(got, exp)
+    _lane_scan(d_x, np.int64(3), out=d_x)                    # in place
+    assert np.array_equal(d_x.copy_to_host(), exp)
+    x2 = x.reshape(-1, 1) if n % 2 else x.reshape(2, -1)     # n-D device arrays
+    d2 = cuda.to_device(x2)
+    assert np.array_equal(_lane_scan(d2, np.int64(3)).copy_to_host(), exp.reshape(x2.shape))
+
 @xpu.jit
 def _calls_lane(x, out):
     i = xpu.grid(1)

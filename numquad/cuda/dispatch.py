@@ -45,8 +45,8 @@ import numpy as np
 from numba import cuda
 from numba.cuda import types
 from numba.cuda.compiler import compile_cuda
+from numba.cuda.cudadrv.devicearray import DeviceNDArray
 from numba.cuda.np import numpy_support
-from numba.cuda.typing.typeof import Purpose, typeof
 
 from .. import _control, _cudacompat, _lanecall
 from ..errors import NumquadCompileError, NumquadTypeError
@@ -59,7 +59,9 @@ from .._source import exec_source
 __all__ = ["CUDATarget", "no_fma"]
 
 #: Threads per block of the generated lane-call kernel (a multiple of the wave).
-_CALL_BLOCK = 128
+_CALL_BLOCK = 256
+#: Elements per thread of the generated lane-call kernel (see _lane_call_kernel).
+_CALL_SLOTS = 4
 
 
 
@@ -88,31 +90,58 @@ def _cai_shape(a):
     return tuple(a.__cuda_array_interface__["shape"])
 
 
-_LANE_CALL_SRC = '''\
-def {name}(n, out, {params}):
-    i = cuda.grid(1)
-    if i < n:
-        out[i] = f({call})
-'''
-
-_MASKED_LANE_CALL_SRC = '''\
-def {name}(n, out, {params}):
-    i = cuda.grid(1)
-    m = _nq_ballot(_nq_entry_mask(), i < n)
-    if i < n:
-        out[i] = f({call}, _nq_mask=m)
-'''
-
-
-def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False):
-    """The 1-D kernel that runs *device_fn* once per element: element k is lane
-    k % 32 of wave k // 32; the ``i < n`` guard leaves the last wave partial.
-    *masked*: the function takes the member mask, the lanes with ``i < n``."""
-    name = re.sub(r"[^0-9A-Za-z_]", "_", name)          # "<lambda>_lane_call"
+def _lane_call_source(name, is_array, masked, slots, loop=False):
+    """The source of the lane-call kernel (see :func:`_lane_call_kernel`); *loop*:
+    the grid strides over the elements until every one is done."""
     params = [f"a{k}" for k in range(len(is_array))]
-    call = ", ".join(f"{p}[i]" if arr else p for p, arr in zip(params, is_array))
-    template = _MASKED_LANE_CALL_SRC if masked else _LANE_CALL_SRC
-    src = template.format(name=name, params=", ".join(params), call=call)
+    lines = [f"def {name}(n, out, {', '.join(params)}):",
+             "    s = cuda.gridsize(1)",
+             "    i0 = cuda.grid(1)",
+             "    last = n - 1"]
+    if masked:
+        lines.append("    e = _nq_entry_mask()")
+    ind = "    "
+    if loop:
+        lines.append("    while (i0 & -32) < n:")       # the same in every lane of a wave
+        ind = "        "
+    lines += [f"{ind}i{j} = i{j - 1} + s" for j in range(1, slots)]
+    # every load first, at an index clamped into the array (the stores below are
+    # guarded): the loads of all slots are in flight together, and no store can
+    # come between them (``out`` may be an input: each element is loaded and
+    # stored by the same thread, so that is safe)
+    for j in range(slots):
+        for p, arr in zip(params, is_array):
+            if arr:
+                lines.append(f"{ind}{p}_{j} = {p}[min(i{j}, last)]")
+    for j in range(slots):
+        args = ", ".join(f"{p}_{j}" if arr else p for p, arr in zip(params, is_array))
+        if masked:
+            # the member mask of slot j: the lanes of the wave whose element exists
+            lines.append(f"{ind}m{j} = _nq_ballot(e, i{j} < n)")
+            args += f", _nq_mask=m{j}"
+        lines.append(f"{ind}if i{j} < n:")
+        lines.append(f"{ind}    out[i{j}] = f({args})")
+    if loop:
+        lines.append(f"{ind}i0 = i{slots - 1} + s")
+    return "\n".join(lines) + "\n"
+
+
+def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=None,
+                      loop=False):
+    """The 1-D kernel that runs *device_fn* once per element (``n`` of them).
+
+    Element k is lane k % 32 of wave k // 32, as on the CPU. Thread t of the
+    grid (of ``T`` threads) takes the elements ``t + j * T`` for ``j < slots``:
+    each slot's 32 lanes are 32 consecutive elements, so every wave of every slot
+    is a wave of the call, and the ``k < n`` guard leaves only the last partial.
+    A thread loads all its slots before it computes and stores: with one element
+    per thread a streaming call reached about the bandwidth of a one-element copy
+    kernel, about 64 % of ``cuMemcpyDtoD`` on the H200 (docs/BENCHMARKS.md).
+    *masked*: the function takes the member mask, the lanes whose element exists.
+    """
+    slots = _CALL_SLOTS if slots is None else slots
+    name = re.sub(r"[^0-9A-Za-z_]", "_", name)          # "<lambda>_lane_call"
+    src = _lane_call_source(name, is_array, masked, slots, loop)
     filename = f"<numquad lane call {name}>"
     scope = {"cuda": cuda, "f": device_fn, **HELPERS}
     exec_source(src, filename, scope)
@@ -137,6 +166,7 @@ class CUDATarget:
         self._ptx = {}
         self._calls = {}
         self._restypes = {}
+        self._call_plans = {}
 
     # -- the numba.cuda function -------------------------------------------
     @property
@@ -209,14 +239,7 @@ class CUDATarget:
             kernel = self._kernels.get(full_waves)
             if kernel is None:
                 kernel = cuda.jit(self._pyfunc_for(full_waves), **self._jit_options())
-                plain_compile = kernel.compile
-
-                def compile(sig):
-                    # numba.cuda compiles through here on a new signature: numquad's
-                    # settings apply then, and a launch of a known one costs nothing extra
-                    with self._compiling():
-                        return plain_compile(sig)
-                kernel.compile = compile
+                self._compile_with_settings(kernel)
                 self._kernels[full_waves] = kernel
             return kernel
 
@@ -317,53 +340,72 @@ class CUDATarget:
         NumPy array of that shape and dtype) is filled and returned instead.
         Every check runs before any GPU work.
         """
-        p = _lanecall.plan(self.dispatcher, args, device=True)
+        d = self.dispatcher
+        p = _lanecall.plan(d, args, device=True)
         shape, is_array = p.shape, p.is_array
-        elemtypes = tuple(numpy_support.from_dtype(dt) if arr else typeof(v, Purpose.argument)
-                          for v, dt, arr in zip(p.values, p.dtypes, is_array))
-        for k, v in enumerate(p.values):
-            if _is_device(v) and (_cai_shape(v) != shape
-                                  or not _lanecall.cai_c_contiguous(v.__cuda_array_interface__)):
+        kargs = []
+        for k, (v, arr) in enumerate(zip(p.values, is_array)):
+            if not arr:
+                kargs.append(v)
+                continue
+            if type(v) is DeviceNDArray:         # numba.cuda's own: no interface dict
+                ok = v.shape == shape and v.is_c_contiguous()
+            elif _is_device(v):
+                cai = v.__cuda_array_interface__
+                ok = tuple(cai["shape"]) == shape and _lanecall.cai_c_contiguous(cai)
+            else:
+                kargs.append(v)                  # a NumPy array: broadcast and copied below
+                continue
+            if not ok:
                 raise NumquadTypeError(
-                    f"{self.dispatcher.where}: argument {k} of {self.dispatcher.__name__} is a "
-                    f"device array of shape {_cai_shape(v)}; on CUDA a device array must have "
-                    f"the full broadcast shape {shape} and be C-contiguous (NumPy arrays and "
-                    f"scalars are broadcast)")
-        restype = self.return_type(elemtypes)
-        try:
-            resdtype = np.dtype(numpy_support.as_dtype(restype))
-        except Exception:  # noqa: BLE001 - a tuple, an array, None...
-            resdtype = None
-        if resdtype is None or resdtype.kind not in "biuf":
-            raise _lanecall.not_a_scalar(self.dispatcher, restype, elemtypes) from None
-        _lanecall.check_out(self.dispatcher, out, shape, resdtype, device=True, strided_ok=False)
+                    f"{d.where}: argument {k} of {d.__name__} is a device array of shape "
+                    f"{_cai_shape(v)}; on CUDA a device array must have the full broadcast "
+                    f"shape {shape} and be C-contiguous (NumPy arrays and scalars are "
+                    f"broadcast)")
+            kargs.append(v)
+        resdtype, kernel = self._call_plan(p.dtypes, is_array)
+        _lanecall.check_out(d, out, shape, resdtype, device=True, strided_ok=False)
 
         # GPU work from here on
-        n = int(np.prod(shape, dtype=np.int64))
-        kargs = []
-        for a, arr in zip(p.values, is_array):
-            if _is_device(a):
-                dev = cuda.as_cuda_array(a)
-                kargs.append(dev.reshape(n) if dev.ndim != 1 else dev)
-            elif arr:
-                kargs.append(cuda.to_device(
-                    np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(n)))
-            else:
-                kargs.append(a[()] if isinstance(a, np.ndarray) else a)
+        n = 1
+        for extent in shape:
+            n *= extent
+        for k, (a, arr) in enumerate(zip(kargs, is_array)):
+            if not arr:
+                continue
+            if type(a) is not DeviceNDArray:
+                a = (cuda.to_device(np.ascontiguousarray(np.broadcast_to(a, shape)))
+                     if isinstance(a, np.ndarray) else cuda.as_cuda_array(a))
+            kargs[k] = a if a.ndim == 1 else a.reshape(n)
         host_out = out if out is not None and not _is_device(out) else None
         if out is None or host_out is not None:
             result = cuda.device_array(shape, dtype=resdtype)
         else:
-            result = cuda.as_cuda_array(out)
+            result = out if type(out) is DeviceNDArray else cuda.as_cuda_array(out)
         if n:
-            flat = result.reshape(n) if result.ndim != 1 else result
-            kernel = self._lane_call(tuple(is_array))
-            config = ((n + _CALL_BLOCK - 1) // _CALL_BLOCK, _CALL_BLOCK)
-            with self._compiling():
-                kernel[config](np.int64(n), flat, *kargs)
+            flat = result if result.ndim == 1 else result.reshape(n)
+            per_block = _CALL_BLOCK * _CALL_SLOTS
+            kernel[(n + per_block - 1) // per_block, _CALL_BLOCK](np.int64(n), flat, *kargs)
         if host_out is not None:
             result.copy_to_host(host_out)
         return result if out is None else out
+
+    def _call_plan(self, dtypes, is_array):
+        """(result dtype, lane-call kernel) of a call on arguments of *dtypes*;
+        typed (and its errors raised) on the first call of each."""
+        key = (dtypes, is_array)
+        plan = self._call_plans.get(key)
+        if plan is None:
+            elemtypes = tuple(numpy_support.from_dtype(dt) for dt in dtypes)
+            restype = self.return_type(elemtypes)
+            try:
+                resdtype = np.dtype(numpy_support.as_dtype(restype))
+            except Exception:  # noqa: BLE001 - a tuple, an array, None...
+                resdtype = None
+            if resdtype is None or resdtype.kind not in "biuf":
+                raise _lanecall.not_a_scalar(self.dispatcher, restype, elemtypes) from None
+            plan = self._call_plans[key] = (resdtype, self._lane_call(is_array))
+        return plan
 
     def _lane_call(self, is_array):
         with self._lock:
@@ -373,4 +415,16 @@ class CUDATarget:
                 k = self._calls[is_array] = _lane_call_kernel(
                     self.device_function(), name, is_array, self.dispatcher.fastmath,
                     masked=self.needs_mask)
+                self._compile_with_settings(k)
             return k
+
+    def _compile_with_settings(self, kernel):
+        """numba.cuda compiles *kernel* for a new signature through its ``compile``:
+        numquad's settings (:meth:`_compiling`) apply then, and a launch of a known
+        signature costs nothing extra."""
+        plain_compile = kernel.compile
+
+        def compile(sig):
+            with self._compiling():
+                return plain_compile(sig)
+        kernel.compile = compile

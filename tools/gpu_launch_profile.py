@@ -1,0 +1,65 @@
+"""Where the host time of a kernel launch goes (run on the GPU machine): numquad's
+``k.cuda[g, b](...)`` and ``k[g, b](...)`` against the same kernel written for
+numba.cuda, interleaved rounds, then a cProfile of each.
+
+    python3 tools/gpu_launch_profile.py
+"""
+import cProfile
+import pstats
+import time
+
+import numpy as np
+from numba import cuda
+
+from numquad import Quad, xpu
+
+
+@xpu.jit
+def nq_quad(src, dst):
+    i = xpu.grid(1)
+    v = src[i]
+    dst[i] = v + Quad.swapHorizontal(v)
+
+
+@cuda.jit
+def hand_quad(src, dst):
+    i = cuda.grid(1)
+    v = src[i]
+    dst[i] = v + cuda.shfl_xor_sync(0xFFFFFFFF, v, 1)
+
+
+def main():
+    n, tpb = 1 << 16, 256
+    ds = cuda.to_device(np.random.default_rng(1).standard_normal(n).astype(np.float32))
+    dd = cuda.device_array_like(ds)
+    launches = {
+        "numquad k.cuda[g, b]": lambda: nq_quad.cuda[n // tpb, tpb](ds, dd),
+        "numquad k[g, b]": lambda: nq_quad[n // tpb, tpb](ds, dd),
+        "numba.cuda k[g, b]": lambda: hand_quad[n // tpb, tpb](ds, dd),
+    }
+    best = {name: float("inf") for name in launches}
+    for _ in range(10):
+        for name, fn in launches.items():
+            for _ in range(10):
+                fn()
+            cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(100):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - t0) / 100)
+            cuda.synchronize()
+    for name, t in best.items():
+        print(f"{name:24s} {t * 1e6:7.1f} us per launch (best of 10 x 100)")
+    for name in ("numquad k.cuda[g, b]", "numba.cuda k[g, b]"):
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(1000):
+            launches[name]()
+        cuda.synchronize()
+        pr.disable()
+        print(f"--- {name}")
+        pstats.Stats(pr).sort_stats("tottime").print_stats(20)
+
+
+if __name__ == "__main__":
+    main()
