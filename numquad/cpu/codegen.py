@@ -4,7 +4,8 @@ The block function runs every wave of one block. Per wave, each ``Region`` is a
 32-iteration lane loop (vectorised by LLVM) under the current mask, each
 cross-lane call one whole-wave intrinsic on lane arrays, and masked control
 flow a small amount of scalar code over mask arrays. Values that live across
-items sit in 64-byte-aligned ``[32 x T]`` stack arrays (``_nq_v_<name>``);
+items sit in 64-byte-aligned ``[32 x T]`` stack arrays (``_nq_v_<name>``; a tuple
+of scalars, one per element);
 lane-invariant values stay scalar. Every generated statement carries the
 line number of the user statement it came from, and the module is compiled
 with the user's file name, so Numba's errors point at the user's kernel.
@@ -680,8 +681,35 @@ class _BlockGen:
         shown = name if not name.startswith(_fe._RESERVED) else "a temporary"
         self.fe.error(
             f"{shown} of type {ty} lives across a cross-lane op or masked branch; only "
-            f"bool, integer and float scalars can (keep arrays and tuples uniform, or "
-            f"compute them after the cross-lane op)", node or self.fe.fn)
+            f"bool, integer and float scalars and tuples of them can (keep arrays uniform, "
+            f"or compute the value after the cross-lane op)", node or self.fe.fn)
+
+    def _tuple_parts(self, name):
+        """The element dtypes of *name* when it is a tuple of bool, integer and float
+        scalars (``p = cuda.grid(2)``): kept in one lane array per element
+        (``_nq_v_<name>__<k>``); None for anything else."""
+        ty = self.typemap.get(name)
+        if type(ty) in (types.UniTuple, types.Tuple) and ty.types and all(
+                isinstance(t, (types.Integer, types.Float, types.Boolean)) for t in ty.types):
+            return [as_dtype(t) for t in ty.types]
+        return None
+
+    def _load_var(self, name):
+        """``name = <this lane's value>`` from its lane storage."""
+        parts = self._tuple_parts(name)
+        if parts is None:
+            return _assign(_name(name, ast.Store), _sub(f"_nq_v_{name}"))
+        return _assign(_name(name, ast.Store), ast.Tuple(
+            [_sub(f"_nq_v_{name}__{k}") for k in range(len(parts))], ast.Load()))
+
+    def _store_var(self, name, value=None):
+        """Statements storing *value* (default: the variable) as this lane's *name*."""
+        value = value or name
+        parts = self._tuple_parts(name)
+        if parts is None:
+            return [_store(f"_nq_v_{name}", _name(value))]
+        return [_store(f"_nq_v_{name}__{k}", ast.Subscript(_name(value), _const(k), ast.Load()))
+                for k in range(len(parts))]
 
     @staticmethod
     def _where(what, index):
@@ -747,11 +775,10 @@ class _BlockGen:
         if isinstance(it, _fe.Region):
             names, stores = _item_names(it)
             loads = sorted(n for n in names | self._remat_reads(names) if n in self.lane_vars)
-            body = [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}")) for n in loads]
+            body = [self._load_var(n) for n in loads]
             body += self._remat_defs(names, lane_mode)
             body += self.subst(it.stmts, lane_mode)
-            body += [_store(f"_nq_v_{n}", _name(n))
-                     for n in sorted(stores) if n in self.lane_vars]
+            body += [st for n in sorted(stores) if n in self.lane_vars for st in self._store_var(n)]
             line = it.stmts[0].lineno
             masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
             if self.fast_path:
@@ -830,7 +857,7 @@ class _BlockGen:
             out = [_lane_loop(setm)]
         else:
             names, _ = _item_names(cond_region)
-            pre = [_assign(_name(n, ast.Store), _sub(f"_nq_v_{n}"))
+            pre = [self._load_var(n)
                    for n in sorted(names | self._remat_reads(names)) if n in self.lane_vars]
             pre += self._remat_defs(names, lane_mode)
             pre += self.subst(cond_region.stmts, lane_mode)
@@ -955,6 +982,11 @@ class _BlockGen:
                 pro.append(_assign(_name(f"_nq_bd{a}", ast.Store), _call("_nq_i64", _const(int(v)))))
         alloc = "_nq_lanes_block" if self.block_mode else "_nq_lanes"
         for n in sorted(self.lane_vars | self.splats | set(self.converted)):
+            parts = None if n in self.converted else self._tuple_parts(n)
+            if parts is not None:
+                pro += [_assign(_name(f"_nq_v_{n}__{k}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt])))
+                        for k, dt in enumerate(parts)]
+                continue
             dt = self.converted.get(n) or self._dtype(n)
             pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt]))))
         for m in self.masks:
@@ -990,7 +1022,7 @@ class _BlockGen:
                 _store("_nq_tz", _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
             ]))
         for p in self.reassigned_params:
-            wave_pro.append(_lane_loop([_store(f"_nq_v_{p}", _name(f"_nq_p_{p}"))]))
+            wave_pro.append(_lane_loop(self._store_var(p, f"_nq_p_{p}")))
         if self.block_mode:
             wave_loop = ast.If(test=_const(True), body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
         else:

@@ -43,7 +43,8 @@ __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop",
 #: conditional expressions that hold ops (numquad/_desugar.py); ``_nq_cu_*`` the
 #: numba.cuda spellings' checks (cpu/cudaapi.py); ``_nq_f<k>_<name>`` the locals of
 #: the k-th inlined lane function; in the block function (cpu/codegen.py)
-#: ``_nq_v_<name>`` lane arrays, ``_nq_m<k>``/``_nq_m_entry`` mask arrays, ``_nq_l``
+#: ``_nq_v_<name>`` lane arrays (``_nq_v_<name>__<k>``: element k of a tuple),
+#: ``_nq_m<k>``/``_nq_m_entry`` mask arrays, ``_nq_l``
 #: the lane index, ``_nq_w`` the wave, ``_nq_t0``/``_nq_tx..z`` thread ids,
 #: ``_nq_G`` lanes per group, ``_nq_XL_<Ns>_<op>`` whole-wave intrinsics,
 #: ``_nq_SH_<Ns>_<op>`` their typing stand-ins, ``_nq_atomic_<name>`` atomics,
