@@ -317,7 +317,8 @@ def dynamic_shared_bytes(kernel, extra):
 # ---------------------------------------------------------------------------
 
 def _is_device_array(a):
-    return hasattr(a, "__cuda_array_interface__")
+    # the class first: numba.cuda's arrays compute the interface dict on each access
+    return hasattr(type(a), "__cuda_array_interface__") or hasattr(a, "__cuda_array_interface__")
 
 
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
