@@ -734,9 +734,11 @@ class _BlockGen:
         contiguous vector load (with one flat loop over ``l`` LLVM sees ``l % bdx`` and
         gathers). Lanes run in the same order (l = ly * bdx + lx)."""
         shape = self.nd if isinstance(self.nd, tuple) else None
-        if not (self.block_mode and shape) or (shape[0] * shape[1] * shape[2]) % W:
+        if not shape or (shape[0] * shape[1] * shape[2]) % W:
             return _lane_loop(body)
         bdx, bdy, bdz = (int(v) for v in shape)
+        if not self.block_mode:
+            return self._wave_rows_loop(body, bdx, bdy, bdz)
         body = [_NdLanes(bdy, bdz).visit(st) for st in body]
         lane = _assign(_name("_nq_ln", ast.Store), ast.BinOp(
             ast.BinOp(_name("_nq_ly"), ast.Mult(), _const(bdx)), ast.Add(), _name("_nq_lx")))
@@ -744,6 +746,38 @@ class _BlockGen:
                         iter=_call("range", _call("_nq_i32", _const(bdx))), body=[lane] + body, orelse=[])
         return ast.For(target=_name("_nq_ly", ast.Store),
                        iter=_call("range", _call("_nq_i32", _const(bdy * bdz))), body=[inner], orelse=[])
+
+    def _wave_rows_loop(self, body, bdx, bdy, bdz):
+        """:meth:`plain_loop` for one full wave of a kernel without barriers: the
+        wave's rows of threads outside, threadIdx.x inside, when its 32 lanes are
+        whole rows (blockDim.x divides 32: 32 / blockDim.x rows) or part of one row
+        (32 divides blockDim.x). threadIdx.y and z are then the same in the inner
+        loop, so ``img[y, x]`` is a contiguous vector load, not a gather. Lanes run in
+        the same order (lane = (row - first row) * width + threadIdx.x - first x)."""
+        if bdx % W and W % bdx:
+            return _lane_loop(body)             # rows straddle waves (blockDim.x 12, 48, ...)
+        width = min(bdx, W)
+        body = [_NdLanes(bdy, bdz).visit(st) for st in body]
+        # the wave's first thread: row _nq_t0 // bdx (of the block's bdy * bdz rows),
+        # column _nq_t0 % bdx (0 unless one row holds several waves)
+        ly0 = _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.FloorDiv(), _const(bdx)))
+        lx0 = _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Mod(), _const(bdx)))
+        lane = _assign(_name("_nq_ln", ast.Store), ast.BinOp(
+            ast.BinOp(ast.BinOp(_name("_nq_ly"), ast.Sub(), _name("_nq_ly0")), ast.Mult(), _const(width)),
+            ast.Add(), ast.BinOp(_name("_nq_lx"), ast.Sub(), _name("_nq_lx0"))))
+        # int32 bounds, so int32 induction variables (docs/architecture.md, section 5:
+        # LLVM miscompiled a truncated int64 one)
+        inner = ast.For(target=_name("_nq_lx", ast.Store),
+                        iter=_call("range", _name("_nq_lx0"), _call("_nq_i32", ast.BinOp(
+                            _name("_nq_lx0"), ast.Add(), _const(width)))),
+                        body=[lane] + body, orelse=[])
+        rows = ast.For(target=_name("_nq_ly", ast.Store),
+                       iter=_call("range", _name("_nq_ly0"), _call("_nq_i32", ast.BinOp(
+                           _name("_nq_ly0"), ast.Add(), _const(W // width)))),
+                       body=[inner], orelse=[])
+        return ast.If(test=_const(True), body=[_assign(_name("_nq_ly0", ast.Store), ly0),
+                                               _assign(_name("_nq_lx0", ast.Store), lx0), rows],
+                      orelse=[])
 
     def new_mask(self):
         m = f"_nq_m{len(self.masks)}"
