@@ -92,6 +92,19 @@ def _builtin_name(obj):
     return None
 
 
+def _as_dispatcher(obj):
+    """A numba.cuda function (``@cuda.jit``, with or without ``device=True``) called
+    from a kernel is a device function, as numba.cuda compiles it: here an
+    ``@xpu.jit`` Dispatcher of its Python function (the same one each time)."""
+    cls = type(obj)
+    if cls.__name__ != "CUDADispatcher" or not cls.__module__.startswith("numba.cuda"):
+        return obj
+    d = obj.__dict__.get("_numquad_python")
+    if d is None:
+        d = obj.__dict__["_numquad_python"] = _xpu.Dispatcher(obj.py_func)
+    return d
+
+
 class _Resolver:
     def __init__(self, func, local_names):
         self.globals = func.__globals__
@@ -115,15 +128,15 @@ class _Resolver:
             if node.id in self.locals:
                 return _MISSING
             if node.id in self.closure:
-                return self.closure[node.id]
+                return _as_dispatcher(self.closure[node.id])
             if node.id in self.globals:
-                return self.globals[node.id]
+                return _as_dispatcher(self.globals[node.id])
             return getattr(_builtins, node.id, _MISSING)
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             if base is _MISSING:
                 return _MISSING
-            return getattr(base, node.attr, _MISSING)
+            return _as_dispatcher(getattr(base, node.attr, _MISSING))
         return _MISSING
 
     def builtin(self, node):

@@ -184,24 +184,48 @@ def test_recursive_device_function(rng):
     np.testing.assert_array_equal(out, [math.factorial(v) for v in x])
 
 
-def test_kernels_and_external_functions_cannot_be_called_one_line():
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_a_cuda_jit_function_without_device_true_is_a_device_function(target, rng):
+    """numba.cuda compiles a plain ``@cuda.jit`` function a kernel calls as a device
+    function (tests/ported/test_ported_inline.py has numba-cuda's own tests); the CPU
+    target refused it until the eighth session ("a kernel cannot call a kernel")."""
     @cuda.jit
-    def a_kernel(x):
-        x[0] = 1
+    def plus1(x):
+        return x + 1
 
-    ext = cuda.declare_device("ext_fn", "int32(int32)")
+    @cuda.jit
+    def set_at(a, i, v):
+        a[i] = v
+
+    def make():
+        @cuda.jit("int64(int64)", device=True)
+        def fib(n):
+            return n if n < 2 else fib(n - 1) + fib(n - 2)     # through its closure cell
+        return fib
+
+    fib = make()
 
     @xpu.jit
-    def k1(x):
-        a_kernel(x)
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            set_at(out, i, plus1(x[i]) * 100 + fib(x[i] % 12) + dev_fact(x[i] % 6))
+
+    x = rng.integers(0, 40, 50)
+    out = np.full(50, -1, np.int64)
+    launch(k, target, 1, 64)(x, out)
+    fibs = [0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89]
+    np.testing.assert_array_equal(
+        out, [(v + 1) * 100 + fibs[v % 12] + math.factorial(v % 6) for v in x])
+
+
+def test_external_functions_cannot_be_called_one_line():
+    ext = cuda.declare_device("ext_fn", "int32(int32)")
 
     @xpu.jit
     def k2(x):
         x[0] = ext(x[0])
 
-    with pytest.raises(NumquadCompileError, match=r"a_kernel is a numba.cuda kernel .*declare it "
-                                                  r"@cuda.jit\(device=True\)"):
-        k1[1, 1](np.zeros(1, np.int32))
     with pytest.raises(NumquadCompileError, match=r"`ext` is an external function \(cuda.declare_device\)"):
         k2[1, 1](np.zeros(1, np.int32))
 

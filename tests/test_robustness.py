@@ -467,7 +467,7 @@ def test_an_atomic_past_the_end_is_an_index_error():
     buf = np.zeros(120, np.int64)
     with pytest.raises(NumquadIndexError) as e:
         k_atomic_past_the_end[4, 32](buf[:100])
-    assert "an atomic in k_atomic_past_the_end is out of bounds in the launch [4, 32]" in one_line(e)
+    assert "an index in k_atomic_past_the_end is out of bounds in the launch [4, 32]" in one_line(e)
     assert THIS in one_line(e)
     assert not buf[100:].any()
 

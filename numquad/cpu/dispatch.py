@@ -336,8 +336,11 @@ class CPUTarget:
                 sigs = [ret(*args) if ret is not None else args
                         for args, ret in getattr(self.dispatcher, "signatures", None) or []]
                 scalar = numba.njit(error_model="numpy", fastmath=self.dispatcher.fastmath)(pyfunc)
-                for n in self_names:
-                    pyfunc.__globals__[n] = scalar          # a recursive device function
+                for n in self_names:                        # a recursive device function
+                    if isinstance(n, str):
+                        pyfunc.__globals__[n] = scalar
+                    else:
+                        n.cell_contents = scalar            # a closure cell
                 if sigs:
                     for sig in sigs:
                         scalar.compile(sig)
@@ -436,10 +439,10 @@ class CPUTarget:
                     f"launch {launch}: index {index} on axis {axis} of an array of size {size}; "
                     f"guard the store (e.g. `if i < out.shape[0]:`) or launch fewer threads "
                     f"(nothing past the array was written)") from None
-            if not d.debug:             # an atomic's index (cpu/atomics.py)
+            if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
                 raise NumquadIndexError(
-                    f"{d.where}: an atomic in {d.__name__} is out of bounds in the launch {launch} "
-                    f"({e}; debug=True checks every access)") from None
+                    f"{d.where}: an index in {d.__name__} is out of bounds in the launch {launch} "
+                    f"({e}; debug=True checks every access and names its line)") from None
             raise NumquadIndexError(
                 f"{d.where}: an array access in {d.__name__} is out of bounds in the launch "
                 f"{launch} ({e}; "
