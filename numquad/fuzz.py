@@ -111,7 +111,7 @@ SPECIAL_SELECTORS = [
 
 BLOCKS_1D = (1, 7, 32, 33, 48, 64, 100, 128, 256, 1024)
 BLOCKS_ND = ((8, 4), (16, 3), (5, 7), (33, 2), (4, 4, 4), (3, 5, 7), (32, 2, 2), (2, 16),
-             (1, 40), (6, 6, 3), (10, 10))
+             (1, 40), (6, 6, 3), (10, 10), (64, 2), (16, 2, 2), (16, 8))
 
 
 def arith(dt, a, o, b):
@@ -448,6 +448,8 @@ class Generator:
             kinds += [("call", 1.5)]
         if self.local and sc.arrays:
             kinds += [("local", 0.8)]
+        if sc.vars:
+            kinds += [("tuple", 0.6)]
         total = sum(w for _, w in kinds)
         x = r.random() * total
         for kind, w in kinds:
@@ -468,6 +470,22 @@ class Generator:
         else:
             o = self.pick(["+", "+", "-", "*"] + (["^", "|"] if dt in INT_TYPES else []))
             lines.append(f"{pad}{v} = {arith(dt, v, o, self.opcall(dt, sc, 2))}")
+
+    def st_tuple(self, sc, lines, pad, ind):
+        """``t = (a, b)`` kept across a cross-lane op (and maybe more statements,
+        masked branches and loops among them), then read back: each element of a
+        tuple that lives across an op is a lane value of its own on the CPU."""
+        self.features.add("tuple")
+        a, b = self.pick(list(sc.vars)), self.pick(list(sc.vars))
+        t = self.fresh("tp")
+        lines.append(f"{pad}{t} = ({a}, {b})")
+        lines.append(f"{pad}{a} = {self.opcall(sc.vars[a], sc, 2)}")
+        if sc.depth < 3 and self.budget > 0 and self.chance(0.5):
+            self.block(sc, lines, ind)
+        if self.chance(0.5):
+            lines.append(f"{pad}{a}, {b} = {t}")
+        else:
+            lines.append(f"{pad}{a} = {arith(sc.vars[a], a, '+', f'{t}[0]')}")
 
     def st_ternary(self, sc, lines, pad, ind):
         """``v = op(...) if c else e`` (or the op on the other side): only the lanes
