@@ -128,10 +128,13 @@ class _Lowering:
             return [node.body, node.orelse]
         if isinstance(node, ast.BoolOp):
             return node.values[1:]
+        if isinstance(node, ast.Compare):           # a < b < c: c only where a < b
+            return node.comparators[1:]
         return []
 
     def _targets(self, expr):
-        """The outermost IfExp/BoolOp nodes of *expr* whose conditional operands hold an op."""
+        """The outermost IfExp/BoolOp/Compare nodes of *expr* whose conditional operands
+        hold an op."""
         found = []
 
         def visit(n):
@@ -168,10 +171,31 @@ class _Lowering:
         return ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=value), at)
 
     def _compute(self, node, name):
-        """Statements that leave the value of IfExp/BoolOp *node* in *name*."""
+        """Statements that leave the value of IfExp/BoolOp/Compare *node* in *name*."""
         if isinstance(node, ast.IfExp):
             out = [ast.copy_location(ast.If(test=node.test, body=[self._assign(name, node.body, node)],
                                             orelse=[self._assign(name, node.orelse, node)]), node)]
+            return out
+        if isinstance(node, ast.Compare):
+            # a < b < c: a and b once each, then c and b < c where a < b holds
+            left = self._temp()
+            out = [self._assign(left, node.left, node)]
+            body, prev = out, left
+            for k, (op, comp) in enumerate(zip(node.ops, node.comparators)):
+                if k == len(node.ops) - 1:
+                    rhs = comp
+                else:
+                    t = self._temp()
+                    body.append(self._assign(t, comp, comp))
+                    rhs = ast.copy_location(ast.Name(t, ast.Load()), comp)
+                cmp = ast.copy_location(ast.Compare(left=ast.copy_location(ast.Name(prev, ast.Load()), comp),
+                                                    ops=[op], comparators=[rhs]), comp)
+                body.append(self._assign(name, cmp, comp))
+                if k < len(node.ops) - 1:
+                    nxt = ast.copy_location(ast.If(test=ast.copy_location(ast.Name(name, ast.Load()), comp),
+                                                   body=[], orelse=[]), comp)
+                    body.append(nxt)
+                    body, prev = nxt.body, t
             return out
         first, *rest = node.values
         out = [self._assign(name, first, node)]
@@ -292,7 +316,8 @@ def lower(fn, pyfunc):
     lowering = _Lowering(pyfunc, fn)
     lowering.lower_loop_else = any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in _walk(fn))
     if not lowering.lower_loop_else and \
-            not any(lowering._targets(n) for n in ast.walk(fn) if isinstance(n, (ast.IfExp, ast.BoolOp))):
+            not any(lowering._targets(n) for n in ast.walk(fn)
+                    if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Compare))):
         return fn
     if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) or
            isinstance(n, ast.arg) and n.arg.startswith(RESERVED) for n in ast.walk(fn)):

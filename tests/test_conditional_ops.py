@@ -215,3 +215,72 @@ def test_the_gpu_mask_rewrite_leaves_the_temporaries_alone():
         after = _stores(_control.masked_function(k))
         assert {n: after.get(n) for n in before} == before, ast.unparse(_control.masked_function(k))
     assert seen >= 10
+
+
+# ---------------------------------------------------------------------------
+# Comparison chains: in ``a < b < c`` Python evaluates c only where a < b
+# ---------------------------------------------------------------------------
+
+@xpu.jit
+def k_chain(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    out[i] = np.int64(2 < v < 30 - Wave.reduceSum(v))
+
+
+def test_a_comparison_chain_evaluates_its_later_operands_only_where_python_would(target, rng):
+    """A day-one probe: the CPU ran the op of ``2 < v < 30 - Wave.reduceSum(v)`` over
+    every lane (reduceSum 48 instead of 24: all zeros instead of ones where v == 3)."""
+    x = np.tile(np.arange(4, dtype=np.int64), 32)            # the probe's input
+    x[64:] = rng.integers(0, 8, 64)
+    out = np.full(128, POISON, np.int64)
+    run(k_chain, target, 2, 64, x, out)
+    act = (2 < x).reshape(-1, W)
+    s = R["Wave.reduceSum"](x.reshape(-1, W), active=act).ravel()
+    want = ((2 < x) & (x < 30 - s)).astype(np.int64)
+    np.testing.assert_array_equal(out, want)
+    assert want[:32].sum() == 8
+
+
+def _chains(x, y, out, out2):
+    i = xpu.grid(1)
+    v, w = x[i], y[i]
+    # four operands, an op in the middle operand (every lane) and in later ones
+    a = np.int64(-5 <= v < Wave.prefixSum(w) + 3 != Quad.swapHorizontal(v) > -Wave.reduceMax(w))
+    j = np.int64(0)
+    while 0 <= v - j < 4 + Wave.reduceSum(np.int64(1)) // 8:     # a voted while test
+        j += 1
+    if w < v <= Wave.shuffleXor(w, 3) + 2:
+        a += 100
+    out[i] = a
+    out2[i] = j
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_comparison_chains_in_ifs_whiles_and_assignments_give_the_interpreters_bits(debug, target, rng):
+    if debug and target == "cuda":
+        pytest.skip("debug builds: CPU")
+    k = xpu.jit(_chains, debug=debug)
+    n = 100
+    x = rng.integers(-8, 10, n).astype(np.int64)
+    y = rng.integers(-8, 10, n).astype(np.int64)
+    want = [np.full(n, POISON, np.int64) for _ in range(2)]
+    got = [np.full(n, POISON, np.int64) for _ in range(2)]
+    k.python[2, 50](x, y, *want)
+    getattr(k, target)[2, 50](x, y, *got)
+    for g, w_ in zip(got, want):
+        np.testing.assert_array_equal(g, w_)
+
+
+def test_a_chain_is_lowered_only_when_a_later_operand_holds_an_op():
+    from numquad._desugar import lower
+
+    def f(x, out):
+        i = xpu.grid(1)
+        out[i] = Wave.reduceSum(x[i]) < x[i] < 5      # the op is evaluated by every lane
+
+    tree = ast.parse("def f(x, out):\n    i = xpu.grid(1)\n    out[i] = Wave.reduceSum(x[i]) < x[i] < 5\n")
+    fn = lower(tree.body[0], f)
+    assert not any(isinstance(n, ast.If) for n in ast.walk(fn))
+    src = ast.unparse(xpu.jit(_chains).source_tree)
+    assert "_nq_cx" in src and src.count("< 4 + Wave.reduceSum") == 1
