@@ -383,3 +383,24 @@ def test_no_fma_contraction_on_the_gpu():
     out = np.empty(4096, np.float32)
     _axpy.cuda[16, 256](a, b, c, out)
     assert np.array_equal(bits(out), bits(a * b + c))
+
+
+@xpu.jit
+def _add(x, y):
+    return x + y
+
+
+def test_lane_call_out_overlapping_an_input_is_numpys_rule():
+    """``f(d[:-1], d[1:], out=d[1:])``: as if nothing overlapped (NumPy's rule); the
+    input is copied first. ``out`` equal to an input is in place."""
+    from numba import cuda
+
+    x = np.random.default_rng(7).standard_normal(5000)
+    d = cuda.to_device(x)
+    _add(d[:-1], d[1:], out=d[1:])
+    want = x.copy()
+    np.add(want[:-1], want[1:], out=want[1:])
+    assert np.array_equal(d.copy_to_host(), want)
+    d = cuda.to_device(x)
+    _add(d, d, out=d)
+    assert np.array_equal(d.copy_to_host(), x + x)

@@ -249,3 +249,41 @@ def test_dask_example_runs():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main() == 0
+
+
+@xpu.jit
+def _add_overlap(x, y):
+    return x + y
+
+
+@xpu.jit
+def _scan_overlap(x, y):
+    return Wave.prefixSum(x) + y
+
+
+@pytest.mark.parametrize("fn, ref", [
+    (_add_overlap, lambda x, y: x + y),
+    (_scan_overlap, None),
+])
+def test_out_overlapping_an_input_is_numpys_rule(fn, ref, rng):
+    """A day-one probe: ``add(a[:-1], a[1:], out=a[1:])`` gave a running sum (lanes
+    stored before later lanes loaded). NumPy computes as if nothing overlapped: so
+    do the CPU and python targets; ``out`` that is an input itself is in place."""
+    x = rng.standard_normal(1000)
+    for target in ("cpu", "python"):
+        call = getattr(fn, target)
+        for a_sl, b_sl, o_sl in ((slice(None, -1), slice(1, None), slice(1, None)),
+                                 (slice(1, None), slice(None, -1), slice(None, -1)),
+                                 (slice(None, -2), slice(2, None), slice(1, -1))):
+            a = x.copy()
+            want = fn.python(x[a_sl].copy(), x[b_sl].copy())
+            if ref is not None:
+                np.testing.assert_array_equal(want, ref(x[a_sl], x[b_sl]))
+            call(a[a_sl], a[b_sl], out=a[o_sl])
+            np.testing.assert_array_equal(a[o_sl], want)
+        a = x.copy()
+        call(a, a, out=a)                               # in place
+        np.testing.assert_array_equal(a, fn.python(x.copy(), x.copy()))
+        a = x.reshape(10, 100).copy()
+        call(a[0:1], a, out=a)                          # a broadcast row that out overwrites
+        np.testing.assert_array_equal(a, fn.python(x.reshape(10, 100)[0:1].copy(), x.reshape(10, 100).copy()))

@@ -175,7 +175,32 @@ def _fast_plan(d, key, args):
     return hit
 
 
+def _same_elements(a, out):
+    """Is array *a* the very elements of *out* (so element k is read and written by
+    the same lane: safe in place)?"""
+    return (a.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+            and a.shape == out.shape and a.strides == out.strides
+            and a.dtype.itemsize == out.dtype.itemsize)
+
+
+def _unaliased(args, out):
+    """*args* with each array that overlaps ``out`` in any other way copied first:
+    NumPy computes ``np.add(a[:-1], a[1:], out=a[1:])`` as if nothing overlapped,
+    while lanes storing before later lanes load would give a running sum."""
+    if not isinstance(out, np.ndarray):
+        return args
+    fixed = None
+    for k, a in enumerate(args):
+        if isinstance(a, np.ndarray) and a.ndim and np.may_share_memory(a, out) \
+                and not _same_elements(a, out):
+            fixed = list(args) if fixed is None else fixed
+            fixed[k] = a.copy()
+    return args if fixed is None else tuple(fixed)
+
+
 def call_lane_function(d, args, out):
+    if out is not None:
+        args = _unaliased(args, out)
     key = _fast_key(d, args, out)
     if key is not None:
         # the common call: one memo lookup, then the compiled block function (the

@@ -86,6 +86,33 @@ def _is_device(a):
     return hasattr(a, "__cuda_array_interface__")
 
 
+def _extent(a):
+    """(first byte, end byte, itemsize) of the C-contiguous device array *a*."""
+    cai = a.__cuda_array_interface__
+    start = cai["data"][0]
+    itemsize = np.dtype(cai["typestr"]).itemsize
+    size = 1
+    for extent in cai["shape"]:
+        size *= extent
+    return start, start + size * itemsize, itemsize
+
+
+def _unalias_device(kargs, is_array, out):
+    """Copy each device input that overlaps ``out`` other than element for element
+    (``f(d[:-1], d[1:], out=d[1:])``): NumPy's rule, as if nothing overlapped; the
+    kernel loads a thread's elements before it stores, so an input that is ``out``
+    itself is safe."""
+    o0, o1, osize = _extent(out)
+    for k, (a, arr) in enumerate(zip(kargs, is_array)):
+        if not arr:
+            continue
+        a0, a1, asize = _extent(a)
+        if a0 < o1 and o0 < a1 and not (a0 == o0 and asize == osize):
+            copy = cuda.device_array(a.shape, a.dtype)
+            copy.copy_to_device(a)
+            kargs[k] = copy
+
+
 def _cai_shape(a):
     return tuple(a.__cuda_array_interface__["shape"])
 
@@ -382,6 +409,8 @@ class CUDATarget:
             result = cuda.device_array(shape, dtype=resdtype)
         else:
             result = out if type(out) is DeviceNDArray else cuda.as_cuda_array(out)
+        if n and out is not None and host_out is None:       # a device out=
+            _unalias_device(kargs, is_array, result)
         if n:
             flat = result if result.ndim == 1 else result.reshape(n)
             per_block = _CALL_BLOCK * _CALL_SLOTS
