@@ -287,3 +287,17 @@ def test_out_overlapping_an_input_is_numpys_rule(fn, ref, rng):
         a = x.reshape(10, 100).copy()
         call(a[0:1], a, out=a)                          # a broadcast row that out overwrites
         np.testing.assert_array_equal(a, fn.python(x.reshape(10, 100)[0:1].copy(), x.reshape(10, 100).copy()))
+
+
+def test_each_argument_layout_compiles_from_its_own_source():
+    """A day-one probe: the wrapper of each layout (array/scalar arguments) was
+    registered under one file name, so a wrapper compiled after another layout's was
+    made read that one's source (a NumquadTypeError naming the generated code)."""
+    @xpu.jit
+    def scale(x, y):
+        return x * y
+
+    assert scale(np.zeros(0, np.float32), 2.0).shape == (0,)     # (array, scalar): made
+    assert scale(np.float32(2.0), np.float32(3.0)) == 6.0         # (scalar, scalar)
+    np.testing.assert_array_equal(scale(np.arange(5, dtype=np.float32), 2.0),
+                                  np.arange(5, dtype=np.float32) * 2)

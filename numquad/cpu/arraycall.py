@@ -82,7 +82,10 @@ def _wrappers(d, is_arr):
         f"    r = f({', '.join(params)})\n"
         f"    return r\n"
     )
-    filename = f"<numquad lane call of {d.__name__} at {d.filename}:{d.firstlineno}>"
+    # one file name per argument layout: each wrapper compiles from its own source
+    # (numquad reads a function's source back by its file name when it compiles it)
+    layout = "".join("a" if arr else "s" for arr in is_arr)
+    filename = f"<numquad lane call of {d.__name__} at {d.filename}:{d.firstlineno} ({layout})>"
     from .. import xpu
     ns = {"xpu": xpu, "f": d}
     entry = exec_source(src, filename, ns)
