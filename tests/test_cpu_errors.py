@@ -219,3 +219,29 @@ def test_scan_on_a_non_prefix_mask_is_defined_and_debug_agrees():
         k.cpu[1, 64](a, out)
         np.testing.assert_array_equal(out[a > 0], want.reshape(-1)[a > 0])
         np.testing.assert_array_equal(out[a <= 0], -99)
+
+
+def _k_del(x):
+    i = xpu.grid(1)
+    w = x[i]
+    del w
+    x[i] = 1
+
+
+def _k_starred(x):
+    i = xpu.grid(1)
+    c, *rest = (x[i], x[i], x[i])
+    x[i] = c
+
+
+@pytest.mark.parametrize("fn, words", [(_k_del, "`del` is not supported"),
+                                       (_k_starred, "starred unpacking (`a, *rest = ...`) is not supported")])
+def test_del_and_starred_unpacking_are_one_line(fn, words):
+    """Day-one probes: both gave Numba's raw multi-line errors (with terminal colour
+    codes) from the shadow typing pass."""
+    with pytest.raises(NumquadCompileError) as e:
+        xpu.jit(fn).cpu[1, 32](np.zeros(32))
+    msg = str(e.value)
+    assert words in msg and "test_cpu_errors.py" in msg and "\x1b[" not in msg
+    line = inspect.getsourcelines(fn)[1] + (3 if fn is _k_del else 2)
+    assert f"line {line}" in msg

@@ -506,6 +506,14 @@ class Frontend:
             self.error(f"a nested {what} ({getattr(s, 'name', 'lambda')}) is not supported by the "
                        f"CPU target; define it at module level with @xpu.jit (a lane function) "
                        f"and call it", s)
+        if isinstance(s, ast.Delete):
+            self.error("`del` is not supported in a kernel or lane function (Numba cannot compile "
+                       "it): assign the name a new value, or leave it", s)
+        if isinstance(s, (ast.Assign, ast.For)) and any(
+                isinstance(n, ast.Starred) for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+                for n in ast.walk(t)):
+            self.error("starred unpacking (`a, *rest = ...`) is not supported in a kernel or lane "
+                       "function (Numba cannot compile it): unpack every element by name", s)
         if isinstance(s, (ast.Global, ast.Nonlocal)):
             kind = type(s).__name__.lower()
             written = [n for n in s.names if n in self.env.locals]
