@@ -530,10 +530,16 @@ def _nq_unop(opname, v):
 
 def _nq_store(value, ary, idx):
     """``ary[idx] = value`` (evaluated in Python's order: the value, the array, the
-    index): a float stored into an integer array converts as above."""
+    index): a float stored into an integer array converts as above, an integer wraps
+    to the array's width."""
     if isinstance(value, (float, np.floating)) and isinstance(ary, np.ndarray) and \
             ary.dtype.kind in "iu":
         value = _float_to_int(ary.dtype.type, value)
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and \
+            isinstance(ary, np.ndarray) and ary.dtype.kind in "iu":
+        # an integer stored into a narrower integer array wraps (C's conversion, as
+        # Numba compiles it); NumPy would raise OverflowError
+        value = np.uint64(int(value) & 0xFFFF_FFFF_FFFF_FFFF).astype(ary.dtype)
     ary[idx] = value
 
 
@@ -1471,6 +1477,8 @@ def _schedule(gens, nthreads):
 def _scalar_arg(a):
     if isinstance(a, (bool, int, float)):
         return _np_literal(a)
+    if isinstance(a, np.ndarray) and a.dtype.names is not None and not isinstance(a, np.recarray):
+        return a.view(np.recarray)      # r[i].field reads and writes, as in Numba
     return a
 
 

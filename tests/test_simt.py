@@ -703,3 +703,46 @@ def test_float_powers_and_mixed_types_as_numba_computes_them(rng):
         want[k] = np.float32(1) / r if e[k] < 0 else r
     np.testing.assert_array_equal(got["python"][0], want.astype(np.float64))
     np.testing.assert_array_equal(got["python"][4], f32.astype(np.float64) + u16)
+
+
+def _narrow(a, o8, o16u):
+    i = xpu.grid(1)
+    if i < a.shape[0]:
+        o8[i] = a[i] * 3                 # int64 into int8: wraps, as Numba compiles it
+        o16u[i] = a[i] - 1000
+        o16u[i] += a[i] * 70000
+
+
+def _records(r, out):
+    i = xpu.grid(1)
+    if i < r.shape[0]:
+        out[i] = r[i].a + r[i].b
+        r[i].a = r[i].a * 2
+
+
+def test_the_python_target_wraps_narrowing_stores_and_reads_record_fields(rng):
+    """Day-one probes: the python target raised OverflowError on ``o8[i] = a[i] * 3``
+    (NumPy refuses out-of-range integers; Numba wraps) and AttributeError on
+    ``r[i].a`` (a NumPy void has no attributes); the CPU target is the reference."""
+    a = rng.integers(-2**40, 2**40, 50)
+    k = xpu.jit(_narrow)
+    outs = {}
+    for target in ("python", "cpu"):
+        o = (np.zeros(50, np.int8), np.zeros(50, np.uint16))
+        getattr(k, target)[1, 64](a, *o)
+        outs[target] = o
+    for p, c in zip(*outs.values()):
+        np.testing.assert_array_equal(p, c)
+    np.testing.assert_array_equal(outs["python"][0], (a * 3).astype(np.int8))
+    rec = np.dtype([("a", np.int32), ("b", np.float64)])
+    res = {}
+    for target in ("python", "cpu"):
+        r = np.zeros(40, rec)
+        r["a"] = np.arange(40)
+        r["b"] = 0.25
+        out = np.full(40, np.nan)
+        getattr(xpu.jit(_records), target)[1, 64](r, out)
+        res[target] = (r.copy(), out)
+    np.testing.assert_array_equal(res["python"][1], np.arange(40) + 0.25)
+    np.testing.assert_array_equal(res["python"][0], res["cpu"][0])
+    np.testing.assert_array_equal(res["python"][1], res["cpu"][1])
