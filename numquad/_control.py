@@ -508,6 +508,9 @@ class Analysis:
             elif isinstance(node, ast.BoolOp):
                 for v in node.values[1:]:
                     refuse(v, "the right side of and/or")
+            elif isinstance(node, ast.Compare):
+                for v in node.comparators[1:]:
+                    refuse(v, "a later operand of a comparison chain (a < b < c)")
             elif isinstance(node, (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor)) or \
                     type(node).__name__ in ("TryStar", "Match"):
                 for n in _walk(node):

@@ -83,8 +83,9 @@ def _kind(env, call, missing):
     if _ops.of_function(obj) is not None:
         return "op"
     from .xpu import Dispatcher
-    if isinstance(obj, Dispatcher):
-        return "op"
+    if isinstance(obj, Dispatcher) or (type(obj).__name__ == "CUDADispatcher"
+                                       and type(obj).__module__.startswith("numba.cuda")):
+        return "op"             # a device function: may hold ops, runs where it is called
     if obj is print:
         return "other"
     module = getattr(obj, "__module__", None) or ""

@@ -12,6 +12,8 @@ import ast
 import numpy as np
 import pytest
 
+from numba import cuda
+
 from numquad import NumquadCompileError, Quad, Wave, _control, fuzz, ops, xpu
 from numquad._desugar import is_temporary
 from numquad._source import exec_source
@@ -284,3 +286,56 @@ def test_a_chain_is_lowered_only_when_a_later_operand_holds_an_op():
     assert not any(isinstance(n, ast.If) for n in ast.walk(fn))
     src = ast.unparse(xpu.jit(_chains).source_tree)
     assert "_nq_cx" in src and src.count("< 4 + Wave.reduceSum") == 1
+
+
+def _chain_beside_a_device_call(x, out):
+    i = xpu.grid(1)
+    a = x[i]
+    out[i] = (0 < a < Wave.reduceSum(a)) + _plus1(np.int64(0))
+
+
+def _chain_beside_an_atomic(x, out):
+    i = xpu.grid(1)
+    a = x[i]
+    out[i] = (0 < a < Wave.reduceSum(a)) + xpu.atomic.add(out, 32, 0)
+
+
+def _chain_in_a_target(x, out):
+    i = xpu.grid(1)
+    a = x[i]
+    out[i + 32 * (0 < a < Wave.reduceSum(a))] = 1
+
+
+def _plus1_py(v):
+    return v + 1
+
+
+_plus1 = cuda.jit(device=True)(_plus1_py)
+
+
+def test_a_chain_beside_a_numba_cuda_device_function_is_lowered(target):
+    """numba.cuda device functions count as ``@xpu.jit`` ones (they may hold ops and
+    run where they are called): the chain is lowered, not left as written."""
+    x = np.where(np.arange(64) % 2 == 0, 5, -100).astype(np.int64)
+    k = xpu.jit(_chain_beside_a_device_call)
+    want, got = np.zeros(64, np.int64), np.zeros(64, np.int64)
+    k.python[2, 32](x, want)
+    getattr(k, target)[2, 32](x, got)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(want, np.where(np.arange(64) % 2 == 0, 2, 1))
+
+
+@pytest.mark.parametrize("fn", [_chain_beside_an_atomic, _chain_in_a_target])
+def test_a_chain_that_cannot_be_lowered_is_refused_on_both_targets(fn):
+    """A second round of probes: where the rewrite cannot run (another call in the
+    statement that may have effects, a chain in an assignment target) the CPU ran the
+    op over every lane, silently; both compiled targets refuse it now, as they refuse
+    ``x if c else Op(...)`` there."""
+    import inspect
+    line = inspect.getsourcelines(fn)[1] + 3
+    k = xpu.jit(fn)
+    with pytest.raises(NumquadCompileError, match="later operand of a comparison chain") as e:
+        k.cpu[1, 32](np.zeros(32, np.int64), np.zeros(64, np.int64))
+    assert f"line {line}" in str(e.value)
+    with pytest.raises(NumquadCompileError, match="later operand of a comparison chain"):
+        k.inspect_ptx("void(int64[::1], int64[::1])")

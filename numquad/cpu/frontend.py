@@ -756,6 +756,12 @@ class Frontend:
                     hoister._check_no_xl(v, "the right side of and/or")
                 return self.generic_visit(node)
 
+            def visit_Compare(self, node):
+                # a < b < c: c only where a < b (what numquad/_desugar.py did not lower)
+                for v in node.comparators[1:]:
+                    hoister._check_no_xl(v, "a later operand of a comparison chain (a < b < c)")
+                return self.generic_visit(node)
+
             def visit_Call(self, node):
                 op = hoister.op_of(node)
                 if op is None and hoister.builtin_of(node.func) in _cudaapi.BARRIER_REDUCE:
