@@ -946,3 +946,34 @@ def test_the_xpu_spellings_in_the_table_exist():
             obj = xpu
             for part in a.name.split("."):
                 obj = getattr(obj, part)
+
+
+@cuda.jit(device=True)
+def _is_even(n):
+    if n == 0:
+        return True
+    return _is_odd(n - 1)
+
+
+@cuda.jit(device=True)
+def _is_odd(n):
+    if n == 0:
+        return False
+    return _is_even(n - 1)
+
+
+def test_mutually_recursive_device_functions_are_one_line_on_the_cpu():
+    """A probe: numba.cuda device functions calling each other crashed the CPU
+    compile with Python's RecursionError; the python target runs them."""
+    @xpu.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        out[i] = _is_even(x[i])
+
+    x = np.arange(32, dtype=np.int64)
+    out = np.zeros(32, np.bool_)
+    k.python[1, 32](x, out)
+    np.testing.assert_array_equal(out, x % 2 == 0)
+    with pytest.raises(NumquadCompileError, match=r"mutually recursive lane functions "
+                                                  r"\(_is_even -> _is_odd -> _is_even\)"):
+        k.cpu[1, 32](x, out)

@@ -385,6 +385,7 @@ def _call_cycle(callee, pyfunc):
             continue
         seen.add(id(d))
         for _, v in _global_values(d):
+            v = _cudaapi.as_xpu(v)              # numba.cuda device functions too
             if isinstance(v, Dispatcher):
                 todo.append((v, path + [v]))
     return None
