@@ -230,7 +230,7 @@ def _k_del(x):
 
 def _k_starred(x):
     i = xpu.grid(1)
-    c, *rest = (x[i], x[i], x[i])
+    c, *_rest = (x[i], x[i], x[i])
     x[i] = c
 
 
