@@ -544,6 +544,9 @@ class _BlockGen:
         self.splats = set()
         self.converted = {}         # lane arrays converting an operand to its type at the call
         self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
+        # a parameter the kernel assigns as a uniform value (``k = 5``, ``a = a[1:]``):
+        # each wave (and block) starts again from the argument, as each thread does
+        self.rebound_params = [p for p in fe.env.params if p not in self.lane_vars and self._assigned(p)]
 
     # -- storage decisions -------------------------------------------------------
     _LANE_BUILTINS = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid", "grid"}
@@ -1006,7 +1009,8 @@ class _BlockGen:
         wave_body = self.gen_items(fe.items, [("_nq_m_entry", "func")])
         # masks: the entry mask is its own frame
         self.masks.insert(0, "_nq_m_entry")
-        params = [(f"_nq_p_{p}" if p in self.reassigned_params else p) for p in fe.env.params]
+        params = [(f"_nq_p_{p}" if p in self.reassigned_params or p in self.rebound_params else p)
+                  for p in fe.env.params]
         if any(a[0] == "dynshared" for a in fe.allocs.values()):
             params.append("_nq_dynsmem")        # the launch's dynamic shared memory, bytes
         pro = []
@@ -1057,6 +1061,8 @@ class _BlockGen:
             ]))
         for p in self.reassigned_params:
             wave_pro.append(_lane_loop(self._store_var(p, f"_nq_p_{p}")))
+        for p in self.rebound_params:
+            wave_pro.append(_assign(_name(p, ast.Store), _name(f"_nq_p_{p}")))
         if self.block_mode:
             wave_loop = ast.If(test=_const(True), body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
         else:
