@@ -65,3 +65,100 @@ def test_a_reassigned_parameter_restarts_from_the_argument_in_every_wave(target,
     _launch(k_param_across_barrier, target, debug, 3, 64, out, k)
     t = np.arange(192) % 64
     np.testing.assert_array_equal(out, (t + 1) % 64 + k + 2 * k + 32 * 2 * k)
+
+
+# -- a value recomputed from thread ids reads the uniforms it was made with -------
+
+def k_remat_uniform_reassigned(out, k):
+    i = cuda.grid(1)
+    t = i + k
+    k = 5
+    s = Wave.reduceSum(k)
+    out[i] = t + s
+
+
+def k_remat_uniform_in_loop(out, k):
+    i = cuda.grid(1)
+    t = i + k
+    s = 0
+    for q in range(3):
+        k = k + q
+        s = Wave.reduceSum(k)
+    out[i] = t + s + k
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_a_value_built_from_thread_ids_keeps_the_uniform_it_was_computed_with(target, debug):
+    # t = i + k was recomputed after the op with the new k
+    k = int(RNG.integers(-50, 50))
+    i = np.arange(64)
+    out = np.full(64, POISON, np.int64)
+    _launch(k_remat_uniform_reassigned, target, debug, 1, 64, out, k)
+    np.testing.assert_array_equal(out, i + k + 32 * 5)
+
+    out = np.full(64, POISON, np.int64)
+    _launch(k_remat_uniform_in_loop, target, debug, 1, 64, out, k)
+    np.testing.assert_array_equal(out, i + k + 32 * (k + 3) + (k + 3))
+
+
+def k_view_index_reassigned(out, a, k):
+    i = cuda.grid(1)
+    row = a[(i % 2) + k, :]
+    k = 0
+    s = Wave.reduceSum(k)
+    out[i] = row[i % 4] + s
+
+
+def k_view_in_loop_read_later(out, a, n):
+    i = cuda.grid(1)
+    acc = 0
+    have = False
+    for j in range(n):
+        m = j * 2
+        if (i + j) % 3 == 0:
+            row = a[i + m, :]
+            have = True
+        s = Wave.reduceSum(1)
+        if have:
+            acc += row[0] + s
+    out[i] = acc
+
+
+def k_view_of_loop_variable(out, a, n):
+    i = cuda.grid(1)
+    acc = 0
+    for j in range(n):
+        row = a[(i % 2) + j, :]
+        j += 1
+        s = Wave.reduceSum(j)
+        acc += row[i % 4] + s
+    out[i] = acc
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_an_array_view_read_after_an_op_is_the_view_it_was_made_as(target, debug):
+    # row = a[i + j, :] was recomputed after the op from the operands' new values
+    a = RNG.integers(-1000, 1000, (100, 4))
+    i = np.arange(32)
+    k = int(RNG.integers(0, 8))
+    out = np.full(32, POISON, np.int64)
+    _launch(k_view_index_reassigned, target, debug, 1, 32, out, a, k)
+    np.testing.assert_array_equal(out, a[i % 2 + k, i % 4])
+
+    n = 4
+    want = np.zeros(32, np.int64)
+    for lane in range(32):
+        row = None
+        for j in range(n):
+            if (lane + j) % 3 == 0:
+                row = a[lane + 2 * j]
+            if row is not None:
+                want[lane] += row[0] + 32
+    out = np.full(32, POISON, np.int64)
+    _launch(k_view_in_loop_read_later, target, debug, 1, 32, out, a, n)
+    np.testing.assert_array_equal(out, want)
+
+    want = sum(a[i % 2 + j, i % 4] + 32 * (j + 1) for j in range(n))
+    out = np.full(32, POISON, np.int64)
+    _launch(k_view_of_loop_variable, target, debug, 1, 32, out, a, n)
+    np.testing.assert_array_equal(out, want)

@@ -502,6 +502,42 @@ def _walk_items(items):
             yield from _walk_items(it.body)
 
 
+def _assigns_in(stmts):
+    """(list, index, statement) for each ``name = value`` in *stmts*, nested ones too,
+    last first within each list (so that inserting before one keeps the others' index)."""
+    for k in range(len(stmts) - 1, -1, -1):
+        st = stmts[k]
+        for _, inner in ast.iter_fields(st):
+            if isinstance(inner, list):
+                for sub in inner:
+                    if isinstance(sub, (ast.excepthandler, ast.match_case)):
+                        yield from _assigns_in(sub.body)
+                if inner and isinstance(inner[0], ast.stmt):
+                    yield from _assigns_in(inner)
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            yield stmts, k, st
+
+
+def _stored_in_loops(items, inside=False):
+    """The names stored inside a loop of *items* (a wave loop, or a loop within a
+    region's or a uniform statement's code)."""
+    out = set()
+    for it in items:
+        if isinstance(it, (_fe.If, _fe.UniformIf)):
+            out |= _stored_in_loops(it.body, inside) | _stored_in_loops(it.orelse, inside)
+        elif isinstance(it, _fe.Loop):
+            out |= _item_names(it)[1] | _stored_in_loops(it.body, True)
+        elif inside:
+            out |= _item_names(it)[1]
+        else:
+            stmts = it.stmts if isinstance(it, _fe.Region) else [it.stmt] if isinstance(it, _fe.Uniform) else []
+            for st in stmts:
+                for node in ast.walk(st):
+                    if isinstance(node, (ast.For, ast.While)):
+                        out |= set(_fe._names_in(node, ast.Store))
+    return out
+
+
 def _has_jump(items, kinds):
     """Does a Jump of one of *kinds* in *items* belong to this loop level?"""
     for it in items:
@@ -535,6 +571,7 @@ class _BlockGen:
         self.locals = (fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
                                         if n.startswith(_fe._RESERVED)}) - set(fe.env.closure)
         self.fused = self._fusable_conditions()
+        self.view_snaps = []        # the lane temporaries holding a view's indices (_remat)
         self.remat = self._remat()
         self.lane_vars = self._lane_vars() - set(self.remat) - set(self.fused)
         # what a recomputed view (``row = a[i, :]``) reads must be at hand where it is read
@@ -556,7 +593,7 @@ class _BlockGen:
         if isinstance(e, ast.Constant):
             return isinstance(e.value, (int, float, bool))
         if isinstance(e, ast.Name):
-            if e.id in ok_names or e.id in fe.uniform:
+            if e.id in ok_names or (e.id in fe.uniform and self._stable(e.id)):
                 return True
             b = fe.builtin_of(e) if e.id not in fe.env.locals else None
             return b in self._LANE_BUILTINS or b in fe._UNIFORM_BUILTINS
@@ -577,12 +614,20 @@ class _BlockGen:
             return False
         return False
 
+    def _stable(self, name):
+        """Whether a local holds one value wherever a recomputed value can read it:
+        a parameter never assigned, or a local assigned once. A value recomputed
+        from a uniform that the kernel assigns again (``t = i + k; k = 5``) would
+        read the new ``k`` in the regions after it."""
+        n = self._stores.get(name, 0)
+        return n == 0 or (n == 1 and name not in self.fe.env.params)
+
     def _remat(self):
         """Lane values cheaper to recompute than to keep: single assignments at the
-        top level whose value is built from thread ids, constants and uniforms
-        (``i = xpu.grid(1)``). Each region that reads one recomputes it, so LLVM
-        sees consecutive indices and emits plain vector loads and stores."""
-        stores = {}
+        top level whose value is built from thread ids, constants and uniforms that
+        keep their value (``i = xpu.grid(1)``). Each region that reads one recomputes
+        it, so LLVM sees consecutive indices and emits plain vector loads and stores."""
+        self._stores = stores = {}
         for it in _walk_items(self.fe.items):
             for n in _item_names(it)[1]:
                 stores[n] = stores.get(n, 0) + (1 if not isinstance(it, _fe.Region) else 0)
@@ -603,24 +648,49 @@ class _BlockGen:
                         out[n] = st.value
         # lane-varying array views assigned once (``row = a[i, :]``, anywhere): an array
         # cannot live in a lane array, so each region that reads one recomputes it from
-        # its operands (cpu/cudaapi.py: is_view)
+        # its operands (cpu/cudaapi.py: is_view). An index or bound whose operands may
+        # change before the view is read (a local assigned again, or inside a loop:
+        # ``row = a[i + j, :]`` under a lane-varying ``if`` in a loop over ``j``, read in
+        # a later iteration) is kept as it was at the view's assignment, in a lane
+        # array of its own (``_nq_vw<k> = int64(i + j)``; ``row = a[_nq_vw<k>, :]``).
         self.view_deps = set()
+        in_loops = _stored_in_loops(self.fe.items)
+
+        def keeps(m):
+            return m in out or m not in self.locals or (self._stable(m) and m not in in_loops)
+
         for it in _walk_items(self.fe.items):
             if not isinstance(it, _fe.Region):
                 continue
-            for st in (node for top in it.stmts for node in ast.walk(top)):
-                if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and
-                        isinstance(st.targets[0], ast.Name)):
-                    continue
+            for body, k, st in list(_assigns_in(it.stmts)):
                 n = st.targets[0].id
                 if n in out or n in self.fe.uniform or stores.get(n) != 1 or n in self.fe.env.params:
                     continue
-                deps = set(_fe._names_in(st.value))
-                if _cudaapi.is_view(st.value) and all(
-                        m in self.fe.uniform or m in out or stores.get(m) == 1 or m not in self.locals
-                        for m in deps):
-                    out[n] = st.value
-                    self.view_deps |= deps
+                if not _cudaapi.is_view(st.value) or not keeps(st.value.value.id):
+                    continue
+                snaps = []
+
+                def kept(e, snaps=snaps, st=st):
+                    if e is None or all(keeps(m) for m in _fe._names_in(e)):
+                        return e
+                    tmp = f"{_fe._RESERVED}vw{len(self.view_snaps)}"
+                    self.view_snaps.append(tmp)
+                    self.locals.add(tmp)
+                    snaps.append(ast.copy_location(_assign(_name(tmp, ast.Store), _call("_nq_i64", e)), st))
+                    return _name(tmp)
+
+                sl = st.value.slice
+                parts = sl.elts if isinstance(sl, ast.Tuple) else None
+                for j, p in enumerate(parts if parts is not None else [sl]):
+                    if isinstance(p, ast.Slice):
+                        p.lower, p.upper, p.step = kept(p.lower), kept(p.upper), kept(p.step)
+                    elif parts is not None:
+                        parts[j] = kept(p)
+                    else:
+                        st.value.slice = kept(p)
+                body[k:k] = snaps
+                out[n] = st.value
+                self.view_deps |= set(_fe._names_in(st.value))
         return out
 
     def _fusable_conditions(self):
