@@ -82,9 +82,8 @@ def _kind(env, call, missing):
         return "other"
     if _ops.of_function(obj) is not None:
         return "op"
-    from .xpu import Dispatcher
-    if isinstance(obj, Dispatcher) or (type(obj).__name__ == "CUDADispatcher"
-                                       and type(obj).__module__.startswith("numba.cuda")):
+    from .xpu import Dispatcher, is_cuda_function
+    if isinstance(obj, Dispatcher) or is_cuda_function(obj):
         return "op"             # a device function: may hold ops, runs where it is called
     if obj is print:
         return "other"

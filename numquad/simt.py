@@ -96,8 +96,7 @@ def _as_dispatcher(obj):
     """A numba.cuda function (``@cuda.jit``, with or without ``device=True``) called
     from a kernel is a device function, as numba.cuda compiles it: here an
     ``@xpu.jit`` Dispatcher of its Python function (the same one each time)."""
-    cls = type(obj)
-    if cls.__name__ != "CUDADispatcher" or not cls.__module__.startswith("numba.cuda"):
+    if not _xpu.is_cuda_function(obj):
         return obj
     d = obj.__dict__.get("_numquad_python")
     if d is None:

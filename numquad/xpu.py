@@ -106,6 +106,14 @@ def builtin_name(obj):
     return None
 
 
+def is_cuda_function(obj):
+    """Is *obj* a numba.cuda ``@cuda.jit`` function (a kernel or a device function)?
+    Called from a kernel, either is a device function, as numba.cuda compiles it; the
+    targets and the interpreter recognise it by this (without importing numba.cuda)."""
+    cls = type(obj)
+    return cls.__name__ == "CUDADispatcher" and cls.__module__.startswith("numba.cuda")
+
+
 def is_namespace(obj):
     """Is *obj* one of xpu's builtin namespaces (``xpu.threadIdx``, ``xpu.atomic``, ...)?"""
     return type(obj) is _Group

@@ -300,7 +300,7 @@ def check_supported(fe):
         for obj, _ in (_fe._cuda_function_names() or {}).values():
             _SUPPORTED.add(id(obj))
     from .frontend import _MISSING
-    from ..xpu import Dispatcher
+    from ..xpu import Dispatcher, is_cuda_function
     for node in ast.walk(fe.fn):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
@@ -322,7 +322,7 @@ def check_supported(fe):
             if name.startswith("numba.cuda.") and name.split(".")[2] in _DENY_MODULES:
                 fe.error(unsupported(name.split(".", 2)[2] + ".*"), node)
             continue
-        if is_cuda_dispatcher(obj):
+        if is_cuda_function(obj):
             continue
         mod = _is_cuda_thing(obj)
         if mod is not None and type(obj).__name__ == "ExternFunction":
@@ -984,11 +984,6 @@ def caster(closure, prefix):
     return cast
 
 
-def is_cuda_dispatcher(obj):
-    cls = type(obj)
-    return cls.__name__ == "CUDADispatcher" and cls.__module__.startswith("numba.cuda")
-
-
 def cuda_signatures(obj):
     """[(argtypes, return type)] a numba.cuda dispatcher was declared with."""
     sigs = list(obj.__dict__.get("_numquad_signatures", ()))
@@ -1002,14 +997,14 @@ def cuda_signatures(obj):
 def as_xpu(obj):
     """An ``@xpu.jit`` Dispatcher for a numba.cuda device function (the same object
     each time); anything else unchanged."""
-    if not is_cuda_dispatcher(obj):
+    from ..xpu import is_cuda_function
+    if not is_cuda_function(obj):
         return obj
     d = obj.__dict__.get("_numquad_xpu")
     if d is None:
         from ..xpu import Dispatcher
         d = Dispatcher(obj.py_func, fastmath=bool(obj.targetoptions.get("fastmath")))
         d.signatures = cuda_signatures(obj)
-        d.cuda_device = bool(obj.targetoptions.get("device"))
         obj.__dict__["_numquad_xpu"] = d
     return d
 
