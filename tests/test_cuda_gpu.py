@@ -263,15 +263,20 @@ def _lane(x, y):
     return x * y + Quad.swapVertical(x)
 
 
-def _lane_reference(x, y):
-    """_lane on a flat array: element k is lane k % 32 of wave k // 32."""
+def _on_waves(opname, x):
+    """ops.py's reference of *opname* on the flattened *x*, element k lane k % 32 of
+    wave k // 32 (the last wave partial), as a lane call runs it; flat."""
     n = x.size
     waves = -(-n // W)
     X = np.zeros(waves * W, x.dtype)
     X[:n] = x.ravel()
     active = (np.arange(waves * W) < n).reshape(waves, W)
-    sv = ops.get("Quad.swapVertical").reference(X.reshape(waves, W), active=active).ravel()[:n]
-    return (x.ravel() * y + sv).reshape(x.shape)
+    return ops.get(opname).reference(X.reshape(waves, W), active=active).ravel()[:n]
+
+
+def _lane_reference(x, y):
+    """_lane on a flat array: element k is lane k % 32 of wave k // 32."""
+    return (x.ravel() * y + _on_waves("Quad.swapVertical", x)).reshape(x.shape)
 
 
 def test_lane_function_on_arrays():
@@ -312,13 +317,7 @@ def _lane_scan(x, y):
 
 def _lane_scan_reference(x, y):
     """_lane_scan on a flat array: element k is lane k % 32 of wave k // 32."""
-    n = x.size
-    waves = -(-n // W)
-    X = np.zeros(waves * W, x.dtype)
-    X[:n] = x.ravel()
-    active = (np.arange(waves * W) < n).reshape(waves, W)
-    ps = ops.get("Wave.prefixSum").reference(X.reshape(waves, W), active=active).ravel()[:n]
-    sd = ops.get("Quad.swapDiagonal").reference(X.reshape(waves, W), active=active).ravel()[:n]
+    ps, sd = _on_waves("Wave.prefixSum", x), _on_waves("Quad.swapDiagonal", x)
     return (ps + sd * y).astype(x.dtype).reshape(x.shape)
 
 

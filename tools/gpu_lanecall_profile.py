@@ -6,26 +6,18 @@ kernel launched directly and a numba.cuda copy kernel.
     python3 tools/gpu_lanecall_profile.py
 """
 import cProfile
+import os
 import pstats
+import sys
 import time
 
 import numpy as np
 from numba import cuda
 
-from numquad import Quad, xpu
-from numquad.cuda.dispatch import _lane_call_kernel
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from bench_gpu import hand_copy as copy, lane_quad  # noqa: E402  (the benchmark's own kernels)
 
-
-@xpu.jit
-def lane_quad(v):
-    return v + Quad.swapHorizontal(v)
-
-
-@cuda.jit
-def copy(src, dst):
-    i = cuda.grid(1)
-    if i < dst.size:
-        dst[i] = src[i]
+from numquad.cuda.dispatch import _lane_call_kernel  # noqa: E402
 
 
 def _host_us(fn, n=300):
@@ -77,24 +69,17 @@ def main():
         ("numba.cuda copy kernel [n/256, 256]", lambda: copy[n // 256, 256](big, big_out)),
         ("cuMemcpyDtoD", lambda: big_out.copy_to_device(big)),
     ]
-    # the generated kernel's shapes: slots (elements per thread) x threads per block,
-    # one element range per thread or a loop over the grid (blocks: per SM x SMs)
-    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
-    shapes = [(slots, block, False, -(-n // (block * slots)))
-              for slots in (1, 4, 8, 16) for block in (128, 256)]
-    shapes += [(slots, block, True, sms * per_sm)
-               for slots in (4, 8) for block, per_sm in ((256, 8), (256, 16), (512, 4))]
-    kernels = {}
-    for slots, block, loop, blocks in shapes:
-        k = kernels.get((slots, loop))
-        if k is None:
-            k = kernels[slots, loop] = _lane_call_kernel(
-                tgt.device_function(), "sweep", (True,), False, masked=tgt.needs_mask,
-                slots=slots, loop=loop)
-            tgt._compile_with_settings(k)
-        what = "grid loop" if loop else "one pass"
-        rows.append((f"generated, {slots} slots, {what}, [{blocks}, {block}]",
-                     lambda k=k, blocks=blocks, block=block: k[blocks, block](np.int64(n), big_out, big)))
+    # the generated kernel's shapes: slots (elements per thread) x threads per block
+    # (the eighth session also timed grid-stride loops over 1,056-2,112 blocks: no
+    # faster; docs/GPU.md)
+    for slots in (1, 4, 8, 16):
+        k = _lane_call_kernel(tgt.device_function(), "sweep", (True,), False,
+                              masked=tgt.needs_mask, slots=slots)
+        tgt._compile_with_settings(k)
+        for block in (128, 256):
+            blocks = -(-n // (block * slots))
+            rows.append((f"generated, {slots} slots, [{blocks}, {block}]",
+                         lambda k=k, blocks=blocks, block=block: k[blocks, block](np.int64(n), big_out, big)))
     for name, fn in rows:
         us = _event_us(fn)
         print(f"{name:52s} {us:8.1f} us  {2 * n * 4 / us / 1e3:6.0f} GB/s  host {_host_us(fn, 50):8.1f} us")

@@ -117,9 +117,8 @@ def _cai_shape(a):
     return tuple(a.__cuda_array_interface__["shape"])
 
 
-def _lane_call_source(name, is_array, masked, slots, loop=False):
-    """The source of the lane-call kernel (see :func:`_lane_call_kernel`); *loop*:
-    the grid strides over the elements until every one is done."""
+def _lane_call_source(name, is_array, masked, slots):
+    """The source of the lane-call kernel (see :func:`_lane_call_kernel`)."""
     params = [f"a{k}" for k in range(len(is_array))]
     lines = [f"def {name}(n, out, {', '.join(params)}):",
              "    s = cuda.gridsize(1)",
@@ -127,11 +126,7 @@ def _lane_call_source(name, is_array, masked, slots, loop=False):
              "    last = n - 1"]
     if masked:
         lines.append("    e = _nq_entry_mask()")
-    ind = "    "
-    if loop:
-        lines.append("    while (i0 & -32) < n:")       # the same in every lane of a wave
-        ind = "        "
-    lines += [f"{ind}i{j} = i{j - 1} + s" for j in range(1, slots)]
+    lines += [f"    i{j} = i{j - 1} + s" for j in range(1, slots)]
     # every load first, at an index clamped into the array (the stores below are
     # guarded): the loads of all slots are in flight together, and no store can
     # come between them (``out`` may be an input: each element is loaded and
@@ -139,22 +134,19 @@ def _lane_call_source(name, is_array, masked, slots, loop=False):
     for j in range(slots):
         for p, arr in zip(params, is_array):
             if arr:
-                lines.append(f"{ind}{p}_{j} = {p}[min(i{j}, last)]")
+                lines.append(f"    {p}_{j} = {p}[min(i{j}, last)]")
     for j in range(slots):
         args = ", ".join(f"{p}_{j}" if arr else p for p, arr in zip(params, is_array))
         if masked:
             # the member mask of slot j: the lanes of the wave whose element exists
-            lines.append(f"{ind}m{j} = _nq_ballot(e, i{j} < n)")
+            lines.append(f"    m{j} = _nq_ballot(e, i{j} < n)")
             args += f", _nq_mask=m{j}"
-        lines.append(f"{ind}if i{j} < n:")
-        lines.append(f"{ind}    out[i{j}] = f({args})")
-    if loop:
-        lines.append(f"{ind}i0 = i{slots - 1} + s")
+        lines.append(f"    if i{j} < n:")
+        lines.append(f"        out[i{j}] = f({args})")
     return "\n".join(lines) + "\n"
 
 
-def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=None,
-                      loop=False):
+def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=None):
     """The 1-D kernel that runs *device_fn* once per element (``n`` of them).
 
     Element k is lane k % 32 of wave k // 32, as on the CPU. Thread t of the
@@ -168,7 +160,7 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=N
     """
     slots = _CALL_SLOTS if slots is None else slots
     name = re.sub(r"[^0-9A-Za-z_]", "_", name)          # "<lambda>_lane_call"
-    src = _lane_call_source(name, is_array, masked, slots, loop)
+    src = _lane_call_source(name, is_array, masked, slots)
     filename = f"<numquad lane call {name}>"
     scope = {"cuda": cuda, "f": device_fn, **HELPERS}
     exec_source(src, filename, scope)

@@ -1,11 +1,11 @@
 """Ported numba-cuda 0.30.4 kernels: Black-Scholes, Laplace, matmul, device functions,
-constant memory, forall, globals and free variables, records (see _port.py).
+constant memory, forall, globals and free variables (see _port.py).
 
 Sources (numba/cuda/tests/): cudapy/test_blackscholes.py, cudapy/test_laplace.py,
 cudapy/test_matmul.py, cudapy/test_device_func.py, cudapy/test_constmem.py,
-cudapy/test_forall.py, cudapy/test_globals.py, cudapy/test_freevar.py,
-cudapy/test_record_dtype.py. Adapted: cuda.jit on kernels -> self.jit, streams
-and device arrays -> host arrays; the Laplace solver runs 40 iterations of the
+cudapy/test_forall.py, cudapy/test_globals.py, cudapy/test_freevar.py
+(cudapy/test_record_dtype.py is the whole of test_ported_record_dtype.py). Adapted:
+cuda.jit on kernels -> self.jit, streams and device arrays -> host arrays; the Laplace solver runs 40 iterations of the
 256x256 grid on the CPU (numba-cuda: up to 1000 on the GPU, 20 in its simulator)
 and the matmul 10x10 blocks (numba-cuda: 50x50); PTX checks are left out.
 """
@@ -638,90 +638,6 @@ class TestCudaTestGlobal(PortedCase):
         foo[1, 1](A, 0)
 
 
-# --- test_record_dtype.py (arrays of records) ----------------------------------------------
-
-def set_a(ary, i, v):
-    ary[i].a = v
-
-
-def set_b(ary, i, v):
-    ary[i].b = v
-
-
-def set_c(ary, i, v):
-    ary[i].c = v
-
-
-def set_record(ary, i, j):
-    ary[i] = ary[j]
-
-
-recordtype = np.dtype(
-    [("a", np.float64), ("b", np.int32), ("c", np.complex64), ("d", (np.uint8, 5))],
-    align=True,
-)
-
-
-class TestRecordDtype(PortedCase):
-    def setUp(self):
-        super().setUp()
-        self.sample1d = np.recarray(3, dtype=recordtype)
-        ary = self.sample1d
-        for i in range(ary.size):
-            x = i + 1
-            ary[i]["a"] = x / 2
-            ary[i]["b"] = x
-            ary[i]["c"] = x * 1j
-            ary[i]["d"] = "%d" % x
-
-    def _test_set_equal(self, pyfunc, value, valuetype):
-        cfunc = self.jit(pyfunc)
-
-        for i in range(self.sample1d.size):
-            rec = self.sample1d.copy()  # copy to avoid mutation of the original
-
-            # Force the argument to the given value type
-            cfunc[1, 1](rec, i, valuetype(value))
-
-            # The record has the value set
-            got = getattr(rec[i], pyfunc.__name__[-1])
-            self.assertEqual(got, valuetype(value))
-
-    def test_set_a(self):
-        self._test_set_equal(set_a, 3.1415, np.float64)
-        # Test again to check if coercion works
-        self._test_set_equal(set_a, 3.0, np.float32)
-
-    def test_set_b(self):
-        self._test_set_equal(set_b, 123, np.int32)
-        # Test again to check if coercion works
-        self._test_set_equal(set_b, 123, np.float64)
-
-    def test_set_c(self):
-        self._test_set_equal(set_c, 43j, np.complex64)
-        # Test again to check if coercion works
-        self._test_set_equal(set_c, 43j, np.complex128)
-
-    def test_set_record(self):
-        pyfunc = set_record
-        rec = self.sample1d.copy()
-        cfunc = self.jit(pyfunc)
-
-        test_indices = [(0, 1), (1, 2), (0, 2)]
-        for i, j in test_indices:
-            expect = self.sample1d.copy()
-            pyfunc(expect, i, j)
-
-            got = self.sample1d.copy()
-            cfunc[1, 1](got, i, j)
-
-            # Match the entire record
-            self.assertEqual(expect[i], expect[j])
-            self.assertEqual(got[i], got[j])
-            # Match the entire array
-            np.testing.assert_equal(expect, got)
-
-
 TestBlackScholesOnCuda = on_cuda(TestBlackScholes)
 TestCudaLaplaceOnCuda = on_cuda(TestCudaLaplace)
 TestMatmulOnCuda = on_cuda(TestMatmul)
@@ -729,4 +645,3 @@ TestDeviceFuncOnCuda = on_cuda(TestDeviceFunc)
 TestCudaConstantMemoryOnCuda = on_cuda(TestCudaConstantMemory)
 TestForAllOnCuda = on_cuda(TestForAll)
 TestCudaTestGlobalOnCuda = on_cuda(TestCudaTestGlobal)
-TestRecordDtypeOnCuda = on_cuda(TestRecordDtype)

@@ -11,26 +11,10 @@ import numpy as np
 
 from numba import cuda
 
-import functools
-
 import pytest
 
-from _port import PortedCase, on_cuda, cpu_xfail
+from _port import PortedCase, on_cuda, cpu_xfail, expected_failure_on_cuda
 
-
-def expected_failure_on_cuda(reason):
-    """numba-cuda's xfail_unless_cudasim: an expected failure on the GPU only."""
-    def deco(fn):
-        @functools.wraps(fn)
-        def run(self, *a, **k):
-            if self.target != "cuda":
-                return fn(self, *a, **k)
-            try:
-                fn(self, *a, **k)
-            except Exception:                           # noqa: BLE001
-                pytest.xfail(reason)
-        return run
-    return deco
 
 
 class TestException(PortedCase):

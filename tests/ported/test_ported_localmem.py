@@ -1,8 +1,8 @@
 """Ported from numba-cuda 0.30.4 numba/cuda/tests/cudapy/test_localmem.py (see _port.py).
 
-Adapted: cuda.jit -> self.jit (xpu.jit on one target). Left out: the ``.local``
-PTX check of test_local_array (numba.cuda codegen; the numerical check stays),
-and the typemap checks of test_numba_dtype, test_numpy_dtype, test_string_dtype
+Adapted: cuda.jit -> self.jit (xpu.jit on one target). test_local_array,
+test_local_array_1_tuple and test_local_array_complex are in test_ported_sm.py
+(ported earlier, the same code). Left out: the typemap checks of test_numba_dtype, test_numpy_dtype, test_string_dtype
 and test_type_with_struct_data_model (``check_dtype`` reads numba.cuda's
 ``overloads[...]._type_annotation``, a compiler internal): ``check_dtype``
 compiles those kernels for the target instead (``inspect_llvm`` on the CPU).
@@ -20,60 +20,7 @@ from numba.cuda.tests.cudapy.extensions_usecases import struct_model_type, MyStr
 from _port import PortedCase, on_cuda, cpu_xfail
 
 
-def culocal(A, B):
-    C = cuda.local.array(1000, dtype=int32)
-    for i in range(C.shape[0]):
-        C[i] = A[i]
-    for i in range(C.shape[0]):
-        B[i] = C[i]
-
-
-def culocalcomplex(A, B):
-    C = cuda.local.array(100, dtype=complex128)
-    for i in range(C.shape[0]):
-        C[i] = A[i]
-    for i in range(C.shape[0]):
-        B[i] = C[i]
-
-
-def culocal1tuple(A, B):
-    C = cuda.local.array((5,), dtype=int32)
-    for i in range(C.shape[0]):
-        C[i] = A[i]
-    for i in range(C.shape[0]):
-        B[i] = C[i]
-
-
-from numba.cuda import complex128  # noqa: E402  (numba-cuda imports it with int32)
-
-
 class TestCudaLocalMem(PortedCase):
-    def test_local_array(self):
-        sig = (int32[:], int32[:])
-        jculocal = self.jit(sig)(culocal)
-        A = np.arange(1000, dtype="int32")
-        B = np.zeros_like(A)
-        jculocal[1, 1](A, B)
-        self.assertTrue(np.all(A == B))
-
-    def test_local_array_1_tuple(self):
-        """Ensure that local arrays can be constructed with 1-tuple shape"""
-        jculocal = self.jit("void(int32[:], int32[:])")(culocal1tuple)
-        # Don't check if .local is in the ptx because the optimizer
-        # may reduce it to registers.
-        A = np.arange(5, dtype="int32")
-        B = np.zeros_like(A)
-        jculocal[1, 1](A, B)
-        self.assertTrue(np.all(A == B))
-
-    def test_local_array_complex(self):
-        sig = "void(complex128[:], complex128[:])"
-        jculocalcomplex = self.jit(sig)(culocalcomplex)
-        A = (np.arange(100, dtype="complex128") - 1) / 2j
-        B = np.zeros_like(A)
-        jculocalcomplex[1, 1](A, B)
-        self.assertTrue(np.all(A == B))
-
     def check_dtype(self, f, dtype):
         # numba-cuda reads the typemap of the compiled kernel here (a compiler
         # internal); the port compiles the kernel for the target instead (an

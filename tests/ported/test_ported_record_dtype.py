@@ -1,9 +1,9 @@
 """Ported from numba-cuda 0.30.4 numba/cuda/tests/cudapy/test_record_dtype.py (see _port.py).
 
 Adapted: cuda.jit on kernels -> self.jit (xpu.jit on one target); device
-functions keep cuda.jit(device=True). The whole file: test_ported_examples.py
-already holds a shorter port of TestRecordDtype's first four tests (test_set_a,
-test_set_b, test_set_c, test_set_record). numba-cuda's ``unittest.expectedFailure``
+functions keep cuda.jit(device=True). The whole file (test_ported_examples.py
+held a shorter port of its first four tests until this file replaced it).
+numba-cuda's ``unittest.expectedFailure``
 tests (returning arrays from device functions) stay expected failures.
 """
 import numpy as np

@@ -9,29 +9,13 @@ test_raise is ``unittest.expectedFailure`` in numba-cuda (numba issue #8036):
 it stays an expected failure on the CUDA target only.
 """
 
-import functools
-
 import numpy as np
 import pytest
 from numba.cuda.core.errors import TypingError
 from numba import cuda  # noqa: F401  (numba-cuda's imports)
 
-from _port import PortedCase, on_cuda, cpu_xfail
+from _port import PortedCase, on_cuda, cpu_xfail, expected_failure_on_cuda
 
-
-def expected_failure_on_cuda(reason):
-    """numba-cuda's expectedFailure: an expected failure on the GPU only."""
-    def deco(fn):
-        @functools.wraps(fn)
-        def run(self, *a, **k):
-            if self.target != "cuda":
-                return fn(self, *a, **k)
-            try:
-                fn(self, *a, **k)
-            except Exception:                           # noqa: BLE001
-                pytest.xfail(reason)
-        return run
-    return deco
 
 
 class TestSelfRecursion(PortedCase):

@@ -1,6 +1,8 @@
 """Ported from numba-cuda 0.30.4 numba/cuda/tests/cudapy/test_sm_creation.py (see _port.py).
 
-Adapted: cuda.jit -> self.jit (xpu.jit on one target). The typemap checks
+Adapted: cuda.jit -> self.jit (xpu.jit on one target). test_global_constants,
+test_global_build_tuple and test_global_constant_tuple are in test_ported_sm.py
+(ported earlier, the same code). The typemap checks
 (``check_dtype`` reads numba.cuda's ``overloads[...]._type_annotation``, a compiler
 internal) compile the kernel for the target instead (``inspect_llvm`` on the CPU).
 """
@@ -14,33 +16,12 @@ from _port import PortedCase, on_cuda, cpu_xfail
 
 GLOBAL_CONSTANT = 5
 GLOBAL_CONSTANT_2 = 6
-GLOBAL_CONSTANT_TUPLE = 5, 6
-
-
-def udt_global_constants(A):
-    sa = cuda.shared.array(shape=GLOBAL_CONSTANT, dtype=float32)
-    i = cuda.grid(1)
-    A[i] = sa[i]
-
-
-def udt_global_build_tuple(A):
-    sa = cuda.shared.array(
-        shape=(GLOBAL_CONSTANT, GLOBAL_CONSTANT_2), dtype=float32
-    )
-    i, j = cuda.grid(2)
-    A[i, j] = sa[i, j]
 
 
 def udt_global_build_list(A):
     sa = cuda.shared.array(
         shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype=float32
     )
-    i, j = cuda.grid(2)
-    A[i, j] = sa[i, j]
-
-
-def udt_global_constant_tuple(A):
-    sa = cuda.shared.array(shape=GLOBAL_CONSTANT_TUPLE, dtype=float32)
     i, j = cuda.grid(2)
     A[i, j] = sa[i, j]
 
@@ -64,20 +45,6 @@ def udt_invalid_3(A):
 
 
 class TestSharedMemoryCreation(PortedCase):
-    def getarg(self):
-        return np.array(100, dtype=np.float32, ndmin=1)
-
-    def getarg2(self):
-        return self.getarg().reshape(1, 1)
-
-    def test_global_constants(self):
-        udt = self.jit((float32[:],))(udt_global_constants)
-        udt[1, 1](self.getarg())
-
-    def test_global_build_tuple(self):
-        udt = self.jit((float32[:, :],))(udt_global_build_tuple)
-        udt[1, 1](self.getarg2())
-
     @cpu_xfail("a list shape raises NumquadCompileError (clear; a SyntaxError), not numba's TypingError")
     def test_global_build_list(self):
         with self.assertRaises(TypingError) as raises:
@@ -93,10 +60,6 @@ class TestSharedMemoryCreation(PortedCase):
             "dtype=class(float32)",
             str(raises.exception),
         )
-
-    def test_global_constant_tuple(self):
-        udt = self.jit((float32[:, :],))(udt_global_constant_tuple)
-        udt[1, 1](self.getarg2())
 
     @cpu_xfail("a shape that is not a constant raises NumquadCompileError (clear; a SyntaxError), not numba's "
                "TypingError")
