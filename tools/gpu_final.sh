@@ -8,7 +8,8 @@
 #
 # Environment: JOBS (fuzz child processes, default 12), FUZZ_ARGS (extra fuzz
 # options, e.g. --no-debug), TESTS (test files, default tests/test_semantics.py;
-# "none" runs no tests), TESTK (their -k expression, default "cuda").
+# "none" runs no tests), TESTK (their -k expression, default "cuda"), TEST_JOBS (pytest
+# workers, default auto).
 # .whl/ may carry a numba wheel too (numquad needs numba >= 0.68.1).
 set -u
 OUT=${OUT:-/tmp/numquad-gpu}
@@ -32,7 +33,7 @@ timeout $((SECS + 20)) python3 -m numquad.fuzz --target cuda --minutes "$MIN" --
     --jobs "$JOBS" --out "$OUT/fuzz" --shrink 0 --timeout 100 $FUZZ_ARGS > "$OUT/fuzz.log" 2>&1 &
 FUZZ=$!
 if [ "$TESTS" != "none" ]; then
-    timeout "$SECS" python3 -m pytest -q -p no:cacheprovider $TESTS -k "$TESTK" > "$OUT/tests.log" 2>&1
+    timeout "$SECS" python3 -m pytest -q -p no:cacheprovider -n "${TEST_JOBS:-auto}" $TESTS -k "$TESTK" > "$OUT/tests.log" 2>&1
     echo "tests rc=$?: $(tail -n 1 "$OUT/tests.log")"
 fi
 wait $FUZZ
