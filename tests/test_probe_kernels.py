@@ -162,3 +162,39 @@ def test_an_array_view_read_after_an_op_is_the_view_it_was_made_as(target, debug
     out = np.full(32, POISON, np.int64)
     _launch(k_view_of_loop_variable, target, debug, 1, 32, out, a, n)
     np.testing.assert_array_equal(out, want)
+
+
+# -- after every lane of a wave has left, the rest of the kernel does not run ----
+
+def k_uniform_load_after_return(out, tab, n):
+    i = cuda.grid(1)
+    if i >= n:
+        return
+    t = tab[cuda.blockIdx.x * 100000000]
+    out[i] = t + Wave.countBits(True)
+
+
+def k_uniform_load_after_continue(out, tab, n):
+    i = cuda.grid(1)
+    acc = 0
+    for j in range(n):
+        if j >= 1:
+            if i >= 0:
+                continue
+        if tab[j * 100000000] > -5000:
+            acc += tab[0] + Wave.countBits(True)
+    out[i] = acc
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_uniform_code_after_every_lane_left_does_not_run(target, debug):
+    # the CPU target ran t = tab[blockIdx.x * 100000000] in the waves whose lanes had
+    # all returned: a segmentation fault in a release build, an IndexError with debug
+    tab = RNG.integers(-1000, 1000, 1)
+    out = np.full(128, POISON, np.int64)
+    _launch(k_uniform_load_after_return, target, debug, 4, 32, out, tab, 32)
+    np.testing.assert_array_equal(out, np.r_[np.full(32, tab[0] + 32), np.full(96, POISON)])
+
+    out = np.full(64, POISON, np.int64)
+    _launch(k_uniform_load_after_continue, target, debug, 1, 64, out, tab, 5)
+    np.testing.assert_array_equal(out, np.full(64, tab[0] + 32))

@@ -871,9 +871,20 @@ class _BlockGen:
             nxt = items[k + 1] if k + 1 < len(items) else None
             if isinstance(it, _fe.Region) and isinstance(nxt, _fe.If) and self.fused.get(nxt.cond) is nxt:
                 out.extend(self.gen_if(nxt, frames, cond_region=it))
-                skip = nxt
-                continue
-            out.extend(self.gen_item(it, frames))
+                skip = it = nxt
+                k += 1
+            else:
+                out.extend(self.gen_item(it, frames))
+            if k + 1 < len(items) and any(isinstance(j, _fe.Jump) for j in _walk_items([it])):
+                # lanes may have left here (a return, break or continue): when none is
+                # left, the rest does not run, as on a GPU. Its uniform statements and
+                # conditions run once per wave whatever the mask, and one that reads
+                # memory (``t = tab[blockIdx.x]`` after ``if i >= n: return``) would
+                # read out of bounds in a wave with no thread left
+                rest = self.gen_items(items[k + 1:], frames)
+                if rest:
+                    out.append(ast.If(test=self._any(frames[-1][0]), body=rest, orelse=[]))
+                break
         return out
 
     def gen_item(self, it, frames):
