@@ -10,7 +10,11 @@ its machine code), under a key that holds everything the machine code depends on
   shared and local allocations, the argument types and the launch shape class);
 - the value of every global the generated code reads: numbers, strings, tuples,
   NumPy dtypes and arrays (``const.array_like``) by value, numquad's own helpers
-  by name; a global of any other kind (a user's ``@njit`` function, an object)
+  by name, a compiled function (a plain lane function, a device function, a
+  user's ``@njit`` function) by its source and, recursively, the globals it reads;
+  a user's module by the value of each attribute the code reads from it
+  (``config.TPB``, ``helpers.scale(x)``), not by its name, since the module's
+  file can change between processes; a global of any other kind (an object)
   turns caching off for that kernel, since its changes could not be seen;
 - numquad's own source (every ``.py`` file of the package), the Python, Numba,
   llvmlite and NumPy versions, and the debug/fastmath options; Numba adds the
@@ -23,6 +27,7 @@ cache lives in ``$NUMQUAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/numquad``, else
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -91,8 +96,70 @@ class _Uncachable(Exception):
     pass
 
 
-def _fingerprint(value, depth=0):
-    """A stable text for *value*, or _Uncachable when its meaning could change unseen."""
+def _attribute_chains(source):
+    """{name: {(attr, ...), ...}}: the attribute chains read from each bare name in
+    *source* (``cfg.TPB`` -> ``{"cfg": {("TPB",)}}``), or None if it does not parse."""
+    import textwrap
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return None
+    chains = {}
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or id(node) in inner:
+            continue                        # only whole chains: cfg.sub.N, not cfg.sub
+        attrs = []
+        base = node
+        while isinstance(base, ast.Attribute):
+            attrs.append(base.attr)
+            base = base.value
+        if isinstance(base, ast.Name):
+            chains.setdefault(base.id, set()).add(tuple(reversed(attrs)))
+    return chains
+
+
+_VERSIONED = {"numpy", "numba", "numquad", "llvmlite", "builtins", "math", "cmath", "operator"}
+
+
+def _module_fingerprint(mod, chains, depth):
+    """A module by name when the key's versions cover it (numpy, math, numquad...),
+    else by the value of every attribute chain the code reads from it: its source
+    may change between processes while its name does not (``cfg.TPB``)."""
+    name = getattr(mod, "__name__", "?")
+    top = name.split(".")[0]
+    if top in _VERSIONED or top in getattr(sys, "stdlib_module_names", ()):
+        return f"module:{name}"
+    if chains is None:
+        raise _Uncachable(f"module {name}: the attributes read from it are unknown")
+    parts = [f"module:{name}"]
+    for chain in sorted(chains):
+        value = mod
+        for k, attr in enumerate(chain):
+            if not isinstance(value, (_pytypes.ModuleType, type)):
+                break                       # cfg.arr.shape: the array's fingerprint holds it
+            try:
+                value = getattr(value, attr)
+            except AttributeError:
+                value = _MISSING
+                break
+        else:
+            k = len(chain)
+        if value is _MISSING:
+            parts.append(f"{'.'.join(chain)}=missing")
+        elif isinstance(value, _pytypes.ModuleType):
+            parts.append(f"{'.'.join(chain[:k])}=module:{value.__name__}")
+        else:
+            parts.append(f"{'.'.join(chain[:k])}={_fingerprint(value, depth + 1)}")
+    return "(" + ";".join(parts) + ")"
+
+
+_MISSING = object()
+
+
+def _fingerprint(value, depth=0, chains=None):
+    """A stable text for *value*, or _Uncachable when its meaning could change unseen.
+    *chains*: for a module, the attribute chains the code reads from it."""
     if depth > 8:
         raise _Uncachable("nested too deep")
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
@@ -111,7 +178,7 @@ def _fingerprint(value, depth=0):
     if isinstance(value, (tuple, list)):
         return f"{type(value).__name__}(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
     if isinstance(value, _pytypes.ModuleType):
-        return f"module:{value.__name__}"
+        return _module_fingerprint(value, chains, depth)
     if isinstance(value, numba.core.types.Type):
         return f"numbatype:{value}"
     py_func = getattr(value, "py_func", None)
@@ -136,14 +203,28 @@ def _function_fingerprint(fn, depth):
     except (OSError, TypeError):
         raise _Uncachable(f"no source for {fn!r}") from None
     parts = [src]
+    chains = _attribute_chains(src)
+
+    def reads(name):
+        return None if chains is None else chains.get(name, ())
     glbls = getattr(fn, "__globals__", {})
-    for name in sorted(set(fn.__code__.co_names)):
+    for name in sorted(_code_names(fn.__code__)):
         if name in glbls:
-            parts.append(f"{name}={_fingerprint(glbls[name], depth + 1)}")
+            parts.append(f"{name}={_fingerprint(glbls[name], depth + 1, reads(name))}")
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            parts.append(f"{name}={_fingerprint(cell.cell_contents, depth + 1)}")
+            parts.append(f"{name}={_fingerprint(cell.cell_contents, depth + 1, reads(name))}")
     return "function:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _code_names(code):
+    """The global and attribute names of *code* and of the code objects nested in it
+    (comprehensions, lambdas)."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, _pytypes.CodeType):
+            names |= _code_names(c)
+    return names
 
 
 def block_key(source, namespace, argtypes, nd, debug, fastmath):
@@ -155,10 +236,12 @@ def block_key(source, namespace, argtypes, nd, debug, fastmath):
                  source):
         h.update(part.encode())
         h.update(b"\0")
+    chains = _attribute_chains(source)
     try:
         for name in sorted(set(_NAME.findall(source))):
             if name in namespace:
-                h.update(f"{name}={_fingerprint(namespace[name])}\0".encode())
+                reads = None if chains is None else chains.get(name, ())
+                h.update(f"{name}={_fingerprint(namespace[name], 0, reads)}\0".encode())
     except _Uncachable:
         return None
     return h.hexdigest()

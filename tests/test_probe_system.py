@@ -1,0 +1,104 @@
+"""Day-one and hostile probes of what surrounds the kernels (lane calls on arrays,
+the disk cache across processes, launches and arguments), each a regression test
+of a defect found that way. Expected values come from NumPy, never from the code
+under test."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# cache=True across processes: a module attribute the code reads is in the key
+# ---------------------------------------------------------------------------
+
+_CFG = "K = {k}\nJ = {j}\n"
+_DEEP = '''
+import numba
+
+@numba.njit
+def g(x):
+    return x * {d}
+'''
+_HELPERS = '''
+import numba
+import cfg
+import deep
+from numquad import xpu
+
+@xpu.jit
+def lane(x):
+    return x * cfg.J            # a plain lane function reading another module's attribute
+
+@numba.njit
+def plain(x):
+    return deep.g(x) + 1.0      # an njit function calling another module's function
+'''
+_MAIN = '''
+import json
+import numpy as np
+import cfg
+import helpers
+from numquad import xpu, Wave
+
+@xpu.jit(cache=True)
+def kern(src, dst):
+    i = xpu.grid(1)
+    v = Wave.prefixSum(src[i])
+    dst[i] = helpers.lane(v) + helpers.plain(v) + cfg.K
+
+src = np.random.default_rng(5).integers(-50, 50, 96).astype(np.float64)  # exact sums
+dst = np.full(96, np.nan)
+kern[3, 32](src, dst)
+hits = sum(sum(c.block._cache_hits.values()) for c in kern._target("cpu")._cache.values())
+print(json.dumps({"hits": hits, "src": src.tolist(), "dst": dst.tolist()}))
+'''
+
+
+def _cached_run(tmp_path, k, j, d):
+    (tmp_path / "cfg.py").write_text(_CFG.format(k=k, j=j))
+    (tmp_path / "deep.py").write_text(_DEEP.format(d=d))
+    (tmp_path / "helpers.py").write_text(_HELPERS)
+    (tmp_path / "main.py").write_text(_MAIN)
+    env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    r = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    src, dst = np.array(res["src"]), np.array(res["dst"])
+    v = np.concatenate([np.concatenate([[0.0], np.cumsum(w)[:-1]]) for w in src.reshape(3, 32)])
+    np.testing.assert_array_equal(dst, v * j + (v * d + 1.0) + k)
+    return res["hits"]
+
+
+def test_a_changed_module_attribute_is_a_new_cache_entry(tmp_path):
+    # found by a probe: the key held a module global by its name only, so after
+    # `cfg.K = 3` became `cfg.K = 5` (or a callee's module changed) the second
+    # process loaded the first one's machine code and returned the old values
+    assert _cached_run(tmp_path, 3, 2, 7) == 0
+    assert _cached_run(tmp_path, 3, 2, 7) == 1          # unchanged: loaded from disk
+    assert _cached_run(tmp_path, 5, 2, 7) == 0          # the kernel's cfg.K
+    assert _cached_run(tmp_path, 5, 4, 7) == 0          # a lane function's cfg.J
+    assert _cached_run(tmp_path, 5, 4, 11) == 0         # deep.g called from an njit function
+
+
+def test_module_fingerprints_read_the_attributes_the_code_reads():
+    import types
+    from numquad.cpu import diskcache
+    m = types.ModuleType("user_cfg")
+    m.TPB, m.sub = 3, types.ModuleType("user_cfg.sub")
+    m.sub.N = 1
+    ns = {"cfg": m, "np": np}
+
+    def key(src):
+        return diskcache.block_key(src, ns, (), False, False, False)
+    k1, s1 = key("x = cfg.TPB + np.float32(1)"), key("x = cfg.sub.N")
+    m.TPB, m.sub.N = 5, 2
+    assert None not in (k1, s1)
+    assert key("x = cfg.TPB + np.float32(1)") != k1 and key("x = cfg.sub.N") != s1
+    m.Obj = object()
+    assert key("x = cfg.Obj") is None               # an object: caching off, never stale
