@@ -102,3 +102,77 @@ def test_module_fingerprints_read_the_attributes_the_code_reads():
     assert key("x = cfg.TPB + np.float32(1)") != k1 and key("x = cfg.sub.N") != s1
     m.Obj = object()
     assert key("x = cfg.Obj") is None               # an object: caching off, never stale
+
+
+# ---------------------------------------------------------------------------
+# a device function reached through a module attribute from a lane function
+# ---------------------------------------------------------------------------
+
+_MODFUNCS = '''
+from numba import cuda
+from numquad import xpu
+
+
+@xpu.jit
+def triple(x):
+    return x * 3
+
+
+@cuda.jit(device=True)
+def plus_five(x):
+    return x + 5
+'''
+
+
+def _modfuncs(tmp_path, monkeypatch, name):
+    import importlib
+    (tmp_path / f"{name}.py").write_text(_MODFUNCS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return importlib.import_module(name)
+
+
+def test_a_lane_function_calls_device_functions_through_a_module(tmp_path, monkeypatch):
+    # found by a probe: `mod.triple(x)` in a plain lane function (one the CPU target
+    # compiles as a scalar function) failed with "Unknown attribute 'triple' of type
+    # Module" on the CPU and CUDA targets, and `mod.plus_five(x)` (a numba.cuda
+    # device function) reached numba.cuda's driver (CudaSupportError); the kernel
+    # itself calling mod.triple worked
+    import numba
+    from numquad import Wave, xpu
+    mod = _modfuncs(tmp_path, monkeypatch, "probe_modfuncs_a")
+
+    @xpu.jit
+    def lane(x):
+        return mod.triple(x) + mod.plus_five(x)
+
+    @xpu.jit
+    def kern(a, out):
+        i = xpu.grid(1)
+        if i < a.shape[0]:
+            out[i] = lane(a[i]) + Wave.laneId()
+
+    a = np.random.default_rng(3).integers(-1000, 1000, 100).astype(np.int64)
+    expect = a * 3 + (a + 5)
+    np.testing.assert_array_equal(lane(a), expect)
+    out = np.full(100, -7, np.int64)
+    kern[4, 32](a, out)
+    np.testing.assert_array_equal(out, expect + np.arange(100) % 32)
+    out[:] = -7
+    kern.python[4, 32](a, out)
+    np.testing.assert_array_equal(out, expect + np.arange(100) % 32)
+    ptx = kern.inspect_ptx((numba.int64[::1], numba.int64[::1]))   # no GPU needed
+    assert ".entry" in ptx
+
+
+def test_a_kernel_calls_an_xpu_function_through_a_module_on_cuda(tmp_path, monkeypatch):
+    # the CUDA target typed `mod.triple` (an @xpu.jit function) as an unknown attribute
+    import numba
+    from numquad import xpu
+    mod = _modfuncs(tmp_path, monkeypatch, "probe_modfuncs_b")
+
+    @xpu.jit
+    def kern(a):
+        i = xpu.grid(1)
+        a[i] = mod.triple(a[i]) + mod.plus_five(a[i])
+
+    assert ".entry" in kern.inspect_ptx((numba.int64[::1],))

@@ -1009,6 +1009,15 @@ def as_xpu(obj):
     return d
 
 
+def _code_names(code):
+    """The global and attribute names of *code* and of the code nested in it."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, _pytypes.CodeType):
+            names |= _code_names(c)
+    return names
+
+
 def cpu_pyfunc(pyfunc, scalar_of):
     """(a copy of *pyfunc* whose globals and closure hold, for every device function
     (numba.cuda's or ``@xpu.jit``), its CPU scalar function ``scalar_of(dispatcher)``;
@@ -1016,14 +1025,38 @@ def cpu_pyfunc(pyfunc, scalar_of):
     to its own CPU function by the caller)."""
     from ..xpu import Dispatcher
 
-    def sub(v):
+    code = pyfunc.__code__
+    names = _code_names(code)
+
+    def sub(v, depth=0):
+        if isinstance(v, _pytypes.ModuleType) and depth < 4:
+            return module(v, depth)
         v2 = as_xpu(v)
         if isinstance(v2, Dispatcher) and v2.py_func is not pyfunc:
             return scalar_of(v2)
         return cpu_global(v)
 
-    code = pyfunc.__code__
-    names = set(code.co_names)
+    def module(m, depth):
+        # helpers.scale(x): a device function reached through a module attribute. Numba
+        # types a module attribute by getattr on the module object, so the function
+        # reads a copy of the module whose device functions are their CPU functions
+        top = m.__name__.split(".")[0]
+        if top in ("numpy", "numba", "numquad") or top in getattr(sys, "stdlib_module_names", ()):
+            return cpu_global(m)
+        repl = {}
+        for a in names:
+            v = m.__dict__.get(a, _pytypes)
+            if v is not _pytypes:
+                new = sub(v, depth + 1)
+                if new is not v:
+                    repl[a] = new
+        if not repl:
+            return cpu_global(m)
+        shim = _pytypes.ModuleType(m.__name__, m.__doc__)
+        shim.__dict__.update(m.__dict__)
+        shim.__dict__.update(repl)
+        return shim
+
     glbls = dict(pyfunc.__globals__)
     changed = False
     self_names = []

@@ -129,6 +129,33 @@ def _substitute(value):
     return value
 
 
+def _substitute_in(value, names, depth=0):
+    """:func:`_substitute`, and for a user's module a copy of it whose attributes among
+    *names* (those the code reads) hold their numba.cuda meanings: numba-cuda types
+    ``helpers.scale(x)`` by getattr on the module object, and an ``@xpu.jit``
+    function there is not a device function until substituted."""
+    sub = _substitute(value)
+    if sub is not value or not isinstance(value, _pytypes.ModuleType) or depth >= 4:
+        return sub                  # numquad's own names (xpu, its groups, Quad, Wave) first
+    top = value.__name__.split(".")[0]
+    if top in ("numpy", "numba", "numba_cuda", "numquad") \
+            or top in getattr(sys, "stdlib_module_names", ()):
+        return _substitute(value)
+    repl = {}
+    for a in names:
+        v = value.__dict__.get(a, _names)
+        if v is not _names:
+            new = _substitute_in(v, names, depth + 1)
+            if new is not v:
+                repl[a] = new
+    if not repl:
+        return _substitute(value)
+    shim = _pytypes.ModuleType(value.__name__, value.__doc__)
+    shim.__dict__.update(value.__dict__)
+    shim.__dict__.update(repl)
+    return shim
+
+
 def _names(code):
     """Every global name *code* and its nested code objects refer to."""
     names = set(code.co_names)
@@ -142,15 +169,16 @@ def cuda_pyfunc(pyfunc):
     """A copy of *pyfunc* whose globals and closure hold the numba.cuda meanings."""
     code = pyfunc.__code__
     glbls = dict(pyfunc.__globals__)
-    for name in _names(code):
+    names = _names(code)
+    for name in names:
         if name in glbls:
-            glbls[name] = _substitute(glbls[name])
+            glbls[name] = _substitute_in(glbls[name], names)
     closure = None
     if pyfunc.__closure__ is not None:
         cells = []
         for cell in pyfunc.__closure__:
             try:
-                cells.append(_pytypes.CellType(_substitute(cell.cell_contents)))
+                cells.append(_pytypes.CellType(_substitute_in(cell.cell_contents, names)))
             except ValueError:                           # an empty cell
                 cells.append(cell)
         closure = tuple(cells)
@@ -187,9 +215,10 @@ def masked_pyfunc(disp, full_waves=False):
                 glbls[name] = cell.cell_contents
             except ValueError:                           # an empty cell
                 pass
-    for name in _names(fcode):
+    names = _names(fcode)
+    for name in names:
         if name in glbls:
-            glbls[name] = _substitute(glbls[name])
+            glbls[name] = _substitute_in(glbls[name], names)
     glbls.update(HELPERS)
     if full_waves:
         glbls[_control.ENTRY_MASK] = full_entry_mask
