@@ -827,13 +827,13 @@ class _Transformer(ast.NodeTransformer):
             return ast.copy_location(self.yield_(K_OP, self.key(site), payload, args), node)
         if isinstance(obj, _xpu.Dispatcher):
             args = [self.visit(a) for a in node.args]
-            if node.keywords:
-                self.error(f"{obj.__name__}() takes positional arguments only here", node)
+            keywords = [ast.copy_location(ast.keyword(k.arg, self.visit(k.value)), k)
+                        for k in node.keywords]          # bound by Python, defaults too
             site = next(self.ids)
             call = ast.Call(func=ast.Name("__nq_call", ast.Load()),
                             args=[ast.Name(self.helper(obj, "fn"), ast.Load()),
                                   ast.Name("__nq_T", ast.Load()), self.key(site)] + args,
-                            keywords=[])
+                            keywords=keywords)
             return ast.copy_location(ast.YieldFrom(value=call), node)
         if obj is range:
             args = [self.visit(a) for a in node.args]
@@ -1355,9 +1355,9 @@ class _Compiled:
         self.gen = gen
 
 
-def _nq_call(dispatcher, T, pre, *args):
+def _nq_call(dispatcher, T, pre, *args, **kwargs):
     gen = _target_of(dispatcher).compiled().gen
-    return (yield from gen(T, pre, *args))
+    return (yield from gen(T, pre, *args, **kwargs))
 
 
 def _target_of(dispatcher):

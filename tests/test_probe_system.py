@@ -176,3 +176,48 @@ def test_a_kernel_calls_an_xpu_function_through_a_module_on_cuda(tmp_path, monke
         a[i] = mod.triple(a[i]) + mod.plus_five(a[i])
 
     assert ".entry" in kern.inspect_ptx((numba.int64[::1],))
+
+
+# ---------------------------------------------------------------------------
+# lane functions with cross-lane ops called with defaults and keywords
+# ---------------------------------------------------------------------------
+
+def _exclusive_scan(a):
+    return np.concatenate([np.concatenate([[0], np.cumsum(w)[:-1]]) for w in a.reshape(-1, 32)])
+
+
+def test_an_inlined_lane_function_takes_defaults_and_keywords():
+    # found by a probe: `h(a[i])` of `def h(x, m=3, off=0.5)` holding Wave.prefixSum
+    # was refused on the CPU ("h() takes 3 positional argument(s); got 1") and
+    # keywords on the CPU and python targets, though Python, numba.cuda and a plain
+    # lane function take them
+    import pytest
+    from numquad import Wave, xpu
+    from numquad.errors import NumquadCompileError
+
+    @xpu.jit
+    def h(x, m=3, off=0.5):
+        return Wave.prefixSum(x) * m + off
+
+    @xpu.jit
+    def kern(a, out):
+        i = xpu.grid(1)
+        out[i, 0] = h(a[i])
+        out[i, 1] = h(a[i], 5)
+        out[i, 2] = h(a[i], off=2.0)
+        out[i, 3] = h(m=2, x=a[i])
+
+    a = np.random.default_rng(4).integers(-100, 100, 64).astype(np.float64)
+    ps = _exclusive_scan(a)
+    expect = np.stack([ps * 3 + 0.5, ps * 5 + 0.5, ps * 3 + 2.0, ps * 2 + 0.5], axis=1)
+    for target in (kern.cpu, kern.python):
+        out = np.full((64, 4), np.nan)
+        target[2, 32](a, out)
+        np.testing.assert_array_equal(out, expect)
+
+    @xpu.jit
+    def bad(a):
+        i = xpu.grid(1)
+        a[i] = h(a[i], q=3)
+    with pytest.raises(NumquadCompileError, match=r"h\(\) got an unexpected keyword argument 'q'"):
+        bad[1, 32](a)

@@ -371,6 +371,13 @@ def _global_values(d):
     return out
 
 
+def _constant_default(value):
+    """Can default *value* be spliced into an inlined call as a constant?"""
+    if isinstance(value, tuple):
+        return all(_constant_default(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str))
+
+
 def _call_cycle(callee, pyfunc):
     """The ``@xpu.jit`` functions callee -> ... -> (the one of *pyfunc*) when *callee*
     calls back, directly or not, into *pyfunc*; else None."""
@@ -890,6 +897,7 @@ class Frontend:
                            f"or thread builtins is inlined into its caller, so it cannot be "
                            f"recursive", node)
             return None
+        self._bind_call(node, callee)
         # parameters the call binds to constants (a shape passed down to the callee)
         params = list(callee.source_tree.args.args)
         bindings = {}
@@ -904,6 +912,47 @@ class Frontend:
         if cfe.ops_used or cfe.uses_builtins():
             return cfe
         return None
+
+    def _bind_call(self, node, callee):
+        """Rewrite the call *node* of lane function *callee* in place as positional
+        arguments only: keywords put at their parameters, omitted trailing ones given
+        the callee's defaults (constants), as Python binds them. A call that does not
+        bind is left for _inline_call's error."""
+        fargs = callee.source_tree.args
+        if fargs.vararg or fargs.kwarg or fargs.kwonlyargs or fargs.posonlyargs \
+                or any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(k.arg is None for k in node.keywords):
+            return
+        names = [a.arg for a in fargs.args]
+        if len(node.args) > len(names):
+            return
+        bound = dict(zip(names, node.args))
+        for k in node.keywords:
+            if k.arg not in names:
+                self.error(f"{callee.__name__}() got an unexpected keyword argument "
+                           f"'{k.arg}'; it takes ({', '.join(names)})", node)
+            if k.arg in bound:
+                self.error(f"{callee.__name__}() got multiple values for argument "
+                           f"'{k.arg}'", node)
+            bound[k.arg] = k.value
+        defaults = callee.py_func.__defaults__ or ()
+        first_default = len(names) - len(defaults)
+        args = []
+        for j, name in enumerate(names):
+            if name in bound:
+                args.append(bound[name])
+            elif j >= first_default:
+                value = defaults[j - first_default]
+                if not _constant_default(value):
+                    self.error(f"{callee.__name__}(): the default of '{name}' is a "
+                               f"{type(value).__name__}; the CPU target inlines a lane "
+                               f"function with cross-lane ops with number, bool, None or "
+                               f"string defaults only: pass '{name}' explicitly", node)
+                args.append(ast.copy_location(ast.Constant(value), node))
+            else:
+                self.error(f"{callee.__name__}() missing argument '{name}'; it takes "
+                           f"({', '.join(names)})", node)
+        node.args, node.keywords = args, []
 
     def uses_builtins(self):
         if self.allocs or self.has_barrier:
