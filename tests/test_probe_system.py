@@ -221,3 +221,53 @@ def test_an_inlined_lane_function_takes_defaults_and_keywords():
         a[i] = h(a[i], q=3)
     with pytest.raises(NumquadCompileError, match=r"h\(\) got an unexpected keyword argument 'q'"):
         bad[1, 32](a)
+
+
+# ---------------------------------------------------------------------------
+# a huge launch stops at Ctrl-C
+# ---------------------------------------------------------------------------
+
+_HUGE = '''
+import os, signal, sys, threading, time
+import numpy as np
+from numquad import xpu, Wave
+
+@xpu.jit
+def k(a):
+    i = xpu.grid(1)
+    if i < a.shape[0]:
+        a[i] = Wave.prefixSum(a[i]) + 1.0
+
+signal.signal(signal.SIGINT, signal.default_int_handler)   # even if the parent ignores it
+a = np.zeros(64)
+k[2, 32](a)                                            # compiled; and it runs
+assert a.tolist() == [1.0] * 64, a
+threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t0 = time.time()
+try:
+    k[2**31 - 1, 1024](a)                              # hours of work
+    print("FINISHED")
+except KeyboardInterrupt:
+    print("INTERRUPTED", time.time() - t0)
+'''
+
+
+def test_a_huge_launch_stops_at_ctrl_c(tmp_path):
+    # found by a probe: Ctrl-C during k[2**31 - 1, 1024] raised KeyboardInterrupt in
+    # the caller but the worker threads ran their chunks (a quarter of the grid each)
+    # to the end, so the process never exited; with one worker (NUMBA_NUM_THREADS=1)
+    # the launch was one native call and Ctrl-C did nothing at all
+    import pytest
+    path = tmp_path / "huge.py"
+    path.write_text(_HUGE)
+    for threads in ("2", "1"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads,
+                   PYTHONPATH=os.pathsep.join(sys.path))
+        try:
+            r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                               env=env, timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the interrupted launch did not end (NUMBA_NUM_THREADS={threads})")
+        assert r.returncode == 0, r.stderr
+        assert "INTERRUPTED" in r.stdout, r.stdout
+        assert float(r.stdout.split()[-1]) < 60          # the signal came at 2 s

@@ -4,8 +4,9 @@ The compiled block function runs blocks ``b0..b1`` of the grid (each block's
 waves in order) with the GIL released (``nogil=True``). A launch cuts the grid
 into contiguous chunks and runs them on ``numba.get_num_threads()`` worker
 threads (so ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` apply); small
-grids run on the calling thread. One chunk per worker call, never a Python call
-per block, wave or lane.
+grids run on the calling thread. One chunk per native call, never a Python call
+per block, wave or lane; a chunk is at most ``_PIECE_THREADS`` threads of work, so
+a Ctrl-C stops a huge launch within milliseconds.
 
 Why not a ``prange`` launcher: compiling a ``parallel=True`` launcher cost
 1.1 s per kernel here, more than the wave code itself; this path costs nothing
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import faulthandler
+import itertools
 import os
 import sys
 import threading
@@ -68,6 +70,13 @@ def _enable_faulthandler():
         pass            # no usable stderr (some embedded interpreters): nothing to print to
 
 
+#: The most threads of work one native call runs: a native call cannot be stopped, so
+#: a Ctrl-C (or an error in another worker) stops a launch at the end of the piece
+#: each worker is running, a few milliseconds, not after the whole grid (a launch of
+#: 2**31 - 1 blocks of 1024 threads is hours of work).
+_PIECE_THREADS = 1 << 22
+
+
 def run_grid(block_fn, args, grid, block, threads=None):
     """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims)."""
     if not _faulthandler_checked:
@@ -75,14 +84,34 @@ def run_grid(block_fn, args, grid, block, threads=None):
     nblocks = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
     workers = numba.get_num_threads() if threads is None else threads
+    per_piece = max(1, _PIECE_THREADS // nthreads)
     # below ~64k threads of work, fan-out costs more than it saves
     if workers <= 1 or nblocks < 2 or nblocks * nthreads < 65536:
-        block_fn(*args, 0, nblocks, *grid, *block)
+        for b0 in range(0, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
+            block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block)
         return
-    chunks = min(nblocks, workers * 4)
+    chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))
     bounds = [nblocks * k // chunks for k in range(chunks + 1)]
+    taken = itertools.count()                       # the next chunk (next() holds the GIL)
+    stop = threading.Event()
+
+    def work():
+        while not stop.is_set():
+            k = next(taken)
+            if k >= chunks:
+                return
+            try:
+                block_fn(*args, bounds[k], bounds[k + 1], *grid, *block)
+            except BaseException:
+                stop.set()                          # the other workers stop too
+                raise
+
     pool = _executor()
-    futures = [pool.submit(block_fn, *args, bounds[k], bounds[k + 1], *grid, *block)
-               for k in range(chunks)]
-    for f in futures:
-        f.result()          # re-raises the first error in the caller
+    futures = [pool.submit(work) for _ in range(min(workers, chunks))]
+    try:
+        for f in futures:
+            f.result()      # re-raises the first error in the caller
+    except BaseException:   # an error, or a KeyboardInterrupt in the caller
+        stop.set()
+        concurrent.futures.wait(futures)            # each ends its piece, then returns
+        raise
