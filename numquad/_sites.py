@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["call_site", "defined_at", "launch_prefix"]
+__all__ = ["call_site", "defined_at", "launch_prefix", "int_out_of_range"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -35,3 +35,13 @@ def launch_prefix(kernel):
     """``File "f.py", line N, in g: launch of k (defined at line M)``."""
     site = call_site(kernel)
     return f"{site}: launch of {kernel.__name__} ({defined_at(kernel, site)})"
+
+
+def int_out_of_range(where, kernel, i, name, value):
+    """The error text for a Python int kernel argument that no 64-bit integer holds
+    (Numba types a Python int as int64, or uint64 from 2**63 on), the same on every
+    target: the python target would otherwise compute with a value the compiled
+    targets cannot pass."""
+    return (f"{where}: argument {i}{name} of {kernel.__name__} is the Python int {value}, "
+            f"which fits neither int64 nor uint64 (a Python int argument is one of them); "
+            f"pass a value in -2**63 .. 2**64 - 1, or a float")

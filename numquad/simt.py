@@ -1506,6 +1506,12 @@ class PythonTarget:
             if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
                 raise NumquadTypeError(f"{d.where}: argument {k} of {d.__name__} is a CUDA device "
                                        f"array; the python target takes NumPy arrays")
+        for k, a in enumerate(args):
+            if type(a) is int and not -2**63 <= a < 2**64:
+                from ._sites import int_out_of_range, launch_prefix
+                code = d.py_func.__code__
+                name = f" ({code.co_varnames[k]})" if k < code.co_argcount else ""
+                raise NumquadTypeError(int_out_of_range(launch_prefix(d), d, k, name, a))
         args = tuple(_scalar_arg(a) for a in args)
         dynamic_bytes = int(_xpu.dynamic_shared_bytes(d, extra))
         gen = self.compiled().gen

@@ -271,3 +271,35 @@ def test_a_huge_launch_stops_at_ctrl_c(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "INTERRUPTED" in r.stdout, r.stdout
         assert float(r.stdout.split()[-1]) < 60          # the signal came at 2 s
+
+
+# ---------------------------------------------------------------------------
+# a Python int kernel argument outside int64/uint64
+# ---------------------------------------------------------------------------
+
+def test_a_python_int_no_64_bit_integer_holds_is_refused_on_every_target():
+    # found by a probe: k[1, 32](a, 2**64) ran on the python target (the oracle) and
+    # stored 0, and -2**63 - 1 stored 2**63 - 1, where the CPU target refused both
+    # with "has type int, which the CPU target cannot pass; it takes ... int ... scalars"
+    import pytest
+    from numquad import xpu
+    from numquad.errors import NumquadTypeError
+
+    @xpu.jit
+    def k(a, s):
+        i = xpu.grid(1)
+        if i < a.shape[0]:
+            a[i] = s
+
+    for target in (k.cpu, k.python):
+        for bad in (2**64, -2**63 - 1, 10**30):
+            a = np.full(4, 7, np.uint64)
+            with pytest.raises(NumquadTypeError, match=r"argument 1 \(s\) of k is the Python int "
+                               rf"{bad}, which fits neither int64 nor uint64") as e:
+                target[1, 32](a, bad)
+            assert __file__ in str(e.value)
+            assert (a == 7).all()
+        for good, dt in ((2**64 - 1, np.uint64), (-2**63, np.int64), (2**63, np.uint64)):
+            a = np.zeros(4, dt)
+            target[1, 32](a, good)
+            assert a.tolist() == [good] * 4

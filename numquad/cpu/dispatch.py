@@ -251,6 +251,9 @@ def _typeof_args(dispatcher, args, launch=False):
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"dtype {a.dtype.str} (non-native byte order); kernels take native byte order "
                 f"(a.astype(a.dtype.newbyteorder('=')) converts it)")
+        if ty is None and type(a) is int:
+            from .._sites import int_out_of_range
+            raise NumquadTypeError(int_out_of_range(where(), dispatcher, i, _param(dispatcher, i), a))
         if ty is None or not isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
                                              numba.types.Complex, numba.types.Boolean)):
             raise NumquadTypeError(
