@@ -26,7 +26,7 @@ class TestDeviceFunc(PortedCase):
     _check_cpu_dispatcher = _PortedEarlier._check_cpu_dispatcher
 
     @cpu_xfail("the CPU target calls a Numba CPU @jit function with an explicit signature from a kernel "
-               "(numba.cuda: TypingError)")
+               "(numba.cuda: TypingError)", cuda_too=True)
     def test_cpu_dispatcher_invalid(self):
         # Test invalid usage
         # Explicit signature disables compilation, which also disable
@@ -42,7 +42,7 @@ class TestDeviceFunc(PortedCase):
         expected = re.compile(msg)
         self.assertTrue(expected.search(str(raises.exception)) is not None)
 
-    @cpu_xfail("xpu.jit(device=True) launched as a kernel runs on the CPU (numba.cuda: RuntimeError)")
+    @cpu_xfail("xpu.jit(device=True) launched as a kernel runs (numba.cuda: RuntimeError)", cuda_too=True)
     def test_device_func_as_kernel_disallowed(self):
         @self.jit(device=True)
         def f():
