@@ -1,6 +1,6 @@
 """The examples' kernels on numquad's CPU target vs plain Numba ``@njit(parallel=True)``.
 
-    python benchmarks/bench_kernels.py [--quick] [--json PATH] [--repeat N] [--threads T]
+    python benchmarks/bench_kernels.py [--quick] [--json PATH] [--repeat N] [--threads T] [--only K,K]
 
 Nine kernels, none copied here: seven come from the example scripts (examples/*.py,
 imported with ``examples/`` on sys.path), two (the shared-memory tree sum and the
@@ -310,8 +310,14 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=None, metavar="T",
                    help="numba.set_num_threads(T) first: both sides run on T threads "
                         "(default: all, NUMBA_NUM_THREADS)")
+    p.add_argument("--only", default=None, metavar="K,K",
+                   help="run only these kernels (names as in the table: " + ", ".join(n for n, _ in CASES) + ")")
     args = p.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 15)
+    only = args.only.split(",") if args.only else [n for n, _ in CASES]
+    unknown = sorted(set(only) - {n for n, _ in CASES})
+    if unknown:
+        p.error(f"--only: no kernel {', '.join(unknown)}")
     if args.threads:
         numba.set_num_threads(args.threads)     # numquad's launches read it too (numquad/cpu/launch.py)
     rows = Rows(SCRIPT, args)
@@ -327,6 +333,8 @@ def main(argv=None):
     # every check first: a mismatch stops the script before any timing
     cases = []
     for name, make in CASES:
+        if name not in only:
+            continue
         try:
             size, check, f_nq, f_nb = make(args.quick, rng)
         except Mismatch as e:
@@ -358,7 +366,7 @@ def main(argv=None):
         print(f"  {name:<12} {t_nq * 1e3:>11.2f} {t_nb * 1e3:>14.2f} {r:>6.2f}x  "
               f"{'PASS' if row['ok'] else 'FAIL'}", flush=True)
     gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    row = rows.add("geomean", "geometric mean of the nine ratios", gm, "x", bar=f">= {BAR_GEOMEAN}")
+    row = rows.add("geomean", f"geometric mean of the {len(ratios)} ratios", gm, "x", bar=f">= {BAR_GEOMEAN}")
     print("  " + "-" * (len(head) - 2))
     print(f"  {'geomean':<12} {'':>11} {'':>14} {gm:>6.2f}x  bar >= {BAR_GEOMEAN}x "
           f"{'PASS' if row['ok'] else 'FAIL'}")

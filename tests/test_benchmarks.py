@@ -1,9 +1,12 @@
 """The benchmark scripts run: benchmarks/bench_kernels.py --quick in a fresh process.
 
-Only that it runs and that every kernel's correctness check passed (its "check
+Only that it runs and that each kernel's correctness check passed (its "check
 <kernel>: OK" line, printed before anything is timed; a mismatch exits 1) are
-asserted. Timings never are (docs/BENCHMARKS.md: they are checked by the scripts,
-not by tests).
+asserted. The kernels that are not the examples' run here (tree_sum and warp_sum
+from benchmarks/bench_block.py) with the matmul; tests/test_examples.py runs the
+example scripts, which check the other kernels themselves (CI time: the nine
+kernels and their Numba versions took 136 s of a test worker). Timings never are
+(docs/BENCHMARKS.md: they are checked by the scripts, not by tests).
 """
 
 import json
@@ -13,8 +16,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-KERNELS = ["compaction", "derivatives", "block_scan", "radix_pass", "histogram", "matmul",
-           "stencil", "tree_sum", "warp_sum"]
+KERNELS = ["matmul", "tree_sum", "warp_sum"]
 
 
 def test_bench_kernels_quick(tmp_path):
@@ -22,7 +24,8 @@ def test_bench_kernels_quick(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_kernels.py"), "--quick",
-                        "--json", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+                        "--only", ",".join(KERNELS), "--json", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     log = f"exit status {r.returncode}\n--- stdout\n{r.stdout}\n--- stderr\n{r.stderr}"
     assert r.returncode == 0, log
     lines = r.stdout.splitlines()
