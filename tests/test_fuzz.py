@@ -15,8 +15,10 @@ import pytest
 from numquad import fuzz
 
 # (seed, kernels): six a seed took 600 s of the two test workers' time (2026-12-02,
-# the generator with tuples and more block shapes); four, about two thirds of it
-SEEDS = [(11, 4), (22, 4), (33, 4)]
+# the generator with tuples and more block shapes); four a seed, 727 s of a loaded
+# run's 5,770 worker seconds, a quarter of CI; two a seed, about the issue's two
+# minutes on two cores. The long runs (docs/RELIABILITY.md) are the gate.
+SEEDS = [(11, 2), (22, 2), (33, 2)]
 SLOW_SEEDS = [(1000 + k, 40) for k in range(4)]
 
 
