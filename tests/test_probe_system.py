@@ -303,3 +303,71 @@ def test_a_python_int_no_64_bit_integer_holds_is_refused_on_every_target():
             a = np.zeros(4, dt)
             target[1, 32](a, good)
             assert a.tolist() == [good] * 4
+
+
+# ---------------------------------------------------------------------------
+# compile errors: one line at the user's line, on every compiled target
+# ---------------------------------------------------------------------------
+
+def test_a_cuda_typing_error_is_one_line_at_the_users_file():
+    # found by a probe: the CPU target reported `a[i].nosuch` in one line, the CUDA
+    # target (inspect_ptx, no GPU needed) in 20 lines of Numba's pipeline report, at
+    # File "../../../tmp/x.py" (Numba's path relative to the working directory)
+    import numba
+    import pytest
+    from numquad import xpu
+    from numquad.errors import NumquadTypeError
+
+    @xpu.jit
+    def kern(a):
+        i = xpu.grid(1)
+        a[i] = a[i].nosuch
+
+    @xpu.jit
+    def kern2(a):
+        i = xpu.grid(1)
+        a[i] = "x" + 1
+
+    for k, what in ((kern, "Unknown attribute 'nosuch' of type float64"),
+                    (kern2, "No implementation of function")):
+        line = k.py_func.__code__.co_firstlineno + 3
+        for run in (lambda k=k: k.inspect_ptx((numba.float64[::1],)),
+                    lambda k=k: k.cpu[1, 32](np.zeros(32))):
+            with pytest.raises(NumquadTypeError) as e:
+                run()
+            text = str(e.value)
+            assert len(text.splitlines()) == 1, text
+            assert text.startswith(f'File "{__file__}", line {line}, in {k.__name__}: {what}'), text
+            assert "Failed in" not in text and "During:" not in text
+
+
+def test_a_with_statement_is_a_compile_error_at_its_line():
+    # found by a probe: `with open(p) as f:` in a kernel raised Numba's bare
+    # UnsupportedBytecodeError "... is not supported.. Raised from None" on the CPU
+    # and CUDA targets, with no file or line
+    import numba
+    import pytest
+    from numquad import xpu
+    from numquad.errors import NumquadCompileError
+
+    @xpu.jit
+    def kern(a):
+        i = xpu.grid(1)
+        with open("/nonexistent") as f:
+            a[i] = f.fileno()
+
+    @xpu.jit
+    def lane(x):
+        with open("/nonexistent") as f:
+            x = x + f.fileno()
+        return x
+
+    pattern = r"line {}: The 'with \(context manager\) as \(variable\):' construct is not supported \(in {}\)$"
+    kline = kern.py_func.__code__.co_firstlineno + 3
+    lline = lane.py_func.__code__.co_firstlineno + 2
+    for run, line, name in ((lambda: kern.cpu[1, 32](np.zeros(32)), kline, "kern"),
+                            (lambda: kern.inspect_ptx((numba.float64[::1],)), kline, "kern"),
+                            (lambda: lane(np.zeros(32)), lline, "lane")):
+        with pytest.raises(NumquadCompileError, match=pattern.format(line, name)) as e:
+            run()
+        assert __file__ in str(e.value)

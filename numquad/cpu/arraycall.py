@@ -113,6 +113,9 @@ def _return_dtype(d, is_arr, argtypes):
     except numba.core.errors.TypingError as e:
         from .dispatch import _typing_error
         raise _typing_error(d, e) from None
+    except numba.core.errors.UnsupportedBytecodeError as e:
+        from .._numbatext import unsupported_construct
+        raise unsupported_construct(d, e) from None
     ty = typemap.get("r")
     try:
         dt = np.dtype(numba.np.numpy_support.as_dtype(ty))

@@ -165,21 +165,9 @@ def _typing_error(dispatcher, err):
     return err
 
 
-_BOILERPLATE = re.compile(r"^(Failed in .* pipeline|During: |File \"|\s*<source elided>|\s*\^)")
-
-
 def _numba_reason(text):
-    """The line of a Numba TypingError that says what went wrong (not which pipeline
-    pass failed, nor the source excerpt); a line ending in ':' gets the next one."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    for k, line in enumerate(lines):
-        if not line or _BOILERPLATE.match(line):
-            continue
-        if line.endswith(":"):
-            rest = next((x for x in lines[k + 1:] if x and not _BOILERPLATE.match(x)), "")
-            line = f"{line} {rest.lstrip('>').strip()}"
-        return line
-    return lines[0] if lines else "Numba could not type the function"
+    from .._numbatext import numba_reason
+    return numba_reason(text)
 
 
 _TYPEOF = {}
@@ -393,6 +381,9 @@ class CPUTarget:
                 typemap = shadow_types(shadow, argtypes)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
+        except _nb_errors.UnsupportedBytecodeError as e:
+            from .._numbatext import unsupported_construct
+            raise unsupported_construct(d, e) from None
         block_py, source = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,

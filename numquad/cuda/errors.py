@@ -10,8 +10,10 @@ import re
 import sys
 
 import numba.core.errors as _numba_errors
+from numba.cuda import errors as _cuda_errors_top
 from numba.cuda.core import errors as _cuda_errors
 
+from .._numbatext import numba_reason, unsupported_construct
 from ..errors import NumquadCompileError, NumquadTypeError
 from .intrinsics import recording
 
@@ -19,6 +21,9 @@ __all__ = ["NUMBA_ERRORS", "numquad_error", "user_errors"]
 
 _TYPING_ERRORS = (_cuda_errors.TypingError, _numba_errors.TypingError)
 NUMBA_ERRORS = (_cuda_errors.NumbaError, _numba_errors.NumbaError)
+#: numba.core's, numba.cuda.core's and numba.cuda.errors' own classes of this name
+_UNSUPPORTED = (_cuda_errors.UnsupportedBytecodeError, _numba_errors.UnsupportedBytecodeError,
+                _cuda_errors_top.UnsupportedBytecodeError)
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _INTERNAL = (
@@ -46,14 +51,28 @@ def _constraint_loc(error):
     return found
 
 
+def _as_given(filename, disp):
+    """*filename* as the function's own file name when it is that file (Numba writes
+    ``../../x.py`` relative to the working directory), else made absolute."""
+    if filename.startswith("<"):
+        return filename
+    full = os.path.abspath(filename)
+    if full == os.path.abspath(disp.filename):
+        return disp.filename
+    return full
+
+
 def _user_location(error, disp):
     """(filename, line) of the user's line that failed, from Numba's error."""
     loc = _constraint_loc(error)
     if loc is not None and not loc.filename.startswith(_INTERNAL):
-        return loc.filename, loc.line
+        return _as_given(loc.filename, disp), loc.line
     text = _ANSI.sub("", str(error))
     for filename, line in _FILE_LINE.findall(text):
-        if not filename.startswith(_INTERNAL) and not filename.startswith("<numquad"):
+        if filename.startswith("<numquad"):
+            continue
+        filename = _as_given(filename, disp)        # Numba prints paths relative to the cwd
+        if not filename.startswith(_INTERNAL):
             return filename, int(line)
     loc = getattr(error, "loc", None)
     if loc is not None and getattr(loc, "filename", None):
@@ -70,10 +89,14 @@ def numquad_error(error, disp, log):
         return NumquadCompileError(f"{error.op_message} (in {disp.__name__})", filename, line)
     text = _ANSI.sub("", str(error))
     complaints = [m for m in dict.fromkeys(log) if m in text]
-    message = "; ".join(complaints) if complaints else text.strip()
+    # one line, as on the CPU target; Numba's whole report stays on .numba_text
+    message = "; ".join(complaints) if complaints else numba_reason(text)
     if not isinstance(error, _TYPING_ERRORS):
-        return NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
-    return NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}')
+        err = NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
+    else:
+        err = NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}')
+    err.numba_text = text
+    return err
 
 
 @contextlib.contextmanager
@@ -84,3 +107,5 @@ def user_errors(disp):
             yield
         except NUMBA_ERRORS + (NumquadCompileError,) as e:
             raise numquad_error(e, disp, log) from None
+        except _UNSUPPORTED as e:                       # `with ... as x:`, no location
+            raise unsupported_construct(disp, e) from None

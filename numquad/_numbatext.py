@@ -1,0 +1,46 @@
+"""The one line of a Numba compile error that says what went wrong, for both targets'
+error messages (numquad/cpu/dispatch.py, numquad/cuda/errors.py): not which pipeline
+pass failed, nor the source excerpt and the "During:" trail around it."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["numba_reason"]
+
+_BOILERPLATE = re.compile(r"^(Failed in .* pipeline|During: |File \"|\s*<source elided>|\s*\^)")
+
+
+def numba_reason(text):
+    """The line of Numba's error *text* that says what went wrong; a line ending in
+    ':' gets the next one."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    for k, line in enumerate(lines):
+        if not line or _BOILERPLATE.match(line):
+            continue
+        if line.endswith(":"):
+            rest = next((x for x in lines[k + 1:] if x and not _BOILERPLATE.match(x)), "")
+            line = f"{line} {rest.lstrip('>').strip()}"
+        return line
+    return lines[0] if lines else "Numba could not type the function"
+
+
+def unsupported_construct(disp, error):
+    """A NumquadCompileError at the user's line for Numba's UnsupportedBytecodeError
+    (``with ... as x:``), which carries no location (its text ends "Raised from
+    None"): the line of the first such statement in the function, else its def line."""
+    import ast
+    from .errors import NumquadCompileError
+    text = re.sub(r"\.*\s*Raised from .*$", "", str(error).strip(), flags=re.S)
+    loc = getattr(error, "loc", None)
+    line = getattr(loc, "line", None)
+    if line is None:
+        line = disp.firstlineno
+        try:
+            tree = disp.source_tree
+        except Exception:                           # noqa: BLE001 - no source: the def line
+            tree = None
+        if tree is not None and "with" in text:
+            withs = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.With, ast.AsyncWith))]
+            line = min(withs, default=line)
+    return NumquadCompileError(f"{text} (in {disp.__name__})", disp.filename, line)
