@@ -312,10 +312,10 @@ def dynamic_shared_bytes(kernel, extra):
     validated as CUDA would, for the CPU and python targets."""
     nbytes = extra[1] if len(extra) > 1 else 0
     if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
-        raise NumquadTypeError(f"{kernel.where}: launch of {kernel.__name__}: the dynamic shared memory "
+        raise NumquadTypeError(f"{launch_prefix(kernel)}: the dynamic shared memory "
                                f"size (4th launch item) must be an int >= 0; got {nbytes!r}")
     if nbytes > _MAX_DYNAMIC_SHARED:
-        raise NumquadLaunchError(f"{kernel.where}: launch of {kernel.__name__}: {nbytes} bytes of dynamic "
+        raise NumquadLaunchError(f"{launch_prefix(kernel)}: {nbytes} bytes of dynamic "
                                  f"shared memory; CUDA allows {_MAX_DYNAMIC_SHARED} without an opt-in")
     return np.int64(nbytes)
 

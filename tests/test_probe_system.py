@@ -371,3 +371,35 @@ def test_a_with_statement_is_a_compile_error_at_its_line():
         with pytest.raises(NumquadCompileError, match=pattern.format(line, name)) as e:
             run()
         assert __file__ in str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# the launch's dynamic shared memory size is checked on every CPU launch
+# ---------------------------------------------------------------------------
+
+def test_a_bad_dynamic_shared_memory_size_is_refused_by_kernels_that_do_not_use_it():
+    # found by a probe: k[2, 32, 0, -1], k[2, 32, 0, 1.5] and k[2, 32, 0, 2**40] ran
+    # on the CPU target when the kernel has no shared.array(0, ...) (the python
+    # target refused them), so a launch that worked on the CPU failed on the GPU
+    import pytest
+    from numquad import xpu
+    from numquad.errors import NumquadLaunchError, NumquadTypeError
+
+    @xpu.jit
+    def k(a):
+        i = xpu.grid(1)
+        if i < a.shape[0]:
+            a[i] = i
+
+    for target in (k.cpu, k.python):
+        for bad, exc, what in ((-1, NumquadTypeError, "must be an int >= 0; got -1"),
+                               (1.5, NumquadTypeError, "must be an int >= 0; got 1.5"),
+                               (2**40, NumquadLaunchError, "1099511627776 bytes of dynamic shared")):
+            a = np.full(64, -5.0)
+            with pytest.raises(exc, match=what) as e:
+                target[2, 32, 0, bad](a)
+            assert f'File "{__file__}"' in str(e.value) and "launch of k" in str(e.value)
+            assert (a == -5.0).all()
+        a = np.full(64, -5.0)
+        target[2, 32, 0, 1024](a)
+        np.testing.assert_array_equal(a, np.arange(64.0))

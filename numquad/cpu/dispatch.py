@@ -419,6 +419,8 @@ class CPUTarget:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
         if compiled.dynsmem:
             args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra),)
+        elif len(extra) > 1:
+            _xpu.dynamic_shared_bytes(self.dispatcher, extra)   # checked as the GPU would
         try:
             _launch.run_grid(compiled.block, args, g, b)
         except IndexError as e:
