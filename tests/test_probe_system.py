@@ -403,3 +403,27 @@ def test_a_bad_dynamic_shared_memory_size_is_refused_by_kernels_that_do_not_use_
         a = np.full(64, -5.0)
         target[2, 32, 0, 1024](a)
         np.testing.assert_array_equal(a, np.arange(64.0))
+
+
+def test_try_except_is_a_compile_error_at_its_line_on_cuda():
+    # found by a probe: a kernel with try/except (which the CPU target runs) died in
+    # numba-cuda's lowering with "AttributeError: 'CUDACallConv' object has no
+    # attribute 'set_try_status'", no file or line
+    import numba
+    import pytest
+    from numquad import xpu
+    from numquad.errors import NumquadCompileError
+
+    @xpu.jit
+    def kern(a):
+        i = xpu.grid(1)
+        try:
+            a[i] = 1.0 / a[i]
+        except ZeroDivisionError:
+            a[i] = 0.0
+
+    line = kern.py_func.__code__.co_firstlineno + 3
+    with pytest.raises(NumquadCompileError, match=rf"line {line}: try/except is not supported by "
+                                                  rf"numba\.cuda .* \(in kern\)$") as e:
+        kern.inspect_ptx((numba.float64[::1],))
+    assert __file__ in str(e.value)

@@ -102,6 +102,9 @@ def numquad_error(error, disp, log):
 @contextlib.contextmanager
 def user_errors(disp):
     """Numba's compile errors as NumquadTypeError/NumquadCompileError naming the user's line."""
+    tries = _try_lines(disp)
+    if tries:       # numba-cuda fails on each form in its own way (AttributeError, TypingError)
+        raise _no_try(disp, tries)
     with recording() as log:
         try:
             yield
@@ -109,3 +112,26 @@ def user_errors(disp):
             raise numquad_error(e, disp, log) from None
         except _UNSUPPORTED as e:                       # `with ... as x:`, no location
             raise unsupported_construct(disp, e) from None
+        except AttributeError as e:
+            # numba-cuda lowers a bare except through a calling convention without
+            # set_try_status: its compile dies with this AttributeError
+            if "set_try_status" not in str(e):
+                raise
+            raise _no_try(disp, None) from None
+
+
+def _try_lines(disp):
+    import ast
+    try:
+        tree = disp.source_tree
+    except Exception:                                   # noqa: BLE001 - no source to read
+        return []
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Try)]
+
+
+def _no_try(disp, lines):
+    lines = _try_lines(disp) if lines is None else lines
+    return NumquadCompileError(
+        f"try/except is not supported by numba.cuda (numba-cuda cannot compile exception "
+        f"handling in a kernel or device function); test the condition with an if instead "
+        f"(in {disp.__name__})", disp.filename, min(lines, default=disp.firstlineno))
