@@ -86,6 +86,56 @@ def test_a_changed_module_attribute_is_a_new_cache_entry(tmp_path):
     assert _cached_run(tmp_path, 5, 4, 11) == 0         # deep.g called from an njit function
 
 
+_SIG_HELPERS = '''
+import numquad
+from numba import cuda
+
+SIG = "{sig}"
+
+
+@cuda.jit(SIG, device=True)
+def h(x):
+    return x * 2.75
+'''
+_SIG_MAIN = '''
+import json
+import numpy as np
+import numquad
+from helpers import h
+from numquad import xpu
+
+
+@xpu.jit(cache=True)
+def kern(a):
+    i = xpu.grid(1)
+    a[i] = h(a[i] + 0.5)
+
+
+a = np.arange(64, dtype=np.float64)
+kern[2, 32](a)
+print(json.dumps(a.tolist()))
+'''
+
+
+def test_a_device_functions_declared_signature_is_in_the_cache_key(tmp_path):
+    # found by a probe: `@cuda.jit(SIG, device=True)` with SIG a global of its module;
+    # after SIG went from "float64(float64)" to "int64(int64)" the second process
+    # loaded the float64 machine code (the key held the function's source, which
+    # names SIG but not its value)
+    env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    k = np.arange(64.0)
+    for sig, expect in (("float64(float64)", (k + 0.5) * 2.75),
+                        ("int64(int64)", np.trunc(k * 2.75))):
+        (tmp_path / "helpers.py").write_text(_SIG_HELPERS.format(sig=sig))
+        (tmp_path / "main.py").write_text(_SIG_MAIN)
+        r = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True,
+                           text=True, env=env, timeout=600)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_array_equal(np.array(json.loads(r.stdout.strip().splitlines()[-1])), expect)
+
+
 def test_module_fingerprints_read_the_attributes_the_code_reads():
     import types
     from numquad.cpu import diskcache

@@ -183,7 +183,12 @@ def _fingerprint(value, depth=0, chains=None):
         return f"numbatype:{value}"
     py_func = getattr(value, "py_func", None)
     if isinstance(value, numba.core.dispatcher.Dispatcher) and py_func is not None:
-        return _function_fingerprint(py_func, depth)   # a lane function compiled on its own
+        text = _function_fingerprint(py_func, depth)   # a lane function compiled on its own
+        if not getattr(value, "_can_compile", True):
+            # declared signatures (@cuda.jit(SIG, device=True)): calls convert to them,
+            # and SIG may be a global the function's source names only
+            text += f":sigs{sorted(map(str, value.signatures))}"
+        return text
     mod = getattr(value, "__module__", None) or getattr(type(value), "__module__", "")
     qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     if mod and (mod == "numquad" or mod.startswith("numquad.")) and qual:
