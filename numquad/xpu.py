@@ -332,6 +332,20 @@ def _is_device_array(a):
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+def _returns_value_in_code(code):
+    """:func:`_returns_value` from bytecode, for a function without source (defined in
+    ``python -c`` or an interactive session): a return of anything but ``None``."""
+    prev = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "RETURN_CONST" and ins.argval is not None:
+            return True
+        if ins.opname == "RETURN_VALUE" and not (
+                prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None):
+            return True
+        prev = ins
+    return False
+
+
 def _returns_value(tree):
     """Does the function return a value? (A ``return`` in a def, lambda or class
     nested in it does not count: that is the nested function's return.)"""
@@ -699,7 +713,8 @@ class Dispatcher:
             except (OSError, TypeError) as e:
                 raise NumquadTypeError(
                     f"{self.where}: xpu.jit needs the function's source to compile it "
-                    f"for the CPU ({e})"
+                    f"for the CPU ({e}); define it in a .py file (python -c, standard input "
+                    f"and the interactive interpreter keep no source)"
                 ) from None
         src = textwrap.dedent("".join(lines))
         tree = ast.parse(src, filename=self.filename)
@@ -720,7 +735,9 @@ class Dispatcher:
             try:
                 self._is_kernel = not _returns_value(self.source_tree)
             except NumquadTypeError:
-                self._is_kernel = True
+                # no source: the bytecode says, so that the call reaches the compile's
+                # "needs the function's source" (not "f is a kernel: launch it as ...")
+                self._is_kernel = not _returns_value_in_code(self.py_func.__code__)
         return self._is_kernel
 
     def _check_names(self):

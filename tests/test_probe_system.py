@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 
@@ -477,3 +478,39 @@ def test_try_except_is_a_compile_error_at_its_line_on_cuda():
                                                   rf"numba\.cuda .* \(in kern\)$") as e:
         kern.inspect_ptx((numba.float64[::1],))
     assert __file__ in str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# a lane function without source (python -c, the interactive interpreter)
+# ---------------------------------------------------------------------------
+
+def test_a_lane_function_without_source_is_not_called_a_kernel():
+    # found by a probe: `python -c` with a lane function f(x, y) returning a value:
+    # f(x, 1.0) said "f is a kernel: launch it as f[griddim, blockdim](...)", since
+    # without source every function was taken for a kernel
+    code = textwrap.dedent('''
+        import numpy as np
+        from numquad import xpu
+        @xpu.jit
+        def f(x, y):
+            return x * y
+        @xpu.jit
+        def k(a):
+            a[0] = 1
+        print(f.is_kernel, k.is_kernel)
+        for run in (lambda: f(np.zeros(3), 1.0), lambda: k[1, 1](np.zeros(3))):
+            try:
+                run()
+            except TypeError as e:
+                print(str(e).splitlines()[0])
+    ''')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "False True"
+    for line, name in zip(lines[1:], "fk"):
+        assert line.startswith('File "<string>", line ') and f"in {name}: xpu.jit needs the " \
+            f"function's source" in line and "define it in a .py file" in line, line
+    assert "is a kernel" not in r.stdout
