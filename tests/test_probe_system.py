@@ -514,3 +514,47 @@ def test_a_lane_function_without_source_is_not_called_a_kernel():
         assert line.startswith('File "<string>", line ') and f"in {name}: xpu.jit needs the " \
             f"function's source" in line and "define it in a .py file" in line, line
     assert "is a kernel" not in r.stdout
+
+
+_LANE_CACHED = '''
+import json, sys
+import numpy as np
+from numquad import xpu, Wave
+
+G = float(sys.argv[1])
+
+
+@xpu.jit(cache=True)
+def lf(x, y):
+    return Wave.prefixSum(x) * y + G
+
+
+x = np.random.default_rng(8).integers(-99, 99, 64).astype(np.float64)
+r = lf(x, 2.0)
+hits = sum(sum(c.block._cache_hits.values())
+           for key, v in lf._nq_lanecall.items() if key[0] == "_wrappers"
+           for c in v[0]._target("cpu")._cache.values())
+print(json.dumps({"hits": hits, "x": x.tolist(), "r": r.tolist()}))
+'''
+
+
+def test_a_cached_lane_function_called_on_arrays_is_loaded_from_disk(tmp_path):
+    # found by a probe: @xpu.jit(cache=True) on a lane function called on arrays
+    # compiled its wrapper in every process (the wrapper kernel was made without
+    # cache=); given cache=, its second process died in Numba's cache loader
+    # (AttributeError: 'NoneType' object has no attribute 'startswith': the
+    # generated wrapper had no module name to rebuild its environment from)
+    path = tmp_path / "lane_cached.py"
+    path.write_text(_LANE_CACHED)
+    env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join(sys.path))
+    seen = []
+    for g in (1.0, 1.0, 3.0):
+        r = subprocess.run([sys.executable, str(path), str(g)], capture_output=True, text=True,
+                           env=env, timeout=600)
+        assert r.returncode == 0, r.stderr
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+        x = np.array(res["x"])
+        np.testing.assert_array_equal(np.array(res["r"]), _exclusive_scan(x) * 2.0 + g)
+        seen.append(res["hits"])
+    assert seen == [0, 1, 0]

@@ -87,10 +87,12 @@ def _wrappers(d, is_arr):
     layout = "".join("a" if arr else "s" for arr in is_arr)
     filename = f"<numquad lane call of {d.__name__} at {d.filename}:{d.firstlineno} ({layout})>"
     from .. import xpu
-    ns = {"xpu": xpu, "f": d}
+    # __name__: the module Numba's disk cache imports to rebuild the wrapper's
+    # environment (cache=True); the lane function's own, which is loaded
+    ns = {"xpu": xpu, "f": d, "__name__": getattr(d.py_func, "__module__", None) or __name__}
     entry = exec_source(src, filename, ns)
     weakref.finalize(d, _forget_source, filename, entry)
-    return jit(ns[fname], debug=d.debug, fastmath=d.fastmath), ns[fname + "_rt"]
+    return jit(ns[fname], debug=d.debug, fastmath=d.fastmath, cache=d.cache), ns[fname + "_rt"]
 
 
 def _forget_source(filename, entry):
