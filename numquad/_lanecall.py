@@ -16,7 +16,8 @@ for the CPU and the CUDA target alike; each target then only runs its kernel:
 - ``out=``: an array of the broadcast shape and of the function's return dtype,
   writable; one error per mistake, the same on both targets.
 
-Errors name the function, its file and line, what was passed and what is taken.
+Errors name the line that called the function, where the function is defined,
+what was passed and what is taken.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import inspect
 
 import numpy as np
 
+from ._sites import call_site, defined_at
 from .errors import NumquadLaunchError, NumquadTypeError
 
 __all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous", "is_dask", "dask_call",
@@ -58,6 +60,15 @@ def cai_c_contiguous(cai):
     return all(s == e for s, e, n in zip(strides, reversed(expected), cai["shape"]) if n > 1)
 
 
+def _site(d):
+    """Where an error of a call of lane function *d* belongs: the user's line that
+    called it (as a launch error names the launch), and where *d* is defined."""
+    site = call_site(d)
+    if site == d.where:
+        return site
+    return f"{site}: call of {d.__name__} ({defined_at(d, site)})"
+
+
 def _param_names(d):
     names = d.__dict__.get("_nq_param_names")
     if names is None:
@@ -71,7 +82,7 @@ def _param_names(d):
 
 def _bad_dtype(d, name, dtype):
     return NumquadTypeError(
-        f"{d.where}: argument '{name}' of {d.__name__} has dtype {dtype}; lane functions "
+        f"{_site(d)}: argument '{name}' of {d.__name__} has dtype {dtype}; lane functions "
         f"take bool, integer and float arrays and scalars")
 
 
@@ -83,14 +94,14 @@ def plan(d, args, *, device=False):
     names = _param_names(d)
     if len(args) != len(names):
         raise NumquadTypeError(
-            f"{d.where}: {d.__name__}({', '.join(names)}) takes {len(names)} arguments; "
+            f"{_site(d)}: {d.__name__}({', '.join(names)}) takes {len(names)} arguments; "
             f"got {len(args)}")
     values, dtypes, is_array, shapes = [], [], [], []
     for name, a in zip(names, args):
         if hasattr(a, "__cuda_array_interface__"):
             if not device:
                 raise NumquadTypeError(
-                    f"{d.where}: argument '{name}' of {d.__name__} is a CUDA device array but "
+                    f"{_site(d)}: argument '{name}' of {d.__name__} is a CUDA device array but "
                     f"this call runs on the CPU; pass host arrays, or call "
                     f"{d.__name__}.cuda(...) with device arrays")
             cai = a.__cuda_array_interface__
@@ -133,7 +144,7 @@ def plan(d, args, *, device=False):
         shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
     except ValueError as e:             # NumPy's own words name the arguments and shapes
         raise NumquadLaunchError(
-            f"{d.where}: {d.__name__}(...): the arguments do not broadcast together: "
+            f"{_site(d)}: {d.__name__}(...): the arguments do not broadcast together: "
             f"{e}") from None
     strong = [dt for dt in dtypes if dt is not None]
     for k, (name, v) in enumerate(zip(names, values)):
@@ -152,7 +163,7 @@ def plan(d, args, *, device=False):
                 values[k] = dt.type(v)
         except OverflowError:
             raise NumquadTypeError(
-                f"{d.where}: argument '{name}' of {d.__name__} is the Python "
+                f"{_site(d)}: argument '{name}' of {d.__name__} is the Python "
                 f"{type(v).__name__} {v!r}, which {dt} cannot hold; a Python scalar takes the "
                 f"type of the call's arrays of its kind (pass a NumPy scalar to choose "
                 f"another)") from None
@@ -172,7 +183,7 @@ def check_out(d, out, shape, dtype, *, device=False, strided_ok=True):
     if hasattr(out, "__cuda_array_interface__"):
         if not device:
             raise NumquadTypeError(
-                f"{d.where}: out= of {d.__name__} is a CUDA device array but this call runs "
+                f"{_site(d)}: out= of {d.__name__} is a CUDA device array but this call runs "
                 f"on the CPU; out= must be {takes}")
         cai = out.__cuda_array_interface__
         oshape, odtype = tuple(cai["shape"]), np.dtype(cai["typestr"])
@@ -182,25 +193,25 @@ def check_out(d, out, shape, dtype, *, device=False, strided_ok=True):
         contiguous, writeable, host = out.flags.c_contiguous, out.flags.writeable, True
     else:
         raise NumquadTypeError(
-            f"{d.where}: out= of {d.__name__} is a {type(out).__name__}; out= must be {takes}")
+            f"{_site(d)}: out= of {d.__name__} is a {type(out).__name__}; out= must be {takes}")
     if oshape != tuple(shape):
         raise NumquadLaunchError(
-            f"{d.where}: out= has shape {oshape}; {d.__name__}(...) gives shape {tuple(shape)}")
+            f"{_site(d)}: out= has shape {oshape}; {d.__name__}(...) gives shape {tuple(shape)}")
     if odtype != dtype:
         raise NumquadTypeError(
-            f"{d.where}: out= has dtype {odtype}; {d.__name__}(...) returns {dtype} here")
+            f"{_site(d)}: out= has dtype {odtype}; {d.__name__}(...) returns {dtype} here")
     if not writeable:
         raise NumquadLaunchError(
-            f"{d.where}: out= is read-only; {d.__name__}(...) writes its result there")
+            f"{_site(d)}: out= is read-only; {d.__name__}(...) writes its result there")
     if not contiguous and not (host and strided_ok):
         raise NumquadLaunchError(
-            f"{d.where}: out= is not C-contiguous; on this target out= must be")
+            f"{_site(d)}: out= is not C-contiguous; on this target out= must be")
 
 
 def not_a_scalar(d, restype, argtypes):
     """The error for a lane function that returns no scalar (a tuple, an array, None)."""
     return NumquadTypeError(
-        f"{d.where}: {d.__name__} returns {restype} for arguments of types "
+        f"{_site(d)}: {d.__name__} returns {restype} for arguments of types "
         f"({', '.join(map(str, argtypes))}); a lane function called on arrays must return "
         f"a bool, integer or float scalar")
 
@@ -230,7 +241,7 @@ def dask_call(d, args, out, call):
     names = _param_names(d)
     if out is not None:
         raise NumquadTypeError(
-            f"{d.where}: {d.__name__}(...) on dask arrays returns a new lazy dask array; "
+            f"{_site(d)}: {d.__name__}(...) on dask arrays returns a new lazy dask array; "
             f"it takes no out= (use dask's da.store to write the result)")
     first = None
     for name, a in zip(names, args):
@@ -239,12 +250,12 @@ def dask_call(d, args, out, call):
                 first = (name, a)
             elif a.shape != first[1].shape or a.chunks != first[1].chunks:
                 raise NumquadLaunchError(
-                    f"{d.where}: {d.__name__}(...): dask arguments '{first[0]}' and '{name}' "
+                    f"{_site(d)}: {d.__name__}(...): dask arguments '{first[0]}' and '{name}' "
                     f"differ in shape or chunks ({first[1].shape} {first[1].chunks} vs "
                     f"{a.shape} {a.chunks}); give them the same chunks (a.rechunk(b.chunks))")
         elif isinstance(a, np.ndarray) and a.ndim > 0:
             raise NumquadTypeError(
-                f"{d.where}: {d.__name__}(...): argument '{name}' is a NumPy array beside "
+                f"{_site(d)}: {d.__name__}(...): argument '{name}' is a NumPy array beside "
                 f"dask arrays; pass it as a dask array with the same chunks "
                 f"(da.from_array({name}, chunks=...)) or as a scalar")
     name, a = first
@@ -256,7 +267,7 @@ def dask_call(d, args, out, call):
         size = -(-a.chunks[0][0] // rows) * rows
         hint = ", ".join([f"0: {size}"] + [f"{k}: -1" for k in range(1, a.ndim)])
         raise NumquadLaunchError(
-            f"{d.where}: {d.__name__}(...): the chunks of dask argument '{name}' {a.chunks} "
+            f"{_site(d)}: {d.__name__}(...): the chunks of dask argument '{name}' {a.chunks} "
             f"do not start on wave boundaries (element k of the whole array, in C order, "
             f"is lane k % 32 of wave k // 32): split the first axis only, in blocks of a "
             f"multiple of {rows} row(s), e.g. {name}.rechunk({{{hint}}})")

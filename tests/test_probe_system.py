@@ -558,3 +558,31 @@ def test_a_cached_lane_function_called_on_arrays_is_loaded_from_disk(tmp_path):
         np.testing.assert_array_equal(np.array(res["r"]), _exclusive_scan(x) * 2.0 + g)
         seen.append(res["hits"])
     assert seen == [0, 1, 0]
+
+
+def test_a_lane_call_error_names_the_calling_line():
+    # found by a probe: every error of a lane call on arrays (a bad dtype, shapes that
+    # do not broadcast, a wrong out=) named the lane function's def line, so with
+    # several calls nothing said which one was wrong; a launch error names the launch
+    import inspect
+
+    import pytest
+    from numquad import xpu
+    from numquad.errors import NumquadError
+
+    @xpu.jit
+    def f(x, y):
+        return x * y
+
+    x = np.zeros(3, np.float32)
+    defined = f.py_func.__code__.co_firstlineno
+    for call in (lambda: f(x, np.array(["a"])),
+                 lambda: f(np.zeros(3), np.zeros(4)),
+                 lambda: f(x, 1.0, out=np.zeros(4)),
+                 lambda: f(x, 1.0, out=np.zeros(3, np.float64)),
+                 lambda: f(np.zeros(3, np.int8), 300)):
+        line = inspect.getsourcelines(call)[1]
+        with pytest.raises(NumquadError) as e:
+            call()
+        assert str(e.value).startswith(
+            f'File "{__file__}", line {line}, in <lambda>: call of f (defined at line {defined}): '), e.value
