@@ -9,6 +9,48 @@ of scalars, one per element);
 lane-invariant values stay scalar. Every generated statement carries the
 line number of the user statement it came from, and the module is compiled
 with the user's file name, so Numba's errors point at the user's kernel.
+
+Names in generated code. Every name numquad adds starts with ``_nq_``
+(``frontend._RESERVED``; the front end refuses user names with that prefix), so
+the user's locals keep their own names. Temporaries from
+``frontend.Frontend.fresh(stem)`` are ``_nq_<stem>_<n>``, with an underscore
+before the counter so that they never meet the fixed helper names below:
+
+=====================  ============================================================
+``_nq_a_<n>``          an operand of a hoisted cross-lane call (frontend)
+``_nq_x_<n>``          the result of a hoisted cross-lane call (frontend)
+``_nq_c_<n>``          the condition of a masked ``if`` or loop (frontend)
+``_nq_i_/e_/s_<n>``    a masked ``for`` loop's counter, end and step (frontend)
+``_nq_u_<n>``          the position in an unrolled loop over constants (frontend)
+``_nq_cx<n>``          a conditional expression's value or a loop ``else`` flag
+                       (numquad/_desugar.py, shared with the CUDA target)
+``_nq_cv_<n>``         an op operand converted to the op's type (this module)
+``_nq_v_<name>``       the ``[32 x T]`` (block mode: ``[G x T]``) lane array of a
+                       local or temporary that lives across items
+``_nq_m<k>``,          mask lane arrays of masked control flow; ``_nq_m_entry`` the
+``_nq_m_entry``        lanes of the wave (block) that exist
+``_nq_l``              the lane loop variable; ``_nq_lx``/``_nq_ly``/``_nq_ln`` the
+                       column, row and lane of a rows-of-threads loop; ``_nq_t0``
+                       the wave's first thread; ``_nq_w`` the wave in block mode
+``_nq_b``, ``_nq_bix/y/z``  the block and its coordinates; :data:`BLOCK_PARAMS` the
+                       block function's extra parameters (block range, grid and
+                       block dimensions)
+``_nq_G``, ``_nq_GMAX``     lanes of the group a lane loop runs over (32, or the
+                       block in block mode) and their upper bound
+``_nq_tx/ty/tz``       ``threadIdx`` in a 2-D or 3-D block
+``_nq_XL_<ns>_<op>``   the whole-wave intrinsic of a cross-lane op
+                       (numquad/cpu/intrinsics.py)
+``_nq_SH_<ns>_<op>``   an op's typing-only stand-in in the shadow function
+                       (numquad/cpu/typing.py)
+``_nq_T_<dtype>``      a scalar type token (a lane array's element type)
+``_nq_loc_<name>``     a local array, one per lane; ``_nq_shape_/dtype_/nbytes_/
+                       itemsize_<name>`` the constants of a local or shared array
+``_nq_cu_*``           numba.cuda's kernel API on the CPU (numquad/cpu/cudaapi.py)
+``_nq_atomic_*``       atomics (numquad/cpu/atomics.py)
+``_nq_ld``, ``_nq_st``, ``_nq_lanes``, ``_nq_any``, ``_nq_all``, ``_nq_six``, ...
+                       helpers bound in :func:`_namespace` (lane loads and stores,
+                       lane arrays, mask votes, the store check)
+=====================  ============================================================
 """
 
 from __future__ import annotations
