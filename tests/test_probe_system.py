@@ -586,3 +586,24 @@ def test_a_lane_call_error_names_the_calling_line():
             call()
         assert str(e.value).startswith(
             f'File "{__file__}", line {line}, in <lambda>: call of f (defined at line {defined}): '), e.value
+
+
+def test_an_array_numba_cannot_type_is_named_by_its_dtype():
+    # found by a probe: a kernel argument np.zeros(40, 'V8') was refused with "has type
+    # ndarray, which the CPU target cannot pass; it takes NumPy arrays and ..."
+    import pytest
+    from numquad import xpu
+    from numquad.errors import NumquadTypeError
+
+    @xpu.jit
+    def k(a, b):
+        i = xpu.grid(1)
+        if i < b.shape[0]:
+            b[i] = i
+
+    b = np.full(40, -1.0)
+    with pytest.raises(NumquadTypeError, match=r"argument 0 \(a\) of k is an array of dtype \|V8, "
+                                               r"which Numba cannot type") as e:
+        k[2, 32](np.zeros(40, "V8"), b)
+    assert f'File "{__file__}"' in str(e.value) and "has type ndarray" not in str(e.value)
+    assert (b == -1.0).all()

@@ -239,6 +239,11 @@ def _typeof_args(dispatcher, args, launch=False):
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"dtype {a.dtype.str} (non-native byte order); kernels take native byte order "
                 f"(a.astype(a.dtype.newbyteorder('=')) converts it)")
+        if ty is None and isinstance(a, np.ndarray):
+            raise NumquadTypeError(
+                f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
+                f"dtype {a.dtype.str}, which Numba cannot type; the CPU target takes bool, "
+                f"integer, float, complex and record (structured) arrays")
         if ty is None and type(a) is int:
             from .._sites import int_out_of_range
             raise NumquadTypeError(int_out_of_range(where(), dispatcher, i, _param(dispatcher, i), a))
