@@ -98,6 +98,45 @@ def _kind(env, call, missing):
     return "other"
 
 
+def may_write(fn, seen=None):
+    """May *fn* (an ``@xpu.jit`` function or a numba.cuda device function) write
+    memory when called: a store to an element or an attribute, an atomic, ``print``,
+    or a function it names that may? Without its source: yes."""
+    import inspect
+    import textwrap
+    py = getattr(fn, "py_func", None)
+    seen = set() if seen is None else seen
+    if py is None or id(py) in seen:
+        return py is None
+    seen.add(id(py))
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
+    except (OSError, TypeError, SyntaxError):
+        return True
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            return True
+    codes = [py.__code__]
+    for c in codes:
+        codes.extend(k for k in c.co_consts if isinstance(k, type(py.__code__)))
+    names = {n for c in codes for n in c.co_names}
+    values = [py.__globals__[n] for n in names if n in py.__globals__]
+    for cell in py.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            pass
+    if "atomic" in names:
+        return True
+    from .xpu import Dispatcher, is_cuda_function
+    for v in values:
+        if v is print:
+            return True
+        if (isinstance(v, Dispatcher) or is_cuda_function(v)) and may_write(v, seen):
+            return True
+    return False
+
+
 def _walk(node):
     """ast.walk that does not enter nested scopes and comprehensions."""
     todo = [node]
@@ -148,9 +187,20 @@ class _Lowering:
         visit(expr)
         return found
 
+    def _writes(self, call):
+        """May *call*, a function that is not a cross-lane op, write memory?"""
+        from .xpu import Dispatcher, is_cuda_function
+        f = self.env.resolve(call.func)
+        device = isinstance(f, Dispatcher) or is_cuda_function(f)
+        return device and may_write(f)
+
     def _safe(self, stmt_parts, targets):
-        """May *targets* be evaluated before the rest of the statement?"""
+        """May *targets* be evaluated before the rest of the statement? Not where the
+        order could be observed: an atomic, ``print`` or a user function beside them,
+        ``:=``, or a device function that writes memory on one side and a load or a
+        call on the other (``bump(buf, i) + (Wave.reduceSum(buf[i]) if c else 0)``)."""
         inside = {id(n) for t in targets for n in _walk(t)}
+        reads = False
         for part in stmt_parts:
             for n in _walk(part):
                 if id(n) in inside:
@@ -159,6 +209,14 @@ class _Lowering:
                     return False
                 if isinstance(n, ast.Call) and self.kind(n) == "other":
                     return False
+                if isinstance(n, ast.Call) and self.kind(n) == "op" and self._writes(n):
+                    return False
+                reads |= isinstance(n, ast.Subscript) or (isinstance(n, ast.Call) and self.kind(n) == "op")
+        if reads:
+            for t in targets:
+                for n in _walk(t):
+                    if isinstance(n, ast.Call) and self.kind(n) == "op" and self._writes(n):
+                        return False
         return True
 
     # -- the rewrite ---------------------------------------------------------------

@@ -198,3 +198,80 @@ def test_uniform_code_after_every_lane_left_does_not_run(target, debug):
     out = np.full(64, POISON, np.int64)
     _launch(k_uniform_load_after_continue, target, debug, 1, 64, out, tab, 5)
     np.testing.assert_array_equal(out, np.full(64, tab[0] + 32))
+
+
+# -- an op beside a call that writes memory: Python's order, or a refusal -------
+
+@cuda.jit(device=True)
+def _bump(buf, i):
+    buf[i] += 10
+    return buf[i]
+
+
+@xpu.jit
+def _bump_lane(buf, i):
+    buf[i] += 100
+    return 1
+
+
+def k_device_write_then_op(out, buf):
+    i = cuda.grid(1)
+    out[i] = _bump(buf, i) + Wave.reduceSum(buf[i])
+
+
+def k_lane_write_then_op(out, buf):
+    i = cuda.grid(1)
+    out[i] = _bump_lane(buf, i) + Wave.prefixSum(buf[i])
+
+
+def k_atomic_then_op(out, buf):
+    i = cuda.grid(1)
+    out[i] = cuda.atomic.add(buf, i, 5) + Wave.prefixSum(buf[i])
+
+
+def k_device_write_then_conditional_op(out, buf):
+    i = cuda.grid(1)
+    out[i] = _bump(buf, i) + (Wave.reduceSum(buf[i]) if i % 2 == 0 else 0)
+
+
+def k_write_beside_op_in_order(out, buf, c):
+    i = cuda.grid(1)
+    # an op whose operands read nothing beside an atomic, an op inside a writing
+    # call's arguments, and a write in a statement of its own: accepted
+    acc = cuda.atomic.add(c, 0, 1) * 0 + Wave.prefixSum(1)
+    cuda.atomic.add(c, 1, Wave.reduceSum(buf[i]))
+    x = _bump(buf, i)
+    out[i] = x + Wave.reduceSum(buf[i]) + acc
+
+
+@pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.parametrize("kernel", [k_device_write_then_op, k_lane_write_then_op, k_atomic_then_op,
+                                    k_device_write_then_conditional_op])
+def test_an_op_beside_a_call_that_writes_what_it_reads_is_refused_on_the_cpu(kernel, debug):
+    # the CPU target ran the op (and its operand buf[i]) before the call: the old
+    # buf[i] where Python, the python target and CUDA read the new one
+    from numquad.errors import NumquadCompileError
+    buf = RNG.integers(-100, 100, 64)
+    out = np.full(64, POISON, np.int64)
+    with pytest.raises(NumquadCompileError, match="statement (of its own|first)"):
+        _launch(kernel, "cpu", debug, 1, 64, out, buf)
+    np.testing.assert_array_equal(out, POISON)
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_an_op_beside_a_call_that_writes_runs_in_pythons_order(target, debug):
+    buf0 = RNG.integers(-100, 100, 64)
+    buf, c = buf0.copy(), np.zeros(2, np.int64)
+    out = np.full(64, POISON, np.int64)
+    _launch(k_write_beside_op_in_order, target, debug, 1, 64, out, buf, c)
+    lane = np.arange(64) % 32
+    new = buf0 + 10
+    sums = np.repeat(new.reshape(2, 32).sum(axis=1), 32)
+    np.testing.assert_array_equal(out, new + sums + lane)
+    np.testing.assert_array_equal(buf, new)
+    np.testing.assert_array_equal(c, [64, 32 * buf0.sum()])
+    if target == "python":      # the oracle: the order the CPU target refuses, computed
+        buf = buf0.copy()
+        out = np.full(64, POISON, np.int64)
+        xpu.jit(k_device_write_then_op).python[1, 64](out, buf)
+        np.testing.assert_array_equal(out, new + sums)

@@ -202,6 +202,10 @@ _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
          ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
          ast.BitXor: operator.xor}
 
+#: The numba.cuda spellings' helpers (cpu/cudaapi.py: the mask, predicate, lane and
+#: match-value checks around a warp function's op): no side effects.
+_PURE_HELPERS = tuple(f"{_desugar.RESERVED}cu_{n}" for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_"))
+
 #: Loops over at most this many constants around cross-lane ops are unrolled.
 _UNROLL_MAX = 32
 #: ... and only when the copies weigh at most this many statements (_unroll_weight), and no loop.
@@ -717,7 +721,84 @@ class Frontend:
             out.append(last)
         return out
 
+    def _effects(self, n):
+        """(reads memory, writes memory) of evaluating *n* itself (not its operands)."""
+        from ..xpu import Dispatcher
+        if isinstance(n, ast.Subscript):
+            return isinstance(n.ctx, ast.Load), False   # a store comes after the whole statement
+        if not isinstance(n, ast.Call):
+            return False, False
+        if self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
+            return True, False                          # a barrier: it publishes the writes before it
+        op = self.op_of(n)
+        if op is not None or (isinstance(n.func, ast.Name) and n.func.id.startswith(_PURE_HELPERS)):
+            return False, False
+        f = self.env.resolve(n.func)
+        if isinstance(f, Dispatcher):
+            return True, _desugar.may_write(f)
+        kind = _desugar._kind(self.env, n, _MISSING)
+        return (False, False) if kind == "pure" else (True, True)
+
+    def _check_order(self, parts):
+        """Refuse a statement whose hoisting would change what it computes.
+
+        A cross-lane op, a ``syncthreads_count/_and/_or`` and an inlined lane function
+        run before the rest of their statement (``_hoist``); Python evaluates what is
+        left of them first. Where one side may write memory that the other reads or
+        writes (``out[i] = bump(buf, i) + Wave.reduceSum(buf[i])``, with ``bump`` a
+        device function that writes ``buf[i]``), that order would be observed."""
+        from ..xpu import Dispatcher
+        seq, start = [], {}
+
+        def post(n):
+            start[id(n)] = len(seq)
+            for c in ast.iter_child_nodes(n):
+                if not isinstance(c, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                      ast.GeneratorExp)):
+                    post(c)
+            seq.append(n)
+
+        for p in parts:
+            post(p)
+        # an op where only some lanes evaluate it is refused by _hoist with its own message
+        masked = set()
+        for p in parts:
+            for n in ast.walk(p):
+                sides = [n.body, n.orelse] if isinstance(n, ast.IfExp) else \
+                    n.values[1:] if isinstance(n, ast.BoolOp) else \
+                    n.comparators[1:] if isinstance(n, ast.Compare) else []
+                masked |= {id(m) for side in sides for m in ast.walk(side)}
+        effects = [self._effects(n) for n in seq]
+        for k, n in enumerate(seq):
+            if not isinstance(n, ast.Call) or id(n) in masked:
+                continue
+            op = self.op_of(n)
+            hoisted = (op is not None and op.kind != "query") or (
+                self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE)
+            if not hoisted:
+                f = self.env.resolve(n.func)
+                hoisted = isinstance(f, Dispatcher) and _uses_wave_features(f)
+            if not hoisted:
+                continue
+            first = start[id(n)]
+            lr = any(e[0] for e in effects[:first])
+            lw = any(e[1] for e in effects[:first])
+            sr = any(e[0] for e in effects[first:k + 1])
+            sw = any(e[1] for e in effects[first:k + 1])
+            if (lw and (sr or sw)) or (sw and lr):
+                what = ast.unparse(n)
+                self.error(f"{what} runs before the rest of its statement on the CPU target, "
+                           f"and a call in that statement may write memory that the other "
+                           f"side reads; assign {what} to a variable in a statement of its own "
+                           f"(where it should run: before or after the call)", n)
+
     def _hoist_stmt(self, s):
+        if isinstance(s, ast.AugAssign):
+            self._check_order([s.target, s.value])
+        elif isinstance(s, ast.Assign):
+            self._check_order([s.value] + list(s.targets))
+        elif getattr(s, "value", None) is not None:
+            self._check_order([s.value] + ([s.target] if getattr(s, "target", None) else []))
         pre = []
         for field in ("value", "target", "targets"):
             v = getattr(s, field, None)
