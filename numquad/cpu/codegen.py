@@ -25,6 +25,10 @@ before the counter so that they never meet the fixed helper names below:
 ``_nq_cx<n>``          a conditional expression's value or a loop ``else`` flag
                        (numquad/_desugar.py, shared with the CUDA target)
 ``_nq_cv_<n>``         an op operand converted to the op's type (this module)
+``_nq_vw_<n>``         an index of a recomputed array view, as it was when the view
+                       was made (this module, ``_remat``)
+``_nq_p_<name>``       the argument of a parameter the kernel assigns; each wave
+                       starts from it (this module)
 ``_nq_v_<name>``       the ``[32 x T]`` (block mode: ``[G x T]``) lane array of a
                        local or temporary that lives across items
 ``_nq_m<k>``,          mask lane arrays of masked control flow; ``_nq_m_entry`` the
@@ -694,7 +698,7 @@ class _BlockGen:
         # change before the view is read (a local assigned again, or inside a loop:
         # ``row = a[i + j, :]`` under a lane-varying ``if`` in a loop over ``j``, read in
         # a later iteration) is kept as it was at the view's assignment, in a lane
-        # array of its own (``_nq_vw<k> = int64(i + j)``; ``row = a[_nq_vw<k>, :]``).
+        # array of its own (``_nq_vw_<k> = int64(i + j)``; ``row = a[_nq_vw_<k>, :]``).
         self.view_deps = set()
         in_loops = _stored_in_loops(self.fe.items)
 
@@ -715,7 +719,7 @@ class _BlockGen:
                 def kept(e, snaps=snaps, st=st):
                     if e is None or all(keeps(m) for m in _fe._names_in(e)):
                         return e
-                    tmp = f"{_fe._RESERVED}vw{len(self.view_snaps)}"
+                    tmp = f"{_fe._RESERVED}vw_{len(self.view_snaps)}"
                     self.view_snaps.append(tmp)
                     self.locals.add(tmp)
                     snaps.append(ast.copy_location(_assign(_name(tmp, ast.Store), _call("_nq_i64", e)), st))
