@@ -347,6 +347,11 @@ def _return_in_loop(node, in_loop=False):
     return any(_return_in_loop(c, inner) for c in ast.iter_child_nodes(node))
 
 
+def _unpack_target(t):
+    """*t* is a name, or a (nested) tuple of names."""
+    return isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(map(_unpack_target, t.elts))
+
+
 def _names_in(node, ctx=None):
     out = []
     for n in ast.walk(node):
@@ -558,6 +563,21 @@ class Frontend:
                 s.test = ast.copy_location(ast.Constant(True), s)
                 s.body = pre + [brk] + s.body
             return [s]
+        if isinstance(s, ast.For) and self.contains_xl(s) and self._iterated_param(s.iter):
+            # ``for v in t`` over a parameter never assigned (a tuple, the same in every
+            # lane, or an array) around cross-lane ops: ``for j in range(len(t)): v = t[j]``,
+            # a uniform range loop (Numba iterates a UniTuple or an array the same way,
+            # and refuses a heterogeneous tuple both ways)
+            j = self.fresh("it")
+            bind = ast.Assign(targets=[s.target],
+                              value=ast.Subscript(value=ast.Name(s.iter.id, ast.Load()),
+                                                  slice=ast.Name(j, ast.Load()), ctx=ast.Load()))
+            s.iter = ast.Call(func=ast.Name("range", ast.Load()), args=[ast.Call(
+                func=ast.Name("len", ast.Load()), args=[ast.Name(s.iter.id, ast.Load())], keywords=[])],
+                keywords=[])
+            s.target = ast.Name(j, ast.Store())
+            s.body = [ast.copy_location(bind, s)] + s.body
+            ast.fix_missing_locations(s)
         if isinstance(s, ast.For) and self.contains_xl(s):
             consts = self._constant_sequence(s.iter)
             is_range = isinstance(s.iter, ast.Call)
@@ -593,6 +613,13 @@ class Frontend:
                 return pre               # a bare op call whose result is unused
             return pre + [new]
         return [s]
+
+    def _iterated_param(self, node):
+        """*node* names a parameter the function never assigns."""
+        if not (isinstance(node, ast.Name) and node.id in self.env.params):
+            return False
+        return not any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
+                       for n in ast.walk(self.fn))
 
     def _constant_sequence(self, node):
         """The values of a tuple/list of int constants (literal or a global), or of a
@@ -1227,7 +1254,7 @@ class Frontend:
                     ok_stores.add(id(loopvar))
                 elif self._uniform_store(stmt, U):
                     t = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
-                    ok_stores.add(id(t))
+                    ok_stores |= {id(n) for n in ast.walk(t) if isinstance(n, ast.Name)}
             # the one store of an alias of a never-assigned uniform (an inlined function's
             # array parameter), wherever it is
             ok_stores |= _cudaapi.invariant_aliases(body, U)
@@ -1242,7 +1269,8 @@ class Frontend:
         if getattr(stmt, "_nq_op", None) is not None:
             return False
         if isinstance(stmt, ast.Assign):
-            return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+            # ``a, (b, c) = t`` of a uniform tuple (a tuple argument) too
+            return len(stmt.targets) == 1 and _unpack_target(stmt.targets[0]) and \
                 self._is_uniform_expr(stmt.value, U)
         if isinstance(stmt, ast.AugAssign):
             return isinstance(stmt.target, ast.Name) and self._is_uniform_expr(stmt.value, U)
