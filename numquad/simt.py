@@ -1473,11 +1473,41 @@ def _schedule(gens, nthreads):
             runnable.append(t)
 
 
+class _RecordRef:
+    """A single record argument (``arr[0]`` of a structured array, an np.void) read and
+    written by field as Numba does (``r.a``, ``r["a"]``); np.void has only ``r["a"]``."""
+
+    __slots__ = ("_nq_rec",)
+
+    def __init__(self, rec):
+        object.__setattr__(self, "_nq_rec", rec)
+
+    def __getattr__(self, name):
+        try:
+            return self._nq_rec[name]
+        except (KeyError, ValueError, IndexError):
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self._nq_rec[name] = value
+
+    def __getitem__(self, key):
+        return self._nq_rec[key]
+
+    def __setitem__(self, key, value):
+        self._nq_rec[key] = value
+
+
 def _scalar_arg(a):
     if isinstance(a, (bool, int, float)):
         return _np_literal(a)
     if isinstance(a, np.ndarray) and a.dtype.names is not None and not isinstance(a, np.recarray):
         return a.view(np.recarray)      # r[i].field reads and writes, as in Numba
+    if isinstance(a, np.void) and a.dtype.names is not None and not isinstance(a, np.record):
+        return _RecordRef(a)            # r.field reads and writes the caller's record
+    if isinstance(a, tuple):            # typed element by element, as Numba types a tuple
+        parts = [_scalar_arg(e) for e in a]
+        return type(a)(*parts) if hasattr(a, "_fields") else tuple(parts)
     return a
 
 

@@ -204,7 +204,9 @@ class _Subst(ast.NodeTransformer):
         for t in targets:
             for sub in ast.walk(t):
                 if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and \
-                        isinstance(sub.value, ast.Name):
+                        isinstance(sub.value, ast.Name) and not (
+                            isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
+                    # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
                     sub.slice = ast.copy_location(_call("_nq_six", _name(sub.value.id), sub.slice,
                                                         _const(line)), sub.slice)

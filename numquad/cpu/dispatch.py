@@ -199,6 +199,10 @@ def _typeof(a):
 
 
 def _passable(ty):
+    if isinstance(ty, numba.types.BaseTuple):
+        return all(_passable(t) for t in ty)
+    if isinstance(ty, numba.types.Record):
+        return True
     return isinstance(ty, (numba.types.Integer, numba.types.Float, numba.types.Complex,
                            numba.types.Boolean)) or (
         isinstance(ty, numba.types.Array) and isinstance(
@@ -247,12 +251,14 @@ def _typeof_args(dispatcher, args, launch=False):
         if ty is None and type(a) is int:
             from .._sites import int_out_of_range
             raise NumquadTypeError(int_out_of_range(where(), dispatcher, i, _param(dispatcher, i), a))
-        if ty is None or not isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
-                                             numba.types.Complex, numba.types.Boolean)):
+        if ty is None or not (isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
+                                              numba.types.Complex, numba.types.Boolean))
+                              or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
+                              and _passable(ty)):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
                 f"{type(a).__name__}, which the CPU target cannot pass; it takes NumPy "
-                f"arrays and bool/int/float/complex scalars"
+                f"arrays, bool/int/float/complex scalars, tuples of those and single records"
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
                 ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
@@ -280,8 +286,11 @@ def _reject_float16(d, argtypes):
     arithmetic; its own error is a bare NotImplementedError from deep inside)."""
     code = d.py_func.__code__
     names = code.co_varnames[:code.co_argcount]
+    def parts(t):                       # a tuple argument's elements, nested ones too
+        return [p for e in t for p in parts(e)] if isinstance(t, numba.types.BaseTuple) else [t]
+
     for i, t in enumerate(argtypes):
-        if getattr(t, "dtype", t) == numba.types.float16:
+        if any(getattr(p, "dtype", p) == numba.types.float16 for p in parts(t)):
             name = names[i] if i < len(names) else f"#{i}"
             raise NumquadTypeError(
                 f"{d.where}: argument {name!r} of {d.__name__} is {t}: float16 is not "
