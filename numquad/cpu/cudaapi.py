@@ -1283,9 +1283,10 @@ def render_md(ported_root=None):
         "   closure names, module attributes (`config.TPB`), a local assigned once, or",
         "   arithmetic on those; a helper's shape parameter works when the call passes a constant.",
         "4. A name in the *Not supported* section stops compilation with one line naming it.",
-        "5. Kernel arguments on the CPU: NumPy arrays (record dtypes too) and scalars. A tuple",
-        "   argument and a single record (`arr[0]` of a structured array) are refused at the",
-        "   launch with one line: pass arrays (a record array of length 1 for a record).",
+        "5. Kernel arguments on the CPU: NumPy arrays (record dtypes too), scalars, tuples and",
+        "   namedtuples of those (nested too; the same in every lane: indexed, unpacked, `len(t)`,",
+        "   `for v in t`; a per-lane index only into a tuple of one type, as in Numba), and a single",
+        "   record (`arr[0]` of a structured array), read and written by field in the caller's array.",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",

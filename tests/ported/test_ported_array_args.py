@@ -8,9 +8,7 @@ from collections import namedtuple
 
 from numba import cuda
 
-from _port import PortedCase, on_cuda, cpu_xfail
-
-TUPLE_ARG = "tuple and namedtuple kernel arguments are not supported by the CPU target (clear launch error)"
+from _port import PortedCase, on_cuda
 
 
 class TestCudaArrayArg(PortedCase):
@@ -29,7 +27,6 @@ class TestCudaArrayArg(PortedCase):
         kernel[10, 1](x, y)
         self.assertTrue(np.all(x == y))
 
-    @cpu_xfail(TUPLE_ARG)
     def test_unituple(self):
         @self.jit
         def f(r, x):
@@ -44,7 +41,6 @@ class TestCudaArrayArg(PortedCase):
         for i in range(len(x)):
             self.assertEqual(r[i], x[i])
 
-    @cpu_xfail(TUPLE_ARG)
     def test_tuple(self):
         @self.jit
         def f(r1, r2, x):
@@ -66,7 +62,6 @@ class TestCudaArrayArg(PortedCase):
         for i in range(len(r2)):
             self.assertEqual(r2[i], x[i + len(r1)])
 
-    @cpu_xfail(TUPLE_ARG)
     def test_namedunituple(self):
         @self.jit
         def f(r, x):
@@ -81,7 +76,6 @@ class TestCudaArrayArg(PortedCase):
         self.assertEqual(r[0], x.x)
         self.assertEqual(r[1], x.y)
 
-    @cpu_xfail(TUPLE_ARG)
     def test_namedtuple(self):
         @self.jit
         def f(r1, r2, x):
@@ -99,7 +93,6 @@ class TestCudaArrayArg(PortedCase):
         self.assertEqual(r1[1], x.y)
         self.assertEqual(r2[0], x.r)
 
-    @cpu_xfail(TUPLE_ARG)
     def test_empty_tuple(self):
         @self.jit
         def f(r, x):
@@ -111,7 +104,6 @@ class TestCudaArrayArg(PortedCase):
 
         self.assertEqual(r[0], 0)
 
-    @cpu_xfail(TUPLE_ARG)
     def test_tuple_of_empty_tuples(self):
         @self.jit
         def f(r, x):
@@ -125,7 +117,6 @@ class TestCudaArrayArg(PortedCase):
         self.assertEqual(r[0], 3)
         self.assertEqual(r[1], 0)
 
-    @cpu_xfail(TUPLE_ARG)
     def test_tuple_of_tuples(self):
         @self.jit
         def f(r, x):
@@ -153,7 +144,6 @@ class TestCudaArrayArg(PortedCase):
         self.assertEqual(r[7], 9)
         self.assertEqual(r[8], 10)
 
-    @cpu_xfail(TUPLE_ARG)
     def test_tuple_of_tuples_and_scalars(self):
         @self.jit
         def f(r, x):
@@ -175,7 +165,6 @@ class TestCudaArrayArg(PortedCase):
         self.assertEqual(r[4], 4)
         self.assertEqual(r[5], 7)
 
-    @cpu_xfail(TUPLE_ARG)
     def test_tuple_of_arrays(self):
         @self.jit
         def f(x):
@@ -192,7 +181,6 @@ class TestCudaArrayArg(PortedCase):
 
         np.testing.assert_equal(x0, x1 + x2)
 
-    @cpu_xfail(TUPLE_ARG)
     def test_tuple_of_array_scalar_tuple(self):
         @self.jit
         def f(r, x):
