@@ -351,7 +351,7 @@ def _namespace(fe):
         "_nq_nonneg": _intr.nonneg, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
-        "_nq_six": _intr.store_index,
+        "_nq_six": _intr.store_index, "_nq_stm": _intr.lane_store_if,
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
@@ -606,6 +606,85 @@ def _first_is_plain_store(region, name):
     return False
 
 
+#: Helpers of generated lane code that only compute (casts, the ``>= 0`` assumption
+#: on thread ids, lane-array loads): a second identical call gives the same value,
+#: and none can fault.
+_PURE_HELPERS = frozenset({"_nq_i32", "_nq_i64", "_nq_u32", "_nq_nonneg", *_SCALAR_NAMES.values()})
+#: Operators that cannot fault or branch on any operands (no division, modulo or
+#: power: integer ones raise on zero or trap on MIN // -1).
+_PURE_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+_PURE_CMPOPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _stored_names(st):
+    return {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+
+
+def _repeatable(e):
+    """Whether evaluating *e* again, with the locals it reads unchanged, gives the
+    same value and does nothing else (no memory read, no call but the pure helpers)."""
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, (int, float, bool)) or e.value is None
+    if isinstance(e, ast.Name):
+        return True
+    if isinstance(e, ast.BinOp):
+        return _repeatable(e.left) and _repeatable(e.right)
+    if isinstance(e, ast.UnaryOp):
+        return _repeatable(e.operand)
+    if isinstance(e, ast.Call):
+        return (isinstance(e.func, ast.Name) and e.func.id in _PURE_HELPERS and not e.keywords
+                and all(_repeatable(a) for a in e.args))
+    return False
+
+
+def _drop_repeats(stmts):
+    """*stmts* without the assignments ``n = E`` that repeat an earlier top-level
+    ``n = E`` when nothing in between stored ``n`` or a name ``E`` reads (a
+    recomputed ``i = grid(1)`` before the region's own ``i = grid(1)``, a loop's
+    constant step assigned twice); E must be :func:`_repeatable`."""
+    avail = {}              # name -> (dump of its value, names the value reads)
+    out = []
+
+    def kill(names):
+        for n in list(avail):
+            if n in names or avail[n][1] & names:
+                del avail[n]
+
+    for st in stmts:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            n = st.targets[0].id
+            key = ast.dump(st.value)
+            if n in avail and avail[n][0] == key:
+                continue
+            kill({n})
+            reads = set(_fe._names_in(st.value))
+            if n not in reads and _repeatable(st.value):
+                avail[n] = (key, reads)
+        else:
+            kill(_stored_names(st))
+        out.append(st)
+    return out
+
+
+def _drop_dead_loads(loads, rest):
+    """The lane-array loads ``n = _nq_ld(...)`` of *loads* whose value is read: not
+    those where the first statement of *rest* that names ``n`` is a plain top-level
+    ``n = E`` with ``E`` not reading ``n`` (the value is overwritten unread)."""
+    keep = []
+    for ld in loads:
+        n = ld.targets[0].id
+        for st in rest:
+            if n not in set(_fe._names_in(st)):
+                continue
+            if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and st.targets[0].id == n and n not in set(_fe._names_in(st.value))):
+                break                       # overwritten first: the load is dead
+            keep.append(ld)
+            break
+        # never named again: dead too (the region stores it only if it assigns it)
+    return keep
+
+
 class _BlockGen:
     def __init__(self, fe, typemap, nd, debug, fast_path=True):
         self.fe = fe
@@ -823,14 +902,78 @@ class _BlockGen:
         return _assign(_name(name, ast.Store), ast.Tuple(
             [_sub(f"_nq_v_{name}__{k}") for k in range(len(parts))], ast.Load()))
 
-    def _store_var(self, name, value=None):
-        """Statements storing *value* (default: the variable) as this lane's *name*."""
+    def _store_var(self, name, value=None, active=None):
+        """Statements storing *value* (default: the variable) as this lane's *name*;
+        with *active* (a bool local), only where it is true (``_nq_stm``: a select)."""
         value = value or name
         parts = self._tuple_parts(name)
+
+        def st(arr, v):
+            if active is None:
+                return _store(arr, v)
+            return ast.Expr(_call("_nq_stm", _name(arr), _name(L), _name(active), v))
         if parts is None:
-            return [_store(f"_nq_v_{name}", _name(value))]
-        return [_store(f"_nq_v_{name}__{k}", ast.Subscript(_name(value), _const(k), ast.Load()))
+            return [st(f"_nq_v_{name}", _name(value))]
+        return [st(f"_nq_v_{name}__{k}", ast.Subscript(_name(value), _const(k), ast.Load()))
                 for k in range(len(parts))]
+
+    def _pure_expr(self, e):
+        """Whether *e* (generated lane code) computes without a fault, a branch or an
+        effect on any lane's values, active or not: constants, locals, the arithmetic
+        and comparison operators of _PURE_BINOPS/_PURE_CMPOPS, ``not``/``-``/``~``,
+        lane-array loads and the pure helpers (casts; numpy scalar types and
+        bool/int/float that are not the user's own names)."""
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, (int, float, bool))
+        if isinstance(e, ast.Name):
+            return True
+        if isinstance(e, ast.BinOp):
+            return isinstance(e.op, _PURE_BINOPS) and self._pure_expr(e.left) and self._pure_expr(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return self._pure_expr(e.operand)
+        if isinstance(e, ast.Compare):
+            return (len(e.ops) == 1 and isinstance(e.ops[0], _PURE_CMPOPS)
+                    and self._pure_expr(e.left) and self._pure_expr(e.comparators[0]))
+        if isinstance(e, ast.Call):
+            if e.keywords or not all(self._pure_expr(a) and not isinstance(a, ast.Starred) for a in e.args):
+                return False
+            f = e.func
+            if isinstance(f, ast.Name) and (f.id in _PURE_HELPERS or f.id == "_nq_ld"):
+                return True
+            if isinstance(f, ast.Name) and f.id.startswith(_fe._RESERVED):
+                return False
+            try:
+                obj = self.fe.env.resolve(f)
+            except Exception:  # noqa: BLE001 - unknown: not pure
+                return False
+            return len(e.args) == 1 and (obj in (bool, int, float) or (
+                isinstance(obj, type) and issubclass(obj, (np.integer, np.floating, np.bool_))))
+        return False
+
+    def _pure_region(self, body, stores):
+        """Whether a region's lane code (*body*: loads, recomputed values, its
+        statements) may run in every lane, the inactive ones too, with only the
+        stores of its lane variables masked: straight-line assignments of
+        :meth:`_pure_expr` values to locals of its own (no array access, no call,
+        no loop or ``if`` that a stale value could make long or fault)."""
+        if any(n in self.fe.uniform or n in self.fe.env.params for n in stores):
+            return False
+        for st in body:
+            if isinstance(st, ast.Assign):
+                if not all(isinstance(t, ast.Name) or (isinstance(t, ast.Tuple) and
+                                                       all(isinstance(x, ast.Name) for x in t.elts))
+                           for t in st.targets):
+                    return False
+                if not (self._pure_expr(st.value) or (isinstance(st.value, ast.Tuple) and
+                                                      all(self._pure_expr(x) for x in st.value.elts))):
+                    return False
+            elif isinstance(st, ast.AugAssign):
+                if not (isinstance(st.target, ast.Name) and isinstance(st.op, _PURE_BINOPS)
+                        and self._pure_expr(st.value)):
+                    return False
+            else:
+                return False
+        return True
 
     @staticmethod
     def _where(what, index):
@@ -941,11 +1084,19 @@ class _BlockGen:
         if isinstance(it, _fe.Region):
             names, stores = _item_names(it)
             loads = sorted(n for n in names | self._remat_reads(names) if n in self.lane_vars)
-            body = [self._load_var(n) for n in loads]
-            body += self._remat_defs(names, lane_mode)
-            body += self.subst(it.stmts, lane_mode)
-            body += [st for n in sorted(stores) if n in self.lane_vars for st in self._store_var(n)]
+            core = _drop_repeats(self._remat_defs(names, lane_mode) + self.subst(it.stmts, lane_mode))
+            kept = [n for n in sorted(stores) if n in self.lane_vars]
+            tail = [st for n in kept for st in self._store_var(n)]
+            body = _drop_dead_loads([self._load_var(n) for n in loads], core + tail) + core
             line = it.stmts[0].lineno
+            if self._pure_region(body, stores):
+                if not kept:
+                    return []               # computes nothing another item reads
+                # one loop over every lane; inactive lanes keep their old values
+                act = _assign(_name("_nq_act", ast.Store), _sub(mask))
+                sel = [st for n in kept for st in self._store_var(n, active="_nq_act")]
+                return _located([_lane_loop([act] + body + sel)], line)
+            body += tail
             masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
             if self.fast_path:
                 plain = self.plain_loop(copy.deepcopy(body))
@@ -1022,16 +1173,24 @@ class _BlockGen:
                 setm.append(_store(me, ast.BoolOp(ast.And(), [_sub(mask), ast.UnaryOp(ast.Not(), copy.deepcopy(c))])))
             out = [_lane_loop(setm)]
         else:
-            names, _ = _item_names(cond_region)
-            pre = [self._load_var(n)
-                   for n in sorted(names | self._remat_reads(names)) if n in self.lane_vars]
-            pre += self._remat_defs(names, lane_mode)
-            pre += self.subst(cond_region.stmts, lane_mode)
+            names, stores = _item_names(cond_region)
+            core = _drop_repeats(self._remat_defs(names, lane_mode) + self.subst(cond_region.stmts, lane_mode))
+            pre = _drop_dead_loads([self._load_var(n) for n in sorted(names | self._remat_reads(names))
+                                    if n in self.lane_vars], core) + core
             c = _name(it.cond)
             active = pre + [_store(mt, c)] + ([_store(me, ast.UnaryOp(ast.Not(), _name(it.cond)))] if me else [])
             idle = [_store(mt, _const(False))] + ([_store(me, _const(False))] if me else [])
             masked = _lane_loop([ast.If(test=_sub(mask), body=active, orelse=idle)])
-            if self.fast_path:
+            if self._pure_region(pre, stores):
+                # one loop over every lane: the masks are the condition and the lane's mask
+                act = _assign(_name("_nq_act", ast.Store), _sub(mask))
+                as_bool = _SCALAR_NAMES[np.dtype(bool)]
+                setm = [_store(mt, ast.BinOp(_name("_nq_act"), ast.BitAnd(), _call(as_bool, c)))]
+                if me:
+                    setm.append(_store(me, ast.BinOp(_name("_nq_act"), ast.BitAnd(),
+                                                     _call(as_bool, ast.UnaryOp(ast.Not(), _name(it.cond))))))
+                out = [_lane_loop([act] + pre + setm)]
+            elif self.fast_path:
                 out = [ast.If(test=self._all(mask), body=[self.plain_loop(copy.deepcopy(active))], orelse=[masked])]
             else:
                 out = [masked]

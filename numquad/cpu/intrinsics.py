@@ -21,7 +21,7 @@ from numba.np.numpy_support import as_dtype
 from .. import _llvmops
 from .. import ops as _ops
 
-__all__ = ["lanes", "lane_load", "lane_store", "mask_any", "mask_all", "nonneg", "store_index",
+__all__ = ["lanes", "lane_load", "lane_store", "lane_store_if", "mask_any", "mask_all", "nonneg", "store_index",
            "XL_INTRINSICS"]
 
 W = _ops.WAVE
@@ -702,6 +702,26 @@ def lane_store(typingctx, arr, lane, value):
         context.pack_value(builder, arrty.dtype, val, ptr)
         return context.get_dummy_value()
     return types.none(arr, lane, value), codegen
+
+
+@intrinsic
+def lane_store_if(typingctx, arr, lane, active, value):
+    """``arr[lane] = value if active else arr[lane]``, with no branch: a load, a
+    ``select`` and a store, which the loop vectoriser turns into a blend. The lane
+    loop of a region that cannot fault on an inactive lane (cpu/codegen.py,
+    ``_BlockGen._pure_region``) computes every lane and keeps the old value of the
+    inactive ones with it."""
+    if not isinstance(active, types.Boolean):
+        raise TypingError(f"lane_store_if() takes a bool; got {active}")
+
+    def codegen(context, builder, sig, args):
+        arrty, _, _, valty = sig.args
+        ptr = _lane_ptr(context, builder, arrty, args[0], args[1])
+        old = context.unpack_value(builder, arrty.dtype, ptr)
+        new = context.cast(builder, args[3], valty, arrty.dtype)
+        context.pack_value(builder, arrty.dtype, builder.select(args[2], new, old), ptr)
+        return context.get_dummy_value()
+    return types.none(arr, lane, active, value), codegen
 
 
 def _mask_block(all_):
