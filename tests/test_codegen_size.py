@@ -248,3 +248,61 @@ def test_drop_repeats():
     assert _drop("a = x[i]\na = x[i]") == "a = x[i]\na = x[i]"
     assert _drop("a = a + 1\na = a + 1") == "a = a + 1\na = a + 1"
     assert _drop("a = 1\na += 1\na = 1") == "a = 1\na += 1\na = 1"
+
+
+def test_loop_and_jump_masks_are_single_calls():
+    from test_loop_else import _mixed
+    k = xpu.jit(_mixed)
+    src = k.inspect_cpu_source((numba.int64[:], numba.int32[:], numba.int64[::1], numba.int64[::1]))
+    assert "_nq_mcopy(" in src and "_nq_mandnot(" in src
+    for lp in _lane_loops(src):
+        body = ast.unparse(lp)
+        # no lane loop only copying a mask, or only clearing masks where a lane jumps
+        assert not (len(lp.body) == 1 and body.count("_nq_st(_nq_m") == 1 and "_nq_ld(_nq_m" in body), body
+        assert not (len(lp.body) == 1 and isinstance(lp.body[0], ast.If) and
+                    all("_nq_st(_nq_m" in ast.unparse(s) and "False" in ast.unparse(s) for s in lp.body[0].body)
+                    and not lp.body[0].orelse), body
+
+
+@xpu.jit
+def k_jumps(x, out):
+    i = xpu.grid(1)
+    acc = np.int64(0)
+    for j in range(6):
+        if x[i] == j:
+            continue
+        acc += Wave.countBits(True)
+        if x[i] + j > 6:
+            break
+    if x[i] < 0:
+        return
+    out[i] = acc + Wave.prefixSum(acc)
+
+
+@xpu.jit
+def k_jumps_block(x, out):
+    s = xpu.shared.array(128, np.int64)
+    t = xpu.threadIdx.x
+    i = xpu.grid(1)
+    acc = np.int64(0)
+    k = 0
+    while k < 5:
+        k += 1
+        if x[i] == k:
+            continue
+        acc += Wave.countBits(True)
+        if x[i] + k > 6:
+            break
+    s[t] = acc
+    xpu.syncthreads()
+    out[i] = s[(t + 33) % 128] + acc
+
+
+@pytest.mark.parametrize("kern, blocks, threads", [(k_jumps, 3, 40), (k_jumps_block, 2, 128)])
+def test_masks_after_break_continue_and_return(kern, blocks, threads, rng):
+    n = blocks * threads
+    x = rng.integers(-3, 8, n).astype(np.int32)
+    got, want = np.full(n, POISON, np.int64), np.full(n, POISON, np.int64)
+    kern.cpu[blocks, threads](x, got)
+    kern.python[blocks, threads](x, want)
+    np.testing.assert_array_equal(got, want)

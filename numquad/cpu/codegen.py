@@ -110,6 +110,16 @@ def _store(arr, value, idx=L):
     return ast.Expr(_call("_nq_st", _name(arr), _name(idx) if isinstance(idx, str) else idx, value))
 
 
+def _mask_copy(dst, src):
+    """dst = src for the group's lanes, as one call (cpu/intrinsics.py, mask_copy)."""
+    return ast.Expr(_call("_nq_mcopy", _name(dst), _name(src), _name("_nq_G")))
+
+
+def _mask_andnot(dst, src):
+    """dst = dst and not src for the group's lanes (cpu/intrinsics.py, mask_andnot)."""
+    return ast.Expr(_call("_nq_mandnot", _name(dst), _name(src), _name("_nq_G")))
+
+
 def _assign(target, value):
     return ast.Assign(targets=[target], value=value)
 
@@ -352,6 +362,7 @@ def _namespace(fe):
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
         "_nq_six": _intr.store_index, "_nq_stm": _intr.lane_store_if,
+        "_nq_mcopy": _intr.mask_copy, "_nq_mandnot": _intr.mask_andnot,
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
@@ -1125,10 +1136,10 @@ class _BlockGen:
                 loop_body += self.gen_items(it.body, frames)
             else:
                 ml, mb = self.new_mask(), self.new_mask()
-                head = [_lane_loop([_store(ml, _sub(mask))])]
+                head = [_mask_copy(ml, mask)]
                 loop_body = [
                     ast.If(test=ast.UnaryOp(ast.Not(), self._any(ml)), body=[ast.Break()], orelse=[]),
-                    _lane_loop([_store(mb, _sub(ml))]),
+                    _mask_copy(mb, ml),
                 ] + self.gen_items(it.body, frames + [(ml, "loop"), (mb, "body")])
             if it.test is not None:
                 test = self.subst([ast.Expr(it.test)], "uniform")[0].value
@@ -1207,12 +1218,12 @@ class _BlockGen:
         kind = {"return": "func", "break": "loop", "continue": "body"}[it.kind]
         start = max(i for i, (_, k) in enumerate(frames) if k == kind)
         cur = frames[-1][0]
-        body = []
         if it.kind == "return" and it.value is not None:
             self.fe.error("a value-returning lane function cannot be compiled as a kernel here", it.node)
-        for m, _ in frames[start:]:
-            body.append(_store(m, _const(False)))
-        return _located([_lane_loop([ast.If(test=_sub(cur), body=body, orelse=[])])], it.node.lineno)
+        # the lanes of *cur* leave every mask up to the frame jumped out of; *cur* (the
+        # last of them) itself last, as the others read it
+        out = [_mask_andnot(m, cur) for m, _ in frames[start:] if m != cur] + [_mask_andnot(cur, cur)]
+        return _located(out, it.node.lineno)
 
     def _remat_reads(self, names):
         """The lane variables the recomputed values a region reads depend on."""

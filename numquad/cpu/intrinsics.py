@@ -21,8 +21,8 @@ from numba.np.numpy_support import as_dtype
 from .. import _llvmops
 from .. import ops as _ops
 
-__all__ = ["lanes", "lane_load", "lane_store", "lane_store_if", "mask_any", "mask_all", "nonneg", "store_index",
-           "XL_INTRINSICS"]
+__all__ = ["lanes", "lane_load", "lane_store", "lane_store_if", "mask_copy", "mask_andnot", "mask_any",
+           "mask_all", "nonneg", "store_index", "XL_INTRINSICS"]
 
 W = _ops.WAVE
 _i1 = ir.IntType(1)
@@ -744,6 +744,38 @@ def _mask_block(all_):
             return builder.load(acc)
         return types.boolean(mask, count), codegen
     return impl
+
+
+def _mask_update(andnot):
+    def impl(typingctx, dst, src, count):
+        if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+                and isinstance(dst.dtype, types.Boolean) and isinstance(src.dtype, types.Boolean)):
+            raise TypingError(f"mask update takes two bool lane arrays; got {dst}, {src}")
+
+        def codegen(context, builder, sig, args):
+            d = context.make_array(sig.args[0])(context, builder, args[0])
+            s = context.make_array(sig.args[1])(context, builder, args[1])
+            vt = ir.VectorType(_i8, W)
+            n = builder.udiv(args[2], ir.Constant(args[2].type, W))
+            with cgutils.for_range(builder, n) as loop:
+                off = builder.mul(loop.index, ir.Constant(loop.index.type, W))
+                dp = builder.bitcast(builder.gep(d.data, [off]), vt.as_pointer())
+                v = builder.load(builder.bitcast(builder.gep(s.data, [off]), vt.as_pointer()), align=32)
+                if andnot:
+                    v = builder.and_(builder.load(dp, align=32), builder.xor(v, vt([1] * W)))
+                builder.store(v, dp, align=32)
+            return context.get_dummy_value()
+        return types.none(dst, src, count), codegen
+    return impl
+
+
+mask_copy = intrinsic(_mask_update(False))
+mask_copy.__doc__ = """``dst[:count] = src[:count]`` for bool lane arrays (*count* a multiple of 32):
+whole-wave vector moves, one call where a lane loop gave Numba a loop to compile."""
+mask_andnot = intrinsic(_mask_update(True))
+mask_andnot.__doc__ = """``dst[l] = dst[l] and not src[l]`` for the first *count* lanes (a multiple
+of 32) of bool lane arrays: the lanes of *src* leave *dst* (a ``return``, ``break`` or
+``continue``); ``mask_andnot(m, m, n)`` clears *m*."""
 
 
 mask_any_block = intrinsic(_mask_block(False))
