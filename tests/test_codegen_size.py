@@ -17,6 +17,7 @@ target and NumPy on random inputs with poisoned outputs, never through timings.
 """
 
 import ast
+import re
 
 import numba
 import numpy as np
@@ -90,6 +91,13 @@ def test_a_pure_region_is_one_loop_with_masked_stores():
     assert len([lp for lp in loops if "_nq_st(_nq_v_a," in ast.unparse(lp)]) == 2
     # t's parts are kept with selects too
     assert "_nq_stm(_nq_v_t__0," in src and "_nq_stm(_nq_v_t__1," in src
+
+
+def test_a_pure_region_vectorises_into_blends():
+    ir = k_pure_under_if.inspect_llvm(SIG)
+    # b's masked store in the pure region: a select on <4 x double> or wider (AVX2,
+    # AVX-512), not a branch per lane; the whole-wave ops here are on int64 only
+    assert re.search(r"select <(4|8|16) x i1> [^\n]*<(4|8|16) x double>", ir)
 
 
 @pytest.mark.parametrize("n, threads", [(100, 50), (256, 64), (37, 37)])

@@ -33,6 +33,8 @@ before the counter so that they never meet the fixed helper names below:
                        local or temporary that lives across items
 ``_nq_m<k>``,          mask lane arrays of masked control flow; ``_nq_m_entry`` the
 ``_nq_m_entry``        lanes of the wave (block) that exist
+``_nq_act``            in the one lane loop of a pure region, whether this lane is
+                       active (its stores keep the old value where not)
 ``_nq_l``              the lane loop variable; ``_nq_lx``/``_nq_ly``/``_nq_ln`` the
                        column, row and lane of a rows-of-threads loop; ``_nq_t0``
                        the wave's first thread; ``_nq_w`` the wave in block mode
@@ -51,9 +53,11 @@ before the counter so that they never meet the fixed helper names below:
                        itemsize_<name>`` the constants of a local or shared array
 ``_nq_cu_*``           numba.cuda's kernel API on the CPU (numquad/cpu/cudaapi.py)
 ``_nq_atomic_*``       atomics (numquad/cpu/atomics.py)
-``_nq_ld``, ``_nq_st``, ``_nq_lanes``, ``_nq_any``, ``_nq_all``, ``_nq_six``, ...
+``_nq_ld``, ``_nq_st``, ``_nq_stm``, ``_nq_lanes``, ``_nq_any``, ``_nq_all``,
+``_nq_mcopy``, ``_nq_mandnot``, ``_nq_six``, ...
                        helpers bound in :func:`_namespace` (lane loads and stores,
-                       lane arrays, mask votes, the store check)
+                       a store kept where a lane is inactive, lane arrays, mask
+                       votes, mask copies and updates, the store check)
 =====================  ============================================================
 """
 
