@@ -1,13 +1,16 @@
 """Python functions that numquad writes as source text (lane-call kernels, op
 checks, typing stubs): registered with :mod:`linecache` under a ``<numquad ...>``
 file name, so tracebacks, ``inspect`` and Numba's error messages can show their
-lines, then executed in a given scope."""
+lines, then executed in a given scope. Also the module copies both compiled
+targets hand to Numba (:func:`module_copy`)."""
 
 from __future__ import annotations
 
 import linecache
+import sys
+import types
 
-__all__ = ["exec_source"]
+__all__ = ["exec_source", "module_copy"]
 
 
 def exec_source(src, filename, scope):
@@ -18,3 +21,31 @@ def exec_source(src, filename, scope):
     linecache.cache[filename] = entry
     exec(compile(src, filename, "exec"), scope)  # noqa: S102 - source numquad generated
     return entry
+
+
+def module_copy(module, names, replace, keep, libraries=("numpy", "numba", "numquad")):
+    """*module* as a kernel's code should see it: a new module object holding the
+    attributes among *names* (those the code reads) that ``replace(value)`` changes,
+    the rest as they are; or ``keep(module)`` when none changes, or when *module*
+    belongs to one of *libraries* or the standard library. Numba types
+    ``helpers.scale(x)`` by getattr on the module object, so each target swaps in its
+    own form of a device function there (numquad/cpu/cudaapi.py: the CPU scalar
+    function; numquad/cuda/substitute.py: numba.cuda's device function). The
+    user's module is left alone."""
+    top = module.__name__.split(".")[0]
+    if top in libraries or top in getattr(sys, "stdlib_module_names", ()):
+        return keep(module)
+    missing = object()
+    repl = {}
+    for a in names:
+        v = module.__dict__.get(a, missing)
+        if v is not missing:
+            new = replace(v)
+            if new is not v:
+                repl[a] = new
+    if not repl:
+        return keep(module)
+    copy_ = types.ModuleType(module.__name__, module.__doc__)
+    copy_.__dict__.update(module.__dict__)
+    copy_.__dict__.update(repl)
+    return copy_

@@ -36,6 +36,7 @@ from numba.extending import intrinsic, overload
 
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
+from .._source import module_copy
 
 __all__ = ["API", "unsupported", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
            "constant_value", "constant_shape", "local_constants", "compile_time_object",
@@ -1040,22 +1041,7 @@ def cpu_pyfunc(pyfunc, scalar_of):
         # helpers.scale(x): a device function reached through a module attribute. Numba
         # types a module attribute by getattr on the module object, so the function
         # reads a copy of the module whose device functions are their CPU functions
-        top = m.__name__.split(".")[0]
-        if top in ("numpy", "numba", "numquad") or top in getattr(sys, "stdlib_module_names", ()):
-            return cpu_global(m)
-        repl = {}
-        for a in names:
-            v = m.__dict__.get(a, _pytypes)
-            if v is not _pytypes:
-                new = sub(v, depth + 1)
-                if new is not v:
-                    repl[a] = new
-        if not repl:
-            return cpu_global(m)
-        shim = _pytypes.ModuleType(m.__name__, m.__doc__)
-        shim.__dict__.update(m.__dict__)
-        shim.__dict__.update(repl)
-        return shim
+        return module_copy(m, names, lambda v: sub(v, depth + 1), cpu_global)
 
     glbls = dict(pyfunc.__globals__)
     changed = False

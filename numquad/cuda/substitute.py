@@ -19,6 +19,7 @@ from numba.cuda.typing.templates import AttributeTemplate
 
 from .. import _control, ops, xpu
 from ..errors import NumquadTypeError
+from .._source import module_copy
 from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, full_entry_mask
 
 __all__ = ["cuda_pyfunc", "masked_pyfunc", "folds_shapes", "uses_ops"]
@@ -137,23 +138,8 @@ def _substitute_in(value, names, depth=0):
     sub = _substitute(value)
     if sub is not value or not isinstance(value, _pytypes.ModuleType) or depth >= 4:
         return sub                  # numquad's own names (xpu, its groups, Quad, Wave) first
-    top = value.__name__.split(".")[0]
-    if top in ("numpy", "numba", "numba_cuda", "numquad") \
-            or top in getattr(sys, "stdlib_module_names", ()):
-        return _substitute(value)
-    repl = {}
-    for a in names:
-        v = value.__dict__.get(a, _names)
-        if v is not _names:
-            new = _substitute_in(v, names, depth + 1)
-            if new is not v:
-                repl[a] = new
-    if not repl:
-        return _substitute(value)
-    shim = _pytypes.ModuleType(value.__name__, value.__doc__)
-    shim.__dict__.update(value.__dict__)
-    shim.__dict__.update(repl)
-    return shim
+    return module_copy(value, names, lambda v: _substitute_in(v, names, depth + 1), _substitute,
+                       libraries=("numpy", "numba", "numba_cuda", "numquad"))
 
 
 def _names(code):
