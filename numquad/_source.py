@@ -10,7 +10,7 @@ import linecache
 import sys
 import types
 
-__all__ = ["exec_source", "module_copy"]
+__all__ = ["code_names", "exec_source", "module_copy"]
 
 
 def exec_source(src, filename, scope):
@@ -21,6 +21,17 @@ def exec_source(src, filename, scope):
     linecache.cache[filename] = entry
     exec(compile(src, filename, "exec"), scope)  # noqa: S102 - source numquad generated
     return entry
+
+
+def code_names(code):
+    """The global and attribute names a code object reads, its nested code objects'
+    (comprehensions, lambdas, nested functions) included: what a generated or user
+    function may look up in its globals."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= code_names(c)
+    return names
 
 
 def module_copy(module, names, replace, keep, libraries=("numpy", "numba", "numquad")):

@@ -36,7 +36,7 @@ from numba.extending import intrinsic, overload
 
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
-from .._source import module_copy
+from .._source import code_names, module_copy
 
 __all__ = ["API", "unsupported", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
            "constant_value", "constant_shape", "local_constants", "compile_time_object",
@@ -1010,15 +1010,6 @@ def as_xpu(obj):
     return d
 
 
-def _code_names(code):
-    """The global and attribute names of *code* and of the code nested in it."""
-    names = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, _pytypes.CodeType):
-            names |= _code_names(c)
-    return names
-
-
 def cpu_pyfunc(pyfunc, scalar_of):
     """(a copy of *pyfunc* whose globals and closure hold, for every device function
     (numba.cuda's or ``@xpu.jit``), its CPU scalar function ``scalar_of(dispatcher)``;
@@ -1027,7 +1018,7 @@ def cpu_pyfunc(pyfunc, scalar_of):
     from ..xpu import Dispatcher
 
     code = pyfunc.__code__
-    names = _code_names(code)
+    names = code_names(code)
 
     def sub(v, depth=0):
         if isinstance(v, _pytypes.ModuleType) and depth < 4:

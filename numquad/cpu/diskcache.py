@@ -40,6 +40,8 @@ import numba
 import numpy as np
 from numba.core import caching as _caching
 
+from .._source import code_names
+
 __all__ = ["cache_dir", "writable_cache_dir", "block_key", "BlockCache"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -213,23 +215,13 @@ def _function_fingerprint(fn, depth):
     def reads(name):
         return None if chains is None else chains.get(name, ())
     glbls = getattr(fn, "__globals__", {})
-    for name in sorted(_code_names(fn.__code__)):
+    for name in sorted(code_names(fn.__code__)):
         if name in glbls:
             parts.append(f"{name}={_fingerprint(glbls[name], depth + 1, reads(name))}")
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
             parts.append(f"{name}={_fingerprint(cell.cell_contents, depth + 1, reads(name))}")
     return "function:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-
-def _code_names(code):
-    """The global and attribute names of *code* and of the code objects nested in it
-    (comprehensions, lambdas)."""
-    names = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, _pytypes.CodeType):
-            names |= _code_names(c)
-    return names
 
 
 def block_key(source, namespace, argtypes, nd, debug, fastmath):

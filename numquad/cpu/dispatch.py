@@ -21,6 +21,7 @@ from numba.core.compiler_lock import global_compiler_lock as _numba_lock
 import numpy as np
 
 from .. import _lanecall
+from .._source import code_names
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, NumquadTypeError
 from . import codegen as _cg
@@ -54,19 +55,12 @@ def _wave_codegen():
             _nb_config.SLP_VECTORIZE = old
 
 
-def _code_names(fn):
-    codes = [fn.__code__]
-    for c in codes:
-        codes.extend(k for k in c.co_consts if isinstance(k, _pytypes.CodeType))
-    return {n for c in codes for n in c.co_names}
-
-
 def _self_reference(scalar, d):
     """*scalar* (the njit function of lane function *d*) where *d* calls itself: a
     copy whose globals and closure name *scalar* instead of the xpu dispatcher
     (the user's module globals are never changed), so Numba compiles the recursion."""
     fn = scalar.py_func
-    names = [n for n in _code_names(fn) if fn.__globals__.get(n) is d]
+    names = [n for n in code_names(fn.__code__) if fn.__globals__.get(n) is d]
     cells = list(fn.__closure__ or ())
     selfcells = [k for k, c in enumerate(cells) if _cell_value(c) is d]
     if not (names or selfcells) or scalar.signatures:
@@ -109,7 +103,7 @@ def _trim_globals(fn):
     user module's globals (and, for a lane call, of the lane function), which
     would stay with it."""
     glbls = fn.__globals__
-    keep = {n: glbls[n] for n in _code_names(fn) if n in glbls}
+    keep = {n: glbls[n] for n in code_names(fn.__code__) if n in glbls}
     for n in ("__builtins__", "__name__"):
         if n in glbls:
             keep[n] = glbls[n]

@@ -204,7 +204,8 @@ _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 
 #: The numba.cuda spellings' helpers (cpu/cudaapi.py: the mask, predicate, lane and
 #: match-value checks around a warp function's op): no side effects.
-_PURE_HELPERS = tuple(f"{_desugar.RESERVED}cu_{n}" for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_"))
+_WARP_CHECK_HELPERS = tuple(f"{_desugar.RESERVED}cu_{n}"
+                            for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_"))
 
 #: Loops over at most this many constants around cross-lane ops are unrolled.
 _UNROLL_MAX = 32
@@ -758,7 +759,7 @@ class Frontend:
         if self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
             return True, False                          # a barrier: it publishes the writes before it
         op = self.op_of(n)
-        if op is not None or (isinstance(n.func, ast.Name) and n.func.id.startswith(_PURE_HELPERS)):
+        if op is not None or (isinstance(n.func, ast.Name) and n.func.id.startswith(_WARP_CHECK_HELPERS)):
             return False, False
         f = self.env.resolve(n.func)
         if isinstance(f, Dispatcher):

@@ -19,7 +19,7 @@ from numba.cuda.typing.templates import AttributeTemplate
 
 from .. import _control, ops, xpu
 from ..errors import NumquadTypeError
-from .._source import module_copy
+from .._source import code_names, module_copy
 from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, full_entry_mask
 
 __all__ = ["cuda_pyfunc", "masked_pyfunc", "folds_shapes", "uses_ops"]
@@ -142,20 +142,11 @@ def _substitute_in(value, names, depth=0):
                        libraries=("numpy", "numba", "numba_cuda", "numquad"))
 
 
-def _names(code):
-    """Every global name *code* and its nested code objects refer to."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, _pytypes.CodeType):
-            names |= _names(const)
-    return names
-
-
 def cuda_pyfunc(pyfunc):
     """A copy of *pyfunc* whose globals and closure hold the numba.cuda meanings."""
     code = pyfunc.__code__
     glbls = dict(pyfunc.__globals__)
-    names = _names(code)
+    names = code_names(code)
     for name in names:
         if name in glbls:
             glbls[name] = _substitute_in(glbls[name], names)
@@ -201,7 +192,7 @@ def masked_pyfunc(disp, full_waves=False):
                 glbls[name] = cell.cell_contents
             except ValueError:                           # an empty cell
                 pass
-    names = _names(fcode)
+    names = code_names(fcode)
     for name in names:
         if name in glbls:
             glbls[name] = _substitute_in(glbls[name], names)
@@ -237,7 +228,7 @@ def folds_shapes(disp):
 def uses_ops(pyfunc):
     """Does *pyfunc*'s code name a Quad/Wave op or a lane function (by its globals
     and closure; for a function whose source cannot be read)?"""
-    values = [pyfunc.__globals__[n] for n in _names(pyfunc.__code__) if n in pyfunc.__globals__]
+    values = [pyfunc.__globals__[n] for n in code_names(pyfunc.__code__) if n in pyfunc.__globals__]
     for cell in pyfunc.__closure__ or ():
         try:
             values.append(cell.cell_contents)
