@@ -43,3 +43,42 @@ def test_hasattr_of_a_module_or_class_is_pythons_answer(target, debug):
     lanes = np.where(np.arange(40) < 32, 32, 8)
     want = np.stack([np.ones(40), np.ones(40), np.ones(40), np.ones(40), np.zeros(40), lanes], axis=1)
     np.testing.assert_array_equal(out, want.astype(np.int64))
+
+
+# -- the interpreter's integer unary operators and mixed-sign comparisons -----------
+
+def k_unary_narrow(i8, u8, out):
+    i = cuda.grid(1)
+    out[i, 0] = Wave.reduceSum(-i8[i])
+    out[i, 1] = Wave.reduceSum(~u8[i])
+    out[i, 2] = Wave.reduceSum(-u8[i])
+
+
+@pytest.mark.xfail(strict=True, reason="numquad/simt.py keeps int8/uint8 for -x, +x, ~x; Numba (both "
+                   "compiled targets) computes in the narrow type, then widens to int64/uint64")
+def test_unary_operators_of_narrow_integers_widen_as_numba_does_in_the_interpreter():
+    rng = np.random.default_rng(10)
+    i8 = rng.integers(-128, 128, 32).astype(np.int8)
+    u8 = rng.integers(0, 256, 32).astype(np.uint8)
+    want = np.array([(-i8).astype(np.int64).sum(), (~u8).astype(np.int64).sum(),
+                     (-u8).astype(np.int64).sum()])
+    for target, debug in TARGETS:
+        out = np.full((32, 3), POISON, np.int64)
+        _launch(k_unary_narrow, target, debug, 1, 32, i8, u8, out)
+        np.testing.assert_array_equal(out, np.broadcast_to(want, (32, 3)), err_msg=target)
+
+
+def k_mixed_sign_eq(u, s, out):
+    i = cuda.grid(1)
+    out[i] = u[i] == s[i]
+
+
+@pytest.mark.xfail(strict=True, reason="numquad/simt.py compares uint64 with int64 exactly (NumPy 2); "
+                   "Numba compares them in float64 on both compiled targets")
+def test_uint64_equals_int64_in_float64_in_the_interpreter():
+    u = np.full(32, 2**63 + 1, np.uint64)
+    s = np.full(32, 2**63 - 1, np.int64)
+    for target, debug in TARGETS:
+        out = np.full(32, POISON, np.int64)
+        _launch(k_mixed_sign_eq, target, debug, 1, 32, u, s, out)
+        np.testing.assert_array_equal(out, np.ones(32, np.int64), err_msg=target)
