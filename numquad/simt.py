@@ -521,10 +521,39 @@ def _float_int_power(a, b):
 
 
 def _nq_unop(opname, v):
-    """``-v`` and ``+v`` of a bool are int64 as in Numba (NumPy refuses them)."""
+    """``-v``, ``+v`` and ``~v`` with Numba's result: of a bool, ``-v`` and ``+v`` are
+    int64 (NumPy refuses them); of an integer, the operator wraps in the operand's
+    width and the result widens to int64 (signed) or uint64 (unsigned), so
+    ``-np.uint8(200)`` is ``np.uint64(56)`` and ``-np.int8(-128)`` is ``np.int64(-128)``."""
     if isinstance(v, (bool, np.bool_)):
+        if opname == "Invert":
+            return ~v
         return np.int64(-int(v)) if opname == "USub" else np.int64(int(v))
-    return -v if opname == "USub" else +v
+    if isinstance(v, np.integer):
+        bits = v.dtype.itemsize * 8
+        x = int(v)
+        r = (-x if opname == "USub" else ~x if opname == "Invert" else x) & ((1 << bits) - 1)
+        if v.dtype.kind == "u":
+            return np.uint64(r)
+        return np.int64(r - (1 << bits) if r >> (bits - 1) else r)
+    return -v if opname == "USub" else (~v if opname == "Invert" else +v)
+
+
+_CMPOPS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
+           "Gt": operator.gt, "GtE": operator.ge}
+
+
+def _nq_cmp(opname, a, b):
+    """``a <op> b`` for one comparison operator: a uint64 and a signed 64-bit integer
+    meet in float64 as Numba types them on both compiled targets (``2**63 + 1 ==
+    2**63 - 1`` is True there); NumPy 2 compares them exactly. (A narrower signed
+    integer gives the same answer either way.)"""
+    if (isinstance(a, np.uint64) and isinstance(b, (np.int64, int)) and
+            not isinstance(b, (bool, np.bool_))) or \
+            (isinstance(b, np.uint64) and isinstance(a, (np.int64, int)) and
+             not isinstance(a, (bool, np.bool_))):
+        a, b = np.float64(a), np.float64(b)
+    return _CMPOPS[opname](a, b)
 
 
 def _nq_store(value, ary, idx):
@@ -714,9 +743,22 @@ class _Transformer(ast.NodeTransformer):
         if folded is not None:
             return folded
         node = self.generic_visit(node)
-        if isinstance(node.op, (ast.USub, ast.UAdd)):
+        if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_unop", ast.Load()), args=[
                 ast.Constant(type(node.op).__name__), node.operand], keywords=[]), node)
+        return node
+
+    def visit_Compare(self, node):
+        """A single ``a <op> b`` through :func:`_nq_cmp` (Numba's mixed-sign rule); a
+        chain ``a < b < c`` stays Python's."""
+        folded = self._folded(node)
+        if folded is not None:
+            return folded
+        node = self.generic_visit(node)
+        if len(node.ops) == 1 and type(node.ops[0]).__name__ in _CMPOPS:
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_cmp", ast.Load()), args=[
+                ast.Constant(type(node.ops[0]).__name__), node.left, node.comparators[0]],
+                keywords=[]), node)
         return node
 
     def visit_BinOp(self, node):
@@ -1377,7 +1419,7 @@ def _compile(dispatcher):
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
-             "__nq_unop": _nq_unop}
+             "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}
     freevars = list(fn.__code__.co_freevars)
     params = list(fixed) + list(helpers) + freevars
     factory = ast.FunctionDef(
