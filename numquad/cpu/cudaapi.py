@@ -1263,7 +1263,8 @@ def render_md(ported_root=None):
         "5. Kernel arguments on the CPU: NumPy arrays (record dtypes too), scalars, tuples and",
         "   namedtuples of those (nested too; the same in every lane: indexed, unpacked, `len(t)`,",
         "   `for v in t`; a per-lane index only into a tuple of one type, as in Numba), and a single",
-        "   record (`arr[0]` of a structured array), read and written by field in the caller's array.",
+        "   record (`arr[0]` of a structured array), read and written by field in the caller's array;",
+        "   `Enum`/`IntEnum` members too (`==`, `!=`, `is`; an `IntEnum` member is also an int).",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",

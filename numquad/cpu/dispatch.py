@@ -199,7 +199,7 @@ def _passable(ty):
     if isinstance(ty, numba.types.Record):
         return True
     return isinstance(ty, (numba.types.Integer, numba.types.Float, numba.types.Complex,
-                           numba.types.Boolean)) or (
+                           numba.types.Boolean, numba.types.EnumMember)) or (
         isinstance(ty, numba.types.Array) and isinstance(
             ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex,
                        numba.types.Boolean, numba.types.Record)))
@@ -247,13 +247,15 @@ def _typeof_args(dispatcher, args, launch=False):
             from .._sites import int_out_of_range
             raise NumquadTypeError(int_out_of_range(where(), dispatcher, i, _param(dispatcher, i), a))
         if ty is None or not (isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
-                                              numba.types.Complex, numba.types.Boolean))
+                                              numba.types.Complex, numba.types.Boolean,
+                                              numba.types.EnumMember))
                               or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
                               and _passable(ty)):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
                 f"{type(a).__name__}, which the CPU target cannot pass; it takes NumPy "
-                f"arrays, bool/int/float/complex scalars, tuples of those and single records"
+                f"arrays, bool/int/float/complex scalars, Enum/IntEnum members, tuples of those "
+                f"and single records"
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
                 ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,

@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda
 from numba.cuda import float32, float64, int16, int32, uint32, void
 
-from _port import PortedCase, cpu_xfail, on_cuda
+from _port import PortedCase, on_cuda
 
 
 def simple_frexp(aryx, aryexp, arg):
@@ -200,8 +200,6 @@ class RequestError(enum.IntEnum):
 
 
 class TestEnums(PortedCase):
-    @cpu_xfail("an Enum member as a kernel argument: the CPU target takes arrays and "
-               "bool/int/float/complex scalars")
     def test_compare(self):
         def f(a, b, out):
             out[0] = a == b
