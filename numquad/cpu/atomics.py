@@ -192,29 +192,3 @@ def _atomic_compare_and_swap(typingctx, ary, old, val):
 ATOMICS = {n: _make(n) for n in _SPECS}
 ATOMICS["cas"] = _atomic_cas
 ATOMICS["compare_and_swap"] = _atomic_compare_and_swap
-
-
-def _make_private(name):
-    """``atomic.<name>`` on a launch's private copy of an array (cpu/reductions.py):
-    only one OS thread ever touches that copy, so a plain load, add (or subtract)
-    and store does what the ``atomicrmw`` does, with the same index check and the
-    same return value (the element's old value)."""
-    def impl(typingctx, ary, idx, val):
-        _check(name, ary, idx, _INTS)
-        dty = ary.dtype
-
-        def codegen(context, builder, sig, args):
-            aryty, idxty, valty = sig.args
-            ptr = _ptr(context, builder, aryty, args[0], idxty, args[1])
-            v = context.cast(builder, args[2], valty, dty)
-            old = builder.load(ptr)
-            builder.store(getattr(builder, name)(old, v), ptr)
-            return old
-        return dty(ary, idx, val), codegen
-
-    impl.__name__ = f"private_atomic_{name}"
-    return intrinsic(impl)
-
-
-#: The atomics a kernel may do on a private copy of an array instead (cpu/reductions.py).
-PRIVATE_ATOMICS = {n: _make_private(n) for n in ("add", "sub")}

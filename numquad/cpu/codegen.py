@@ -52,8 +52,7 @@ before the counter so that they never meet the fixed helper names below:
 ``_nq_loc_<name>``     a local array, one per lane; ``_nq_shape_/dtype_/nbytes_/
                        itemsize_<name>`` the constants of a local or shared array
 ``_nq_cu_*``           numba.cuda's kernel API on the CPU (numquad/cpu/cudaapi.py)
-``_nq_atomic_*``       atomics (numquad/cpu/atomics.py); ``_nq_patomic_*`` the same
-                       on a worker's private copy of an array (numquad/cpu/reductions.py)
+``_nq_atomic_*``       atomics (numquad/cpu/atomics.py)
 ``_nq_ld``, ``_nq_st``, ``_nq_stm``, ``_nq_lanes``, ``_nq_any``, ``_nq_all``,
 ``_nq_mcopy``, ``_nq_mandnot``, ``_nq_six``, ...
                        helpers bound in :func:`_namespace` (lane loads and stores,
@@ -77,8 +76,7 @@ from .. import xpu as _xpu
 from . import frontend as _fe
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
-from .atomics import ATOMICS, PRIVATE_ATOMICS
-from .reductions import use_private_atomics
+from .atomics import ATOMICS
 from .typing import STANDINS
 
 #: The call form of each atomic ("ary, idx, val"), as numba.cuda.
@@ -1391,13 +1389,11 @@ class _BlockGen:
         return fn
 
 
-def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, private=()):
-    """(block function, its Python source) for the Frontend *fe*; the atomics on the
-    parameters named in *private* go to a worker's private copy (cpu/reductions.py)."""
+def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
+    """(block function, its Python source) for the Frontend *fe*."""
     gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
-    fn_ast = use_private_atomics(gen.build(f"_nq_block_{fe.pyfunc.__name__}"), private)
+    fn_ast = gen.build(f"_nq_block_{fe.pyfunc.__name__}")
     ns = _namespace(fe)
-    ns.update({f"_nq_patomic_{n}": f for n, f in PRIVATE_ATOMICS.items()})
     for q, xl in _intr.XL_INTRINSICS.items():
         op = _ops.OPS[q]
         ns[f"_nq_XL_{op.namespace}_{op.name}"] = xl

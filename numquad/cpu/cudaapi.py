@@ -1117,7 +1117,7 @@ def declare_signatures(d, sigs):
             t = d._target("cpu")
             for args, _ in sigs:
                 try:
-                    t.compile(tuple(args), False, True).block.disable_compile()
+                    t.compile(tuple(args), False).block.disable_compile()
                 except (NumquadTypeError, NumquadCompileError):
                     if d.target == "cpu" or not _cuda_compiles(d, args):
                         raise

@@ -28,7 +28,6 @@ from . import codegen as _cg
 from . import diskcache as _diskcache
 from . import frontend as _fe
 from . import launch as _launch
-from . import reductions as _reductions
 from .._conversions import saturating_conversions as _saturating_conversions
 from .._sites import launch_prefix
 from .typing import shadow_types
@@ -272,11 +271,10 @@ def _typeof_args(dispatcher, args, launch=False):
 class _Compiled:
     """One specialisation: block function + launcher, and their source."""
 
-    def __init__(self, block, source, dynsmem=False, private=()):
+    def __init__(self, block, source, dynsmem=False):
         self.block = block
         self.source = source
         self.dynsmem = dynsmem          # takes the launch's dynamic shared memory size
-        self.private = private          # parameter indices its atomics privatise (cpu/reductions.py)
 
 
 def _reject_float16(d, argtypes):
@@ -352,13 +350,11 @@ class CPUTarget:
                 self._scalar = _self_reference(self._scalar, self.dispatcher)
             return self._scalar
 
-    def compile(self, argtypes, nd, private=False):
+    def compile(self, argtypes, nd):
         """The specialisation for *argtypes*, compiled once: threads asking for one
         that is compiling wait for it; other specialisations and other kernels
-        compile meanwhile (only Numba's own steps are serialised, by Numba's lock).
-        *private*: with the atomics on arrays that only take atomic adds going to a
-        worker's private copy, where the kernel has such arrays (cpu/reductions.py)."""
-        key = (argtypes, nd, private)
+        compile meanwhile (only Numba's own steps are serialised, by Numba's lock)."""
+        key = (argtypes, nd)
         me = threading.get_ident()
         while True:
             with self._lock:
@@ -376,18 +372,16 @@ class CPUTarget:
                     f"compiling for them", self.dispatcher.filename, self.dispatcher.firstlineno)
             pending[0].wait()       # then the cache has it, or that compile failed: retry here
         try:
-            compiled = self._compile(argtypes, nd, private)
+            compiled = self._compile(argtypes, nd)
             with self._lock:
                 self._cache[key] = compiled
-                if private and not compiled.private:    # the same code as the atomic one
-                    self._cache.setdefault((argtypes, nd, False), compiled)
             return compiled
         finally:
             with self._lock:
                 del self._pending[key]
             done.set()
 
-    def _compile(self, argtypes, nd, private=False):
+    def _compile(self, argtypes, nd):
         d = self.dispatcher
         _reject_float16(d, argtypes)
         fe = self.frontend()
@@ -400,10 +394,7 @@ class CPUTarget:
         except _nb_errors.UnsupportedBytecodeError as e:
             from .._numbatext import unsupported_construct
             raise unsupported_construct(d, e) from None
-        # debug=True keeps every atomic an atomic: the reference the release build is fuzzed against
-        private = _reductions.private_params(fe, argtypes) if private and not d.debug else ()
-        block_py, source = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for,
-                                              private=[p for _, p in private])
+        block_py, source = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
@@ -420,7 +411,7 @@ class CPUTarget:
             _drop_compile_state(block)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
-        return _Compiled(block, source, dynsmem, tuple(k for k, _ in private))
+        return _Compiled(block, source, dynsmem)
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
@@ -433,10 +424,7 @@ class CPUTarget:
         # a 2-D or 3-D block compiles for its shape: blockDim is a constant there, so
         # threadIdx.x/.y (l % blockDim.x, l // blockDim.x) need no run-time division
         nd = tuple(map(int, b)) if b[1] > 1 or b[2] > 1 else False
-        compiled = self.compile(argtypes, nd, True)
-        private = compiled.private
-        if private and not _reductions.usable(args, private, g[0] * g[1] * g[2] * b[0] * b[1] * b[2]):
-            compiled, private = self.compile(argtypes, nd), ()
+        compiled = self.compile(argtypes, nd)
         if self.dispatcher.signatures:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
         if compiled.dynsmem:
@@ -444,7 +432,7 @@ class CPUTarget:
         elif len(extra) > 1:
             _xpu.dynamic_shared_bytes(self.dispatcher, extra)   # checked as the GPU would
         try:
-            _launch.run_grid(compiled.block, args, g, b, private=private)
+            _launch.run_grid(compiled.block, args, g, b)
         except IndexError as e:
             d = self.dispatcher
             from ..errors import NumquadIndexError
@@ -482,12 +470,12 @@ class CPUTarget:
         return tuple(sig)
 
     def inspect_source(self, sig):
-        return self.compile(self._sig(sig, "inspect_cpu_source"), False, True).source
+        return self.compile(self._sig(sig, "inspect_cpu_source"), False).source
 
     def inspect_llvm(self, sig):
-        c = self.compile(self._sig(sig, "inspect_llvm"), False, True)
+        c = self.compile(self._sig(sig, "inspect_llvm"), False)
         return c.block.inspect_llvm(c.block.signatures[0])
 
     def inspect_asm(self, sig):
-        c = self.compile(self._sig(sig, "inspect_asm"), False, True)
+        c = self.compile(self._sig(sig, "inspect_asm"), False)
         return c.block.inspect_asm(c.block.signatures[0])

@@ -24,8 +24,6 @@ import threading
 
 import numba
 
-from . import reductions as _reductions
-
 __all__ = ["run_grid"]
 
 _pool = None
@@ -79,10 +77,8 @@ def _enable_faulthandler():
 _PIECE_THREADS = 1 << 22
 
 
-def run_grid(block_fn, args, grid, block, threads=None, private=()):
-    """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims).
-    *private*: indices of arguments each worker replaces by a zeroed copy, added into
-    the argument when it is done (cpu/reductions.py)."""
+def run_grid(block_fn, args, grid, block, threads=None):
+    """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims)."""
     if not _faulthandler_checked:
         _enable_faulthandler()
     nblocks = grid[0] * grid[1] * grid[2]
@@ -91,12 +87,8 @@ def run_grid(block_fn, args, grid, block, threads=None, private=()):
     per_piece = max(1, _PIECE_THREADS // nthreads)
     # below ~64k threads of work, fan-out costs more than it saves
     if workers <= 1 or nblocks < 2 or nblocks * nthreads < 65536:
-        own, pairs = _reductions.with_copies(args, private)
-        try:
-            for b0 in range(0, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
-                block_fn(*own, b0, min(nblocks, b0 + per_piece), *grid, *block)
-        finally:
-            _reductions.merge(pairs)
+        for b0 in range(0, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
+            block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block)
         return
     chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))
     bounds = [nblocks * k // chunks for k in range(chunks + 1)]
@@ -104,19 +96,15 @@ def run_grid(block_fn, args, grid, block, threads=None, private=()):
     stop = threading.Event()
 
     def work():
-        own, pairs = _reductions.with_copies(args, private)
-        try:
-            while not stop.is_set():
-                k = next(taken)
-                if k >= chunks:
-                    return
-                try:
-                    block_fn(*own, bounds[k], bounds[k + 1], *grid, *block)
-                except BaseException:
-                    stop.set()                          # the other workers stop too
-                    raise
-        finally:
-            _reductions.merge(pairs)
+        while not stop.is_set():
+            k = next(taken)
+            if k >= chunks:
+                return
+            try:
+                block_fn(*args, bounds[k], bounds[k + 1], *grid, *block)
+            except BaseException:
+                stop.set()                          # the other workers stop too
+                raise
 
     pool = _executor()
     futures = [pool.submit(work) for _ in range(min(workers, chunks))]
