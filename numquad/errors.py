@@ -19,11 +19,23 @@ class NumquadError(Exception):
 
 
 class NumquadTypeError(NumquadError, TypeError):
-    """An op or kernel got an argument of a type it does not take."""
+    """An op or kernel got an argument of a type it does not take.
+
+    One that Numba's type inference found (runaway recursion, a recursive return
+    type that does not converge, ...) is also Numba's ``TypingError``
+    (``numba.core.errors``' and, with numba-cuda installed,
+    ``numba.cuda.core.errors``'), as numba.cuda raises for the same kernel.
+    """
 
 
 class NumquadCompileError(NumquadError, SyntaxError):
-    """A kernel uses a construct the wave compiler cannot compile (or a bad constant)."""
+    """A kernel uses a construct the wave compiler cannot compile (or a bad constant).
+
+    A typing mistake that numba.cuda reports as a ``TypingError`` (a
+    ``shared.array``/``local.array`` shape that is not a constant, an invalid
+    dtype) is also Numba's ``TypingError``, as on ``NumquadTypeError``; its message
+    then goes on with numba.cuda's words for it.
+    """
 
     def __init__(self, msg, filename=None, lineno=None):
         where = f'File "{filename}", line {lineno}: ' if filename else ""
@@ -34,6 +46,50 @@ class NumquadCompileError(NumquadError, SyntaxError):
 
     def __str__(self):
         return self.args[0]
+
+
+#: numquad's class -> its subclass that is also Numba's TypingError (made on first use)
+_TYPING_CLASSES = {}
+
+
+def _numba_typing_class(base):
+    cls = _TYPING_CLASSES.get(base)
+    if cls is None:
+        from numba.core.errors import TypingError
+        bases = (base, TypingError)
+        try:
+            from numba.cuda.core.errors import TypingError as CudaTypingError
+        except ImportError:             # no numba-cuda: numba's own class only
+            pass
+        else:
+            bases = (base, CudaTypingError, TypingError)
+        # numquad's name in tracebacks; pickled as what _typing_rebuild makes again
+        cls = type(base.__name__, bases, {
+            "__module__": __name__, "__qualname__": base.__qualname__, "__doc__": base.__doc__,
+            "loc": None, "__reduce__": _typing_reduce})
+        _TYPING_CLASSES[base] = cls
+    return cls
+
+
+def _typing_reduce(self):
+    return _typing_rebuild, (type(self).__bases__[0], self.args, dict(vars(self)))
+
+
+def _typing_rebuild(base, args, state):
+    err = base.__new__(base)
+    err.args = args
+    vars(err).update(state)
+    return _as_numba_typing(err)
+
+
+def _as_numba_typing(error):
+    """*error* (a NumquadTypeError or NumquadCompileError), its class made a subclass
+    that is also Numba's TypingError, so that numba.cuda code catching TypingError
+    catches it. numba is imported here, on the error path only."""
+    if type(error) not in _TYPING_CLASSES.values():
+        error.__class__ = _numba_typing_class(type(error))
+        error.msg = str(error)          # NumbaError's fields
+    return error
 
 
 class NumquadLaunchError(NumquadError, ValueError):
