@@ -23,7 +23,7 @@ import numpy as np
 from .. import _lanecall
 from .._source import code_names
 from .. import xpu as _xpu
-from ..errors import NumquadCompileError, NumquadTypeError
+from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
 from . import codegen as _cg
 from . import diskcache as _diskcache
 from . import frontend as _fe
@@ -145,7 +145,10 @@ _XPU_MSG = re.compile(r"(?<![\w.])(xpu\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)")
 
 
 def _typing_error(dispatcher, err):
-    """A NumquadTypeError from a Numba TypingError, naming the user's file and line."""
+    """A NumquadTypeError from a Numba TypingError, naming the user's file and line;
+    also a TypingError, as numba.cuda raises for the same kernel."""
+    if isinstance(err, (NumquadTypeError, NumquadCompileError)):
+        return err                      # numquad's own, worded already
     text = _ANSI.sub("", str(err))
     m = _OP_MSG.search(text) or _XPU_MSG.search(text) or _CUDA_MSG.search(text)
     msg = m.group(1).strip() if m else _numba_reason(text)
@@ -156,7 +159,7 @@ def _typing_error(dispatcher, err):
     err = NumquadTypeError(
         f'File "{dispatcher.filename}", line {n}, in {dispatcher.__name__}: {msg}{detail}')
     err.numba_text = text
-    return err
+    return _as_numba_typing(err)
 
 
 def _numba_reason(text):

@@ -14,7 +14,7 @@ from numba.cuda import errors as _cuda_errors_top
 from numba.cuda.core import errors as _cuda_errors
 
 from .._numbatext import numba_reason, unsupported_construct
-from ..errors import NumquadCompileError, NumquadTypeError
+from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
 from .intrinsics import recording
 
 __all__ = ["NUMBA_ERRORS", "numquad_error", "user_errors"]
@@ -87,14 +87,17 @@ def numquad_error(error, disp, log):
             return error
         # raised by an op's typer
         return NumquadCompileError(f"{error.op_message} (in {disp.__name__})", filename, line)
+    if isinstance(error, NumquadTypeError):             # numquad's own, a TypingError too
+        return error
     text = _ANSI.sub("", str(error))
     complaints = [m for m in dict.fromkeys(log) if m in text]
     # one line, as on the CPU target; Numba's whole report stays on .numba_text
     message = "; ".join(complaints) if complaints else numba_reason(text)
     if not isinstance(error, _TYPING_ERRORS):
         err = NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
-    else:
-        err = NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}')
+    else:                                               # a TypingError still, as numba.cuda's
+        err = _as_numba_typing(
+            NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}'))
     err.numba_text = text
     return err
 

@@ -14,7 +14,7 @@ import pytest
 from numba.cuda.core.errors import TypingError
 from numba import cuda  # noqa: F401  (numba-cuda's imports)
 
-from _port import PortedCase, on_cuda, cpu_xfail, expected_failure_on_cuda
+from _port import PortedCase, on_cuda, expected_failure_on_cuda
 
 
 
@@ -49,8 +49,6 @@ class TestSelfRecursion(PortedCase):
     def test_global_implicit_sig(self):
         self.check_fib(self.mod.fib3)
 
-    @cpu_xfail("runaway recursion raises NumquadTypeError (a TypeError), not numba's TypingError",
-               cuda_too=True)
     def test_runaway(self):
         with self.assertRaises(TypingError) as raises:
             cfunc = self.mod.runaway_self
@@ -72,8 +70,6 @@ class TestSelfRecursion(PortedCase):
 
         self.assertEqual(str(raises.exception), "raise_self")
 
-    @cpu_xfail("a recursive return type that does not converge raises NumquadTypeError (a TypeError, same "
-               "message), not numba's TypingError", cuda_too=True)
     def test_growing_return_tuple(self):
         cfunc = self.mod.make_growing_tuple_case(cuda.jit)
 
