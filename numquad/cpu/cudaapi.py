@@ -39,7 +39,7 @@ from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
 
 __all__ = ["API", "unsupported", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
-           "constant_value", "constant_shape", "local_constants", "compile_time_object",
+           "constant_value", "constant_shape", "allocation_wording", "local_constants", "compile_time_object",
            "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
            "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
            "PURE_BUILTINS", "render_md"]
@@ -392,6 +392,28 @@ def constant_shape(fe, node):
     if isinstance(node, ast.Tuple):
         return [fe._constant_int(e) for e in node.elts]
     return [None]
+
+
+def allocation_wording(error, kind, call, pyfunc, argtypes):
+    """numba.cuda's words for the ``shared.array``/``local.array`` (*kind*) *call* of
+    *pyfunc* that *error* refuses, appended to its message: "No implementation of
+    function ... found for signature: >>> array(...)", the arguments as Numba types
+    them at *argtypes*. Nothing without numba-cuda, or when an argument cannot be
+    typed alone (it reads a local)."""
+    cuda = sys.modules.get("numba.cuda")
+    if cuda is None:
+        return
+    from numba.core.compiler_lock import global_compiler_lock
+    from .typing import expression_types
+    with global_compiler_lock:
+        tys = expression_types(pyfunc, argtypes, list(call.args) + [k.value for k in call.keywords])
+    if tys is None:
+        return
+    n = len(call.args)
+    sig = ", ".join([str(t) for t in tys[:n]] + [f"{k.arg}={t}" for k, t in zip(call.keywords, tys[n:])])
+    error.args = (f"{error.args[0]}\nnumba.cuda: No implementation of function "
+                  f"Function({getattr(cuda, kind).array!r}) found for signature:\n \n >>> array({sig})",
+                  ) + error.args[1:]
 
 
 def invariant_aliases(body, uniform):

@@ -308,7 +308,7 @@ class CPUTarget:
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
-    def frontend(self, consts=None):
+    def frontend(self, consts=None, argtypes=None):
         d = self.dispatcher
         tree = copy.deepcopy(d.source_tree)
 
@@ -317,7 +317,7 @@ class CPUTarget:
             filename = d.filename
             firstlineno = d.firstlineno
             source_tree = tree
-        return _fe.Frontend(_Proxy, consts=consts)
+        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes)
 
     def _cpu_fn_for(self, callee):
         """The scalar CPU function used when a kernel calls another xpu.jit function."""
@@ -387,7 +387,7 @@ class CPUTarget:
     def _compile(self, argtypes, nd):
         d = self.dispatcher
         _reject_float16(d, argtypes)
-        fe = self.frontend()
+        fe = self.frontend(argtypes=argtypes)
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:

@@ -31,7 +31,7 @@ from .. import _desugar
 from .._control import MISSING as _MISSING, Env as _SharedEnv
 from .. import ops as _ops
 from .. import xpu as _xpu
-from ..errors import NumquadCompileError
+from ..errors import NumquadCompileError, _as_numba_typing
 from . import cudaapi as _cudaapi
 
 __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier",
@@ -443,8 +443,10 @@ def _uses_wave_features(d):
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
-    def __init__(self, dispatcher, consts=None):
+    def __init__(self, dispatcher, consts=None, argtypes=None):
         self.dispatcher = dispatcher
+        # the Numba types of the parameters, where known: for numba.cuda's words in errors
+        self.argtypes = argtypes
         self.pyfunc = dispatcher.py_func
         self.filename = dispatcher.filename
         self.fn = dispatcher.source_tree
@@ -472,6 +474,17 @@ class Frontend:
         raise NumquadCompileError(
             f"{msg} (in {self.pyfunc.__name__})", self.filename, _loc(node, self.dispatcher.firstlineno)
         )
+
+    def typing_error(self, msg, node, call=None):
+        """``error``, for a mistake numba.cuda reports as a TypingError: the error is
+        also one. With the argument types known, the message of a refused
+        ``shared.array``/``local.array`` *call* goes on in numba.cuda's words."""
+        err = NumquadCompileError(
+            f"{msg} (in {self.pyfunc.__name__})", self.filename, _loc(node, self.dispatcher.firstlineno))
+        if call is not None and self.argtypes is not None:
+            kind = self.builtin_of(call.func).split(".")[0]
+            _cudaapi.allocation_wording(err, kind, call, self.pyfunc, self.argtypes)
+        raise _as_numba_typing(err)
 
     def fresh(self, stem):
         # "_nq_<stem>_<n>": the underscore keeps temporaries apart from the helpers
@@ -992,20 +1005,23 @@ class Frontend:
         shape = args[0] if args else kw.get("shape")
         dtype = args[1] if len(args) > 1 else kw.get("dtype")
         if shape is None or dtype is None:
-            self.error(f"{what} needs a shape and a dtype", s)
+            self.typing_error(f"{what} needs a shape and a dtype", s)
         dims = _cudaapi.constant_shape(self, shape)
         if kind == "shared" and dims == [0]:
             kind = "dynshared"          # the launch's dynamic shared memory (numba.cuda's shape 0)
         elif any(d is None or d < 1 for d in dims):
-            self.error(f"{what}: the shape must be a constant positive int or tuple of ints "
-                       f"(a literal, a global, closure or module name, a local assigned once, or "
-                       f"arithmetic on those); got {ast.unparse(shape)}", s)
+            self.typing_error(f"{what}: the shape must be a constant positive int or tuple of ints "
+                              f"(a literal, a global, closure or module name, a local assigned "
+                              f"once, or arithmetic on those); got {ast.unparse(shape)}", s, call)
         obj = self.env.resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
             (dtype.value if isinstance(dtype, ast.Constant) else _MISSING)
         dt = _to_dtype(obj)
         if dt is None or not (dt.kind in "biufc" or (dt.fields and kind != "dynshared")):
-            self.error(f"{what}: unsupported dtype {ast.unparse(dtype)}; it takes a bool, "
-                       f"integer, float or complex NumPy/Numba type, or a record dtype", s)
+            # a string NumPy does not know: numba.cuda's words for it
+            bad = f"Invalid NumPy dtype specified: '{obj}'" if isinstance(obj, str) and dt is None \
+                else f"unsupported dtype {ast.unparse(dtype)}"
+            self.typing_error(f"{what}: {bad}; it takes a bool, integer, float or complex "
+                              f"NumPy/Numba type, or a record dtype", s, call)
         if name in self.allocs:
             self.error(f"{name} is assigned two {what} arrays; use one name per array", s)
         self.allocs[name] = (kind, tuple(dims), dt, s)

@@ -36,7 +36,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import ops as _ops
 
-__all__ = ["shadow_types", "STANDINS"]
+__all__ = ["shadow_types", "expression_types", "STANDINS"]
 
 
 def _nb_dtype(ty):
@@ -120,11 +120,8 @@ class _ShadowCompiler(compiler.CompilerBase):
 _VERSION = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(\.\d+)?$")
 
 
-def shadow_types(func, argtypes):
-    """{variable name: Numba type} for the scalar function *func* at *argtypes*.
-
-    SSA versions of one variable (``x``, ``x.1``) are unified to one type.
-    """
+def _typemap(func, argtypes):
+    """Numba's typemap of *func* at *argtypes* (type inference only)."""
     typingctx = cpu_target.typing_context
     targetctx = cpu_target.target_context
     typingctx.refresh()
@@ -132,10 +129,19 @@ def shadow_types(func, argtypes):
     flags = compiler.Flags()
     flags.no_cpython_wrapper = True
     flags.nrt = True
-    typemap = compiler.compile_extra(
+    return compiler.compile_extra(
         typingctx, targetctx, func, tuple(argtypes), None, flags, {},
         pipeline_class=_ShadowCompiler,
     )
+
+
+def shadow_types(func, argtypes):
+    """{variable name: Numba type} for the scalar function *func* at *argtypes*.
+
+    SSA versions of one variable (``x``, ``x.1``) are unified to one type.
+    """
+    typingctx = cpu_target.typing_context
+    typemap = _typemap(func, argtypes)
     found = {}
     for key, ty in typemap.items():
         m = _VERSION.match(key)
@@ -152,3 +158,32 @@ def shadow_types(func, argtypes):
             t = u if u is not None else t
         out[name] = t
     return out
+
+
+def expression_types(pyfunc, argtypes, exprs):
+    """The Numba types of the AST expressions *exprs* of *pyfunc*, its parameters at
+    *argtypes* (literals stay literal, as in a call's arguments); None when one
+    reads a name that is neither a parameter nor a global, closure or builtin name,
+    or Numba cannot type it."""
+    import ast
+    import builtins
+    code = pyfunc.__code__
+    params = code.co_varnames[:code.co_argcount]
+    names = dict(vars(builtins))
+    names.update(pyfunc.__globals__)
+    for name, cell in zip(code.co_freevars, pyfunc.__closure__ or ()):
+        try:
+            names[name] = cell.cell_contents
+        except ValueError:                      # an empty cell
+            pass
+    read = {n.id for e in exprs for n in ast.walk(e) if isinstance(n, ast.Name)}
+    if not exprs or len(params) != len(argtypes) or not read <= set(params) | set(names):
+        return None
+    body = "".join(f"    _nq_e{k} = {ast.unparse(e)}\n" for k, e in enumerate(exprs))
+    scope = {k: v for k, v in names.items() if k in read and k not in params}
+    exec(f"def _nq_probe({', '.join(params)}):\n{body}", scope)   # noqa: S102 - the user's own expressions
+    try:
+        typemap = _typemap(scope["_nq_probe"], argtypes)
+    except errors.NumbaError:
+        return None
+    return [typemap[f"_nq_e{k}"] for k in range(len(exprs))]

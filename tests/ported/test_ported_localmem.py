@@ -62,8 +62,6 @@ class TestCudaLocalMem(PortedCase):
 
         self.check_dtype(f, int32)
 
-    @cpu_xfail("an invalid dtype string raises NumquadCompileError (a SyntaxError), not numba's "
-               "TypingError", cuda_too=True)
     def test_invalid_string_dtype(self):
         # Check that strings of invalid dtypes cause a typing error
         re = ".*Invalid NumPy dtype specified: 'int33'.*"

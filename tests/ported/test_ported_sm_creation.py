@@ -45,8 +45,6 @@ def udt_invalid_3(A):
 
 
 class TestSharedMemoryCreation(PortedCase):
-    @cpu_xfail("a list shape raises NumquadCompileError (clear; a SyntaxError), not numba's TypingError",
-               cuda_too=True)
     def test_global_build_list(self):
         with self.assertRaises(TypingError) as raises:
             self.jit((float32[:, :],))(udt_global_build_list)
@@ -62,8 +60,6 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
 
-    @cpu_xfail("a shape that is not a constant raises NumquadCompileError (clear; a SyntaxError), not numba's "
-               "TypingError", cuda_too=True)
     def test_invalid_1(self):
         # Scalar shape cannot be a floating point value
         with self.assertRaises(TypingError) as raises:
@@ -79,8 +75,6 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
 
-    @cpu_xfail("a shape that is not a constant raises NumquadCompileError (clear; a SyntaxError), not numba's "
-               "TypingError", cuda_too=True)
     def test_invalid_2(self):
         # Tuple shape cannot contain a floating point value
         with self.assertRaises(TypingError) as raises:
@@ -97,8 +91,6 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
 
-    @cpu_xfail("a shape that is not a constant raises NumquadCompileError (clear; a SyntaxError), not numba's "
-               "TypingError", cuda_too=True)
     def test_invalid_3(self):
         # Scalar shape must be literal
         with self.assertRaises(TypingError) as raises:
@@ -114,8 +106,6 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
 
-    @cpu_xfail("a shape that is not a constant raises NumquadCompileError (clear; a SyntaxError), not numba's "
-               "TypingError", cuda_too=True)
     def test_invalid_4(self):
         # Tuple shape must contain only literals
         with self.assertRaises(TypingError) as raises:
@@ -173,8 +163,6 @@ class TestSharedMemoryCreation(PortedCase):
 
         self.check_dtype(f, int32)
 
-    @cpu_xfail("an invalid dtype string raises NumquadCompileError (a SyntaxError), not numba's "
-               "TypingError", cuda_too=True)
     def test_invalid_string_dtype(self):
         # Check that strings of invalid dtypes cause a typing error
         re = ".*Invalid NumPy dtype specified: 'int33'.*"
