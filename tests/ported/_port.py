@@ -99,7 +99,8 @@ def on_cuda(cls):
 def cpu_xfail(reason, cuda_too=False):
     """A ported test that does not pass on the CPU target (strict: it fails the
     suite once it passes, so docs/numba-cuda.md's count stays true). *cuda_too*: nor
-    on the CUDA target (numquad's own error classes where numba raises TypingError)."""
+    on the CUDA target (strict there too; an ``xpu.jit(sig)`` kernel raises the CPU
+    target's compile error at decoration on a GPU machine as well)."""
     def deco(fn):
         @functools.wraps(fn)
         def run(self, *a, **k):
