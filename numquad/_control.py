@@ -106,6 +106,7 @@ import itertools
 import operator
 import sys
 import threading
+import types as _pytypes
 import weakref
 from typing import Optional
 
@@ -119,7 +120,8 @@ from .errors import NumquadCompileError, NumquadTypeError
 __all__ = [
     "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
-    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "Env", "MISSING",
+    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "hasattr_constant",
+    "fold_hasattr", "Env", "MISSING",
 ]
 
 #: The mask variable of the generated code (uint32, bit i: lane i takes part).
@@ -820,6 +822,55 @@ def masked_function(dispatcher) -> ast.FunctionDef:
     if not a.needs_mask:
         return copy.deepcopy(a.tree)
     return _Emitter(a).function()
+
+
+# ---------------------------------------------------------------------------
+# hasattr of a module or class
+# ---------------------------------------------------------------------------
+
+def hasattr_constant(env, node):
+    """``hasattr(M, "name")`` (*node*, an ``ast.Call``) with M a module or class the
+    function reads as a global or closure variable (``Wave``, ``cuda``, ``math``):
+    Python's answer on the user's object, as an ``ast.Constant``; else None.
+
+    Neither compiler types the call from the user's object: the CPU target's Numba
+    gave False for ``hasattr(Wave, "prefixSum")``, and numba.cuda (which sees the
+    substituted globals of numquad/cuda/substitute.py) raised an AttributeError from
+    its typing for a missing name. Both targets fold it here first."""
+    if len(node.args) != 2 or node.keywords or env.resolve(node.func) is not hasattr:
+        return None
+    obj_node, name = node.args
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return None
+    if not isinstance(obj_node, (ast.Name, ast.Attribute)):
+        return None
+    obj = env.resolve(obj_node)
+    if obj is MISSING or not isinstance(obj, (_pytypes.ModuleType, type)):
+        return None
+    return ast.copy_location(ast.Constant(hasattr(obj, name.value)), node)
+
+
+class _HasattrFolder(ast.NodeTransformer):
+    def __init__(self, env):
+        self.env = env
+        self.changed = False
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        folded = hasattr_constant(self.env, node)
+        if folded is None:
+            return node
+        self.changed = True
+        return folded
+
+
+def fold_hasattr(tree, pyfunc) -> bool:
+    """Replace, in place, every ``hasattr(M, "name")`` of *tree* (the function
+    *pyfunc*'s) that :func:`hasattr_constant` answers by its constant; True when
+    something changed."""
+    folder = _HasattrFolder(Env(pyfunc, tree))
+    folder.visit(tree)
+    return folder.changed
 
 
 # ---------------------------------------------------------------------------

@@ -409,8 +409,9 @@ def _missing_attribute(path, obj, attr):
     spell = lambda n: f"{path}.{n}"          # noqa: E731
     if isinstance(obj, type(_ops.Wave)):
         ops = [n for n in dir(obj) if _ops.of_function(getattr(obj, n, None)) is not None]
-        return f"{path}.{attr} is not a {obj.__name__.rsplit('.', 1)[-1]} op" + \
-            _did_you_mean(attr, ops, spell)
+        group = obj.__name__.rsplit('.', 1)[-1]
+        hint = _did_you_mean(attr, ops, spell) or f"; the {group} ops are {', '.join(sorted(ops))}"
+        return f"{path}.{attr} is not a {group} op" + hint
     if obj is sys.modules[__name__] or isinstance(obj, _Group):
         names = [n for n in dir(obj) if isinstance(getattr(obj, n, None), (_Builtin, _Group))]
         hint = _did_you_mean(attr, names, spell)

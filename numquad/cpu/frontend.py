@@ -22,13 +22,12 @@ import dataclasses
 import itertools
 import operator
 import sys
-import types as _pytypes
 from typing import Optional
 
 import numpy as np
 
 from .. import _desugar
-from .._control import MISSING as _MISSING, Env as _SharedEnv
+from .._control import MISSING as _MISSING, Env as _SharedEnv, hasattr_constant as _hasattr_constant
 from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, _as_numba_typing
@@ -256,24 +255,6 @@ class _CudaSpellings(ast.NodeTransformer):
             _CUDA_FUNCS = _cuda_function_names()
         self.fe = fe
 
-    def _hasattr_constant(self, node):
-        """``hasattr(M, "name")`` with M a module or class the kernel reads as a global
-        (``Wave``, ``cuda``, ``math``): Python's answer, as a constant. Numba types the
-        call from its own view of M, which on the CPU target is not the user's object:
-        ``hasattr(Wave, "prefixSum")`` and ``hasattr(cuda, "grid")`` were False, and a
-        missing name raised an AttributeError inside Numba's typing."""
-        obj_node, name = node.args
-        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-            return None
-        if not isinstance(obj_node, (ast.Name, ast.Attribute)):
-            return None
-        if isinstance(obj_node, ast.Name) and obj_node.id in self.fe.env.locals:
-            return None
-        obj = self.fe.env.resolve(obj_node)
-        if obj is _MISSING or not isinstance(obj, (_pytypes.ModuleType, type)):
-            return None
-        return ast.copy_location(ast.Constant(hasattr(obj, name.value)), node)
-
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
@@ -288,10 +269,9 @@ class _CudaSpellings(ast.NodeTransformer):
             return ast.copy_location(
                 ast.Call(func=ast.copy_location(ast.Name("_nq_bit_count", ast.Load()), f),
                          args=[f.value], keywords=[]), node)
-        if len(node.args) == 2 and not node.keywords and self.fe.env.resolve(f) is hasattr:
-            folded = self._hasattr_constant(node)
-            if folded is not None:
-                return folded
+        folded = _hasattr_constant(self.fe.env, node)    # Python's answer (numquad/_control.py)
+        if folded is not None:
+            return folded
         if len(node.args) == 2 and not node.keywords and self.fe.env.resolve(f) is round:
             # round(x, ndigits): a float32 x rounds in float64, as on the GPU
             from .cudaapi import round_to

@@ -182,6 +182,7 @@ def masked_pyfunc(disp, full_waves=False):
     pyfunc = disp.py_func
     tree = _control.name_forever_loops(_control.masked_function(disp))
     _control.fold_array_shapes(tree, pyfunc)
+    _control.fold_hasattr(tree, pyfunc)
     code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
     fcode = next(c for c in code.co_consts
                  if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
@@ -216,13 +217,16 @@ def masked_pyfunc(disp, full_waves=False):
 
 def folds_shapes(disp):
     """Does *disp* allocate a shared/local array whose constant shape numba.cuda
-    cannot read as it is (``TPB * 2``, a local ``N = 16``)? Then the CUDA target
-    compiles it from its rewritten source (``_control.fold_array_shapes``)."""
+    cannot read as it is (``TPB * 2``, a local ``N = 16``), or ask ``hasattr`` of a
+    module or class (numba.cuda types that from the substituted globals, and fails
+    on a missing name)? Then the CUDA target compiles it from its rewritten source
+    (``_control.fold_array_shapes``, ``_control.fold_hasattr``)."""
     try:
         tree = copy.deepcopy(disp.source_tree)
     except NumquadTypeError:                             # no source to read
         return False
-    return _control.fold_array_shapes(tree, disp.py_func)
+    shapes = _control.fold_array_shapes(tree, disp.py_func)
+    return _control.fold_hasattr(tree, disp.py_func) or shapes
 
 
 def uses_ops(pyfunc):
