@@ -120,7 +120,7 @@ from .errors import NumquadCompileError, NumquadTypeError
 __all__ = [
     "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
-    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "hasattr_constant",
+    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "allocation_complaint", "hasattr_constant",
     "fold_hasattr", "Env", "MISSING",
 ]
 
@@ -972,6 +972,95 @@ def fold_array_shapes(tree, pyfunc) -> bool:
                 key.value = lit
             changed = True
     return changed
+
+
+def _literal_shape(node):
+    """The dims of a literal int or tuple-of-ints shape node, else None."""
+    elts = node.elts if isinstance(node, ast.Tuple) else [node]
+    if elts and all(isinstance(e, ast.Constant) and _is_int(e.value) for e in elts):
+        return tuple(int(e.value) for e in elts)
+    return None
+
+
+def _allocation_dtype(obj):
+    """The NumPy dtype an allocation's dtype object names (a NumPy type or dtype, a
+    name, a Numba type), else None."""
+    try:
+        from numba.core import types as _nbt
+        from numba.np.numpy_support import as_dtype
+        if isinstance(obj, _nbt.Type):
+            return as_dtype(obj)
+    except Exception:  # noqa: BLE001 - a Numba type NumPy has no dtype for
+        return None
+    try:
+        return np.dtype(obj)
+    except (TypeError, ValueError):
+        pass
+    cuda_support = sys.modules.get("numba.cuda.np.numpy_support")
+    try:
+        return cuda_support.as_dtype(obj) if cuda_support is not None else None
+    except Exception:  # noqa: BLE001 - not a type numba.cuda has a dtype for
+        return None
+
+
+def _is_numba_type(obj):
+    nbtypes = sys.modules.get("numba.core.types")
+    return nbtypes is not None and isinstance(obj, nbtypes.Type)
+
+
+def _never_a_shape(node, resolve, missing):
+    """Is *node* (a shape that is not a literal) one no compiler takes: a list, a
+    constant that is not an int, a local (runtime) name, or a tuple holding one?"""
+    if isinstance(node, ast.Tuple):
+        return any(_never_a_shape(e, resolve, missing) for e in node.elts)
+    if isinstance(node, ast.Constant):
+        return not _is_int(node.value)
+    if isinstance(node, ast.Name):
+        return resolve(node) is missing
+    return isinstance(node, ast.List)
+
+
+def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False):
+    """What is wrong with *call*, a ``shared.array``/``local.array`` call (*builtin*),
+    in the CPU target's words (numquad/cpu/frontend.py, ``_allocation``), or None.
+    Its shape must be a literal by now (:func:`fold_array_shapes` folds the constant
+    forms); *resolve* maps a dtype's name node to its object (*missing* where none).
+    For the targets whose compiler would take a list or float shape, or fail inside
+    NumPy, Numba or numba.cuda on a bad one or a bad dtype. *lenient*: what
+    numba.cuda may take is left to it: a shape expression that is not a list, a
+    non-int constant or a local name (``SHAPE[0]``), a dtype that is neither a name
+    nor a constant (``a.dtype``), a Numba type without a NumPy dtype (an extension
+    type) and a record dtype for the dynamic shared array."""
+    kind = builtin.split(".")[0]
+    what = f"xpu.{kind}.array(shape, dtype)"
+    kw = {k.arg: k.value for k in call.keywords}
+    extra = sorted(str(k) for k in kw if k not in ("shape", "dtype"))
+    if extra or len(call.args) > 2:
+        got = f"keyword argument(s) {', '.join(extra)}" if extra else f"{len(call.args)} arguments"
+        return f"{what} takes a shape and a dtype; got {got}"
+    shape = call.args[0] if call.args else kw.get("shape")
+    dtype = call.args[1] if len(call.args) > 1 else kw.get("dtype")
+    if shape is None or dtype is None:
+        return f"{what} needs a shape and a dtype"
+    dims = _literal_shape(shape)
+    dynamic = kind == "shared" and dims == (0,)
+    if dims is None and lenient and not _never_a_shape(shape, resolve, missing):
+        return None
+    if dims is None or (not dynamic and any(d < 1 for d in dims)):
+        return (f"{what}: the shape must be a constant positive int or tuple of ints (a literal, "
+                f"a global, closure or module name, a local assigned once, or arithmetic on "
+                f"those); got {ast.unparse(shape)}")
+    obj = resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
+        (dtype.value if isinstance(dtype, ast.Constant) else missing)
+    if obj is missing and lenient and not isinstance(dtype, (ast.Name, ast.Constant)):
+        return None
+    dt = None if obj is missing or obj is None else _allocation_dtype(obj)
+    if dt is None and lenient and _is_numba_type(obj):
+        return None
+    if dt is None or not (dt.kind in "biufc" or (dt.fields and (lenient or not dynamic))):
+        return (f"{what}: unsupported dtype {ast.unparse(dtype)}; it takes a bool, integer, "
+                f"float or complex NumPy/Numba type, or a record dtype")
+    return None
 
 
 def _name(n, store=False):

@@ -40,6 +40,7 @@ import threading
 
 import numpy as np
 
+from . import _control
 from . import ops as _ops
 from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadTypeError
@@ -812,6 +813,10 @@ class _Transformer(ast.NodeTransformer):
     def visit_Call(self, node):
         f = node.func
         b = self.r.builtin(f)
+        if b in ("shared.array", "local.array"):
+            complaint = _control.allocation_complaint(b, node, self.r.resolve, _MISSING)
+            if complaint is not None:
+                self.error(complaint, node)
         if b is not None:
             if b == "syncthreads" or b in _SYNC_REDUCE:
                 site = next(self.ids)
@@ -1149,7 +1154,9 @@ def _alloc(shape, dtype):
         shape = tuple(int(s) for s in shape)
     else:
         shape = (int(shape),)
-    return np.empty(shape, _to_dtype(dtype))
+    arr = np.empty(shape, _to_dtype(dtype))
+    # records: r[i].field reads and writes, as for a record array argument (_scalar_arg)
+    return arr.view(np.recarray) if arr.dtype.names is not None else arr
 
 
 def _to_dtype(dtype):
@@ -1164,11 +1171,18 @@ def _to_dtype(dtype):
 
 def _poison(dt):
     """Uninitialised memory reads as a recognisable pattern (NaN for floats)."""
+    if dt.names is not None:            # a record: each field poisoned
+        rec = np.zeros((), dt)
+        for name in dt.names:
+            rec[name] = _poison(dt.fields[name][0].base)
+        return rec
     if dt.kind == "f":
         return np.nan
+    if dt.kind == "c":
+        return complex(np.nan, np.nan)
     if dt.kind == "b":
         return False
-    return np.iinfo(dt).max // 3 if dt.kind == "i" else np.iinfo(dt).max // 3
+    return np.iinfo(dt).max // 3
 
 
 # ---------------------------------------------------------------------------
@@ -1411,6 +1425,7 @@ def _compile(dispatcher):
     # the function as written (a lambda as a def): not Dispatcher.source_tree, whose
     # rewrites (numquad/_desugar.py) serve the compiled targets
     fdef = dispatcher._parse_source()
+    _control.fold_array_shapes(fdef, fn)      # constant shapes as literals, as on CUDA
     resolver = _Resolver(fn, _local_names(fdef))
     helpers = {}
     fdef = _CudaWarpFunctions(resolver).visit(fdef)

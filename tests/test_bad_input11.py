@@ -78,3 +78,142 @@ def test_an_unknown_op_lists_the_ops(target):
     assert f"line {_line_of(k_unknown_op, 'noSuchOp')}" in msg and HERE in msg, msg
     assert "Wave.noSuchOp is not a Wave op; the Wave ops are all, allEqual, any," in msg, msg
     assert "shuffleXor, width" in msg, msg
+
+
+# -- 2. bad allocation shapes and dtypes: the CPU target's error on every target ------
+
+def k_int33(out):
+    i = cuda.grid(1)
+    a = xpu.local.array(10, dtype="int33")
+    a[0] = 1
+    out[i] = a[0]
+
+
+def k_list_shape(out):
+    i = cuda.grid(1)
+    a = xpu.shared.array(shape=[5, 6], dtype=np.float32)
+    a[0, 0] = 1
+    out[i] = a[0, 0]
+
+
+def k_float_shape(out):
+    i = cuda.grid(1)
+    a = xpu.shared.array(4.0, dtype=np.float32)
+    out[i] = a[0]
+
+
+def k_zero_shape(out):
+    i = cuda.grid(1)
+    a = xpu.local.array(0, dtype=np.float32)
+    out[i] = a[0]
+
+
+def k_negative_shape(out):
+    i = cuda.grid(1)
+    a = xpu.local.array(-1, np.float32)
+    out[i] = a[0]
+
+
+def k_runtime_shape(out):
+    i = cuda.grid(1)
+    a = xpu.shared.array(i, dtype=np.float32)
+    out[i] = a[0]
+
+
+def k_object_dtype(out):
+    i = cuda.grid(1)
+    a = xpu.local.array(4, dtype=object)
+    out[i] = a[0]
+
+
+def k_no_dtype(out):
+    i = cuda.grid(1)
+    a = xpu.local.array(4)
+    out[i] = a[0]
+
+
+BAD_ALLOCATIONS = [
+    (k_int33, "unsupported dtype 'int33'; " + DTYPE_WORDS),
+    (k_list_shape, SHAPE_WORDS, "got [5, 6]"),
+    (k_float_shape, SHAPE_WORDS, "got 4.0"),
+    (k_zero_shape, SHAPE_WORDS, "got 0"),
+    (k_negative_shape, SHAPE_WORDS, "got -1"),
+    (k_runtime_shape, SHAPE_WORDS, "got i"),
+    (k_object_dtype, "unsupported dtype object; " + DTYPE_WORDS),
+    (k_no_dtype, "needs a shape and a dtype"),
+]
+
+
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda"])
+@pytest.mark.parametrize("case", BAD_ALLOCATIONS, ids=lambda c: c[0].__name__)
+def test_a_bad_allocation_gets_the_cpu_targets_error(case, target):
+    # the python target took the list and the float shape, and failed inside NumPy or
+    # Numba on the rest (NumbaNotImplementedError for int33); numba-cuda gave "No
+    # implementation of function" or a raw ValueError("array length <= 0")
+    fn, *words = case
+    k = xpu.jit(fn)
+    with pytest.raises(NumquadCompileError) as e:
+        if target == "cuda":
+            _cuda_ptx(k, "void(float32[::1])")
+        else:
+            getattr(k, target)[1, 32](np.zeros(32, np.float32))
+    msg = str(e.value)
+    assert f"line {_line_of(fn, '.array(')}" in msg and HERE in msg, msg
+    kind = "shared" if "shared" in inspect.getsource(fn) else "local"
+    assert f"xpu.{kind}.array(shape, dtype)" in msg, msg
+    for w in words:
+        assert w in msg, msg
+
+
+def k_extra_keyword(out):
+    i = cuda.grid(1)
+    a = xpu.local.array(4, dtype=np.float32, order="F")
+    a[0] = 1
+    out[i] = a[0]
+
+
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda"])
+def test_an_allocation_keyword_other_than_shape_and_dtype_is_refused(target):
+    # the CPU target ignored it; the python target failed with a TypeError of its own
+    k = xpu.jit(k_extra_keyword)
+    with pytest.raises(NumquadCompileError) as e:
+        if target == "cuda":
+            _cuda_ptx(k, "void(float32[::1])")
+        else:
+            getattr(k, target)[1, 32](np.zeros(32, np.float32))
+    msg = str(e.value)
+    assert f"line {_line_of(k_extra_keyword, 'order=')}" in msg and HERE in msg, msg
+    assert "xpu.local.array(shape, dtype) takes a shape and a dtype; got keyword argument(s) order" in msg
+
+
+TPB = 8
+REC = np.dtype([("x", np.int32), ("y", np.float64)])
+
+
+def k_good_allocations(out):
+    i = cuda.grid(1)
+    n = 2
+    a = xpu.shared.array(TPB * 4, dtype="float32")      # a global, arithmetic, a string
+    b = cuda.local.array((n, 3), np.int64)              # a local assigned once
+    c = xpu.local.array(2, REC)                          # a record dtype
+    z = xpu.local.array(1, np.complex128)
+    z[0] = 1j
+    d = xpu.shared.array(0, dtype=np.float32)            # the dynamic shared memory
+    a[i] = i
+    b[1, 2] = 5
+    c[1].x = 3
+    d[0] = 0
+    xpu.syncthreads()
+    out[i] = a[(i + 1) % 32] + b[1, 2] + c[1].x + b.shape[0] + d.shape[0] * 0 + z[0].imag
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_good_allocations_still_work(target):
+    out = np.zeros(32, np.float32)
+    # the python target failed on the record and the complex array (poisoning them)
+    getattr(xpu.jit(k_good_allocations), target)[1, 32, 0, 16](out)
+    np.testing.assert_array_equal(out, (np.arange(32) + 1) % 32 + 11.0)
+
+
+def test_good_allocations_compile_for_cuda():
+    _cuda_ptx(xpu.jit(k_good_allocations), "void(float32[::1])")

@@ -982,6 +982,10 @@ class Frontend:
         name = s.targets[0].id
         args = list(call.args)
         kw = {k.arg: k.value for k in call.keywords}
+        extra = sorted(str(k) for k in kw if k not in ("shape", "dtype"))
+        if extra or len(args) > 2:
+            got = f"keyword argument(s) {', '.join(extra)}" if extra else f"{len(args)} arguments"
+            self.error(f"{what} takes a shape and a dtype; got {got}", s)
         shape = args[0] if args else kw.get("shape")
         dtype = args[1] if len(args) > 1 else kw.get("dtype")
         if shape is None or dtype is None:

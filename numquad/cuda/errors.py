@@ -4,7 +4,9 @@ constraint's location where Numba records one, else from the message)."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import copy
 import os
 import re
 import sys
@@ -13,6 +15,7 @@ import numba.core.errors as _numba_errors
 from numba.cuda import errors as _cuda_errors_top
 from numba.cuda.core import errors as _cuda_errors
 
+from .._control import Env, allocation_complaint, fold_array_shapes
 from .._numbatext import numba_reason, unsupported_construct
 from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
 from .intrinsics import recording
@@ -108,6 +111,9 @@ def user_errors(disp):
     tries = _try_lines(disp)
     if tries:       # numba-cuda fails on each form in its own way (AttributeError, TypingError)
         raise _no_try(disp, tries)
+    bad = _bad_allocation(disp)
+    if bad is not None:
+        raise bad
     with recording() as log:
         try:
             yield
@@ -124,12 +130,32 @@ def user_errors(disp):
 
 
 def _try_lines(disp):
-    import ast
     try:
         tree = disp.source_tree
     except Exception:                                   # noqa: BLE001 - no source to read
         return []
     return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Try)]
+
+
+def _bad_allocation(disp):
+    """The CPU target's error for a ``shared.array``/``local.array`` call numba-cuda
+    would refuse in its own words (a raw ``ValueError: array length <= 0`` for a
+    shape of 0 or less, "No implementation of function" for a list shape or a bad
+    dtype), else None."""
+    try:
+        tree = copy.deepcopy(disp.source_tree)
+    except Exception:                                   # noqa: BLE001 - no source to read
+        return None
+    fold_array_shapes(tree, disp.py_func)
+    env = Env(disp.py_func, tree)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            b = env.builtin(n.func)
+            if b in ("shared.array", "local.array"):
+                complaint = allocation_complaint(b, n, env.resolve, lenient=True)
+                if complaint is not None:
+                    return NumquadCompileError(f"{complaint} (in {disp.__name__})", disp.filename, n.lineno)
+    return None
 
 
 def _no_try(disp, lines):
