@@ -217,3 +217,76 @@ def test_good_allocations_still_work(target):
 
 def test_good_allocations_compile_for_cuda():
     _cuda_ptx(xpu.jit(k_good_allocations), "void(float32[::1])")
+
+
+# -- 3. array views across cross-lane ops on the CPU target -----------------------
+
+def k_reshape_across_op(a, out):
+    i = cuda.grid(1)
+    b = a.reshape(4, 8)                  # a view of a parameter: the same in every lane
+    s = Wave.prefixSum(a[i])
+    out[i] = b[i // 8, i % 8] + s
+
+
+@xpu.jit
+def _add_scan(x, v):
+    x[0] += Wave.prefixSum(v)
+
+
+def k_row_argument(out, v):
+    i = cuda.grid(1)
+    _add_scan(out[i], v)                 # a row of a 2-D array: a view, as out[i, :]
+
+
+def k_row_across_op(out, v):
+    i = cuda.grid(1)
+    row = out[i]
+    s = Wave.prefixSum(v)
+    row[1] += s
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_reshaped_parameter_lives_across_an_op(target):
+    # the CPU target refused b: "b of type array(float64, 2d, C) lives across a
+    # cross-lane op or masked branch"
+    a = np.arange(32.0)
+    out = np.zeros(32)
+    getattr(xpu.jit(k_reshape_across_op), target)[1, 32](a, out)
+    np.testing.assert_array_equal(out, a + np.concatenate([[0], np.cumsum(a)[:-1]]))
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+@pytest.mark.parametrize("fn", [k_row_argument, k_row_across_op], ids=lambda f: f.__name__)
+def test_a_row_view_lives_across_an_op(fn, target):
+    # the CPU target refused out[i] of a 2-D out: "a temporary of type array(float64,
+    # 1d, C) lives across a cross-lane op or masked branch", at the kernel's def line
+    out = np.zeros((40, 2))
+    getattr(xpu.jit(fn), target)[1, 40](out, 1.0)
+    want = np.zeros((40, 2))
+    want[:, 0 if fn is k_row_argument else 1] = np.r_[np.arange(32), np.arange(8)]
+    np.testing.assert_array_equal(out, want)
+
+
+def k_lane_varying_view_argument(out, v):
+    i = cuda.grid(1)
+    _add_scan(out[i].reshape(2), v)
+
+
+def k_lane_varying_view(out, v):
+    i = cuda.grid(1)
+    r = out[i] if v > 0 else out[0]
+    s = Wave.prefixSum(v)
+    r[0] += s
+
+
+@pytest.mark.parametrize("fn,shown", [(k_lane_varying_view_argument, "the value out[i].reshape(2)"),
+                                      (k_lane_varying_view, "r")], ids=["argument", "named"])
+def test_a_lane_varying_view_across_an_op_names_it_at_its_line(fn, shown):
+    with pytest.raises(NumquadCompileError) as e:
+        xpu.jit(fn).cpu[1, 32](np.zeros((32, 2)), 1.0)
+    msg = str(e.value)
+    line = _line_of(fn, "_add_scan(" if fn is k_lane_varying_view_argument else "r = ")
+    assert f"line {line}:" in msg and HERE in msg, msg
+    assert f"{shown} (array(float64, 1d, C)) is an array that differs from lane to lane and " \
+           f"lives across a cross-lane op" in msg, msg
+    assert "pass the whole array and its index" in msg, msg

@@ -808,7 +808,8 @@ class _BlockGen:
                 n = st.targets[0].id
                 if n in out or n in self.fe.uniform or stores.get(n) != 1 or n in self.fe.env.params:
                     continue
-                if not _cudaapi.is_view(st.value) or not keeps(st.value.value.id):
+                if not (_cudaapi.is_view(st.value) or self._is_row_view(n, st.value)) or \
+                        not keeps(st.value.value.id):
                     continue
                 snaps = []
 
@@ -834,6 +835,14 @@ class _BlockGen:
                 out[n] = st.value
                 self.view_deps |= set(_fe._names_in(st.value))
         return out
+
+    def _is_row_view(self, name, value):
+        """``row = a[i]`` of an array with more axes than indices (typed so): a view
+        as ``a[i, :]`` is, recomputed as it is."""
+        return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and \
+            not isinstance(value.slice, ast.Slice) and \
+            isinstance(self.typemap.get(name), types.Array) and \
+            isinstance(self.typemap.get(value.value.id), types.Array)
 
     def _fusable_conditions(self):
         """{cond: If} for each masked ``if`` whose condition is computed by the region
@@ -893,11 +902,31 @@ class _BlockGen:
             return np.dtype(np.int64)
         if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
             return as_dtype(ty)
-        shown = name if not name.startswith(_fe._RESERVED) else "a temporary"
+        store = self._first_store(name)
+        if name.startswith(_fe._RESERVED):
+            shown = f"the value {ast.unparse(store.value)}" if store is not None else "a temporary value"
+        else:
+            shown = name
+        if isinstance(ty, types.Array):
+            self.fe.error(
+                f"{shown} ({ty}) is an array that differs from lane to lane and lives across a "
+                f"cross-lane op or a lane-varying branch; the CPU target keeps only bool, integer "
+                f"and float scalars and tuples of them there: pass the whole array and its index "
+                f"(index it after the op), or make the view after the op",
+                node or store or self.fe.fn)
         self.fe.error(
-            f"{shown} of type {ty} lives across a cross-lane op or masked branch; only "
-            f"bool, integer and float scalars and tuples of them can (keep arrays uniform, "
-            f"or compute the value after the cross-lane op)", node or self.fe.fn)
+            f"{shown} ({ty}) differs from lane to lane and lives across a cross-lane op or a "
+            f"lane-varying branch; the CPU target keeps only bool, integer and float scalars and "
+            f"tuples of them there: compute it after the op", node or store or self.fe.fn)
+
+    def _first_store(self, name):
+        """The first ``name = value`` of the kernel's regions (for an error's line), else None."""
+        for it in _walk_items(self.fe.items):
+            if isinstance(it, _fe.Region):
+                for _, _, st in reversed(list(_assigns_in(it.stmts))):
+                    if st.targets[0].id == name:
+                        return st
+        return None
 
     def _tuple_parts(self, name):
         """The element dtypes of *name* when it is a tuple of bool, integer and float

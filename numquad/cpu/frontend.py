@@ -1214,6 +1214,8 @@ class Frontend:
     _UNIFORM_BUILTINS = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x", "blockDim.y",
                          "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z", "warpsize"}
     _PURE_CALLS = {len, min, max, int, float, abs, bool, range}
+    #: array methods that return a view of the array (no copy, no side effect)
+    _VIEW_METHODS = ("reshape", "transpose")
 
     def _is_uniform_expr(self, e, U):
         if isinstance(e, ast.Constant):
@@ -1244,6 +1246,10 @@ class Frontend:
                 e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_")):
             # a numba.cuda selector's low bits, a mask check (cpu/cudaapi.py): pure
             return all(self._is_uniform_expr(a, U) for a in e.args)
+        if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Attribute) and \
+                e.func.attr in self._VIEW_METHODS and self.env.resolve(e.func) is _MISSING:
+            # ``a.reshape(4, 8)`` of a uniform array: a view, the same in every lane
+            return self._is_uniform_expr(e.func.value, U) and all(self._is_uniform_expr(a, U) for a in e.args)
         if isinstance(e, ast.Call) and not e.keywords:
             f = self.env.resolve(e.func)
             op = _ops.of_function(f)
