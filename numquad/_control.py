@@ -469,6 +469,12 @@ class Analysis:
                     callee_needs = needs_mask(obj)
                 except NumquadTypeError:     # no source: its own target decides (and says so)
                     callee_needs = False
+                if callee_needs and obj.is_kernel:
+                    # its masked code starts from its own wave's lanes (_nq_entry_mask)
+                    # and takes no mask: it could not run on the caller's lanes
+                    self.error(f"{obj.__name__} uses cross-lane ops and returns nothing (a kernel), "
+                               f"so the CUDA target cannot call it; make it a lane function by "
+                               f"returning a value (e.g. return 0)", node)
                 if callee_needs:
                     node._nq_call = CallSite("lane", callee=obj)
 

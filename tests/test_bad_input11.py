@@ -290,3 +290,26 @@ def test_a_lane_varying_view_across_an_op_names_it_at_its_line(fn, shown):
     assert f"{shown} (array(float64, 1d, C)) is an array that differs from lane to lane and " \
            f"lives across a cross-lane op" in msg, msg
     assert "pass the whole array and its index" in msg, msg
+
+
+@xpu.jit
+def _add_scan_lane(x, v):
+    x[0] += Wave.prefixSum(v)
+    return 0
+
+
+def k_row_argument_lane(out, v):
+    i = cuda.grid(1)
+    _add_scan_lane(out[i], v)
+
+
+def test_cuda_refuses_a_call_of_a_kernel_with_ops_and_says_what_to_do():
+    # it failed inside numba-cuda: "Cannot bind 'args=[...] kws={'_nq_mask': ...}' to
+    # signature '(x, v)'" (a kernel takes no member mask)
+    with pytest.raises(NumquadCompileError) as e:
+        _cuda_ptx(xpu.jit(k_row_argument), "void(float64[:, ::1], float64)")
+    msg = str(e.value)
+    assert f"line {_line_of(k_row_argument, '_add_scan(')}:" in msg and HERE in msg, msg
+    assert "_add_scan uses cross-lane ops and returns nothing (a kernel), so the CUDA target " \
+           "cannot call it; make it a lane function by returning a value (e.g. return 0)" in msg, msg
+    _cuda_ptx(xpu.jit(k_row_argument_lane), "void(float64[:, ::1], float64)")
