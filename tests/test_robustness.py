@@ -496,7 +496,9 @@ def test_negative_indices_still_wrap_as_numba_indexes():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGSEGV semantics")
 def test_far_out_of_bounds_read_without_debug_prints_a_python_stack(tmp_path):
-    # loads are not checked in release builds (stores are): a far read faults
+    # a kernel's loads are checked in release builds (tests/test_load_bounds.py); a
+    # device function it calls is plain Numba code, whose far read faults: the crash
+    # prints the Python stack of the launch
     script = tmp_path / "oob.py"
     script.write_text(textwrap.dedent("""
         import faulthandler
@@ -504,9 +506,13 @@ def test_far_out_of_bounds_read_without_debug_prints_a_python_stack(tmp_path):
         from numquad import xpu
 
         @xpu.jit
+        def far(a, i):
+            return a[i + (1 << 40)]
+
+        @xpu.jit
         def k_far(a):
             i = xpu.grid(1)
-            a[i] = a[i + (1 << 40)]
+            a[i] = far(a, i)
 
         print("enabled before:", faulthandler.is_enabled(), flush=True)
         k_far[1, 32](np.zeros(32))
@@ -517,7 +523,7 @@ def test_far_out_of_bounds_read_without_debug_prints_a_python_stack(tmp_path):
     assert "enabled before: False" in r.stdout and "not reached" not in r.stdout
     assert r.returncode != 0
     assert "Segmentation fault" in r.stderr, r.stderr[-2000:]
-    assert f'File "{script}", line 12' in r.stderr, r.stderr[-2000:]
+    assert f'File "{script}", line 16' in r.stderr, r.stderr[-2000:]
 
 
 # -- 7. fork ------------------------------------------------------------------------------

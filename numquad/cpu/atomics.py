@@ -67,7 +67,7 @@ def _ptr(context, builder, aryty, ary, idxty, idx):
     else:
         idxs, idxtys = [idx], [idxty]
     idxs = [context.cast(builder, i, t, types.intp) for i, t in zip(idxs, idxtys)]
-    # checked in release builds too, as stores are (cpu/intrinsics.py, store_index):
+    # checked in release builds too, as stores are (cpu/bounds.py, store_index):
     # an atomic outside the array would write other memory
     return cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True,
                                     boundscheck=True)

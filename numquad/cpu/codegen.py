@@ -74,6 +74,7 @@ from .. import _control
 from .. import ops as _ops
 from .. import xpu as _xpu
 from . import frontend as _fe
+from . import bounds as _bounds
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
 from .atomics import ATOMICS
@@ -210,7 +211,7 @@ class _Subst(ast.NodeTransformer):
 
     def _checked_stores(self, node):
         """Release builds: the index of every ``name[idx] = ...`` store passes through
-        ``_nq_six`` (cpu/intrinsics.py, store_index), which raises on a store outside
+        ``_nq_six`` (cpu/bounds.py, store_index), which raises on a store outside
         the array; debug builds check every access with Numba's boundscheck."""
         if self.mode == "shadow" or self.debug:
             return node
@@ -222,8 +223,8 @@ class _Subst(ast.NodeTransformer):
                             isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
                     # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
-                    sub.slice = ast.copy_location(_call("_nq_six", _name(sub.value.id), sub.slice,
-                                                        _const(line)), sub.slice)
+                    sub.slice = ast.copy_location(_call("_nq_six", _call("_nq_shp", _name(sub.value.id)),
+                                                        sub.slice, _const(line)), sub.slice)
         return node
 
     def visit_Assign(self, node):
@@ -365,7 +366,8 @@ def _namespace(fe):
         "_nq_nonneg": _intr.nonneg, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
-        "_nq_six": _intr.store_index, "_nq_stm": _intr.lane_store_if,
+        "_nq_six": _bounds.store_index, "_nq_lix": _bounds.load_index, "_nq_lck": _bounds.lane_load,
+        "_nq_shp": _bounds.shape_of, "_nq_lbs": _bounds.bounds_state, "_nq_lbc": _bounds.check_slot, "_nq_stm": _intr.lane_store_if,
         "_nq_mcopy": _intr.mask_copy, "_nq_mandnot": _intr.mask_andnot,
     })
     for dt, n in _SCALAR_NAMES.items():
@@ -1418,6 +1420,83 @@ class _BlockGen:
         return fn
 
 
+class _CheckedLoads(ast.NodeTransformer):
+    """Release builds: every load ``a[idx]`` of an array of the kernel (cpu/bounds.py).
+
+    Outside lane loops the index passes through ``_nq_lix``, which raises at once.
+    Inside one the load becomes ``_nq_lck(a, idx, _nq_lb, slot, shape)`` (*shape*: a
+    shared or local array's constant shape, else None): 0 where the index
+    is outside the array, the failure noted in the slots ``slot + axis`` of the
+    block function's bounds state ``_nq_lb``; after the loop one ``_nq_lbc`` per
+    slot raises it, with the array's shape where the loop does not assign it. *arrays* tells which names are arrays, *shapes* the constant shapes."""
+
+    _LANE_TARGETS = (L, "_nq_ly")
+
+    def __init__(self, arrays, shapes):
+        self.arrays = arrays
+        self.shapes = shapes
+        self.slots = 0
+        self.pending = None         # [(slot, axis, line)] of the lane loop being visited
+
+    def _is_load(self, node):
+        return isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and \
+            node.value.id in self.arrays and not (
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str))
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if not self._is_load(node):
+            return node
+        line = getattr(node, "lineno", 0)
+        if self.pending is None:
+            node.slice = ast.copy_location(_call("_nq_lix", _call("_nq_shp", _name(node.value.id)), node.slice,
+                                                 _const(line)), node.slice)
+            return node
+        naxes = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+        slot, self.slots = self.slots, self.slots + naxes
+        self.pending += [(slot + k, k, line, node.value.id) for k in range(naxes)]
+        shape = self.shapes.get(node.value.id)
+        shape = _const(None) if shape is None else ast.Tuple([_const(int(v)) for v in shape], ast.Load())
+        return ast.copy_location(_call("_nq_lck", _name(node.value.id), node.slice, _name("_nq_lb"),
+                                       _const(slot), shape), node)
+
+    def visit_For(self, node):
+        if self.pending is not None or not (isinstance(node.target, ast.Name) and
+                                            node.target.id in self._LANE_TARGETS):
+            return self.generic_visit(node)
+        self.pending = []
+        self.generic_visit(node)
+        # the size in the message: the array's after the loop, unless the loop assigns it
+        assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        checks = [ast.Expr(_call("_nq_lbc", _name("_nq_lb"), _const(s), _const(k), _const(line),
+                                 _const(None) if arr in assigned else _call("_nq_shp", _name(arr))))
+                  for s, k, line, arr in self.pending]
+        self.pending = None
+        return [node] + _located(checks, node.lineno)
+
+    def visit_Lambda(self, node):           # (their own scopes: left alone)
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+
+def _check_loads(fn, typemap, ns, allocs):
+    """Rewrites the loads of *fn* (the block function's AST) as :class:`_CheckedLoads`
+    says, with the bounds state made at the top of the function."""
+    arrays = {n for n, t in typemap.items() if isinstance(t, types.Array)}
+    arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray) and not n.startswith("_nq_")}
+    arrays -= {n for n in arrays if n.startswith("_nq_")}
+    # a shared or local array's shape is a constant: with it LLVM proves most of their
+    # loads inside (``sA[ty, k]`` in a loop over k < 16), and a loop over k that it can
+    # no longer unroll does not keep the lane loop around it from vectorising
+    shapes = {n: a[1] for n, a in allocs.items() if a[0] in ("shared", "local")}
+    tr = _CheckedLoads(arrays, shapes)
+    fn.body = [st for b in fn.body for st in (lambda r: r if isinstance(r, list) else [r])(tr.visit(b))]
+    if tr.slots:
+        fn.body.insert(0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))],
+                                   fn.lineno)[0])
+
+
 def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
     """(block function, its Python source) for the Frontend *fe*."""
     gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
@@ -1430,5 +1509,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
     ns["_nq_RuntimeError"] = NumquadRuntimeError
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for)
+    if not debug:
+        _check_loads(fn_ast, typemap, ns, fe.allocs)
     func, mod = _compile_fn(fe, fn_ast, ns)
     return func, ast.unparse(mod)

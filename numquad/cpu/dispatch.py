@@ -440,14 +440,22 @@ class CPUTarget:
             d = self.dispatcher
             from ..errors import NumquadIndexError
             launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
-            if e.args[:1] == ("store",) and len(e.args) == 5:
-                # a release build's store check (cpu/intrinsics.py, store_index)
-                _, line, index, axis, size = e.args
+            if e.args[:1] in (("store",), ("load",), ("lane load",)) and len(e.args) in (4, 5):
+                # a release build's bounds checks (cpu/bounds.py)
+                kind, line, *rest = e.args
+                if kind != "lane load":
+                    index, axis, size = rest
+                    where = f"index {index} on axis {axis} of an array of size {size}"
+                else:
+                    axis, size = rest
+                    kind = "load"
+                    where = (f"an index on axis {axis} outside its size {size}" if size >= 0 else
+                             f"an index on axis {axis} outside its array (a view that differs per lane)")
+                arr, done = ("out", "written") if kind == "store" else ("a", "read")
                 raise NumquadIndexError(
-                    f'File "{d.filename}", line {line}: {d.__name__} stores out of bounds in the '
-                    f"launch {launch}: index {index} on axis {axis} of an array of size {size}; "
-                    f"guard the store (e.g. `if i < out.shape[0]:`) or launch fewer threads "
-                    f"(nothing past the array was written)") from None
+                    f'File "{d.filename}", line {line}: {d.__name__} {kind}s out of bounds in the '
+                    f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {arr}.shape[0]:`) "
+                    f"or launch fewer threads (nothing past the array was {done})") from None
             if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
                 raise NumquadIndexError(
                     f"{d.where}: an index in {d.__name__} is out of bounds in the launch {launch} "

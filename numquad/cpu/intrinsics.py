@@ -15,14 +15,14 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import intrinsic, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from .. import _llvmops
 from .. import ops as _ops
 
 __all__ = ["lanes", "lane_load", "lane_store", "lane_store_if", "mask_copy", "mask_andnot", "mask_any",
-           "mask_all", "nonneg", "store_index", "XL_INTRINSICS"]
+           "mask_all", "nonneg", "XL_INTRINSICS"]
 
 W = _ops.WAVE
 _i1 = ir.IntType(1)
@@ -629,52 +629,6 @@ def nonneg(typingctx, x):
         _call_intr(builder, "llvm.assume", [cond], ir.VoidType())
         return v
     return x(x), codegen
-
-
-def store_index(arr, idx, line):
-    """``idx``, after checking that ``arr[idx] = ...`` stays inside *arr*.
-
-    Release builds check every store into an array, not loads: a store past the
-    end (the missing ``if i < n`` of a launch rounded up to whole blocks) would
-    overwrite other memory and end the process or corrupt other arrays. An
-    integer outside ``-n .. n - 1`` of its axis (negative ones wrap, as Numba
-    indexes) raises IndexError("store", line, index, axis, size); the launch
-    turns it into a NumquadIndexError at the user's line (cpu/dispatch.py).
-    Slices and array indices are left to Numba. ``debug=True`` checks every
-    access instead (Numba's boundscheck)."""
-    return idx
-
-
-def _check_axis_src(k, expr, signed):
-    # one unsigned compare: -n <= idx < n  <=>  uint(idx + n) < uint(2n); an unsigned
-    # index does not wrap (Numba's indexing)
-    test = f"_u64(_i64({expr}) + n{k}) >= _u64(2 * n{k})" if signed else f"_u64({expr}) >= _u64(n{k})"
-    return (f"    n{k} = arr.shape[{k}]\n"
-            f"    if {test}:\n"
-            f"        _store_out_of_bounds(line, {expr}, {k}, n{k})\n")
-
-
-@register_jitable(inline="never")
-def _store_out_of_bounds(line, idx, axis, n):
-    raise IndexError("store", line, idx, axis, n)
-
-
-@overload(store_index, inline="always")
-def _store_index(arr, idx, line):
-    if not isinstance(arr, types.Array):
-        return lambda arr, idx, line: idx
-    if isinstance(idx, types.Integer):
-        checks = [(0, "idx", idx.signed)]
-    elif isinstance(idx, types.BaseTuple) and len(idx) <= arr.ndim and \
-            not any(isinstance(t, (types.EllipsisType, types.NoneType)) for t in idx):
-        checks = [(k, f"idx[{k}]", t.signed) for k, t in enumerate(idx) if isinstance(t, types.Integer)]
-    else:
-        checks = []
-    src = "def impl(arr, idx, line):\n" + "".join(_check_axis_src(*c) for c in checks) + \
-        "    return idx\n"
-    ns = {"_u64": np.uint64, "_i64": np.int64, "_store_out_of_bounds": _store_out_of_bounds}
-    exec(src, ns)
-    return ns["impl"]
 
 
 def _lane_ptr(context, builder, arrty, arr, idx):

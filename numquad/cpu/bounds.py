@@ -1,0 +1,266 @@
+"""Bounds checks of a release build's array accesses (``debug=False``).
+
+Every store and every load of a kernel's arrays (parameters, globals, shared and
+local arrays) is checked: an integer index outside ``-n .. n - 1`` of its axis
+(negative ones wrap, as Numba indexes) is an error at the user's line, never a
+read or write of other memory. ``debug=True`` checks with Numba's boundscheck
+instead. What the checks cost is in docs/BENCHMARKS.md.
+
+- A store (``a[i] = v``, ``a[y, x] += v``) raises at once, before anything is
+  written past the array: :func:`store_index`.
+- A load outside a lane loop (the kernel's uniform code: ``t = tab[blockIdx.x]``)
+  raises at once too: :func:`load_index`.
+- A load inside a lane loop does not raise there: LLVM does not vectorise a loop
+  with an exit in its body, and a lane loop guarded by ``if i < n`` is the
+  commonest loop there is. :func:`lane_load` reads the element only where the
+  index is inside the array (the loop vectoriser makes the branch a masked vector
+  load), gives 0 elsewhere, and ors the failure into a flag of the block function's
+  *bounds state* (:func:`bounds_state`), one flag (a *slot*) per axis of each load,
+  which LLVM keeps in a register through the loop. After the loop
+  :func:`check_slot` raises if the flag is set.
+
+The checks take an array's shape (:func:`shape_of`), and the loads are LLVM IR,
+not Numba functions taking the array: a Numba function that takes an array and
+branches counts a reference on it at each call (an atomic increment and
+decrement, in every lane of a lane loop: 3-7x on the tiled matmul).
+
+A check raises ``IndexError("store" or "load", line, index, axis, size)``, or, after
+a lane loop, ``IndexError("lane load", line, axis, size)`` (the index is not kept;
+the size is -1 where the array differs per lane); the launch turns it into a
+``NumquadIndexError`` at the user's line (cpu/dispatch.py). Slices and array
+indices are left to Numba.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic, overload, register_jitable
+
+__all__ = ["store_index", "load_index", "shape_of", "lane_load", "bounds_state", "check_slot"]
+
+_i64 = ir.IntType(64)
+_SCALARS = (types.Integer, types.Float, types.Boolean)
+
+
+def store_index(shape, idx, line):
+    """``idx``, after checking that ``arr[idx] = ...`` stays inside an array of
+    *shape* (:func:`shape_of`; raises ``IndexError("store", line, index, axis, size)``
+    before the store)."""
+    return idx
+
+
+def load_index(shape, idx, line):
+    """``idx``, after checking that the load ``arr[idx]`` stays inside an array of
+    *shape* (raises ``IndexError("load", line, index, axis, size)``); for code
+    outside lane loops."""
+    return idx
+
+
+def lane_load(arr, idx, state, slot, shape):
+    """``arr[idx]`` in a lane loop: the element where every integer of *idx* is inside
+    its axis, else 0 with the failure ored into *state*'s slots ``slot + axis``;
+    :func:`check_slot` raises it after the loop. *shape*: the array's shape where it
+    is a constant (a shared or local array), so that LLVM can prove the index inside
+    (``sA[ty, k]`` in a loop over k < 16); else None."""
+    return arr[idx]
+
+
+def check_slot(state, slot, axis, line, shape):
+    """Raises ``IndexError("lane load", line, axis, size)`` when a lane loop's load
+    failed on its *axis* (recorded in *slot*); *shape*: the array's shape after the
+    loop, None where it differs per lane."""
+
+
+@intrinsic
+def shape_of(typingctx, x):
+    """``x.shape`` for an array, None for anything else (a tuple, a list, a record)."""
+    if not isinstance(x, types.Array):
+        return types.none(x), lambda context, builder, sig, args: context.get_dummy_value()
+
+    def codegen(context, builder, sig, args):
+        return context.make_array(sig.args[0])(context, builder, args[0]).shape
+    return types.UniTuple(types.intp, x.ndim)(x), codegen
+
+
+def _axes(ndim, idx):
+    """[(axis, index expression, signed)] of the integers in *idx* (an integer, or a
+    tuple of integers, slices and arrays) into an array of *ndim* dimensions, or
+    None for anything else (``...``, ``None``, an array index)."""
+    if isinstance(idx, types.Integer):
+        return [(0, "idx", idx.signed)]
+    if isinstance(idx, types.BaseTuple) and len(idx) <= ndim and \
+            not any(isinstance(t, (types.EllipsisType, types.NoneType)) for t in idx):
+        return [(k, f"idx[{k}]", t.signed) for k, t in enumerate(idx) if isinstance(t, types.Integer)]
+    return None
+
+
+def _bad_src(k, expr, signed, shape):
+    # one unsigned compare: -n <= idx < n  <=>  uint(idx + n) < uint(2n); an unsigned
+    # index does not wrap (Numba's indexing)
+    test = f"_u64(_i64({expr}) + n{k}) >= _u64(2 * n{k})" if signed else f"_u64({expr}) >= _u64(n{k})"
+    return f"    n{k} = {shape}[{k}]\n    bad{k} = {test}\n"
+
+
+def _exec(src, **names):
+    ns = {"_u64": np.uint64, "_i64": np.int64, **names}
+    exec(src, ns)
+    return ns["impl"]
+
+
+@register_jitable(inline="never")
+def _out_of_bounds(kind, line, idx, axis, n):
+    raise IndexError(kind, line, idx, axis, n)
+
+
+def _index_check(kind):
+    def typer(shape, idx, line):
+        axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
+        src = "def impl(shape, idx, line):\n" + "".join(
+            _bad_src(*a, "shape") + f"    if bad{a[0]}:\n"
+            f"        _out_of_bounds({kind!r}, line, {a[1]}, {a[0]}, n{a[0]})\n"
+            for a in axes) + "    return idx\n"
+        return _exec(src, _out_of_bounds=_out_of_bounds)
+    return typer
+
+
+overload(store_index, inline="always")(_index_check("store"))
+overload(load_index, inline="always")(_index_check("load"))
+
+
+# -- the bounds state of lane loops --------------------------------------------------
+
+@intrinsic
+def bounds_state(typingctx, nslots):
+    """A fresh ``uint64[nslots]`` of zeros on the stack of the block function, as a
+    pointer: its words are only read and written at constant offsets, so LLVM keeps
+    each one in a register through a lane loop."""
+    if not isinstance(nslots, types.IntegerLiteral):
+        raise TypingError(f"bounds_state() takes a constant; got {nslots}")
+    count = max(nslots.literal_value, 1)
+
+    def codegen(context, builder, sig, args):
+        ptr = cgutils.alloca_once(builder, _i64, size=count, name="nq_bounds")
+        for k in range(count):
+            builder.store(_i64(0), builder.gep(ptr, [_i64(k)]))
+        return ptr
+    return types.CPointer(types.uint64)(nslots), codegen
+
+
+def _note_ir(builder, state, slot, bad):
+    p = builder.gep(state, [slot])
+    builder.store(builder.or_(builder.load(p), builder.zext(bad, _i64)), p)
+
+
+@intrinsic
+def _note(typingctx, state, slot, bad):
+    """flag[slot] |= bad."""
+    def codegen(context, builder, sig, args):
+        _note_ir(builder, args[0], context.cast(builder, args[1], sig.args[1], types.int64), args[2])
+        return context.get_dummy_value()
+    return types.none(state, slot, types.boolean), codegen
+
+
+@intrinsic
+def _flag(typingctx, state, slot):
+    """flag[slot], as a bool."""
+    def codegen(context, builder, sig, args):
+        sl = context.cast(builder, args[1], sig.args[1], types.int64)
+        return builder.icmp_unsigned("!=", builder.load(builder.gep(args[0], [sl])), _i64(0))
+    return types.boolean(state, slot), codegen
+
+
+@intrinsic
+def _zero_if(typingctx, bad, i):
+    """``0 if bad else i``, as one select."""
+    def codegen(context, builder, sig, args):
+        return builder.select(args[0], args[1].type(0), args[1])
+    return i(types.boolean, i), codegen
+
+
+@intrinsic
+def _load_scalar(typingctx, arr, idx, state, slot, shape):
+    """:func:`lane_load` of one element (an integer per axis), in LLVM IR."""
+    idxs = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
+    if not (isinstance(arr, types.Array) and isinstance(arr.dtype, _SCALARS) and len(idxs) == arr.ndim
+            and all(isinstance(t, types.Integer) for t in idxs)):
+        raise TypingError(f"_load_scalar() takes an array of scalars and an integer per axis; got {arr}, {idx}")
+
+    def codegen(context, builder, sig, args):
+        arrty, idxty, _, slotty, shapety = sig.args
+        ary = context.make_array(arrty)(context, builder, args[0])
+        slot = context.cast(builder, args[3], slotty, types.int64)
+        if isinstance(shapety, types.NoneType):
+            sizes = cgutils.unpack_tuple(builder, ary.shape, arrty.ndim)
+        else:
+            sizes = [context.cast(builder, builder.extract_value(args[4], k), shapety[k], types.int64)
+                     for k in range(arrty.ndim)]
+        raw = cgutils.unpack_tuple(builder, args[1], len(idxs)) if isinstance(idxty, types.BaseTuple) \
+            else [args[1]]
+        any_bad = cgutils.false_bit
+        inds = []
+        for k, (t, v) in enumerate(zip(idxs, raw)):
+            i, n = context.cast(builder, v, t, types.int64), sizes[k]
+            if t.signed:
+                # -n <= i < n as two signed compares (not _bad_src's one unsigned compare:
+                # LLVM folds these with a loop's range and a guard ``if i < n``, so a
+                # shared array's load in a loop over its constant shape costs nothing);
+                # a negative i counts from the end
+                bad = builder.or_(builder.icmp_signed(">=", i, n), builder.icmp_signed("<", i, builder.neg(n)))
+                i = builder.select(builder.icmp_signed("<", i, _i64(0)), builder.add(i, n), i)
+            else:
+                bad = builder.icmp_unsigned(">=", i, n)
+            _note_ir(builder, args[2], builder.add(slot, _i64(k)), bad)
+            any_bad = builder.or_(any_bad, bad)
+            inds.append(i)
+        strides = cgutils.unpack_tuple(builder, ary.strides, arrty.ndim)
+        with builder.if_else(any_bad, likely=False) as (then, otherwise):
+            with then:
+                bb_bad = builder.basic_block
+            with otherwise:
+                ptr = cgutils.get_item_pointer2(context, builder, ary.data, sizes, strides, arrty.layout, inds)
+                val = context.unpack_value(builder, arrty.dtype, ptr)
+                bb_ok = builder.basic_block
+        phi = builder.phi(val.type)
+        phi.add_incoming(context.get_constant(arrty.dtype, 0), bb_bad)
+        phi.add_incoming(val, bb_ok)
+        return phi
+    return arr.dtype(arr, idx, state, slot, shape), codegen
+
+
+@overload(lane_load, inline="always")
+def _lane_load(arr, idx, state, slot, shape):
+    axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
+    if axes is None:
+        return lambda arr, idx, state, slot, shape: arr[idx]
+    if isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
+        # one element: a branch the loop vectoriser turns into a masked load
+        return lambda arr, idx, state, slot, shape: _load_scalar(arr, idx, state, slot, shape)
+    # a view or a record: read at index 0 of each bad axis instead (n == 0 aside,
+    # inside the array; the flag raises before anything uses it), with no branch
+    shp = "arr.shape" if isinstance(shape, types.NoneType) else "shape"
+    notes = "".join(_bad_src(*a, shp) + f"    _note(state, slot + {a[0]}, bad{a[0]})\n" for a in axes)
+    parts = [f"idx[{k}]" for k in range(len(idx))] if isinstance(idx, types.BaseTuple) else ["idx"]
+    parts = [f"_zero_if(bad{k}, {e})" if any(a[0] == k for a in axes) else e for k, e in enumerate(parts)]
+    body = f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
+    return _exec("def impl(arr, idx, state, slot, shape):\n" + notes + body, _note=_note, _zero_if=_zero_if)
+
+
+@register_jitable(inline="never")
+def _lane_out_of_bounds(line, axis, n):
+    raise IndexError("lane load", line, axis, n)
+
+
+@overload(check_slot, inline="always")
+def _check_slot(state, slot, axis, line, shape):
+    if isinstance(shape, types.BaseTuple):
+        def impl(state, slot, axis, line, shape):
+            if _flag(state, slot):
+                _lane_out_of_bounds(line, axis, shape[axis])
+    else:
+        def impl(state, slot, axis, line, shape):
+            if _flag(state, slot):
+                _lane_out_of_bounds(line, axis, -1)
+    return impl
