@@ -1064,8 +1064,11 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
     if dt is None and lenient and _is_numba_type(obj):
         return None
     if dt is None or not (dt.kind in "biufc" or (dt.fields and (lenient or not dynamic))):
-        return (f"{what}: unsupported dtype {ast.unparse(dtype)}; it takes a bool, integer, "
-                f"float or complex NumPy/Numba type, or a record dtype")
+        # a string NumPy does not know: numba.cuda's words for it (as cpu/frontend.py)
+        bad = f"Invalid NumPy dtype specified: '{obj}'" if isinstance(obj, str) and dt is None \
+            else f"unsupported dtype {ast.unparse(dtype)}"
+        return (f"{what}: {bad}; it takes a bool, integer, float or complex NumPy/Numba type, "
+                f"or a record dtype")
     return None
 
 

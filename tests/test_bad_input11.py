@@ -133,7 +133,7 @@ def k_no_dtype(out):
 
 
 BAD_ALLOCATIONS = [
-    (k_int33, "unsupported dtype 'int33'; " + DTYPE_WORDS),
+    (k_int33, "Invalid NumPy dtype specified: 'int33'; " + DTYPE_WORDS),
     (k_list_shape, SHAPE_WORDS, "got [5, 6]"),
     (k_float_shape, SHAPE_WORDS, "got 4.0"),
     (k_zero_shape, SHAPE_WORDS, "got 0"),

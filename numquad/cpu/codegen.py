@@ -53,11 +53,14 @@ before the counter so that they never meet the fixed helper names below:
                        itemsize_<name>`` the constants of a local or shared array
 ``_nq_cu_*``           numba.cuda's kernel API on the CPU (numquad/cpu/cudaapi.py)
 ``_nq_atomic_*``       atomics (numquad/cpu/atomics.py)
+``_nq_six``, ``_nq_lix``,  the bounds checks of a release build (numquad/cpu/bounds.py):
+``_nq_lck``, ``_nq_lbc``,  a store's and a uniform load's index, a lane loop's load and
+``_nq_lb``, ``_nq_shp``    its check after the loop, the bounds state, an array's shape
 ``_nq_ld``, ``_nq_st``, ``_nq_stm``, ``_nq_lanes``, ``_nq_any``, ``_nq_all``,
-``_nq_mcopy``, ``_nq_mandnot``, ``_nq_six``, ...
+``_nq_mcopy``, ``_nq_mandnot``, ...
                        helpers bound in :func:`_namespace` (lane loads and stores,
                        a store kept where a lane is inactive, lane arrays, mask
-                       votes, mask copies and updates, the store check)
+                       votes, mask copies and updates)
 =====================  ============================================================
 """
 
@@ -367,7 +370,8 @@ def _namespace(fe):
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
         "_nq_six": _bounds.store_index, "_nq_lix": _bounds.load_index, "_nq_lck": _bounds.lane_load,
-        "_nq_shp": _bounds.shape_of, "_nq_lbs": _bounds.bounds_state, "_nq_lbc": _bounds.check_slot, "_nq_stm": _intr.lane_store_if,
+        "_nq_shp": _bounds.shape_of, "_nq_lbs": _bounds.bounds_state, "_nq_lbc": _bounds.check_slot,
+        "_nq_stm": _intr.lane_store_if,
         "_nq_mcopy": _intr.mask_copy, "_nq_mandnot": _intr.mask_andnot,
     })
     for dt, n in _SCALAR_NAMES.items():
@@ -1425,10 +1429,11 @@ class _CheckedLoads(ast.NodeTransformer):
 
     Outside lane loops the index passes through ``_nq_lix``, which raises at once.
     Inside one the load becomes ``_nq_lck(a, idx, _nq_lb, slot, shape)`` (*shape*: a
-    shared or local array's constant shape, else None): 0 where the index
-    is outside the array, the failure noted in the slots ``slot + axis`` of the
-    block function's bounds state ``_nq_lb``; after the loop one ``_nq_lbc`` per
-    slot raises it, with the array's shape where the loop does not assign it. *arrays* tells which names are arrays, *shapes* the constant shapes."""
+    shared or local array's constant shape, else None): 0 where the index is outside
+    the array, the failure noted in the slots ``slot + axis`` of the block
+    function's bounds state ``_nq_lb``; after the loop one ``_nq_lbc`` per slot
+    raises it, with the array's shape where the loop does not assign it. *arrays*
+    tells which names are arrays, *shapes* the constant shapes."""
 
     _LANE_TARGETS = (L, "_nq_ly")
 
