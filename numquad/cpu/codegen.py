@@ -226,8 +226,11 @@ class _Subst(ast.NodeTransformer):
                             isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
                     # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
-                    sub.slice = ast.copy_location(_call("_nq_six", _call("_nq_shp", _name(sub.value.id)),
-                                                        sub.slice, _const(line)), sub.slice)
+                    alloc = self.fe.allocs.get(sub.value.id)
+                    # a shared or local array's shape is a constant (as _CheckedLoads)
+                    shape = ast.Tuple([_const(int(v)) for v in alloc[1]], ast.Load()) \
+                        if alloc and alloc[0] in ("shared", "local") else _call("_nq_shp", _name(sub.value.id))
+                    sub.slice = ast.copy_location(_call("_nq_six", shape, sub.slice, _const(line)), sub.slice)
         return node
 
     def visit_Assign(self, node):

@@ -26,7 +26,7 @@ class TestDeviceFunc(PortedCase):
     _check_cpu_dispatcher = _PortedEarlier._check_cpu_dispatcher
 
     @cpu_xfail("the CPU target calls a Numba CPU @jit function with an explicit signature from a kernel "
-               "(numba.cuda: TypingError)", cuda_too=True)
+               "(numba.cuda: TypingError)")
     def test_cpu_dispatcher_invalid(self):
         # Test invalid usage
         # Explicit signature disables compilation, which also disable
