@@ -59,14 +59,19 @@ def _check(name, ary, idx, allowed):
                           f"{ary.ndim} integers; got {idx}")
 
 
-def _ptr(context, builder, aryty, ary, idxty, idx):
-    arr = context.make_array(aryty)(context, builder, ary)
+def _indices(context, builder, idxty, idx):
+    """An atomic's index (an integer or a tuple of them) as a list of intp values."""
     if isinstance(idxty, types.BaseTuple):
         idxs = cgutils.unpack_tuple(builder, idx, len(idxty))
         idxtys = idxty.types
     else:
         idxs, idxtys = [idx], [idxty]
-    idxs = [context.cast(builder, i, t, types.intp) for i, t in zip(idxs, idxtys)]
+    return [context.cast(builder, i, t, types.intp) for i, t in zip(idxs, idxtys)]
+
+
+def _ptr(context, builder, aryty, ary, idxty, idx):
+    arr = context.make_array(aryty)(context, builder, ary)
+    idxs = _indices(context, builder, idxty, idx)
     # checked in release builds too, as stores are (cpu/bounds.py, store_index):
     # an atomic outside the array would write other memory
     return cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True,

@@ -53,6 +53,11 @@ before the counter so that they never meet the fixed helper names below:
                        itemsize_<name>`` the constants of a local or shared array
 ``_nq_cu_*``           numba.cuda's kernel API on the CPU (numquad/cpu/cudaapi.py)
 ``_nq_atomic_*``       atomics (numquad/cpu/atomics.py)
+``_nq_patomic_*``,     an atomic add into an array's private copy ``_nq_pv_<name>``,
+``_nq_pv_<name>``,     made by ``_nq_palloc`` and added into the array by
+``_nq_palloc``,        ``_nq_pmerge``; ``_nq_pon`` the block function's parameter
+``_nq_pmerge``,        that allows them (numquad/cpu/private_atomics.py)
+``_nq_pon``
 ``_nq_six``, ``_nq_lix``,  the bounds checks of a release build (numquad/cpu/bounds.py):
 ``_nq_lck``, ``_nq_lbc``,  a store's and a uniform load's index, a lane loop's load and
 ``_nq_lb``, ``_nq_shp``    its check after the loop, the bounds state, an array's shape
@@ -80,6 +85,7 @@ from . import frontend as _fe
 from . import bounds as _bounds
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
+from . import private_atomics as _private
 from .atomics import ATOMICS
 from .typing import STANDINS
 
@@ -184,12 +190,13 @@ class _Subst(ast.NodeTransformer):
     loop, 2-D/3-D block), "uniform" (outside lane loops) or "shadow" (typing).
     """
 
-    def __init__(self, fe, mode, fn_names, block_mode=False, debug=False):
+    def __init__(self, fe, mode, fn_names, block_mode=False, debug=False, private=()):
         self.fe = fe
         self.mode = mode
         self.fn_names = fn_names
         self.block_mode = block_mode
         self.debug = debug
+        self.private = private      # arrays with private copies (cpu/private_atomics.py)
 
     def _tid(self, axis, assume=True):
         """threadIdx.<axis> in this lane; *assume* tells LLVM it is >= 0 (an index into
@@ -349,7 +356,12 @@ class _Subst(ast.NodeTransformer):
             want = form.count(",") + 1
             if len(node.args) != want:
                 self.fe.error(f"xpu.{b}({form}) takes {want} arguments; got {len(node.args)}", node)
-            return _call(f"_nq_atomic_{b.split('.')[1]}", *[self.visit(a) for a in node.args])
+            args = [self.visit(a) for a in node.args]
+            arr = node.args[0]
+            if self.mode != "shadow" and isinstance(arr, ast.Name) and arr.id in self.private:
+                # into the call's private copy, merged at its end (cpu/private_atomics.py)
+                return _call(f"_nq_patomic_{b.split('.')[1]}", args[0], _name(f"_nq_pv_{arr.id}"), *args[1:])
+            return _call(f"_nq_atomic_{b.split('.')[1]}", *args)
         if b == "syncthreads":
             self.fe.error("xpu.syncthreads() must be a statement of its own", node)
         lowered = _cudaapi.lower_call(self, b, node)
@@ -381,6 +393,10 @@ def _namespace(fe):
         ns[n] = dt.type
     for n, f in ATOMICS.items():
         ns[f"_nq_atomic_{n}"] = f
+    for n, f in _private.PRIVATE_ATOMICS.items():
+        ns[f"_nq_patomic_{n}"] = f
+    ns["_nq_palloc"] = _private.private_alloc
+    ns["_nq_pmerge"] = _private.private_merge
     ns.update(_cudaapi.namespace())
     for name, (kind, shape, dt, _) in fe.allocs.items():
         ns[f"_nq_shape_{name}"] = shape
@@ -713,6 +729,8 @@ class _BlockGen:
     def __init__(self, fe, typemap, nd, debug, fast_path=True):
         self.fe = fe
         self.typemap = typemap
+        # integer arrays touched only by atomic adds: a private copy per call
+        self.private = _private.private_arrays(fe, typemap)
         self.nd = nd
         self.debug = debug
         self.fast_path = fast_path
@@ -1103,7 +1121,8 @@ class _BlockGen:
 
     # -- emission -------------------------------------------------------------------
     def subst(self, stmts, mode):
-        return [_Subst(self.fe, mode, self.fn_names, self.block_mode, self.debug).visit(copy.deepcopy(s))
+        return [_Subst(self.fe, mode, self.fn_names, self.block_mode, self.debug,
+                       self.private).visit(copy.deepcopy(s))
                 for s in stmts]
 
     def gen_items(self, items, frames):
@@ -1354,6 +1373,8 @@ class _BlockGen:
                   for p in fe.env.params]
         if any(a[0] == "dynshared" for a in fe.allocs.values()):
             params.append("_nq_dynsmem")        # the launch's dynamic shared memory, bytes
+        if self.private:
+            params.append("_nq_pon")            # 0: the launch refused private copies
         pro = []
         if isinstance(self.nd, tuple):
             # compiled for this block shape (cpu/dispatch.py): blockDim as constants
@@ -1383,6 +1404,15 @@ class _BlockGen:
                 ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W)),
                 ast.Mult(), _const(W)))))
         pro += _alloc_stmts(fe, per_lane=True)
+        # a zeroed private copy of each array only atomic adds touch (or an empty one
+        # where it does not pay), added into the array after the last block
+        # (cpu/private_atomics.py)
+        work = ast.BinOp(ast.BinOp(_name("_nq_pon"), ast.Mult(), ast.BinOp(_name("_nq_b1"), ast.Sub(),
+                                                                          _name("_nq_b0"))),
+                         ast.Mult(), _name("_nq_nt"))
+        pro += [_assign(_name(f"_nq_pv_{p}", ast.Store), _call("_nq_palloc", _name(p), copy.deepcopy(work)))
+                for p in self.private]
+        merge = [ast.Expr(_call("_nq_pmerge", _name(p), _name(f"_nq_pv_{p}"))) for p in self.private]
         # per wave: the entry mask, thread ids, reassigned parameters
         wave_pro = [
             _assign(_name("_nq_t0", ast.Store),
@@ -1422,7 +1452,7 @@ class _BlockGen:
         block_loop = ast.For(target=_name("_nq_b", ast.Store),
                              iter=_call("range", _name("_nq_b0"), _name("_nq_b1")),
                              body=block_ids + [wave_loop], orelse=[])
-        fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [block_loop], line)
+        fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [block_loop] + merge, line)
         _located([fn], line)
         return fn
 
@@ -1506,7 +1536,9 @@ def _check_loads(fn, typemap, ns, allocs):
 
 
 def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
-    """(block function, its Python source) for the Frontend *fe*."""
+    """(block function, its Python source, the parameters given private copies) for
+    the Frontend *fe*. With private copies the block function takes ``_nq_pon``
+    after the user's parameters (and ``_nq_dynsmem``): cpu/private_atomics.py."""
     gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
     fn_ast = gen.build(f"_nq_block_{fe.pyfunc.__name__}")
     ns = _namespace(fe)
@@ -1520,4 +1552,4 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
     if not debug:
         _check_loads(fn_ast, typemap, ns, fe.allocs)
     func, mod = _compile_fn(fe, fn_ast, ns)
-    return func, ast.unparse(mod)
+    return func, ast.unparse(mod), gen.private

@@ -28,6 +28,7 @@ from . import codegen as _cg
 from . import diskcache as _diskcache
 from . import frontend as _fe
 from . import launch as _launch
+from .private_atomics import private_launch_flag as _private_launch_flag
 from .._conversions import saturating_conversions as _saturating_conversions
 from .._sites import launch_prefix
 from .typing import shadow_types
@@ -274,10 +275,13 @@ def _typeof_args(dispatcher, args, launch=False):
 class _Compiled:
     """One specialisation: block function + launcher, and their source."""
 
-    def __init__(self, block, source, dynsmem=False):
+    def __init__(self, block, source, dynsmem=False, private=()):
         self.block = block
         self.source = source
         self.dynsmem = dynsmem          # takes the launch's dynamic shared memory size
+        # positions of the arguments given private copies: the block function takes
+        # _nq_pon, whether the launch allows them (cpu/private_atomics.py)
+        self.private = private
 
 
 def _reject_float16(d, argtypes):
@@ -397,7 +401,7 @@ class CPUTarget:
         except _nb_errors.UnsupportedBytecodeError as e:
             from .._numbatext import unsupported_construct
             raise unsupported_construct(d, e) from None
-        block_py, source = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
+        block_py, source, private = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
@@ -407,14 +411,14 @@ class CPUTarget:
             if key is not None:
                 block._cache = _diskcache.BlockCache(block_py, key)
         dynsmem = any(a[0] == "dynshared" for a in fe.allocs.values())
-        block_sig = tuple(argtypes) + (numba.types.int64,) * (len(_cg.BLOCK_PARAMS) + dynsmem)
+        block_sig = tuple(argtypes) + (numba.types.int64,) * (len(_cg.BLOCK_PARAMS) + dynsmem + bool(private))
         try:
             with _wave_codegen():
                 block.compile(block_sig)
             _drop_compile_state(block)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
-        return _Compiled(block, source, dynsmem)
+        return _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private))
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
@@ -434,6 +438,8 @@ class CPUTarget:
             args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra),)
         elif len(extra) > 1:
             _xpu.dynamic_shared_bytes(self.dispatcher, extra)   # checked as the GPU would
+        if compiled.private:
+            args = tuple(args) + (_private_launch_flag(args, compiled.private),)
         try:
             _launch.run_grid(compiled.block, args, g, b)
         except IndexError as e:
