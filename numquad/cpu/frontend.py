@@ -48,6 +48,8 @@ __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop",
 #: the lane index, ``_nq_w`` the wave, ``_nq_t0``/``_nq_tx..z`` thread ids,
 #: ``_nq_G`` lanes per group, ``_nq_XL_<Ns>_<op>`` whole-wave intrinsics,
 #: ``_nq_SH_<Ns>_<op>`` their typing stand-ins, ``_nq_atomic_<name>`` atomics,
+#: ``_nq_patomic_<name>``/``_nq_pv_<name>``/``_nq_palloc``/``_nq_pmerge``/``_nq_pon``
+#: atomics into private copies (cpu/private_atomics.py),
 #: ``_nq_i32``/``_nq_i64``/``_nq_u32``/``_nq_T_<dtype>`` scalar types and
 #: ``_nq_shape_<name>``/``_nq_dtype_<name>`` shared/local array layouts.
 _RESERVED = "_nq_"
