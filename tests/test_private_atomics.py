@@ -343,3 +343,31 @@ def test_returns_still_reach_the_merge(rng):
     _k_early_return[-(-x.size // 256) + 3, 256](x, hist, 10)
     _k_early_return[-(-x.size // 256), 256](x, hist, 1)
     np.testing.assert_array_equal(hist, np.bincount(x, minlength=256))
+
+
+@xpu.jit
+def _k_dynshared_hist(x, hist):
+    s = xpu.shared.array(0, dtype=np.int32)         # the launch's dynamic shared memory
+    t = xpu.threadIdx.x
+    i = xpu.grid(1)
+    s[t] = x[i] if i < x.shape[0] else -1
+    xpu.syncthreads()
+    if s[t] >= 0:
+        xpu.atomic.add(hist, s[t], 1)
+
+
+def test_strided_bins_and_dynamic_shared_memory(rng):
+    x = rng.integers(0, 16, 120_000).astype(np.int32)
+    want = np.bincount(x, minlength=16)
+    base = np.zeros(32, np.int64)
+    _k_hist[-(-x.size // 256), 256](x, base[::2])               # a strided view
+    np.testing.assert_array_equal(base[::2], want)
+    assert not base[1::2].any()
+    f = np.zeros((4, 4), np.uint32, order="F")
+    _k_hist2d[-(-x.size // 256), 256](x // 4, (x % 4).astype(np.int32), f)
+    np.testing.assert_array_equal(f, want.reshape(4, 4))
+    hist = np.zeros(16, np.uint64)
+    _k_dynshared_hist[-(-x.size // 128), 128, 0, 128 * 4](x, hist)
+    np.testing.assert_array_equal(hist, want)
+    src = _k_dynshared_hist.inspect_cpu_source(_sig(x, hist))
+    assert "(x, hist, _nq_dynsmem, _nq_pon, _nq_b0" in src
