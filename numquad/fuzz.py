@@ -853,8 +853,9 @@ class Generator:
             body.append(f"        {k}[q] = np.{dt}(0)  # keep")
             body.append("xpu.syncthreads()  # keep")
             body.append(f"if {self.cond(sc, uniform_ok=False)}:")
-            body.append(f"    xpu.atomic.{self.pick(['add', 'max', 'min'])}({k}, t & np.int32(15), "
-                        f"{self.expr(dt, sc, 2)})")
+            with self._some_lanes():        # (seed 72 #127 hung the H200: a full-mask shfl here)
+                val = self.expr(dt, sc, 2)
+            body.append(f"    xpu.atomic.{self.pick(['add', 'max', 'min'])}({k}, t & np.int32(15), {val})")
             body.append("xpu.syncthreads()  # keep")
             v = self.assignable(sc)
             vt = sc.vars[v]

@@ -97,6 +97,29 @@ def test_no_full_mask_shuffle_where_only_some_lanes_evaluate_it():
     assert seen > 10                   # the generator still writes numba.cuda shuffles
 
 
+def test_no_full_mask_shuffle_in_a_shared_atomics_branch():
+    """The same inside the lane-varying ``if`` around a shared-memory atomic (seed 72
+    #127 hung the H200: ``xpu.atomic.max(sh, t & 15, cuda.shfl_down_sync(0xFFFFFFFF,
+    ...))`` there)."""
+    import ast
+    seen = 0
+    for index in range(300):
+        spec = fuzz.generate(72, index)
+        if "shared-atomic" not in spec.features:
+            continue
+        seen += 1
+        for node in ast.walk(ast.parse(spec.source)):
+            if isinstance(node, ast.If) and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and
+                    c.func.attr in ("add", "max", "min") and "atomic" in ast.unparse(c.func)
+                    for c in ast.walk(node)):
+                for call in ast.walk(node):
+                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+                            call.func.attr.startswith("shfl_"):
+                        assert ast.unparse(call.args[0]) == "cuda.activemask()", (index, ast.unparse(node))
+    assert seen > 5
+
+
 def test_repro_script_runs(tmp_path):
     spec = fuzz.generate(3, 1)
     path = fuzz.write_repro(3, 1, str(tmp_path), {"status": "mismatch", "failing": {}, "details": []},
