@@ -41,6 +41,7 @@ from numba.extending import intrinsic, overload, register_jitable
 
 __all__ = ["store_index", "load_index", "shape_of", "lane_load", "bounds_state", "check_slot"]
 
+_i8 = ir.IntType(8)
 _i64 = ir.IntType(64)
 _SCALARS = (types.Integer, types.Float, types.Boolean)
 
@@ -134,24 +135,25 @@ overload(load_index, inline="always")(_index_check("load"))
 
 @intrinsic
 def bounds_state(typingctx, nslots):
-    """A fresh ``uint64[nslots]`` of zeros on the stack of the block function, as a
-    pointer: its words are only read and written at constant offsets, so LLVM keeps
-    each one in a register through a lane loop."""
+    """A fresh ``uint8[nslots]`` of zeros on the stack of the block function, as a
+    pointer: its bytes are only read and written at constant offsets, so LLVM keeps
+    each one in a register through a lane loop (bytes, not words: a vectorised or
+    over 16 lanes of bytes is one register, of words four)."""
     if not isinstance(nslots, types.IntegerLiteral):
         raise TypingError(f"bounds_state() takes a constant; got {nslots}")
     count = max(nslots.literal_value, 1)
 
     def codegen(context, builder, sig, args):
-        ptr = cgutils.alloca_once(builder, _i64, size=count, name="nq_bounds")
+        ptr = cgutils.alloca_once(builder, _i8, size=count, name="nq_bounds")
         for k in range(count):
-            builder.store(_i64(0), builder.gep(ptr, [_i64(k)]))
+            builder.store(_i8(0), builder.gep(ptr, [_i64(k)]))
         return ptr
-    return types.CPointer(types.uint64)(nslots), codegen
+    return types.CPointer(types.uint8)(nslots), codegen
 
 
 def _note_ir(builder, state, slot, bad):
     p = builder.gep(state, [slot])
-    builder.store(builder.or_(builder.load(p), builder.zext(bad, _i64)), p)
+    builder.store(builder.or_(builder.load(p), builder.zext(bad, _i8)), p)
 
 
 @intrinsic
@@ -168,7 +170,7 @@ def _flag(typingctx, state, slot):
     """flag[slot], as a bool."""
     def codegen(context, builder, sig, args):
         sl = context.cast(builder, args[1], sig.args[1], types.int64)
-        return builder.icmp_unsigned("!=", builder.load(builder.gep(args[0], [sl])), _i64(0))
+        return builder.icmp_unsigned("!=", builder.load(builder.gep(args[0], [sl])), _i8(0))
     return types.boolean(state, slot), codegen
 
 
