@@ -114,10 +114,11 @@ class NumquadIndexError(NumquadRuntimeError, IndexError):
     """An out-of-bounds array access in a kernel on the CPU target.
 
     Also an IndexError, as Numba's own bounds check raises. A release build checks
-    every store into an array (``a[i] = v``, ``a[y, x] += v``): a store outside the
-    array, such as the missing ``if i < n`` of a launch rounded up to whole
-    blocks, raises this at the store's line, and nothing is written past the
-    array. Loads are checked with ``debug=True`` only: without it a far
-    out-of-bounds read may end the process with a segmentation fault (Python's
+    every store and load of a kernel's arrays (``a[i] = v``, ``a[y, x] += v``,
+    ``v = a[i + 1]``): one outside the array, such as the missing ``if i < n`` of a
+    launch rounded up to whole blocks, raises this at its line, and nothing is
+    written or read past the array. The arrays of a device function the kernel
+    calls are checked with ``debug=True`` only: without it a far out-of-bounds
+    read there may end the process with a segmentation fault (Python's
     faulthandler then prints where the launch was).
     """
