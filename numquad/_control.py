@@ -415,6 +415,8 @@ class Analysis:
         self.name = dispatcher.__name__
         self.is_kernel = dispatcher.is_kernel
         self.tree = copy.deepcopy(dispatcher.source_tree)
+        # hasattr(M, "x") first, and the side of an ``if`` it rules out (feature detection)
+        fold_hasattr(self.tree, dispatcher.py_func)
         self.env = Env(dispatcher.py_func, self.tree)
         for name in sorted(self.env.locals):
             if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
@@ -868,6 +870,15 @@ class _HasattrFolder(ast.NodeTransformer):
             return node
         self.changed = True
         return folded
+
+    def visit_If(self, node):
+        # ``if hasattr(Wave, "x"): Wave.x(v)``: the side not taken goes, so that a
+        # name it reads and the module lacks is never typed (feature detection)
+        self.generic_visit(node)
+        if isinstance(node.test, ast.Constant) and isinstance(node.test.value, bool) and self.changed:
+            taken = node.body if node.test.value else node.orelse
+            return taken or ast.copy_location(ast.Pass(), node)
+        return node
 
 
 def fold_hasattr(tree, pyfunc) -> bool:

@@ -423,6 +423,29 @@ def _missing_attribute(path, obj, attr):
         _did_you_mean(attr, dir(obj), spell)
 
 
+def _hasattr_probes(codes):
+    """The (path, name) pairs of the ``hasattr(path, "name")`` calls in *codes*
+    (``hasattr(Wave, "reduceMean")``: ("Wave", "reduceMean")), from the bytecode."""
+    probes = set()
+    for c in codes:
+        instrs = list(dis.get_instructions(c))
+        for k, ins in enumerate(instrs):
+            if ins.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or ins.argval != "hasattr":
+                continue
+            path = None
+            for nxt in instrs[k + 1:]:
+                if path is None and nxt.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF"):
+                    path = nxt.argval
+                elif path is not None and nxt.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    path = f"{path}.{nxt.argval}"
+                elif path is not None and nxt.opname == "LOAD_CONST" and isinstance(nxt.argval, str):
+                    probes.add((path, nxt.argval))
+                    break
+                elif nxt.opname not in ("PUSH_NULL", "PRECALL", "CACHE"):
+                    break
+    return probes
+
+
 def _unresolved_name(fn):
     """(line, message) for the first global name, or attribute of a module or class,
     that *fn* reads and that does not exist; None when every one resolves.
@@ -440,6 +463,7 @@ def _unresolved_name(fn):
     codes = _code_objects(code)
     stored = {ins.argval for c in codes for ins in dis.get_instructions(c)
               if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+    probed = _hasattr_probes(codes)
     for c in codes:
         instrs = list(dis.get_instructions(c))
         for k, ins in enumerate(instrs):
@@ -467,6 +491,8 @@ def _unresolved_name(fn):
                 try:
                     obj = getattr(obj, nxt.argval)
                 except AttributeError:
+                    if (path, nxt.argval) in probed:
+                        break       # feature detection: ``if hasattr(Wave, "x"): Wave.x(v)``
                     return _instr_line(nxt, fn.__code__.co_firstlineno), \
                         _missing_attribute(path, obj, nxt.argval)
                 except Exception:       # noqa: BLE001 - a module's __getattr__ failing otherwise
