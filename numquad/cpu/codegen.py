@@ -168,6 +168,17 @@ class _NdLanes(ast.NodeTransformer):
         return node
 
 
+def _shape_arg(allocs, name):
+    """The constant shape of *name* where it is a shared or local array (*allocs*: the
+    frontend's), as a tuple expression, else None. The bounds checks take it: with a
+    constant LLVM proves most indices inside (``sA[ty, k]`` in a loop over k < 16),
+    and a loop it can no longer unroll does not keep the lane loop around it scalar."""
+    a = allocs.get(name)
+    if a is None or a[0] not in ("shared", "local"):
+        return None
+    return ast.Tuple([_const(int(v)) for v in a[1]], ast.Load())
+
+
 def _located(nodes, lineno):
     for n in nodes:
         for sub in ast.walk(n):
@@ -233,10 +244,7 @@ class _Subst(ast.NodeTransformer):
                             isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
                     # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
-                    alloc = self.fe.allocs.get(sub.value.id)
-                    # a shared or local array's shape is a constant (as _CheckedLoads)
-                    shape = ast.Tuple([_const(int(v)) for v in alloc[1]], ast.Load()) \
-                        if alloc and alloc[0] in ("shared", "local") else _call("_nq_shp", _name(sub.value.id))
+                    shape = _shape_arg(self.fe.allocs, sub.value.id) or _call("_nq_shp", _name(sub.value.id))
                     sub.slice = ast.copy_location(_call("_nq_six", shape, sub.slice, _const(line)), sub.slice)
         return node
 
@@ -1466,15 +1474,16 @@ class _CheckedLoads(ast.NodeTransformer):
     the array, the failure noted in the slots ``slot + axis`` of the block
     function's bounds state ``_nq_lb``; after the loop one ``_nq_lbc`` per slot
     raises it, with the array's shape where the loop does not assign it. *arrays*
-    tells which names are arrays, *shapes* the constant shapes."""
+    tells which names are arrays; *allocs* are the frontend's (constant shapes:
+    :func:`_shape_arg`)."""
 
     _LANE_TARGETS = (L, "_nq_ly")
 
-    def __init__(self, arrays, shapes):
+    def __init__(self, arrays, allocs):
         self.arrays = arrays
-        self.shapes = shapes
+        self.allocs = allocs
         self.slots = 0
-        self.pending = None         # [(slot, axis, line)] of the lane loop being visited
+        self.pending = None         # [(slot, axis, line, array)] of the lane loop being visited
 
     def _is_load(self, node):
         return isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and \
@@ -1493,8 +1502,7 @@ class _CheckedLoads(ast.NodeTransformer):
         naxes = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
         self.pending += [(slot + k, k, line, node.value.id) for k in range(naxes)]
-        shape = self.shapes.get(node.value.id)
-        shape = _const(None) if shape is None else ast.Tuple([_const(int(v)) for v in shape], ast.Load())
+        shape = _shape_arg(self.allocs, node.value.id) or _const(None)
         return ast.copy_location(_call("_nq_lck", _name(node.value.id), node.slice, _name("_nq_lb"),
                                        _const(slot), shape), node)
 
@@ -1522,14 +1530,9 @@ def _check_loads(fn, typemap, ns, allocs):
     """Rewrites the loads of *fn* (the block function's AST) as :class:`_CheckedLoads`
     says, with the bounds state made at the top of the function."""
     arrays = {n for n, t in typemap.items() if isinstance(t, types.Array)}
-    arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray) and not n.startswith("_nq_")}
-    arrays -= {n for n in arrays if n.startswith("_nq_")}
-    # a shared or local array's shape is a constant: with it LLVM proves most of their
-    # loads inside (``sA[ty, k]`` in a loop over k < 16), and a loop over k that it can
-    # no longer unroll does not keep the lane loop around it from vectorising
-    shapes = {n: a[1] for n, a in allocs.items() if a[0] in ("shared", "local")}
-    tr = _CheckedLoads(arrays, shapes)
-    fn.body = [st for b in fn.body for st in (lambda r: r if isinstance(r, list) else [r])(tr.visit(b))]
+    arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray)}
+    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_")}, allocs)
+    tr.visit(fn)
     if tr.slots:
         fn.body.insert(0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))],
                                    fn.lineno)[0])
