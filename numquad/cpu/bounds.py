@@ -33,13 +33,18 @@ indices are left to Numba.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload, register_jitable
 
-__all__ = ["store_index", "load_index", "shape_of", "lane_load", "bounds_state", "check_slot"]
+__all__ = ["store_index", "load_index", "shape_of", "lane_load", "bounds_state", "check_slot",
+           "device_site", "device_where", "device_load", "device_store", "device_store_ok", "state_at",
+           "check_call",
+           "lane_store_ok", "check_store_slot"]
 
 _i8 = ir.IntType(8)
 _i64 = ir.IntType(64)
@@ -182,9 +187,14 @@ def _zero_if(typingctx, bad, i):
     return i(types.boolean, i), codegen
 
 
-@intrinsic
-def _load_scalar(typingctx, arr, idx, state, slot, shape):
-    """:func:`lane_load` of one element (an integer per axis), in LLVM IR."""
+def _load_scalar_ir(per_axis):
+    """:func:`lane_load` of one element (an integer per axis), in LLVM IR; each axis
+    notes its failure in slot ``slot + axis`` when *per_axis*, else all in *slot*."""
+    return lambda typingctx, arr, idx, state, slot, shape: _load_scalar_sig(per_axis, arr, idx, state, slot,
+                                                                            shape)
+
+
+def _load_scalar_sig(per_axis, arr, idx, state, slot, shape):
     idxs = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
     if not (isinstance(arr, types.Array) and isinstance(arr.dtype, _SCALARS) and len(idxs) == arr.ndim
             and all(isinstance(t, types.Integer) for t in idxs)):
@@ -214,7 +224,7 @@ def _load_scalar(typingctx, arr, idx, state, slot, shape):
                 i = builder.select(builder.icmp_signed("<", i, _i64(0)), builder.add(i, n), i)
             else:
                 bad = builder.icmp_unsigned(">=", i, n)
-            _note_ir(builder, args[2], builder.add(slot, _i64(k)), bad)
+            _note_ir(builder, args[2], builder.add(slot, _i64(k if per_axis else 0)), bad)
             any_bad = builder.or_(any_bad, bad)
             inds.append(i)
         strides = cgutils.unpack_tuple(builder, ary.strides, arrty.ndim)
@@ -230,6 +240,10 @@ def _load_scalar(typingctx, arr, idx, state, slot, shape):
         phi.add_incoming(val, bb_ok)
         return phi
     return arr.dtype(arr, idx, state, slot, shape), codegen
+
+
+_load_scalar = intrinsic(_load_scalar_ir(True))
+_load_scalar_one = intrinsic(_load_scalar_ir(False))
 
 
 @overload(lane_load, inline="always")
@@ -265,4 +279,163 @@ def _check_slot(state, slot, axis, line, shape):
         def impl(state, slot, axis, line, shape):
             if _flag(state, slot):
                 _lane_out_of_bounds(line, axis, -1)
+    return impl
+
+
+# -- device functions -----------------------------------------------------------------
+# A device function (numba.cuda's ``@cuda.jit(device=True)``, an ``@xpu.jit`` function
+# a kernel calls) is a scalar function compiled on its own (cpu/devicefn.py): its loads
+# and stores are checked as the kernel's are, with the caller's bounds state passed in
+# (``state_at``: one slot per call site, every load of the function noting into it) or
+# None where the caller keeps none (debug builds, lane functions on arrays), and then a
+# load raises at once. An access of a device function is named by a *site*, an index
+# into a table of (file, line, function), since its line is in another file than the
+# kernel's.
+
+_DEVICE_SITES = []
+_device_sites_lock = threading.Lock()
+
+
+def device_site(filename, line, function):
+    """A new site number for an access at *filename*:*line* in *function*."""
+    with _device_sites_lock:
+        _DEVICE_SITES.append((filename, line, function))
+        return len(_DEVICE_SITES) - 1
+
+
+def device_where(site):
+    """(file, line, function) of a site number of :func:`device_site`."""
+    return _DEVICE_SITES[site]
+
+
+def device_load(arr, idx, state, site):
+    """``arr[idx]`` in a device function. With a bounds state (a pointer from
+    :func:`state_at`): as :func:`lane_load`, every axis noting its failure in the
+    state's first slot. Without one (None): raises ``IndexError("device load", site,
+    index, axis, size)`` at once."""
+    return arr[idx]
+
+
+def device_store(shape, idx, site):
+    """``idx``, after checking that a device function's ``arr[idx] = ...`` stays inside
+    an array of *shape* (raises ``IndexError("device store", site, index, axis,
+    size)``)."""
+    return idx
+
+
+def device_store_ok(shape, idx, state, site):
+    """True where a device function's store ``arr[idx] = ...`` stays inside an array of
+    *shape*. With a bounds state, else False with the failure noted in the state's
+    first slot; without one (None), raises ``IndexError("device store", site, index,
+    axis, size)``."""
+    return True
+
+
+def check_call(state, slot, line):
+    """Raises ``IndexError("device call", line)`` when a load of the device function
+    called at *line* (noting into *slot*) failed."""
+
+
+@intrinsic
+def state_at(typingctx, state, slot):
+    """The bounds state from *slot* on, for a device function's loads to note into."""
+    def codegen(context, builder, sig, args):
+        return builder.gep(args[0], [context.cast(builder, args[1], sig.args[1], types.int64)])
+    return state(state, slot), codegen
+
+
+overload(device_store)(_index_check("device store"))
+
+
+@overload(device_load)
+def _device_load(arr, idx, state, site):
+    if isinstance(arr, types.Record) and isinstance(idx, types.IntegerLiteral):
+        # r[0]: a record's field by position, which Numba lowers only as written
+        name = list(arr.fields)[idx.literal_value]
+        return _exec(f"def impl(arr, idx, state, site):\n    return arr[{name!r}]\n")
+    axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
+    if axes is None:
+        return lambda arr, idx, state, site: arr[idx]
+    if isinstance(state, (types.NoneType, types.Omitted)):
+        src = "def impl(arr, idx, state, site):\n" + "".join(
+            _bad_src(*a, "arr.shape") + f"    if bad{a[0]}:\n"
+            f"        _out_of_bounds('device load', site, {a[1]}, {a[0]}, n{a[0]})\n"
+            for a in axes) + "    return arr[idx]\n"
+        return _exec(src, _out_of_bounds=_out_of_bounds)
+    if isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
+        return lambda arr, idx, state, site: _load_scalar_one(arr, idx, state, 0, None)
+    notes = "".join(_bad_src(*a, "arr.shape") + f"    _note(state, 0, bad{a[0]})\n" for a in axes)
+    parts = [f"idx[{k}]" for k in range(len(idx))] if isinstance(idx, types.BaseTuple) else ["idx"]
+    parts = [f"_zero_if(bad{k}, {e})" if any(a[0] == k for a in axes) else e for k, e in enumerate(parts)]
+    body = f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
+    return _exec("def impl(arr, idx, state, site):\n" + notes + body, _note=_note, _zero_if=_zero_if)
+
+
+@overload(device_store_ok, inline="always")
+def _device_store_ok(shape, idx, state, site):
+    axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
+    if isinstance(state, (types.NoneType, types.Omitted)):
+        src = "def impl(shape, idx, state, site):\n" + "".join(
+            _bad_src(*a, "shape") + f"    if bad{a[0]}:\n"
+            f"        _out_of_bounds('device store', site, {a[1]}, {a[0]}, n{a[0]})\n"
+            for a in axes) + "    return True\n"
+        return _exec(src, _out_of_bounds=_out_of_bounds)
+    src = "def impl(shape, idx, state, site):\n" + "".join(
+        _bad_src(*a, "shape") + f"    _note(state, 0, bad{a[0]})\n" for a in axes) + \
+        f"    return not ({' | '.join(f'bad{a[0]}' for a in axes) or 'False'})\n"
+    return _exec(src, _note=_note)
+
+
+@register_jitable(inline="never")
+def _call_out_of_bounds(line):
+    raise IndexError("device call", line)
+
+
+@overload(check_call, inline="always")
+def _check_call(state, slot, line):
+    def impl(state, slot, line):
+        if _flag(state, slot):
+            _call_out_of_bounds(line)
+    return impl
+
+
+# -- stores in lane loops -------------------------------------------------------------
+
+def lane_store_ok(shape, idx, state, slot):
+    """True where a store ``arr[idx] = ...`` in a lane loop stays inside an array of
+    *shape*; else False, the failure ored into *state*'s slots ``slot + axis``
+    (:func:`check_store_slot` raises it after the loop). The loop makes the store
+    only where this is True: a masked vector store once vectorised."""
+    return True
+
+
+def check_store_slot(state, slot, axis, line, shape):
+    """Raises ``IndexError("lane store", line, axis, size)`` when a lane loop's store
+    failed on its *axis* (recorded in *slot*), as :func:`check_slot` for a load."""
+
+
+@overload(lane_store_ok, inline="always")
+def _lane_store_ok(shape, idx, state, slot):
+    axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
+    src = "def impl(shape, idx, state, slot):\n" + "".join(
+        _bad_src(*a, "shape") + f"    _note(state, slot + {a[0]}, bad{a[0]})\n" for a in axes) + \
+        f"    return not ({' | '.join(f'bad{a[0]}' for a in axes) or 'False'})\n"     # (no branch)
+    return _exec(src, _note=_note)
+
+
+@register_jitable(inline="never")
+def _lane_store_out_of_bounds(line, axis, n):
+    raise IndexError("lane store", line, axis, n)
+
+
+@overload(check_store_slot, inline="always")
+def _check_store_slot(state, slot, axis, line, shape):
+    if isinstance(shape, types.BaseTuple):
+        def impl(state, slot, axis, line, shape):
+            if _flag(state, slot):
+                _lane_store_out_of_bounds(line, axis, shape[axis])
+    else:
+        def impl(state, slot, axis, line, shape):
+            if _flag(state, slot):
+                _lane_store_out_of_bounds(line, axis, -1)
     return impl

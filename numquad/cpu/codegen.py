@@ -60,7 +60,9 @@ before the counter so that they never meet the fixed helper names below:
 ``_nq_pon``
 ``_nq_six``, ``_nq_lix``,  the bounds checks of a release build (numquad/cpu/bounds.py):
 ``_nq_lck``, ``_nq_lbc``,  a store's and a uniform load's index, a lane loop's load and
-``_nq_lb``, ``_nq_shp``    its check after the loop, the bounds state, an array's shape
+``_nq_lb``, ``_nq_shp``,   its check after the loop, the bounds state, an array's shape,
+``_nq_lsa``, ``_nq_lcc``   a device function's slot of the state and its check
+                       (device functions take the state as ``_nq_lb=``: cpu/devicefn.py)
 ``_nq_ld``, ``_nq_st``, ``_nq_stm``, ``_nq_lanes``, ``_nq_any``, ``_nq_all``,
 ``_nq_mcopy``, ``_nq_mandnot``, ...
                        helpers bound in :func:`_namespace` (lane loads and stores,
@@ -83,6 +85,7 @@ from .. import ops as _ops
 from .. import xpu as _xpu
 from . import frontend as _fe
 from . import bounds as _bounds
+from . import devicefn as _devicefn
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
 from . import private_atomics as _private
@@ -394,6 +397,8 @@ def _namespace(fe):
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
         "_nq_six": _bounds.store_index, "_nq_lix": _bounds.load_index, "_nq_lck": _bounds.lane_load,
         "_nq_shp": _bounds.shape_of, "_nq_lbs": _bounds.bounds_state, "_nq_lbc": _bounds.check_slot,
+        "_nq_lsa": _bounds.state_at, "_nq_lcc": _bounds.check_call,
+        "_nq_sok": _bounds.lane_store_ok, "_nq_lsc": _bounds.check_store_slot,
         "_nq_stm": _intr.lane_store_if,
         "_nq_mcopy": _intr.mask_copy, "_nq_mandnot": _intr.mask_andnot,
     })
@@ -1479,11 +1484,78 @@ class _CheckedLoads(ast.NodeTransformer):
 
     _LANE_TARGETS = (L, "_nq_ly")
 
-    def __init__(self, arrays, allocs):
+    def __init__(self, arrays, allocs, devices=frozenset()):
         self.arrays = arrays
         self.allocs = allocs
+        self.devices = devices      # the names of checked device functions (cpu/devicefn.py)
         self.slots = 0
         self.pending = None         # [(slot, axis, line, array)] of the lane loop being visited
+        self.uniform = None         # the same, of a statement outside lane loops (array None:
+                                    # a device function's call)
+
+    def visit(self, node):
+        if self.pending is not None or not isinstance(node, ast.stmt) or self._lane_for(node):
+            return super().visit(node)
+        outer, self.uniform = self.uniform, []
+        res = super().visit(node)
+        checks, self.uniform = self._checks(self.uniform), outer
+        return ([res] if isinstance(res, ast.AST) else res) + _located(checks, node.lineno) if checks else res
+
+    def _lane_for(self, node):
+        return isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
+            node.target.id in self._LANE_TARGETS
+
+    def visit_Call(self, node):
+        """A checked device function's call passes the bounds state from a slot of
+        its own, checked after the lane loop (or the statement) by ``_nq_lcc``."""
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.devices:
+            slot, self.slots = self.slots, self.slots + 1
+            node.keywords.append(ast.keyword(arg="_nq_lb", value=_call("_nq_lsa", _name("_nq_lb"), _const(slot))))
+            (self.uniform if self.pending is None else self.pending).append(
+                (slot, 0, getattr(node, "lineno", 0), None))
+        return node
+
+    def _checks(self, pending, assigned=()):
+        out = []
+        for s, k, line, arr, *store in pending:
+            if arr is None:
+                out.append(ast.Expr(_call("_nq_lcc", _name("_nq_lb"), _const(s), _const(line))))
+            else:
+                shape = _const(None) if arr in assigned else _call("_nq_shp", _name(arr))
+                out.append(ast.Expr(_call("_nq_lsc" if store else "_nq_lbc", _name("_nq_lb"), _const(s),
+                                          _const(k), _const(line), shape)))
+        return out
+
+    def _lane_store(self, node):
+        """``a[_nq_six(shape, idx, line)] = v`` (or ``+=``) in a lane loop: the store is
+        made only where *idx* is inside the array, the failure noted in the bounds
+        state and raised after the loop (``_nq_lsc``), as a load's is; an exit in the
+        loop would keep LLVM from vectorising it."""
+        t = node.targets[0] if isinstance(node, ast.Assign) else node.target
+        if self.pending is None or isinstance(node, ast.Assign) and len(node.targets) != 1 or \
+                not (isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Call) and
+                     isinstance(t.slice.func, ast.Name) and t.slice.func.id == "_nq_six"):
+            return None
+        shape, idx, line = t.slice.args
+        n = self.stores = getattr(self, "stores", 0) + 1
+        naxes = len(idx.elts) if isinstance(idx, ast.Tuple) else 1
+        slot, self.slots = self.slots, self.slots + naxes
+        self.pending += [(slot + k, k, line.value, t.value.id, "store") for k in range(naxes)]
+        pre = []
+        if isinstance(node, ast.Assign):    # Python's order: the value, then the index
+            pre.append(_assign(_name(f"_nq_sv{n}", ast.Store), node.value))
+            node.value = _name(f"_nq_sv{n}")
+        pre.append(_assign(_name(f"_nq_si{n}", ast.Store), idx))
+        t.slice = _name(f"_nq_si{n}")
+        test = _call("_nq_sok", shape, _name(f"_nq_si{n}"), _name("_nq_lb"), _const(slot))
+        return _located(pre + [ast.If(test=test, body=[node], orelse=[])], node.lineno)
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        return self._lane_store(node) or node
+
+    visit_AugAssign = visit_Assign
 
     def _is_load(self, node):
         return isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and \
@@ -1507,16 +1579,13 @@ class _CheckedLoads(ast.NodeTransformer):
                                        _const(slot), shape), node)
 
     def visit_For(self, node):
-        if self.pending is not None or not (isinstance(node.target, ast.Name) and
-                                            node.target.id in self._LANE_TARGETS):
+        if self.pending is not None or not self._lane_for(node):
             return self.generic_visit(node)
         self.pending = []
         self.generic_visit(node)
         # the size in the message: the array's after the loop, unless the loop assigns it
         assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        checks = [ast.Expr(_call("_nq_lbc", _name("_nq_lb"), _const(s), _const(k), _const(line),
-                                 _const(None) if arr in assigned else _call("_nq_shp", _name(arr))))
-                  for s, k, line, arr in self.pending]
+        checks = self._checks(self.pending, assigned)
         self.pending = None
         return [node] + _located(checks, node.lineno)
 
@@ -1531,7 +1600,8 @@ def _check_loads(fn, typemap, ns, allocs):
     says, with the bounds state made at the top of the function."""
     arrays = {n for n, t in typemap.items() if isinstance(t, types.Array)}
     arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray)}
-    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_")}, allocs)
+    devices = {n for n, v in ns.items() if _devicefn.is_checked(v)}
+    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_")}, allocs, devices)
     tr.visit(fn)
     if tr.slots:
         fn.body.insert(0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))],

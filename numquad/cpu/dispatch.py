@@ -24,7 +24,9 @@ from .. import _lanecall
 from .._source import code_names
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
+from . import bounds as _bounds
 from . import codegen as _cg
+from . import devicefn as _devicefn
 from . import diskcache as _diskcache
 from . import frontend as _fe
 from . import launch as _launch
@@ -341,17 +343,28 @@ class CPUTarget:
                 # functions; a declared signature is kept (cpu/cudaapi.py)
                 from .cudaapi import cpu_pyfunc
                 pyfunc, self_names = cpu_pyfunc(self.dispatcher.py_func, self._cpu_fn_for)
-                sigs = [ret(*args) if ret is not None else args
-                        for args, ret in getattr(self.dispatcher, "signatures", None) or []]
-                scalar = numba.njit(error_model="numpy", fastmath=self.dispatcher.fastmath)(pyfunc)
+                # its loads and stores bounds-checked (cpu/devicefn.py)
+                checked = _devicefn.checked_function(self.dispatcher, pyfunc, self_names)
+                # (no state given, None passed on by a caller given none, a state)
+                states = [numba.types.Omitted(None), numba.types.none, numba.types.CPointer(numba.types.uint8)]
+                sigs = [(tuple(args) + (st,), ret) for args, ret in getattr(self.dispatcher, "signatures", None) or []
+                        for st in (states if checked else [None])]
+                if checked is None:
+                    scalar = numba.njit(error_model="numpy", fastmath=self.dispatcher.fastmath,
+                                        boundscheck=True)(pyfunc)
+                    sigs = [(args[:-1], ret) for args, ret in sigs]
+                else:
+                    pyfunc = checked
+                    scalar = numba.njit(error_model="numpy", fastmath=self.dispatcher.fastmath)(pyfunc)
+                    _devicefn.mark_checked(scalar)
                 for n in self_names:                        # a recursive device function
                     if isinstance(n, str):
                         pyfunc.__globals__[n] = scalar
                     else:
                         n.cell_contents = scalar            # a closure cell
                 if sigs:
-                    for sig in sigs:
-                        scalar.compile(sig)
+                    for args, ret in sigs:
+                        scalar.compile(ret(*args) if ret is not None else args)
                     scalar.disable_compile()                # calls convert to the declared types
                 self._scalar = scalar
                 self._scalar = _self_reference(self._scalar, self.dispatcher)
@@ -446,22 +459,38 @@ class CPUTarget:
             d = self.dispatcher
             from ..errors import NumquadIndexError
             launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
-            if e.args[:1] in (("store",), ("load",), ("lane load",)) and len(e.args) in (4, 5):
+            if e.args[:1] in (("store",), ("load",), ("lane load",), ("lane store",)) and len(e.args) in (4, 5):
                 # a release build's bounds checks (cpu/bounds.py)
                 kind, line, *rest = e.args
-                if kind != "lane load":
+                if not kind.startswith("lane "):
                     index, axis, size = rest
                     where = f"index {index} on axis {axis} of an array of size {size}"
                 else:
                     axis, size = rest
-                    kind = "load"
+                    kind = kind[5:]
                     where = (f"an index on axis {axis} outside its size {size}" if size >= 0 else
                              f"an index on axis {axis} outside its array (a view that differs per lane)")
+                    where += " (debug=True names the index)"   # a lane loop keeps only a flag
                 arr, done = ("out", "written") if kind == "store" else ("a", "read")
                 raise NumquadIndexError(
                     f'File "{d.filename}", line {line}: {d.__name__} {kind}s out of bounds in the '
                     f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {arr}.shape[0]:`) "
                     f"or launch fewer threads (nothing past the array was {done})") from None
+            if e.args[:1] == ("device call",) and len(e.args) == 2:
+                raise NumquadIndexError(
+                    f'File "{d.filename}", line {e.args[1]}: a device function called by {d.__name__} '
+                    f"here reads or writes out of bounds in the launch {launch}; debug=True names "
+                    f"its line and index (nothing past the array was read or written)") from None
+            if e.args[:1] in (("device load",), ("device store",)) and len(e.args) == 5:
+                kind, site, index, axis, size = e.args
+                file, line, fn = _bounds.device_where(site)
+                kind = kind.split()[1]
+                arr, done = ("out", "written") if kind == "store" else ("a", "read")
+                raise NumquadIndexError(
+                    f'File "{file}", line {line}, in {fn}: {fn} {kind}s out of bounds (called by '
+                    f"{d.__name__}, launch {launch}): index {index} on axis {axis} of an array of size "
+                    f"{size}; guard the {kind} (e.g. `if i < {arr}.shape[0]:`) (nothing past the array "
+                    f"was {done})") from None
             if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
                 raise NumquadIndexError(
                     f"{d.where}: an index in {d.__name__} is out of bounds in the launch {launch} "

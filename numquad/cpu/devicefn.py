@@ -1,0 +1,181 @@
+"""A device function's CPU scalar function, with its array accesses checked.
+
+A function a kernel calls (numba.cuda's ``@cuda.jit(device=True)`` or an ``@xpu.jit``
+function) compiles on its own, as a plain Numba function (cpu/dispatch.py,
+``CPUTarget.scalar_function``). Compiled as written, it would read and write past
+an array unchecked in a release build, where the kernel's own accesses are checked
+(cpu/bounds.py). So it is compiled from its source (``Dispatcher.source_tree``, the
+user's line numbers) with:
+
+- one more parameter, ``_nq_lb`` (default None): the caller's bounds state from
+  the slot the caller gave this call (``bounds.state_at``), or None;
+- every load ``x[idx]`` as ``_nq_dld(x, idx, _nq_lb, site)`` (``bounds.device_load``:
+  with a state, the masked load of a lane loop noting into the call's slot; without,
+  a check that raises at once) and every store ``x[idx] = v`` as ``if _nq_dok(shape,
+  idx, _nq_lb, site): x[idx] = v`` (``bounds.device_store_ok``: the same two ways; a
+  store of another form has its index checked by ``_nq_dsx``, which raises), *site*
+  naming the access's file and line;
+- every call of another checked device function passing ``_nq_lb=_nq_lb`` on.
+
+The caller, the kernel's block function, passes the state where it checks its own
+loads (a release build, codegen._CheckedLoads) and checks the call's slot after the
+lane loop; a debug build, a lane function on arrays, and the shadow function that
+types the kernel pass nothing. A function this cannot rewrite (``*args``,
+keyword-only parameters) compiles with Numba's boundscheck instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import types as _pytypes
+
+from . import bounds as _bounds
+
+__all__ = ["checked_function", "is_checked", "STATE"]
+
+STATE = "_nq_lb"            # the parameter, and the block function's bounds state
+_CHECKED = "_nq_checked_device"
+
+
+def is_checked(fn):
+    """True for a scalar function :func:`checked_function` made (it takes ``_nq_lb``)."""
+    return getattr(fn, _CHECKED, False)
+
+
+def mark_checked(dispatcher):
+    setattr(dispatcher, _CHECKED, True)
+
+
+def _name(n, ctx=ast.Load):
+    return ast.Name(id=n, ctx=ctx())
+
+
+class _Checks(ast.NodeTransformer):
+    def __init__(self, filename, function, is_device_call):
+        self.filename = filename
+        self.function = function
+        self.is_device_call = is_device_call
+        self.stores = 0
+
+    def _site(self, node):
+        return ast.Constant(_bounds.device_site(self.filename, getattr(node, "lineno", 0), self.function))
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            return node                     # a record's field: Numba types only a literal name
+        if isinstance(node.ctx, ast.Load):
+            call = ast.Call(func=_name("_nq_dld"), args=[node.value, node.slice, _name(STATE), self._site(node)],
+                            keywords=[])
+            return ast.copy_location(call, node)
+        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+            shape = ast.Call(func=_name("_nq_shp"), args=[_name(node.value.id)], keywords=[])
+            node.slice = ast.copy_location(
+                ast.Call(func=_name("_nq_dsx"), args=[shape, node.slice, self._site(node)], keywords=[]),
+                node.slice)
+        return node
+
+    def visit_Assign(self, node):
+        """``a[idx] = v`` (or ``+=``): made only where ``_nq_dok`` (bounds.device_store_ok)
+        says the index is inside; with a bounds state the failure is noted there (no
+        exit in the caller's lane loop), without one it raises at once."""
+        self.generic_visit(node)
+        t = node.targets[0] if isinstance(node, ast.Assign) else node.target
+        if isinstance(node, ast.Assign) and len(node.targets) != 1 or not (
+                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Call) and
+                isinstance(t.slice.func, ast.Name) and t.slice.func.id == "_nq_dsx"):
+            return node
+        shape, idx, site = t.slice.args
+        self.stores += 1
+        pre = []
+        if isinstance(node, ast.Assign):    # Python's order: the value, then the index
+            pre.append(ast.Assign(targets=[_name(f"_nq_sv{self.stores}", ast.Store)], value=node.value))
+            node.value = _name(f"_nq_sv{self.stores}")
+        pre.append(ast.Assign(targets=[_name(f"_nq_si{self.stores}", ast.Store)], value=idx))
+        t.slice = _name(f"_nq_si{self.stores}")
+        test = ast.Call(func=_name("_nq_dok"), args=[shape, _name(f"_nq_si{self.stores}"), _name(STATE), site],
+                        keywords=[])
+        out = pre + [ast.If(test=test, body=[node], orelse=[])]
+        for n in out:
+            ast.copy_location(n, node)
+        return out
+
+    visit_AugAssign = visit_Assign
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if self.is_device_call(node.func):
+            node.keywords.append(ast.keyword(arg=STATE, value=_name(STATE)))
+        return node
+
+    def visit_Lambda(self, node):           # their own scopes: left as written
+        return node
+
+    visit_FunctionDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+
+def checked_function(dispatcher, pyfunc, self_names):
+    """*pyfunc* (the device function with its callees replaced, cpu/cudaapi.py
+    ``cpu_pyfunc``) rewritten as the module docstring says, as a Python function
+    with *pyfunc*'s globals, closure cells and defaults; None where it cannot be.
+    *self_names*: the global names and closure cells through which it calls itself."""
+    try:
+        tree = copy.deepcopy(dispatcher.source_tree)
+    except Exception:  # noqa: BLE001 - no source: compiled unchanged
+        return None
+    a = tree.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or not tree.name.isidentifier() \
+            or STATE in {p.arg for p in a.args}:
+        return None
+    code = pyfunc.__code__
+    cells = dict(zip(code.co_freevars, pyfunc.__closure__ or ()))
+    self_cells = {n for n, c in cells.items() if any(c is s for s in self_names)}
+
+    def value_of(n):
+        if n in cells:
+            try:
+                return cells[n].cell_contents
+            except ValueError:
+                return None
+        return pyfunc.__globals__.get(n)
+
+    def is_device_call(func):
+        if isinstance(func, ast.Name):
+            return func.id in self_names or func.id in self_cells or is_checked(value_of(func.id))
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            return is_checked(getattr(value_of(func.value.id), func.attr, None))
+        return False
+
+    checks = _Checks(dispatcher.filename, tree.name, is_device_call)
+    body = []
+    for st in tree.body:                    # (its nested functions: left alone)
+        new = checks.visit(st)
+        body += new if isinstance(new, list) else [new]
+    tree.body = body
+    tree.decorator_list = []
+    a.args.append(ast.arg(arg=STATE))
+    a.defaults = []                         # the function's own come from pyfunc
+    free = list(code.co_freevars)
+    body = tree
+    if free:                                # a closure: its cells are bound below
+        body = ast.FunctionDef(name="_nq_outer", args=ast.arguments(
+            posonlyargs=[], args=[ast.arg(arg=n) for n in free], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[]), body=[tree, ast.Return(_name(tree.name))],
+            decorator_list=[], returns=None, type_params=[])
+        ast.copy_location(body, tree)
+    mod = ast.fix_missing_locations(ast.Module(body=[body], type_ignores=[]))
+    compiled = compile(mod, dispatcher.filename, "exec")
+
+    def code_named(c, name):
+        return next(k for k in c.co_consts if isinstance(k, _pytypes.CodeType) and k.co_name == name)
+
+    inner = code_named(code_named(compiled, "_nq_outer"), tree.name) if free else code_named(compiled, tree.name)
+    glbls = dict(pyfunc.__globals__)
+    glbls.update(_nq_dld=_bounds.device_load, _nq_dsx=_bounds.device_store, _nq_dok=_bounds.device_store_ok,
+                 _nq_shp=_bounds.shape_of)
+    closure = tuple(cells[n] for n in inner.co_freevars) or None
+    fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + (None,), closure)
+    fn.__qualname__ = pyfunc.__qualname__
+    fn.__module__ = pyfunc.__module__
+    return fn
