@@ -10,9 +10,11 @@ numquad compile, so that
   (:func:`_pin_convergent_loops`);
 * float-to-integer conversions are PTX's ``cvt.rzi`` (numquad/_conversions.py);
 * a float remainder (``frem``: Python's ``%``, ``//`` and ``divmod`` on floats)
-  is libdevice's ``fmod`` (:func:`_frem_as_fmod`).
+  is libdevice's ``fmod`` (:func:`_frem_as_fmod`);
+* and in the PTX that NVVM returns, integer ``neg``/``abs`` are spelled so that
+  ptxas compiles them right (:func:`_neg_abs_ptx`).
 
-Each rewrite is a pure function of the IR text, so it can be tested without a GPU.
+Each rewrite is a pure function of the IR (or PTX) text, so it can be tested without a GPU.
 """
 
 from __future__ import annotations
@@ -111,6 +113,33 @@ def numquad_ir(text):
     return _frem_as_fmod(_cvt_rzi(_pin_convergent_loops(text)))
 
 
+_NEG = re.compile(rb"\bneg\.s(16|32)\s+(%\w+),\s*(%\w+);")
+_ABS = re.compile(rb"\babs\.s(16|32)\s+(%\w+),\s*(%\w+);")
+
+
+def _neg_abs_ptx(ptx):
+    """PTX's ``neg``/``abs`` of 16- and 32-bit integers as ``not`` and ``add`` (``abs``:
+    and a ``max``), which ptxas compiles right.
+
+    ptxas (H200, driver 580) sign-extends ``neg.s16`` and ``abs.s16`` as if the
+    result could not wrap: ``np.int32(np.int16(-x))`` and ``np.int32(np.int16(abs(x)))``
+    gave 32768 for x = -32768, where the 16-bit result is -32768 (found by the
+    differential fuzzer, seed 81 kernel 138; plain numba.cuda gives 32768 too).
+    ``sub.s16 d, 0, a`` is miscompiled the same way; ``not`` + ``add`` is not.
+    An ``abs`` whose result register is its operand is left as it is (no free
+    register to hold ``-a``)."""
+    def neg(m):
+        w, d, a = m.groups()
+        return b"not.b%s %s, %s;\n\tadd.s%s %s, %s, 1;" % (w, d, a, w, d, d)
+
+    def abs_(m):
+        w, d, a = m.groups()
+        if d == a:
+            return m.group(0)
+        return neg(m) + b"\n\tmax.s%s %s, %s, %s;" % (w, d, d, a)
+    return _ABS.sub(abs_, _NEG.sub(neg, ptx))
+
+
 def _compile_ir_no_fma(llvmir, **options):
     if not options.get("fastmath"):
         options.setdefault("fma", False)
@@ -118,7 +147,8 @@ def _compile_ir_no_fma(llvmir, **options):
         llvmir = numquad_ir(llvmir)
     else:
         llvmir = [numquad_ir(m) if isinstance(m, str) else m for m in llvmir]
-    return _nvvm_compile_ir(llvmir, **options)
+    out = _nvvm_compile_ir(llvmir, **options)
+    return _neg_abs_ptx(out) if isinstance(out, bytes) and b".version" in out[:4096] else out
 
 
 @contextlib.contextmanager
