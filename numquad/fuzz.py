@@ -214,7 +214,7 @@ class Generator:
         self.counter = 0
         self.budget = self.r.randint(3, 14)
         self.features = set()
-        self.lanefns = []               # (name, [param dtypes], return dtype)
+        self.lanefns = []               # (name, [param dtypes], return dtype, array dtype or None)
         self.allocs = []                # lines at the top of the kernel
         self.calls = 0
         self.local = None               # (name, dtype) of a per-thread array
@@ -684,10 +684,15 @@ class Generator:
             lines.append(f"{pad}    return")
 
     def st_call(self, sc, lines, pad, ind):
+        fns = [f for f in self.lanefns if f[3] is None or sc.arrays]     # (arrays: the kernel's)
+        if not fns:
+            return self.st_assign(sc, lines, pad, ind)
         self.calls += 1
-        name, params, rt = self.pick(self.lanefns)
+        name, params, rt, adt = self.pick(fns)
         self.features.add("lanefn-call")
         args = ", ".join(self.expr(p, sc, 2) for p in params)
+        if adt:
+            args += f", {self.arg('x_' + adt, 'in', adt)}, np.int64({self.expr('int64', sc, 1)})"
         targets = [v for v, d in sc.vars.items() if d == rt]
         if targets:
             lines.append(f"{pad}{self.pick(targets)} = {name}({args})")
@@ -709,7 +714,14 @@ class Generator:
         pnames = [f"p{m}" for m in range(len(params))]
         sc = _Scope({}, arrays=False, lanefn=("r", rt), allow_return=True)
         sc.ro = dict(zip(pnames, params))
-        lines = ["@xpu.jit", f"def {name}({', '.join(pnames)}):"]
+        # some take an input array and an index, and load from it (a device function's
+        # loads are compiled with their own bounds checks on the CPU: cpu/devicefn.py)
+        adt = self.pick(ALL_TYPES) if self.chance(0.4) else None
+        lines = ["@xpu.jit", f"def {name}({', '.join(pnames + (['arr', 'j'] if adt else []))}):"]
+        if adt:
+            lines.append("    q2 = arr[np.int64(j) % arr.size]  # keep")
+            sc.ro["q2"] = adt
+            self.features.add("lanefn-array")
         lines.append(f"    r = {self.expr(rt, sc, 2)}  # keep")
         sc.vars["r"] = rt
         if self.chance(0.5):
@@ -721,7 +733,7 @@ class Generator:
         self.block(sc, lines, 1)
         self.budget = saved
         lines.append("    return r  # keep")
-        self.lanefns.append((name, params, rt))
+        self.lanefns.append((name, params, rt, adt))
         self.features.add("lanefn")
         return lines
 
