@@ -84,7 +84,9 @@ def test_a_device_functions_load_past_the_array_raises_at_the_call(rng, kern, of
         kern[2, 32](out, a, off)
     msg = str(e.value)
     line = _line(kern, "out[i] = ")
-    assert f'line {line}: a device function called by {kern.__name__} here reads or writes out of bounds' in msg
+    callee = "get_plus_one" if kern is k_nested else "get_xpu"
+    assert f"line {line}: {callee}, a device function called by {kern.__name__} here, reads or writes " \
+        "out of bounds" in msg
     assert "launch [2, 32]" in msg and "debug=True names its line and index" in msg
 
 
@@ -112,15 +114,15 @@ def test_a_device_functions_store_past_the_array_raises_and_writes_nothing_outsi
         assert f'line {_line(put, "a[j] = v")}, in put: put stores out of bounds (called by k_store' in msg
         assert "index 64 on axis 0 of an array of size 64" in msg
     else:                                       # the store masked, its failure raised after the loop
-        assert f'line {_line(k_store, "put(out")}: a device function called by k_store here reads or ' \
-            f"writes out of bounds" in msg
+        assert f'line {_line(k_store, "put(out")}: put, a device function called by k_store here, reads or ' \
+            "writes out of bounds" in msg
     np.testing.assert_array_equal(buf[:8], POISON)
     np.testing.assert_array_equal(buf[72:], POISON)
 
 
 def test_a_uniform_device_call_is_checked(rng):
     a = rng.random(64).astype(np.float32)
-    with pytest.raises(NumquadIndexError, match=f"line {_line(k_uniform, 'v = get(')}: a device function"):
+    with pytest.raises(NumquadIndexError, match=f"line {_line(k_uniform, 'v = get(')}: get, a device function"):
         k_uniform[2, 32](np.full(64, POISON, np.float32), a, 64)
     out = np.full(64, POISON, np.float32)
     k_uniform[2, 32](out, a, -3)
@@ -205,7 +207,7 @@ def test_declared_closure_recursive_default_and_view_device_functions(rng):
     np.testing.assert_array_equal(out[:, 3], b[:, 2])
     np.testing.assert_allclose(out[:, 4], b.astype(np.float64).sum(axis=1), rtol=1e-6)
     for off in (64, -65):           # every form's load is checked
-        with pytest.raises(NumquadIndexError, match="a device function called by k_forms"):
+        with pytest.raises(NumquadIndexError, match="a device function called by k_forms here"):
             k_forms[2, 32](np.full((64, 5), POISON, np.float32), a, b, off)
 
 

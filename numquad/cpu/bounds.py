@@ -331,9 +331,10 @@ def device_store_ok(shape, idx, state, site):
     return True
 
 
-def check_call(state, slot, line):
-    """Raises ``IndexError("device call", line)`` when a load of the device function
-    called at *line* (noting into *slot*) failed."""
+def check_call(state, slot, site):
+    """Raises ``IndexError("device call", site)`` when an access of the device function
+    called at *site* (:func:`device_site`: no file, the call's line, the function's
+    name), noting into *slot*, failed."""
 
 
 @intrinsic
@@ -387,15 +388,15 @@ def _device_store_ok(shape, idx, state, site):
 
 
 @register_jitable(inline="never")
-def _call_out_of_bounds(line):
-    raise IndexError("device call", line)
+def _call_out_of_bounds(site):
+    raise IndexError("device call", site)
 
 
 @overload(check_call, inline="always")
-def _check_call(state, slot, line):
-    def impl(state, slot, line):
+def _check_call(state, slot, site):
+    def impl(state, slot, site):
         if _flag(state, slot):
-            _call_out_of_bounds(line)
+            _call_out_of_bounds(site)
     return impl
 
 

@@ -1484,10 +1484,10 @@ class _CheckedLoads(ast.NodeTransformer):
 
     _LANE_TARGETS = (L, "_nq_ly")
 
-    def __init__(self, arrays, allocs, devices=frozenset()):
+    def __init__(self, arrays, allocs, devices=None):
         self.arrays = arrays
         self.allocs = allocs
-        self.devices = devices      # the names of checked device functions (cpu/devicefn.py)
+        self.devices = devices or {}    # checked device functions' names -> their own (cpu/devicefn.py)
         self.slots = 0
         self.pending = None         # [(slot, axis, line, array)] of the lane loop being visited
         self.uniform = None         # the same, of a statement outside lane loops (array None:
@@ -1512,15 +1512,16 @@ class _CheckedLoads(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id in self.devices:
             slot, self.slots = self.slots, self.slots + 1
             node.keywords.append(ast.keyword(arg="_nq_lb", value=_call("_nq_lsa", _name("_nq_lb"), _const(slot))))
-            (self.uniform if self.pending is None else self.pending).append(
-                (slot, 0, getattr(node, "lineno", 0), None))
+            # the check names the call by a site: (None, its line, the function's name)
+            site = _bounds.device_site(None, getattr(node, "lineno", 0), self.devices[node.func.id])
+            (self.uniform if self.pending is None else self.pending).append((slot, site, 0, None))
         return node
 
     def _checks(self, pending, assigned=()):
         out = []
         for s, k, line, arr, *store in pending:
             if arr is None:
-                out.append(ast.Expr(_call("_nq_lcc", _name("_nq_lb"), _const(s), _const(line))))
+                out.append(ast.Expr(_call("_nq_lcc", _name("_nq_lb"), _const(s), _const(k))))   # k: the site
             else:
                 shape = _const(None) if arr in assigned else _call("_nq_shp", _name(arr))
                 out.append(ast.Expr(_call("_nq_lsc" if store else "_nq_lbc", _name("_nq_lb"), _const(s),
@@ -1600,7 +1601,7 @@ def _check_loads(fn, typemap, ns, allocs):
     says, with the bounds state made at the top of the function."""
     arrays = {n for n, t in typemap.items() if isinstance(t, types.Array)}
     arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray)}
-    devices = {n for n, v in ns.items() if _devicefn.is_checked(v)}
+    devices = {n: v.py_func.__name__ for n, v in ns.items() if _devicefn.is_checked(v)}
     tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_")}, allocs, devices)
     tr.visit(fn)
     if tr.slots:

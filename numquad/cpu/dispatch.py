@@ -477,9 +477,10 @@ class CPUTarget:
                     f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {arr}.shape[0]:`) "
                     f"or launch fewer threads (nothing past the array was {done})") from None
             if e.args[:1] == ("device call",) and len(e.args) == 2:
+                _, line, fn = _bounds.device_where(e.args[1])
                 raise NumquadIndexError(
-                    f'File "{d.filename}", line {e.args[1]}: a device function called by {d.__name__} '
-                    f"here reads or writes out of bounds in the launch {launch}; debug=True names "
+                    f'File "{d.filename}", line {line}: {fn}, a device function called by {d.__name__} '
+                    f"here, reads or writes out of bounds in the launch {launch}; debug=True names "
                     f"its line and index (nothing past the array was read or written)") from None
             if e.args[:1] in (("device load",), ("device store",)) and len(e.args) == 5:
                 kind, site, index, axis, size = e.args
