@@ -71,6 +71,9 @@ def test_the_ptx_has_no_integer_neg_or_abs():
     (b"\tabs.s16 \t%rs2, %rs1;", b"\tnot.b16 %rs2, %rs1;\n\tadd.s16 %rs2, %rs2, 1;\n\tmax.s16 %rs2, %rs2, %rs1;"),
     (b"\tabs.s32 \t%r2, %r2;", b"\tabs.s32 \t%r2, %r2;"),      # no register for -a: left
     (b"\tneg.f32 \t%f2, %f1;\n\tneg.s64 \t%rd2, %rd1;", b"\tneg.f32 \t%f2, %f1;\n\tneg.s64 \t%rd2, %rd1;"),
+    (b"\t@%p3 neg.s16 \t%rs3, %rs2;", b"\t@%p3 not.b16 %rs3, %rs2;\n\t@%p3 add.s16 %rs3, %rs3, 1;"),
+    (b"\t@!%p1 abs.s32 %r2, %r1;",
+     b"\t@!%p1 not.b32 %r2, %r1;\n\t@!%p1 add.s32 %r2, %r2, 1;\n\t@!%p1 max.s32 %r2, %r2, %r1;"),
 ])
 def test_the_rewrite_of_the_ptx_text(text, want):
     assert _neg_abs_ptx(text) == want

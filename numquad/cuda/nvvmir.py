@@ -113,8 +113,8 @@ def numquad_ir(text):
     return _frem_as_fmod(_cvt_rzi(_pin_convergent_loops(text)))
 
 
-_NEG = re.compile(rb"\bneg\.s(16|32)\s+(%\w+),\s*(%\w+);")
-_ABS = re.compile(rb"\babs\.s(16|32)\s+(%\w+),\s*(%\w+);")
+_NEG = re.compile(rb"(@!?%\w+[ \t]+)?(?<![\w.])neg\.s(16|32)[ \t]+(%\w+),[ \t]*(%\w+);")
+_ABS = re.compile(rb"(@!?%\w+[ \t]+)?(?<![\w.])abs\.s(16|32)[ \t]+(%\w+),[ \t]*(%\w+);")
 
 
 def _neg_abs_ptx(ptx):
@@ -126,17 +126,18 @@ def _neg_abs_ptx(ptx):
     gave 32768 for x = -32768, where the 16-bit result is -32768 (found by the
     differential fuzzer, seed 81 kernel 138; plain numba.cuda gives 32768 too).
     ``sub.s16 d, 0, a`` is miscompiled the same way; ``not`` + ``add`` is not.
-    An ``abs`` whose result register is its operand is left as it is (no free
-    register to hold ``-a``)."""
+    A guard predicate (``@%p``) is repeated on each instruction. An ``abs`` whose
+    result register is its operand is left as it is (no free register for ``-a``)."""
     def neg(m):
-        w, d, a = m.groups()
-        return b"not.b%s %s, %s;\n\tadd.s%s %s, %s, 1;" % (w, d, a, w, d, d)
+        p, w, d, a = m.groups()
+        p = p or b""
+        return b"%snot.b%s %s, %s;\n\t%sadd.s%s %s, %s, 1;" % (p, w, d, a, p, w, d, d)
 
     def abs_(m):
-        w, d, a = m.groups()
+        p, w, d, a = m.groups()
         if d == a:
             return m.group(0)
-        return neg(m) + b"\n\tmax.s%s %s, %s, %s;" % (w, d, d, a)
+        return neg(m) + b"\n\t%smax.s%s %s, %s, %s;" % (p or b"", w, d, d, a)
     return _ABS.sub(abs_, _NEG.sub(neg, ptx))
 
 
