@@ -246,3 +246,29 @@ def k_guarded_wrong(out, a, b):
     i = xpu.grid(1)
     if i < a.shape[0]:              # the wrong array's size
         out[i] = a[i] * np.float32(2) + b[i]
+
+
+@xpu.jit
+def k_scatter_store(out, idx, a):
+    i = xpu.grid(1)
+    if i < a.shape[0]:
+        out[idx[i]] = a[i]
+
+
+def test_only_a_contiguous_lane_store_is_masked(rng):
+    """A store at the lane plus a uniform value is masked (a masked vector store); a
+    scatter keeps the raise at once (LLVM would scalarise a masked scatter inside the
+    vector loop), which names the index."""
+    arr, iarr = numba.float32[::1], numba.int64[::1]
+    src = k_scatter_store.inspect_cpu_source((arr, iarr, arr))
+    assert "_nq_six(" in src and "_nq_sok(" not in src
+    a = rng.random(64).astype(np.float32)
+    idx = rng.permutation(64).astype(np.int64)
+    out = np.full(64, POISON, np.float32)
+    k_scatter_store[2, 32](out, idx, a)
+    want = np.full(64, POISON, np.float32)
+    want[idx] = a
+    np.testing.assert_array_equal(out, want)
+    idx[5] = 64
+    with pytest.raises(NumquadIndexError, match="index 64 on axis 0 of an array of size 64"):
+        k_scatter_store[2, 32](np.full(64, POISON, np.float32), idx, a)

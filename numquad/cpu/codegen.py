@@ -1492,6 +1492,7 @@ class _CheckedLoads(ast.NodeTransformer):
         self.pending = None         # [(slot, axis, line, array)] of the lane loop being visited
         self.uniform = None         # the same, of a statement outside lane loops (array None:
                                     # a device function's call)
+        self.linear = set()         # names that hold the lane plus a uniform value (_lane_linear)
 
     def visit(self, node):
         if self.pending is not None or not isinstance(node, ast.stmt) or self._lane_for(node):
@@ -1539,6 +1540,8 @@ class _CheckedLoads(ast.NodeTransformer):
                      isinstance(t.slice.func, ast.Name) and t.slice.func.id == "_nq_six"):
             return None
         shape, idx, line = t.slice.args
+        if not self._lane_linear(idx):
+            return None
         n = self.stores = getattr(self, "stores", 0) + 1
         naxes = len(idx.elts) if isinstance(idx, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
@@ -1551,6 +1554,27 @@ class _CheckedLoads(ast.NodeTransformer):
         t.slice = _name(f"_nq_si{n}")
         test = _call("_nq_sok", shape, _name(f"_nq_si{n}"), _name("_nq_lb"), _const(slot))
         return _located(pre + [ast.If(test=test, body=[node], orelse=[])], node.lineno)
+
+    _CASTS = frozenset({"_nq_nonneg", "_nq_i64", "_nq_i32", "_nq_u32"})
+
+    def _lane_linear(self, e):
+        """Whether the index *e* is the lane plus a value the same in every lane (``i``
+        of ``i = xpu.grid(1)``, ``i + 1``), as far as the lane loop's single
+        assignments show: a store there is contiguous, a masked vector store. Other
+        stores keep their raise: LLVM would scalarise a masked scatter inside the
+        vector loop (the 2-D derivatives: 9.8 -> 13.4 ms, the compaction 14.2 -> 16.9)."""
+        if isinstance(e, ast.Name):
+            return e.id == L or e.id in self.linear
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in self._CASTS \
+                and len(e.args) == 1:
+            return self._lane_linear(e.args[0])
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            lanes = [any(isinstance(n, ast.Name) and (n.id == L or n.id in self.linear) for n in ast.walk(x))
+                     for x in (e.left, e.right)]
+            if isinstance(e.op, ast.Sub):
+                return lanes == [True, False] and self._lane_linear(e.left)
+            return lanes.count(True) == 1 and self._lane_linear(e.left if lanes[0] else e.right)
+        return False
 
     def visit_Assign(self, node):
         self.generic_visit(node)
@@ -1583,6 +1607,19 @@ class _CheckedLoads(ast.NodeTransformer):
         if self.pending is not None or not self._lane_for(node):
             return self.generic_visit(node)
         self.pending = []
+        # names the loop assigns once, from the lane plus a uniform value (_lane_linear)
+        once = {}
+        for st in ast.walk(node):
+            for t in (st.targets if isinstance(st, ast.Assign) else
+                      [st.target] if isinstance(st, (ast.AugAssign, ast.For)) else []):
+                for nm in ast.walk(t):
+                    if isinstance(nm, ast.Name) and isinstance(nm.ctx, ast.Store):
+                        once[nm.id] = st if nm.id not in once else None
+        self.linear = set()
+        for nm, st in once.items():     # (in order: an assignment reads earlier ones)
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                    and self._lane_linear(st.value):
+                self.linear.add(nm)
         self.generic_visit(node)
         # the size in the message: the array's after the loop, unless the loop assigns it
         assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
