@@ -110,6 +110,25 @@ def _bad_src(k, expr, signed, shape):
     return f"    n{k} = {shape}[{k}]\n    bad{k} = {test}\n"
 
 
+def _raise_src(head, kind, where, axes, shape, ret):
+    """``def impl(<head>)``: for each axis of *axes* (:func:`_axes`) outside *shape*,
+    ``_out_of_bounds(kind, <where>, index, axis, size)``; then ``return <ret>``."""
+    return f"def impl({head}):\n" + "".join(
+        _bad_src(*a, shape) + f"    if bad{a[0]}:\n"
+        f"        _out_of_bounds({kind!r}, {where}, {a[1]}, {a[0]}, n{a[0]})\n"
+        for a in axes) + f"    return {ret}\n"
+
+
+def _view_src(head, idx, axes, shape, slot):
+    """``def impl(<head>)`` for a view's or a record's load: each bad axis noted in the
+    state's slot ``slot(axis)`` and read at index 0 instead (no branch)."""
+    notes = "".join(_bad_src(*a, shape) + f"    _note(state, {slot(a[0])}, bad{a[0]})\n" for a in axes)
+    parts = [f"idx[{k}]" for k in range(len(idx))] if isinstance(idx, types.BaseTuple) else ["idx"]
+    parts = [f"_zero_if(bad{k}, {e})" if any(a[0] == k for a in axes) else e for k, e in enumerate(parts)]
+    return f"def impl({head}):\n" + notes + \
+        f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
+
+
 def _exec(src, **names):
     ns = {"_u64": np.uint64, "_i64": np.int64, **names}
     exec(src, ns)
@@ -124,11 +143,8 @@ def _out_of_bounds(kind, line, idx, axis, n):
 def _index_check(kind):
     def typer(shape, idx, line):
         axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
-        src = "def impl(shape, idx, line):\n" + "".join(
-            _bad_src(*a, "shape") + f"    if bad{a[0]}:\n"
-            f"        _out_of_bounds({kind!r}, line, {a[1]}, {a[0]}, n{a[0]})\n"
-            for a in axes) + "    return idx\n"
-        return _exec(src, _out_of_bounds=_out_of_bounds)
+        return _exec(_raise_src("shape, idx, line", kind, "line", axes, "shape", "idx"),
+                     _out_of_bounds=_out_of_bounds)
     return typer
 
 
@@ -257,11 +273,8 @@ def _lane_load(arr, idx, state, slot, shape):
     # a view or a record: read at index 0 of each bad axis instead (n == 0 aside,
     # inside the array; the flag raises before anything uses it), with no branch
     shp = "arr.shape" if isinstance(shape, types.NoneType) else "shape"
-    notes = "".join(_bad_src(*a, shp) + f"    _note(state, slot + {a[0]}, bad{a[0]})\n" for a in axes)
-    parts = [f"idx[{k}]" for k in range(len(idx))] if isinstance(idx, types.BaseTuple) else ["idx"]
-    parts = [f"_zero_if(bad{k}, {e})" if any(a[0] == k for a in axes) else e for k, e in enumerate(parts)]
-    body = f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
-    return _exec("def impl(arr, idx, state, slot, shape):\n" + notes + body, _note=_note, _zero_if=_zero_if)
+    return _exec(_view_src("arr, idx, state, slot, shape", idx, axes, shp, lambda k: f"slot + {k}"),
+                 _note=_note, _zero_if=_zero_if)
 
 
 @register_jitable(inline="never")
@@ -269,17 +282,24 @@ def _lane_out_of_bounds(line, axis, n):
     raise IndexError("lane load", line, axis, n)
 
 
-@overload(check_slot, inline="always")
-def _check_slot(state, slot, axis, line, shape):
-    if isinstance(shape, types.BaseTuple):
-        def impl(state, slot, axis, line, shape):
-            if _flag(state, slot):
-                _lane_out_of_bounds(line, axis, shape[axis])
-    else:
-        def impl(state, slot, axis, line, shape):
-            if _flag(state, slot):
-                _lane_out_of_bounds(line, axis, -1)
-    return impl
+def _slot_check(out_of_bounds):
+    """The overload of a check after a lane loop: raises through *out_of_bounds*
+    ``(line, axis, size)`` when the slot's flag is set; the size is -1 where the
+    array's shape differs per lane (None)."""
+    def typer(state, slot, axis, line, shape):
+        if isinstance(shape, types.BaseTuple):
+            def impl(state, slot, axis, line, shape):
+                if _flag(state, slot):
+                    out_of_bounds(line, axis, shape[axis])
+        else:
+            def impl(state, slot, axis, line, shape):
+                if _flag(state, slot):
+                    out_of_bounds(line, axis, -1)
+        return impl
+    return typer
+
+
+overload(check_slot, inline="always")(_slot_check(_lane_out_of_bounds))
 
 
 # -- device functions -----------------------------------------------------------------
@@ -358,29 +378,20 @@ def _device_load(arr, idx, state, site):
     if axes is None:
         return lambda arr, idx, state, site: arr[idx]
     if isinstance(state, (types.NoneType, types.Omitted)):
-        src = "def impl(arr, idx, state, site):\n" + "".join(
-            _bad_src(*a, "arr.shape") + f"    if bad{a[0]}:\n"
-            f"        _out_of_bounds('device load', site, {a[1]}, {a[0]}, n{a[0]})\n"
-            for a in axes) + "    return arr[idx]\n"
-        return _exec(src, _out_of_bounds=_out_of_bounds)
+        return _exec(_raise_src("arr, idx, state, site", "device load", "site", axes, "arr.shape", "arr[idx]"),
+                     _out_of_bounds=_out_of_bounds)
     if isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
         return lambda arr, idx, state, site: _load_scalar_one(arr, idx, state, 0, None)
-    notes = "".join(_bad_src(*a, "arr.shape") + f"    _note(state, 0, bad{a[0]})\n" for a in axes)
-    parts = [f"idx[{k}]" for k in range(len(idx))] if isinstance(idx, types.BaseTuple) else ["idx"]
-    parts = [f"_zero_if(bad{k}, {e})" if any(a[0] == k for a in axes) else e for k, e in enumerate(parts)]
-    body = f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
-    return _exec("def impl(arr, idx, state, site):\n" + notes + body, _note=_note, _zero_if=_zero_if)
+    return _exec(_view_src("arr, idx, state, site", idx, axes, "arr.shape", lambda k: "0"),
+                 _note=_note, _zero_if=_zero_if)
 
 
 @overload(device_store_ok, inline="always")
 def _device_store_ok(shape, idx, state, site):
     axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
     if isinstance(state, (types.NoneType, types.Omitted)):
-        src = "def impl(shape, idx, state, site):\n" + "".join(
-            _bad_src(*a, "shape") + f"    if bad{a[0]}:\n"
-            f"        _out_of_bounds('device store', site, {a[1]}, {a[0]}, n{a[0]})\n"
-            for a in axes) + "    return True\n"
-        return _exec(src, _out_of_bounds=_out_of_bounds)
+        return _exec(_raise_src("shape, idx, state, site", "device store", "site", axes, "shape", "True"),
+                     _out_of_bounds=_out_of_bounds)
     src = "def impl(shape, idx, state, site):\n" + "".join(
         _bad_src(*a, "shape") + f"    _note(state, 0, bad{a[0]})\n" for a in axes) + \
         f"    return not ({' | '.join(f'bad{a[0]}' for a in axes) or 'False'})\n"
@@ -429,14 +440,4 @@ def _lane_store_out_of_bounds(line, axis, n):
     raise IndexError("lane store", line, axis, n)
 
 
-@overload(check_store_slot, inline="always")
-def _check_store_slot(state, slot, axis, line, shape):
-    if isinstance(shape, types.BaseTuple):
-        def impl(state, slot, axis, line, shape):
-            if _flag(state, slot):
-                _lane_store_out_of_bounds(line, axis, shape[axis])
-    else:
-        def impl(state, slot, axis, line, shape):
-            if _flag(state, slot):
-                _lane_store_out_of_bounds(line, axis, -1)
-    return impl
+overload(check_store_slot, inline="always")(_slot_check(_lane_store_out_of_bounds))
