@@ -272,3 +272,35 @@ def test_only_a_contiguous_lane_store_is_masked(rng):
     idx[5] = 64
     with pytest.raises(NumquadIndexError, match="index 64 on axis 0 of an array of size 64"):
         k_scatter_store[2, 32](np.full(64, POISON, np.float32), idx, a)
+
+
+@xpu.jit
+def k_while_test(out, a, off):
+    i = xpu.grid(1)
+    n = 0
+    while get(a, off + n) > np.float32(-1) and n < 1000000:    # a's values are >= 0
+        n += 1
+    if i < out.size:
+        out[i] = n
+
+
+@xpu.jit
+def k_while_load(out, a, off):
+    i = xpu.grid(1)
+    n = 0
+    while a[off + n] > np.float32(-1) and n < 1000000:
+        n += 1
+    if i < out.size:
+        out[i] = n
+
+
+@pytest.mark.parametrize("kern", [k_while_test, k_while_load], ids=["device_call", "load"])
+def test_a_load_in_a_while_test_raises_before_looping_on(rng, kern):
+    """A failed load gives 0; without a check in the loop the test would stay true
+    (0 > -1) and the loop would run to its limit (for ever without one)."""
+    a = rng.random(64).astype(np.float32)
+    with pytest.raises(NumquadIndexError, match="loads out of bounds|a device function called by"):
+        kern[2, 32](np.full(64, -1, np.int64), a, 60)
+    src = kern.inspect_cpu_source((numba.int64[::1], numba.float32[::1], numba.int64))
+    body = src.split("while ")[1]
+    assert re.search(r"_nq_l(cc|bc)\(", body[:body.index("n += 1")])

@@ -1500,6 +1500,8 @@ class _CheckedLoads(ast.NodeTransformer):
         outer, self.uniform = self.uniform, []
         res = super().visit(node)
         checks, self.uniform = self._checks(self.uniform), outer
+        if checks and isinstance(res, ast.While):   # a call in its test: checked each time it ran
+            res.body = _located(copy.deepcopy(checks), node.lineno) + res.body
         return ([res] if isinstance(res, ast.AST) else res) + _located(checks, node.lineno) if checks else res
 
     def _lane_for(self, node):
@@ -1626,6 +1628,20 @@ class _CheckedLoads(ast.NodeTransformer):
         checks = self._checks(self.pending, assigned)
         self.pending = None
         return [node] + _located(checks, node.lineno)
+
+    def visit_While(self, node):
+        """A ``while`` in a lane loop whose test or body loads (or calls a device
+        function) checks those flags at the top of each iteration: a failed load
+        gives 0, and a test such as ``a[j] != 0`` would then loop for ever. (A lane
+        loop holding a ``while`` is scalar code anyway.)"""
+        if self.pending is None:
+            return self.generic_visit(node)         # (uniform code: visit() checks it)
+        start = len(self.pending)
+        self.generic_visit(node)
+        if len(self.pending) > start:
+            assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            node.body = _located(self._checks(self.pending[start:], assigned), node.lineno) + node.body
+        return node
 
     def visit_Lambda(self, node):           # (their own scopes: left alone)
         return node
