@@ -213,24 +213,6 @@ def test_declared_closure_recursive_default_and_view_device_functions(rng):
 
 # -- a lane loop's stores --------------------------------------------------------------
 
-@xpu.jit
-def k_stream_store(out, a, b):
-    i = xpu.grid(1)
-    if i < out.shape[0]:
-        out[i] = a[i] * np.float32(2) + b[i]
-
-
-def test_a_lane_loops_checked_store_keeps_it_vector_code():
-    """A store's check notes a flag and masks the store (no exit in the loop, which
-    kept LLVM from vectorising every guarded lane loop that stores)."""
-    arr = numba.float32[::1]
-    ir = k_stream_store.inspect_llvm((arr, arr, arr))
-    assert re.search(r"fmul <(8|16) x float>|fadd <(8|16) x float>", ir)
-    assert re.search(r"@llvm\.masked\.store\.v(8|16)f32|store <(8|16) x float>", ir)
-    src = k_stream_store.inspect_cpu_source((arr, arr, arr))
-    assert "_nq_sok(" in src and "_nq_lsc(_nq_lb" in src
-
-
 def test_a_lane_loops_store_past_the_array_raises_after_the_loop(rng):
     a, b = rng.random(64).astype(np.float32), rng.random(64).astype(np.float32)
     buf = np.full(60, POISON, np.float32)

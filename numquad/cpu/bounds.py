@@ -129,6 +129,14 @@ def _view_src(head, idx, axes, shape, slot):
         f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
 
 
+def _store_ok_src(head, axes, slot):
+    """``def impl(<head>)``: each bad axis noted in the state's slot ``slot(axis)``,
+    then whether none was bad (``|``, not ``or``: no branch)."""
+    return f"def impl({head}):\n" + "".join(
+        _bad_src(*a, "shape") + f"    _note(state, {slot(a[0])}, bad{a[0]})\n" for a in axes) + \
+        f"    return not ({' | '.join(f'bad{a[0]}' for a in axes) or 'False'})\n"
+
+
 def _exec(src, **names):
     ns = {"_u64": np.uint64, "_i64": np.int64, **names}
     exec(src, ns)
@@ -392,10 +400,7 @@ def _device_store_ok(shape, idx, state, site):
     if isinstance(state, (types.NoneType, types.Omitted)):
         return _exec(_raise_src("shape, idx, state, site", "device store", "site", axes, "shape", "True"),
                      _out_of_bounds=_out_of_bounds)
-    src = "def impl(shape, idx, state, site):\n" + "".join(
-        _bad_src(*a, "shape") + f"    _note(state, 0, bad{a[0]})\n" for a in axes) + \
-        f"    return not ({' | '.join(f'bad{a[0]}' for a in axes) or 'False'})\n"
-    return _exec(src, _note=_note)
+    return _exec(_store_ok_src("shape, idx, state, site", axes, lambda k: "0"), _note=_note)
 
 
 @register_jitable(inline="never")
@@ -429,10 +434,7 @@ def check_store_slot(state, slot, axis, line, shape):
 @overload(lane_store_ok, inline="always")
 def _lane_store_ok(shape, idx, state, slot):
     axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
-    src = "def impl(shape, idx, state, slot):\n" + "".join(
-        _bad_src(*a, "shape") + f"    _note(state, slot + {a[0]}, bad{a[0]})\n" for a in axes) + \
-        f"    return not ({' | '.join(f'bad{a[0]}' for a in axes) or 'False'})\n"     # (no branch)
-    return _exec(src, _note=_note)
+    return _exec(_store_ok_src("shape, idx, state, slot", axes, lambda k: f"slot + {k}"), _note=_note)
 
 
 @register_jitable(inline="never")

@@ -61,8 +61,10 @@ before the counter so that they never meet the fixed helper names below:
 ``_nq_six``, ``_nq_lix``,  the bounds checks of a release build (numquad/cpu/bounds.py):
 ``_nq_lck``, ``_nq_lbc``,  a store's and a uniform load's index, a lane loop's load and
 ``_nq_lb``, ``_nq_shp``,   its check after the loop, the bounds state, an array's shape,
-``_nq_lsa``, ``_nq_lcc``   a device function's slot of the state and its check
-                       (device functions take the state as ``_nq_lb=``: cpu/devicefn.py)
+``_nq_lsa``, ``_nq_lcc``,  a device function's slot of the state and its check
+``_nq_sok``, ``_nq_lsc``,  (device functions take the state as ``_nq_lb=``: cpu/devicefn.py),
+``_nq_sv<n>``, ``_nq_si<n>`` a contiguous lane store's test, its check after the loop, its
+                       value and index (devicefn.guarded_store)
 ``_nq_ld``, ``_nq_st``, ``_nq_stm``, ``_nq_lanes``, ``_nq_any``, ``_nq_all``,
 ``_nq_mcopy``, ``_nq_mandnot``, ...
                        helpers bound in :func:`_namespace` (lane loads and stores,
@@ -1548,14 +1550,8 @@ class _CheckedLoads(ast.NodeTransformer):
         naxes = len(idx.elts) if isinstance(idx, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
         self.pending += [(slot + k, k, line.value, t.value.id, "store") for k in range(naxes)]
-        pre = []
-        if isinstance(node, ast.Assign):    # Python's order: the value, then the index
-            pre.append(_assign(_name(f"_nq_sv{n}", ast.Store), node.value))
-            node.value = _name(f"_nq_sv{n}")
-        pre.append(_assign(_name(f"_nq_si{n}", ast.Store), idx))
-        t.slice = _name(f"_nq_si{n}")
-        test = _call("_nq_sok", shape, _name(f"_nq_si{n}"), _name("_nq_lb"), _const(slot))
-        return _located(pre + [ast.If(test=test, body=[node], orelse=[])], node.lineno)
+        return _located(_devicefn.guarded_store(
+            node, idx, n, lambda i: _call("_nq_sok", shape, i, _name("_nq_lb"), _const(slot))), node.lineno)
 
     _CASTS = frozenset({"_nq_nonneg", "_nq_i64", "_nq_i32", "_nq_u32"})
 

@@ -32,7 +32,7 @@ import types as _pytypes
 
 from . import bounds as _bounds
 
-__all__ = ["checked_function", "is_checked", "STATE"]
+__all__ = ["checked_function", "is_checked", "mark_checked", "guarded_store", "STATE"]
 
 STATE = "_nq_lb"            # the parameter, and the block function's bounds state
 _CHECKED = "_nq_checked_device"
@@ -44,11 +44,31 @@ def is_checked(fn):
 
 
 def mark_checked(dispatcher):
+    """Marks the Numba dispatcher of a :func:`checked_function` (:func:`is_checked`)."""
     setattr(dispatcher, _CHECKED, True)
 
 
 def _name(n, ctx=ast.Load):
     return ast.Name(id=n, ctx=ctx())
+
+
+def guarded_store(node, idx, n, test):
+    """The store statement *node* (``a[idx] = v`` or ``a[idx] += v``, *idx* its index
+    expression) made only where ``test(index)`` is true: the value (Python's order:
+    the value, then the index) and the index in temporaries ``_nq_sv<n>``,
+    ``_nq_si<n>``, then ``if test(_nq_si<n>): a[_nq_si<n>] = _nq_sv<n>``. Used for
+    device functions' stores and a lane loop's contiguous ones (cpu/codegen.py)."""
+    t = node.targets[0] if isinstance(node, ast.Assign) else node.target
+    pre = []
+    if isinstance(node, ast.Assign):
+        pre.append(ast.Assign(targets=[_name(f"_nq_sv{n}", ast.Store)], value=node.value))
+        node.value = _name(f"_nq_sv{n}")
+    pre.append(ast.Assign(targets=[_name(f"_nq_si{n}", ast.Store)], value=idx))
+    t.slice = _name(f"_nq_si{n}")
+    out = pre + [ast.If(test=test(_name(f"_nq_si{n}")), body=[node], orelse=[])]
+    for st in out:
+        ast.copy_location(st, node)
+    return out
 
 
 class _Checks(ast.NodeTransformer):
@@ -88,18 +108,8 @@ class _Checks(ast.NodeTransformer):
             return node
         shape, idx, site = t.slice.args
         self.stores += 1
-        pre = []
-        if isinstance(node, ast.Assign):    # Python's order: the value, then the index
-            pre.append(ast.Assign(targets=[_name(f"_nq_sv{self.stores}", ast.Store)], value=node.value))
-            node.value = _name(f"_nq_sv{self.stores}")
-        pre.append(ast.Assign(targets=[_name(f"_nq_si{self.stores}", ast.Store)], value=idx))
-        t.slice = _name(f"_nq_si{self.stores}")
-        test = ast.Call(func=_name("_nq_dok"), args=[shape, _name(f"_nq_si{self.stores}"), _name(STATE), site],
-                        keywords=[])
-        out = pre + [ast.If(test=test, body=[node], orelse=[])]
-        for n in out:
-            ast.copy_location(n, node)
-        return out
+        return guarded_store(node, idx, self.stores, lambda i: ast.Call(
+            func=_name("_nq_dok"), args=[shape, i, _name(STATE), site], keywords=[]))
 
     visit_AugAssign = visit_Assign
 
