@@ -22,7 +22,10 @@ instead. What the checks cost is in docs/BENCHMARKS.md.
 The checks take an array's shape (:func:`shape_of`), and the loads are LLVM IR,
 not Numba functions taking the array: a Numba function that takes an array and
 branches counts a reference on it at each call (an atomic increment and
-decrement, in every lane of a lane loop: 3-7x on the tiled matmul).
+decrement, in every lane of a lane loop: 3-7x on the tiled matmul). The checks a
+kernel's code calls are intrinsics, their LLVM IR emitted at the call: overloads
+that Numba inlines in its own IR were a third of a large kernel's compile time
+(docs/BENCHMARKS.md).
 
 A check raises ``IndexError("store" or "load", line, index, axis, size)``, or, after
 a lane loop, ``IndexError("lane load", line, axis, size)`` (the index is not kept;
@@ -33,6 +36,7 @@ indices are left to Numba.
 
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -49,35 +53,6 @@ __all__ = ["store_index", "load_index", "shape_of", "lane_load", "bounds_state",
 _i8 = ir.IntType(8)
 _i64 = ir.IntType(64)
 _SCALARS = (types.Integer, types.Float, types.Boolean)
-
-
-def store_index(shape, idx, line):
-    """``idx``, after checking that ``arr[idx] = ...`` stays inside an array of
-    *shape* (:func:`shape_of`; raises ``IndexError("store", line, index, axis, size)``
-    before the store)."""
-    return idx
-
-
-def load_index(shape, idx, line):
-    """``idx``, after checking that the load ``arr[idx]`` stays inside an array of
-    *shape* (raises ``IndexError("load", line, index, axis, size)``); for code
-    outside lane loops."""
-    return idx
-
-
-def lane_load(arr, idx, state, slot, shape):
-    """``arr[idx]`` in a lane loop: the element where every integer of *idx* is inside
-    its axis, else 0 with the failure ored into *state*'s slots ``slot + axis``;
-    :func:`check_slot` raises it after the loop. *shape*: the array's shape where it
-    is a constant (a shared or local array), so that LLVM can prove the index inside
-    (``sA[ty, k]`` in a loop over k < 16); else None."""
-    return arr[idx]
-
-
-def check_slot(state, slot, axis, line, shape):
-    """Raises ``IndexError("lane load", line, axis, size)`` when a lane loop's load
-    failed on its *axis* (recorded in *slot*); *shape*: the array's shape after the
-    loop, None where it differs per lane."""
 
 
 @intrinsic
@@ -129,14 +104,6 @@ def _view_src(head, idx, axes, shape, slot):
         f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
 
 
-def _store_ok_src(head, axes, slot):
-    """``def impl(<head>)``: each bad axis noted in the state's slot ``slot(axis)``,
-    then whether none was bad (``|``, not ``or``: no branch)."""
-    return f"def impl({head}):\n" + "".join(
-        _bad_src(*a, "shape") + f"    _note(state, {slot(a[0])}, bad{a[0]})\n" for a in axes) + \
-        f"    return not ({' | '.join(f'bad{a[0]}' for a in axes) or 'False'})\n"
-
-
 def _exec(src, **names):
     ns = {"_u64": np.uint64, "_i64": np.int64, **names}
     exec(src, ns)
@@ -148,16 +115,68 @@ def _out_of_bounds(kind, line, idx, axis, n):
     raise IndexError(kind, line, idx, axis, n)
 
 
+def _call_jitable(context, builder, fn, tys, vals):
+    """LLVM IR: a call of *fn* (a ``register_jitable`` function) on *vals* of types
+    *tys*; an exception it raises propagates."""
+    fnty = context.typing_context.resolve_value_type(fn)
+    sig = fnty.get_call_type(context.typing_context, tuple(tys), {})
+    return context.get_function(fnty, sig)(builder, list(vals))
+
+
+def _raiser(kind):
+    @register_jitable(inline="never")
+    def oob(where, idx, axis, n):
+        raise IndexError(kind, where, idx, axis, n)
+    return oob
+
+
 def _index_check(kind):
-    def typer(shape, idx, line):
+    """The typer of an index check that raises at once (:func:`store_index`,
+    :func:`load_index`, :func:`device_store`): for each integer axis of the index
+    outside the shape, ``IndexError(kind, where, index, axis, size)``; then the index.
+    Intrinsics, not overloads: their LLVM IR is at the call, with no Numba function to
+    inline or call (a 2-D kernel checks each store and uniform load)."""
+    raiser = _raiser(kind)
+
+    def typer(typingctx, shape, idx, where):
         axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
-        return _exec(_raise_src("shape, idx, line", kind, "line", axes, "shape", "idx"),
-                     _out_of_bounds=_out_of_bounds)
+
+        def codegen(context, builder, sig, args):
+            i64 = types.int64
+            tys = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
+            raw = cgutils.unpack_tuple(builder, args[1], len(tys)) if isinstance(idx, types.BaseTuple) \
+                else [args[1]]
+            w = context.cast(builder, args[2], sig.args[2], i64)
+            for k, _expr, signed in axes:
+                i = context.cast(builder, raw[k], tys[k], i64)
+                n = context.cast(builder, builder.extract_value(args[0], k), shape[k], i64)
+                # as _bad_src: -n <= i < n <=> uint(i + n) < uint(2n)
+                bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) if signed \
+                    else builder.icmp_unsigned(">=", i, n)
+                with cgutils.if_unlikely(builder, bad):
+                    _call_jitable(context, builder, raiser, (i64, tys[k], i64, i64), (w, raw[k], _i64(k), n))
+            return args[1]
+        return idx(shape, idx, where), codegen
     return typer
 
 
-overload(store_index, inline="always")(_index_check("store"))
-overload(load_index, inline="always")(_index_check("load"))
+_store_check, _load_check, _device_store_check = map(_index_check, ("store", "load", "device store"))
+
+
+@intrinsic
+def store_index(typingctx, shape, idx, line):
+    """``store_index(shape, idx, line)``: ``idx``, after checking that ``arr[idx] =
+    ...`` stays inside an array of *shape* (:func:`shape_of`; raises
+    ``IndexError("store", line, index, axis, size)`` before the store)."""
+    return _store_check(typingctx, shape, idx, line)
+
+
+@intrinsic
+def load_index(typingctx, shape, idx, line):
+    """``load_index(shape, idx, line)``: ``idx``, after checking that the load
+    ``arr[idx]`` stays inside an array of *shape* (raises ``IndexError("load", line,
+    index, axis, size)``); for code outside lane loops."""
+    return _load_check(typingctx, shape, idx, line)
 
 
 # -- the bounds state of lane loops --------------------------------------------------
@@ -192,15 +211,6 @@ def _note(typingctx, state, slot, bad):
         _note_ir(builder, args[0], context.cast(builder, args[1], sig.args[1], types.int64), args[2])
         return context.get_dummy_value()
     return types.none(state, slot, types.boolean), codegen
-
-
-@intrinsic
-def _flag(typingctx, state, slot):
-    """flag[slot], as a bool."""
-    def codegen(context, builder, sig, args):
-        sl = context.cast(builder, args[1], sig.args[1], types.int64)
-        return builder.icmp_unsigned("!=", builder.load(builder.gep(args[0], [sl])), _i8(0))
-    return types.boolean(state, slot), codegen
 
 
 @intrinsic
@@ -270,19 +280,38 @@ _load_scalar = intrinsic(_load_scalar_ir(True))
 _load_scalar_one = intrinsic(_load_scalar_ir(False))
 
 
-@overload(lane_load, inline="always")
-def _lane_load(arr, idx, state, slot, shape):
+@intrinsic
+def lane_load(typingctx, arr, idx, state, slot, shape):
+    """``lane_load(arr, idx, state, slot, shape)``: ``arr[idx]`` in a lane loop: the
+    element where every integer of *idx* is inside its axis, else 0 with the failure
+    ored into *state*'s slots ``slot + axis``; :func:`check_slot` raises it after the
+    loop. *shape*: the array's shape where it is a constant (a shared or local
+    array), so that LLVM can prove the index inside (``sA[ty, k]`` in a loop over
+    k < 16); else None.
+
+    An intrinsic: a load of one element is its LLVM IR at the call. (An overload that
+    Numba inlines in its IR at each of a kernel's loads took a third of a large
+    kernel's compile.)"""
     axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
-    if axes is None:
-        return lambda arr, idx, state, slot, shape: arr[idx]
-    if isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
+    if axes is not None and isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
         # one element: a branch the loop vectoriser turns into a masked load
-        return lambda arr, idx, state, slot, shape: _load_scalar(arr, idx, state, slot, shape)
-    # a view or a record: read at index 0 of each bad axis instead (n == 0 aside,
-    # inside the array; the flag raises before anything uses it), with no branch
-    shp = "arr.shape" if isinstance(shape, types.NoneType) else "shape"
-    return _exec(_view_src("arr, idx, state, slot, shape", idx, axes, shp, lambda k: f"slot + {k}"),
-                 _note=_note, _zero_if=_zero_if)
+        return _load_scalar_sig(True, arr, idx, state, slot, shape)
+    if axes is None:
+        impl = lambda arr, idx, state, slot, shape: arr[idx]    # noqa: E731
+    else:
+        # a view or a record: read at index 0 of each bad axis instead (n == 0 aside,
+        # inside the array; the flag raises before anything uses it), with no branch
+        shp = "arr.shape" if isinstance(shape, types.NoneType) else "shape"
+        impl = _exec(_view_src("arr, idx, state, slot, shape", idx, axes, shp, lambda k: f"slot + {k}"),
+                     _note=_note, _zero_if=_zero_if)
+    got = typingctx.resolve_function_type(operator.getitem, (arr, idx), {})
+    if got is None:
+        raise TypingError(f"cannot index {arr} with {idx}")
+    sig = got.return_type(arr, idx, state, slot, shape)
+
+    def codegen(context, builder, sig, args):
+        return context.compile_internal(builder, impl, sig, args)
+    return sig, codegen
 
 
 @register_jitable(inline="never")
@@ -290,24 +319,46 @@ def _lane_out_of_bounds(line, axis, n):
     raise IndexError("lane load", line, axis, n)
 
 
+def _raise_if_flag(context, builder, state, slot, raiser, args):
+    """LLVM IR: when the flag ``state[slot]`` (slot: an i64) is set, call *raiser* (a
+    ``register_jitable`` function that raises) with *args*, i64 values."""
+    bad = builder.icmp_unsigned("!=", builder.load(builder.gep(state, [slot])), _i8(0))
+    with cgutils.if_unlikely(builder, bad):
+        _call_jitable(context, builder, raiser, (types.int64,) * len(args), args)
+
+
 def _slot_check(out_of_bounds):
-    """The overload of a check after a lane loop: raises through *out_of_bounds*
-    ``(line, axis, size)`` when the slot's flag is set; the size is -1 where the
-    array's shape differs per lane (None)."""
-    def typer(state, slot, axis, line, shape):
-        if isinstance(shape, types.BaseTuple):
-            def impl(state, slot, axis, line, shape):
-                if _flag(state, slot):
-                    out_of_bounds(line, axis, shape[axis])
-        else:
-            def impl(state, slot, axis, line, shape):
-                if _flag(state, slot):
-                    out_of_bounds(line, axis, -1)
-        return impl
+    """The typer of a check after a lane loop (:func:`check_slot`,
+    :func:`check_store_slot`): raises through *out_of_bounds* ``(line, axis, size)``
+    when the slot's flag is set; the size is -1 where the array's shape differs per
+    lane (None). Intrinsics, not overloads Numba inlines: a kernel has one per load,
+    and inlining them was slow to compile."""
+    def typer(typingctx, state, slot, axis, line, shape):
+        if not isinstance(axis, types.IntegerLiteral):
+            raise TypingError(f"the axis of a slot's check is a constant; got {axis}")
+        k = axis.literal_value
+
+        def codegen(context, builder, sig, args):
+            i64 = types.int64
+            n = context.cast(builder, builder.extract_value(args[4], k), shape[k], i64) \
+                if isinstance(shape, types.BaseTuple) else _i64(-1)
+            _raise_if_flag(context, builder, args[0], context.cast(builder, args[1], sig.args[1], i64),
+                           out_of_bounds, [context.cast(builder, args[3], sig.args[3], i64), _i64(k), n])
+            return context.get_dummy_value()
+        return types.none(state, slot, axis, line, shape), codegen
     return typer
 
 
-overload(check_slot, inline="always")(_slot_check(_lane_out_of_bounds))
+_load_slot_check = _slot_check(_lane_out_of_bounds)
+
+
+@intrinsic
+def check_slot(typingctx, state, slot, axis, line, shape):
+    """``check_slot(state, slot, axis, line, shape)``: raises ``IndexError("lane
+    load", line, axis, size)`` when a lane loop's load failed on its *axis* (recorded
+    in *slot*); *shape*: the array's shape after the loop, None where it differs per
+    lane."""
+    return _load_slot_check(typingctx, state, slot, axis, line, shape)
 
 
 # -- device functions -----------------------------------------------------------------
@@ -344,25 +395,12 @@ def device_load(arr, idx, state, site):
     return arr[idx]
 
 
-def device_store(shape, idx, site):
-    """``idx``, after checking that a device function's ``arr[idx] = ...`` stays inside
-    an array of *shape* (raises ``IndexError("device store", site, index, axis,
-    size)``)."""
-    return idx
-
-
 def device_store_ok(shape, idx, state, site):
     """True where a device function's store ``arr[idx] = ...`` stays inside an array of
     *shape*. With a bounds state, else False with the failure noted in the state's
     first slot; without one (None), raises ``IndexError("device store", site, index,
     axis, size)``."""
     return True
-
-
-def check_call(state, slot, site):
-    """Raises ``IndexError("device call", site)`` when an access of the device function
-    called at *site* (:func:`device_site`: no file, the call's line, the function's
-    name), noting into *slot*, failed."""
 
 
 @intrinsic
@@ -373,7 +411,12 @@ def state_at(typingctx, state, slot):
     return state(state, slot), codegen
 
 
-overload(device_store)(_index_check("device store"))
+@intrinsic
+def device_store(typingctx, shape, idx, site):
+    """``device_store(shape, idx, site)``: ``idx``, after checking that a device
+    function's ``arr[idx] = ...`` stays inside an array of *shape* (raises
+    ``IndexError("device store", site, index, axis, size)``)."""
+    return _device_store_check(typingctx, shape, idx, site)
 
 
 @overload(device_load)
@@ -394,13 +437,23 @@ def _device_load(arr, idx, state, site):
                  _note=_note, _zero_if=_zero_if)
 
 
+@intrinsic
+def _store_ok_noted(typingctx, shape, idx, state):
+    """A device function's store check with a bounds state: :func:`lane_store_ok`
+    noting every axis into the state's first slot."""
+    def codegen(context, builder, sig, args):
+        return _store_ok_ir(context, builder, sig, args, lambda k: _i64(0))
+    return types.boolean(shape, idx, state), codegen
+
+
 @overload(device_store_ok, inline="always")
 def _device_store_ok(shape, idx, state, site):
-    axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
     if isinstance(state, (types.NoneType, types.Omitted)):
-        return _exec(_raise_src("shape, idx, state, site", "device store", "site", axes, "shape", "True"),
-                     _out_of_bounds=_out_of_bounds)
-    return _exec(_store_ok_src("shape, idx, state, site", axes, lambda k: "0"), _note=_note)
+        def impl(shape, idx, state, site):
+            device_store(shape, idx, site)
+            return True
+        return impl
+    return lambda shape, idx, state, site: _store_ok_noted(shape, idx, state)
 
 
 @register_jitable(inline="never")
@@ -408,33 +461,52 @@ def _call_out_of_bounds(site):
     raise IndexError("device call", site)
 
 
-@overload(check_call, inline="always")
-def _check_call(state, slot, site):
-    def impl(state, slot, site):
-        if _flag(state, slot):
-            _call_out_of_bounds(site)
-    return impl
+@intrinsic
+def check_call(typingctx, state, slot, site):
+    """``check_call(state, slot, site)``: raises ``IndexError("device call", site)``
+    when an access of the device function called at *site* (:func:`device_site`: no
+    file, the call's line, the function's name), noting into *slot*, failed."""
+    def codegen(context, builder, sig, args):
+        i64 = types.int64
+        _raise_if_flag(context, builder, args[0], context.cast(builder, args[1], sig.args[1], i64),
+                       _call_out_of_bounds, [context.cast(builder, args[2], sig.args[2], i64)])
+        return context.get_dummy_value()
+    return types.none(state, slot, site), codegen
 
 
 # -- stores in lane loops -------------------------------------------------------------
 
-def lane_store_ok(shape, idx, state, slot):
-    """True where a store ``arr[idx] = ...`` in a lane loop stays inside an array of
-    *shape*; else False, the failure ored into *state*'s slots ``slot + axis``
-    (:func:`check_store_slot` raises it after the loop). The loop makes the store
-    only where this is True: a masked vector store once vectorised."""
-    return True
+def _store_ok_ir(context, builder, sig, args, slot_of):
+    """LLVM IR of :func:`lane_store_ok` and :func:`_store_ok_noted`: each integer
+    axis of the index outside the shape ored into the state's slot ``slot_of(axis)``
+    (an i64), then whether none was (no branch)."""
+    shapety, idxty = sig.args[0], sig.args[1]
+    axes = (_axes(len(shapety), idxty) if isinstance(shapety, types.BaseTuple) else None) or []
+    raw = cgutils.unpack_tuple(builder, args[1], len(idxty)) if isinstance(idxty, types.BaseTuple) else [args[1]]
+    tys = list(idxty) if isinstance(idxty, types.BaseTuple) else [idxty]
+    ok = cgutils.true_bit
+    for k, _expr, signed in axes:
+        i = context.cast(builder, raw[k], tys[k], types.int64)
+        n = context.cast(builder, builder.extract_value(args[0], k), shapety[k], types.int64)
+        # as _bad_src: one unsigned compare, -n <= i < n <=> uint(i + n) < uint(2n)
+        bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) if signed \
+            else builder.icmp_unsigned(">=", i, n)
+        _note_ir(builder, args[2], slot_of(k), bad)
+        ok = builder.and_(ok, builder.not_(bad))
+    return ok
 
 
-def check_store_slot(state, slot, axis, line, shape):
-    """Raises ``IndexError("lane store", line, axis, size)`` when a lane loop's store
-    failed on its *axis* (recorded in *slot*), as :func:`check_slot` for a load."""
-
-
-@overload(lane_store_ok, inline="always")
-def _lane_store_ok(shape, idx, state, slot):
-    axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
-    return _exec(_store_ok_src("shape, idx, state, slot", axes, lambda k: f"slot + {k}"), _note=_note)
+@intrinsic
+def lane_store_ok(typingctx, shape, idx, state, slot):
+    """``lane_store_ok(shape, idx, state, slot)``: True where a store ``arr[idx] =
+    ...`` in a lane loop stays inside an array of *shape*; else False, the failure
+    ored into *state*'s slots ``slot + axis`` (:func:`check_store_slot` raises it
+    after the loop). The loop makes the store only where this is True: a masked
+    vector store once vectorised."""
+    def codegen(context, builder, sig, args):
+        base = context.cast(builder, args[3], sig.args[3], types.int64)
+        return _store_ok_ir(context, builder, sig, args, lambda k: builder.add(base, _i64(k)))
+    return types.boolean(shape, idx, state, slot), codegen
 
 
 @register_jitable(inline="never")
@@ -442,4 +514,12 @@ def _lane_store_out_of_bounds(line, axis, n):
     raise IndexError("lane store", line, axis, n)
 
 
-overload(check_store_slot, inline="always")(_slot_check(_lane_store_out_of_bounds))
+_store_slot_check = _slot_check(_lane_store_out_of_bounds)
+
+
+@intrinsic
+def check_store_slot(typingctx, state, slot, axis, line, shape):
+    """``check_store_slot(state, slot, axis, line, shape)``: raises
+    ``IndexError("lane store", line, axis, size)`` when a lane loop's store failed on
+    its *axis* (recorded in *slot*), as :func:`check_slot` for a load."""
+    return _store_slot_check(typingctx, state, slot, axis, line, shape)
