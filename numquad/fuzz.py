@@ -1232,8 +1232,10 @@ def _stderr_tail(child, n=1500):
 class Campaign:
     """Feed kernels to child processes, one in flight per child; record each outcome."""
 
-    def __init__(self, seed, targets, out, jobs, minutes, count, timeout, max_jobs=40, quiet=False):
+    def __init__(self, seed, targets, out, jobs, minutes, count, timeout, max_jobs=40, quiet=False,
+                 start=0):
         self.seed, self.targets, self.out = seed, targets, out
+        self.start = start
         self.jobs, self.minutes, self.count = jobs, minutes, count
         self.timeout = timeout
         self.max_jobs = max_jobs
@@ -1242,7 +1244,7 @@ class Campaign:
         os.makedirs(out, exist_ok=True)
         self.workdir = tempfile.mkdtemp(prefix="numquad-fuzz-")
         self.retry = []
-        self.next_index = 0
+        self.next_index = start
         self.deadline = None
         self.spawned = 0
         self.interrupted = False
@@ -1252,7 +1254,7 @@ class Campaign:
             print(msg, flush=True)
 
     def _more(self):
-        if self.count is not None and self.next_index >= self.count:
+        if self.count is not None and self.next_index >= self.start + self.count:
             return False
         if self.deadline is not None and time.time() >= self.deadline:
             return False
@@ -1349,7 +1351,7 @@ class Campaign:
         if not self.interrupted:
             # every kernel handed out has an outcome; one without is the runner's bug,
             # counted (never dropped silently)
-            for index in range(self.next_index):
+            for index in range(self.start, self.next_index):
                 if index not in self.results:
                     self._record({"index": index, "status": "crashed", "failing": {},
                                   "details": ["no outcome recorded: lost by the fuzzer's runner"]})
@@ -1780,12 +1782,13 @@ def _raise_interrupt(signum, frame):
 
 
 def fuzz(seed=0, minutes=None, count=None, targets=("cpu", "cpu-debug"), out="fuzz-out", jobs=None,
-         timeout=300, shrink_count=0, shrink_seconds=120, quiet=False):
-    """Run a campaign; returns (counts, results)."""
+         timeout=300, shrink_count=0, shrink_seconds=120, quiet=False, start=0):
+    """Run a campaign of the kernels ``start, start + 1, ...`` of *seed*; returns
+    (counts, results)."""
     jobs = jobs or max(1, os.cpu_count() or 1)
     if minutes is None and count is None:
         count = 20
-    camp = Campaign(seed, list(targets), out, jobs, minutes, count, timeout, quiet=quiet)
+    camp = Campaign(seed, list(targets), out, jobs, minutes, count, timeout, quiet=quiet, start=start)
     t0 = time.time()
     old_term = signal.getsignal(signal.SIGTERM)
     if _threading_main():
@@ -1867,6 +1870,9 @@ def main(argv=None):
     ap.add_argument("--count", type=int, default=None, help="kernels to generate (default 20 "
                     "without --minutes)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--start", type=int, default=0, metavar="N",
+                    help="the first kernel's index (default 0): a long run of one seed in parts, "
+                    "each part starting where the last one's kernels end")
     ap.add_argument("--target", choices=("cpu", "cuda", "cuda-ptx"), default="cpu",
                     help="cpu: interpreter vs CPU release vs CPU debug; cuda: also the CUDA "
                     "target; cuda-ptx: also compile for CUDA (no GPU needed)")
@@ -1898,9 +1904,10 @@ def main(argv=None):
     targets += [] if args.target == "cpu" else [args.target]
     t0 = time.time()
     counts, results = fuzz(args.seed, args.minutes, args.count, targets, args.out, args.jobs,
-                           args.timeout, args.shrink, args.shrink_seconds, args.quiet)
+                           args.timeout, args.shrink, args.shrink_seconds, args.quiet, args.start)
     print()
-    print(f"numquad fuzz: seed {args.seed}, targets python (oracle) vs {', '.join(targets)}, "
+    span = f"kernels #{min(results)}..#{max(results)}" if results else "no kernels"
+    print(f"numquad fuzz: seed {args.seed}, {span}, targets python (oracle) vs {', '.join(targets)}, "
           f"{time.time() - t0:.0f} s")
     print(format_table(counts))
     bad = {i: r for i, r in results.items() if r["status"] != "passed"}

@@ -152,6 +152,16 @@ def test_crashes_and_hangs_are_isolated(tmp_path, monkeypatch):
     assert os.path.exists(tmp_path / "repro_7_2.py")
 
 
+def test_a_run_in_parts_starts_where_it_is_told(tmp_path):
+    """``--start N``: the kernels N, N + 1, ... of the seed, the same kernels a run
+    from 0 generates there (interpreter only)."""
+    counts, results = fuzz.fuzz(seed=7, count=3, targets=(), out=str(tmp_path), jobs=1, timeout=120,
+                                shrink_count=0, quiet=True, start=10)
+    assert sorted(results) == [10, 11, 12]
+    assert counts["generated"] == counts["passed"] == 3
+    assert fuzz.generate(7, 11).source != fuzz.generate(7, 0).source
+
+
 def test_a_stopped_run_reports_what_finished(tmp_path):
     """SIGTERM (or Ctrl-C) ends a campaign with its table: nothing finished is lost."""
     import signal
