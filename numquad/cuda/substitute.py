@@ -10,7 +10,9 @@ import copy
 import sys
 import types as _pytypes
 
+from llvmlite import ir
 from numba import cuda
+from numba.core import cgutils
 from numba.cuda import nvvmutils, types
 from numba.cuda import cudadecl as _cudadecl
 from numba.cuda.cudadecl import registry as _typing_registry
@@ -81,6 +83,20 @@ _BARE.update({name: _Bare(name, types.Module(getattr(cuda, name)))
               for name in ("shared", "local", "atomic", "const")})
 _BARE["syncwarp"] = _Bare("syncwarp", types.Function(_cudadecl.Cuda_syncwarp))
 _BARE["warpsize"] = 32
+
+
+def _ffs_small(context, builder, sig, args):
+    # numba.cuda types ffs of every integer but lowers only 32- and 64-bit ones (a
+    # raw NotImplementedError for the others); the lowest set bit of an 8- or 16-bit
+    # integer is that of it widened, as the CPU target and the interpreter compute it
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), (ir.IntType(32),)),
+                                        "__nv_ffs")
+    return builder.call(fn, [builder.zext(args[0], ir.IntType(32))])
+
+
+for _t in (types.int8, types.int16, types.uint8, types.uint16):
+    _lowering_registry.lower(cuda.ffs, _t)(_ffs_small)
+del _t
 
 
 def _bare(name):
