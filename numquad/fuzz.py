@@ -299,6 +299,15 @@ class Generator:
             o = self.pick(["&", "|", "^"])
             return f"np.bool_({self.expr('bool', sc, depth - 1)} {o} {self.expr('bool', sc, depth - 1)})"
         if roll < 0.75:
+            if dt in INT_TYPES and r.random() < 0.12:
+                # numba.cuda's bit functions, on any integer type, converted to dt
+                self.features.add("bitops")
+                fn = self.pick(["popc", "clz", "ffs", "brev"])
+                return f"np.{dt}(xpu.{fn}({self.expr(self.pick(INT_TYPES), sc, depth - 1)}))"
+            if dt not in ("bool", "int8", "uint8") and r.random() < 0.05:   # numba.cuda's selp types
+                self.features.add("selp")
+                return (f"xpu.selp({self.expr('bool', sc, depth - 1)}, {self.expr(dt, sc, depth - 1)}, "
+                        f"{self.expr(dt, sc, depth - 1)})")
             if dt in FLOAT_TYPES and r.random() < 0.3:
                 # the math functions inside the bit-for-bit promise (docs/semantics.md)
                 self.features.add("math")
@@ -531,13 +540,18 @@ class Generator:
         lines.append(f"{pad}{name}[i] = {self.expr(dt, sc, 2)}")
 
     def st_atomic(self, sc, lines, pad, ind):
-        kind = self.pick(["add", "add", "max", "min"])
-        dt = self.pick(ATOMIC_TYPES)
-        name = self.arg(f"acc_{kind}_{dt}", "acc", dt, size=16)
-        self.features.add("atomic")
+        # only atomics whose final memory cannot depend on the threads' order: add,
+        # sub, max, min and the bitwise ones of any values; inc and dec of one value
+        # in every thread (the same function applied n times, in any order)
+        kind = self.pick(["add", "add", "max", "min", "sub", "and_", "or_", "xor", "inc", "dec"])
+        dt = self.pick(("uint32", "uint64") if kind in ("inc", "dec") else ATOMIC_TYPES)
+        bits = kind in ("and_", "or_", "xor", "inc", "dec")
+        name = self.arg(f"acc_{kind}_{dt}", "acc_rand" if bits else "acc", dt, size=16)
+        self.features.add("atomic" if not bits else "atomic-" + kind.rstrip("_"))
         idx = self.pick(["t & np.int32(15)", "np.int64(Wave.laneId() & np.uint32(15))",
                          "np.int32(3)"])
-        lines.append(f"{pad}xpu.atomic.{kind}({name}, {idx}, {self.expr(dt, sc, 2)})")
+        val = self.const(dt) if kind in ("inc", "dec") else self.expr(dt, sc, 2)
+        lines.append(f"{pad}xpu.atomic.{kind}({name}, {idx}, {val})")
 
     def st_if(self, sc, lines, pad, ind):
         lines.append(f"{pad}if {self.cond(sc)}:")
@@ -860,14 +874,16 @@ class Generator:
             dt = self.pick(("int32", "uint32", "int64", "uint64"))
             self.allocs.append(f"{k} = xpu.shared.array(16, np.{dt})  # keep")
             self.features.add("shared-atomic")
+            kind = self.pick(["add", "max", "min", "and_", "or_", "xor"])
+            init = "np.{0}(0)" if kind != "and_" else "~np.{0}(0)"
             body.append("if t == np.int32(0):  # keep")
             body.append("    for q in range(16):  # keep")
-            body.append(f"        {k}[q] = np.{dt}(0)  # keep")
+            body.append(f"        {k}[q] = {init.format(dt)}  # keep")
             body.append("xpu.syncthreads()  # keep")
             body.append(f"if {self.cond(sc, uniform_ok=False)}:")
             with self._some_lanes():        # (seed 72 #127 hung the H200: a full-mask shfl here)
                 val = self.expr(dt, sc, 2)
-            body.append(f"    xpu.atomic.{self.pick(['add', 'max', 'min'])}({k}, t & np.int32(15), {val})")
+            body.append(f"    xpu.atomic.{kind}({k}, t & np.int32(15), {val})")
             body.append("xpu.syncthreads()  # keep")
             v = self.assignable(sc)
             vt = sc.vars[v]
@@ -876,6 +892,18 @@ class Generator:
                 body.append(f"{v} = {read} > np.{dt}({r.randint(0, 5)})")
             else:
                 body.append(f"{v} = np.{vt}({read})")
+            return
+        if self.chance(0.2):
+            # a block vote: a barrier that returns a count, an and or an or over the block
+            fn = self.pick(["syncthreads_count", "syncthreads_and", "syncthreads_or"])
+            self.features.add(fn)
+            v = self.assignable(sc)
+            vt = sc.vars[v]
+            pred = f"np.int32({self.cond(sc, uniform_ok=False)})"
+            if vt == "bool":
+                body.append(f"{v} = np.bool_({v} ^ (xpu.{fn}({pred}) > np.int32({r.randint(0, 3)})))")
+            else:
+                body.append(f"{v} = {arith(vt, v, '+', f'np.{vt}(xpu.{fn}({pred}))')}")
             return
         dt = self.pick(ALL_TYPES)
         self.allocs.append(f"{k} = xpu.shared.array({B}, np.{dt})  # keep")
@@ -986,6 +1014,8 @@ def make_inputs(spec: Spec):
             out.append(arr)
         elif a.role == "acc":
             out.append(np.zeros(a.size, a.dtype))
+        elif a.role == "acc_rand":
+            out.append(_random_array(rng, a.dtype, a.size))
         elif a.role == "n":
             roll = rng.random()
             n = N if roll < 0.3 else max(0, N - int(rng.integers(1, 40)))
