@@ -85,12 +85,12 @@ def _bad_src(k, expr, signed, shape):
     return f"    n{k} = {shape}[{k}]\n    bad{k} = {test}\n"
 
 
-def _raise_src(head, kind, where, axes, shape, ret):
+def _raise_src(head, where, axes, shape, ret):
     """``def impl(<head>)``: for each axis of *axes* (:func:`_axes`) outside *shape*,
-    ``_out_of_bounds(kind, <where>, index, axis, size)``; then ``return <ret>``."""
+    ``_oob(<where>, index, axis, size)`` (a :func:`_raiser`); then ``return <ret>``."""
     return f"def impl({head}):\n" + "".join(
         _bad_src(*a, shape) + f"    if bad{a[0]}:\n"
-        f"        _out_of_bounds({kind!r}, {where}, {a[1]}, {a[0]}, n{a[0]})\n"
+        f"        _oob({where}, {a[1]}, {a[0]}, n{a[0]})\n"
         for a in axes) + f"    return {ret}\n"
 
 
@@ -110,11 +110,6 @@ def _exec(src, **names):
     return ns["impl"]
 
 
-@register_jitable(inline="never")
-def _out_of_bounds(kind, line, idx, axis, n):
-    raise IndexError(kind, line, idx, axis, n)
-
-
 def _call_jitable(context, builder, fn, tys, vals):
     """LLVM IR: a call of *fn* (a ``register_jitable`` function) on *vals* of types
     *tys*; an exception it raises propagates."""
@@ -124,10 +119,32 @@ def _call_jitable(context, builder, fn, tys, vals):
 
 
 def _raiser(kind):
+    """The Numba function raising ``IndexError(kind, where, index, axis, size)``."""
     @register_jitable(inline="never")
     def oob(where, idx, axis, n):
         raise IndexError(kind, where, idx, axis, n)
     return oob
+
+
+_RAISERS = {kind: _raiser(kind) for kind in ("store", "load", "device store", "device load")}
+
+
+def _bad_axes_ir(context, builder, shapety, shape, idxty, idx):
+    """LLVM IR of :func:`_bad_src` for each integer axis of the index *idx* (of type
+    *idxty*) into an array of *shape* (a tuple, of type *shapety*): [(axis, the
+    index as given, its type, the size as i64, i1 outside)]."""
+    axes = (_axes(len(shapety), idxty) if isinstance(shapety, types.BaseTuple) else None) or []
+    tys = list(idxty) if isinstance(idxty, types.BaseTuple) else [idxty]
+    raw = cgutils.unpack_tuple(builder, idx, len(tys)) if isinstance(idxty, types.BaseTuple) else [idx]
+    out = []
+    for k, _expr, signed in axes:
+        i = context.cast(builder, raw[k], tys[k], types.int64)
+        n = context.cast(builder, builder.extract_value(shape, k), shapety[k], types.int64)
+        # one unsigned compare: -n <= i < n <=> uint(i + n) < uint(2n)
+        bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) if signed \
+            else builder.icmp_unsigned(">=", i, n)
+        out.append((k, raw[k], tys[k], n, bad))
+    return out
 
 
 def _index_check(kind):
@@ -136,25 +153,15 @@ def _index_check(kind):
     outside the shape, ``IndexError(kind, where, index, axis, size)``; then the index.
     Intrinsics, not overloads: their LLVM IR is at the call, with no Numba function to
     inline or call (a 2-D kernel checks each store and uniform load)."""
-    raiser = _raiser(kind)
+    raiser = _RAISERS[kind]
 
     def typer(typingctx, shape, idx, where):
-        axes = (_axes(len(shape), idx) if isinstance(shape, types.BaseTuple) else None) or []
-
         def codegen(context, builder, sig, args):
             i64 = types.int64
-            tys = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
-            raw = cgutils.unpack_tuple(builder, args[1], len(tys)) if isinstance(idx, types.BaseTuple) \
-                else [args[1]]
             w = context.cast(builder, args[2], sig.args[2], i64)
-            for k, _expr, signed in axes:
-                i = context.cast(builder, raw[k], tys[k], i64)
-                n = context.cast(builder, builder.extract_value(args[0], k), shape[k], i64)
-                # as _bad_src: -n <= i < n <=> uint(i + n) < uint(2n)
-                bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) if signed \
-                    else builder.icmp_unsigned(">=", i, n)
+            for k, raw, ty, n, bad in _bad_axes_ir(context, builder, shape, args[0], idx, args[1]):
                 with cgutils.if_unlikely(builder, bad):
-                    _call_jitable(context, builder, raiser, (i64, tys[k], i64, i64), (w, raw[k], _i64(k), n))
+                    _call_jitable(context, builder, raiser, (i64, ty, i64, i64), (w, raw, _i64(k), n))
             return args[1]
         return idx(shape, idx, where), codegen
     return typer
@@ -429,8 +436,8 @@ def _device_load(arr, idx, state, site):
     if axes is None:
         return lambda arr, idx, state, site: arr[idx]
     if isinstance(state, (types.NoneType, types.Omitted)):
-        return _exec(_raise_src("arr, idx, state, site", "device load", "site", axes, "arr.shape", "arr[idx]"),
-                     _out_of_bounds=_out_of_bounds)
+        return _exec(_raise_src("arr, idx, state, site", "site", axes, "arr.shape", "arr[idx]"),
+                     _oob=_RAISERS["device load"])
     if isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
         return lambda arr, idx, state, site: _load_scalar_one(arr, idx, state, 0, None)
     return _exec(_view_src("arr, idx, state, site", idx, axes, "arr.shape", lambda k: "0"),
@@ -480,17 +487,8 @@ def _store_ok_ir(context, builder, sig, args, slot_of):
     """LLVM IR of :func:`lane_store_ok` and :func:`_store_ok_noted`: each integer
     axis of the index outside the shape ored into the state's slot ``slot_of(axis)``
     (an i64), then whether none was (no branch)."""
-    shapety, idxty = sig.args[0], sig.args[1]
-    axes = (_axes(len(shapety), idxty) if isinstance(shapety, types.BaseTuple) else None) or []
-    raw = cgutils.unpack_tuple(builder, args[1], len(idxty)) if isinstance(idxty, types.BaseTuple) else [args[1]]
-    tys = list(idxty) if isinstance(idxty, types.BaseTuple) else [idxty]
     ok = cgutils.true_bit
-    for k, _expr, signed in axes:
-        i = context.cast(builder, raw[k], tys[k], types.int64)
-        n = context.cast(builder, builder.extract_value(args[0], k), shapety[k], types.int64)
-        # as _bad_src: one unsigned compare, -n <= i < n <=> uint(i + n) < uint(2n)
-        bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) if signed \
-            else builder.icmp_unsigned(">=", i, n)
+    for k, _raw, _ty, _n, bad in _bad_axes_ir(context, builder, sig.args[0], args[0], sig.args[1], args[1]):
         _note_ir(builder, args[2], slot_of(k), bad)
         ok = builder.and_(ok, builder.not_(bad))
     return ok
