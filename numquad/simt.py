@@ -1081,7 +1081,7 @@ class _Thread:
     @staticmethod
     def brev(x):
         x = _as_scalar(x)
-        bits = 32 if x.dtype.itemsize <= 4 else 64
+        bits = 64 if x.dtype == np.uint64 else 32         # numba.cuda: an int64 takes the uint32 case
         v = int(x) % (1 << bits)
         r = int(format(v, f"0{bits}b")[::-1], 2)
         return (np.uint32 if bits == 32 else np.uint64)(r)

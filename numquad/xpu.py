@@ -210,7 +210,8 @@ CUDA_FUNCTIONS = {
     "threadfence_block": "()\n\nMemory fence for the block.",
     "threadfence_system": "()\n\nMemory fence for the system.",
     "popc": "(x)\n\nThe number of set bits of integer x, in x's type.",
-    "brev": "(x)\n\nx's bits reversed (uint32 or uint64).",
+    "brev": "(x)\n\nx's bits reversed: uint64 for a uint64 x, else uint32 (an int64's low 32 bits,\n"
+            "as numba.cuda resolves it on the GPU).",
     "clz": "(x)\n\nThe number of leading zero bits of integer x in its width, in x's type.",
     "ffs": "(x)\n\nThe 1-based position of x's least significant set bit, 0 for 0 (uint32).",
     "fma": "(a, b, c)\n\na * b + c with one rounding (float32 or float64).",

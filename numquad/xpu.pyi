@@ -536,7 +536,8 @@ def popc(x: _IntT) -> _IntT:
 def brev(x: _IntT) -> _IntT:
     """xpu.brev(x)
 
-    x's bits reversed (uint32 or uint64).
+    x's bits reversed: uint64 for a uint64 x, else uint32 (an int64's low 32 bits,
+    as numba.cuda resolves it on the GPU).
     """
 
 def clz(x: _IntT) -> _IntT:

@@ -621,7 +621,7 @@ def test_popc_clz_ffs_brev_types_and_values(dtype, rng):
     np.testing.assert_array_equal(got, np.where(low.any(axis=1), low.argmax(axis=1) + 1, 0).astype(np.uint32))
 
     got = lf_brev(x)
-    rdt = np.dtype(np.uint32 if w <= 32 else np.uint64)       # brev: uint32 / uint64
+    rdt = np.dtype(np.uint64 if dt == np.uint64 else np.uint32)   # brev: numba.cuda's two cases
     assert got.dtype == rdt
     ux = x.astype(rdt) if dt.kind == "u" else x.astype(np.int64).astype(rdt)
     want = np.array([int(f"{int(v):0{rdt.itemsize * 8}b}"[::-1], 2) for v in ux], dtype=rdt)

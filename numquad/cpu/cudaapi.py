@@ -158,7 +158,8 @@ def _rows():
     t += [
         Api("popc", _G_MATH, "`popc(x)`: set bits of integer x, in x's type (also numba.cuda's "
             "`x.bit_count()` method)", True),
-        Api("brev", _G_MATH, "`brev(x)`: bits reversed; uint32 for <= 32-bit x, else uint64", True),
+        Api("brev", _G_MATH, "`brev(x)`: bits reversed; uint64 for uint64 x, else uint32 (an int64's "
+            "low 32 bits, as numba.cuda resolves it)", True),
         Api("clz", _G_MATH, "`clz(x)`: leading zeros of integer x in its width, in x's type "
             "(clz(0) is the width)", True),
         Api("ffs", _G_MATH, "`ffs(x)`: 1-based position of the lowest set bit, 0 for 0 (uint32)", True),
@@ -513,7 +514,9 @@ def _clz(typingctx, x):
 @intrinsic
 def _brev(typingctx, x):
     ty = _int_arg("brev", x)
-    res = types.uint32 if ty.bitwidth <= 32 else types.uint64
+    # numba.cuda has a uint32 and a uint64 case and resolves every other integer to
+    # the uint32 one, an int64 too (its low 32 bits): the GPU's bits, kept here
+    res = types.uint64 if ty == types.uint64 else types.uint32
 
     def codegen(context, builder, sig, args):
         v = context.cast(builder, args[0], sig.args[0], res)
