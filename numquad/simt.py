@@ -1106,7 +1106,8 @@ class _Thread:
 
     @staticmethod
     def cbrt(x):
-        return np.cbrt(_as_scalar(x))
+        x = _as_scalar(x)
+        return np.cbrt(_cuda_float(x).type(x))
 
     @staticmethod
     def selp(pred, a, b):
@@ -1125,10 +1126,19 @@ class _Thread:
         return a
 
 
+def _cuda_float(*xs):
+    """The float type numba.cuda gives cbrt and fma of *xs*: float32 when each is a
+    float32, a bool, an int8, an int16 or a uint8 (Numba's safe conversions to
+    float32), else float64."""
+    small = (np.float32, np.bool_, np.int8, np.int16, np.uint8)
+    return np.dtype(np.float32 if all(np.asarray(x).dtype.type in small for x in xs) else np.float64)
+
+
 def _fma(a, b, c):
-    """a * b + c with one rounding, in a's float type."""
+    """a * b + c with one rounding, in numba.cuda's float type of the three."""
     from fractions import Fraction
-    dt = np.result_type(a, b, c)
+    dt = _cuda_float(a, b, c)
+    a, b, c = dt.type(a), dt.type(b), dt.type(c)
     vals = (float(a), float(b), float(c))
     if not all(math.isfinite(v) for v in vals):
         return dt.type(a * b + c)

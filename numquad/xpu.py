@@ -214,8 +214,10 @@ CUDA_FUNCTIONS = {
             "as numba.cuda resolves it on the GPU).",
     "clz": "(x)\n\nThe number of leading zero bits of integer x in its width, in x's type.",
     "ffs": "(x)\n\nThe 1-based position of x's least significant set bit, 0 for 0 (uint32).",
-    "fma": "(a, b, c)\n\na * b + c with one rounding (float32 or float64).",
-    "cbrt": "(x)\n\nThe cube root (float32 or float64).",
+    "fma": "(a, b, c)\n\na * b + c with one rounding: float32 when each of a, b, c is a float32, bool,\n"
+           "int8, int16 or uint8 (numba.cuda's float32 case), else float64.",
+    "cbrt": "(x)\n\nThe cube root: float32 for a float32, bool, int8, int16 or uint8 x (numba.cuda's\n"
+            "float32 case), else float64.",
     "selp": "(pred, a, b)\n\na if pred else b (a and b of one type).",
     "nanosleep": "(ns)\n\nSleep about ns nanoseconds (a no-op on the CPU).",
 }

@@ -555,13 +555,15 @@ def ffs(x: int | np.integer[Any]) -> np.uint32:
 def fma(a: _FloatT, b: _FloatT, c: _FloatT) -> _FloatT:
     """xpu.fma(a, b, c)
 
-    a * b + c with one rounding (float32 or float64).
+    a * b + c with one rounding: float32 when each of a, b, c is a float32, bool,
+    int8, int16 or uint8 (numba.cuda's float32 case), else float64.
     """
 
 def cbrt(x: _FloatT) -> _FloatT:
     """xpu.cbrt(x)
 
-    The cube root (float32 or float64).
+    The cube root: float32 for a float32, bool, int8, int16 or uint8 x (numba.cuda's
+    float32 case), else float64.
     """
 
 def selp(pred: _Scalar, a: _T, b: _T) -> _T:

@@ -701,6 +701,72 @@ def test_fma_cbrt_result_types():
     assert mixed(np.ones(3, np.float32), np.ones(3, np.int32)).dtype == np.float64
 
 
+_NUMERIC = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+
+
+@xpu.jit
+def lf_cbrt(x):
+    return cuda.cbrt(x)
+
+
+@xpu.jit
+def lf_fma(a, b, c):
+    return cuda.fma(a, b, c)
+
+
+@pytest.mark.parametrize("fn", ["cbrt", "fma", "brev"])
+def test_two_case_functions_take_numba_cuda_s_case(fn, rng):
+    """numba.cuda types cbrt and fma with a float32 and a float64 case and brev with a
+    uint32 and a uint64 case; Numba's overload resolution picks one by how each argument
+    converts (cbrt of an int8 is float32, of a uint16 float64; brev of an int64 reverses
+    its low 32 bits). The CPU and python targets give the type numba.cuda's own typing
+    gives (a PTX compile, no GPU needed) and the value of the argument converted to it."""
+    lanes = {"cbrt": (lf_cbrt, 1), "fma": (lf_fma, 3), "brev": (lf_brev, 1)}
+    lane, arity = lanes[fn]
+    device = {"cbrt": lambda x: cuda.cbrt(x), "fma": lambda a, b, c: cuda.fma(a, b, c),
+              "brev": lambda x: cuda.brev(x)}[fn]
+    checked = 0
+    for t in _NUMERIC:
+        if fn == "brev" and t in ("bool", "float32", "float64"):
+            continue
+        for t2 in (("float32", "int8", "uint16") if arity == 3 else (None,)):
+            tys = [t] * arity if t2 is None else [t, t2, "float32"]
+            sig = tuple(getattr(numba, "boolean" if x == "bool" else x) for x in tys)
+            want = np.dtype(str(cuda.compile_ptx(device, sig, device=True, cc=(9, 0))[1]))
+            args = []
+            for x in tys:
+                dt = np.dtype(x)
+                if dt.kind == "b":
+                    args.append(rng.integers(0, 2, 40).astype(bool))
+                elif dt.kind == "f":
+                    args.append((rng.standard_normal(40) * 50).astype(dt))
+                else:
+                    info = np.iinfo(dt)
+                    args.append(rng.integers(info.min, info.max, 40, dtype=dt, endpoint=True))
+            conv = [a.astype(want) if want.kind == "f" else
+                    (a.astype(np.uint64).astype(want) if a.dtype.kind == "u" else a.astype(np.int64).astype(want))
+                    for a in args]
+            if fn == "cbrt":
+                ref = np.cbrt(conv[0])
+            elif fn == "fma":                 # exact in float64 for float32 operands of these sizes
+                ref = conv[0] * conv[1] + conv[2] if want == np.float64 else \
+                    (conv[0].astype(np.float64) * conv[1] + conv[2]).astype(np.float32)
+            else:
+                w = want.itemsize * 8
+                ref = np.array([int(f"{int(v):0{w}b}"[::-1], 2) for v in conv[0]], dtype=want)
+            for target in ("cpu", "python"):
+                got = lane(*args) if target == "cpu" else lane.python(*args)
+                assert got.dtype == want, (fn, tys, target, got.dtype, want)
+                if fn == "cbrt":            # the C library's cbrt, outside the bit-for-bit promise
+                    np.testing.assert_allclose(got, ref, rtol=2 * np.finfo(want).eps)
+                elif fn == "fma" and want == np.float64:
+                    np.testing.assert_allclose(got, ref, rtol=1e-15, atol=1e-300)
+                else:
+                    np.testing.assert_array_equal(got, ref, err_msg=f"{fn}{tuple(tys)} on {target}")
+            checked += 1
+    assert checked >= 8
+
+
 def test_selp_needs_one_type_as_numba_cuda():
     @xpu.jit
     def k(a, out):

@@ -163,9 +163,10 @@ def _rows():
         Api("clz", _G_MATH, "`clz(x)`: leading zeros of integer x in its width, in x's type "
             "(clz(0) is the width)", True),
         Api("ffs", _G_MATH, "`ffs(x)`: 1-based position of the lowest set bit, 0 for 0 (uint32)", True),
-        Api("fma", _G_MATH, "`fma(a, b, c)`: a * b + c rounded once (float32 if all are float32, "
-            "else float64)", True, "LLVM `llvm.fma`"),
-        Api("cbrt", _G_MATH, "`cbrt(x)`: cube root (float32 or float64)", True, "the C library's cbrt"),
+        Api("fma", _G_MATH, "`fma(a, b, c)`: a * b + c rounded once (float32 if each is float32, "
+            "bool, int8, int16 or uint8, as numba.cuda resolves it, else float64)", True, "LLVM `llvm.fma`"),
+        Api("cbrt", _G_MATH, "`cbrt(x)`: cube root (float32 for float32, bool, int8, int16, "
+            "uint8 x, else float64)", True, "the C library's cbrt"),
         Api("selp", _G_MATH, "`selp(pred, a, b)`: a if pred else b; a and b of one type "
             "((u)int16..64, float32, float64)", True),
         Api("math.*", _G_MATH, "`math.sin`, `math.exp`, `math.fmod`, `math.modf`, `math.remainder`, "
@@ -538,13 +539,20 @@ def _ffs(typingctx, x):
     return types.uint32(x), codegen
 
 
+# numba.cuda types cbrt and fma with a float32 and a float64 case; Numba takes the
+# float32 one unless an argument converts to float32 only unsafely (tests/
+# test_numba_cuda_compat.py compares both targets' result types)
+_SAFE_TO_FLOAT32 = (types.float32, types.boolean, types.int8, types.int16, types.uint8)
+
+
 def _float_res(name, *tys):
     out = types.float32
     for t in tys:
         t = types.unliteral(t)
         if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
-            raise TypingError(f"cuda.{name}: got {t}; it takes float32 or float64 (integers become float64)")
-        if t != types.float32:
+            raise TypingError(f"cuda.{name}: got {t}; it takes float32 or float64 (an integer or bool "
+                              f"becomes float32 when it fits float32 safely: bool, int8, int16, uint8)")
+        if t not in _SAFE_TO_FLOAT32:
             out = types.float64
     return out
 
