@@ -311,8 +311,15 @@ class Generator:
             if dt in FLOAT_TYPES and r.random() < 0.3:
                 # the math functions inside the bit-for-bit promise (docs/semantics.md)
                 self.features.add("math")
-                fn = self.pick(["math.sqrt", "math.fabs", "abs", "math.fmod", "math.copysign"])
+                fn = self.pick(["math.sqrt", "math.fabs", "abs", "math.fmod", "math.copysign",
+                                "math.floor", "math.ceil", "math.trunc", "math.ldexp"])
+                if fn in ("math.floor", "math.ceil", "math.trunc") and r.random() < 0.3:
+                    # of an integer: float64 in numba.cuda (its int64 case), rounded once
+                    return f"np.{dt}({fn}({self.expr(self.pick(INT_TYPES), sc, depth - 1)}))"
                 a = self.expr(dt, sc, depth - 1)
+                if fn == "math.ldexp":              # exact; the exponent within +-40
+                    n = self.expr(self.pick(INT_TYPES), sc, depth - 1)
+                    return f"np.{dt}({fn}({a}, np.int32(np.int32({n}) % np.int32(41))))"
                 if fn == "math.copysign":
                     # the sign from an integer, never a NaN: a NaN's sign bit is
                     # outside the bit-for-bit promise (docs/semantics.md), and

@@ -381,9 +381,13 @@ _TO_INT = {math.floor: np.floor, math.ceil: np.ceil, math.trunc: np.trunc, round
 
 
 def _nq_intfn(fn, *args):
-    """``math.floor(x)``, ``math.ceil``, ``math.trunc``, ``round(x)`` of a float:
-    an int64 converted as above; ``round(x, ndigits)`` as :func:`_round_to`."""
+    """``round(x)`` of a float: an int64 converted as above; ``round(x, ndigits)`` as
+    :func:`_round_to`. ``math.floor(x)``, ``math.ceil``, ``math.trunc`` are floats,
+    as numba.cuda types them: float32 of a float32, float64 of anything else."""
     x = args[0]
+    if fn is not round and len(args) == 1 and isinstance(x, (int, float, np.integer, np.floating, np.bool_)):
+        t = np.float32 if isinstance(x, np.float32) else np.float64
+        return _TO_INT[fn](t(x))
     if isinstance(x, (float, np.floating)):
         if len(args) == 2:
             return _round_to(x, args[1])
@@ -402,7 +406,7 @@ _MATH_UFUNC = {"sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "exp2": np.exp
                "fmod": np.fmod, "copysign": np.copysign, "degrees": np.degrees,
                "radians": np.radians, "nextafter": np.nextafter}
 # no ufunc: Python's math, and the C library's special values where it raises
-_MATH_RAISING = ("erf", "erfc", "gamma", "lgamma", "remainder")
+_MATH_RAISING = ("erf", "erfc", "gamma", "lgamma", "remainder", "ldexp")
 
 
 def _math_special(name, x, *rest):
@@ -418,20 +422,65 @@ def _math_special(name, x, *rest):
     return math.nan              # remainder(x, 0), remainder(inf, y)
 
 
+# numba.cuda types pow with the cases (f32, f32), (f64, f64), (f32, i32), (f64, i32) and
+# ldexp with (f32, i32), (f64, i32), and Numba picks the first case with the fewest
+# unsafe, then safe, then promoting conversions of the arguments. The kinds, as Numba's
+# conversion rules give them for the three types those cases take: 0 exact, 1 promote,
+# 2 safe, 3 unsafe.
+def _conversion(src, dst):
+    if src is dst:
+        return 0
+    if dst is np.float32:
+        return 2 if src in (np.bool_, np.int8, np.int16, np.uint8) else 3
+    if dst is np.float64:
+        return 1 if src is np.float32 else 2
+    if src in (np.int8, np.int16):                    # to int32
+        return 1
+    return 2 if src in (np.bool_, np.uint8, np.uint16) else 3
+
+
+_POW_CASES = ((np.float32, np.float32), (np.float64, np.float64), (np.float32, np.int32), (np.float64, np.int32))
+
+
+def _scalar_type(v):
+    if isinstance(v, (np.generic, bool)):
+        return np.asarray(v).dtype.type
+    return np.int64 if isinstance(v, int) else np.float64
+
+
+def _pow_ldexp(name, x, y):
+    tys = (_scalar_type(x), _scalar_type(y))
+    cases = _POW_CASES if name == "pow" else _POW_CASES[2:]
+
+    def rating(case):
+        kinds = [_conversion(s, d) for s, d in zip(tys, case)]
+        return kinds.count(3), kinds.count(2), kinds.count(1)
+    t, ty = min(cases, key=rating)                   # the first of equals, as Numba
+    if ty is np.int32:
+        n = _float_to_int(np.int32, y) if tys[1] in (np.float32, np.float64) else \
+            np.asarray(y).astype(np.int64).astype(np.int32)
+        if name == "ldexp":
+            with np.errstate(all="ignore"):
+                return np.ldexp(t(x), n)
+        y = n
+    try:                         # C's pow (np.power(-0.0, 0.5) is -0.0, C's +0.0)
+        return t(math.pow(float(t(x)), float(y if ty is np.int32 else t(y))))
+    except (ValueError, OverflowError):
+        with np.errstate(all="ignore"):
+            return np.power(t(x), t(y))
+
+
 def _nq_math(fn, *args):
     """``math.<fn>(*args)`` with float arguments: typed and valued as the compiled
     targets compute it (float32 stays float32; an int or a Python float is float64)."""
     if not args or not all(isinstance(a, (int, float, np.integer, np.floating, np.bool_))
                            for a in args):
         return fn(*args)
-    args = [a if isinstance(a, np.floating) else np.float64(a) for a in args]
     name = fn.__name__
+    if name in ("pow", "ldexp"):
+        return _pow_ldexp(name, *args)
+    args = [a if isinstance(a, np.floating) else np.float64(a) for a in args]
     uf = _MATH_UFUNC.get(name)
-    if name == "pow":
-        try:                     # C's pow (np.power(-0.0, 0.5) is -0.0, C's +0.0)
-            return np.result_type(*args).type(fn(*args))
-        except (ValueError, OverflowError):
-            pass
     if uf is not None:
         with np.errstate(all="ignore"):
             return uf(*args)

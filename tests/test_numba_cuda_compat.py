@@ -767,6 +767,108 @@ def test_two_case_functions_take_numba_cuda_s_case(fn, rng):
     assert checked >= 8
 
 
+@xpu.jit
+def lf_floor(x):
+    return math.floor(x)
+
+
+@xpu.jit
+def lf_ceil(x):
+    return math.ceil(x)
+
+
+@xpu.jit
+def lf_trunc(x):
+    return math.trunc(x)
+
+
+@xpu.jit
+def lf_pow(x, y):
+    return math.pow(x, y)
+
+
+@xpu.jit
+def lf_ldexp(x, n):
+    return math.ldexp(x, n)
+
+
+def _random_of(rng, name, n=40):
+    dt = np.dtype(name)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind == "f":
+        v = (rng.standard_normal(n) * 50).astype(dt)
+        v[:4] = [np.nan, np.inf, -np.inf, -0.0]
+        return v
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+
+
+@pytest.mark.parametrize("fn", ["floor", "ceil", "trunc", "pow", "ldexp"])
+def test_math_functions_typed_as_numba_cuda_types_them(fn, rng):
+    """numba.cuda types math.floor/ceil/trunc as floats (float32 of a float32; Numba's
+    CPU target as Python does, int64, so math.floor(nan) was an int64 and
+    math.floor(x) + np.float32(0.5) float64 on the CPU), math.pow(float32, int32) and
+    math.ldexp(float32, n) float32. The CPU and python targets give numba.cuda's type
+    (a PTX compile, no GPU needed) and NumPy's value in it."""
+    lane = {"floor": lf_floor, "ceil": lf_ceil, "trunc": lf_trunc, "pow": lf_pow, "ldexp": lf_ldexp}[fn]
+    device = {"floor": lambda x: math.floor(x), "ceil": lambda x: math.ceil(x),
+              "trunc": lambda x: math.trunc(x), "pow": lambda x, y: math.pow(x, y),
+              "ldexp": lambda x, y: math.ldexp(x, y)}[fn]
+    seconds = {"pow": ("float32", "int8", "uint16", "int32", "int64", "float64"),
+               "ldexp": ("int8", "int32", "int64")}.get(fn, (None,))
+    for t in _NUMERIC:
+        for t2 in seconds:
+            tys = [t] if t2 is None else [t, t2]
+            sig = tuple(getattr(numba, "boolean" if x == "bool" else x) for x in tys)
+            want = np.dtype(str(cuda.compile_ptx(device, sig, device=True, cc=(9, 0))[1]))
+            args = [_random_of(rng, x) for x in tys]
+            if fn == "ldexp":
+                args[1] = (args[1] % 64 - 32).astype(args[1].dtype)
+            if fn == "pow" and np.dtype(tys[1]).kind != "f":
+                args[1] = (args[1] % 9 - 4).astype(args[1].dtype)
+            x = args[0].astype(want)
+            with np.errstate(all="ignore"):
+                if fn == "pow":
+                    ref = np.power(x, args[1].astype(want))
+                elif fn == "ldexp":
+                    ref = np.ldexp(x, args[1].astype(np.int32))
+                else:
+                    ref = getattr(np, fn)(x)
+            for target in ("cpu", "python"):
+                with np.errstate(all="ignore"):
+                    got = lane(*args) if target == "cpu" else lane.python(*args)
+                assert got.dtype == want, (fn, tys, target, got.dtype, want)
+                if fn == "pow":
+                    np.testing.assert_allclose(got, ref, rtol=4 * np.finfo(want).eps, equal_nan=True)
+                else:
+                    np.testing.assert_array_equal(got.view(f"u{want.itemsize}"), ref.view(f"u{want.itemsize}"),
+                                                  err_msg=f"math.{fn}{tuple(tys)} on {target}")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_math_floor_is_a_float_in_a_kernel_on_every_target(target, rng):
+    """math.floor(nan) stays NaN and math.floor(float32) + float32 stays float32 on
+    every target, as on the GPU."""
+    @xpu.jit
+    def k(x, out, out64):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = math.floor(x[i]) + np.float32(0.5)
+            out64[i] = math.ceil(x[i]) + math.trunc(x[i] * np.float32(3)) + math.pow(x[i], np.int32(2))
+
+    x = _random_of(rng, "float32", 77)
+    x[4:6] = [3e20, -7.5]
+    out = np.full(77, np.float32(POISON_F))
+    out64 = np.full(77, POISON_F)
+    launch(k, target, 1, 96)(x, out, out64)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(out.view(np.uint32), (np.floor(x) + np.float32(0.5)).view(np.uint32))
+        want = (np.ceil(x) + np.trunc(x * np.float32(3))).astype(np.float32) + x * x
+    assert out64.dtype == np.float64
+    np.testing.assert_allclose(out64, want.astype(np.float64), rtol=1e-6, equal_nan=True)
+
+
 def test_selp_needs_one_type_as_numba_cuda():
     @xpu.jit
     def k(a, out):

@@ -171,7 +171,9 @@ def _rows():
             "((u)int16..64, float32, float64)", True),
         Api("math.*", _G_MATH, "`math.sin`, `math.exp`, `math.fmod`, `math.modf`, `math.remainder`, "
             "`math.nextafter`, ... (libdevice on the GPU)", True,
-            "Numba's CPU math and the C library: results may differ in the last bit from libdevice", False),
+            "typed as numba.cuda types them (`math.floor`, `ceil`, `trunc` are floats, not int64; "
+            "`math.pow(float32, int32)` is float32); Numba's CPU math and the C library: results "
+            "may differ in the last bit from libdevice", False),
         Api("nanosleep", _G_MISC, "`nanosleep(ns)`: sleep about ns nanoseconds", True, "a no-op"),
     ]
     for n in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv"):
@@ -694,8 +696,69 @@ def _round_to(x, ndigits):
     return lambda x, ndigits: round(x, ndigits)
 
 
+# math functions that numba.cuda types otherwise than Numba's CPU target: its case
+# lists (numba-cuda's cudamath.py), picked from by Numba's overload resolution, the
+# rules both use. math.floor/ceil/trunc are floats there (math.floor(nan) is NaN, not
+# an int64), pow(float32, int32) and ldexp(float32, n) float32, an int8 argument
+# float32 where it converts safely.
+_F32, _F64, _I32 = types.float32, types.float64, types.int32
+_CUDA_MATH_CASES = {
+    "floor": [_F64(types.int64), _F64(types.uint64), _F32(_F32), _F64(_F64)],
+    "pow": [_F32(_F32, _F32), _F64(_F64, _F64), _F32(_F32, _I32), _F64(_F64, _I32)],
+    "ldexp": [_F32(_F32, _I32), _F64(_F64, _I32)],
+}
+_CUDA_MATH_CASES["ceil"] = _CUDA_MATH_CASES["trunc"] = _CUDA_MATH_CASES["floor"]
+
+
+def _cuda_case(typingctx, name, args):
+    """The case numba.cuda's typing picks for ``math.<name>(*args)``, or a
+    TypingError naming what it takes."""
+    cases = _CUDA_MATH_CASES[name]
+    args = tuple(types.unliteral(a) for a in args)
+    if all(isinstance(a, (types.Integer, types.Float, types.Boolean)) for a in args):
+        sig = typingctx.resolve_overload(f"math.{name}", cases, args, {})
+        if sig is not None:
+            return sig
+    raise TypingError(f"math.{name}: got {', '.join(str(a) for a in args)}; it takes "
+                      f"{' or '.join('(' + ', '.join(str(t) for t in c.args) + ')' for c in cases)}")
+
+
+def _rounding(name):
+    @intrinsic
+    def impl(typingctx, x):
+        sig = _cuda_case(typingctx, name, (x,))
+
+        def codegen(context, builder, sig_, args):
+            # an integer case (int64 or uint64 -> float64) converts to the float first
+            v = context.cast(builder, args[0], sig_.args[0], sig.args[0])
+            v = context.cast(builder, v, sig.args[0], sig.return_type)
+            return _intr(builder, f"llvm.{name}.f{sig.return_type.bitwidth}", [v], v.type)
+        return sig.return_type(x), codegen
+    return impl
+
+
+def _pow_like(name):
+    @intrinsic
+    def impl(typingctx, x, y):
+        sig = _cuda_case(typingctx, name, (x, y))
+
+        def codegen(context, builder, sig_, args):
+            a = context.cast(builder, args[0], sig_.args[0], sig.args[0])
+            b = context.cast(builder, args[1], sig_.args[1], sig.args[1])
+            f32 = sig.return_type == types.float32
+            if name == "ldexp":
+                return _intr(builder, "ldexpf" if f32 else "ldexp", [a, b], a.type)
+            if sig.args[1] == types.int32:
+                return _intr(builder, f"llvm.powi.f{sig.return_type.bitwidth}.i32", [a, b], a.type)
+            return _intr(builder, "powf" if f32 else "pow", [a, b], a.type)
+        return sig.return_type(x, y), codegen
+    return impl
+
+
 _MATH_EXTRA = {"fmod": _libm2("fmod"), "remainder": _libm2("remainder"),
-               "nextafter": _libm2("nextafter"), "modf": _modf}
+               "nextafter": _libm2("nextafter"), "modf": _modf,
+               "floor": _rounding("floor"), "ceil": _rounding("ceil"), "trunc": _rounding("trunc"),
+               "pow": _pow_like("pow"), "ldexp": _pow_like("ldexp")}
 _MATH_PROXY = None
 
 
