@@ -314,3 +314,59 @@ def test_masks_after_break_continue_and_return(kern, blocks, threads, rng):
     kern.cpu[blocks, threads](x, got)
     kern.python[blocks, threads](x, want)
     np.testing.assert_array_equal(got, want)
+
+
+# -- a loop over constants is not unrolled around a big inlined lane function -----------
+
+@xpu.jit
+def lf_eight_ops(v, k):
+    r = v + Wave.shuffleXor(v, 1)
+    r = r * Wave.shuffleXor(r, 2)
+    r = r - Wave.readFirst(r)
+    r = r + Wave.prefixSum(r)
+    r = r ^ Wave.reduceOr(r)
+    r = r + Wave.shuffle(r, 3)
+    r = r - Wave.prefixMax(r)
+    return r + Wave.broadcast(v, k)
+
+
+@xpu.jit
+def k_constants_around_a_lane_call(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    for k in (16, 8, 4, 2, 1):
+        v = v ^ Wave.broadcast(v, k)
+        v = lf_eight_ops(v, k)
+    out[i] = v
+
+
+def _ref_constants_around_a_lane_call(x):
+    v = x.copy()
+    for k in (16, 8, 4, 2, 1):
+        for w in range(0, v.size, 32):
+            s = v[w:w + 32].copy()
+            s = s ^ s[k]
+            r = s + s[np.arange(32) ^ 1]
+            r = r * r[np.arange(32) ^ 2]
+            r = r - r[0]
+            r = r + np.concatenate([[0], np.cumsum(r)[:-1]])
+            r = r ^ np.bitwise_or.reduce(r)
+            r = r + r[3]
+            r = r - np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(r)[:-1]])
+            v[w:w + 32] = r + s[k]
+    return v
+
+
+def test_a_loop_over_constants_around_a_big_lane_function_stays_a_loop(rng):
+    """Unrolling ``for k in (16, 8, 4, 2, 1)`` copies an inlined lane function five
+    times: a call weighs 3 per statement of the callee (frontend._unroll_weight); as
+    one op it weighed 3, and fuzz seed 3000 kernel 3018 generated 1,308 lines that took
+    36 s to compile. The loop stays a loop (one copy of the callee's ops), and gives
+    the bits of a NumPy reference."""
+    sig = (numba.int64[::1], numba.int64[::1])
+    src = k_constants_around_a_lane_call.inspect_cpu_source(sig)
+    assert len(src.splitlines()) < 300          # 173 lines as a loop, 436 unrolled
+    x = rng.integers(-1000, 1000, 64).astype(np.int64)
+    out = np.full(64, POISON, np.int64)
+    k_constants_around_a_lane_call[1, 64](x, out)
+    np.testing.assert_array_equal(out, _ref_constants_around_a_lane_call(x))

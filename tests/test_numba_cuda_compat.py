@@ -863,7 +863,9 @@ def test_math_floor_is_a_float_in_a_kernel_on_every_target(target, rng):
     out64 = np.full(77, POISON_F)
     launch(k, target, 1, 96)(x, out, out64)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(out.view(np.uint32), (np.floor(x) + np.float32(0.5)).view(np.uint32))
+        # NaN payloads are outside the promise (docs/semantics.md): the H200's is 0x7fffffff
+        np.testing.assert_array_equal(out, np.floor(x) + np.float32(0.5))
+        np.testing.assert_array_equal(np.signbit(out[1:]), np.signbit(np.floor(x[1:]) + np.float32(0.5)))
         want = (np.ceil(x) + np.trunc(x * np.float32(3))).astype(np.float32) + x * x
     assert out64.dtype == np.float64
     np.testing.assert_allclose(out64, want.astype(np.float64), rtol=1e-6, equal_nan=True)
