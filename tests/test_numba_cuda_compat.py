@@ -733,16 +733,7 @@ def test_two_case_functions_take_numba_cuda_s_case(fn, rng):
             tys = [t] * arity if t2 is None else [t, t2, "float32"]
             sig = tuple(getattr(numba, "boolean" if x == "bool" else x) for x in tys)
             want = np.dtype(str(cuda.compile_ptx(device, sig, device=True, cc=(9, 0))[1]))
-            args = []
-            for x in tys:
-                dt = np.dtype(x)
-                if dt.kind == "b":
-                    args.append(rng.integers(0, 2, 40).astype(bool))
-                elif dt.kind == "f":
-                    args.append((rng.standard_normal(40) * 50).astype(dt))
-                else:
-                    info = np.iinfo(dt)
-                    args.append(rng.integers(info.min, info.max, 40, dtype=dt, endpoint=True))
+            args = [_random_of(rng, x) for x in tys]
             conv = [a.astype(want) if want.kind == "f" else
                     (a.astype(np.uint64).astype(want) if a.dtype.kind == "u" else a.astype(np.int64).astype(want))
                     for a in args]
