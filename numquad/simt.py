@@ -406,7 +406,7 @@ _MATH_UFUNC = {"sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "exp2": np.exp
                "fmod": np.fmod, "copysign": np.copysign, "degrees": np.degrees,
                "radians": np.radians, "nextafter": np.nextafter}
 # no ufunc: Python's math, and the C library's special values where it raises
-_MATH_RAISING = ("erf", "erfc", "gamma", "lgamma", "remainder", "ldexp")
+_MATH_RAISING = ("erf", "erfc", "gamma", "lgamma", "remainder", "ldexp", "frexp")
 
 
 def _math_special(name, x, *rest):
@@ -479,6 +479,11 @@ def _nq_math(fn, *args):
     name = fn.__name__
     if name in ("pow", "ldexp"):
         return _pow_ldexp(name, *args)
+    if name == "frexp":          # numba.cuda: (float32, int32) of a float32, bool, int8, int16, uint8
+        t = np.float32 if _scalar_type(args[0]) in (np.float32, np.bool_, np.int8, np.int16, np.uint8) \
+            else np.float64
+        m, e = np.frexp(t(args[0]))
+        return m, np.int32(e)
     args = [a if isinstance(a, np.floating) else np.float64(a) for a in args]
     uf = _MATH_UFUNC.get(name)
     if uf is not None:

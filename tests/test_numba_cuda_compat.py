@@ -783,6 +783,18 @@ def lf_ldexp(x, n):
     return math.ldexp(x, n)
 
 
+@xpu.jit
+def lf_frexp_m(x):
+    m, e = math.frexp(x)
+    return m
+
+
+@xpu.jit
+def lf_frexp_e(x):
+    m, e = math.frexp(x)
+    return e
+
+
 def _random_of(rng, name, n=40):
     dt = np.dtype(name)
     if dt.kind == "b":
@@ -795,17 +807,19 @@ def _random_of(rng, name, n=40):
     return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
 
 
-@pytest.mark.parametrize("fn", ["floor", "ceil", "trunc", "pow", "ldexp"])
+@pytest.mark.parametrize("fn", ["floor", "ceil", "trunc", "pow", "ldexp", "frexp_m", "frexp_e"])
 def test_math_functions_typed_as_numba_cuda_types_them(fn, rng):
     """numba.cuda types math.floor/ceil/trunc as floats (float32 of a float32; Numba's
     CPU target as Python does, int64, so math.floor(nan) was an int64 and
     math.floor(x) + np.float32(0.5) float64 on the CPU), math.pow(float32, int32) and
     math.ldexp(float32, n) float32. The CPU and python targets give numba.cuda's type
     (a PTX compile, no GPU needed) and NumPy's value in it."""
-    lane = {"floor": lf_floor, "ceil": lf_ceil, "trunc": lf_trunc, "pow": lf_pow, "ldexp": lf_ldexp}[fn]
+    lane = {"floor": lf_floor, "ceil": lf_ceil, "trunc": lf_trunc, "pow": lf_pow, "ldexp": lf_ldexp,
+            "frexp_m": lf_frexp_m, "frexp_e": lf_frexp_e}[fn]
     device = {"floor": lambda x: math.floor(x), "ceil": lambda x: math.ceil(x),
               "trunc": lambda x: math.trunc(x), "pow": lambda x, y: math.pow(x, y),
-              "ldexp": lambda x, y: math.ldexp(x, y)}[fn]
+              "ldexp": lambda x, y: math.ldexp(x, y), "frexp_m": lambda x: math.frexp(x)[0],
+              "frexp_e": lambda x: math.frexp(x)[1]}[fn]
     seconds = {"pow": ("float32", "int8", "uint16", "int32", "int64", "float64"),
                "ldexp": ("int8", "int32", "int64")}.get(fn, (None,))
     for t in _NUMERIC:
@@ -819,8 +833,14 @@ def test_math_functions_typed_as_numba_cuda_types_them(fn, rng):
             if fn == "pow" and np.dtype(tys[1]).kind != "f":
                 args[1] = (args[1] % 9 - 4).astype(args[1].dtype)
             x = args[0].astype(want)
+            if fn.startswith("frexp"):                # the mantissa's type: float32 or float64
+                mt = np.dtype(str(cuda.compile_ptx(lambda v: math.frexp(v)[0], sig, device=True,
+                                                   cc=(9, 0))[1]))
+                x = args[0].astype(mt)
             with np.errstate(all="ignore"):
-                if fn == "pow":
+                if fn.startswith("frexp"):
+                    ref = np.frexp(x)[0] if fn == "frexp_m" else np.frexp(x)[1].astype(want)
+                elif fn == "pow":
                     ref = np.power(x, args[1].astype(want))
                 elif fn == "ldexp":
                     ref = np.ldexp(x, args[1].astype(np.int32))

@@ -755,7 +755,22 @@ def _pow_like(name):
     return impl
 
 
-_MATH_EXTRA = {"fmod": _libm2("fmod"), "remainder": _libm2("remainder"),
+@intrinsic
+def _frexp_arg(typingctx, x):
+    # numba.cuda's frexp has a float32 and a float64 case: an int8 takes the float32 one
+    res = _float_res("math.frexp", x)
+
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], res)
+    return res(x), codegen
+
+
+@numba.njit(inline="always")
+def _frexp(x):
+    return math.frexp(_frexp_arg(x))
+
+
+_MATH_EXTRA = {"fmod": _libm2("fmod"), "remainder": _libm2("remainder"), "frexp": _frexp,
                "nextafter": _libm2("nextafter"), "modf": _modf,
                "floor": _rounding("floor"), "ceil": _rounding("ceil"), "trunc": _rounding("trunc"),
                "pow": _pow_like("pow"), "ldexp": _pow_like("ldexp")}
