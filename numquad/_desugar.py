@@ -102,16 +102,14 @@ def may_write(fn, seen=None):
     """May *fn* (an ``@xpu.jit`` function or a numba.cuda device function) write
     memory when called: a store to an element or an attribute, an atomic, ``print``,
     or a function it names that may? Without its source: yes."""
-    import inspect
-    import textwrap
+    from ._source import function_tree
     py = getattr(fn, "py_func", None)
     seen = set() if seen is None else seen
     if py is None or id(py) in seen:
         return py is None
     seen.add(id(py))
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
-    except (OSError, TypeError, SyntaxError):
+    tree = function_tree(py)
+    if tree is None:
         return True
     for n in ast.walk(tree):
         if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):

@@ -6,11 +6,22 @@ targets hand to Numba (:func:`module_copy`)."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import linecache
 import sys
+import textwrap
 import types
 
-__all__ = ["code_names", "exec_source", "module_copy"]
+__all__ = ["code_names", "exec_source", "function_tree", "module_copy"]
+
+
+def function_tree(py):
+    """The parsed source of the Python function *py*, or None where it has none."""
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(py)))
+    except (OSError, TypeError, SyntaxError):
+        return None
 
 
 def exec_source(src, filename, scope):

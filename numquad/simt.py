@@ -427,11 +427,14 @@ def _math_special(name, x, *rest):
 # unsafe, then safe, then promoting conversions of the arguments. The kinds, as Numba's
 # conversion rules give them for the three types those cases take: 0 exact, 1 promote,
 # 2 safe, 3 unsafe.
+_SAFE_TO_F32 = (np.bool_, np.int8, np.int16, np.uint8)     # Numba converts these to float32 safely
+
+
 def _conversion(src, dst):
     if src is dst:
         return 0
     if dst is np.float32:
-        return 2 if src in (np.bool_, np.int8, np.int16, np.uint8) else 3
+        return 2 if src in _SAFE_TO_F32 else 3
     if dst is np.float64:
         return 1 if src is np.float32 else 2
     if src in (np.int8, np.int16):                    # to int32
@@ -480,9 +483,7 @@ def _nq_math(fn, *args):
     if name in ("pow", "ldexp"):
         return _pow_ldexp(name, *args)
     if name == "frexp":          # numba.cuda: (float32, int32) of a float32, bool, int8, int16, uint8
-        t = np.float32 if _scalar_type(args[0]) in (np.float32, np.bool_, np.int8, np.int16, np.uint8) \
-            else np.float64
-        m, e = np.frexp(t(args[0]))
+        m, e = np.frexp(_cuda_float(args[0]).type(args[0]))
         return m, np.int32(e)
     args = [a if isinstance(a, np.floating) else np.float64(a) for a in args]
     uf = _MATH_UFUNC.get(name)
@@ -1184,7 +1185,7 @@ def _cuda_float(*xs):
     """The float type numba.cuda gives cbrt and fma of *xs*: float32 when each is a
     float32, a bool, an int8, an int16 or a uint8 (Numba's safe conversions to
     float32), else float64."""
-    small = (np.float32, np.bool_, np.int8, np.int16, np.uint8)
+    small = (np.float32,) + _SAFE_TO_F32
     return np.dtype(np.float32 if all(np.asarray(x).dtype.type in small for x in xs) else np.float64)
 
 

@@ -415,12 +415,9 @@ def _call_cycle(callee, pyfunc):
 
 def _statement_count(d):
     """The statements of *d*'s source (an ``@xpu.jit`` function), 50 without it."""
-    import inspect
-    import textwrap
-    py = getattr(d, "py_func", None)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
-    except (OSError, TypeError, SyntaxError):
+    from .._source import function_tree
+    tree = function_tree(getattr(d, "py_func", None))
+    if tree is None:
         return 50
     return sum(isinstance(n, ast.stmt) for n in ast.walk(tree)) - 1      # not the def
 
