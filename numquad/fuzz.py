@@ -23,7 +23,8 @@ math functions (``sqrt``, ``fabs``, ``fmod``, ``copysign``), numba.cuda's spelli
 of the votes and shuffles (``cuda.ballot_sync(cuda.activemask(), p)`` anywhere;
 ``cuda.shfl_*_sync`` only where every lane of every wave is active), no races, barriers
 only at the top level, atomics only where their order cannot show, every output
-element written by one thread or by none.
+element written by one thread or by none. Taps (``Generator.tap``) store variables
+where they stand into outputs of their own, so overwritten values are compared too.
 """
 
 from __future__ import annotations
@@ -210,6 +211,10 @@ class Generator:
     def __init__(self, seed, index):
         self.seed, self.index = seed, index
         self.r = random.Random(f"numquad-fuzz:{seed}:{index}")
+        # taps draw from a stream of their own, so a kernel is the one the
+        # generator made before taps existed, plus its taps
+        self.tap_r = random.Random(f"numquad-fuzz-tap:{seed}:{index}")
+        self.taps = 0
         self.args = {}                  # name -> Arg (order of first use)
         self.counter = 0
         self.budget = self.r.randint(3, 14)
@@ -437,9 +442,23 @@ class Generator:
         n = 0
         while (self.budget > 0 and self.chance(0.8)) or n < min_stmts:
             self.statement(sc, lines, ind)
+            self.tap(sc, lines, ind)
             n += 1
             if n > 4:
                 break
+
+    def tap(self, sc, lines, ind):
+        """Sometimes store a variable where it stands into an output of its own:
+        a value that a later assignment overwrites, or that only some lanes
+        compute, reaches the comparison all the same."""
+        if not sc.arrays or self.taps >= 8 or self.tap_r.random() >= 0.3:
+            return
+        names = sorted(sc.vars) + sorted(sc.ro)
+        v = names[self.tap_r.randrange(len(names))]
+        self.taps += 1
+        self.features.add("tap")
+        name = self.arg(f"tap{self.taps}", "out", sc.vars.get(v) or sc.ro[v])
+        lines.append(f"{'    ' * ind}{name}[i] = {v}")
 
     def assignable(self, sc, castable_from=None):
         names = list(sc.vars)

@@ -180,3 +180,23 @@ def test_a_stopped_run_reports_what_finished(tmp_path):
     assert "Traceback" not in out, out
     assert "interrupted:" in out and "| generated |" in out, out
     assert "numquad fuzz: seed 7" in out
+
+
+def test_taps_store_values_that_later_statements_overwrite(monkeypatch):
+    """A tap stores a variable where it stands into an output of its own, so a value
+    that the final stores never see still meets the comparison. Taps draw from their
+    own random stream: without them the kernel is the same, line for line."""
+    import re
+    tapped = 0
+    with_taps = {k: fuzz.generate(2027, k) for k in range(80)}
+    monkeypatch.setattr(fuzz.Generator, "tap", lambda self, sc, lines, ind: None)
+    for k, spec in with_taps.items():
+        plain = fuzz.generate(2027, k)
+        tap_line = re.compile(r"^\s*tap\d+\[i\] = \w+$")
+        kept = [ln for ln in spec.source.splitlines() if not tap_line.match(ln)]
+        header = lambda src: re.sub(r"def kern\([^)]*\)", "def kern()", src)   # noqa: E731
+        assert header("\n".join(kept)) == header(plain.source.rstrip("\n")), k
+        taps = [a for a in spec.args if a.name.startswith("tap")]
+        assert all(a.role == "out" and a.size == spec.nthreads * spec.nblocks for a in taps)
+        tapped += bool(taps)
+    assert tapped > 40
