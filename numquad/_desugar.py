@@ -82,8 +82,8 @@ def _kind(env, call, missing):
         return "other"
     if _ops.of_function(obj) is not None:
         return "op"
-    from .xpu import Dispatcher, is_cuda_function
-    if isinstance(obj, Dispatcher) or is_cuda_function(obj):
+    from .xpu import Dispatcher, is_foreign_device_function
+    if isinstance(obj, Dispatcher) or is_foreign_device_function(obj):
         return "op"             # a device function: may hold ops, runs where it is called
     if obj is print:
         return "other"
@@ -126,11 +126,11 @@ def may_write(fn, seen=None):
             pass
     if "atomic" in names:
         return True
-    from .xpu import Dispatcher, is_cuda_function
+    from .xpu import Dispatcher, is_foreign_device_function
     for v in values:
         if v is print:
             return True
-        if (isinstance(v, Dispatcher) or is_cuda_function(v)) and may_write(v, seen):
+        if (isinstance(v, Dispatcher) or is_foreign_device_function(v)) and may_write(v, seen):
             return True
     return False
 
@@ -187,9 +187,9 @@ class _Lowering:
 
     def _writes(self, call):
         """May *call*, a function that is not a cross-lane op, write memory?"""
-        from .xpu import Dispatcher, is_cuda_function
+        from .xpu import Dispatcher, is_foreign_device_function
         f = self.env.resolve(call.func)
-        device = isinstance(f, Dispatcher) or is_cuda_function(f)
+        device = isinstance(f, Dispatcher) or is_foreign_device_function(f)
         return device and may_write(f)
 
     def _safe(self, stmt_parts, targets):

@@ -117,8 +117,8 @@ class NumquadIndexError(NumquadRuntimeError, IndexError):
     every store and load of a kernel's arrays (``a[i] = v``, ``a[y, x] += v``,
     ``v = a[i + 1]``): one outside the array, such as the missing ``if i < n`` of a
     launch rounded up to whole blocks, raises this at its line, and nothing is
-    written or read past the array. The arrays of a device function the kernel
-    calls are checked with ``debug=True`` only: without it a far out-of-bounds
-    read there may end the process with a segmentation fault (Python's
-    faulthandler then prints where the launch was).
+    written or read past the array. The accesses of the device functions the
+    kernel calls (``@xpu.jit``, numba.cuda's, plain ``@numba.njit`` ones) are
+    checked too: a release build raises at the line of the call, a debug build at
+    the device function's line with the index.
     """

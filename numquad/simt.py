@@ -94,10 +94,11 @@ def _builtin_name(obj):
 
 
 def _as_dispatcher(obj):
-    """A numba.cuda function (``@cuda.jit``, with or without ``device=True``) called
-    from a kernel is a device function, as numba.cuda compiles it: here an
-    ``@xpu.jit`` Dispatcher of its Python function (the same one each time)."""
-    if not _xpu.is_cuda_function(obj):
+    """A numba.cuda function (``@cuda.jit``, with or without ``device=True``) or a
+    plain Numba one (``@numba.njit``) called from a kernel is a device function, as
+    numba.cuda compiles it: here an ``@xpu.jit`` Dispatcher of its Python function
+    (the same one each time)."""
+    if not _xpu.is_foreign_device_function(obj):
         return obj
     d = obj.__dict__.get("_numquad_python")
     if d is None:

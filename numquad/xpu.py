@@ -114,6 +114,21 @@ def is_cuda_function(obj):
     return cls.__name__ == "CUDADispatcher" and cls.__module__.startswith("numba.cuda")
 
 
+def is_numba_function(obj):
+    """Is *obj* a plain Numba function (``@numba.njit``, ``@numba.jit``)?"""
+    cls = type(obj)
+    return cls.__name__ == "CPUDispatcher" and cls.__module__.startswith("numba.")
+
+
+def is_foreign_device_function(obj):
+    """Is *obj* a function of numba.cuda or of plain Numba, which a kernel calls as a
+    device function? numba.cuda compiles either from its Python source for the GPU;
+    the CPU target and the interpreter do the same (an ``@xpu.jit`` Dispatcher of
+    its ``py_func``), so its array accesses are checked as the kernel's are and the
+    analyses see what it may write."""
+    return is_cuda_function(obj) or is_numba_function(obj)
+
+
 def is_namespace(obj):
     """Is *obj* one of xpu's builtin namespaces (``xpu.threadIdx``, ``xpu.atomic``, ...)?"""
     return type(obj) is _Group

@@ -499,20 +499,27 @@ def test_negative_indices_still_wrap_as_numba_indexes():
     np.testing.assert_array_equal(out, want)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGSEGV semantics")
-def test_far_out_of_bounds_read_without_debug_prints_a_python_stack(tmp_path):
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGABRT semantics")
+def test_far_out_of_bounds_read_in_an_njit_helper_raises_and_a_crash_prints_a_python_stack(tmp_path):
     # a kernel's loads and its device functions' are checked in release builds
-    # (tests/test_load_bounds.py); a plain @numba.njit function it calls is Numba's
-    # code, whose far read faults: the crash prints the Python stack of the launch
+    # (tests/test_load_bounds.py), a plain @numba.njit function's too (it faulted
+    # before: Numba's own code); native code that dies all the same (here libc's
+    # abort) prints the Python stack of the launch
     script = tmp_path / "oob.py"
     script.write_text(textwrap.dedent("""
+        import ctypes
         import faulthandler
         import numba
         import numpy as np
         from numquad import xpu
 
+        _abort = ctypes.CDLL(None).abort
+        _abort.restype, _abort.argtypes = None, []
+
         @numba.njit
         def far(a, i):
+            if a[i] > 1.0:
+                _abort()
             return a[i + (1 << 40)]
 
         @xpu.jit
@@ -521,15 +528,65 @@ def test_far_out_of_bounds_read_without_debug_prints_a_python_stack(tmp_path):
             a[i] = far(a, i)
 
         print("enabled before:", faulthandler.is_enabled(), flush=True)
-        k_far[1, 32](np.zeros(32))
+        try:
+            k_far[1, 32](np.zeros(32))
+        except IndexError as e:
+            print(type(e).__name__, e, flush=True)
+        a = np.zeros(32)
+        a[3] = 2.0
+        k_far[1, 32](a)
         print("not reached", flush=True)
     """))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                        timeout=300, env=child_env())
     assert "enabled before: False" in r.stdout and "not reached" not in r.stdout
+    assert f'NumquadIndexError File "{script}", line 20: far, a device function called by k_far' \
+        in r.stdout, r.stdout
     assert r.returncode != 0
-    assert "Segmentation fault" in r.stderr, r.stderr[-2000:]
-    assert f'File "{script}", line 17' in r.stderr, r.stderr[-2000:]
+    assert "Fatal Python error: Aborted" in r.stderr, r.stderr[-2000:]
+    assert f'File "{script}", line 29' in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_an_njit_helper_s_accesses_are_checked_on_every_target(target):
+    """A plain ``@numba.njit`` function a kernel calls is a device function, as
+    numba.cuda compiles it: its loads and stores past the array raise (they wrote
+    past the array silently, or faulted, on the CPU target and in the interpreter)."""
+    import numba
+
+    @numba.njit
+    def put(a, j, v):
+        a[j] = v
+
+    @numba.njit
+    def get(a, j):
+        return a[j]
+
+    def k_put(out, x):
+        i = xpu.grid(1)
+        put(out, i + 1000, Wave.prefixSum(x[i]))
+
+    def k_get(out, x):
+        i = xpu.grid(1)
+        out[i] = get(x, i + 100_000_000)
+
+    x = np.random.default_rng(3).integers(-9, 9, 64).astype(np.int32)
+    for fn in (k_put, k_get):
+        k = xpu.jit(fn, debug=target == "cpu-debug")
+        launch = (k.python if target == "python" else k.cpu)[1, 64]
+        out = np.full(64, -7, np.int32)
+        with pytest.raises(IndexError):
+            launch(out, x)
+    # in bounds, the same helpers give NumPy's values
+    def k_both(out, x):
+        i = xpu.grid(1)
+        put(out, i, get(x, i) + Wave.prefixSum(x[i]))
+
+    k = xpu.jit(k_both, debug=target == "cpu-debug")
+    out = np.full(64, -7, np.int32)
+    (k.python if target == "python" else k.cpu)[1, 64](out, x)
+    w = x.reshape(2, 32)
+    np.testing.assert_array_equal(out, (x + (np.cumsum(w, axis=1) - w).ravel()).astype(np.int32))
 
 
 # -- 7. fork ------------------------------------------------------------------------------

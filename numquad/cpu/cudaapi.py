@@ -305,7 +305,7 @@ def check_supported(fe):
         for obj, _ in (_fe._cuda_function_names() or {}).values():
             _SUPPORTED.add(id(obj))
     from .frontend import _MISSING
-    from ..xpu import Dispatcher, is_cuda_function
+    from ..xpu import Dispatcher, is_foreign_device_function
     for node in ast.walk(fe.fn):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
@@ -327,7 +327,7 @@ def check_supported(fe):
             if name.startswith("numba.cuda.") and name.split(".")[2] in _DENY_MODULES:
                 fe.error(unsupported(name.split(".", 2)[2] + ".*"), node)
             continue
-        if is_cuda_function(obj):
+        if is_foreign_device_function(obj):
             continue
         mod = _is_cuda_thing(obj)
         if mod is not None and type(obj).__name__ == "ExternFunction":
@@ -1109,14 +1109,16 @@ def cuda_signatures(obj):
 def as_xpu(obj):
     """An ``@xpu.jit`` Dispatcher for a numba.cuda device function (the same object
     each time); anything else unchanged."""
-    from ..xpu import is_cuda_function
-    if not is_cuda_function(obj):
+    from ..xpu import is_cuda_function, is_foreign_device_function
+    if not is_foreign_device_function(obj):
         return obj
     d = obj.__dict__.get("_numquad_xpu")
     if d is None:
         from ..xpu import Dispatcher
         d = Dispatcher(obj.py_func, fastmath=bool(obj.targetoptions.get("fastmath")))
-        d.signatures = cuda_signatures(obj)
+        # a plain Numba function's compiled signatures are its CPU callers' (numba.cuda
+        # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
+        d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
         obj.__dict__["_numquad_xpu"] = d
     return d
 
