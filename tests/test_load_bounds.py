@@ -217,3 +217,21 @@ def test_checked_loads_keep_the_lane_loop_vector_code():
     # tests/test_device_bounds.py has its error)
     assert re.search(r"@llvm\.masked\.store\.v(4|8|16)f64|store <(4|8|16) x double>", ir)
     assert "_nq_sok(" in src and "_nq_lsc(_nq_lb" in src
+
+
+@xpu.jit
+def k_row_past_the_end(img, out):
+    x, y = xpu.grid(2)
+    out[y, x] = img[y, x + 1] + Wave.reduceSum(img[y, x])    # the last column reads past
+
+
+def test_a_release_bounds_error_names_the_array_its_axis_and_the_statement():
+    img = np.random.default_rng(4).standard_normal((4, 32))
+    out = np.full((4, 32), np.nan)
+    with pytest.raises(IndexError) as e:
+        k_row_past_the_end[(1, 1), (32, 4)](img, out)
+    msg = str(e.value)
+    assert "k_row_past_the_end loads out of bounds" in msg and "on axis 1 outside its size 32" in msg
+    assert "`if i < img.shape[1]:`" in msg, msg
+    assert msg.endswith("the statement: `out[y, x] = img[y, x + 1] + Wave.reduceSum(img[y, x])`"), msg
+    assert "\n" not in msg

@@ -44,6 +44,30 @@ __all__ = ["CPUTarget"]
 # compiles each specialisation once: a second thread asking for it waits.
 
 
+def _accessed(filename, line, kind, axis):
+    """(the statement on line *line*, as a clause for the message's end, and the name
+    of the array it *kind*s, "load" or "store") for a bounds message: the array
+    subscripted with at least axis + 1 indices, the store's target first; a
+    stand-in name where the line cannot be read or parsed."""
+    import ast
+    import linecache
+    text = linecache.getline(filename, line).strip()
+    name = "out" if kind == "store" else "a"
+    if not text:
+        return "", name
+    try:
+        tree = ast.parse(text + (" pass" if text.endswith(":") else ""))
+    except SyntaxError:
+        return f"; the statement: `{text}`", name
+    subs = [n for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+            and isinstance(n.ctx, ast.Store) == (kind == "store")]     # a[i] += v: a Store
+    fits = [n for n in subs if (len(n.slice.elts) if isinstance(n.slice, ast.Tuple) else 1) > axis]
+    if fits:
+        name = fits[0].value.id
+    shown = text.split("#")[0].rstrip() if "#" in text and "'" not in text and '"' not in text else text
+    return f"; the statement: `{shown}`", name
+
+
 @contextlib.contextmanager
 def _wave_codegen():
     """While compiling wave code: LLVM's SLP vectoriser on (off in Numba by default),
@@ -471,11 +495,12 @@ class CPUTarget:
                     where = (f"an index on axis {axis} outside its size {size}" if size >= 0 else
                              f"an index on axis {axis} outside its array (a view that differs per lane)")
                     where += " (debug=True names the index)"   # a lane loop keeps only a flag
-                arr, done = ("out", "written") if kind == "store" else ("a", "read")
+                text, arr = _accessed(d.filename, line, kind, rest[-2])
+                done = "written" if kind == "store" else "read"
                 raise NumquadIndexError(
                     f'File "{d.filename}", line {line}: {d.__name__} {kind}s out of bounds in the '
-                    f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {arr}.shape[0]:`) "
-                    f"or launch fewer threads (nothing past the array was {done})") from None
+                    f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {arr}.shape[{rest[-2]}]:`) "
+                    f"or launch fewer threads (nothing past the array was {done}){text}") from None
             if e.args[:1] == ("device call",) and len(e.args) == 2:
                 _, line, fn = _bounds.device_where(e.args[1])
                 raise NumquadIndexError(
@@ -486,12 +511,13 @@ class CPUTarget:
                 kind, site, index, axis, size = e.args
                 file, line, fn = _bounds.device_where(site)
                 kind = kind.split()[1]
-                arr, done = ("out", "written") if kind == "store" else ("a", "read")
+                text, arr = _accessed(file, line, kind, axis)
+                done = "written" if kind == "store" else "read"
                 raise NumquadIndexError(
                     f'File "{file}", line {line}, in {fn}: {fn} {kind}s out of bounds (called by '
                     f"{d.__name__}, launch {launch}): index {index} on axis {axis} of an array of size "
-                    f"{size}; guard the {kind} (e.g. `if i < {arr}.shape[0]:`) (nothing past the array "
-                    f"was {done})") from None
+                    f"{size}; guard the {kind} (e.g. `if i < {arr}.shape[{axis}]:`) (nothing past the array "
+                    f"was {done}){text}") from None
             if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
                 raise NumquadIndexError(
                     f"{d.where}: an index in {d.__name__} is out of bounds in the launch {launch} "
