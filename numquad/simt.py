@@ -103,6 +103,7 @@ def _as_dispatcher(obj):
     d = obj.__dict__.get("_numquad_python")
     if d is None:
         d = obj.__dict__["_numquad_python"] = _xpu.Dispatcher(obj.py_func)
+        d._numquad_foreign = obj
     return d
 
 
@@ -868,6 +869,12 @@ class _Transformer(ast.NodeTransformer):
 
     def visit_Call(self, node):
         f = node.func
+        d = self.r.resolve(f)
+        foreign = getattr(d, "_numquad_foreign", None)
+        if _xpu.is_numba_function(foreign) and not foreign._can_compile:
+            self.error(f"`{ast.unparse(f)}` is a plain Numba function with an explicit signature, which "
+                       f"numba.cuda cannot compile for the GPU (using cpu function on device); drop the "
+                       f"signature, or make it a device function", node)
         b = self.r.builtin(f)
         if b in ("shared.array", "local.array"):
             complaint = _control.allocation_complaint(b, node, self.r.resolve, _MISSING)

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from .errors import NumquadCompileError, NumquadLaunchError, NumquadTypeError
+from .errors import NumquadCompileError, NumquadLaunchError, NumquadRuntimeError, NumquadTypeError
 from . import _lanecall
 from ._sites import call_site, defined_at, launch_prefix
 from . import _desugar
@@ -115,9 +115,12 @@ def is_cuda_function(obj):
 
 
 def is_numba_function(obj):
-    """Is *obj* a plain Numba function (``@numba.njit``, ``@numba.jit``)?"""
+    """Is *obj* a user's plain Numba function (``@numba.njit``, ``@numba.jit``)? Not
+    one of Numba's or numba.cuda's own (``numba.cuda.random``'s are plain Numba
+    functions too: the CPU target names them unsupported)."""
     cls = type(obj)
-    return cls.__name__ == "CPUDispatcher" and cls.__module__.startswith("numba.")
+    return cls.__name__ == "CPUDispatcher" and cls.__module__.startswith("numba.") and \
+        not (getattr(getattr(obj, "py_func", None), "__module__", None) or "numba").startswith("numba")
 
 
 def is_foreign_device_function(obj):
@@ -701,6 +704,7 @@ class Dispatcher:
         self.target = target
         self.debug = bool(debug)
         self.fastmath = bool(fastmath)
+        self.device_only = False        # xpu.jit(device=True): never launched
         self.cache = bool(cache)
         #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
         self.signatures = []
@@ -891,6 +895,11 @@ class Dispatcher:
                 f"{launch_prefix(self)}: {self.__name__} returns a value, so it is a lane "
                 f"function: call it as {self.__name__}(*arrays), not with [griddim, blockdim]"
             )
+        if self.device_only:
+            raise NumquadRuntimeError(
+                f"{launch_prefix(self)}: Cannot compile a device function as a kernel: "
+                f"{self.__name__} is xpu.jit(device=True), as numba.cuda refuses it; call it from "
+                f"a kernel, or drop device=True")
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise NumquadTypeError(
                 f"{launch_prefix(self)}: launch {self.__name__}[griddim, blockdim](...) "
@@ -1071,6 +1080,7 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
 
     def wrap(f):
         d = Dispatcher(f, target=target, debug=debug, fastmath=fastmath, cache=cache)
+        d.device_only = bool(cuda_options.get("device"))
         if sigs:
             from .cpu.cudaapi import declare_signatures
             declare_signatures(d, sigs)

@@ -589,6 +589,29 @@ def test_an_njit_helper_s_accesses_are_checked_on_every_target(target):
     np.testing.assert_array_equal(out, (x + (np.cumsum(w, axis=1) - w).ravel()).astype(np.int32))
 
 
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_an_njit_helper_with_an_explicit_signature_is_refused_as_numba_cuda_refuses_it(target):
+    import numba
+
+    @numba.njit("int64(int64, int64)")
+    def add(a, b):
+        return a + b
+
+    def k_add(ary):
+        i = xpu.grid(1)
+        ary[i] = add(ary[i], 1)
+
+    k = xpu.jit(k_add)
+    ary = np.random.default_rng(8).integers(0, 50, 32)
+    before = ary.copy()
+    with pytest.raises(SyntaxError) as e:           # a NumquadCompileError
+        getattr(k, target)[1, 32](ary)
+    msg = one_line(e)
+    assert f"line {line_of(k_add, 'add(ary[i], 1)')}" in msg and "`add`" in msg, msg
+    assert "explicit signature" in msg and "using cpu function on device" in msg, msg
+    np.testing.assert_array_equal(ary, before)
+
+
 # -- 7. fork ------------------------------------------------------------------------------
 
 @xpu.jit

@@ -305,7 +305,7 @@ def check_supported(fe):
         for obj, _ in (_fe._cuda_function_names() or {}).values():
             _SUPPORTED.add(id(obj))
     from .frontend import _MISSING
-    from ..xpu import Dispatcher, is_foreign_device_function
+    from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function
     for node in ast.walk(fe.fn):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
@@ -320,6 +320,14 @@ def check_supported(fe):
                         (isinstance(base, type) and _is_cuda_thing(base) == "numba.cuda.stubs"):
                     fe.error(unsupported(_api_name(None, node, fe)), node)
             continue
+        foreign = getattr(obj, "_numquad_foreign", obj)         # as_xpu's original
+        if is_numba_function(foreign) and not foreign._can_compile:
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            fe.typing_error(
+                f"Untyped global name '{name}': using cpu function on device: `{name}` is a plain "
+                f"Numba function with an explicit signature, which turns its compiling off, so "
+                f"numba.cuda cannot compile it for the GPU; drop the signature, or make it a device "
+                f"function (@cuda.jit(device=True) or @xpu.jit)", node)
         if id(obj) in _SUPPORTED or obj is cuda or isinstance(obj, (types.Type, Dispatcher)):
             continue
         if isinstance(obj, _pytypes.ModuleType):
@@ -1119,6 +1127,7 @@ def as_xpu(obj):
         # a plain Numba function's compiled signatures are its CPU callers' (numba.cuda
         # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
         d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
+        d._numquad_foreign = obj
         obj.__dict__["_numquad_xpu"] = d
     return d
 
@@ -1368,7 +1377,9 @@ def render_md(ported_root=None):
         "   or plain `@cuda.jit` (a function a kernel calls is a device function, as numba.cuda",
         "   compiles it; with or without a signature, `inline=...` too, recursive ones too): the",
         "   CPU and python targets run them from their Python source, with their signature; or",
-        "   use `@xpu.jit` for them.",
+        "   use `@xpu.jit` for them. A plain `@numba.njit` function a kernel calls is a device",
+        "   function too, run from its source with its accesses checked; with an explicit",
+        "   signature it is refused, as numba.cuda refuses it.",
         "2. `cuda.to_device(a)` -> `a`, `d.copy_to_host()` -> `d`: NumPy arrays launch on the",
         "   CPU (device arrays launch on the GPU). `kernel[grid, block, stream, nbytes]` and",
         "   `kernel.forall(n)` work as in numba.cuda.",

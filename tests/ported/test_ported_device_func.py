@@ -18,15 +18,13 @@ import numpy as np
 from numba import cuda, jit
 from numba.cuda.core.errors import TypingError
 
-from _port import PortedCase, on_cuda, cpu_xfail
+from _port import PortedCase, on_cuda
 from test_ported_examples import TestDeviceFunc as _PortedEarlier
 
 
 class TestDeviceFunc(PortedCase):
     _check_cpu_dispatcher = _PortedEarlier._check_cpu_dispatcher
 
-    @cpu_xfail("the CPU target calls a Numba CPU @jit function with an explicit signature from a kernel "
-               "(numba.cuda: TypingError)")
     def test_cpu_dispatcher_invalid(self):
         # Test invalid usage
         # Explicit signature disables compilation, which also disable
@@ -42,7 +40,6 @@ class TestDeviceFunc(PortedCase):
         expected = re.compile(msg)
         self.assertTrue(expected.search(str(raises.exception)) is not None)
 
-    @cpu_xfail("xpu.jit(device=True) launched as a kernel runs (numba.cuda: RuntimeError)", cuda_too=True)
     def test_device_func_as_kernel_disallowed(self):
         @self.jit(device=True)
         def f():
