@@ -563,11 +563,13 @@ def _nq_binop(opname, a, b, inplace=False):
 def _float_int_power(a, b):
     """A float to an integer power as Numba computes it (and so both compiled
     targets): square-and-multiply in the float's type, then 1 / r for a negative
-    exponent; past 65536, ``math.pow``. NumPy's ``pow`` rounds differently."""
+    exponent (the infinity of r's sign where r is 0: docs/semantics.md); past 65536,
+    C's ``pow`` in float64. NumPy's power of two arrays rounds differently."""
     t = type(a)
     e = int(b)
     if abs(e) > 0x10000:
-        return t(math.pow(float(a), float(e)))
+        with np.errstate(all="ignore"):         # C's pow, as the compiled math.pow: inf, not OverflowError
+            return t(np.power(np.float64(a), np.float64(e)))
     r, x, k = t(1.0), a, abs(e)
     with np.errstate(all="ignore"):
         while k:

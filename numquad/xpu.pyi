@@ -115,6 +115,7 @@ class Dispatcher:
     target: str
     debug: bool
     fastmath: bool
+    device_only: Any
     cache: bool
     signatures: list[tuple[tuple[Any, ...], Any]]
     filename: str

@@ -27,11 +27,13 @@ from typing import Optional
 import numpy as np
 
 from .. import _desugar
+from .. import _control
 from .._control import MISSING as _MISSING, Env as _SharedEnv, hasattr_constant as _hasattr_constant
 from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, _as_numba_typing
 from . import cudaapi as _cudaapi
+from . import power as _power
 
 __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier",
            "BarrierReduce"]
@@ -256,6 +258,29 @@ class _CudaSpellings(ast.NodeTransformer):
         if not _CUDA_FUNCS:
             _CUDA_FUNCS = _cuda_function_names()
         self.fe = fe
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return self._power_call(node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        return self._power_call(node)
+
+    def _power_call(self, node):
+        """``a ** b`` as ``_nq_pow(a, b)`` (cpu/power.py: 0.0 ** -1 is inf, not an
+        exception), but for integer constants (shapes) and small literal exponents."""
+        if not isinstance(node.op, ast.Pow):
+            return node
+        holder = ast.Module(body=[ast.Expr(node) if isinstance(node, ast.BinOp) else node], type_ignores=[])
+
+        def is_int_constant(n):
+            return isinstance(_control._shape_value(self.fe.env, self.fe.consts, n), int)
+        if not _power.rewrite(holder, is_int_constant):
+            return node
+        self.fe.env.closure[_power.NAME] = _power.pow_
+        st = holder.body[0]
+        return st.value if isinstance(node, ast.BinOp) else st
 
     def visit_Call(self, node):
         self.generic_visit(node)

@@ -1,0 +1,113 @@
+"""``a ** b`` in kernels: a float to an integer power, on every target.
+
+The reference is written here with NumPy scalars, as docs/semantics.md defines the
+power: square-and-multiply in the float's type, then ``1 / r`` for a negative
+exponent (an infinity of r's sign where r is 0), ``pow`` past an exponent of 65536.
+Numba's CPU lowering raised ZeroDivisionError for ``0.0 ** -1`` (and for any power
+whose square-and-multiply underflows to 0) even in release builds (cpu/power.py).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from numquad import Wave, xpu
+
+from conftest import TARGETS
+
+ALL = TARGETS + ["cpu-debug", "python"]
+
+
+def launch_on(target, k, griddim, blockdim, *args):
+    if target == "cpu-debug":
+        k, target = xpu.jit(k.py_func, debug=True), "cpu"
+    getattr(k, target)[griddim, blockdim](*args)
+
+
+def _reference(a, e):
+    t = type(a)
+    e = int(e)
+    if abs(e) > 0x10000:
+        with np.errstate(all="ignore"):
+            return t(np.power(np.float64(a), np.float64(e)))
+    r, x, k = t(1.0), a, abs(e)
+    with np.errstate(all="ignore"):
+        while k:
+            if k & 1:
+                r = t(r * x)
+            k >>= 1
+            x = t(x * x)
+        if e >= 0:
+            return r
+        return t(t(1.0) / r) if r != 0 else t(math.copysign(math.inf, r))
+
+
+@xpu.jit
+def k_pow(out, a, e):
+    i = xpu.grid(1)
+    if i < out.size:
+        out[i] = a[i] ** e[i]
+
+
+@xpu.jit
+def k_pow_const(out, a):
+    i = xpu.grid(1)
+    if i < out.size:
+        v = a[i] ** -2
+        v **= -1
+        out[i] = v + Wave.reduceMax(np.int32(0))
+
+
+@xpu.jit
+def _inverse_square(x):
+    return x ** -2
+
+
+@xpu.jit
+def k_pow_device(out, a):
+    i = xpu.grid(1)
+    if i < out.size:
+        out[i] = _inverse_square(a[i])
+
+
+def _bases(rng, dt, n):
+    a = (rng.standard_normal(n) * rng.choice([1e-30, 1e-3, 1.0, 10.0, 1e20], n)).astype(dt)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-38, -1e-45, 1.0, -1.0], dt)
+    a[rng.integers(0, n, n // 3)] = special[rng.integers(0, special.size, n // 3)]
+    return a
+
+
+@pytest.mark.parametrize("target", ALL)
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("et", [np.int8, np.int32, np.int64, np.uint64])
+def test_a_float_to_an_integer_power_never_raises_and_matches_numpy(target, dt, et, rng):
+    n = 200
+    a = _bases(rng, dt, n)
+    if np.dtype(et).kind == "u":
+        e = rng.choice(np.array([0, 1, 2, 3, 7, 64, 65536, 65537, 2**63 + 1], np.uint64), n).astype(et)
+    else:
+        info = np.iinfo(et)
+        e = rng.integers(-9, 10, n).astype(et)
+        e[rng.integers(0, n, 20)] = np.array([info.min, info.max, -1, -2, -127], np.int64)[
+            rng.integers(0, 5, 20)].astype(et)
+    out = np.full(n, 7.0, dt)                      # poison
+    launch_on(target, k_pow, 4, 64, out, a, e)
+    want = np.array([_reference(x, y) for x, y in zip(a, e)], dt)
+    finite = np.abs(e.astype(np.float64)) <= 0x10000
+    np.testing.assert_array_equal(out[finite], want[finite])
+    # past 65536 the power is pow(): its last bit is outside the promise
+    np.testing.assert_allclose(out[~finite], want[~finite], rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ALL)
+def test_constant_negative_exponents_and_device_functions_give_infinities(target, rng):
+    a = _bases(rng, np.float64, 96)
+    out = np.full(96, 7.0)
+    launch_on(target, k_pow_const, 2, 64, out, a)
+    want = np.array([_reference(_reference(x, -2), -1) for x in a])
+    np.testing.assert_array_equal(out, want)
+    out = np.full(96, 7.0)
+    launch_on(target, k_pow_device, 2, 64, out, a)
+    np.testing.assert_array_equal(out, np.array([_reference(x, -2) for x in a]))
+    assert (a == 0).any() and (out[a == 0] == np.inf).all()
