@@ -111,3 +111,23 @@ def test_constant_negative_exponents_and_device_functions_give_infinities(target
     launch_on(target, k_pow_device, 2, 64, out, a)
     np.testing.assert_array_equal(out, np.array([_reference(x, -2) for x in a]))
     assert (a == 0).any() and (out[a == 0] == np.inf).all()
+
+
+@pytest.mark.parametrize("sig", ["void(float64[:], float64[:], int64[:])", "void(float32[:], float32[:], int32[:])",
+                                 "void(float64[:], float64[:], int32[:])", "void(float32[:], float32[:], int64[:])"])
+def test_no_cuda_thread_leaves_a_power_without_its_store(sig):
+    """numba.cuda's ``**`` raises OverflowError for an exponent of -2**31 (int32) or
+    -2**63; in a release kernel that is a branch to ``ret`` past the store, so the
+    H200 left the output unwritten (tests above, on cuda). The CUDA target's
+    ``_nq_pow`` (numquad/_power.py) has no such branch: the PTX reaches its ``ret``
+    only through the store. Needs no GPU."""
+    import re
+    ptx = k_pow.inspect_ptx(sig, cc=(9, 0))
+    body = ptx[ptx.find(".entry"):]
+    body = body[:body.find("\n}")]                     # the kernel, not the helpers after it
+    ret_labels = re.findall(r"(\$L__\w+):\s*\n\s*ret;", body)
+    assert ret_labels or "ret;" in body
+    for label in ret_labels:
+        # the guard `if i < out.size` may skip to ret; nothing else may
+        branches = re.findall(rf"(@%p\d+ )?bra(?:\.uni)?\s+{re.escape(label)};", body)
+        assert len(branches) <= 1, (label, branches)

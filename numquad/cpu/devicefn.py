@@ -31,7 +31,8 @@ import copy
 import types as _pytypes
 
 from . import bounds as _bounds
-from . import power as _power
+from .. import _power
+from .power import pow_ as _pow_intrinsic
 
 __all__ = ["checked_function", "is_checked", "mark_checked", "guarded_store", "STATE"]
 
@@ -164,7 +165,7 @@ def checked_function(dispatcher, pyfunc, self_names):
         v = n.value if isinstance(n, ast.Constant) else value_of(n.id) if isinstance(n, ast.Name) else None
         return isinstance(v, int) and not isinstance(v, bool)
 
-    pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (cpu/power.py)
+    pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (numquad/_power.py)
     checks = _Checks(dispatcher.filename, tree.name, is_device_call)
     body = []
     for st in tree.body:                    # (its nested functions: left alone)
@@ -193,7 +194,7 @@ def checked_function(dispatcher, pyfunc, self_names):
     glbls.update(_nq_dld=_bounds.device_load, _nq_dsx=_bounds.device_store, _nq_dok=_bounds.device_store_ok,
                  _nq_shp=_bounds.shape_of)
     if pow_:
-        glbls[_power.NAME] = _power.pow_
+        glbls[_power.NAME] = _pow_intrinsic
     closure = tuple(cells[n] for n in inner.co_freevars) or None
     fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + (None,), closure)
     fn.__qualname__ = pyfunc.__qualname__

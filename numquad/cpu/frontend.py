@@ -33,7 +33,8 @@ from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, _as_numba_typing
 from . import cudaapi as _cudaapi
-from . import power as _power
+from .. import _power
+from .power import pow_ as _pow_intrinsic
 
 __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier",
            "BarrierReduce"]
@@ -268,7 +269,7 @@ class _CudaSpellings(ast.NodeTransformer):
         return self._power_call(node)
 
     def _power_call(self, node):
-        """``a ** b`` as ``_nq_pow(a, b)`` (cpu/power.py: 0.0 ** -1 is inf, not an
+        """``a ** b`` as ``_nq_pow(a, b)`` (numquad/_power.py: 0.0 ** -1 is inf, not an
         exception), but for integer constants (shapes) and small literal exponents."""
         if not isinstance(node.op, ast.Pow):
             return node
@@ -278,7 +279,7 @@ class _CudaSpellings(ast.NodeTransformer):
             return isinstance(_control._shape_value(self.fe.env, self.fe.consts, n), int)
         if not _power.rewrite(holder, is_int_constant):
             return node
-        self.fe.env.closure[_power.NAME] = _power.pow_
+        self.fe.env.closure[_power.NAME] = _pow_intrinsic
         st = holder.body[0]
         return st.value if isinstance(node, ast.BinOp) else st
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import threading
 import types as _pytypes
 
@@ -60,7 +61,7 @@ from numba.cuda.extending import _intrinsic, intrinsic
 from numba.cuda.np import numpy_support
 from numba.cuda.typing import signature
 
-from .. import _control, _llvmops, ops
+from .. import _control, _llvmops, _power, ops
 from ..errors import NumquadCompileError
 from .._source import exec_source
 
@@ -867,8 +868,30 @@ if not hasattr(cuda, "quad_grid"):
     cuda.quad_grid = quad_grid
 
 
+@intrinsic
+def power(typingctx, a, b):
+    """``_nq_pow(a, b)`` (numquad/_power.py): ``a ** b`` as numba.cuda types it, a
+    float to an integer power by :func:`numquad._power.float_power` (numba.cuda's own
+    raises OverflowError for an exponent of -2**31 or -2**63, and the thread of a
+    release kernel that raises returns early), any other pair by numba.cuda's ``**``."""
+    sig = typingctx.resolve_function_type(operator.pow, (a, b), {})
+    if sig is None:
+        return None
+
+    def codegen(context, builder, s, args):
+        real = typingctx.resolve_function_type(operator.pow, tuple(s.args), {})
+        xa, xb = (context.cast(builder, v, t, u) for v, t, u in zip(args, s.args, real.args))
+        ta, tb = (types.unliteral(t) for t in real.args)
+        if isinstance(ta, types.Float) and isinstance(tb, types.Integer):
+            impl = _power.float_power(real.return_type, tb.signed)
+            return context.compile_internal(builder, impl, real.return_type(ta, tb), [xa, xb])
+        return context.get_function(operator.pow, real)(builder, [xa, xb])
+    return sig.return_type(a, b), codegen
+
+
 #: The helpers by the names numquad/_control.py's generated code calls them.
-HELPERS = {_control.ENTRY_MASK: entry_mask, _control.BALLOT: ballot, _control.ANDNOT: andnot}
+HELPERS = {_control.ENTRY_MASK: entry_mask, _control.BALLOT: ballot, _control.ANDNOT: andnot,
+           _power.NAME: power}
 
 
 #: The intrinsic of every op, by qualified name.

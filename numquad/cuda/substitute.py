@@ -19,7 +19,7 @@ from numba.cuda.cudadecl import registry as _typing_registry
 from numba.cuda.cudaimpl import registry as _lowering_registry
 from numba.cuda.typing.templates import AttributeTemplate
 
-from .. import _control, ops, xpu
+from .. import _control, _power, ops, xpu
 from ..errors import NumquadTypeError
 from .._source import code_names, module_copy
 from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, full_entry_mask
@@ -199,6 +199,7 @@ def masked_pyfunc(disp, full_waves=False):
     tree = _control.name_forever_loops(_control.masked_function(disp))
     _control.fold_array_shapes(tree, pyfunc)
     _control.fold_hasattr(tree, pyfunc)
+    _power.rewrite(tree)                     # shapes are literals by now (numquad/_power.py)
     code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
     fcode = next(c for c in code.co_consts
                  if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
@@ -233,16 +234,17 @@ def masked_pyfunc(disp, full_waves=False):
 
 def folds_shapes(disp):
     """Does *disp* allocate a shared/local array whose constant shape numba.cuda
-    cannot read as it is (``TPB * 2``, a local ``N = 16``), or ask ``hasattr`` of a
+    cannot read as it is (``TPB * 2``, a local ``N = 16``), ask ``hasattr`` of a
     module or class (numba.cuda types that from the substituted globals, and fails
-    on a missing name)? Then the CUDA target compiles it from its rewritten source
-    (``_control.fold_array_shapes``, ``_control.fold_hasattr``)."""
+    on a missing name), or raise a value to a power (numquad/_power.py)? Then the
+    CUDA target compiles it from its rewritten source (``_control.fold_array_shapes``,
+    ``_control.fold_hasattr``, ``_power.rewrite``)."""
     try:
         tree = copy.deepcopy(disp.source_tree)
     except NumquadTypeError:                             # no source to read
         return False
     shapes = _control.fold_array_shapes(tree, disp.py_func)
-    return _control.fold_hasattr(tree, disp.py_func) or shapes
+    return _control.fold_hasattr(tree, disp.py_func) or shapes or _power.rewrite(tree)
 
 
 def uses_ops(pyfunc):
