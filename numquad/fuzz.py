@@ -362,7 +362,9 @@ class Generator:
             k = r.randrange(len(SPECIAL_SELECTORS))
             dt, v = SPECIAL_SELECTORS[k]
             self.features.add("special-selector")
-            return self.arg(f"s{k}", "scalar", dt, value=v)
+            # "su": no stem of fresh() (a parameter named s5 was reassigned by the
+            # shift loop's fresh s5 with another type, seed 2027 #5035)
+            return self.arg(f"su{k}", "scalar", dt, value=v)
         if roll < 0.65 and sc.arrays:
             self.features.add("lane-selector")
             base = f"{self.arg('sel', 'sel', 'int32')}[i]"

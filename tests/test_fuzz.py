@@ -200,3 +200,18 @@ def test_taps_store_values_that_later_statements_overwrite(monkeypatch):
         assert all(a.role == "out" and a.size == spec.nthreads * spec.nblocks for a in taps)
         tapped += bool(taps)
     assert tapped > 40
+
+
+def test_no_kernel_parameter_is_assigned_in_its_body():
+    """A parameter the body assigns takes the type Numba unifies over both (a uint64
+    selector parameter ``s5`` and the shift loop's ``s5 = np.int64(32)``: float64, and
+    ``s5 >> 1`` did not compile, seed 2027 #5035): the generator's names for
+    parameters and for locals never meet."""
+    import ast
+    for seed, indices in ((2027, [5035]), (5, range(150))):
+        for index in indices:
+            tree = ast.parse(fuzz.generate(seed, index).source)
+            for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+                params = {a.arg for a in fn.args.args}
+                stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                assert not params & stored, (seed, index, fn.name, params & stored)
