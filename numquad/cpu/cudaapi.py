@@ -38,7 +38,7 @@ from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
 
-__all__ = ["API", "unsupported", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
+__all__ = ["API", "unsupported", "scalar_call", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
            "constant_value", "constant_shape", "allocation_wording", "local_constants", "compile_time_object",
            "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
            "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
@@ -656,6 +656,42 @@ def _modf(typingctx, x):
         frac = _intr(builder, f"llvm.copysign.{sfx}", [frac, v], v.type)
         return context.make_tuple(builder, tup, [frac, ip])
     return tup(x), codegen
+
+
+def scalar_call(env, node, bind):
+    """The call *node* (an ``ast.Call``, its arguments rewritten already) as every CPU
+    compile writes it, else None. A kernel's frontend (cpu/frontend.py) and a device
+    function's checked copy (cpu/devicefn.py) both use it, so that a function computes
+    the same inlined into a kernel as compiled on its own:
+
+    - ``hasattr(M, "name")`` of a module or class: Python's answer (numquad/_control.py);
+    - ``round(x, ndigits)``: numba.cuda's algorithm (:func:`round_to`);
+    - ``x.bit_count()`` of an integer: ``cuda.popc(x)``, as numba.cuda types it.
+
+    *env* resolves the function's names (``_control.Env``); *bind(name, value)* makes
+    *name* reach *value* in the generated code."""
+    from .._control import MISSING, hasattr_constant
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr == "bit_count" and not node.args \
+            and not node.keywords and env.resolve(f) is MISSING:
+        try:
+            from numba import cuda
+        except ImportError:                 # no numba-cuda: Numba's own error stands
+            return None
+        return _call_of(node, "_nq_bit_count", cuda.popc, [f.value], bind)
+    folded = hasattr_constant(env, node)
+    if folded is not None:
+        return folded
+    if len(node.args) == 2 and not node.keywords and env.resolve(f) is round:
+        # a float32 x rounds in float64, as on the GPU
+        return _call_of(node, "_nq_round_to", round_to, node.args, bind)
+    return None
+
+
+def _call_of(node, name, value, args, bind):
+    bind(name, value)
+    return ast.copy_location(
+        ast.Call(func=ast.copy_location(ast.Name(name, ast.Load()), node.func), args=args, keywords=[]), node)
 
 
 def round_to(x, ndigits):

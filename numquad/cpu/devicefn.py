@@ -15,7 +15,10 @@ user's line numbers) with:
   idx, _nq_lb, site): x[idx] = v`` (``bounds.device_store_ok``: the same two ways; a
   store of another form has its index checked by ``_nq_dsx``, which raises), *site*
   naming the access's file and line;
-- every call of another checked device function passing ``_nq_lb=_nq_lb`` on.
+- every call of another checked device function passing ``_nq_lb=_nq_lb`` on;
+- the calls a kernel's frontend rewrites (``hasattr``, ``round(x, n)``,
+  ``x.bit_count()``: cpu/cudaapi.py ``scalar_call``), so that a function computes
+  the same compiled on its own as inlined into a kernel.
 
 The caller, the kernel's block function, passes the state where it checks its own
 loads (a release build, codegen._CheckedLoads) and checks the call's slot after the
@@ -31,7 +34,8 @@ import copy
 import types as _pytypes
 
 from . import bounds as _bounds
-from .. import _power
+from . import cudaapi as _cudaapi
+from .. import _control, _power
 from .power import pow_ as _pow_intrinsic
 
 __all__ = ["checked_function", "is_checked", "mark_checked", "guarded_store", "STATE"]
@@ -127,6 +131,21 @@ class _Checks(ast.NodeTransformer):
     visit_FunctionDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
 
 
+class _Calls(ast.NodeTransformer):
+    """The calls a kernel's frontend rewrites, rewritten the same way (cpu/cudaapi.py
+    ``scalar_call``): without it a function with no cross-lane op, which is compiled
+    on its own rather than inlined, gave ``hasattr(Wave, "prefixSum")`` 0 and
+    Numba's CPU ``round(x, n)``."""
+
+    def __init__(self, env, bound):
+        self.env, self.bound = env, bound
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        new = _cudaapi.scalar_call(self.env, node, self.bound.__setitem__)
+        return node if new is None else new
+
+
 def checked_function(dispatcher, pyfunc, self_names):
     """*pyfunc* (the device function with its callees replaced, cpu/cudaapi.py
     ``cpu_pyfunc``) rewritten as the module docstring says, as a Python function
@@ -166,6 +185,8 @@ def checked_function(dispatcher, pyfunc, self_names):
         return isinstance(v, int) and not isinstance(v, bool)
 
     pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (numquad/_power.py)
+    bound = {}                              # hasattr, round(x, n), bit_count: as in a kernel
+    tree = _Calls(_control.Env(dispatcher.py_func, tree), bound).visit(tree)
     checks = _Checks(dispatcher.filename, tree.name, is_device_call)
     body = []
     for st in tree.body:                    # (its nested functions: left alone)
@@ -195,6 +216,7 @@ def checked_function(dispatcher, pyfunc, self_names):
                  _nq_shp=_bounds.shape_of)
     if pow_:
         glbls[_power.NAME] = _pow_intrinsic
+    glbls.update(bound)
     closure = tuple(cells[n] for n in inner.co_freevars) or None
     fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + (None,), closure)
     fn.__qualname__ = pyfunc.__qualname__

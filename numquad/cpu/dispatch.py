@@ -17,6 +17,7 @@ import numba
 from numba.core import config as _nb_config
 from numba.core import errors as _nb_errors
 from numba.core.compiler_lock import global_compiler_lock as _numba_lock
+from numba.core.registry import CPUDispatcher
 
 import numpy as np
 
@@ -82,6 +83,23 @@ def _wave_codegen():
             _nb_config.SLP_VECTORIZE = old
 
 
+class _ScalarDispatcher(CPUDispatcher):
+    """The Numba dispatcher of a device function's CPU scalar function. Every compile
+    of it converts floats to integers as the GPU does (numquad/_conversions.py),
+    whichever compile asks for it: typing a kernel's shadow source compiles the
+    callee before the block function's compile does, and Numba then reuses that
+    machine code (``int(inf)`` in a device function was -2**63, not 2**63 - 1)."""
+
+    def compile(self, sig):
+        with _numba_lock, _saturating_conversions():
+            return super().compile(sig)
+
+
+def _scalar_njit(pyfunc, **options):
+    """``numba.njit(**options)(pyfunc)`` as a :class:`_ScalarDispatcher`."""
+    return _ScalarDispatcher(pyfunc, targetoptions=dict(options, nopython=True))
+
+
 def _self_reference(scalar, d):
     """*scalar* (the njit function of lane function *d*) where *d* calls itself: a
     copy whose globals and closure name *scalar* instead of the xpu dispatcher
@@ -98,7 +116,7 @@ def _self_reference(scalar, d):
     copy_ = _pytypes.FunctionType(fn.__code__, glbls, fn.__name__, fn.__defaults__,
                                   tuple(cells) if cells else None)
     copy_.__qualname__, copy_.__module__ = fn.__qualname__, fn.__module__
-    new = numba.jit(**scalar.targetoptions)(copy_)
+    new = _scalar_njit(copy_, **{k: v for k, v in scalar.targetoptions.items() if k != "nopython"})
     for n in names:
         glbls[n] = new
     for k in selfcells:
@@ -374,12 +392,12 @@ class CPUTarget:
                 sigs = [(tuple(args) + (st,), ret) for args, ret in getattr(self.dispatcher, "signatures", None) or []
                         for st in (states if checked else [None])]
                 if checked is None:
-                    scalar = numba.njit(error_model="numpy", fastmath=self.dispatcher.fastmath,
-                                        boundscheck=True)(pyfunc)
+                    scalar = _scalar_njit(pyfunc, error_model="numpy", fastmath=self.dispatcher.fastmath,
+                                          boundscheck=True)
                     sigs = [(args[:-1], ret) for args, ret in sigs]
                 else:
                     pyfunc = checked
-                    scalar = numba.njit(error_model="numpy", fastmath=self.dispatcher.fastmath)(pyfunc)
+                    scalar = _scalar_njit(pyfunc, error_model="numpy", fastmath=self.dispatcher.fastmath)
                     _devicefn.mark_checked(scalar)
                 for n in self_names:                        # a recursive device function
                     if isinstance(n, str):

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _desugar
 from .. import _control
-from .._control import MISSING as _MISSING, Env as _SharedEnv, hasattr_constant as _hasattr_constant
+from .._control import MISSING as _MISSING, Env as _SharedEnv
 from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, _as_numba_typing
@@ -285,28 +285,10 @@ class _CudaSpellings(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        f = node.func
-        if isinstance(f, ast.Attribute) and f.attr == "bit_count" and not node.args \
-                and not node.keywords and self.fe.env.resolve(f) is _MISSING:
-            # numba.cuda's int.bit_count() method (Python's, on an integer value): cuda.popc
-            try:
-                from numba import cuda
-            except ImportError:                 # no numba-cuda: Numba's own error stands
-                return node
-            self.fe.env.closure["_nq_bit_count"] = cuda.popc
-            return ast.copy_location(
-                ast.Call(func=ast.copy_location(ast.Name("_nq_bit_count", ast.Load()), f),
-                         args=[f.value], keywords=[]), node)
-        folded = _hasattr_constant(self.fe.env, node)    # Python's answer (numquad/_control.py)
-        if folded is not None:
-            return folded
-        if len(node.args) == 2 and not node.keywords and self.fe.env.resolve(f) is round:
-            # round(x, ndigits): a float32 x rounds in float64, as on the GPU
-            from .cudaapi import round_to
-            self.fe.env.closure["_nq_round_to"] = round_to
-            return ast.copy_location(
-                ast.Call(func=ast.copy_location(ast.Name("_nq_round_to", ast.Load()), f),
-                         args=node.args, keywords=[]), node)
+        # hasattr, round(x, n), x.bit_count(): as a device function compiles them too
+        rewritten = _cudaapi.scalar_call(self.fe.env, node, self.fe.env.closure.__setitem__)
+        if rewritten is not None:
+            return rewritten
         if not _CUDA_FUNCS:
             return node
         obj = self.fe.env.resolve(node.func)

@@ -1,0 +1,139 @@
+"""A function with no cross-lane op computes what the same code in a kernel computes.
+
+Such a function (an ``@xpu.jit`` lane function, a numba.cuda device function, a plain
+``@numba.njit`` helper) is not inlined into its caller on the CPU target: it compiles
+on its own, as a scalar function (cpu/dispatch.py ``scalar_function``). That compile
+missed what the kernel's compile does: ``int(inf)`` was -2**63 (docs/semantics.md:
+float-to-integer conversions saturate as on the GPU), ``round(x, 2)`` was Numba's
+CPU algorithm, ``hasattr(Wave, "prefixSum")`` was 0, both called on arrays and from a
+kernel (found by a day-one probe of lane functions on arrays).
+
+The expected values are written here from docs/semantics.md with NumPy: the
+saturating conversion, and ``round(x, n)`` as ``rint(float64(x) * 10**n) / 10**n``
+with the product converted to int64 as the GPU converts.
+"""
+
+import numpy as np
+import pytest
+from numba import cuda, njit
+
+from numquad import Wave, xpu
+
+from conftest import TARGETS
+
+ALL = TARGETS + ["cpu-debug", "python"]
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def _saturate_i64(x):
+    """docs/semantics.md, "Conversions from float to integer": a float to int64."""
+    x = np.float64(x)
+    if np.isnan(x):
+        return I64_MIN
+    if x >= 2.0**63:
+        return I64_MAX
+    if x <= -(2.0**63):
+        return I64_MIN
+    return int(np.trunc(x))
+
+
+def _round2(x):
+    """numba.cuda's round(x, 2): y = x * 100 in float64, rounded half to even and
+    converted to int64 as the GPU converts, divided back."""
+    x = np.float64(x)
+    if np.isinf(x) or np.isnan(x):
+        return x
+    y = np.rint(x * 100.0)
+    return np.float64(_saturate_i64(y)) / 100.0
+
+
+@xpu.jit
+def lf_int(x):
+    return int(x)
+
+
+@xpu.jit
+def lf_round2(x):
+    return round(x, 2)
+
+
+@xpu.jit
+def lf_round3(x):
+    return round(x, 3)
+
+
+@xpu.jit
+def lf_has(x):
+    return x + hasattr(Wave, "prefixSum") + 2 * hasattr(Wave, "noSuchOp")
+
+
+@xpu.jit
+def lf_bits(x):
+    return x.bit_count()
+
+
+@cuda.jit(device=True)
+def dev_int(x):
+    return int(x)
+
+
+@njit
+def njit_int(x):
+    return int(x)
+
+
+@xpu.jit
+def k_scalar_functions(xf, xi, o_int, o_dev, o_njit, o_round, o_has, o_bits):
+    i = xpu.grid(1)
+    if i < xf.size:
+        o_int[i] = lf_int(xf[i])
+        o_dev[i] = dev_int(xf[i])
+        o_njit[i] = njit_int(xf[i])
+        o_round[i] = lf_round2(xf[i])
+        o_has[i] = lf_has(xi[i])
+        o_bits[i] = lf_bits(xi[i])
+
+
+def _inputs(rng, n):
+    xf = rng.standard_normal(n) * rng.choice([1.0, 1e3, 1e17, 1e19, 1e300], n)
+    special = np.array([np.inf, -np.inf, np.nan, 1e19, -1e19, 2.0**63, -(2.0**63), -0.0, 0.125, 2.5, -2.5])
+    xf[: special.size] = special
+    xf[rng.integers(0, n, n // 4)] = special[rng.integers(0, special.size, n // 4)]
+    xi = rng.integers(-(2**62), 2**62, n, dtype=np.int64)
+    return xf, xi
+
+
+def _launch(target, k, *args):
+    if target == "cpu-debug":
+        k, target = xpu.jit(k.py_func, debug=True), "cpu"
+    getattr(k, target)[3, 64](*args)
+
+
+@pytest.mark.parametrize("target", ALL)
+def test_functions_without_ops_called_from_a_kernel(target, rng):
+    n = 150
+    xf, xi = _inputs(rng, n)
+    outs = [np.full(n, -7, np.int64) for _ in range(3)] + [np.full(n, 7.5)] + \
+        [np.full(n, -7, np.int64) for _ in range(2)]
+    _launch(target, k_scalar_functions, xf, xi, *outs)
+    o_int, o_dev, o_njit, o_round, o_has, o_bits = outs
+    want = np.array([_saturate_i64(x) for x in xf], np.int64)
+    np.testing.assert_array_equal(o_int, want)
+    np.testing.assert_array_equal(o_dev, want)
+    np.testing.assert_array_equal(o_njit, want)
+    np.testing.assert_array_equal(o_round, np.array([_round2(x) for x in xf]))
+    assert not np.signbit(o_round[xf == 0]).any()           # round(-0.0, 2) is +0.0
+    np.testing.assert_array_equal(o_has, xi + 1)
+    np.testing.assert_array_equal(o_bits, [bin(int(v) & (2**64 - 1)).count("1") for v in xi])
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_functions_without_ops_called_on_arrays(target, rng):
+    xf, xi = _inputs(rng, 100)
+    np.testing.assert_array_equal(getattr(lf_int, target)(xf), [_saturate_i64(x) for x in xf])
+    np.testing.assert_array_equal(getattr(lf_round2, target)(xf), [_round2(x) for x in xf])
+    np.testing.assert_array_equal(getattr(lf_has, target)(xi), xi + 1)
+    # documented values (docs/semantics.md): float32 rounds in float64, as on the GPU
+    np.testing.assert_array_equal(getattr(lf_round2, target)(np.array([-0.0, 1e19])), [0.0, 9.223372036854776e16])
+    f32 = getattr(lf_round3, target)(np.array([0.3425], np.float32))
+    np.testing.assert_array_equal(f32, np.array([0.343], np.float32))
