@@ -275,3 +275,47 @@ def test_an_op_beside_a_call_that_writes_runs_in_pythons_order(target, debug):
         out = np.full(64, POISON, np.int64)
         xpu.jit(k_device_write_then_op).python[1, 64](out, buf)
         np.testing.assert_array_equal(out, new + sums)
+
+
+# -- a view made under a bounds guard is not made in the lanes the guard turns off --
+
+def k_row_view_under_guard(out, a):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        row = a[i]
+        s = 0.0
+        for j in range(row.shape[0]):
+            s += row[j]
+        out[i] = s
+
+
+def k_views_under_guard_across_an_op(out, a):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        row = a[i, :]
+    if i < a.shape[1]:
+        col = a[:, i]
+    s = Wave.prefixSum(np.int64(1))
+    if i < a.shape[0]:
+        out[i, 0] = row[1] + s
+    if i < a.shape[1]:
+        out[i, 1] = col[2] - s
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_a_view_under_a_bounds_guard_is_not_checked_where_the_guard_is_false(target, debug):
+    """``if i < a.shape[0]: row = a[i]`` with more threads than rows raised a
+    NumquadIndexError on the CPU (release and debug): each region that reads a view
+    recomputes it, and did so in every lane, the guarded-off ones too (a day-one probe)."""
+    a = RNG.standard_normal((20, 7))
+    out = np.full(20, float(POISON))
+    _launch(k_row_view_under_guard, target, debug, 1, 32, out, a)
+    np.testing.assert_array_equal(out, [sum(r) for r in a])    # the kernel's order
+    b = RNG.integers(-1000, 1000, (37, 23))
+    out = np.full((64, 2), POISON, np.int64)
+    _launch(k_views_under_guard_across_an_op, target, debug, 2, 32, out, b)
+    s = np.arange(64) % 32 + 0                                 # prefixSum(1): the lane
+    want = np.full((64, 2), POISON, np.int64)
+    want[:37, 0] = b[:, 1] + s[:37]
+    want[:23, 1] = b[2, :] - s[:23]
+    np.testing.assert_array_equal(out, want)

@@ -26,7 +26,8 @@ before the counter so that they never meet the fixed helper names below:
                        (numquad/_desugar.py, shared with the CUDA target)
 ``_nq_cv_<n>``         an op operand converted to the op's type (this module)
 ``_nq_vw_<n>``         an index of a recomputed array view, as it was when the view
-                       was made (this module, ``_remat``)
+                       was made (this module, ``_remat``); ``_nq_vix`` keeps such an
+                       index inside the array where a lane never made the view
 ``_nq_p_<name>``       the argument of a parameter the kernel assigns; each wave
                        starts from it (this module)
 ``_nq_v_<name>``       the ``[32 x T]`` (block mode: ``[G x T]``) lane array of a
@@ -394,7 +395,7 @@ def _namespace(fe):
     ns.update({
         "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
         "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
-        "_nq_nonneg": _intr.nonneg, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
+        "_nq_nonneg": _intr.nonneg, "_nq_vix": _intr.view_index, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
         "_nq_six": _bounds.store_index, "_nq_lix": _bounds.load_index, "_nq_lck": _bounds.lane_load,
@@ -838,6 +839,7 @@ class _BlockGen:
         # a later iteration) is kept as it was at the view's assignment, in a lane
         # array of its own (``_nq_vw_<k> = int64(i + j)``; ``row = a[_nq_vw_<k>, :]``).
         self.view_deps = set()
+        self.remat_views = set()
         in_loops = _stored_in_loops(self.fe.items)
 
         def keeps(m):
@@ -875,6 +877,7 @@ class _BlockGen:
                         st.value.slice = kept(p)
                 body[k:k] = snaps
                 out[n] = st.value
+                self.remat_views.add(n)
                 self.view_deps |= set(_fe._names_in(st.value))
         return out
 
@@ -1327,8 +1330,27 @@ class _BlockGen:
                 continue
             need.add(n)
             todo += [m for m in _fe._names_in(self.remat[n]) if m in self.remat]
-        return self.subst([_assign(_name(n, ast.Store), copy.deepcopy(self.remat[n]))
+        return self.subst([_assign(_name(n, ast.Store), self._remat_value(n))
                            for n in self.remat if n in need], mode)
+
+    def _remat_value(self, n):
+        """The value recomputing *n*; a view's indices through ``_nq_vix``: the region
+        recomputes it in lanes that never made it too (``if i < n: row = a[i]``),
+        where the index may be outside the array (a false IndexError, or a view
+        outside it)."""
+        v = copy.deepcopy(self.remat[n])
+        if n in self.remat_views:
+            parts = v.slice.elts if isinstance(v.slice, ast.Tuple) else [v.slice]
+            fixed = [p if isinstance(p, ast.Slice) else ast.copy_location(_call(
+                "_nq_vix", p, ast.Subscript(value=ast.Attribute(value=_name(v.value.id), attr="shape",
+                                                                ctx=ast.Load()),
+                                            slice=_const(k), ctx=ast.Load())), p)
+                     for k, p in enumerate(parts)]
+            if isinstance(v.slice, ast.Tuple):
+                v.slice.elts = fixed
+            else:
+                v.slice = fixed[0]
+        return v
 
     def _lane_operand(self, name, out):
         if name not in self.lane_vars:          # a uniform or recomputed value: spread it over lanes

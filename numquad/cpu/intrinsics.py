@@ -21,7 +21,7 @@ from numba.np.numpy_support import as_dtype
 from .. import _llvmops
 from .. import ops as _ops
 
-__all__ = ["lanes", "lane_load", "lane_store", "lane_store_if", "mask_copy", "mask_andnot", "mask_any",
+__all__ = ["view_index", "lanes", "lane_load", "lane_store", "lane_store_if", "mask_copy", "mask_andnot", "mask_any",
            "mask_all", "nonneg", "XL_INTRINSICS"]
 
 W = _ops.WAVE
@@ -614,6 +614,16 @@ mask_any = intrinsic(_mask_reduce(False))
 mask_any.__doc__ = "True when any lane of the mask lane-array is set."
 mask_all = intrinsic(_mask_reduce(True))
 mask_all.__doc__ = "True when every lane of the mask lane-array is set."
+
+
+@register_jitable
+def view_index(i, n):
+    """The index *i* of a recomputed array view (cpu/codegen.py ``_remat``) on an axis
+    of *n* elements: *i* where it is inside the axis, else 0. A region recomputes the
+    view in every lane it runs, also in lanes that never made it (``if i < n: row =
+    a[i]``): there it must neither raise nor point outside the array; no such lane
+    reads it."""
+    return i if -n <= i < n else i * 0
 
 
 @intrinsic
