@@ -80,10 +80,15 @@ def _param_names(d):
     return names
 
 
-def _bad_dtype(d, name, dtype):
-    return NumquadTypeError(
+def _check_dtype(d, name, dtype, device):
+    """A lane call's argument of *dtype*: bool, integer, float32 or float64 (float16 on
+    the GPU only: Numba's CPU backend has none, and no target has a longer float);
+    else the error naming the argument (Numba's own was a bare NotImplementedError)."""
+    if dtype.kind in _OK_KINDS and dtype.itemsize <= 8 and (device or dtype != np.float16):
+        return
+    raise NumquadTypeError(
         f"{_site(d)}: argument '{name}' of {d.__name__} has dtype {dtype}; lane functions "
-        f"take bool, integer and float arrays and scalars")
+        f"take bool, integer, float32 and float64 arrays and scalars (float16 on the CUDA target only)")
 
 
 def plan(d, args, *, device=False):
@@ -106,8 +111,7 @@ def plan(d, args, *, device=False):
                     f"{d.__name__}.cuda(...) with device arrays")
             cai = a.__cuda_array_interface__
             dt = np.dtype(cai["typestr"])
-            if dt.kind not in _OK_KINDS:
-                raise _bad_dtype(d, name, dt)
+            _check_dtype(d, name, dt, device)
             shape = tuple(cai["shape"])
             values.append(a)
             dtypes.append(dt)
@@ -120,15 +124,13 @@ def plan(d, args, *, device=False):
             is_array.append(False)
             continue
         if isinstance(a, np.generic):
-            if a.dtype.kind not in _OK_KINDS:
-                raise _bad_dtype(d, name, a.dtype)
+            _check_dtype(d, name, a.dtype, device)
             values.append(a)
             dtypes.append(a.dtype)
             is_array.append(False)
             continue
         arr = a if isinstance(a, np.ndarray) else np.asarray(a)
-        if arr.dtype.kind not in _OK_KINDS:
-            raise _bad_dtype(d, name, arr.dtype)
+        _check_dtype(d, name, arr.dtype, device)
         if not arr.dtype.isnative:                  # read as NumPy's ufuncs read it
             arr = arr.astype(arr.dtype.newbyteorder("="))
         if arr.ndim == 0:
