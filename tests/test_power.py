@@ -131,3 +131,37 @@ def test_no_cuda_thread_leaves_a_power_without_its_store(sig):
         # the guard `if i < out.size` may skip to ret; nothing else may
         branches = re.findall(rf"(@%p\d+ )?bra(?:\.uni)?\s+{re.escape(label)};", body)
         assert len(branches) <= 1, (label, branches)
+
+
+@xpu.jit
+def k_math_pow_int32(out, a, e):
+    i = xpu.grid(1)
+    if i < out.size:
+        out[i] = math.pow(a[i], e[i])
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_math_pow_of_a_runtime_int32_exponent(target, dt, rng):
+    """``math.pow(x, n)`` with an int32 ``n`` known only at run time: numba.cuda's
+    powi case, which the CPU target lowered to ``llvm.powi``; LLVM makes that a call
+    of compiler-rt's ``__powidf2``, which Numba's JIT does not link: a segmentation
+    fault or an abort, unless another library had loaded the symbol (a probe of the
+    day found it). Now the square-and-multiply of ``x ** n`` (numquad/_power.py)."""
+    n = 128
+    a = _bases(rng, dt, n)
+    e = rng.integers(-12, 13, n).astype(np.int32)
+    out = np.full(n, 7.0, dt)
+    launch_on(target, k_math_pow_int32, 2, 64, out, a, e)
+    want = np.array([_reference(x, y) for x, y in zip(a, e)], dt)
+    if target == "python":          # Python's math.pow: outside the bit promise (docs/semantics.md)
+        np.testing.assert_allclose(out, want, rtol=1e-5 if dt == np.float32 else 1e-13)
+    else:
+        np.testing.assert_array_equal(out, want)
+
+
+def test_math_pow_of_an_int32_exponent_calls_no_compiler_rt():
+    from numba import types as nt
+    for ft in (nt.float32, nt.float64):
+        ir = k_math_pow_int32.inspect_llvm((ft[:], ft[:], nt.int32[:]))
+        assert "powi" not in ir and "__powi" not in ir

@@ -34,6 +34,7 @@ from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
+from .. import _power
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
@@ -793,7 +794,12 @@ def _pow_like(name):
             if name == "ldexp":
                 return _intr(builder, "ldexpf" if f32 else "ldexp", [a, b], a.type)
             if sig.args[1] == types.int32:
-                return _intr(builder, f"llvm.powi.f{sig.return_type.bitwidth}.i32", [a, b], a.type)
+                # numba.cuda's powi case, as ``x ** n`` (numquad/_power.py). Not llvm.powi:
+                # LLVM lowers a runtime exponent to compiler-rt's __powidf2, which Numba's
+                # JIT does not link (a segmentation fault, or an abort naming the symbol)
+                impl = _power.float_power(sig.return_type, True)
+                return context.compile_internal(builder, impl, sig.return_type(sig.args[0], types.int32),
+                                                [a, b])
             return _intr(builder, "powf" if f32 else "pow", [a, b], a.type)
         return sig.return_type(x, y), codegen
     return impl
