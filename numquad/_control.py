@@ -463,6 +463,10 @@ class Analysis:
             if op is not None:
                 if op.kind != "query":
                     node._nq_call = CallSite("op", op=op)
+                else:                   # a query takes nothing (numba.cuda: a raw TypeError)
+                    complaint = op.check_arity(node.args, {k.arg: k.value for k in node.keywords})[1]
+                    if complaint:
+                        self.error(complaint, node)
             elif _is_activemask(obj):
                 if not node.args and not node.keywords:   # else numba.cuda's own error
                     node._nq_call = CallSite("activemask")
@@ -1390,18 +1394,9 @@ class _CallMasker(ast.NodeTransformer):
         if site.kind == "activemask":
             return ast.copy_location(_name(MASK), node)
         if site.kind == "op":
-            op = site.op
-            args = list(node.args)
-            kw = {k.arg: k.value for k in node.keywords}
-            for p in op.params[len(args):]:
-                if p in kw:
-                    args.append(kw.pop(p))
-            if kw:
-                self.a.error(f"{op.qualname}() got unexpected keyword(s) {sorted(kw)}; it takes "
-                             f"({', '.join(op.params)})", node)
-            if len(args) != len(op.params):
-                self.a.error(f"{op.qualname}({', '.join(op.params)}) takes {len(op.params)} "
-                             f"argument(s); got {len(args)}", node)
+            args, complaint = site.op.check_arity(node.args, {k.arg: k.value for k in node.keywords})
+            if complaint:
+                self.a.error(complaint, node)
             new = ast.Call(func=node.func, args=args + [_name(MASK)], keywords=[])
         else:
             new = ast.Call(func=node.func, args=list(node.args),

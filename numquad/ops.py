@@ -496,6 +496,21 @@ class Op:
             f"constant or runtime"
         )
 
+    def check_arity(self, args, keywords) -> tuple:
+        """(the call's arguments in parameter order, None), or ((), the complaint) for a
+        call with *args* (a list) and *keywords* ({name: value}) that does not bind to
+        the op's parameters: one wording for every target."""
+        args, kw = list(args), dict(keywords)
+        for p in self.params[len(args):]:
+            if p in kw:
+                args.append(kw.pop(p))
+        if kw:
+            return (), f"{self.qualname}() got unexpected keyword(s) {sorted(kw)}; it takes ({', '.join(self.params)})"
+        if len(args) != len(self.params):
+            return (), (f"{self.qualname}({', '.join(self.params)}) takes {len(self.params)} argument(s); "
+                        f"got {len(args)}")
+        return args, None
+
     def check_selector_constant(self, value) -> Optional[str]:
         if self.sel_range is not None and int(value) not in self.sel_range:
             return (

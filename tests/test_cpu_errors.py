@@ -75,6 +75,44 @@ def test_constant_out_of_range():
 
 
 @xpu.jit
+def k_query_with_an_argument(a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] + Wave.laneId(3)
+
+
+@xpu.jit
+def k_folded_const(a, out):
+    i = xpu.grid(1)
+    out[i] = Quad.broadcast(a[i], 2 ** 2)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
+def test_an_op_that_takes_nothing_given_an_argument(target):
+    """``Wave.laneId(3)`` ran on the CPU target with its argument ignored; numba.cuda
+    raised a raw TypeError with no file or line (a probe of user errors)."""
+    with pytest.raises(NumquadCompileError) as e:
+        if target == "cuda-ptx":
+            k_query_with_an_argument.inspect_ptx("void(float64[:], float64[:])")
+        else:
+            getattr(k_query_with_an_argument, target)[1, 32](np.zeros(32), np.zeros(32))
+    msg = str(e.value)
+    assert "Wave.laneId() takes 0 argument(s); got 1" in msg
+    assert THIS in msg and f"line {line_of(k_query_with_an_argument, 'laneId')}" in msg
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda-ptx"])
+def test_a_constant_selector_written_as_a_power_is_a_constant(target):
+    """``2 ** 2`` is the constant 4 on the CUDA target (Numba folds it: out of range);
+    the CPU target read it as a runtime index, & 3, lane 0."""
+    with pytest.raises(NumquadCompileError) as e:
+        if target == "cuda-ptx":
+            k_folded_const.inspect_ptx("void(float64[:], float64[:])")
+        else:
+            k_folded_const.cpu[1, 32](np.zeros(32), np.zeros(32))
+    assert "Quad.broadcast: constant index 4 is out of range" in str(e.value)
+
+
+@xpu.jit
 def k_in_comprehension(a, out):
     i = xpu.grid(1)
     out[i] = sum([Quad.swapVertical(a[i]) for _ in range(2)])

@@ -205,7 +205,10 @@ class _Env(_SharedEnv):
 _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
          ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift,
          ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
-         ast.BitXor: operator.xor}
+         ast.BitXor: operator.xor,
+         # a ** b of integer constants (b >= 0), as Numba folds it (the CUDA target's
+         # constant: Quad.broadcast(v, 2 ** 2) is out of range there, not lane 0)
+         ast.Pow: lambda a, b: a ** b if 0 <= b <= 64 else None}
 
 #: The numba.cuda spellings' helpers (cpu/cudaapi.py: the mask, predicate, lane and
 #: match-value checks around a warp function's op): no side effects.
@@ -930,6 +933,10 @@ class Frontend:
                 op = hoister.op_of(node)
                 if op is None and hoister.builtin_of(node.func) in _cudaapi.BARRIER_REDUCE:
                     return hoister._hoist_barrier_reduce(node, pre, self)
+                if op is not None and op.kind == "query":
+                    complaint = op.check_arity(node.args, {k.arg: k.value for k in node.keywords})[1]
+                    if complaint:                   # (it takes nothing)
+                        hoister.error(complaint, node)
                 if op is None or op.kind == "query":
                     callee = hoister._inlinable(node)
                     if callee is not None:
@@ -941,22 +948,9 @@ class Frontend:
         return pre, new
 
     def _hoist_call(self, node, op, pre, visitor):
-        if node.keywords:
-            kw = {k.arg: k.value for k in node.keywords}
-            args = list(node.args)
-            for p in op.params[len(args):]:
-                if p in kw:
-                    args.append(kw.pop(p))
-            if kw:
-                self.error(f"{op.qualname}() got unexpected keyword(s) {sorted(kw)}; "
-                           f"it takes ({', '.join(op.params)})", node)
-        else:
-            args = list(node.args)
-        if len(args) != len(op.params):
-            self.error(
-                f"{op.qualname}({', '.join(op.params)}) takes {len(op.params)} argument(s); got {len(args)}",
-                node,
-            )
+        args, complaint = op.check_arity(node.args, {k.arg: k.value for k in node.keywords})
+        if complaint:
+            self.error(complaint, node)
         new_args = []
         for i, a in enumerate(args):
             a = visitor.visit(a)
@@ -1225,9 +1219,10 @@ class Frontend:
             if a is None or b is None:
                 return None
             try:
-                return int(_FOLD[type(node.op)](a, b))
+                v = _FOLD[type(node.op)](a, b)
             except (ZeroDivisionError, ValueError, OverflowError):
                 return None
+            return None if v is None else int(v)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 \
                 and node.func.id.startswith("_nq_cu_lane_"):
             # a numba.cuda shuffle's selector: its low five bits (cudaapi._lane_bits)
