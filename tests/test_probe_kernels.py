@@ -319,3 +319,30 @@ def test_a_view_under_a_bounds_guard_is_not_checked_where_the_guard_is_false(tar
     want[:37, 0] = b[:, 1] + s[:37]
     want[:23, 1] = b[2, :] - s[:23]
     np.testing.assert_array_equal(out, want)
+
+
+# -- 0-d arrays and a kernel's ``return None`` (a probe of user errors) -------------
+
+def k_zero_d(a, s, total, out):
+    i = cuda.grid(1)
+    if i >= out.shape[0]:
+        return None
+    v = a[i] * s[()] + Wave.prefixSum(np.int64(1))
+    if i == 0:
+        total[()] = s[()] + 1.5
+    out[i] = v
+    return None
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_zero_d_arrays_and_return_none_in_a_kernel(target, debug):
+    """``a[()]`` of a 0-d array failed on the CPU with "NameError: name '_nq_lb' is
+    not defined" (its load check had no axis to check); ``return None`` in a kernel
+    was refused as a value-returning lane function (numba.cuda: void)."""
+    a = RNG.standard_normal(40)
+    s = np.array(RNG.standard_normal())
+    total = np.array(float(POISON))
+    out = np.full(40, float(POISON))
+    _launch(k_zero_d, target, debug, 2, 32, a, s, total, out)
+    np.testing.assert_array_equal(out, a * s + np.arange(40) % 32)
+    assert total[()] == s + 1.5

@@ -1609,8 +1609,8 @@ class _CheckedLoads(ast.NodeTransformer):
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
-        if not self._is_load(node):
-            return node
+        if not self._is_load(node) or isinstance(node.slice, ast.Tuple) and not node.slice.elts:
+            return node                 # (a 0-d array's a[()]: no index to check)
         line = getattr(node, "lineno", 0)
         if self.pending is None:
             node.slice = ast.copy_location(_call("_nq_lix", _call("_nq_shp", _name(node.value.id)), node.slice,

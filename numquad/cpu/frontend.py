@@ -1476,7 +1476,9 @@ class Frontend:
         if red is not None:
             return [BarrierReduce(s.targets[0].id, red, s.value.args[0].id, s)]
         if isinstance(s, ast.Return):
-            return [Jump("return", s, s.value)]
+            # a kernel's ``return None`` is its bare ``return`` (numba.cuda: void)
+            none = isinstance(s.value, ast.Constant) and s.value.value is None
+            return [Jump("return", s, None if none else s.value)]
         if isinstance(s, ast.Break):
             return [Jump("break", s)]
         if isinstance(s, ast.Continue):
