@@ -121,7 +121,7 @@ __all__ = [
     "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
     "analyze", "needs_mask", "masked_function", "fold_array_shapes", "allocation_complaint", "hasattr_constant",
-    "fold_hasattr", "Env", "MISSING",
+    "fold_hasattr", "Env", "MISSING", "BUILTIN_ALIASES",
 ]
 
 #: The mask variable of the generated code (uint32, bit i: lane i takes part).
@@ -217,6 +217,11 @@ def _local_names(fn):
     return names
 
 
+#: The builtins that generated code calls, by names no user local can shadow (a
+#: kernel with a local named ``range`` broke the CPU target's lane loops).
+BUILTIN_ALIASES = {"_nq_range": range, "_nq_len": len, "_nq_bool": bool}
+
+
 class Env:
     """Name resolution for one function: its globals, closure and locals (the
     analysis here, numquad/_desugar.py and the CPU frontend all resolve names so)."""
@@ -233,6 +238,8 @@ class Env:
         self.locals = _local_names(fn)
 
     def lookup(self, name):
+        if name in BUILTIN_ALIASES:             # generated code's builtins (never a user's name)
+            return BUILTIN_ALIASES[name]
         if name in self.locals:
             return MISSING
         if name in self.closure:
@@ -1228,7 +1235,7 @@ class _Emitter:
         if _reads_mask(orelse):
             els = [_assign(MASK, _call(ANDNOT, _name(m), _name(b)))] + els
         stmts = [
-            _assign(c, _call("bool", test)),
+            _assign(c, _call("_nq_bool", test)),
             _assign(b, _call(BALLOT, _name(MASK), _name(c))),
             _assign(m, _name(MASK)),
             ast.If(test=_name(c), body=then, orelse=els),
@@ -1323,7 +1330,7 @@ class _Emitter:
                         ast.AugAssign(target=_name(i, True), op=ast.Add(), value=_name(st))]
             else:
                 q, n = f"_nq_q{k}", f"_nq_n{k}"
-                pre += [_assign(q, self.expr(s.iter)), _assign(n, _call("len", _name(q))),
+                pre += [_assign(q, self.expr(s.iter)), _assign(n, _call("_nq_len", _name(q))),
                         _assign(i, ast.Constant(0))]
                 cond = ast.Compare(left=_name(i), ops=[ast.Lt()], comparators=[_name(n)])
                 bind = [ast.Assign(targets=[copy.deepcopy(s.target)],
@@ -1344,12 +1351,12 @@ class _Emitter:
             head.append(_assign(live, _not_any(flags)))
             head.append(_assign(MASK, _call(BALLOT, _name(MASK), _name(live))))
             head.append(exit_(live))
-            head.append(_assign(c, _call("bool", cond)))
+            head.append(_assign(c, _call("_nq_bool", cond)))
         elif flags:
             head.append(_assign(c, ast.BoolOp(op=ast.And(),
-                                              values=[_not_any(flags), _call("bool", cond)])))
+                                              values=[_not_any(flags), _call("_nq_bool", cond)])))
         else:
-            head.append(_assign(c, _call("bool", cond)))
+            head.append(_assign(c, _call("_nq_bool", cond)))
         if masked:
             head.append(_assign(MASK, _call(BALLOT, _name(MASK), _name(c))))
         head.append(exit_(c))

@@ -58,7 +58,7 @@ def test_lane_loops_are_vectorised():
 def test_generated_source_keeps_user_file_and_lines():
     src = k_swap.inspect_cpu_source((F32, F32))
     assert "_nq_XL_Quad_swapHorizontal" in src
-    assert "for _nq_l in range(_nq_G)" in src
+    assert "for _nq_l in _nq_range(_nq_G)" in src
     block = k_swap._target("cpu").compile((F32, F32), False).block
     code = block.py_func.__code__
     assert code.co_filename == __file__
@@ -108,7 +108,7 @@ def test_range_loop_unrolled_only_for_constant_selectors(rng):
     made 20 copies of a while loop (2,400 lines of generated code, 87 s in Numba)."""
     sig = (numba.uint32[::1], numba.int32[::1], numba.uint32[::1])
     src = _k_nested_constant_loops.inspect_cpu_source(sig)
-    assert re.search(r"for j in range\(", src)
+    assert re.search(r"for j in _nq_range\(", src)
     # the loop over (1, 2, 4, 8, 16) holds a while loop: a loop too (fuzz seed 3 kernel
     # 151: five copies of such a body were 3,962 generated lines, 205 s to compile)
     assert re.search(r"k = 1 if _nq_u_\d+ == 0 else 2 if", src)
@@ -167,8 +167,8 @@ def _k_count_digits(d, out):
 
 def test_range_loop_unrolled_only_when_its_variable_is_a_selector(rng):
     src = _k_count_digits.inspect_cpu_source((numba.int32[::1], numba.uint32[::1]))
-    assert re.search(r"for r in range\(", src)
-    assert not re.search(r"for k in range\(", src)
+    assert re.search(r"for r in _nq_range\(", src)
+    assert not re.search(r"for k in _nq_range\(", src)
     d = rng.integers(0, 16, 96).astype(np.int32)
     ref, got = np.zeros(96, np.uint32), np.zeros(96, np.uint32)
     _k_count_digits.python[3, 32](d, ref)
@@ -296,7 +296,7 @@ def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
     t = fast_matmul._target("cpu")
     sig = (numba.float32[:, ::1],) * 3
     c = t.compile(sig, (16, 16, 1))
-    assert "for _nq_lx in range(_nq_i32(16))" in c.source
+    assert "for _nq_lx in _nq_range(_nq_i32(16))" in c.source
     assert "_nq_i32(_nq_lx)" in c.source and "_nq_ld(_nq_tx" in c.source   # masked path keeps them
     ir = c.block.inspect_llvm(c.block.signatures[0])
     assert "llvm.masked.gather" not in ir

@@ -30,7 +30,7 @@ POISON = -999
 
 
 def _lane_loops(src):
-    """The ``for _nq_l in range(_nq_G)`` loops of a generated source, outermost first."""
+    """The ``for _nq_l in _nq_range(_nq_G)`` loops of a generated source, outermost first."""
     tree = ast.parse(src)
     return [n for n in ast.walk(tree) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)
             and n.target.id == "_nq_l"]

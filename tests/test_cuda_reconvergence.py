@@ -370,6 +370,7 @@ def _machine_globals(disp):
         for name, cell in zip(disp.py_func.__code__.co_freevars, disp.py_func.__closure__):
             glbls[name] = cell.cell_contents
     glbls.update({"xpu": _XPU(), _control.ENTRY_MASK: _entry_mask, _control.ANDNOT: _andnot})
+    glbls.update(_control.BUILTIN_ALIASES)     # the builtins the rewrite calls
     return glbls
 
 

@@ -346,3 +346,38 @@ def test_zero_d_arrays_and_return_none_in_a_kernel(target, debug):
     _launch(k_zero_d, target, debug, 2, 32, a, s, total, out)
     np.testing.assert_array_equal(out, a * s + np.arange(40) % 32)
     assert total[()] == s + 1.5
+
+
+# -- locals named like the builtins generated code calls ------------------------------
+
+def k_shadowing_locals(a, head, out):
+    i = cuda.grid(1)
+    range = 0.5
+    len = np.int64(3)
+    bool = a[i % 8]
+    acc = 0.0
+    for v in head:                              # a loop over an array (range(len(head)) inside)
+        if i % 3 == 0:                          # a masked if with an op inside
+            acc += v * Wave.reduceSum(np.int64(1))
+    out[i] = acc + range + len + bool + Wave.prefixSum(np.int64(1))
+
+
+@pytest.mark.parametrize("target,debug", TARGETS)
+def test_locals_named_range_len_bool(target, debug):
+    """A kernel with a local named ``range`` failed on the CPU with Numba's raw
+    NotDefinedError naming no line: the generated lane loops call ``range`` (and
+    ``len``, ``bool``), which the local shadowed (a probe of user errors)."""
+    a = RNG.standard_normal(64)
+    out = np.full(64, float(POISON))
+    _launch(k_shadowing_locals, target, debug, 2, 32, a, a[:4].copy(), out)
+    lane = np.arange(64) % 32
+    active = (np.arange(64) % 3 == 0).reshape(2, 32).sum(1).repeat(32)
+    acc = np.where(np.arange(64) % 3 == 0, sum(float(v) * active for v in a[:4]), 0.0)
+    np.testing.assert_allclose(out, acc + 0.5 + 3 + a[np.arange(64) % 8] + lane, rtol=1e-12)
+
+
+def test_locals_named_range_len_bool_compile_for_cuda():
+    """The CUDA target's masked rewrite (numquad/_control.py) called ``len`` and
+    ``bool`` too: "Invalid use of float64 with parameters (bool)" there."""
+    ptx = xpu.jit(k_shadowing_locals).inspect_ptx("void(float64[:], float64[:], float64[:])")
+    assert "shfl.sync" in ptx or "redux.sync" in ptx

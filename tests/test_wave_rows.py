@@ -60,4 +60,4 @@ def test_the_rows_loop_is_generated_only_where_rows_fit_waves():
     for block, rows in (((16, 16, 1), True), ((64, 2, 1), True), ((8, 4, 2), True),
                         ((12, 8, 1), False), ((5, 7, 1), False)):
         src = target.compile(sig, block).source
-        assert ("for _nq_lx in range(" in src) == rows, block
+        assert ("for _nq_lx in _nq_range(" in src) == rows, block

@@ -147,7 +147,7 @@ def _assign(target, value):
 def _lane_loop(body):
     """for each lane of the group: the 32 lanes of a wave (``_nq_G`` is the constant 32),
     or every thread of the block in a kernel with barriers (``_nq_G`` set at run time)."""
-    return ast.For(target=_name(L, ast.Store), iter=_call("range", _name("_nq_G")), body=body, orelse=[])
+    return ast.For(target=_name(L, ast.Store), iter=_call("_nq_range", _name("_nq_G")), body=body, orelse=[])
 
 
 class _NdLanes(ast.NodeTransformer):
@@ -392,6 +392,7 @@ def _namespace(fe):
     ns = dict(fe.env.globals)
     ns.update(fe.env.closure)
     ns = {k: _cudaapi.cpu_global(v) for k, v in ns.items()}      # math.fmod & co (cpu/cudaapi.py)
+    ns.update(_control.BUILTIN_ALIASES)
     ns.update({
         "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
         "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
@@ -477,7 +478,7 @@ def _shadow_items(fe, items, subst):
             elif it.uniform:
                 target, rargs = it.uniform
                 node = ast.For(target=_name(target, ast.Store),
-                               iter=_call("range", *[subst.visit(copy.deepcopy(a)) for a in rargs]),
+                               iter=_call("_nq_range", *[subst.visit(copy.deepcopy(a)) for a in rargs]),
                                body=body, orelse=[])
             else:
                 node = ast.While(test=_const(True), body=body, orelse=[])
@@ -754,7 +755,8 @@ class _BlockGen:
         self.masks = []
         self.block_mode = fe.has_barrier
         self.locals = (fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
-                                        if n.startswith(_fe._RESERVED)}) - set(fe.env.closure)
+                                        if n.startswith(_fe._RESERVED)}) - set(fe.env.closure) \
+            - set(_control.BUILTIN_ALIASES)
         self.fused = self._fusable_conditions()
         self.view_snaps = []        # the lane temporaries holding a view's indices (_remat)
         self.remat = self._remat()
@@ -1096,9 +1098,9 @@ class _BlockGen:
         lane = _assign(_name("_nq_ln", ast.Store), ast.BinOp(
             ast.BinOp(_name("_nq_ly"), ast.Mult(), _const(bdx)), ast.Add(), _name("_nq_lx")))
         inner = ast.For(target=_name("_nq_lx", ast.Store),
-                        iter=_call("range", _call("_nq_i32", _const(bdx))), body=[lane] + body, orelse=[])
+                        iter=_call("_nq_range", _call("_nq_i32", _const(bdx))), body=[lane] + body, orelse=[])
         return ast.For(target=_name("_nq_ly", ast.Store),
-                       iter=_call("range", _call("_nq_i32", _const(bdy * bdz))), body=[inner], orelse=[])
+                       iter=_call("_nq_range", _call("_nq_i32", _const(bdy * bdz))), body=[inner], orelse=[])
 
     def _wave_rows_loop(self, body, bdx, bdy, bdz):
         """:meth:`plain_loop` for one full wave of a kernel without barriers: the
@@ -1121,11 +1123,11 @@ class _BlockGen:
         # int32 bounds, so int32 induction variables (docs/architecture.md, section 5:
         # LLVM miscompiled a truncated int64 one)
         inner = ast.For(target=_name("_nq_lx", ast.Store),
-                        iter=_call("range", _name("_nq_lx0"), _call("_nq_i32", ast.BinOp(
+                        iter=_call("_nq_range", _name("_nq_lx0"), _call("_nq_i32", ast.BinOp(
                             _name("_nq_lx0"), ast.Add(), _const(width)))),
                         body=[lane] + body, orelse=[])
         rows = ast.For(target=_name("_nq_ly", ast.Store),
-                       iter=_call("range", _name("_nq_ly0"), _call("_nq_i32", ast.BinOp(
+                       iter=_call("_nq_range", _name("_nq_ly0"), _call("_nq_i32", ast.BinOp(
                            _name("_nq_ly0"), ast.Add(), _const(W // width)))),
                        body=[inner], orelse=[])
         return ast.If(test=_const(True), body=[_assign(_name("_nq_ly0", ast.Store), ly0),
@@ -1227,7 +1229,7 @@ class _BlockGen:
                 target, rargs = it.uniform
                 rargs = self.subst([ast.Expr(a) for a in rargs], "uniform")
                 loop = ast.For(target=_name(target, ast.Store),
-                               iter=_call("range", *[e.value for e in rargs]), body=loop_body, orelse=[])
+                               iter=_call("_nq_range", *[e.value for e in rargs]), body=loop_body, orelse=[])
             else:
                 loop = ast.While(test=_const(True), body=loop_body, orelse=[])
             return _located(head + [loop], line)
@@ -1394,7 +1396,7 @@ class _BlockGen:
                     return n
             body = [View().visit(st) for st in call]
             out.append(ast.For(target=_name("_nq_w", ast.Store),
-                               iter=_call("range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
+                               iter=_call("_nq_range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
                                body=body, orelse=[]))
             return _located(out, it.node.lineno)
         out.extend(call)
@@ -1475,7 +1477,7 @@ class _BlockGen:
             wave_loop = ast.If(test=_const(True), body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
         else:
             nwaves = ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W))
-            wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("range", nwaves),
+            wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("_nq_range", nwaves),
                                 body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
         # the blocks b0..b1 of the grid, in order (x fastest)
         block_ids = ast.parse(
@@ -1487,7 +1489,7 @@ class _BlockGen:
                 if "lineno" in n._attributes:
                     n.lineno = n.end_lineno = line
         block_loop = ast.For(target=_name("_nq_b", ast.Store),
-                             iter=_call("range", _name("_nq_b0"), _name("_nq_b1")),
+                             iter=_call("_nq_range", _name("_nq_b0"), _name("_nq_b1")),
                              body=block_ids + [wave_loop], orelse=[])
         fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [block_loop] + merge, line)
         _located([fn], line)

@@ -611,8 +611,8 @@ class Frontend:
             bind = ast.Assign(targets=[s.target],
                               value=ast.Subscript(value=ast.Name(s.iter.id, ast.Load()),
                                                   slice=ast.Name(j, ast.Load()), ctx=ast.Load()))
-            s.iter = ast.Call(func=ast.Name("range", ast.Load()), args=[ast.Call(
-                func=ast.Name("len", ast.Load()), args=[ast.Name(s.iter.id, ast.Load())], keywords=[])],
+            s.iter = ast.Call(func=ast.Name("_nq_range", ast.Load()), args=[ast.Call(
+                func=ast.Name("_nq_len", ast.Load()), args=[ast.Name(s.iter.id, ast.Load())], keywords=[])],
                 keywords=[])
             s.target = ast.Name(j, ast.Store())
             s.body = [ast.copy_location(bind, s)] + s.body
@@ -741,7 +741,7 @@ class Frontend:
                              body=ast.Constant(values[pos]), orelse=pick)
         bind = ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=pick), s)
         s.target = ast.copy_location(ast.Name(u, ast.Store()), s.target)
-        s.iter = ast.copy_location(ast.Call(func=ast.Name("range", ast.Load()),
+        s.iter = ast.copy_location(ast.Call(func=ast.Name("_nq_range", ast.Load()),
                                             args=[ast.Constant(len(values))], keywords=[]), s.iter)
         s.body = [bind] + s.body
         for n in (bind, s.target, s.iter):
@@ -1499,7 +1499,7 @@ class Frontend:
             cond = self.fresh("c")
             assign = ast.copy_location(ast.Assign(
                 targets=[ast.Name(cond, ast.Store())],
-                value=ast.Call(func=ast.Name("bool", ast.Load()), args=[s.test], keywords=[])), s)
+                value=ast.Call(func=ast.Name("_nq_bool", ast.Load()), args=[s.test], keywords=[])), s)
             ast.fix_missing_locations(assign)
             return [Region([assign]), If(cond, self._segment(s.body, False), self._segment(s.orelse, False), s)]
         if isinstance(s, ast.While) and self._uniform_control(s, self.uniform):

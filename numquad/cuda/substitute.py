@@ -215,6 +215,7 @@ def masked_pyfunc(disp, full_waves=False):
         if name in glbls:
             glbls[name] = _substitute_in(glbls[name], names)
     glbls.update(HELPERS)
+    glbls.update(_control.BUILTIN_ALIASES)     # the builtins the rewrite calls
     if full_waves:
         glbls[_control.ENTRY_MASK] = full_entry_mask
     glbls[_control.FOREVER] = True
