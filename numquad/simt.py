@@ -702,7 +702,11 @@ class _Transformer(ast.NodeTransformer):
             self.error("nested functions are not supported", fn)
         self._seen_fn = True
         fn.body = self.block(fn.body)
-        fn.args.args = [ast.arg("__nq_T"), ast.arg("__nq_pre")] + fn.args.args
+        lead = [ast.arg("__nq_T"), ast.arg("__nq_pre")]
+        if fn.args.posonlyargs:             # (def f(x, /): x stays the first argument)
+            fn.args.posonlyargs = lead + fn.args.posonlyargs
+        else:
+            fn.args.args = lead + fn.args.args
         fn.decorator_list = []
         fn.returns = None
         # make sure it is a generator even without any op

@@ -38,10 +38,11 @@ from . import cudaapi as _cudaapi
 from .. import _control, _power
 from .power import pow_ as _pow_intrinsic
 
-__all__ = ["checked_function", "is_checked", "mark_checked", "guarded_store", "STATE"]
+__all__ = ["checked_function", "is_checked", "is_unchecked", "mark_checked", "guarded_store", "STATE"]
 
 STATE = "_nq_lb"            # the parameter, and the block function's bounds state
 _CHECKED = "_nq_checked_device"
+_UNCHECKED = "_nq_unchecked_device"
 
 
 def is_checked(fn):
@@ -156,9 +157,13 @@ def checked_function(dispatcher, pyfunc, self_names):
     except Exception:  # noqa: BLE001 - no source: compiled unchanged
         return None
     a = tree.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or not tree.name.isidentifier() \
-            or STATE in {p.arg for p in a.args}:
+    if STATE in {p.arg for p in a.args + a.posonlyargs + a.kwonlyargs}:
         return None
+    # *args, **kwargs, keyword- or positional-only parameters: the rewrites below, but
+    # no checks (no _nq_lb parameter to add); is_unchecked() tells the caller
+    plain = bool(a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs)
+    if not tree.name.isidentifier():        # a lambda
+        tree.name = "_nq_lambda"
     code = pyfunc.__code__
     cells = dict(zip(code.co_freevars, pyfunc.__closure__ or ()))
     self_cells = {n for n, c in cells.items() if any(c is s for s in self_names)}
@@ -187,15 +192,16 @@ def checked_function(dispatcher, pyfunc, self_names):
     pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (numquad/_power.py)
     bound = {}                              # hasattr, round(x, n), bit_count: as in a kernel
     tree = _Calls(_control.Env(dispatcher.py_func, tree), bound).visit(tree)
-    checks = _Checks(dispatcher.filename, tree.name, is_device_call)
-    body = []
-    for st in tree.body:                    # (its nested functions: left alone)
-        new = checks.visit(st)
-        body += new if isinstance(new, list) else [new]
-    tree.body = body
+    if not plain:
+        checks = _Checks(dispatcher.filename, tree.name, is_device_call)
+        body = []
+        for st in tree.body:                # (its nested functions: left alone)
+            new = checks.visit(st)
+            body += new if isinstance(new, list) else [new]
+        tree.body = body
+        a.args.append(ast.arg(arg=STATE))
     tree.decorator_list = []
-    a.args.append(ast.arg(arg=STATE))
-    a.defaults = []                         # the function's own come from pyfunc
+    a.defaults, a.kw_defaults = [], [None] * len(a.kwonlyargs)     # the function's own come from pyfunc
     free = list(code.co_freevars)
     body = tree
     if free:                                # a closure: its cells are bound below
@@ -218,7 +224,17 @@ def checked_function(dispatcher, pyfunc, self_names):
         glbls[_power.NAME] = _pow_intrinsic
     glbls.update(bound)
     closure = tuple(cells[n] for n in inner.co_freevars) or None
-    fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + (None,), closure)
+    fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + ((None,) if not plain else ()),
+                               closure)
+    fn.__kwdefaults__ = pyfunc.__kwdefaults__
     fn.__qualname__ = pyfunc.__qualname__
     fn.__module__ = pyfunc.__module__
+    if plain:
+        setattr(fn, _UNCHECKED, True)
     return fn
+
+
+def is_unchecked(fn):
+    """True for a function :func:`checked_function` rewrote without checks (its
+    parameters leave no room for ``_nq_lb``): compile it with Numba's boundscheck."""
+    return getattr(fn, _UNCHECKED, False)

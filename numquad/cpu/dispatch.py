@@ -387,11 +387,13 @@ class CPUTarget:
                 pyfunc, self_names = cpu_pyfunc(self.dispatcher.py_func, self._cpu_fn_for)
                 # its loads and stores bounds-checked (cpu/devicefn.py)
                 checked = _devicefn.checked_function(self.dispatcher, pyfunc, self_names)
+                checking = checked is not None and not _devicefn.is_unchecked(checked)
                 # (no state given, None passed on by a caller given none, a state)
                 states = [numba.types.Omitted(None), numba.types.none, numba.types.CPointer(numba.types.uint8)]
                 sigs = [(tuple(args) + (st,), ret) for args, ret in getattr(self.dispatcher, "signatures", None) or []
-                        for st in (states if checked else [None])]
-                if checked is None:
+                        for st in (states if checking else [None])]
+                if not checking:
+                    pyfunc = checked or pyfunc
                     scalar = _scalar_njit(pyfunc, error_model="numpy", fastmath=self.dispatcher.fastmath,
                                           boundscheck=True)
                     sigs = [(args[:-1], ret) for args, ret in sigs]
