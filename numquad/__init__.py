@@ -17,6 +17,7 @@ from . import xpu
 from .errors import (
     NumquadCompileError,
     NumquadError,
+    NumquadIndexError,
     NumquadLaunchError,
     NumquadRuntimeError,
     NumquadTypeError,
@@ -34,4 +35,5 @@ __all__ = [
     "NumquadCompileError",
     "NumquadLaunchError",
     "NumquadRuntimeError",
+    "NumquadIndexError",
 ]

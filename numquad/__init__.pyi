@@ -23,6 +23,7 @@ from .errors import NumquadTypeError as NumquadTypeError
 from .errors import NumquadCompileError as NumquadCompileError
 from .errors import NumquadLaunchError as NumquadLaunchError
 from .errors import NumquadRuntimeError as NumquadRuntimeError
+from .errors import NumquadIndexError as NumquadIndexError
 
 __version__: str
 
@@ -35,4 +36,5 @@ __all__ = [
     "NumquadCompileError",
     "NumquadLaunchError",
     "NumquadRuntimeError",
+    "NumquadIndexError",
 ]

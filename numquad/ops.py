@@ -513,10 +513,15 @@ class Op:
 
     def check_selector_constant(self, value) -> Optional[str]:
         if self.sel_range is not None and int(value) not in self.sel_range:
+            if self.sel_wrap is not None:
+                runtime = f"a runtime {self.selector} is taken & {self.sel_wrap}"
+            else:                       # shuffleUp/Down: no wrap (docs/semantics.md)
+                sign = "-" if self.sel_kind == "up" else "+"
+                runtime = (f"a runtime {self.selector} reads lane {sign} {self.selector} in exact "
+                           f"arithmetic, the lane's own value outside 0..31")
             return (
                 f"{self.qualname}: constant {self.selector} {value} is out of range; "
-                f"it takes {self.sel_range.start}..{self.sel_range.stop - 1} "
-                f"(a runtime {self.selector} is taken & {self.sel_wrap})"
+                f"it takes {self.sel_range.start}..{self.sel_range.stop - 1} ({runtime})"
             )
         return None
 

@@ -145,6 +145,12 @@ class Op:
         accepted, else the complaint (without location): one wording for every target.
         """
 
+    def check_arity(self, args: Any, keywords: Any) -> tuple[Any, ...]:
+        """(the call's arguments in parameter order, None), or ((), the complaint) for a
+        call with *args* (a list) and *keywords* ({name: value}) that does not bind to
+        the op's parameters: one wording for every target.
+        """
+
     def check_selector_constant(self, value: Any) -> Optional[str]: ...
 
     def reference(self, *args: Any, active: Any) -> Any:

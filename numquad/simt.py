@@ -43,14 +43,14 @@ import numpy as np
 from . import _control
 from . import ops as _ops
 from . import xpu as _xpu
-from .errors import NumquadCompileError, NumquadTypeError
+from .errors import NumquadCompileError, NumquadError, NumquadTypeError
 
 __all__ = ["PythonTarget", "SIMTError", "run_kernel", "call_lane_function"]
 
 W = 32
 
 
-class SIMTError(RuntimeError):
+class SIMTError(NumquadError, RuntimeError):
     """The interpreter found a kernel it cannot run (a barrier under divergence, a
     deadlock, lanes that disagree on an operand's type)."""
 
@@ -63,6 +63,10 @@ _MISSING = object()
 _GROUP_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic", "const")
 
 
+#: numba.cuda's loads and stores with a cache hint: plain loads and stores here
+_CACHE_HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
+
+
 def _cuda_table():
     """numba.cuda objects that mean an xpu builtin (only if numba.cuda is imported)."""
     cuda = sys.modules.get("numba.cuda")
@@ -72,7 +76,7 @@ def _cuda_table():
     for name in ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp",
                  "syncthreads_count", "syncthreads_and", "syncthreads_or", "popc", "brev", "clz",
                  "ffs", "fma", "cbrt", "selp", "threadfence", "threadfence_block",
-                 "threadfence_system", "nanosleep"):
+                 "threadfence_system", "nanosleep") + _CACHE_HINTS:
         obj = getattr(cuda, name, None)
         if obj is not None:
             table[id(obj)] = (obj, name)
@@ -651,8 +655,25 @@ _TOKENS = itertools.count()
 
 _DIM_ATTR = {"threadIdx": "t", "blockIdx": "b", "blockDim": "d", "gridDim": "g"}
 _DEVICE_FUNCTIONS = ("popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "threadfence",
-                     "threadfence_block", "threadfence_system", "nanosleep")
+                     "threadfence_block", "threadfence_system", "nanosleep") + _CACHE_HINTS
 _SYNC_REDUCE = ("syncthreads_count", "syncthreads_and", "syncthreads_or")
+
+
+def _literal_int(node):
+    """The integer an integer literal, or arithmetic on literals, writes (``4``, ``-1``,
+    ``2 ** 5``: a constant selector, which must be in the op's range); else None."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _literal_int(node.operand)
+        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+    if isinstance(node, ast.BinOp):
+        a, b = _literal_int(node.left), _literal_int(node.right)
+        fold = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                ast.Pow: lambda: a ** b if 0 <= b <= 64 else None}.get(type(node.op))
+        return None if a is None or b is None or fold is None else fold()
+    return None
 
 
 class _Transformer(ast.NodeTransformer):
@@ -937,6 +958,11 @@ class _Transformer(ast.NodeTransformer):
                            f"argument(s); got {len(args)}", node)
             if op.kind == "query":
                 return ast.copy_location(self.T("q_" + op.namespace + "_" + op.name), node)
+            if op is not _MATCH and op.selector and len(args) > 1:
+                const = _literal_int(args[1])
+                complaint = op.check_selector_constant(const) if const is not None else None
+                if complaint:                   # (a runtime selector out of range wraps)
+                    self.error(complaint, node)
             args = [self.visit(a) for a in args]
             site = next(self.ids)
             payload = ast.Name(self.helper(op, "op"), ast.Load())
@@ -1142,6 +1168,19 @@ class _Thread:
         return self.atomic_cas(ary, 0, old, val)
 
     # -- numba.cuda's other device functions (xpu.CUDA_FUNCTIONS) ---------------------
+    # the cache-hint loads and stores (numba.cuda's ldcg(array, i), stcg(array, i, v)):
+    # plain loads and stores (before, numba.cuda's Python stubs ran: a load gave None)
+    @staticmethod
+    def _hint_load(ary, i):
+        return ary[i]
+
+    @staticmethod
+    def _hint_store(ary, i, value):
+        _nq_store(value, ary, i)
+
+    ldca = ldcg = ldcs = ldlu = ldcv = _hint_load
+    stcg = stcs = stwb = stwt = _hint_store
+
     @staticmethod
     def popc(x):
         x = _as_scalar(x)

@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pytest
 
+from numba import cuda
+
 from numquad import NumquadLaunchError, NumquadTypeError, Quad, Wave, ops, simt, xpu
 
 W = 32
@@ -746,3 +748,37 @@ def test_the_python_target_wraps_narrowing_stores_and_reads_record_fields(rng):
     np.testing.assert_array_equal(res["python"][1], np.arange(40) + 0.25)
     np.testing.assert_array_equal(res["python"][0], res["cpu"][0])
     np.testing.assert_array_equal(res["python"][1], res["cpu"][1])
+
+
+# -- a documentation probe (found by running every statement of docs/ as written) ----
+
+@xpu.jit
+def _k_cache_hints(a, b, c):
+    i = cuda.grid(1)
+    cuda.stcg(b, i, cuda.ldcg(a, i) + 1.0)
+    c[i] = cuda.ldca(a, i) + cuda.ldcs(a, i) + cuda.ldlu(a, i) + cuda.ldcv(a, i)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_cache_hint_loads_and_stores_are_plain_ones(target):
+    """docs/numba-cuda.md: ``ldca``/``ldcg``/... are plain loads. The python target ran
+    numba.cuda's Python stubs: ``c[i] = cuda.ldca(a, i)`` stored NaN (None)."""
+    a = np.random.default_rng(5).standard_normal(64)
+    b, c = np.full(64, -7.0), np.full(64, -7.0)
+    getattr(_k_cache_hints, target)[2, 32](a, b, c)
+    np.testing.assert_array_equal(b, a + 1.0)
+    np.testing.assert_array_equal(c, ((a + a) + a) + a)
+
+
+@xpu.jit
+def _k_const_selector_out_of_range(a, b):
+    i = xpu.grid(1)
+    b[i] = Wave.broadcast(a[i], 2 ** 5)
+
+
+def test_python_target_refuses_constant_selectors_out_of_range_as_the_compilers_do():
+    import numquad
+    with pytest.raises(numquad.NumquadCompileError, match="constant lane 32 is out of range"):
+        _k_const_selector_out_of_range.python[1, 32](np.zeros(32), np.zeros(32))
+    assert issubclass(numquad.simt.SIMTError, numquad.NumquadError)      # docs/api.md: every error
+    assert numquad.NumquadIndexError is numquad.errors.NumquadIndexError
