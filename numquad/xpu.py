@@ -1065,8 +1065,8 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
 
     As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
-    target then compiles eagerly for those types and converts launch arguments to
-    them; and numba.cuda's options ``device``, ``inline``, ``lineinfo``, ``opt``, ...
+    target then compiles eagerly for those types and converts scalar launch arguments
+    to them (an array must have the declared dtype); and numba.cuda's options ``device``, ``inline``, ``lineinfo``, ``opt``, ...
     (ignored by the CPU target).
     """
     bad = sorted(set(cuda_options) - set(_CUDA_OPTIONS))
