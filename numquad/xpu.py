@@ -328,6 +328,32 @@ def launch_config(kernel, griddim, blockdim):
 _MAX_DYNAMIC_SHARED = 48 * 1024
 
 
+#: CUDA's limits on static shared memory per block and local memory per thread.
+_MAX_STATIC_SHARED = 48 * 1024
+_MAX_LOCAL = 512 * 1024
+
+
+def check_memory_sizes(kernel, arrays):
+    """*arrays*: (kind "shared" or "local", shape, NumPy dtype, line) of each array a
+    kernel allocates. Over CUDA's limits (48 KiB of static shared memory per block,
+    512 KiB of local memory per thread) numba.cuda's build fails; so does this, with
+    the kernel's line, before a CPU launch tries to allocate it (a bare MemoryError,
+    or a kernel that passes on the CPU and fails on the GPU)."""
+    total, first = 0, None
+    for kind, shape, dt, line in arrays:
+        nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
+        if kind == "shared":
+            total += nbytes
+            first = line if first is None else first
+        elif kind == "local" and nbytes > _MAX_LOCAL:
+            raise NumquadCompileError(f"a local array of {nbytes} bytes per thread (in {kernel.__name__}); "
+                                      f"CUDA allows {_MAX_LOCAL}", kernel.filename, line)
+    if total > _MAX_STATIC_SHARED:
+        raise NumquadCompileError(f"the shared arrays of {kernel.__name__} take {total} bytes; CUDA allows "
+                                  f"{_MAX_STATIC_SHARED} bytes of static shared memory per block (more "
+                                  f"needs dynamic shared memory, shared.array(0, dtype))", kernel.filename, first)
+
+
 def dynamic_shared_bytes(kernel, extra):
     """The launch's dynamic shared memory size in bytes (``[grid, block, stream, nbytes]``),
     validated as CUDA would, for the CPU and python targets."""
@@ -1066,8 +1092,8 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
     As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
     target then compiles eagerly for those types and converts scalar launch arguments
-    to them (an array must have the declared dtype); and numba.cuda's options ``device``, ``inline``, ``lineinfo``, ``opt``, ...
-    (ignored by the CPU target).
+    to them (an array must have the declared dtype); and numba.cuda's options
+    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target).
     """
     bad = sorted(set(cuda_options) - set(_CUDA_OPTIONS))
     if bad:

@@ -113,6 +113,39 @@ def test_a_constant_selector_written_as_a_power_is_a_constant(target):
 
 
 @xpu.jit
+def k_too_much_shared(out):
+    s = xpu.shared.array(8192, np.float64)
+    s2 = xpu.shared.array((64, 33), np.int32)
+    t = xpu.threadIdx.x
+    s[t] = t
+    s2[t, 0] = t
+    xpu.syncthreads()
+    out[t] = s[t] + s2[t, 0]
+
+
+@xpu.jit
+def k_huge_local(out):
+    buf = xpu.local.array(1 << 40, np.int8)
+    t = xpu.threadIdx.x
+    buf[t] = 1
+    out[t] = buf[t]
+
+
+def test_shared_and_local_memory_over_cuda_s_limits():
+    """A CPU launch allocated them (a bare MemoryError for a huge one, and a kernel
+    that passed on the CPU with more than the GPU's 48 KiB of static shared memory;
+    a probe of user errors)."""
+    with pytest.raises(NumquadCompileError) as e:
+        k_too_much_shared[1, 32](np.zeros(32))
+    msg = str(e.value)
+    assert "take 73984 bytes" in msg and "49152" in msg          # 8192 * 8 + 64 * 33 * 4
+    assert THIS in msg and f"line {line_of(k_too_much_shared, 'shared.array(8192')}" in msg
+    with pytest.raises(NumquadCompileError) as e:
+        k_huge_local[1, 32](np.zeros(32))
+    assert "524288" in str(e.value) and f"line {line_of(k_huge_local, 'local.array')}" in str(e.value)
+
+
+@xpu.jit
 def k_in_comprehension(a, out):
     i = xpu.grid(1)
     out[i] = sum([Quad.swapVertical(a[i]) for _ in range(2)])

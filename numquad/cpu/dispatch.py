@@ -449,6 +449,8 @@ class CPUTarget:
         d = self.dispatcher
         _reject_float16(d, argtypes)
         fe = self.frontend(argtypes=argtypes)
+        _xpu.check_memory_sizes(d, [(k, shape, dt, getattr(node, "lineno", d.firstlineno))
+                                    for k, shape, dt, node in fe.allocs.values()])
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
