@@ -1531,7 +1531,47 @@ class _Compiled:
 
 def _nq_call(dispatcher, T, pre, *args, **kwargs):
     gen = _target_of(dispatcher).compiled().gen
-    return (yield from gen(T, pre, *args, **kwargs))
+    sig = _declared_signature(dispatcher, len(args) + len(kwargs))
+    if sig is None:
+        return (yield from gen(T, pre, *args, **kwargs))
+    # a declared signature (numba.cuda's cuda.jit("int32(float64)", device=True)):
+    # the arguments and the result converted to its types, as numba.cuda compiles it
+    argtys, ret = sig
+    args = tuple(_to_declared(a, t) for a, t in zip(args, argtys))
+    result = yield from gen(T, pre, *args, **kwargs)
+    return result if ret is None else _to_declared(result, ret)
+
+
+def _declared_signature(dispatcher, nargs):
+    """The first signature *dispatcher* (or the numba.cuda function it stands for) was
+    declared with that takes *nargs* arguments: (argument types, return type); else None."""
+    foreign = getattr(dispatcher, "_numquad_foreign", None)
+    sigs = list(getattr(dispatcher, "signatures", None) or ())
+    if foreign is not None:
+        sigs += list(foreign.__dict__.get("_numquad_signatures", ()))
+        if type(foreign).__module__.startswith("numba.cuda"):
+            sigs += [(tuple(a), getattr(getattr(c, "signature", None), "return_type", None))
+                     for a, c in getattr(foreign, "overloads", {}).items()]
+    for argtys, ret in sigs:
+        if len(argtys) == nargs:
+            return tuple(argtys), ret
+    return None
+
+
+def _to_declared(value, nbtype):
+    """A scalar *value* as numba type *nbtype* converts it (floats to integers as the
+    GPU converts, integers wrapping); anything else (arrays, tuples) unchanged."""
+    from numba.core import types as nbt
+    if not isinstance(nbtype, (nbt.Integer, nbt.Float, nbt.Boolean)) or \
+            not isinstance(value, (bool, int, float, np.generic)):
+        return value
+    t = np.dtype(str(nbtype)).type if not isinstance(nbtype, nbt.Boolean) else np.bool_
+    if isinstance(value, (float, np.floating)) and isinstance(nbtype, nbt.Integer):
+        return _float_to_int(t, value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and \
+            isinstance(nbtype, nbt.Integer):
+        return np.uint64(int(value) & 0xFFFF_FFFF_FFFF_FFFF).astype(t)
+    return t(value)
 
 
 def _target_of(dispatcher):
@@ -1748,7 +1788,7 @@ def call_lane_function(d, args, out=None):
     vals, is_arr, shape = list(p.values), list(p.is_array), p.shape
     size = int(np.prod(shape, dtype=np.int64))
     flat = [np.broadcast_to(v, shape).reshape(-1) if a else v for v, a in zip(vals, is_arr)]
-    gen = d._target("python").compiled().gen
+    d._target("python").compiled()           # compile errors raise before any lane runs
     results = [None] * size
     nblocks = -(-size // _BLOCK)
     with np.errstate(all="ignore"):
@@ -1758,7 +1798,7 @@ def call_lane_function(d, args, out=None):
             gens = []
             for k in range(lo, hi):
                 T = _Thread(state, (k - lo, 0, 0), (blk, 0, 0), (_BLOCK, 1, 1), (nblocks, 1, 1))
-                gens.append(gen(T, (), *[f[k] if a else f for f, a in zip(flat, is_arr)]))
+                gens.append(_nq_call(d, T, (), *[f[k] if a else f for f, a in zip(flat, is_arr)]))
             res = _collect(gens)
             results[lo:hi] = res
     if results:
@@ -1772,7 +1812,7 @@ def call_lane_function(d, args, out=None):
             with np.errstate(all="ignore"):
                 T = _Thread(_BlockState(), (0, 0, 0), (0, 0, 0), (1, 1, 1), (1, 1, 1))
                 zeros = [np.zeros((), np.asarray(v).dtype)[()] if a else v for v, a in zip(vals, is_arr)]
-                restype = _as_scalar(_collect([gen(T, (), *zeros)])[0]).dtype
+                restype = _as_scalar(_collect([_nq_call(d, T, (), *zeros)])[0]).dtype
         except Exception:
             restype = np.result_type(*[np.asarray(v).dtype for v in vals]) if vals else np.dtype(float)
     if out is not None:

@@ -782,3 +782,35 @@ def test_python_target_refuses_constant_selectors_out_of_range_as_the_compilers_
         _k_const_selector_out_of_range.python[1, 32](np.zeros(32), np.zeros(32))
     assert issubclass(numquad.simt.SIMTError, numquad.NumquadError)      # docs/api.md: every error
     assert numquad.NumquadIndexError is numquad.errors.NumquadIndexError
+
+
+@cuda.jit("int32(float64)", device=True)
+def _dev_to_i32(x):
+    return x
+
+
+@xpu.jit("int8(float32)")
+def _lf_to_i8(x):
+    return x
+
+
+@xpu.jit
+def _k_declared_signature(xa, out):
+    i = xpu.grid(1)
+    if i < xa.shape[0]:
+        out[i] = _dev_to_i32(xa[i]) + 0.25
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_device_function_s_declared_signature_converts(target):
+    """The python target ran a device function declared ``int32(float64)`` as written
+    (2.95 for 2.7 + 0.25, 3e9 kept) and a lane function declared ``int8(float32)`` on
+    arrays gave float32: numba.cuda converts to the declared types, floats to integers
+    as the GPU converts (docs/semantics.md), as the CPU target does."""
+    x = np.array([2.7, 3e9, np.nan, -1e30])
+    out = np.full(4, -7.0)
+    getattr(_k_declared_signature, target)[1, 32](x, out)
+    np.testing.assert_array_equal(out, [2.25, 2147483647.25, -2147483648 + 0.25, -2147483648 + 0.25])
+    r = getattr(_lf_to_i8, target)(np.float32([2.7, 200.0, -3.5]))
+    assert r.dtype == np.int8
+    np.testing.assert_array_equal(r, [2, -56, -3])
