@@ -303,3 +303,17 @@ def test_each_argument_layout_compiles_from_its_own_source():
     assert scale(np.float32(2.0), np.float32(3.0)) == 6.0         # (scalar, scalar)
     np.testing.assert_array_equal(scale(np.arange(5, dtype=np.float32), 2.0),
                                   np.arange(5, dtype=np.float32) * 2)
+
+
+@xpu.jit
+def _index_a_scalar(x):
+    return x[0]
+
+
+def test_indexing_an_element_of_a_lane_call_says_so():
+    """A lane call passes one element of each array: ``x[0]`` is an error that says
+    so, at the user's line (it named numquad's internal ``device_load``)."""
+    with pytest.raises(TypeError) as e:
+        _index_a_scalar(np.ones(4))
+    msg = str(e.value)
+    assert "cannot index a float64 value" in msg and "device_load" not in msg and __file__ in msg

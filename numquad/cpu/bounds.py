@@ -432,6 +432,11 @@ def _device_load(arr, idx, state, site):
         # r[0]: a record's field by position, which Numba lowers only as written
         name = list(arr.fields)[idx.literal_value]
         return _exec(f"def impl(arr, idx, state, site):\n    return arr[{name!r}]\n")
+    if isinstance(arr, (types.Number, types.Boolean)):
+        # (Numba's own words would name this function: a lane function called on
+        # arrays gets one element of each in every lane, a scalar)
+        raise TypingError(f"cannot index a {arr} value: it is a scalar, not an array (in a lane "
+                          f"function called on arrays, every argument is one element)")
     axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
     if axes is None:
         return lambda arr, idx, state, site: arr[idx]
