@@ -11,15 +11,13 @@ NumquadTypeError for numba.cuda's TypingError. Left out: the PTX checks
 ``cpointer`` subtests (``compile_ptx`` of a ``CPointer`` argument, PTX text only).
 """
 
-import contextlib
-import functools
 
 from numba import cuda, errors, typeof, types
 import numpy as np
 
 from numquad.errors import NumquadTypeError
 
-from _port import PortedCase, on_cuda, cpu_xfail
+from _port import PortedCase, on_cuda, cpu_xfail, fp16_xfail
 
 tested_types = (
     np.int8,
@@ -51,19 +49,6 @@ store_operators = (
     (cuda.stwb, "wb"),
     (cuda.stwt, "wt"),
 )
-
-
-def fp16_xfail(fn):
-    """cpu_xfail for the float16 halves; their subtests run as plain blocks, so
-    that a failing case reaches cpu_xfail (a failing unittest subtest is
-    reported on its own and does not raise out of the test)."""
-
-    @functools.wraps(fn)
-    def run(self, *a, **k):
-        self.subTest = lambda *a, **k: contextlib.nullcontext()
-        return fn(self, *a, **k)
-
-    return cpu_xfail("float16 is not supported by the CPU target")(run)
 
 
 class TestCacheHints(PortedCase):

@@ -15,11 +15,9 @@ import numpy as np
 
 from numba import cuda
 from numba.cuda import types
-import contextlib
-import functools
 import itertools
 
-from _port import PortedCase, on_cuda, cpu_xfail
+from _port import PortedCase, on_cuda, cpu_xfail, fp16_xfail
 
 
 def native_cast(x):
@@ -101,17 +99,6 @@ def reference_float_literal_to_float16(x):
 
 
 FLOATS = (np.float16, np.float32, np.float64)
-
-
-def fp16_xfail(fn):
-    """cpu_xfail for the float16 halves; their subtests run as plain blocks, so
-    that a failing case reaches cpu_xfail (a failing unittest subtest is
-    reported on its own and does not raise out of the test)."""
-    @functools.wraps(fn)
-    def run(self, *a, **k):
-        self.subTest = lambda *a, **k: contextlib.nullcontext()
-        return fn(self, *a, **k)
-    return cpu_xfail("float16 is not supported by the CPU target")(run)
 
 
 class TestCasting(PortedCase):
