@@ -54,6 +54,7 @@ import ast
 import re
 
 from . import ops as _ops
+from .errors import NumquadCompileError
 
 __all__ = ["lower", "is_temporary", "RESERVED"]
 
@@ -364,11 +365,45 @@ def is_temporary(name):
     return _TEMPORARY.fullmatch(name) is not None
 
 
+def _check_op_values(fn, pyfunc):
+    """A cross-lane op, or the ``Quad``/``Wave`` namespace, used as a value (``W =
+    Wave``, ``f = Wave.prefixSum``, an op passed to a function or chosen by ``if``):
+    one clear error for both compiled targets (Numba's was "Unknown attribute
+    'prefixSum' of type Module(...)", as if the op did not exist)."""
+    from ._control import MISSING, Env
+    env = Env(pyfunc, fn)
+    allowed = set()                 # a call's function, an attribute's base, hasattr's object
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call):
+            allowed.add(id(n.func))
+            if env.resolve(n.func) is hasattr and n.args:
+                allowed.add(id(n.args[0]))
+        elif isinstance(n, ast.Attribute):
+            allowed.add(id(n.value))
+    for n in ast.walk(fn):
+        if not isinstance(n, (ast.Name, ast.Attribute)) or not isinstance(n.ctx, ast.Load) or id(n) in allowed:
+            continue
+        obj = env.resolve(n)
+        if obj is MISSING:
+            continue
+        op = _ops.of_function(obj)
+        if op is not None:
+            what = f"{op.qualname} is a cross-lane op: call it, {op.qualname}({', '.join(op.params)})"
+        elif obj is _ops.Quad or obj is _ops.Wave:
+            name = ast.unparse(n)
+            what = f"{name} is numquad's namespace of ops: call them through it, {name}.<op>(...)"
+        else:
+            continue
+        raise NumquadCompileError(f"{what}; an op cannot be stored, passed or chosen as a value "
+                                  f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
 def lower(fn, pyfunc):
     """*fn* (a FunctionDef, changed in place and returned) with every conditional
     expression whose conditional side holds a cross-lane op (or a call of an
     ``@xpu.jit`` function) turned into statements, where that is safe, and every
     loop's ``else`` clause into a flag and an ``if`` (module doc)."""
+    _check_op_values(fn, pyfunc)
     lowering = _Lowering(pyfunc, fn)
     lowering.lower_loop_else = any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in _walk(fn))
     if not lowering.lower_loop_else and \

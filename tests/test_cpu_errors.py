@@ -146,6 +146,37 @@ def test_shared_and_local_memory_over_cuda_s_limits():
 
 
 @xpu.jit
+def k_op_as_value(a, out):
+    i = xpu.grid(1)
+    f = Wave.prefixSum
+    out[i] = f(a[i])
+
+
+@xpu.jit
+def k_namespace_as_value(a, out):
+    i = xpu.grid(1)
+    W = Wave
+    out[i] = W.prefixSum(a[i])
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda-ptx"])
+@pytest.mark.parametrize("kernel,text", [
+    (k_op_as_value, "Wave.prefixSum is a cross-lane op: call it, Wave.prefixSum(value)"),
+    (k_namespace_as_value, "Wave is numquad's namespace of ops"),
+])
+def test_an_op_or_its_namespace_as_a_value(target, kernel, text):
+    """Numba's words were "Unknown attribute 'prefixSum' of type Module(...)", as if the
+    op did not exist (a probe of user errors)."""
+    with pytest.raises(NumquadCompileError) as e:
+        if target == "cuda-ptx":
+            kernel.inspect_ptx("void(float64[:], float64[:])")
+        else:
+            kernel.cpu[1, 32](np.zeros(32), np.zeros(32))
+    msg = str(e.value)
+    assert text in msg and THIS in msg and f"line {line_of(kernel, ' = W')}" in msg
+
+
+@xpu.jit
 def k_in_comprehension(a, out):
     i = xpu.grid(1)
     out[i] = sum([Quad.swapVertical(a[i]) for _ in range(2)])
