@@ -196,12 +196,14 @@ class _Scope:
         self.allow_return = allow_return
         self.depth = depth
         self.no_jump = False             # inside a loop over constants: no break/continue/return
+        self.no_ops = False              # a plain lane function: no op, no thread builtin
 
     def child(self, loop=None, no_jump=False):
         s = _Scope(self.vars, self.arrays, self.loops + ([loop] if loop else []), self.lanefn,
                    self.allow_return, self.depth + 1)
         s.ro = dict(self.ro)
         s.no_jump = self.no_jump or no_jump
+        s.no_ops = self.no_ops
         return s
 
 
@@ -265,6 +267,8 @@ class Generator:
         r = self.r
         names = [n for n, d in list(sc.vars.items()) + list(sc.ro.items()) if d == dt]
         roll = r.random()
+        if sc.no_ops:                   # a plain lane function: its values, or constants
+            return self.pick(names) if names and roll < 0.75 else self.const(dt)
         if names and roll < 0.45:
             return self.pick(names)
         if sc.arrays and roll < 0.65:
@@ -294,7 +298,7 @@ class Generator:
         if depth <= 0 or r.random() < 0.4:
             return self.leaf(dt, sc)
         roll = r.random()
-        if roll < 0.35:
+        if roll < 0.35 and not sc.no_ops:
             return self.opcall(dt, sc, depth - 1)
         if dt == "bool":
             if roll < 0.75:
@@ -304,12 +308,12 @@ class Generator:
             o = self.pick(["&", "|", "^"])
             return f"np.bool_({self.expr('bool', sc, depth - 1)} {o} {self.expr('bool', sc, depth - 1)})"
         if roll < 0.75:
-            if dt in INT_TYPES and r.random() < 0.12:
+            if dt in INT_TYPES and r.random() < 0.12 and not sc.no_ops:
                 # numba.cuda's bit functions, on any integer type, converted to dt
                 self.features.add("bitops")
                 fn = self.pick(["popc", "clz", "ffs", "brev"])
                 return f"np.{dt}(xpu.{fn}({self.expr(self.pick(INT_TYPES), sc, depth - 1)}))"
-            if dt not in ("bool", "int8", "uint8") and r.random() < 0.05:   # numba.cuda's selp types
+            if dt not in ("bool", "int8", "uint8") and r.random() < 0.05 and not sc.no_ops:   # selp
                 self.features.add("selp")
                 return (f"xpu.selp({self.expr('bool', sc, depth - 1)}, {self.expr(dt, sc, depth - 1)}, "
                         f"{self.expr(dt, sc, depth - 1)})")
@@ -764,20 +768,49 @@ class Generator:
             lines.append("    q2 = arr[np.int64(j) % arr.size]  # keep")
             sc.ro["q2"] = adt
             self.features.add("lanefn-array")
+        # about a third use no cross-lane op nor thread builtin: those are not inlined into
+        # the kernel but compiled on their own (cpu/dispatch.py scalar_function), a path
+        # the generator had reached once in 241 lane functions; it missed int(inf),
+        # round(x, n) and hasattr there (docs/RELIABILITY.md, eighteenth session)
+        plain = self.chance(0.35)
+        sc.no_ops = plain
         lines.append(f"    r = {self.expr(rt, sc, 2)}  # keep")
         sc.vars["r"] = rt
         if self.chance(0.5):
             lt = self.pick(ALL_TYPES)
             lines.append(f"    q = {self.expr(lt, sc, 1)}  # keep")
             sc.vars["q"] = lt
-        saved = self.budget
-        self.budget = self.r.randint(1, 5)
-        self.block(sc, lines, 1)
-        self.budget = saved
+        if plain:
+            self.features.add("lanefn-plain")
+            for _ in range(self.r.randint(1, 3)):
+                v = self.pick([n for n in ("r", "q") if n in sc.vars])
+                lines.append(f"    {v} = {self.plain_expr(sc.vars[v], sc)}  # keep")
+            if self.chance(0.4):
+                lines.append(f"    if {self.expr('bool', sc, 1)}:  # keep")
+                lines.append(f"        return {self.plain_expr(rt, sc)}  # keep")
+        else:
+            saved = self.budget
+            self.budget = self.r.randint(1, 5)
+            self.block(sc, lines, 1)
+            self.budget = saved
         lines.append("    return r  # keep")
         self.lanefns.append((name, params, rt, adt))
         self.features.add("lanefn")
         return lines
+
+    def plain_expr(self, dt, sc):
+        """An expression of type *dt* for a plain lane function: sometimes what a
+        kernel's compile rewrites (``int(x)`` of a float, saturating; ``round(x, n)``
+        of a float, numba.cuda's algorithm; a float to a negative integer power)."""
+        roll = self.r.random()
+        f = self.pick(FLOAT_TYPES)
+        if roll < 0.15 and dt in INT_TYPES:
+            return f"np.{dt}(int({self.expr(f, sc, 1)}))"
+        if roll < 0.3 and dt in FLOAT_TYPES:
+            return f"np.{dt}(round({self.expr(f, sc, 1)}, {self.r.randint(0, 3)}))"
+        if roll < 0.4 and dt in FLOAT_TYPES:
+            return f"np.{dt}({self.expr(dt, sc, 1)} ** np.int32({self.r.randint(-3, -1)}))"
+        return self.expr(dt, sc, 2)
 
     # -- the kernel ---------------------------------------------------------------------------
     def launch(self):

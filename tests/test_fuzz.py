@@ -215,3 +215,21 @@ def test_no_kernel_parameter_is_assigned_in_its_body():
                 params = {a.arg for a in fn.args.args}
                 stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
                 assert not params & stored, (seed, index, fn.name, params & stored)
+
+
+def test_generator_writes_lane_functions_without_ops():
+    """A lane function with no cross-lane op nor thread builtin compiles on its own,
+    not inlined (cpu/dispatch.py ``scalar_function``); the generator had written one in
+    241 lane functions, and missed the silent wrong results there (int(inf), round(x, n):
+    docs/RELIABILITY.md, eighteenth session). Now about a third are such, and some use
+    int(x), round(x, n) and negative powers of floats."""
+    import re
+    plain = forms = 0
+    for index in range(120):
+        spec = fuzz.generate(9100, index)
+        for m in re.finditer(r"@xpu.jit\ndef lf\d\(.*?\n(?=\n|@xpu)", spec.source, re.S):
+            body = m.group(0).split("\n", 2)[2]
+            if not re.search(r"Quad\.|Wave\.|cuda\.|xpu\.", body):
+                plain += 1
+                forms += bool(re.search(r"int\(|round\(| \*\* np\.int32\(-", body))
+    assert plain >= 20 and forms >= 5, (plain, forms)
