@@ -75,9 +75,9 @@ def jit(func: Callable[..., Any], *, target: _Target = "auto", debug: bool = Fal
 
     As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
-    target then compiles eagerly for those types and converts launch arguments to
-    them; and numba.cuda's options ``device``, ``inline``, ``lineinfo``, ``opt``, ...
-    (ignored by the CPU target).
+    target then compiles eagerly for those types and converts scalar launch arguments
+    to them (an array must have the declared dtype); and numba.cuda's options
+    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target).
     """
 
 @overload
@@ -96,9 +96,9 @@ def jit(func: _Signature | None = None, *, target: _Target = "auto", debug: bool
 
     As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
-    target then compiles eagerly for those types and converts launch arguments to
-    them; and numba.cuda's options ``device``, ``inline``, ``lineinfo``, ``opt``, ...
-    (ignored by the CPU target).
+    target then compiles eagerly for those types and converts scalar launch arguments
+    to them (an array must have the declared dtype); and numba.cuda's options
+    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target).
     """
 
 class Dispatcher:
