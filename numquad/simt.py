@@ -354,6 +354,11 @@ def _nq_toint(t, x):
     """``t(x)`` in a kernel, for an integer type *t* (``int`` is int64 for a float)."""
     if isinstance(x, (float, np.floating)):
         return _float_to_int(np.int64 if t is int else t, x)
+    if t is int:
+        # Numba's int() of an integer keeps its type (int(uint8) is a uint8), of a bool
+        # is an int64; a Python int here made np.uint64(int(x)) of a negative x raise
+        # OverflowError where the compiled code wraps
+        return x if isinstance(x, np.integer) else np.int64(x)
     return t(x)
 
 

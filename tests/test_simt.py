@@ -814,3 +814,20 @@ def test_a_device_function_s_declared_signature_converts(target):
     r = getattr(_lf_to_i8, target)(np.float32([2.7, 200.0, -3.5]))
     assert r.dtype == np.int8
     np.testing.assert_array_equal(r, [2, -56, -3])
+
+
+@xpu.jit
+def _lf_int_of_int(a):
+    return np.uint64(int(a)) + np.uint64(int(a > 0))
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_int_of_an_integer_keeps_its_type(target):
+    """Numba's ``int(x)`` of an int16 is an int16 (of a bool, an int64); the python
+    target made it a Python int, and ``np.uint64(int(x))`` of a negative x raised
+    OverflowError there where the compiled code wraps (a lane-call probe)."""
+    a = np.array([-5, 0, 3, -32768], np.int16)
+    got = getattr(_lf_int_of_int, target)(a)
+    want = a.astype(np.int64).astype(np.uint64) + (a > 0).astype(np.uint64)
+    assert got.dtype == np.uint64
+    np.testing.assert_array_equal(got, want)
