@@ -1469,6 +1469,11 @@ def _execute(op, lanes, argsets):
             with np.errstate(over="ignore", invalid="ignore"):
                 out.append(dt.type(a - b))
         return out
+    if kind in ("vote", "ballot"):
+        # the predicate's type, as the compilers check it (a float is refused there)
+        complaint = op.check_operand(_common([a[0] for a in argsets], op)[1])
+        if complaint:
+            raise NumquadTypeError(complaint)
     if kind == "vote":
         vote = _VOTE.get(op.vote)
         if vote is None:

@@ -831,3 +831,17 @@ def test_int_of_an_integer_keeps_its_type(target):
     want = a.astype(np.int64).astype(np.uint64) + (a > 0).astype(np.uint64)
     assert got.dtype == np.uint64
     np.testing.assert_array_equal(got, want)
+
+
+@xpu.jit
+def _lf_ballot(a):
+    return Wave.ballot(a)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_vote_of_a_float_is_refused(target):
+    """docs/ops.md: the votes take bool and integers; the python target counted a
+    nonzero float as true (a lane-call probe), where the compilers refuse it."""
+    with pytest.raises(NumquadTypeError, match="Wave.ballot"):
+        getattr(_lf_ballot, target)(np.array([0.0, 1.5]))
+    np.testing.assert_array_equal(getattr(_lf_ballot, target)(np.array([0, 3, 0, 1], np.int16)), [10] * 4)
