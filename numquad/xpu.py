@@ -423,6 +423,15 @@ def _config_key(griddim, blockdim):
     return (griddim, blockdim)
 
 
+def _flag(option, value):
+    """*value* of the on/off option *option* of xpu.jit as a bool; a TypeError for
+    anything but True, False, 0 or 1 (numba.cuda's flags; numquad has no per-flag
+    fastmath set as Numba's CPU jit has)."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"xpu.jit: {option} must be True or False; got {value!r}")
+
+
 def _arity(fn):
     """(fewest, most) positional arguments *fn* takes; most is None with ``*args``."""
     code = fn.__code__
@@ -728,10 +737,10 @@ class Dispatcher:
             raise TypeError(f"xpu.jit decorates a Python function; got {pyfunc!r}")
         self.py_func = pyfunc
         self.target = target
-        self.debug = bool(debug)
-        self.fastmath = bool(fastmath)
+        self.debug = _flag("debug", debug)
+        self.fastmath = _flag("fastmath", fastmath)
         self.device_only = False        # xpu.jit(device=True): never launched
-        self.cache = bool(cache)
+        self.cache = _flag("cache", cache)
         #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
         self.signatures = []
         functools.update_wrapper(self, pyfunc)

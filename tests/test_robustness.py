@@ -279,6 +279,83 @@ def test_recursive_lane_function_with_cross_lane_ops_is_an_error():
     assert f"line {line_of(scan_rec, 'return scan_rec(')}" in msg
 
 
+def test_unbounded_recursion_is_a_recursion_error_not_a_crash(tmp_path):
+    # a base case never reached overflowed the machine stack: a segmentation fault
+    # of the whole process, in a kernel, a debug kernel and a lane call on arrays
+    script = tmp_path / "deep.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        from numba import cuda
+        from numquad import xpu
+
+        @xpu.jit
+        def depth(n):
+            if n == 0:
+                return 0
+            return depth(n - 1) + 1
+
+        @cuda.jit(device=True)
+        def down(n):
+            if n == -1:
+                return 0
+            return down(n + 1) * 2 + 1
+
+        @xpu.jit
+        def k(out, a):
+            i = xpu.grid(1)
+            out[i] = depth(a[i]) + down(a[i] - 9)
+
+        for run in (lambda a: depth(a), lambda a: k[1, 2](np.zeros(2, np.int64), a),
+                    lambda a: xpu.jit(debug=True)(k.py_func)[1, 2](np.zeros(2, np.int64), a)):
+            for a in (np.array([5, 7]), np.array([3, -4])):
+                try:
+                    print("ran", run(a), flush=True)
+                except RecursionError as e:
+                    print("RecursionError", e, flush=True)
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=600, env=child_env())
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert len(lines) == 6, r.stdout
+    assert lines[0] == "ran [5 7]"
+    assert all(line.startswith("ran") for line in lines[::2]), r.stdout
+    for line in lines[1::2]:
+        assert line.startswith(f'RecursionError File "{script}", line ') and "calls itself more than" in line, line
+
+
+def test_positional_only_and_star_args_kernels_run_on_every_target(rng):
+    # numba.cuda compiles both; the CPU target took neither ("Signature mismatch")
+    def k_pos(out, a, /):
+        i = xpu.grid(1)
+        out[i] = Wave.prefixSum(a[i]) + Quad.swapVertical(a[i])
+
+    def k_star(out, *arrays):
+        i = xpu.grid(1)
+        s = 0
+        for j in range(len(arrays)):
+            s += arrays[j][i] * (j + 1)
+        out[i] = Wave.prefixSum(s) + len(arrays)
+
+    a, b = rng.integers(-50, 50, 64), rng.integers(-50, 50, 64)
+    q = a.reshape(-1, 4)[:, [2, 3, 0, 1]].ravel()
+    for target in ("cpu", "python"):
+        for fn, args in ((k_pos, (a,)), (k_star, (a, b)), (k_star, (b,))):
+            s = sum((j + 1) * x for j, x in enumerate(args))
+            scan = np.concatenate([np.cumsum(w) - w for w in np.split(s, 2)])    # per wave
+            want = scan + (q if fn is k_pos else len(args))
+            out = np.full(64, -12345, np.int64)
+            getattr(xpu.jit(fn), target)[2, 32](out, *args)
+            np.testing.assert_array_equal(out, want, err_msg=f"{fn.__name__} {target}")
+
+
+@pytest.mark.parametrize("option, value", [("fastmath", "yes"), ("fastmath", {"nsz"}), ("debug", 2),
+                                           ("cache", None)])
+def test_on_off_options_take_only_booleans(option, value):
+    with pytest.raises(TypeError, match=f"xpu.jit: {option} must be True or False; got {value!r}"):
+        xpu.jit(**{option: value})(lambda x: x)
+
+
 def test_generators_and_async_functions_are_refused_at_decoration():
     def k_gen(a):
         i = xpu.grid(1)

@@ -33,14 +33,69 @@ import ast
 import copy
 import types as _pytypes
 
+from llvmlite import ir as _ir
+from numba import njit as _njit
+from numba import types as _nbtypes
+from numba.core import cgutils as _cgutils
+from numba.extending import intrinsic as _intrinsic
+
 from . import bounds as _bounds
 from . import cudaapi as _cudaapi
 from .. import _control, _power
 from .power import pow_ as _pow_intrinsic
 
-__all__ = ["checked_function", "is_checked", "is_unchecked", "mark_checked", "guarded_store", "STATE"]
+__all__ = ["checked_function", "is_checked", "is_unchecked", "is_guarded", "mark_checked", "guarded_store",
+           "STATE", "STACK"]
 
 STATE = "_nq_lb"            # the parameter, and the block function's bounds state
+STACK = "_nq_sb"            # a recursive function's parameter: the outermost call's stack
+                            # address (``_nq_sbh`` in its body, passed on to itself)
+_GUARDED = "_nq_guarded_device"
+
+
+def _stack_limit():
+    """Half the smallest stack a launch's thread may have (the main thread's
+    RLIMIT_STACK, and ``threading.stack_size()`` for the worker threads), at most 4 MiB."""
+    limit = 8 << 20
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        if 0 < soft != resource.RLIM_INFINITY:
+            limit = min(limit, soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    import threading
+    if threading.stack_size():
+        limit = min(limit, threading.stack_size())
+    return max(64 << 10, limit // 2)
+
+
+#: How deep (bytes of machine stack below the outermost call) a recursive device
+#: function may go before it raises RecursionError instead of overflowing the stack
+#: of its thread and ending the process (a GPU thread has 1 KiB of stack by default).
+STACK_LIMIT = _stack_limit()
+
+
+@_intrinsic
+def _frame_address(typingctx):
+    """The address of a byte in the caller's stack frame, as uint64."""
+    def codegen(context, builder, sig, args):
+        slot = _cgutils.alloca_once(builder, _ir.IntType(8))
+        return builder.ptrtoint(slot, _ir.IntType(64))
+    return _nbtypes.uint64(), codegen
+
+
+@_njit(inline="always")
+def _stack_guard(base):
+    """*base* (the outermost call's frame address; 0 in the outermost call itself,
+    which returns its own), or 0 when this frame lies more than STACK_LIMIT below it."""
+    here = _frame_address()
+    b = _nbtypes.uint64(base)
+    if b == 0:
+        return here
+    if b > here and b - here > STACK_LIMIT:
+        return _nbtypes.uint64(0)
+    return b
 _CHECKED = "_nq_checked_device"
 _UNCHECKED = "_nq_unchecked_device"
 
@@ -79,10 +134,11 @@ def guarded_store(node, idx, n, test):
 
 
 class _Checks(ast.NodeTransformer):
-    def __init__(self, filename, function, is_device_call):
+    def __init__(self, filename, function, is_device_call, is_self_call=lambda func: False):
         self.filename = filename
         self.function = function
         self.is_device_call = is_device_call
+        self.is_self_call = is_self_call
         self.stores = 0
 
     def _site(self, node):
@@ -124,6 +180,8 @@ class _Checks(ast.NodeTransformer):
         self.generic_visit(node)
         if self.is_device_call(node.func):
             node.keywords.append(ast.keyword(arg=STATE, value=_name(STATE)))
+        if self.is_self_call(node.func):
+            node.keywords.append(ast.keyword(arg=STACK, value=_name(STACK + "h")))
         return node
 
     def visit_Lambda(self, node):           # their own scopes: left as written
@@ -189,17 +247,42 @@ def checked_function(dispatcher, pyfunc, self_names):
         v = n.value if isinstance(n, ast.Constant) else value_of(n.id) if isinstance(n, ast.Name) else None
         return isinstance(v, int) and not isinstance(v, bool)
 
+    def is_self_call(func):             # (an xpu.jit function names its dispatcher: dispatch.py
+        return isinstance(func, ast.Name) and (            # _self_reference replaces it)
+            func.id in self_names or func.id in self_cells or value_of(func.id) is dispatcher)
+
+    # a function that calls itself checks its depth: without, a missing base case
+    # overflowed the thread's stack (a segmentation fault of the whole process)
+    guarded = not plain and any(isinstance(n, ast.Call) and is_self_call(n.func) for n in ast.walk(tree))
     pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (numquad/_power.py)
     bound = {}                              # hasattr, round(x, n), bit_count: as in a kernel
     tree = _Calls(_control.Env(dispatcher.py_func, tree), bound).visit(tree)
     if not plain:
-        checks = _Checks(dispatcher.filename, tree.name, is_device_call)
+        checks = _Checks(dispatcher.filename, tree.name, is_device_call, is_self_call if guarded else
+                         (lambda func: False))
         body = []
         for st in tree.body:                # (its nested functions: left alone)
             new = checks.visit(st)
             body += new if isinstance(new, list) else [new]
+        if guarded:
+            name = dispatcher.__name__
+            line = getattr(tree, "lineno", dispatcher.firstlineno)
+            msg = (f'File "{dispatcher.filename}", line {line}, in {name}: {name} calls itself more '
+                   f"than {STACK_LIMIT >> 10} KiB of machine stack deep on the CPU target (a missing "
+                   f"or unreached base case?); it stopped there instead of overflowing the stack")
+            guard = ast.parse(
+                f"{STACK}h = _nq_stk({STACK})\n"
+                f"if {STACK}h == 0:\n"
+                f"    raise RecursionError({msg!r})\n").body
+            for st in guard:
+                ast.copy_location(st, tree)
+                for n in ast.walk(st):
+                    ast.copy_location(n, tree)
+            body = guard + body
         tree.body = body
         a.args.append(ast.arg(arg=STATE))
+        if guarded:
+            a.args.append(ast.arg(arg=STACK))
     tree.decorator_list = []
     a.defaults, a.kw_defaults = [], [None] * len(a.kwonlyargs)     # the function's own come from pyfunc
     free = list(code.co_freevars)
@@ -222,16 +305,26 @@ def checked_function(dispatcher, pyfunc, self_names):
                  _nq_shp=_bounds.shape_of)
     if pow_:
         glbls[_power.NAME] = _pow_intrinsic
+    if guarded:
+        glbls["_nq_stk"] = _stack_guard
     glbls.update(bound)
     closure = tuple(cells[n] for n in inner.co_freevars) or None
-    fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + ((None,) if not plain else ()),
-                               closure)
+    fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + ((None,) if not plain else ())
+                               + ((0,) if guarded else ()), closure)
     fn.__kwdefaults__ = pyfunc.__kwdefaults__
     fn.__qualname__ = pyfunc.__qualname__
     fn.__module__ = pyfunc.__module__
     if plain:
         setattr(fn, _UNCHECKED, True)
+    if guarded:
+        setattr(fn, _GUARDED, True)
     return fn
+
+
+def is_guarded(fn):
+    """True for a function :func:`checked_function` gave the recursion guard: it
+    takes ``_nq_sb`` after ``_nq_lb`` (0, or a stack address as uint64)."""
+    return getattr(fn, _GUARDED, False)
 
 
 def is_unchecked(fn):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import re
 import threading
 import types as _pytypes
@@ -392,8 +393,12 @@ class CPUTarget:
                 checking = checked is not None and not _devicefn.is_unchecked(checked)
                 # (no state given, None passed on by a caller given none, a state)
                 states = [numba.types.Omitted(None), numba.types.none, numba.types.CPointer(numba.types.uint8)]
-                sigs = [(tuple(args) + (st,), ret) for args, ret in getattr(self.dispatcher, "signatures", None) or []
-                        for st in (states if checking else [None])]
+                # a recursive one also its stack guard's (devicefn.py: none given, passed on)
+                stacks = ([(numba.types.Omitted(0),), (numba.types.uint64,)]
+                          if checking and _devicefn.is_guarded(checked) else [()])
+                sigs = [(tuple(args) + (st,) + sb, ret)
+                        for args, ret in getattr(self.dispatcher, "signatures", None) or []
+                        for st in (states if checking else [None]) for sb in stacks]
                 if not checking:
                     pyfunc = checked or pyfunc
                     scalar = _scalar_njit(pyfunc, error_model="numpy", fastmath=self.dispatcher.fastmath,
@@ -484,6 +489,10 @@ class CPUTarget:
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
         (g, b, gnd, bnd) = dims
+        code = self.dispatcher.py_func.__code__
+        if code.co_flags & inspect.CO_VARARGS:       # def k(a, *rest): rest is a tuple
+            n = code.co_argcount
+            args = tuple(args[:n]) + (tuple(args[n:]),)
         argtypes = _typeof_args(self.dispatcher, args, launch=True)
         if self.dispatcher.signatures:
             # declared types (numba.cuda's cuda.jit(sig)): arguments converted to them

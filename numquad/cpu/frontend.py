@@ -190,7 +190,9 @@ class _Env(_SharedEnv):
     def __init__(self, pyfunc, fn: ast.FunctionDef):
         super().__init__(pyfunc, fn)
         self.pyfunc = pyfunc
-        self.params = [a.arg for a in fn.args.args]
+        self.params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if fn.args.vararg is not None:        # a kernel's *args: one tuple (cpu/dispatch.py)
+            self.params.append(fn.args.vararg.arg)
 
     def lookup(self, name):
         return _cudaapi.as_xpu(super().lookup(name))
@@ -1056,7 +1058,7 @@ class Frontend:
             return None
         self._bind_call(node, callee)
         # parameters the call binds to constants (a shape passed down to the callee)
-        params = list(callee.source_tree.args.args)
+        params = list(callee.source_tree.args.posonlyargs + callee.source_tree.args.args)
         bindings = {}
         for p, a in zip(params, node.args):
             v = _cudaapi.constant_value(self, a)
@@ -1076,15 +1078,18 @@ class Frontend:
         the callee's defaults (constants), as Python binds them. A call that does not
         bind is left for _inline_call's error."""
         fargs = callee.source_tree.args
-        if fargs.vararg or fargs.kwarg or fargs.kwonlyargs or fargs.posonlyargs \
+        if fargs.vararg or fargs.kwarg or fargs.kwonlyargs \
                 or any(isinstance(a, ast.Starred) for a in node.args) \
                 or any(k.arg is None for k in node.keywords):
             return
-        names = [a.arg for a in fargs.args]
+        names = [a.arg for a in fargs.posonlyargs + fargs.args]
         if len(node.args) > len(names):
             return
         bound = dict(zip(names, node.args))
         for k in node.keywords:
+            if k.arg in {a.arg for a in fargs.posonlyargs}:
+                self.error(f"{callee.__name__}() got a positional-only argument passed as a "
+                           f"keyword: '{k.arg}'", node)
             if k.arg not in names:
                 self.error(f"{callee.__name__}() got an unexpected keyword argument "
                            f"'{k.arg}'; it takes ({', '.join(names)})", node)
