@@ -16,6 +16,10 @@ user's line numbers) with:
   store of another form has its index checked by ``_nq_dsx``, which raises), *site*
   naming the access's file and line;
 - every call of another checked device function passing ``_nq_lb=_nq_lb`` on;
+- in a function that calls itself, one more parameter, ``_nq_sb`` (default 0): the
+  outermost call's stack address, passed on to itself, and a ``RecursionError``
+  raised at entry once a call lies ``STACK_LIMIT`` bytes below it (without it, a
+  base case never reached overflowed the stack and ended the process);
 - the calls a kernel's frontend rewrites (``hasattr``, ``round(x, n)``,
   ``x.bit_count()``: cpu/cudaapi.py ``scalar_call``), so that a function computes
   the same compiled on its own as inlined into a kernel.
