@@ -126,6 +126,32 @@ def test_a_nested_tuple_holding_arrays(debug, target, rng):
     np.testing.assert_allclose(want, t[1] * xs + ys * k + lo + m + 4, rtol=1e-12)
 
 
+def _loops_over_a_tuple_of_arrays(x, arrays, out):
+    i = xpu.grid(1)
+    s = 0.0
+    for a in arrays:                                # no op in the loop
+        s += a[i] * 3
+    if x[i] > 0:                                    # under a lane-varying branch
+        for b in arrays:
+            s += b[i] * x[i]
+    for c in arrays:                                # around an op
+        s += Wave.reduceSum(c[i])
+    out[i] = Wave.prefixSum(s)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_loop_over_a_tuple_of_arrays(debug, target, rng):
+    # the loop's target was kept as a lane array, refused for an array ("differs from
+    # lane to lane"), where numba.cuda compiles the loop
+    _skip_debug_on_cuda(debug, target)
+    n, block = 96, 48
+    x, ys = rng.standard_normal(n), (rng.standard_normal(n), rng.standard_normal(n), rng.standard_normal(n))
+    want, _, _ = _both(_loops_over_a_tuple_of_arrays, target, debug, 2, block, x, ys, n=n)
+    total = sum(ys)
+    s = 3 * total + np.where(x > 0, total * x, 0) + _wave_sum(total, n, block)
+    np.testing.assert_allclose(want, _wave_prefix(s, n, block), rtol=1e-9, atol=1e-9)
+
+
 def _per_lane_index(x, t, out):
     i = xpu.grid(1)
     s = 0.0

@@ -654,6 +654,17 @@ def _has_jump(items, kinds):
 
 
 def _first_is_plain_store(region, name):
+    """Is every read of *name* in *region* after a store there: the first statement
+    naming it is ``name = <expr without name>``, or *name* is the target of one
+    ``for`` loop (at any depth; ``for a in arrays:``) and named nowhere else but in
+    that loop's body? (After a loop that ran no iteration, the earlier value is
+    read, which only a lane array keeps.)"""
+    loops = [n for n in ast.walk(ast.Module(body=region.stmts, type_ignores=[]))
+             if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name]
+    if len(loops) == 1 and name not in _fe._names_in(loops[0].iter):
+        inside = sum(_fe._names_in(s).count(name) for s in [loops[0].target] + loops[0].body)
+        if inside == sum(_fe._names_in(s).count(name) for s in region.stmts):
+            return True
     for s in region.stmts:
         names = set(_fe._names_in(s))
         if name not in names:
