@@ -1187,3 +1187,70 @@ def test_mutually_recursive_device_functions_are_one_line_on_the_cpu():
     with pytest.raises(NumquadCompileError, match=r"mutually recursive lane functions "
                                                   r"\(_is_even -> _is_odd -> _is_even\)"):
         k.cpu[1, 32](x, out)
+
+
+# ---------------------------------------------------------------------------
+# literal_unroll: a loop over a heterogeneous tuple, written out per element
+# ---------------------------------------------------------------------------
+
+LU_ARRAYS = (np.array([3.5, -1.0, 2.25]), np.arange(6, dtype=np.int16).reshape(2, 3),
+             np.array([7.5, 0.5], np.float32))
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_literal_unroll_over_global_and_argument_tuples(target, rng):
+    from numquad import Wave
+
+    @xpu.jit
+    def k(out, t, x):
+        i = cuda.grid(1)
+        s = 0.0
+        j = 0
+        for arr in numba.literal_unroll(LU_ARRAYS):        # a global tuple of arrays
+            s += arr.sum() * (j + 1)
+            j += 1
+        for v in cuda.literal_unroll(t):                   # an argument: int, float, float32
+            if x[i] > 0:
+                s += Wave.prefixSum(v * x[i])
+            else:
+                s -= v
+        out[i] = s
+
+    n = 64
+    x = rng.standard_normal(n)
+    t = (int(rng.integers(-5, 5)), float(rng.standard_normal()), np.float32(rng.standard_normal()))
+    out = np.full(n, POISON_F)
+    launch(k, target, 2, 32)(out, t, x)
+    base = sum(float(a.sum()) * (j + 1) for j, a in enumerate(LU_ARRAYS))
+    want = np.full(n, base)
+    pos = x > 0
+    for v in t:
+        term = np.float64(v) * x
+        scan = np.zeros(n)
+        for w in range(2):                                  # per wave, over the lanes where x > 0
+            sl = slice(32 * w, 32 * w + 32)
+            m = pos[sl]
+            scan[sl] = np.where(m, np.cumsum(np.where(m, term[sl], 0)) - np.where(m, term[sl], 0), 0)
+        want += np.where(pos, scan, -np.float64(v))
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+def test_literal_unroll_with_break_or_an_unknown_length_is_one_line():
+    @xpu.jit
+    def k_break(out):
+        for arr in numba.literal_unroll(LU_ARRAYS):
+            if arr.size > 2:
+                break
+            out[0] += arr.sum()
+
+    @xpu.jit
+    def k_len(out, n):
+        t = (1, 2.5) if n > 0 else (3, 4.5)
+        for v in numba.literal_unroll(t):
+            out[0] += v
+
+    with pytest.raises(NumquadCompileError, match=r"line \d+: break in a literal_unroll loop is not supported"):
+        k_break.cpu[1, 1](np.zeros(1))
+    with pytest.raises(NumquadCompileError, match=r"literal_unroll\(t\): the CPU target unrolls a tuple whose "
+                                                  r"length it knows at compile time"):
+        k_len.cpu[1, 1](np.zeros(1), 1)

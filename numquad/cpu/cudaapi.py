@@ -175,6 +175,10 @@ def _rows():
             "typed as numba.cuda types them (`math.floor`, `ceil`, `trunc` are floats, not int64; "
             "`math.pow(float32, int32)` is float32); Numba's CPU math and the C library: results "
             "may differ in the last bit from libdevice", False),
+        Api("literal_unroll", _G_MISC, "`for x in literal_unroll(t)`: loop over a heterogeneous tuple "
+            "(also `numba.literal_unroll`)", True, "written out once per element at compile time: `t` a "
+            "global or closure tuple, a tuple argument or a tuple display; no `break`/`continue` in the loop",
+            False),
         Api("nanosleep", _G_MISC, "`nanosleep(ns)`: sleep about ns nanoseconds", True, "a no-op"),
     ]
     for n in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv"):
@@ -196,8 +200,6 @@ def _rows():
             "use separate scalars or a small local array", False),
         Api("shared.array(extension type)", _G_NO, "shared/local arrays of extension (struct-model) "
             "types", False, "use a record (structured) dtype", False),
-        Api("literal_unroll", _G_NO, "loop over a heterogeneous tuple", False,
-            "write the loop out", False),
         Api("declare_device", _G_NO, "external (C/PTX) device functions, `link=`", False,
             "write the function in Python", False),
     ]

@@ -371,6 +371,20 @@ def _unpack_target(t):
     return isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(map(_unpack_target, t.elts))
 
 
+def _loop_level(stmts):
+    """The statements of a loop body at its own level: not inside nested loops
+    (their ``break``/``continue`` are theirs), nested functions or classes."""
+    for s in stmts:
+        yield s
+        if isinstance(s, (ast.For, ast.While, ast.AsyncFor)):
+            yield from _loop_level(s.orelse)
+        elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(s, field, []) or []:
+                    yield from _loop_level(child.body if isinstance(child, (ast.ExceptHandler,)) or
+                                           type(child).__name__ == "match_case" else [child])
+
+
 def _names_in(node, ctx=None):
     out = []
     for n in ast.walk(node):
@@ -459,6 +473,7 @@ class Frontend:
         for name in self.env.locals:
             if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
+        self._unroll_literal_loops(self.fn)
         self.ops_used = set()
         self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)
         self.env.closure.update({"_nq_Wave": _ops.Wave, "_nq_np": np})
@@ -472,6 +487,85 @@ class Frontend:
         self.has_barrier = any(self._contains_barrier(s) for s in self.body)
         self.uniform = self._uniform_names(self.body)
         self.items = self._segment(self.body, top=True)
+
+    # -- numba.literal_unroll -------------------------------------------------------
+    def _unroll_literal_loops(self, node):
+        """Each ``for x in literal_unroll(t):`` below *node* (in place; the tree is
+        the frontend's own copy) written out once per element of ``t``, as Numba's
+        ``literal_unroll`` does: ``x_k = t[k]`` then the body with ``x`` as
+        ``x_k``, so that each element keeps its own type (a tuple of arrays of
+        different dtypes or dimensions). ``t`` is a tuple the compile knows the
+        length of: a global or closure tuple, a tuple display, or a tuple argument."""
+        for field, value in ast.iter_fields(node):
+            if not isinstance(value, list):
+                continue
+            out, changed = [], False
+            for st in value:
+                if isinstance(st, ast.For) and self._is_literal_unroll(st.iter):
+                    out.extend(self._unrolled(st))
+                    changed = True
+                else:
+                    if isinstance(st, ast.AST):
+                        self._unroll_literal_loops(st)
+                    out.append(st)
+            if changed:
+                setattr(node, field, out)
+
+    def _is_literal_unroll(self, it):
+        if not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))):
+            return False
+        if isinstance(it.func, ast.Name) and it.func.id in self.env.locals:
+            return False
+        obj = self.env.resolve(it.func)         # numba's, or numba.cuda's own copy
+        return getattr(obj, "__name__", None) == "literal_unroll" and \
+            str(getattr(obj, "__module__", "")).startswith("numba")
+
+    def _unrolled(self, st):
+        it = st.iter
+        if len(it.args) != 1 or it.keywords:
+            self.error("literal_unroll() takes one tuple", st)
+        arg = it.args[0]
+        n = None
+        if isinstance(arg, ast.Tuple):
+            n = len(arg.elts)
+        elif isinstance(arg, ast.Name) and arg.id in self.env.params and self.argtypes is not None:
+            from numba.core import types as _nbt
+            ty = self.argtypes[self.env.params.index(arg.id)]
+            n = len(ty) if isinstance(ty, _nbt.BaseTuple) else None
+        elif not (isinstance(arg, ast.Name) and arg.id in self.env.locals):
+            obj = self.env.resolve(arg)
+            n = len(obj) if isinstance(obj, tuple) else None
+        if n is None:
+            self.error(f"literal_unroll({ast.unparse(arg)}): the CPU target unrolls a tuple whose length "
+                       f"it knows at compile time (a global or closure tuple, a tuple argument, or a "
+                       f"tuple display)", st)
+        if st.orelse:
+            self.error("a literal_unroll loop with an else clause is not supported by the CPU target", st)
+        if not isinstance(st.target, ast.Name):
+            self.error("a literal_unroll loop's target must be one name on the CPU target", st)
+        for sub in _loop_level(st.body):
+            if isinstance(sub, (ast.Break, ast.Continue)):
+                self.error(f"{'break' if isinstance(sub, ast.Break) else 'continue'} in a literal_unroll "
+                           f"loop is not supported by the CPU target (it writes the body out once per "
+                           f"element)", sub)
+        name = st.target.id
+        out = []
+        for k in range(n):
+            fresh = self.fresh(f"lu_{name}")
+            self.env.locals.add(fresh)
+            item = ast.Assign(targets=[ast.Name(fresh, ast.Store())],
+                              value=ast.Subscript(value=copy.deepcopy(arg), slice=ast.Constant(k), ctx=ast.Load()))
+            body = [copy.deepcopy(b) for b in st.body]
+            for b in body:
+                for m in ast.walk(b):
+                    if isinstance(m, ast.Name) and m.id == name:
+                        m.id = fresh
+            for m in [item] + body:
+                ast.copy_location(m, st)
+                ast.fix_missing_locations(m)
+            self._unroll_literal_loops(ast.Module(body=body, type_ignores=[]))
+            out += [item] + body
+        return out or [ast.copy_location(ast.Pass(), st)]
 
     # -- errors ---------------------------------------------------------------
     def error(self, msg, node):

@@ -17,7 +17,6 @@ from numba.cuda import config
 from _port import PortedCase, on_cuda, cpu_xfail
 
 # each kernel loops over a tuple of arrays with literal_unroll
-literal_unroll_xfail = cpu_xfail("literal_unroll is not supported by the CPU target (NumquadCompileError)")
 
 
 class TestArrayReductions(PortedCase):
@@ -38,7 +37,6 @@ class TestArrayReductions(PortedCase):
         config.DISABLE_PERFORMANCE_WARNINGS = self.old_perf_warnings_setting
         super().tearDown()
 
-    @literal_unroll_xfail
     def test_all_basic(self):
         cases = (
             np.float64([1.0, 0.0, float("inf"), float("nan")]),
@@ -61,7 +59,6 @@ class TestArrayReductions(PortedCase):
         got = out
         self.assertPreciseEqual(expected, got)
 
-    @literal_unroll_xfail
     def test_any_basic(self):
         cases = (
             np.float64([0.0, -0.0, 0.0, 0.0]),
@@ -84,7 +81,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_sum_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -110,7 +106,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_mean_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -136,7 +131,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_var_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -162,7 +156,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out, prec="double")
 
-    @literal_unroll_xfail
     def test_std_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -188,7 +181,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_min_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -214,7 +206,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_max_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -240,7 +231,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_nanmin_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -266,7 +256,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_nanmax_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -292,7 +281,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_nanmean_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -316,7 +304,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_nansum_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -342,7 +329,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_nanprod_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -368,7 +354,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_count_nonzero_basic(self):
         cases = (
             np.int64([1, 0, 2, 0, 3]),
@@ -393,7 +378,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_count_nonzero_bool(self):
         cases = (
             np.array([True, False, True, False, True]),
@@ -413,7 +397,6 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
-    @literal_unroll_xfail
     def test_count_nonzero_2d(self):
         cases = (
             np.int64([[1, 0, 2], [0, 3, 0]]),
