@@ -181,6 +181,14 @@ def _cuda_table():
         obj = getattr(cuda, name, None)
         if obj is not None:
             table[id(obj)] = (obj, name)
+    # a group's functions bound to another name (``atomic_add = cuda.atomic.add``)
+    for group, names in (("shared", ("array",)), ("local", ("array",)), ("const", ("array_like",)),
+                         ("atomic", tuple(_xpu.atomic.__all__))):
+        g = getattr(cuda, group, None)
+        for n in names:
+            obj = getattr(g, n, None) if g is not None else None
+            if obj is not None:
+                table[id(obj)] = (obj, f"{group}.{n}")
     return table
 
 

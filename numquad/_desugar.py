@@ -51,6 +51,7 @@ loop, as in Python::
 from __future__ import annotations
 
 import ast
+import sys
 import re
 
 from . import ops as _ops
@@ -365,6 +366,37 @@ def is_temporary(name):
     return _TEMPORARY.fullmatch(name) is not None
 
 
+#: (fewest, most) arguments of the barriers, as numba.cuda types them: checked on
+#: every target (an argument to ``syncthreads`` ran as a plain barrier on the CPU and
+#: in the interpreter, and was a raw TypeError without a line on CUDA)
+_BARRIER_ARITY = {"syncthreads": (0, 0), "syncthreads_count": (1, 1), "syncthreads_and": (1, 1),
+                  "syncthreads_or": (1, 1), "syncwarp": (0, 1)}
+
+
+def _cuda_barrier(obj):
+    """The name of numba.cuda's barrier reduction *obj* (``syncthreads_count``, ...)."""
+    cuda = sys.modules.get("numba.cuda")
+    for name in ("syncthreads_count", "syncthreads_and", "syncthreads_or"):
+        if cuda is not None and obj is getattr(cuda, name, None):
+            return name
+    return None
+
+
+def _check_barrier_arity(call, builtin, pyfunc):
+    if builtin not in _BARRIER_ARITY:
+        return
+    fewest, most = _BARRIER_ARITY[builtin]
+    n = len(call.args) + len(call.keywords)
+    if fewest <= n <= most and not call.keywords:
+        return
+    form, takes = {(0, 0): ("()", "no arguments"), (1, 1): ("(pred)", "1 argument"),
+                   (0, 1): ("(mask)", "at most one argument")}[(fewest, most)]
+    got = f"keyword argument(s) {', '.join(k.arg or '**' for k in call.keywords)}" if call.keywords else str(n)
+    hint = "; for the lanes of a warp, syncwarp(mask)" if builtin == "syncthreads" else ""
+    raise NumquadCompileError(f"{ast.unparse(call.func)}{form} takes {takes}; got {got}{hint} "
+                              f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(call, "lineno", None))
+
+
 def _check_op_values(fn, pyfunc):
     """A cross-lane op, or the ``Quad``/``Wave`` namespace, used as a value (``W =
     Wave``, ``f = Wave.prefixSum``, an op passed to a function or chosen by ``if``):
@@ -381,6 +413,8 @@ def _check_op_values(fn, pyfunc):
         elif isinstance(n, ast.Attribute):
             allowed.add(id(n.value))
     for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and not any(isinstance(a, ast.Starred) for a in n.args):
+            _check_barrier_arity(n, env.builtin(n.func) or _cuda_barrier(env.resolve(n.func)), pyfunc)
         if not isinstance(n, (ast.Name, ast.Attribute)) or not isinstance(n.ctx, ast.Load) or id(n) in allowed:
             continue
         obj = env.resolve(n)

@@ -84,7 +84,15 @@ def _cuda_table():
         obj = getattr(cuda, name, None)
         if obj is not None:
             table[id(obj)] = (obj, name)
+            # its functions bound to another name (``atomic_add = cuda.atomic.add``)
+            for attr in dir(obj):
+                f = getattr(obj, attr, None) if not attr.startswith("_") and name not in _DIM_GROUPS else None
+                if callable(f):
+                    table.setdefault(id(f), (f, f"{name}.{attr}"))
     return table
+
+
+_DIM_GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 
 
 def _builtin_name(obj):
@@ -348,6 +356,14 @@ def _float_to_int(t, x):
     if info.kind == "i" and r >= 1 << (info.bits - 1):
         r -= 1 << info.bits
     return t(r)
+
+
+def _as_int32(x):
+    """*x* converted to int32 as a numba.cuda ``i4`` parameter takes it: a float as
+    the GPU converts, an integer wrapped to its low 32 bits."""
+    if isinstance(x, (float, np.floating)):
+        return _float_to_int(np.int32, x)
+    return np.int64(int(x) & 0xFFFFFFFF).astype(np.uint32).astype(np.int32)
 
 
 def _nq_toint(t, x):
@@ -1118,6 +1134,10 @@ class _Thread:
     # (numba.cuda's semantics, as listed in xpu.ATOMICS)
     @staticmethod
     def _cast(ary, v):
+        # a float into an integer array converts as the GPU converts (saturating;
+        # NumPy's astype gave the x86 "integer indefinite" 0x80...0 for 3e9 -> int32)
+        if ary.dtype.kind in "iu" and isinstance(v, (float, np.floating)):
+            return _float_to_int(ary.dtype.type, v)
         return np.asarray(v).astype(ary.dtype)[()]
 
     def _rmw(self, ary, idx, val, f):
@@ -1688,7 +1708,15 @@ def _schedule(gens, nthreads):
         what = req[waiting[0]][2]
         value = None
         if what is not None:                       # syncthreads_count/_and/_or
-            preds = [bool(_as_scalar(req[t][3][0]) != 0) for t in waiting]
+            # numba.cuda types them i4(i4): the predicate is an int32 first, and
+            # neither a bool nor a float (as the compiled targets refuse them)
+            vals = [_as_scalar(req[t][3][0]) for t in waiting]
+            bad = next((v for v in vals if isinstance(v, (bool, np.bool_, float, np.floating, complex,
+                                                             np.complexfloating))), None)
+            if bad is not None:
+                raise SIMTError(f"cuda.{what}(pred): pred got {np.asarray(bad).dtype}; it takes an integer "
+                                f"(numba.cuda does not take a bool: write int32(pred))")
+            preds = [_as_int32(v) != 0 for v in vals]
             n = sum(preds) if what == "syncthreads_count" else \
                 int(all(preds)) if what == "syncthreads_and" else int(any(preds))
             value = np.int32(n)

@@ -372,6 +372,13 @@ class _Subst(ast.NodeTransformer):
                 self.fe.error(f"xpu.{b}({form}) takes {want} arguments; got {len(node.args)}", node)
             args = [self.visit(a) for a in node.args]
             arr = node.args[0]
+            if self.mode != "shadow" and isinstance(args[0], ast.Name) and \
+                    b != "atomic.compare_and_swap":
+                # the index checked as a store's is, naming the atomic's line (Numba's
+                # boundscheck inside the atomic still guards what this cannot see)
+                shape = _shape_arg(self.fe.allocs, args[0].id) or _call("_nq_shp", _name(args[0].id))
+                args[1] = ast.copy_location(_call("_nq_six", shape, args[1], _const(getattr(node, "lineno", 0))),
+                                            node.args[1])
             if self.mode != "shadow" and isinstance(arr, ast.Name) and arr.id in self.private:
                 # into the call's private copy, merged at its end (cpu/private_atomics.py)
                 return _call(f"_nq_patomic_{b.split('.')[1]}", args[0], _name(f"_nq_pv_{arr.id}"), *args[1:])

@@ -1,0 +1,157 @@
+"""What a probe of block-level kernels found (nineteenth session): the python
+target's atomics and barrier predicates converted values unlike numba.cuda, it
+could not call a numba.cuda function bound to another name, a barrier with an
+argument ran on two targets and failed without a line on the third, and an
+atomic's index out of bounds named the kernel's first line.
+
+Expected values are written out from numba.cuda's rules (docs/semantics.md
+"Conversions", docs/numba-cuda.md); outputs are poisoned first.
+"""
+
+import math
+import re
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from numquad import NumquadCompileError, xpu
+from numquad.errors import NumquadIndexError
+
+atomic_add = cuda.atomic.add            # numba.cuda's functions under other names
+atomic_max = cuda.atomic.max
+sarray = cuda.shared.array
+
+
+def _int_of(t, v):
+    """Float *v* as integer type *t*, as the GPU converts: toward zero, saturating."""
+    info = np.iinfo(t)
+    v = float(v)
+    if v == np.inf or v == -np.inf:
+        return t(info.max if v > 0 else info.min)
+    return t(min(max(math.trunc(v), int(info.min)), int(info.max)))      # exact: Python ints
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
+def test_an_atomic_converts_a_float_value_as_the_gpu_converts(target, dtype, rng):
+    # the python target took NumPy's astype: 3e9 -> int32 was -2**31 there
+    @xpu.jit
+    def k(v, a, olds):
+        t = xpu.threadIdx.x
+        if t < v.shape[0]:
+            olds[t] = xpu.atomic.add(a, t, v[t])
+            xpu.atomic.max(a, t + v.shape[0], v[t])
+
+    v = np.array([3e9, np.inf, 1e19, -2.5, -7e18, 2.0**63, 4.75, -np.inf])
+    v[7] = rng.choice([-np.inf, -1e30])
+    start = rng.integers(0, 50, 2 * v.size).astype(dtype)
+    a = start.copy()
+    olds = np.full(v.size, 99, dtype)
+    getattr(k, target)[1, 32](v, a, olds)
+    conv = np.array([_int_of(dtype, x) for x in v], dtype)
+    want = start.copy()
+    with np.errstate(over="ignore"):
+        want[:v.size] = start[:v.size] + conv
+    want[v.size:] = np.maximum(start[v.size:], conv)
+    np.testing.assert_array_equal(a, want)
+    np.testing.assert_array_equal(olds, start[:v.size])
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_barrier_predicate_is_an_int32_first(target, rng):
+    # numba.cuda types syncthreads_count/_and/_or as i4(i4): 2**32 is 0 there
+    @xpu.jit
+    def k(v, out):
+        t = xpu.threadIdx.x
+        c = cuda.syncthreads_count(v[t])
+        o = cuda.syncthreads_or(v[t])
+        a = cuda.syncthreads_and(v[t])
+        out[t, 0] = c
+        out[t, 1] = o
+        out[t, 2] = a
+
+    n = 48
+    v = rng.choice(np.array([2**32, -2**40, 2**32 + 1, 5, 0], np.int64), n)
+    out = np.full((n, 3), -9, np.int32)
+    getattr(k, target)[1, n](v, out)
+    low = (v.astype(np.uint64) & np.uint64(0xFFFFFFFF)) != 0
+    want = np.array([low.sum(), low.any(), low.all()], np.int32)
+    np.testing.assert_array_equal(out, np.broadcast_to(want, (n, 3)))
+
+
+def test_a_float_barrier_predicate_is_refused_by_the_python_target_too():
+    @xpu.jit
+    def k(v, out):
+        t = xpu.threadIdx.x
+        c = cuda.syncthreads_count(v[t])
+        out[t] = c
+
+    for target in ("cpu", "python"):
+        with pytest.raises(Exception, match=r"syncthreads_count\(pred\): pred got float64; it takes an integer"):
+            getattr(k, target)[1, 32](np.full(32, 0.5), np.zeros(32, np.int32))
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_numba_cuda_functions_bound_to_other_names(target, rng):
+    # the python target raised Stub.__new__'s TypeError and "cannot be called from host code"
+    @xpu.jit
+    def k(x, total, out):
+        t = xpu.threadIdx.x
+        sm = sarray(64, np.int64)
+        sm[t] = x[t]
+        xpu.syncthreads()
+        atomic_add(total, 0, sm[63 - t])
+        atomic_max(total, 1, sm[t])
+        out[t] = sm[63 - t]
+
+    x = rng.integers(-1000, 1000, 64)
+    total = np.array([0, -2**62], np.int64)
+    out = np.full(64, -1, np.int64)
+    getattr(k, target)[1, 64](x, total, out)
+    np.testing.assert_array_equal(out, x[::-1])
+    np.testing.assert_array_equal(total, [x.sum(), x.max()])
+
+
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
+@pytest.mark.parametrize("call, takes", [("xpu.syncthreads(0xFFFF)", "() takes no arguments; got 1; "
+                                          "for the lanes of a warp, syncwarp(mask)"),
+                                         ("cuda.syncthreads_count()", "(pred) takes 1 argument; got 0"),
+                                         ("cuda.syncwarp(1, 2)", "(mask) takes at most one argument; got 2")])
+def test_a_barrier_with_the_wrong_arguments_is_one_line_on_every_target(target, call, takes, tmp_path):
+    # syncthreads(mask) ran as a plain barrier on the CPU and python targets, and was
+    # a TypeError without a line on CUDA
+    src = tmp_path / "kb.py"
+    src.write_text("import numpy as np\nfrom numba import cuda\nfrom numquad import xpu\n\n"
+                   "@xpu.jit\ndef kb(out):\n    t = xpu.threadIdx.x\n"
+                   f"    {call}\n    out[t] = t\n")
+    ns = {}
+    exec(compile(src.read_text(), str(src), "exec"), ns)
+    kb = ns["kb"]
+    with pytest.raises(NumquadCompileError) as e:
+        if target == "cuda-ptx":
+            kb.inspect_ptx("void(int64[:])", cc=(9, 0))
+        else:
+            getattr(kb, target)[1, 32](np.zeros(32, np.int64))
+    msg = str(e.value)
+    assert "\n" not in msg
+    name = call.split("(")[0]
+    assert msg.startswith(f'File "{src}", line 8: {name}{takes}'), msg
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_atomic_out_of_bounds_names_its_line(debug):
+    # it named the decorator's line ("an index in k is out of bounds")
+    def k(out, v):
+        t = xpu.threadIdx.x
+        old = xpu.atomic.max(out, (t + 60,), v[t])
+        v[t] = old
+
+    kk = xpu.jit(k, debug=debug)
+    out = np.zeros(64, np.int32)
+    with pytest.raises(NumquadIndexError) as e:
+        kk.cpu[1, 32](out, np.ones(32, np.int32))
+    line = k.__code__.co_firstlineno + 2
+    assert re.match(rf'File ".*", line {line}: k stores out of bounds in the launch \[1, 32\]: index 64 on '
+                    rf'axis 0 of an array of size 64', str(e.value)), str(e.value)
+    assert (out[60:] == 1).all() and (out[:60] == 0).all()      # nothing past the array
