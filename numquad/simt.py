@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _builtins
+import copy
 import itertools
 import math
 import operator
@@ -576,6 +577,9 @@ def _nq_binop(opname, a, b, inplace=False):
         else:
             t = np.uint64 if a.dtype.kind == "u" and b.dtype.kind == "u" else np.int64
         a, b = t(a), t(b)
+        if (fn is operator.floordiv or fn is operator.mod) and t is np.int64 and b == -1:
+            # Numba's signed division: MIN // -1 is 0 (and MIN % -1), where NumPy wraps
+            return t(-int(a)) if fn is operator.floordiv and a != np.iinfo(np.int64).min else t(0)
         if fn is operator.pow and b < 0:
             if a == 0:
                 return t(np.uint64(1) << np.uint64(63))
@@ -998,6 +1002,18 @@ class _Transformer(ast.NodeTransformer):
                                   ast.Name("__nq_T", ast.Load()), self.key(site)] + args,
                             keywords=keywords)
             return ast.copy_location(ast.YieldFrom(value=call), node)
+        if isinstance(f, ast.Name) and f.id in self.r.locals and \
+                not any(isinstance(a, ast.Starred) for a in node.args):
+            # a function passed as an argument (``apply(sq, x)``: numba.cuda's Dispatcher
+            # argument): a device function is called as one, anything else plainly
+            args = [self.visit(a) for a in node.args]
+            keywords = [ast.copy_location(ast.keyword(k.arg, self.visit(k.value)), k)
+                        for k in node.keywords]
+            site = next(self.ids)
+            call = ast.Call(func=ast.Name("__nq_dyncall", ast.Load()),
+                            args=[self.visit(f), ast.Name("__nq_T", ast.Load()), self.key(site)] + args,
+                            keywords=keywords)
+            return ast.copy_location(ast.YieldFrom(value=call), node)
         if obj is range:
             args = [self.visit(a) for a in node.args]
             return ast.copy_location(ast.Call(func=ast.Name("__nq_range", ast.Load()), args=args,
@@ -1013,6 +1029,13 @@ class _Transformer(ast.NodeTransformer):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_math", ast.Load()),
                                               args=[self.visit(f)] + [self.visit(a) for a in node.args],
                                               keywords=[]), node)
+        if obj is divmod and len(node.args) == 2 and not node.keywords:
+            # both parts as the operators compute them (divmod of int8s is int64s in Numba)
+            a, b = (self.visit(x) for x in node.args)
+            parts = [ast.Call(func=ast.Name("__nq_binop", ast.Load()),
+                              args=[ast.Constant(name), x, y], keywords=[])
+                     for name, x, y in (("FloorDiv", a, b), ("Mod", copy.deepcopy(a), copy.deepcopy(b)))]
+            return ast.copy_location(ast.Tuple(elts=parts, ctx=ast.Load()), node)
         if (obj is int or any(obj is t for t in _INT_TYPES)) and len(node.args) == 1 \
                 and not node.keywords:
             return ast.copy_location(ast.Call(func=ast.Name("__nq_toint", ast.Load()),
@@ -1559,9 +1582,19 @@ class _Compiled:
         self.gen = gen
 
 
+def _nq_dyncall(fn, T, pre, *args, **kwargs):
+    """A call of a local name: a device function passed as an argument runs as one
+    (:func:`_nq_call`), any other callable plainly."""
+    d = _as_dispatcher(fn)
+    if isinstance(d, _xpu.Dispatcher):
+        return (yield from _nq_call(d, T, pre, *args, **kwargs))
+    return fn(*args, **kwargs)
+    yield       # (a generator: the call site says ``yield from``)
+
+
 def _nq_call(dispatcher, T, pre, *args, **kwargs):
     gen = _target_of(dispatcher).compiled().gen
-    sig = _declared_signature(dispatcher, len(args) + len(kwargs))
+    sig = _declared_signature(dispatcher, len(args) + len(kwargs), args if not kwargs else None)
     if sig is None:
         return (yield from gen(T, pre, *args, **kwargs))
     # a declared signature (numba.cuda's cuda.jit("int32(float64)", device=True)):
@@ -1572,9 +1605,12 @@ def _nq_call(dispatcher, T, pre, *args, **kwargs):
     return result if ret is None else _to_declared(result, ret)
 
 
-def _declared_signature(dispatcher, nargs):
-    """The first signature *dispatcher* (or the numba.cuda function it stands for) was
-    declared with that takes *nargs* arguments: (argument types, return type); else None."""
+def _declared_signature(dispatcher, nargs, args=None):
+    """The signature *dispatcher* (or the numba.cuda function it stands for) was
+    declared with that takes *nargs* arguments and fits *args* best (Numba's
+    overload rating: fewest unsafe, then safe, then promoting conversions; the first
+    of several when *args* is None or cannot be typed): (argument types, return
+    type); else None."""
     foreign = getattr(dispatcher, "_numquad_foreign", None)
     sigs = list(getattr(dispatcher, "signatures", None) or ())
     if foreign is not None:
@@ -1582,10 +1618,33 @@ def _declared_signature(dispatcher, nargs):
         if type(foreign).__module__.startswith("numba.cuda"):
             sigs += [(tuple(a), getattr(getattr(c, "signature", None), "return_type", None))
                      for a, c in getattr(foreign, "overloads", {}).items()]
-    for argtys, ret in sigs:
-        if len(argtys) == nargs:
-            return tuple(argtys), ret
+    sigs = [(tuple(a), r) for a, r in sigs if len(a) == nargs]
+    if len(sigs) > 1 and args is not None:
+        rated = [(r, s) for s in sigs for r in [_fit(args, s[0])] if r is not None]
+        if rated:
+            return min(rated, key=lambda x: x[0])[1]
+    if sigs:
+        return sigs[0]
     return None
+
+
+def _fit(args, argtys):
+    """(unsafe, safe, promoting) conversions from *args*' types to *argtys*, as Numba
+    rates an overload; None where one cannot convert."""
+    from numba import typeof
+    from numba.core.registry import cpu_target
+    from numba.core.typeconv import Conversion
+    counts = [0, 0, 0]
+    for a, t in zip(args, argtys):
+        try:
+            conv = cpu_target.typing_context.can_convert(typeof(a), t)
+        except ValueError:
+            return None
+        if conv is None:
+            return None
+        for k, kind in enumerate((Conversion.unsafe, Conversion.safe, Conversion.promote)):
+            counts[k] += conv == kind
+    return tuple(counts)
 
 
 def _to_declared(value, nbtype):
@@ -1620,6 +1679,7 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
+             "__nq_dyncall": _nq_dyncall,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
              "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}

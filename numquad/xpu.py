@@ -423,6 +423,22 @@ def _config_key(griddim, blockdim):
     return (griddim, blockdim)
 
 
+def _is_arg_hint(a):
+    """numba.cuda's ``cuda.In(a)``, ``cuda.Out(a)``, ``cuda.InOut(a)`` launch arguments."""
+    return type(a).__module__ == "numba.cuda.args" and hasattr(a, "value")
+
+
+def _host_argument(a):
+    """A launch argument on a host target: ``cuda.In(a)`` a copy of ``a`` (what the
+    kernel writes does not come back, as numba.cuda copies it only to the device),
+    ``cuda.Out(a)`` and ``cuda.InOut(a)`` the array itself (written back)."""
+    if not _is_arg_hint(a):
+        return a
+    if type(a).__name__ == "In" and isinstance(a.value, np.ndarray):
+        return a.value.copy()
+    return a.value
+
+
 def _flag(option, value):
     """*value* of the on/off option *option* of xpu.jit as a bool; a TypeError for
     anything but True, False, 0 or 1 (numba.cuda's flags; numquad has no per-flag
@@ -949,10 +965,13 @@ class Dispatcher:
             if key is not None and len(self._configs) < 64:
                 self._configs[key] = dims
         args = self._check_arity(args)
-        target = target or self._choose(args)
-        if self.signatures and target == "cuda":
-            # numba.cuda's cuda.jit(sig): scalars take the declared types (the CPU target
-            # converts every argument itself)
+        hinted = any(map(_is_arg_hint, args))
+        target = target or self._choose([a.value if _is_arg_hint(a) else a for a in args] if hinted else args)
+        if hinted and target != "cuda":
+            args = tuple(map(_host_argument, args))
+        if self.signatures and target in ("cuda", "python"):
+            # numba.cuda's cuda.jit(sig): scalars take the types of the signature that
+            # fits best (the CPU target converts every argument itself)
             from .cpu.cudaapi import convert_scalars
             args = convert_scalars(self, args)
         return self._target(target).launch(dims, extra, args)

@@ -934,8 +934,64 @@ def test_signature_compiles_eagerly_and_converts_arguments(rng):
     want = np.float32(1.7) * x + y                             # a is converted to float32
     k[1, 128](1.7, x, y)
     np.testing.assert_array_equal(y, want)
-    with pytest.raises(TypeError, match="no matching definition"):
+    with pytest.raises(TypeError, match="No matching definition"):      # numba.cuda's words
         k[1, 128](1.7, x.astype(np.float64), y.astype(np.int16))
+
+
+def _add_scaled(r, x, y):
+    r[0] = x + y
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_signature_list_takes_the_best_match_as_numba_cuda_does(target):
+    # the CPU target took the first signature the arguments converted to, lossily:
+    # numba-cuda's test_explicit_signatures_same_type_class
+    kf = xpu.jit(["void(float64[::1], float32, float32)", "void(float64[::1], float64, float64)"])(_add_scaled)
+    ki = xpu.jit(["void(int64[::1], int32, int32)", "void(int64[::1], int64, int64)"])(_add_scaled)
+    r = np.full(1, np.nan)
+    launch(kf, target, 1, 1)(r, 1, 2 ** -25)
+    assert r[0] == 1 + 2 ** -25
+    launch(kf, target, 1, 1)(r, np.float32(1), np.float32(2 ** -25))
+    assert r[0] == 1.0                                      # float32 arithmetic
+    ri = np.full(1, -1, np.int64)
+    launch(ki, target, 1, 1)(ri, np.int64(2 ** 40), 3)
+    assert ri[0] == 2 ** 40 + 3
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_signature_refuses_arrays_of_another_dtype_and_complex_for_real(target):
+    # one declared signature read an int64 array's bytes as float64 on the CPU, and
+    # converted its values on the python target; a complex scalar lost its imaginary part
+    k = xpu.jit("void(float64[::1], float64[::1])")(_copy_first)
+    with pytest.raises(TypeError, match=r"No matching definition for argument type\(s\) \(array\(int64"):
+        launch(k, target, 1, 1)(np.arange(4), np.zeros(4))
+    ki = xpu.jit("void(int32[::1], int32, int32)")(_add_scaled)
+    with pytest.raises(TypeError, match="No matching definition"):
+        launch(ki, target, 1, 1)(np.zeros(1, np.int32), 12.3, 45.6j)
+    ambiguous = xpu.jit(["void(float64[::1], int32, float64)", "void(float64[::1], float64, int32)"])(_add_scaled)
+    with pytest.raises(TypeError, match="Ambiguous overloading"):
+        launch(ambiguous, target, 1, 1)(np.zeros(1), np.int16(1), np.int16(2))
+
+
+@cuda.jit(["float32(float32)", "float64(float64)"], device=True)
+def _twice(v):
+    return v + v
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_device_function_s_signature_list_takes_the_best_match(target):
+    @xpu.jit
+    def k(x, out):
+        out[0] = _twice(x[0]) - x[0]
+
+    x = np.array([1 + 2 ** -30])
+    out = np.full(1, np.nan)
+    launch(k, target, 1, 1)(x, out)
+    assert out[0] == x[0]                                   # float64: not rounded to float32
+
+
+def _copy_first(a, out):
+    out[0] = a[0]
 
 
 def test_signature_forms():
@@ -1254,3 +1310,61 @@ def test_literal_unroll_with_break_or_an_unknown_length_is_one_line():
     with pytest.raises(NumquadCompileError, match=r"literal_unroll\(t\): the CPU target unrolls a tuple whose "
                                                   r"length it knows at compile time"):
         k_len.cpu[1, 1](np.zeros(1), 1)
+
+
+# ---------------------------------------------------------------------------
+# cuda.In / Out / InOut launch arguments; a device function passed as an argument
+# ---------------------------------------------------------------------------
+
+def _write_first(arr, v):
+    arr[0] = v[0] * 2
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_in_out_and_inout_arguments(target, rng):
+    # a raw Numba "can't unbox array from PyObject" on the CPU before
+    k = xpu.jit(_write_first)
+    v = rng.integers(1, 100, 1)
+    for hint, written in ((cuda.In, False), (cuda.Out, True), (cuda.InOut, True)):
+        h = np.full(1, -5, np.int64)
+        launch(k, target, 1, 1)(hint(h), cuda.In(v))
+        assert h[0] == (2 * v[0] if written else -5), hint.__name__
+
+
+@cuda.jit(device=True)
+def _square(x):
+    return x * x
+
+
+@cuda.jit(device=True)
+def _apply(f, x):
+    return f(x) + 1
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_device_function_passed_as_an_argument(target, rng):
+    # numba.cuda types it as a Dispatcher argument; the CPU target reached numba.cuda's
+    # compiler (CudaSupportError), the python target launched it as a kernel
+    @xpu.jit
+    def k(out, a):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = _apply(_square, a[i])
+
+    a = rng.standard_normal(40)
+    out = np.full(40, POISON_F)
+    launch(k, target, 2, 32)(out, a)
+    np.testing.assert_array_equal(out, a * a + 1)
+
+
+def test_a_shared_array_sliced_where_it_is_made_says_what_to_write():
+    # numba-cuda's memory.rst f_with_view; the CPU said "xpu.shared.array is not supported"
+    @xpu.jit
+    def k(x):
+        f32 = cuda.shared.array(0, dtype=np.float32)[1:]
+        f32[0] = 3.0
+        x[0] = f32[0]
+
+    with pytest.raises(NumquadCompileError, match=r"cuda.shared.array\(\.\.\.\) must be assigned to a name in a "
+                                                  r"statement of its own on the CPU target"):
+        k.cpu[1, 1, 0, 16](np.zeros(1, np.float32))

@@ -845,3 +845,21 @@ def test_a_vote_of_a_float_is_refused(target):
     with pytest.raises(NumquadTypeError, match="Wave.ballot"):
         getattr(_lf_ballot, target)(np.array([0.0, 1.5]))
     np.testing.assert_array_equal(getattr(_lf_ballot, target)(np.array([0, 3, 0, 1], np.int16)), [10] * 4)
+
+
+def test_the_interpreter_divides_as_numba_does_at_the_minimum_and_in_divmod():
+    # found by a probe of numba-cuda's tests (nineteenth session): INT64_MIN // -1 is 0
+    # in Numba (NumPy wraps to INT64_MIN), and divmod of int8s is computed in int64
+    @xpu.jit
+    def k(out, a, b, c):
+        out[0] = a[0] // b[0]
+        out[1] = a[0] % b[0]
+        out[2] = divmod(c[0], c[1])[0]
+        out[3] = divmod(c[0], c[1])[1]
+
+    a, b = np.array([np.iinfo(np.int64).min]), np.array([-1])
+    c = np.array([-128, -1], np.int8)
+    for target in ("cpu", "python"):
+        out = np.full(4, 7, np.int64)
+        getattr(k, target)[1, 1](out, a, b, c)
+        np.testing.assert_array_equal(out, [0, 0, 128, 0], err_msg=target)

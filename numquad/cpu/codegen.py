@@ -388,6 +388,10 @@ class _Subst(ast.NodeTransformer):
         lowered = _cudaapi.lower_call(self, b, node)
         if lowered is not None:
             return lowered
+        if b in ("shared.array", "local.array"):
+            self.fe.error(f"{ast.unparse(node.func)}(...) must be assigned to a name in a statement of its own "
+                          f"on the CPU target (`sm = {ast.unparse(node.func)}(...)`, then use `sm`, e.g. "
+                          f"`sm[1:]`)", node)
         self.fe.error(f"xpu.{b} is not supported by the CPU target", node)
 
 

@@ -1318,58 +1318,72 @@ def _array_fits(actual, declared):
     return declared.layout == "A" or declared.layout == actual.layout
 
 
-def match_signature(d, argtypes, args):
-    """(declared argument types, converted arguments) for the first declared signature
-    that *args* fit, as numba.cuda picks one; TypeError when none does."""
-    for decl, _ in d.signatures:
-        if len(decl) != len(args):
+def _rating(argtypes, decl):
+    """How well arguments of *argtypes* fit the declared types *decl*, as Numba rates
+    an overload ((unsafe, safe, promoting) conversions; fewer is better), or None
+    where one does not fit: an array only of its dtype and dimensions (a C array
+    fits an "A" declaration), a complex value never a real type (numba.cuda's
+    ctypes refuses it)."""
+    from numba.core.registry import cpu_target
+    from numba.core.typeconv import Conversion
+    ctx = cpu_target.typing_context
+    unsafe = safe = promote = 0
+    for a, t in zip(argtypes, decl):
+        if isinstance(t, types.Array) or isinstance(a, types.Array):
+            if not _array_fits(a, t):
+                return None
             continue
-        ok = True
-        for a, t in zip(argtypes, decl):
-            if isinstance(t, types.Array):
-                ok = _array_fits(a, t)
-            else:
-                ok = isinstance(a, (types.Number, types.Boolean)) and isinstance(t, (types.Number, types.Boolean))
-            if not ok:
-                break
-        if ok:
-            conv = tuple(x if isinstance(t, types.Array) else _convert(x, t) for x, t in zip(args, decl))
-            return tuple(decl), conv
-    if len(d.signatures) == 1 and len(d.signatures[0][0]) == len(args):
-        # one declared signature (numba.cuda's "specialized" kernel): an array of another
-        # dtype of the same item size is reinterpreted, as numba.cuda passes the buffer
-        decl = d.signatures[0][0]
-        conv = []
-        for x, a, t in zip(args, argtypes, decl):
-            if isinstance(t, types.Array):
-                if not (isinstance(a, types.Array) and a.ndim == t.ndim and
-                        (t.layout == "A" or t.layout == a.layout)):
-                    break
-                from numba.np.numpy_support import as_dtype
-                dt = as_dtype(t.dtype)
-                if dt.itemsize != x.dtype.itemsize:
-                    break
-                conv.append(x.view(dt))
-            elif isinstance(a, (types.Number, types.Boolean)):
-                conv.append(_convert(x, t))
-            else:
-                break
-        else:
-            return tuple(decl), tuple(conv)
+        if isinstance(types.unliteral(a), types.Complex) and not isinstance(t, types.Complex):
+            return None
+        conv = ctx.can_convert(a, t)
+        if conv is None:
+            return None
+        unsafe += conv == Conversion.unsafe
+        safe += conv == Conversion.safe
+        promote += conv == Conversion.promote
+    return unsafe, safe, promote
+
+
+def match_signature(d, argtypes, args):
+    """(declared argument types, converted arguments) for the declared signature that
+    fits *args* best, as numba.cuda's dispatcher picks one (Numba's overload rating:
+    ``k[1, 1](r, 1, 2**-25)`` of ``float32`` and ``float64`` signatures takes the
+    ``float64`` one); TypeError when none fits (an array of another dtype included:
+    numba.cuda's one-signature kernel would read its bytes as the declared dtype) or
+    when two fit equally well."""
+    argtypes = [types.unliteral(a) for a in argtypes]
+    rated = []
+    for decl, _ in d.signatures:
+        if len(decl) == len(args):
+            r = _rating(argtypes, decl)
+            if r is not None:
+                rated.append((r, tuple(decl)))
     shown = ", ".join(f"({', '.join(str(t) for t in s)})" for s, _ in d.signatures)
-    raise TypeError(f"{d.where}: no matching definition for argument type(s) "
-                    f"({', '.join(str(t) for t in argtypes)}) of {d.__name__}; it is declared for {shown}")
+    got = ", ".join(str(t) for t in argtypes)
+    if not rated:
+        raise TypeError(f"{d.where}: No matching definition for argument type(s) ({got}) of "
+                        f"{d.__name__}; it is declared for {shown}")
+    rated.sort(key=lambda x: x[0])
+    best, decl = rated[0]
+    tied = [s for r, s in rated if r == best]
+    if len(tied) > 1:
+        raise TypeError(f"{d.where}: Ambiguous overloading for {d.__name__} ({got}): "
+                        + "; ".join(f"({', '.join(map(str, s))})" for s in tied))
+    conv = tuple(x if isinstance(t, types.Array) or not isinstance(t, (types.Number, types.Boolean))
+                 else _convert(x, t) for x, t in zip(args, decl))
+    return decl, conv
 
 
 def convert_scalars(d, args):
-    """*args* with Python/NumPy scalars converted to the first declared signature of
-    matching length (arrays untouched): the CUDA target's share of match_signature."""
-    for decl, _ in d.signatures:
-        if len(decl) == len(args):
-            return tuple(_convert(x, t) if isinstance(t, (types.Number, types.Boolean)) and
-                         isinstance(x, (bool, int, float, complex, np.generic)) else x
-                         for x, t in zip(args, decl))
-    return args
+    """*args* with scalars converted to the declared signature that fits best
+    (:func:`match_signature`; arrays untouched): the share of the CUDA and python
+    targets, which compile for the converted arguments' types."""
+    from numba import typeof
+    try:
+        argtypes = [typeof(a) for a in args]
+    except ValueError:
+        return args
+    return match_signature(d, argtypes, args)[1]
 
 
 # ---------------------------------------------------------------------------

@@ -1162,7 +1162,12 @@ class Frontend:
                 bindings[p.arg] = v
         cfe = callee._target("cpu").frontend(consts=bindings)
         cfe.signatures = getattr(callee, "signatures", None) or []
-        if cfe.ops_used or cfe.uses_builtins():
+        # a function passed as an argument (``apply(sq, x)``, numba.cuda's Dispatcher
+        # argument) is bound only in an inlined copy: compiled on its own, the callee
+        # would receive the numba.cuda object itself
+        passes_function = any(isinstance(v, Dispatcher) or builtin_name(v) is not None
+                              for v in bindings.values())
+        if cfe.ops_used or cfe.uses_builtins() or passes_function:
             return cfe
         return None
 
