@@ -432,12 +432,69 @@ def _check_op_values(fn, pyfunc):
                                   f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
+def _falls_through(stmts):
+    """Can running *stmts* reach their end (and so a function return None there)?
+    Conservative: only a ``return``/``raise`` last, an ``if`` whose branches both stop,
+    and ``while True:`` without a ``break`` stop."""
+    if not stmts:
+        return True
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return False
+    if isinstance(last, ast.If):
+        return _falls_through(last.body) or _falls_through(last.orelse)
+    if isinstance(last, ast.With):
+        return _falls_through(last.body)
+    if isinstance(last, ast.Try):
+        if last.finalbody and not _falls_through(last.finalbody):
+            return False
+        return _falls_through(last.orelse if last.orelse else last.body) or \
+            any(_falls_through(h.body) for h in last.handlers)
+    if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value is True:
+        return any(isinstance(n, ast.Break) for n in _loop_level_nodes(last.body))
+    return True
+
+
+def _loop_level_nodes(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        for child in ast.iter_child_nodes(s):
+            if isinstance(child, ast.stmt):
+                yield from _loop_level_nodes([child])
+
+
+def check_returns(fn, pyfunc):
+    """A lane function (one that returns a value) that returns None on some path
+    (falls off its end, or ``return`` alone): one clear error on every target. On the
+    CPU such lanes read 0 (the value was never set), where Python gives None and
+    numba.cuda an Optional it cannot store."""
+    values, bare = [], []
+    for n in _walk(fn):
+        if isinstance(n, ast.Return):
+            (bare if n.value is None or (isinstance(n.value, ast.Constant) and n.value.value is None)
+             else values).append(n)
+    if not values:
+        return
+    where = bare[0].lineno if bare else None
+    if where is None and _falls_through(fn.body):
+        where = getattr(fn.body[-1], "end_lineno", None) or fn.body[-1].lineno
+    if where is None:
+        return
+    raise NumquadCompileError(
+        f"{pyfunc.__name__} returns a value (line {values[0].lineno}) but None on another path "
+        f"({'a bare return' if bare else 'it can run off its end after this line'}): a lane function "
+        f"returns a value on every path; add a final return", pyfunc.__code__.co_filename, where)
+
+
 def lower(fn, pyfunc):
     """*fn* (a FunctionDef, changed in place and returned) with every conditional
     expression whose conditional side holds a cross-lane op (or a call of an
     ``@xpu.jit`` function) turned into statements, where that is safe, and every
     loop's ``else`` clause into a flag and an ``if`` (module doc)."""
     _check_op_values(fn, pyfunc)
+    check_returns(fn, pyfunc)
     lowering = _Lowering(pyfunc, fn)
     lowering.lower_loop_else = any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in _walk(fn))
     if not lowering.lower_loop_else and \

@@ -42,6 +42,7 @@ import threading
 import numpy as np
 
 from . import _control
+from . import _desugar
 from . import ops as _ops
 from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadError, NumquadTypeError
@@ -1301,10 +1302,20 @@ def _fma(a, b, c):
     exact = Fraction(vals[0]) * Fraction(vals[1]) + Fraction(vals[2])
     if exact == 0:
         return dt.type(a * b + c)           # the sign of a zero as IEEE says
-    d = float(exact) if abs(exact) < Fraction(2) ** 1024 else math.copysign(math.inf, exact)
+    try:
+        d = float(exact)                    # rounded to nearest; past the largest float64's
+    except OverflowError:                   # half ulp, an OverflowError: inf, as IEEE rounds
+        d = math.inf if exact > 0 else -math.inf
     if dt == np.float64:
         return np.float64(d)
-    r = np.float32(d)
+    big = Fraction(float(np.finfo(np.float32).max)) + Fraction(2) ** 103    # FLT_MAX + half an ulp
+    if abs(exact) >= big:
+        return np.float32(math.inf if exact > 0 else -math.inf)
+    with np.errstate(over="ignore"):
+        r = np.float32(d)
+    if not math.isfinite(float(r)):         # d rounded past FLT_MAX, the exact value did not
+        top = float(np.finfo(np.float32).max)
+        return np.float32(top if exact > 0 else -top)
     if Fraction(d) != exact and math.isfinite(d):
         # d may sit on a float32 tie that the exact value does not: round again by hand
         lo = np.nextafter(r, np.float32(-np.inf))
@@ -1672,6 +1683,7 @@ def _compile(dispatcher):
     # the function as written (a lambda as a def): not Dispatcher.source_tree, whose
     # rewrites (numquad/_desugar.py) serve the compiled targets
     fdef = dispatcher._parse_source()
+    _desugar.check_returns(fdef, fn)          # None on some path: the compilers' error
     _control.fold_array_shapes(fdef, fn)      # constant shapes as literals, as on CUDA
     resolver = _Resolver(fn, _local_names(fdef))
     helpers = {}
@@ -1695,7 +1707,14 @@ def _compile(dispatcher):
     ast.fix_missing_locations(mod)
     code = compile(mod, dispatcher.filename, "exec")
     fcode = next(c for c in code.co_consts if isinstance(c, _pytypes.CodeType))
-    make = _pytypes.FunctionType(fcode, fn.__globals__, "__nq_factory")
+    # globals are frozen at the first compile, as Numba freezes them (numba.cuda's
+    # globals.rst): the values of the names the function reads, arrays copied
+    glbls = dict(fn.__globals__)
+    for name in fn.__code__.co_names:
+        if isinstance(glbls.get(name), np.ndarray):
+            glbls[name] = glbls[name].copy()
+            glbls[name].flags.writeable = False
+    make = _pytypes.FunctionType(fcode, glbls, "__nq_factory")
     closure_vals = []
     for name in freevars:
         closure_vals.append(resolver.closure.get(name))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from numquad import NumquadLaunchError, NumquadTypeError, Quad, Wave, ops, xpu
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, Wave, ops, xpu
 
 R = {q: op.reference for q, op in ops.OPS.items()}
 
@@ -317,3 +317,52 @@ def test_indexing_an_element_of_a_lane_call_says_so():
         _index_a_scalar(np.ones(4))
     msg = str(e.value)
     assert "cannot index a float64 value" in msg and "device_load" not in msg and __file__ in msg
+
+
+def _some_paths_return(x):
+    if x > 0:
+        return Wave.prefixSum(x)
+
+
+def _bare_return(x):
+    v = Wave.reduceSum(x)
+    if x < 0:
+        return
+    return v
+
+
+@pytest.mark.parametrize("fn", [_some_paths_return, _bare_return])
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
+def test_a_lane_function_returning_none_on_a_path_is_an_error(fn, target):
+    # a lane function with a cross-lane op that ran off its end gave 0 on the CPU
+    # for those elements (the python target: "a cross-lane op got NoneType")
+    f = xpu.jit(fn)
+    x = np.arange(-2, 5)
+    with pytest.raises(NumquadCompileError, match=rf"{fn.__name__} returns a value \(line \d+\) but None on "
+                                                  r"another path .*add a final return"):
+        if target == "cuda-ptx":
+            f.inspect_ptx("int64(int64)", cc=(9, 0))
+        else:
+            getattr(f, target)(x)
+
+
+def test_out_overlapping_an_array_like_input_computes_as_numpy_does(rng):
+    # a memoryview or an __array__ object over the same memory as out= was not seen as
+    # overlapping: the CPU gave a running sum
+    @xpu.jit
+    def add(x, y):
+        return x + y
+
+    class Like:
+        def __init__(self, a):
+            self.a = a
+
+        def __array__(self, dtype=None, copy=None):
+            return self.a
+
+    base = rng.integers(-100, 100, 50)
+    for wrap in (memoryview, Like):
+        a = base.copy()
+        want = a[:-1] + a[1:]
+        add(wrap(a[:-1]), wrap(a[1:]), out=a[1:])
+        np.testing.assert_array_equal(a[1:], want, err_msg=wrap.__name__)

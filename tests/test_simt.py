@@ -863,3 +863,47 @@ def test_the_interpreter_divides_as_numba_does_at_the_minimum_and_in_divmod():
         out = np.full(4, 7, np.int64)
         getattr(k, target)[1, 1](out, a, b, c)
         np.testing.assert_array_equal(out, [0, 0, 128, 0], err_msg=target)
+
+
+G_RATE = 0.08
+G_PRICES = np.array([10.0, 25.0, 5.0, 15.0, 30.0])
+
+
+def test_the_interpreter_freezes_globals_at_the_first_compile_as_numba_does():
+    # numba-cuda's docs (globals.rst): a global is a constant from the first compile;
+    # the python target read the current values at each launch
+    global G_RATE
+
+    @xpu.jit
+    def k(q, out):
+        i = xpu.grid(1)
+        if i < out.size:
+            out[i] = q[i] * G_PRICES[i] * (1 + G_RATE)
+
+    q = np.arange(1.0, 6.0)
+    first = {}
+    saved = (G_RATE, G_PRICES.copy())
+    try:
+        for target in ("cpu", "python"):
+            out = np.full(5, np.nan)
+            getattr(k, target)[1, 32](q, out)
+            first[target] = out
+            G_RATE = 0.4
+            G_PRICES[:] = 2 * G_PRICES
+            out2 = np.full(5, np.nan)
+            getattr(k, target)[1, 32](q, out2)
+            np.testing.assert_array_equal(out2, first[target], err_msg=target)
+            G_RATE, G_PRICES[:] = saved[0], saved[1]
+    finally:
+        G_RATE, G_PRICES[:] = saved[0], saved[1]
+    np.testing.assert_array_equal(first["python"], q * G_PRICES * (1 + G_RATE))
+
+
+def test_the_interpreter_s_fma_overflows_to_inf_as_ieee_rounds():
+    # float32 gave FLT_MAX, float64 raised OverflowError (a probe, nineteenth session)
+    f32max = np.finfo(np.float32).max
+    assert simt._fma(np.float32(-f32max), np.float32(200.0), np.float32(-1.5)) == -np.inf
+    assert simt._fma(np.float64(1e300), np.float64(1e300), np.float64(1.0)) == np.inf
+    assert simt._fma(np.float64(-1e300), np.float64(1e300), np.float64(1.0)) == -np.inf
+    # just below FLT_MAX + half an ulp: rounds to FLT_MAX, not inf
+    assert simt._fma(np.float32(f32max), np.float32(1.0), np.float32(2.0 ** 102)) == f32max

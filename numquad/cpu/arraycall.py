@@ -199,6 +199,15 @@ def _unaliased(args, out):
         return args
     fixed = None
     for k, a in enumerate(args):
+        if not isinstance(a, np.ndarray) and (isinstance(a, memoryview) or hasattr(a, "__array__")
+                                              or hasattr(a, "__array_interface__")):
+            # an array-like (a memoryview, an object with __array__) over the same
+            # memory: the array it stands for, so that the overlap is seen
+            a = np.asarray(a)
+            if a.ndim and np.may_share_memory(a, out) and not _same_elements(a, out):
+                fixed = list(args) if fixed is None else fixed
+                fixed[k] = a.copy()
+            continue
         if isinstance(a, np.ndarray) and a.ndim and np.may_share_memory(a, out) \
                 and not _same_elements(a, out):
             fixed = list(args) if fixed is None else fixed
