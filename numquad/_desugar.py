@@ -466,10 +466,17 @@ def _loop_level_nodes(stmts):
 
 
 def check_returns(fn, pyfunc):
-    """A lane function (one that returns a value) that returns None on some path
-    (falls off its end, or ``return`` alone): one clear error on every target. On the
-    CPU such lanes read 0 (the value was never set), where Python gives None and
-    numba.cuda an Optional it cannot store."""
+    """A lane function with cross-lane ops or thread builtins (one that returns a
+    value) that returns None on some path (falls off its end, or ``return`` alone):
+    one clear error on every target. The CPU inlines such a function, and its lanes
+    read 0 there (the value was never set), where Python gives None."""
+    from ._control import Env
+    env = Env(pyfunc, fn)
+    # only a function the CPU inlines (cross-lane ops, thread builtins): one compiled on
+    # its own returns Numba's Optional, which a caller may test (``r is None``)
+    if not any((isinstance(n, ast.Call) and _ops.of_function(env.resolve(n.func)) is not None) or
+               (isinstance(n, (ast.Name, ast.Attribute)) and env.builtin(n) is not None) for n in _walk(fn)):
+        return
     values, bare = [], []
     for n in _walk(fn):
         if isinstance(n, ast.Return):

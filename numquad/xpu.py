@@ -759,6 +759,7 @@ class Dispatcher:
         self.cache = _flag("cache", cache)
         #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
         self.signatures = []
+        self.specialized = False       # one signature given as a string or tuple (jit)
         functools.update_wrapper(self, pyfunc)
         code = pyfunc.__code__
         self.filename = code.co_filename
@@ -1127,9 +1128,11 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
     if bad:
         raise TypeError(f"xpu.jit() got unexpected keyword argument(s) {bad}")
     sigs = None
+    specialized = False
     if func is not None and not isinstance(func, _pytypes.FunctionType):
         from .cpu.cudaapi import parse_signatures
         sigs = parse_signatures(func)
+        specialized = not isinstance(func, list)       # numba.cuda's "specialized" kernel
         func = None
 
     def wrap(f):
@@ -1137,6 +1140,7 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
         d.device_only = bool(cuda_options.get("device"))
         if sigs:
             from .cpu.cudaapi import declare_signatures
+            d.specialized = specialized
             declare_signatures(d, sigs)
         return d
 

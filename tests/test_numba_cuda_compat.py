@@ -962,9 +962,15 @@ def test_a_signature_list_takes_the_best_match_as_numba_cuda_does(target):
 def test_a_signature_refuses_arrays_of_another_dtype_and_complex_for_real(target):
     # one declared signature read an int64 array's bytes as float64 on the CPU, and
     # converted its values on the python target; a complex scalar lost its imaginary part
-    k = xpu.jit("void(float64[::1], float64[::1])")(_copy_first)
+    k = xpu.jit(["void(float64[::1], float64[::1])"])(_copy_first)   # a list: not specialized
     with pytest.raises(TypeError, match=r"No matching definition for argument type\(s\) \(array\(int64"):
         launch(k, target, 1, 1)(np.arange(4), np.zeros(4))
+    # one signature as a string: numba.cuda's specialized kernel reads the bytes as the
+    # declared dtype (numba-cuda's atomic tests rely on it), on every target alike
+    ks = xpu.jit("void(float64[::1], float64[::1])")(_copy_first)
+    out = np.full(4, np.nan)
+    launch(ks, target, 1, 1)(np.arange(4) + 2 ** 62, out)
+    assert out[0] == np.array([2 ** 62]).view(np.float64)[0]
     ki = xpu.jit("void(int32[::1], int32, int32)")(_add_scaled)
     with pytest.raises(TypeError, match="No matching definition"):
         launch(ki, target, 1, 1)(np.zeros(1, np.int32), 12.3, 45.6j)

@@ -1348,9 +1348,9 @@ def match_signature(d, argtypes, args):
     """(declared argument types, converted arguments) for the declared signature that
     fits *args* best, as numba.cuda's dispatcher picks one (Numba's overload rating:
     ``k[1, 1](r, 1, 2**-25)`` of ``float32`` and ``float64`` signatures takes the
-    ``float64`` one); TypeError when none fits (an array of another dtype included:
-    numba.cuda's one-signature kernel would read its bytes as the declared dtype) or
-    when two fit equally well."""
+    ``float64`` one); TypeError when none fits (an array of another dtype included,
+    but for one signature given as a string or tuple, whose arrays are read as its
+    dtypes as numba.cuda does) or when two fit equally well."""
     argtypes = [types.unliteral(a) for a in argtypes]
     rated = []
     for decl, _ in d.signatures:
@@ -1360,6 +1360,31 @@ def match_signature(d, argtypes, args):
                 rated.append((r, tuple(decl)))
     shown = ", ".join(f"({', '.join(str(t) for t in s)})" for s, _ in d.signatures)
     got = ", ".join(str(t) for t in argtypes)
+    if not rated and getattr(d, "specialized", False) and len(d.signatures) == 1:
+        # one signature in the string or tuple form (numba.cuda's "specialized" kernel,
+        # not a list): an array of another dtype of the same item size is read as the
+        # declared dtype, as numba.cuda passes the buffer (numba-cuda's own atomic
+        # tests launch an int32 kernel on uint32 arrays); on every target alike
+        decl = tuple(d.signatures[0][0])
+        conv = []
+        for x, a, t in zip(args, argtypes, decl):
+            if isinstance(t, types.Array):
+                if not (isinstance(a, types.Array) and a.ndim == t.ndim and
+                        (t.layout == "A" or t.layout == a.layout)):
+                    break
+                from numba.np.numpy_support import as_dtype
+                dt = as_dtype(t.dtype)
+                if dt.itemsize != x.dtype.itemsize:
+                    break
+                conv.append(x.view(dt))
+            elif isinstance(t, (types.Number, types.Boolean)) and _rating([a], [t]) is not None:
+                conv.append(_convert(x, t))
+            elif _rating([a], [t]) is not None:
+                conv.append(x)
+            else:
+                break
+        else:
+            return decl, tuple(conv)
     if not rated:
         raise TypeError(f"{d.where}: No matching definition for argument type(s) ({got}) of "
                         f"{d.__name__}; it is declared for {shown}")
