@@ -446,6 +446,7 @@ _DISPATCHER_ATTRS = {
     "fastmath": "bool",
     "cache": "bool",
     "signatures": "list[tuple[tuple[Any, ...], Any]]",
+    "specialized": "bool",
     "filename": "str",
     "firstlineno": "int",
     "where": "str",

@@ -118,6 +118,7 @@ class Dispatcher:
     device_only: Any
     cache: bool
     signatures: list[tuple[tuple[Any, ...], Any]]
+    specialized: bool
     filename: str
     firstlineno: int
     where: str
