@@ -57,7 +57,7 @@ import re
 from . import ops as _ops
 from .errors import NumquadCompileError
 
-__all__ = ["lower", "is_temporary", "RESERVED"]
+__all__ = ["lower", "check_returns", "loop_level", "is_temporary", "RESERVED"]
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"
@@ -451,18 +451,22 @@ def _falls_through(stmts):
         return _falls_through(last.orelse if last.orelse else last.body) or \
             any(_falls_through(h.body) for h in last.handlers)
     if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value is True:
-        return any(isinstance(n, ast.Break) for n in _loop_level_nodes(last.body))
+        return any(isinstance(n, ast.Break) for n in loop_level(last.body))
     return True
 
 
-def _loop_level_nodes(stmts):
+def loop_level(stmts):
+    """The statements of a loop body at its own level: not inside nested loops
+    (their ``break``/``continue`` are theirs), nested functions or classes."""
     for s in stmts:
         yield s
-        if isinstance(s, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        for child in ast.iter_child_nodes(s):
-            if isinstance(child, ast.stmt):
-                yield from _loop_level_nodes([child])
+        if isinstance(s, (ast.For, ast.While, ast.AsyncFor)):
+            yield from loop_level(s.orelse)
+        elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(s, field, []) or []:
+                    yield from loop_level(child.body if isinstance(child, (ast.ExceptHandler,)) or
+                                           type(child).__name__ == "match_case" else [child])
 
 
 def check_returns(fn, pyfunc):

@@ -371,20 +371,6 @@ def _unpack_target(t):
     return isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(map(_unpack_target, t.elts))
 
 
-def _loop_level(stmts):
-    """The statements of a loop body at its own level: not inside nested loops
-    (their ``break``/``continue`` are theirs), nested functions or classes."""
-    for s in stmts:
-        yield s
-        if isinstance(s, (ast.For, ast.While, ast.AsyncFor)):
-            yield from _loop_level(s.orelse)
-        elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                for child in getattr(s, field, []) or []:
-                    yield from _loop_level(child.body if isinstance(child, (ast.ExceptHandler,)) or
-                                           type(child).__name__ == "match_case" else [child])
-
-
 def _names_in(node, ctx=None):
     out = []
     for n in ast.walk(node):
@@ -543,7 +529,7 @@ class Frontend:
             self.error("a literal_unroll loop with an else clause is not supported by the CPU target", st)
         if not isinstance(st.target, ast.Name):
             self.error("a literal_unroll loop's target must be one name on the CPU target", st)
-        for sub in _loop_level(st.body):
+        for sub in _desugar.loop_level(st.body):
             if isinstance(sub, (ast.Break, ast.Continue)):
                 self.error(f"{'break' if isinstance(sub, ast.Break) else 'continue'} in a literal_unroll "
                            f"loop is not supported by the CPU target (it writes the body out once per "
