@@ -51,6 +51,7 @@ loop, as in Python::
 from __future__ import annotations
 
 import ast
+import copy
 import sys
 import re
 
@@ -499,13 +500,73 @@ def check_returns(fn, pyfunc):
         f"returns a value on every path; add a final return", pyfunc.__code__.co_filename, where)
 
 
+_DIM3 = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+
+
+def _inline_dim3_names(fn, pyfunc):
+    """``t = cuda.threadIdx`` then ``t.x``: numba.cuda types ``t`` as a dim3 value;
+    the compiled targets read ``threadIdx.x`` where it is used. A name assigned once,
+    from ``threadIdx``, ``blockIdx``, ``blockDim`` or ``gridDim``, and read only as
+    ``.x``, ``.y`` or ``.z``, is replaced by the builtin at each read (the assignment
+    becomes ``pass`` on its line). Any other use is left, and the targets name it."""
+    candidates = [n for n in _walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Name)
+                  and isinstance(n.value, (ast.Name, ast.Attribute))
+                  and (n.value.attr if isinstance(n.value, ast.Attribute) else n.value.id) in _DIM3]
+    if not candidates:
+        return
+    from ._control import Env
+    env = Env(pyfunc, fn)
+    stores, loads = {}, {}
+    parents = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Name):
+            (stores if not isinstance(node.ctx, ast.Load) else loads).setdefault(node.id, []).append(node)
+        elif isinstance(node, ast.arg):
+            stores.setdefault(node.arg, []).append(node)
+    values = {}
+    for a in candidates:
+        name = a.targets[0].id
+        if env.builtin(a.value) not in _DIM3 or len(stores.get(name, ())) != 1:
+            continue
+        uses = loads.get(name, [])
+        if all(isinstance(parents.get(id(u)), ast.Attribute) and parents[id(u)].value is u
+               and parents[id(u)].attr in ("x", "y", "z") for u in uses):
+            values[name] = a
+
+    class _Inline(ast.NodeTransformer):
+        def visit_Assign(self, node):
+            if any(node is a for a in values.values()):
+                return ast.copy_location(ast.Pass(), node)
+            return self.generic_visit(node)
+
+        def visit_Attribute(self, node):
+            if isinstance(node.value, ast.Name) and node.value.id in values and \
+                    isinstance(node.value.ctx, ast.Load):
+                value = copy.deepcopy(values[node.value.id].value)
+                for n in ast.walk(value):
+                    if hasattr(n, "lineno"):
+                        n.lineno, n.col_offset = node.lineno, node.col_offset
+                        n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+                return ast.copy_location(ast.Attribute(value=value, attr=node.attr, ctx=node.ctx), node)
+            return self.generic_visit(node)
+
+    if values:
+        _Inline().visit(fn)
+        ast.fix_missing_locations(fn)
+
+
 def lower(fn, pyfunc):
     """*fn* (a FunctionDef, changed in place and returned) with every conditional
     expression whose conditional side holds a cross-lane op (or a call of an
-    ``@xpu.jit`` function) turned into statements, where that is safe, and every
-    loop's ``else`` clause into a flag and an ``if`` (module doc)."""
+    ``@xpu.jit`` function) turned into statements, where that is safe, every
+    loop's ``else`` clause into a flag and an ``if`` (module doc), and each name
+    bound to a dim3 builtin read through the builtin (``_inline_dim3_names``)."""
     _check_op_values(fn, pyfunc)
     check_returns(fn, pyfunc)
+    _inline_dim3_names(fn, pyfunc)
     lowering = _Lowering(pyfunc, fn)
     lowering.lower_loop_else = any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in _walk(fn))
     if not lowering.lower_loop_else and \

@@ -902,6 +902,8 @@ class _Transformer(ast.NodeTransformer):
             group, comp = b.split(".", 1)
             if group in _DIM_ATTR and comp in ("x", "y", "z"):
                 return self.T(_DIM_ATTR[group] + comp)
+        if b in _DIM_ATTR:                      # t = cuda.threadIdx; t.x
+            return self.T("dim3_" + b)
         if b in ("laneid", "warpsize"):
             return self.T(b)
         if b in ("grid", "gridsize"):
@@ -1100,6 +1102,13 @@ class _BlockState:
         self.dynamic = np.full(dynamic_bytes, 0xA5, np.uint8)
 
 
+class _Dim3(tuple):
+    """numba.cuda's dim3 value: ``.x``, ``.y``, ``.z`` (int32)."""
+    x = property(lambda self: self[0])
+    y = property(lambda self: self[1])
+    z = property(lambda self: self[2])
+
+
 class _Thread:
     """What a thread sees of the machine: its ids, the block's shared memory, atomics."""
 
@@ -1113,6 +1122,8 @@ class _Thread:
         self.bx, self.by, self.bz = _i32(bx), _i32(by), _i32(bz)
         self.dx, self.dy, self.dz = _i32(dx), _i32(dy), _i32(dz)
         self.gx, self.gy, self.gz = _i32(gx), _i32(gy), _i32(gz)
+        for group, c in _DIM_ATTR.items():      # the groups as values (``t = cuda.threadIdx``)
+            setattr(self, "dim3_" + group, _Dim3(getattr(self, c + a) for a in "xyz"))
         tid = tx + ty * dx + tz * dx * dy
         self.tid = tid
         lane = tid % W

@@ -1374,3 +1374,42 @@ def test_a_shared_array_sliced_where_it_is_made_says_what_to_write():
     with pytest.raises(NumquadCompileError, match=r"cuda.shared.array\(\.\.\.\) must be assigned to a name in a "
                                                   r"statement of its own on the CPU target"):
         k.cpu[1, 1, 0, 16](np.zeros(1, np.float32))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dim3_values_bound_to_names(target, rng):
+    # t = cuda.threadIdx, then t.x: numba.cuda types t as a dim3; the CPU target said
+    # "Unknown attribute 'threadIdx' of type Module", the python target refused it
+    @xpu.jit
+    def k(out, a):
+        t = cuda.threadIdx
+        b = xpu.blockIdx
+        d = cuda.blockDim
+        g = cuda.gridDim
+        i = b.x * d.x + t.x
+        if i < a.size:
+            out[i, 0] = a[i] * (t.y + 1) + b.y
+            out[i, 1] = d.x * 100 + g.x + t.z
+
+    a = rng.integers(-1000, 1000, 70)
+    out = np.full((70, 2), -987654321, np.int64)
+    launch(k, target, 3, 32)(out, a)
+    np.testing.assert_array_equal(out[:, 0], a)
+    np.testing.assert_array_equal(out[:, 1], np.full(70, 3203))
+    assert "tid.x" in k.inspect_ptx("void(int64[:, :], int64[:])", cc=(9, 0))
+
+
+def test_a_dim3_value_passed_on_is_one_line_on_the_cpu():
+    @cuda.jit(device=True)
+    def _x_of(t):
+        return t.x
+
+    @xpu.jit
+    def k(out):
+        t = cuda.threadIdx
+        out[t.x] = _x_of(t)
+
+    with pytest.raises(NumquadCompileError, match=r"`threadIdx` as a value \(a dim3\) is not supported by "
+                                                  r"numquad's CPU target: read `threadIdx.x`") as e:
+        k.cpu[1, 32](np.zeros(32, np.int64))
+    assert __file__ in str(e.value)

@@ -295,10 +295,33 @@ def _api_name(obj, node, fe):
     return f"{sub}.{name}" if sub in _DENY_MODULES else name
 
 
+def _check_dim3_values(fe):
+    """``threadIdx`` (or ``blockIdx``, ``blockDim``, ``gridDim``) used as a value,
+    not through ``.x``, ``.y`` or ``.z``: numquad/_desugar.py reads a name bound to
+    one through the builtin; what is left is one clear error."""
+    parents = {}
+    for node in ast.walk(fe.fn):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(fe.fn):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            continue
+        group = fe.builtin_of(node)
+        if group not in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+            continue
+        up = parents.get(id(node))
+        if isinstance(up, ast.Attribute) and up.attr in ("x", "y", "z"):
+            continue
+        fe.error(f"`{group}` as a value (a dim3) is not supported by numquad's CPU target: read "
+                 f"`{group}.x`, `.y` or `.z` where it is used, or bind it to a name that is only "
+                 f"read so (`t = cuda.{group}` ... `t.x`)", node)
+
+
 def check_supported(fe):
     """One clear error for the first numba.cuda name in *fe*'s function that the CPU
     target does not support (instead of Numba's "Unknown attribute")."""
     global _SUPPORTED
+    _check_dim3_values(fe)
     cuda = _cuda()
     if cuda is None:
         return
