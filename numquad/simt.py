@@ -1044,6 +1044,11 @@ class _Transformer(ast.NodeTransformer):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_toint", ast.Load()),
                                               args=[self.visit(f), self.visit(node.args[0])],
                                               keywords=[]), node)
+        if obj is not _MISSING and _xpu.numba_overload_targets(obj):
+            # its Python body is a stub (often ``pass``): running it would give None
+            self.error(f"{getattr(obj, '__name__', '?')} is compiled through a numba `overload`, whose "
+                       f"implementation the python target cannot run: write it as a device function "
+                       f"(@xpu.jit or @cuda.jit(device=True))", node)
         return self.generic_visit(node)
 
     def visit_Assign(self, node):

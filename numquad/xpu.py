@@ -132,6 +132,31 @@ def is_foreign_device_function(obj):
     return is_cuda_function(obj) or is_numba_function(obj)
 
 
+def numba_overload_targets(obj):
+    """The targets (``"cuda"``, ``"cpu"``, ``"generic"``) of the
+    ``numba.extending.overload`` (or ``numba.cuda.extending.overload``) registrations
+    of *obj*, a user's plain Python function whose implementation is another
+    function; an empty set for anything else (a ``register_jitable`` function is its own
+    implementation). The host targets cannot run such a stub as Python."""
+    found = set()
+    if not isinstance(obj, _pytypes.FunctionType) or \
+            (getattr(obj, "__module__", None) or "numba").split(".")[0] in ("numba", "numba_cuda"):
+        return found                # Numba's and numba.cuda's own (literal_unroll, stcg, ...)
+    for name in ("numba.core.typing.templates", "numba.cuda.typing.templates"):
+        module = sys.modules.get(name)
+        registry = getattr(module, "builtin_registry", None)
+        for val, typ in list(getattr(registry, "globals", ())):
+            if val is not obj:
+                continue
+            for template in getattr(typ, "templates", ()):
+                func = getattr(template, "_overload_func", None)
+                if func is not None and \
+                        "register_jitable.<locals>" not in getattr(func, "__qualname__", ""):
+                    target = (getattr(template, "metadata", None) or {}).get("target", "generic")
+                    found.add("cuda" if name.startswith("numba.cuda") else target)
+    return found
+
+
 def is_namespace(obj):
     """Is *obj* one of xpu's builtin namespaces (``xpu.threadIdx``, ``xpu.atomic``, ...)?"""
     return type(obj) is _Group

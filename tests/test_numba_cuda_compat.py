@@ -1413,3 +1413,62 @@ def test_a_dim3_value_passed_on_is_one_line_on_the_cpu():
                                                   r"numquad's CPU target: read `threadIdx.x`") as e:
         k.cpu[1, 32](np.zeros(32, np.int64))
     assert __file__ in str(e.value)
+
+
+def _plus_seven(x):
+    pass                # a stub: numba compiles the overload's implementation
+
+
+def _times_three(x):
+    pass
+
+
+@numba.extending.overload(_plus_seven, target="cuda")
+def _plus_seven_impl(x):
+    return lambda x: x + 7
+
+
+@numba.extending.overload(_times_three)
+def _times_three_impl(x):
+    return lambda x: x * 3
+
+
+@pytest.mark.parametrize("stub", ["cuda-only", "generic"])
+def test_overloads_run_on_the_cpu_and_are_refused_by_the_python_target(stub, rng):
+    # an overload for the CUDA target was Numba's raw UnsupportedError on the CPU; on the
+    # python target the stub ran as Python: None, stored as nan (a silent wrong result)
+    fn, scale = (_plus_seven, None) if stub == "cuda-only" else (_times_three, 3)
+
+    @xpu.jit
+    def k(out, a):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = fn(a[i])
+
+    a = rng.standard_normal(40)
+    for target in ("cpu", "cpu_debug"):
+        out = np.full(40, POISON_F)
+        (xpu.jit(debug=True)(k.py_func) if target == "cpu_debug" else k).cpu[2, 32](out, a)
+        np.testing.assert_array_equal(out, a + 7 if scale is None else a * 3)
+    with pytest.raises(NumquadCompileError, match=r"is compiled through a numba `overload`, whose "
+                                                  r"implementation the python target cannot run") as e:
+        k.python[2, 32](np.full(40, POISON_F), a)
+    assert __file__ in str(e.value)
+
+
+def test_register_jitable_helpers_run_on_every_host_target(rng):
+    @numba.extending.register_jitable
+    def helper(x):
+        return x * 2 + 1
+
+    @xpu.jit
+    def k(out, a):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = helper(a[i])
+
+    a = rng.standard_normal(40)
+    for target in ("cpu", "python"):
+        out = np.full(40, POISON_F)
+        launch(k, target, 2, 32)(out, a)
+        np.testing.assert_array_equal(out, a * 2 + 1)

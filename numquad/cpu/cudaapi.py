@@ -43,7 +43,7 @@ __all__ = ["API", "unsupported", "scalar_call", "as_xpu", "check_supported", "lo
            "constant_value", "constant_shape", "allocation_wording", "local_constants", "compile_time_object",
            "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
            "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
-           "PURE_BUILTINS", "render_md"]
+           "PURE_BUILTINS", "render_md", "signature_picker"]
 
 DOC = "docs/numba-cuda.md"
 
@@ -317,6 +317,43 @@ def _check_dim3_values(fe):
                  f"read so (`t = cuda.{group}` ... `t.x`)", node)
 
 
+_CPU_OVERLOADS = {}            # id(function) -> (function, its overload functions copied)
+
+
+def _overload_for_the_cpu(fn):
+    """Register, for Numba's CPU target, each overload of *fn* made for numba.cuda
+    (``numba.cuda.extending.overload``, whose registry the CPU target's typing does
+    not read, or ``numba.extending.overload(..., target="cuda")``): the same
+    overload function, options and inlining (a ``register_jitable`` of
+    ``numba.cuda.extending`` too). Like a ``register_jitable`` helper, its implementation is compiled by
+    Numba's CPU target without numquad's rewrites (docs/numba-cuda.md). True when
+    *fn* has such an overload now."""
+    done = _CPU_OVERLOADS.get(id(fn))
+    if done is not None and done[0] is not fn:
+        done = None
+    copied = set(done[1]) if done else set()
+    templates = []
+    for module in ("numba.cuda.typing.templates", "numba.core.typing.templates"):
+        registry = getattr(sys.modules.get(module), "builtin_registry", None)
+        for val, typ in list(getattr(registry, "globals", ())):
+            if val is fn:
+                templates += [t for t in getattr(typ, "templates", ())
+                              if module.startswith("numba.cuda") or
+                              (getattr(t, "metadata", None) or {}).get("target") == "cuda"]
+    for template in templates:
+        func = getattr(template, "_overload_func", None)
+        if func is None or id(func) in copied:
+            continue
+        options = {k: v for k, v in (getattr(template, "_jit_options", None) or {}).items()
+                   if k not in ("no_cpython_wrapper", "nopython", "inline")}
+        inline = getattr(getattr(template, "_inline", None), "value", "never")
+        overload(fn, jit_options=options, strict=getattr(template, "_strict", True), inline=inline,
+                 prefer_literal=getattr(template, "prefer_literal", False), target="cpu")(func)
+        copied.add(id(func))
+    _CPU_OVERLOADS[id(fn)] = (fn, frozenset(copied))
+    return bool(copied)
+
+
 def check_supported(fe):
     """One clear error for the first numba.cuda name in *fe*'s function that the CPU
     target does not support (instead of Numba's "Unknown attribute")."""
@@ -331,7 +368,7 @@ def check_supported(fe):
         for obj, _ in (_fe._cuda_function_names() or {}).values():
             _SUPPORTED.add(id(obj))
     from .frontend import _MISSING
-    from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function
+    from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function, numba_overload_targets
     for node in ast.walk(fe.fn):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
@@ -346,6 +383,15 @@ def check_supported(fe):
                         (isinstance(base, type) and _is_cuda_thing(base) == "numba.cuda.stubs"):
                     fe.error(unsupported(_api_name(None, node, fe)), node)
             continue
+        copied = isinstance(obj, _pytypes.FunctionType) and \
+            (obj.__module__ or "numba").split(".")[0] not in ("numba", "numba_cuda") and \
+            _overload_for_the_cpu(obj)
+        overloads = numba_overload_targets(obj)
+        if overloads and not overloads & {"generic", "cpu"} and not copied:
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            fe.error(f"`{name}` is compiled through a numba `overload` for the CUDA target only, which "
+                     f"numquad's CPU target does not support: register it without `target=\"cuda\"`, or "
+                     f"write it as a device function (@cuda.jit(device=True) or @xpu.jit)", node)
         foreign = getattr(obj, "_numquad_foreign", obj)         # as_xpu's original
         if is_numba_function(foreign) and not foreign._can_compile:
             name = node.id if isinstance(node, ast.Name) else node.attr
@@ -1171,6 +1217,72 @@ def caster(closure, prefix):
     return cast
 
 
+_PICKERS = {}
+
+
+def signature_picker(name, sigs, nargs):
+    """(pick, result): two functions for a lane function *name* inlined with several
+    declared signatures *sigs* ([(argument types, return type)]), for Numba's typing
+    to choose the signature as numba.cuda's dispatcher does (:func:`_rating`):
+    ``pick(k, a0, ..., an)`` is argument *k* converted to that signature's type,
+    ``result(v, a0, ..., an)`` the value *v* converted to its return type. No fit or
+    two equal fits are Numba's "No matching definition" / "Ambiguous overloading"."""
+    key = (name, tuple((tuple(a), r) for a, r in sigs), nargs)
+    hit = _PICKERS.get(key)
+    if hit is not None:
+        return hit
+    from numba.core import errors as _errors
+    from numba.core.extending import overload as _overload
+    params = ", ".join(f"a{j}" for j in range(nargs))
+
+    def choose(argtypes):
+        argtypes = [types.unliteral(a) for a in argtypes]
+        rated = sorted((r, j) for j, (decl, _) in enumerate(sigs)
+                       if len(decl) == nargs and (r := _rating(argtypes, decl)) is not None)
+        got = ", ".join(str(t) for t in argtypes)
+        if not rated:
+            raise _errors.TypingError(f"No matching definition for argument type(s) {got} of {name}: "
+                                      f"it is declared for " + ", ".join(
+                                          f"({', '.join(str(t) for t in d)})" for d, _ in sigs))
+        if len(rated) > 1 and rated[0][0] == rated[1][0]:
+            raise _errors.TypingError(f"Ambiguous overloading for {name} ({got}): "
+                                      f"{sigs[rated[0][1]][0]} and {sigs[rated[1][1]][0]} fit equally")
+        return sigs[rated[0][1]]
+
+    def converter(ty, source):
+        if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
+            return f"    return T({source})\n", ty
+        return f"    return {source}\n", None
+
+    def generated(source, namespace):
+        exec(source, namespace)         # noqa: S102 - generated text, no user text in it
+        return namespace["f"]
+
+    pick_stub = generated(f"def f(k, {params}):\n    pass\n", {})
+    result_stub = generated(f"def f(v, {params}):\n    pass\n", {})
+    pick_stub.__name__ = pick_stub.__qualname__ = f"pick_{name}"
+    result_stub.__name__ = result_stub.__qualname__ = f"result_{name}"
+
+    def pick(k, *args):
+        if not isinstance(k, types.IntegerLiteral):
+            return None
+        decl, _ = choose(args)
+        body, ty = converter(decl[k.literal_value], f"a{k.literal_value}")
+        return generated(f"def f(k, {params}):\n{body}", {"T": ty})
+
+    def result(v, *args):
+        _, ret = choose(args)
+        body, ty = converter(ret, "v") if ret is not None else ("    return v\n", None)
+        return generated(f"def f(v, {params}):\n{body}", {"T": ty})
+
+    _overload(pick_stub, prefer_literal=True)(
+        generated(f"def f(k, {params}):\n    return pick(k, {params})\n", {"pick": pick}))
+    _overload(result_stub)(
+        generated(f"def f(v, {params}):\n    return result(v, {params})\n", {"result": result}))
+    _PICKERS[key] = pick_stub, result_stub
+    return _PICKERS[key]
+
+
 def cuda_signatures(obj):
     """[(argtypes, return type)] a numba.cuda dispatcher was declared with."""
     sigs = list(obj.__dict__.get("_numquad_signatures", ()))
@@ -1485,7 +1597,12 @@ def render_md(ported_root=None):
         "   CPU and python targets run them from their Python source, with their signature; or",
         "   use `@xpu.jit` for them. A plain `@numba.njit` function a kernel calls is a device",
         "   function too, run from its source with its accesses checked; with an explicit",
-        "   signature it is refused, as numba.cuda refuses it.",
+        "   signature it is refused, as numba.cuda refuses it. Helpers made with Numba's",
+        "   `register_jitable` or `overload` (`numba.extending` or `numba.cuda.extending`) run on",
+        "   the CPU target, compiled by Numba's own CPU target from their implementation, without",
+        "   numquad's rewrites (its `round`, `**` and bounds checks); the python target runs a",
+        "   `register_jitable` function as Python and refuses an `overload` stub in one line.",
+        "   `t = cuda.threadIdx` (a dim3) works where `t` is read as `t.x`, `t.y`, `t.z`.",
         "2. `cuda.to_device(a)` -> `a`, `d.copy_to_host()` -> `d`: NumPy arrays launch on the",
         "   CPU (device arrays launch on the GPU). `kernel[grid, block, stream, nbytes]` and",
         "   `kernel.forall(n)` work as in numba.cuda.",

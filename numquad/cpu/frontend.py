@@ -1244,10 +1244,29 @@ class Frontend:
         returns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)]
         # a callee declared with one signature (numba.cuda's @cuda.jit(sig, device=True))
         # converts its scalar arguments and its result to the declared types
-        sig = cfe.signatures[0] if len(getattr(cfe, "signatures", ())) == 1 else None
+        sigs = list(getattr(cfe, "signatures", None) or ())
+        sig = sigs[0] if len(sigs) == 1 else None
         cast = _cudaapi.caster(self.env.closure, prefix)
         if sig is not None:
             args = [cast(a, t) for a, t in zip(args, sig[0])]
+        picked = None
+        if len(sigs) > 1:
+            # several: Numba's typing picks the one the arguments fit best (as numba.cuda's
+            # dispatcher does) and converts them and the result to its types
+            pick, result = _cudaapi.signature_picker(cfe.pyfunc.__name__, sigs, len(args))
+            self.env.closure[prefix + "pick"] = pick
+            self.env.closure[prefix + "result"] = result
+            raws = [prefix + f"in{j}" for j in range(len(args))]
+            pre.extend(ast.copy_location(ast.Assign(targets=[ast.Name(r, ast.Store())], value=a), node)
+                       for r, a in zip(raws, args))
+            self.env.locals.update(raws)
+
+            def _raw():
+                return [ast.Name(r, ast.Load()) for r in raws]
+            args = [ast.Call(func=ast.Name(prefix + "pick", ast.Load()),
+                             args=[ast.Constant(j)] + _raw(), keywords=[]) for j in range(len(args))]
+            picked = lambda v: ast.Call(func=ast.Name(prefix + "result", ast.Load()),  # noqa: E731
+                                        args=[v] + _raw(), keywords=[])
         binds = [ast.copy_location(ast.Assign(targets=[ast.Name(rename[p], ast.Store())], value=a), node)
                  for p, a in zip(cfe.env.params, args) if p in rename]     # (not object-bound ones)
         for n, a in cfe.allocs.items():
@@ -1258,6 +1277,10 @@ class Frontend:
             for r in returns:
                 if r.value is not None:
                     r.value = cast(r.value, rtype)
+        if picked is not None:
+            for r in returns:
+                if r.value is not None:
+                    r.value = ast.copy_location(picked(r.value), r.value)
         if len(returns) == 1 and body and body[-1] is returns[0]:
             last = body.pop()
             body.append(ast.copy_location(ast.Assign(

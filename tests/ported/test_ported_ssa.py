@@ -310,10 +310,6 @@ class TestReportedSSAIssues(SSABaseTest):
         result_gpu = np.zeros((3, 2))
         self.check_func(foo, result_gpu, np.zeros((3, 2)))
 
-    @cpu_xfail(
-        "numba.cuda.extending.overload is not seen by the CPU target (NumquadTypeError: Untyped global "
-        "name 'overload_this')"
-    )
     def test_issue3976(self):
         def overload_this(a):
             return 42
@@ -348,10 +344,6 @@ class TestReportedSSAIssues(SSABaseTest):
 
         self.check_func(foo, np.array([2, 4]), np.array([1, 2]), np.array([3, 4]))
 
-    @cpu_xfail(
-        "numba.cuda.extending.overload is not seen by the CPU target (NumquadTypeError: Untyped global "
-        "name 'overload_this')"
-    )
     def test_issue5219(self):
         def overload_this(a, b=None):
             if isinstance(b, tuple):
