@@ -1646,13 +1646,28 @@ def _declared_signature(dispatcher, nargs, args=None):
             sigs += [(tuple(a), getattr(getattr(c, "signature", None), "return_type", None))
                      for a, c in getattr(foreign, "overloads", {}).items()]
     sigs = [(tuple(a), r) for a, r in sigs if len(a) == nargs]
-    if len(sigs) > 1 and args is not None:
+    if sigs and args is not None and _typeable(args):
         rated = [(r, s) for s in sigs for r in [_fit(args, s[0])] if r is not None]
-        if rated:
-            return min(rated, key=lambda x: x[0])[1]
+        if not rated:
+            from numba import typeof
+            raise TypeError(
+                f"No matching definition for argument type(s) {', '.join(str(typeof(a)) for a in args)} "
+                f"of {dispatcher.__name__}: it is declared for "
+                + ", ".join(f"({', '.join(str(t) for t in a)})" for a, _ in sigs))
+        return min(rated, key=lambda x: x[0])[1]
     if sigs:
         return sigs[0]
     return None
+
+
+def _typeable(args):
+    from numba import typeof
+    try:
+        for a in args:
+            typeof(a)
+    except ValueError:
+        return False
+    return True
 
 
 def _fit(args, argtys):
@@ -1661,14 +1676,15 @@ def _fit(args, argtys):
     from numba import typeof
     from numba.core.registry import cpu_target
     from numba.core.typeconv import Conversion
+    from numba.core import types as nbt
     counts = [0, 0, 0]
     for a, t in zip(args, argtys):
         try:
             conv = cpu_target.typing_context.can_convert(typeof(a), t)
         except ValueError:
             return None
-        if conv is None:
-            return None
+        if conv is None or (isinstance(typeof(a), nbt.Complex) and not isinstance(t, nbt.Complex)):
+            return None         # (a complex value never converts to a real type in numba.cuda)
         for k, kind in enumerate((Conversion.unsafe, Conversion.safe, Conversion.promote)):
             counts[k] += conv == kind
     return tuple(counts)

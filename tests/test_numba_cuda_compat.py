@@ -19,7 +19,7 @@ from numba import cuda
 from numba.core import types as ntypes
 from numba.cuda import float32, float64, int32, void
 
-from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, xpu
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Wave, xpu
 
 from conftest import TARGETS
 
@@ -1472,3 +1472,49 @@ def test_register_jitable_helpers_run_on_every_host_target(rng):
         out = np.full(40, POISON_F)
         launch(k, target, 2, 32)(out, a)
         np.testing.assert_array_equal(out, a * 2 + 1)
+
+
+@xpu.jit(["int32(int32)", "float64(float64)"])
+def _prefix_plus(v):
+    return v + Wave.prefixSum(v)
+
+
+@xpu.jit(["float32(float32)", "float64(float64)"])
+def _energy(v):
+    return Wave.reduceSum(v * v)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_signature_list_binds_a_lane_function_with_cross_lane_ops(target, rng):
+    # the CPU target inlines such a function and honoured one signature only: with a
+    # list, int32(int32) returned int64 and an int32 argument to float64(float64) was
+    # summed in int64 (numba.cuda converts to the best-fitting signature's types)
+    @xpu.jit
+    def k(x, out, e):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = _prefix_plus(x[i]) // 2**32        # -1 where the int32 result wrapped
+            e[i] = _energy(x[i])                        # float64: int32 -> float64 is safe
+
+    x = rng.integers(2**30, 2**31 - 1, 32).astype(np.int32)
+    out = np.full(32, 99, np.int64)
+    e = np.full(32, -7.25e9)
+    launch(k, target, 1, 32)(x, out, e)
+    s = x.astype(np.int64) + np.concatenate([[0], np.cumsum(x.astype(np.int64))[:-1]])
+    np.testing.assert_array_equal(out, s.astype(np.int32).astype(np.int64) // 2**32)
+    np.testing.assert_array_equal(e, np.full(32, np.sum(x.astype(np.float64) ** 2)))
+    if target == "cpu":
+        r = _prefix_plus(x)
+        assert r.dtype == np.int32
+        np.testing.assert_array_equal(r, s.astype(np.int32))
+        assert _energy(x.astype(np.float32)).dtype == np.float32
+
+
+def test_a_signature_list_that_no_argument_fits_is_numbas_error():
+    @xpu.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        out[i] = _energy(x[i])
+
+    with pytest.raises(NumquadTypeError, match=r"No matching definition for argument type\(s\) complex128"):
+        k.cpu[1, 32](np.zeros(32, np.complex128), np.zeros(32))

@@ -406,6 +406,7 @@ def _namespace(fe):
     ns.update(_control.BUILTIN_ALIASES)
     ns.update({
         "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
+        "_nq_complex": complex, "_nq_c64": np.complex64,
         "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
         "_nq_nonneg": _intr.nonneg, "_nq_vix": _intr.view_index, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
@@ -665,8 +666,8 @@ def _has_jump(items, kinds):
 
 
 def _first_is_plain_store(region, name):
-    """Is every read of *name* in *region* after a store there: the first statement
-    naming it is ``name = <expr without name>``, or *name* is the target of one
+    """Is every read of *name* in *region* after a store there, on every path
+    (:func:`_defined_before_reads`), or is *name* the target of one
     ``for`` loop (at any depth; ``for a in arrays:``) and named nowhere else but in
     that loop's body? (After a loop that ran no iteration, the earlier value is
     read, which only a lane array keeps.)"""
@@ -676,12 +677,73 @@ def _first_is_plain_store(region, name):
         inside = sum(_fe._names_in(s).count(name) for s in [loops[0].target] + loops[0].body)
         if inside == sum(_fe._names_in(s).count(name) for s in region.stmts):
             return True
-    for s in region.stmts:
-        names = set(_fe._names_in(s))
-        if name not in names:
-            continue
-        return (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-                and s.targets[0].id == name and name not in _fe._names_in(s.value))
+    return _defined_before_reads(region.stmts, name, False)[0]
+
+
+def _reads(node, name):
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               for n in ast.walk(node))
+
+
+def _defined_before_reads(stmts, name, defined):
+    """(every read of *name* in *stmts* comes after a store on every path, whether it
+    is stored on every path through them), given *defined* at entry: Python's
+    structured control flow, a loop's body possibly not run, ``break`` and
+    ``continue`` ending a path. Anything else that names it (``del``,
+    ``:=``, a store through a tuple with a starred part, ``global``): False."""
+    for s in stmts:
+        if any(isinstance(n, (ast.NamedExpr, ast.Delete, ast.Global, ast.Nonlocal, ast.Starred))
+               and name in _fe._names_in(n) for n in ast.walk(s)):
+            return False, defined
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            value = s.value
+            if value is not None and _reads(value, name) and not defined:
+                return False, defined
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            if any(_reads(t, name) for t in targets) and not defined:
+                return False, defined
+            stored = [n for t in targets for n in ast.walk(t)
+                      if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+            if stored and value is not None:
+                defined = True
+        elif isinstance(s, ast.AugAssign):
+            if name in _fe._names_in(s) and not defined:
+                return False, defined
+        elif isinstance(s, ast.If):
+            if _reads(s.test, name) and not defined:
+                return False, defined
+            ok1, d1 = _defined_before_reads(s.body, name, defined)
+            ok2, d2 = _defined_before_reads(s.orelse, name, defined)
+            if not (ok1 and ok2):
+                return False, defined
+            defined = defined or ((d1 or _ends_path(s.body)) and (d2 or _ends_path(s.orelse)))
+        elif isinstance(s, (ast.For, ast.While)):
+            head = s.iter if isinstance(s, ast.For) else s.test
+            if _reads(head, name) and not defined:
+                return False, defined
+            inner = defined or (isinstance(s, ast.For) and name in _fe._names_in(s.target))
+            if isinstance(s, ast.For) and _reads(s.target, name) and not defined:
+                return False, defined
+            if not _defined_before_reads(s.body, name, inner)[0]:
+                return False, defined
+            if not _defined_before_reads(s.orelse, name, defined)[0]:
+                return False, defined
+        elif isinstance(s, (ast.Return, ast.Break, ast.Continue, ast.Pass, ast.Expr)):
+            if name in _fe._names_in(s) and not defined:
+                return False, defined
+        elif name in _fe._names_in(s):
+            return False, defined
+    return True, defined
+
+
+def _ends_path(stmts):
+    """Does every path through *stmts* end in ``break`` or ``continue`` (of a loop
+    in the region: a rest after them in the same block is never reached)?"""
+    for s in stmts:
+        if isinstance(s, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(s, ast.If) and _ends_path(s.body) and _ends_path(s.orelse):
+            return True
     return False
 
 
@@ -999,9 +1061,12 @@ class _BlockGen:
 
     def _tuple_parts(self, name):
         """The element dtypes of *name* when it is a tuple of bool, integer and float
-        scalars (``p = cuda.grid(2)``): kept in one lane array per element
-        (``_nq_v_<name>__<k>``); None for anything else."""
+        scalars (``p = cuda.grid(2)``) or a complex scalar (its two parts): kept in
+        one lane array per element (``_nq_v_<name>__<k>``); None for anything else."""
         ty = self.typemap.get(name)
+        if isinstance(ty, types.Complex):
+            # a complex value as its real and imaginary parts (_load_var rebuilds it)
+            return [as_dtype(ty.underlying_float)] * 2
         if type(ty) in (types.UniTuple, types.Tuple) and ty.types and all(
                 isinstance(t, (types.Integer, types.Float, types.Boolean)) for t in ty.types):
             return [as_dtype(t) for t in ty.types]
@@ -1012,8 +1077,15 @@ class _BlockGen:
         parts = self._tuple_parts(name)
         if parts is None:
             return _assign(_name(name, ast.Store), _sub(f"_nq_v_{name}"))
-        return _assign(_name(name, ast.Store), ast.Tuple(
-            [_sub(f"_nq_v_{name}__{k}") for k in range(len(parts))], ast.Load()))
+        loads = [_sub(f"_nq_v_{name}__{k}") for k in range(len(parts))]
+        ty = self.typemap.get(name)
+        if isinstance(ty, types.Complex):
+            # complex(re, im) keeps both parts' bits (re + im * 1j would not: inf, -0.0)
+            value = _call("_nq_complex", *loads)
+            if ty.bitwidth == 64:
+                value = _call("_nq_c64", value)
+            return _assign(_name(name, ast.Store), value)
+        return _assign(_name(name, ast.Store), ast.Tuple(loads, ast.Load()))
 
     def _store_var(self, name, value=None, active=None):
         """Statements storing *value* (default: the variable) as this lane's *name*;
@@ -1027,6 +1099,9 @@ class _BlockGen:
             return ast.Expr(_call("_nq_stm", _name(arr), _name(L), _name(active), v))
         if parts is None:
             return [st(f"_nq_v_{name}", _name(value))]
+        if isinstance(self.typemap.get(name), types.Complex):
+            return [st(f"_nq_v_{name}__{k}", ast.Attribute(_name(value), part, ast.Load()))
+                    for k, part in enumerate(("real", "imag"))]
         return [st(f"_nq_v_{name}__{k}", ast.Subscript(_name(value), _const(k), ast.Load()))
                 for k in range(len(parts))]
 

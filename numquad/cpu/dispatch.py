@@ -188,6 +188,10 @@ def _same_file(a, b):
 #: The message of one of numquad's own intrinsics (atomics, lane arrays), which
 #: Numba buries under "No implementation of function ... found".
 _XPU_MSG = re.compile(r"(?<![\w.])(xpu\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)")
+#: a lane function's declared signatures that its arguments do not fit
+#: (cudaapi.signature_picker), which Numba buries the same way
+_SIG_MSG = re.compile(r"((?:No matching definition for argument type\(s\)|Ambiguous overloading for) "
+                      r"[^\n]* of \w+: [^\n]*|Ambiguous overloading for \w+ [^\n]*)")
 #: a device function's load of a scalar (cpu/bounds.py)
 _INDEX_MSG = re.compile(r"(cannot index a \w+ value: [^\n]*)")
 
@@ -198,7 +202,8 @@ def _typing_error(dispatcher, err):
     if isinstance(err, (NumquadTypeError, NumquadCompileError)):
         return err                      # numquad's own, worded already
     text = _ANSI.sub("", str(err))
-    m = _OP_MSG.search(text) or _XPU_MSG.search(text) or _CUDA_MSG.search(text) or _INDEX_MSG.search(text)
+    m = _OP_MSG.search(text) or _XPU_MSG.search(text) or _CUDA_MSG.search(text) or \
+        _INDEX_MSG.search(text) or _SIG_MSG.search(text)
     msg = m.group(1).strip() if m else _numba_reason(text)
     locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
             if _same_file(f, dispatcher.filename)]
