@@ -243,11 +243,13 @@ def call_lane_function(d, args, out):
     result = out if out is not None else np.empty(shape, restype)
     if size == 0:
         return result
-    flat_out = result.reshape(-1) if result.flags.c_contiguous else np.empty(size, restype)
+    # (an ndarray subclass such as np.matrix keeps its shape in reshape: its base view)
+    base = result.view(np.ndarray) if type(result) is not np.ndarray else result
+    flat_out = base.reshape(-1) if base.flags.c_contiguous else np.empty(size, restype)
     flat = [_flat(np.asarray(v), shape) if arr else v for v, arr in zip(vals, is_arr)]
     kernel, _ = _wrappers(d, is_arr)
     blocks = -(-size // _THREADS)
     kernel.cpu[blocks, _THREADS](*flat, flat_out, size)
-    if not result.flags.c_contiguous:
-        result[...] = flat_out.reshape(shape)
+    if not base.flags.c_contiguous:
+        base[...] = flat_out.reshape(shape)
     return result

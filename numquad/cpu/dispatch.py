@@ -196,6 +196,11 @@ _SIG_MSG = re.compile(r"((?:No matching definition for argument type\(s\)|Ambigu
 _INDEX_MSG = re.compile(r"(cannot index a \w+ value: [^\n]*)")
 
 
+#: the file name of a lane call's wrapper kernel (cpu/arraycall.py), whose inlined
+#: lane function keeps the user's line numbers
+_LANE_CALL_FILE = re.compile(r"^<numquad lane call of \S+ at (.+):\d+ \(\w*\)>$")
+
+
 def _typing_error(dispatcher, err):
     """A NumquadTypeError from a Numba TypingError, naming the user's file and line;
     also a TypingError, as numba.cuda raises for the same kernel."""
@@ -206,7 +211,7 @@ def _typing_error(dispatcher, err):
         _INDEX_MSG.search(text) or _SIG_MSG.search(text)
     msg = m.group(1).strip() if m else _numba_reason(text)
     locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
-            if _same_file(f, dispatcher.filename)]
+            if _same_file(_LANE_CALL_FILE.sub(r"\1", f), dispatcher.filename)]
     f, n = locs[0] if locs else (dispatcher.filename, dispatcher.firstlineno)
     detail = ""             # one line; Numba's full text stays on the exception (.numba_text)
     err = NumquadTypeError(
@@ -503,6 +508,11 @@ class CPUTarget:
             # declared types (numba.cuda's cuda.jit(sig)): arguments converted to them
             from .cudaapi import match_signature
             argtypes, args = match_signature(self.dispatcher, argtypes, args)
+            # a read-only NumPy array for a declared array (numba.cuda copies it to the
+            # device): compiled for a read-only array of the declared type
+            argtypes = tuple(t.copy(readonly=True) if isinstance(t, numba.types.Array) and t.mutable and
+                             isinstance(a, np.ndarray) and not a.flags.writeable else t
+                             for t, a in zip(argtypes, args))
         # a 2-D or 3-D block compiles for its shape: blockDim is a constant there, so
         # threadIdx.x/.y (l % blockDim.x, l // blockDim.x) need no run-time division
         nd = tuple(map(int, b)) if b[1] > 1 or b[2] > 1 else False

@@ -1,0 +1,62 @@
+"""What a day-one probe of lane calls and signatures found (twentieth session):
+a read-only input to a kernel declared with a signature met Numba's raw
+TypeError, an op's type error in a lane function called on arrays named the
+decorator's line, a Python int too large for any integer said "which object cannot
+hold", and ``out=`` of an ndarray subclass (``np.matrix``) failed inside the
+generated wrapper. Expected values come from NumPy; outputs are poisoned first.
+"""
+
+import numpy as np
+import pytest
+
+from numquad import NumquadTypeError, Wave, xpu
+
+
+@xpu.jit("void(float32[::1], float32[::1])")
+def _twice(x, out):
+    i = xpu.grid(1)
+    if i < x.size:
+        out[i] = x[i] * 2
+
+
+def test_a_read_only_input_of_a_declared_kernel(rng):
+    x = rng.standard_normal(40).astype(np.float32)
+    x.flags.writeable = False
+    out = np.full(40, np.nan, np.float32)
+    _twice[1, 64](x, out)
+    np.testing.assert_array_equal(out, x * 2)
+
+
+@xpu.jit
+def _bad_scan(v):
+    a = v + 1
+    b = a * 2
+    c = Wave.prefixAnd(b)   # the line the error names
+    return c
+
+
+def test_an_op_type_error_in_a_lane_call_names_the_op_line():
+    line = _bad_scan.py_func.__code__.co_firstlineno + 4     # (the decorator's line first)
+    with pytest.raises(NumquadTypeError, match=rf'line {line}, in _bad_scan: Wave.prefixAnd\(value\): '
+                                               r"argument 'value' got float64"):
+        _bad_scan(np.arange(40, dtype=np.float32))
+
+
+@xpu.jit
+def _add(x, y):
+    return x + y
+
+
+def test_a_python_int_past_every_integer_type_says_so():
+    with pytest.raises(NumquadTypeError, match=r"the Python int 1180591620717411303424, which fits "
+                                               r"neither int64 nor uint64"):
+        _add(np.arange(4, dtype=np.float32), 2**70)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_out_of_an_ndarray_subclass(rng):
+    a = rng.integers(-100, 100, (1, 10))
+    m = np.matrix(np.full((1, 10), -99, np.int64))
+    r = _add(a, a, out=m)
+    assert r is m
+    np.testing.assert_array_equal(np.asarray(m), a + a)
