@@ -60,3 +60,24 @@ def test_out_of_an_ndarray_subclass(rng):
     r = _add(a, a, out=m)
     assert r is m
     np.testing.assert_array_equal(np.asarray(m), a + a)
+
+
+def _body(x, y):
+    return x + Wave.prefixSum(y)
+
+
+def test_two_dispatchers_of_one_function_keep_the_lane_call_source():
+    # the wrappers of both share a file name; dropping the second deleted the source
+    # the first needed for a new argument type ("xpu.jit needs the function's source")
+    import gc
+    first = xpu.jit(_body)
+    f32 = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(first(f32, f32), [0, 1, 3, 6])
+    second = xpu.jit(debug=True)(_body)
+    np.testing.assert_array_equal(second(f32, f32), [0, 1, 3, 6])
+    del second
+    gc.collect()
+    f64 = np.arange(4, dtype=np.float64)
+    r = first(f64, f64)
+    assert r.dtype == np.float64
+    np.testing.assert_array_equal(r, [0, 1, 3, 6])

@@ -90,14 +90,22 @@ def _wrappers(d, is_arr):
     # __name__: the module Numba's disk cache imports to rebuild the wrapper's
     # environment (cache=True); the lane function's own, which is loaded
     ns = {"xpu": xpu, "f": d, "__name__": getattr(d.py_func, "__module__", None) or __name__}
-    entry = exec_source(src, filename, ns)
-    weakref.finalize(d, _forget_source, filename, entry)
+    exec_source(src, filename, ns)
+    # two dispatchers of one function share the name (and the text): the source
+    # stays while either lives
+    _SOURCE_USERS[filename] = _SOURCE_USERS.get(filename, 0) + 1
+    weakref.finalize(d, _forget_source, filename)
     return jit(ns[fname], debug=d.debug, fastmath=d.fastmath, cache=d.cache), ns[fname + "_rt"]
 
 
-def _forget_source(filename, entry):
-    if linecache.cache.get(filename) is entry:
-        del linecache.cache[filename]
+_SOURCE_USERS = {}         # a wrapper's file name -> the live dispatchers whose it is
+
+
+def _forget_source(filename):
+    _SOURCE_USERS[filename] -= 1
+    if not _SOURCE_USERS[filename]:
+        del _SOURCE_USERS[filename]
+        linecache.cache.pop(filename, None)
 
 
 @_memoised
