@@ -318,23 +318,29 @@ def _fold(node):
     return _MISSING
 
 
+_RANGE_TYPES = {}
+
+
 def _range_type(args):
-    """The loop variable type Numba gives ``range(*args)``."""
-    unsigned = False
-    wide = False
-    for a in args:
-        if isinstance(a, np.unsignedinteger):
-            unsigned = True
-        elif isinstance(a, np.signedinteger):
-            if a.dtype.itemsize > 4:
-                wide = True
-        elif isinstance(a, (bool, np.bool_)):
-            pass
-        else:
-            wide = True
-    if unsigned:
-        return np.uint64
-    return np.int64 if wide else np.int32
+    """The loop variable type Numba gives ``range(*args)``: its overload resolution
+    over range's int32, int64 and uint64 forms (``range(np.uint32(n))`` counts in
+    uint64, ``range(np.uint32(n), -3, -1)`` in int64, ``range(np.int32(a),
+    np.uint64(b))`` in int32); a Python int or bool is Numba's int64 or boolean."""
+    key = tuple(type(a) for a in args)
+    ty = _RANGE_TYPES.get(key)
+    if ty is None:
+        from numba import typeof
+        from numba.core import types as nbt
+        from numba.core.registry import cpu_target
+        ctx = cpu_target.typing_context
+        ctx.refresh()
+        argtys = tuple(nbt.boolean if isinstance(a, (bool, np.bool_)) else
+                       nbt.int64 if isinstance(a, int) else typeof(a) for a in args)
+        sig = ctx.resolve_function_type(ctx.resolve_value_type(range), argtys, {})
+        if sig is None:
+            raise TypeError(f"range() of {', '.join(map(str, argtys))}: Numba types no such range")
+        ty = _RANGE_TYPES[key] = np.dtype(str(sig.return_type.dtype)).type
+    return ty
 
 
 _INT_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)

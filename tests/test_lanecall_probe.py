@@ -81,3 +81,24 @@ def test_two_dispatchers_of_one_function_keep_the_lane_call_source():
     r = first(f64, f64)
     assert r.dtype == np.float64
     np.testing.assert_array_equal(r, [0, 1, 3, 6])
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_a_range_of_an_unsigned_start_and_a_negative_stop(target):
+    # Numba counts range(uint32, -3, -1) in int64; the python target took uint64 for any
+    # unsigned argument and raised OverflowError at -1
+    @xpu.jit
+    def k(out):
+        i = xpu.grid(1)
+        acc = np.int64(0)
+        for j in range(Wave.laneId(), -3, -1):
+            acc += j
+        n = np.int64(0)
+        for j in range(np.uint8(i % 5), np.int32(4)):      # int32, as Numba types it
+            n += j
+        out[i] = acc * 100 + n
+
+    out = np.full(32, -1, np.int64)
+    getattr(k, target)[1, 32](out)
+    want = [sum(range(i, -3, -1)) * 100 + sum(range(i % 5, 4)) for i in range(32)]
+    np.testing.assert_array_equal(out, want)
