@@ -23,7 +23,8 @@ held it::
                                         ...
 
 A ``while`` whose test holds one becomes ``while True:`` with the test computed
-at the top and a ``break``. The lowered expression is then evaluated before the
+at the top and a ``break``; so does one whose test calls an ``@xpu.jit`` or
+numba.cuda device function (``while more(x):``). The lowered expression is then evaluated before the
 rest of its statement; the rewrite is made only where that order cannot be
 observed: every other call in the statement is a cross-lane op, an ``@xpu.jit``
 function, a function of ``math``, ``numpy`` or Python's builtins (not ``print``),
@@ -159,6 +160,17 @@ class _Lowering:
         return _kind(self.env, call, self.missing)
 
     # -- what to lower -----------------------------------------------------------
+    def _calls_device_function(self, node):
+        """Does *node* call an ``@xpu.jit`` or numba.cuda device function (not a
+        cross-lane op itself)?"""
+        from .xpu import Dispatcher, is_foreign_device_function
+        for n in _walk(node):
+            if isinstance(n, ast.Call):
+                f = self.env.resolve(n.func)
+                if isinstance(f, Dispatcher) or is_foreign_device_function(f):
+                    return True
+        return False
+
     def _has_op(self, node):
         return any(isinstance(n, ast.Call) and self.kind(n) == "op" for n in _walk(node))
 
@@ -331,6 +343,17 @@ class _Lowering:
         if isinstance(s, (ast.For, ast.While)) and s.orelse and self.lower_loop_else:
             init, tail = self._loop_else(s)
             return [init] + self.stmt(s) + [tail]
+        if isinstance(s, ast.While) and not s.orelse and self._calls_device_function(s.test):
+            # ``while more(x):`` with a lane function: its test as the body's first
+            # statement (``while True: if not more(x): break``), where the targets
+            # call lane functions as they call them in an ``if``
+            test = s.test
+            brk = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(ast.Not(), test), test),
+                                           body=[ast.copy_location(ast.Break(), test)], orelse=[]), test)
+            s.test = ast.copy_location(ast.Constant(True), test)
+            s.body = [brk] + s.body
+            self.count += 1
+            return [s]
         if isinstance(s, ast.While):
             targets = self._targets(s.test)
             if not targets or s.orelse or not self._safe([s.test], targets):
@@ -571,7 +594,9 @@ def lower(fn, pyfunc):
     lowering.lower_loop_else = any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in _walk(fn))
     if not lowering.lower_loop_else and \
             not any(lowering._targets(n) for n in ast.walk(fn)
-                    if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Compare))):
+                    if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Compare))) and \
+            not any(isinstance(n, ast.While) and lowering._calls_device_function(n.test)
+                    for n in _walk(fn)):
         return fn
     if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) or
            isinstance(n, ast.arg) and n.arg.startswith(RESERVED) for n in ast.walk(fn)):

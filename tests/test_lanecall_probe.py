@@ -102,3 +102,43 @@ def test_a_range_of_an_unsigned_start_and_a_negative_stop(target):
     getattr(k, target)[1, 32](out)
     want = [sum(range(i, -3, -1)) * 100 + sum(range(i % 5, 4)) for i in range(32)]
     np.testing.assert_array_equal(out, want)
+
+
+@xpu.jit
+def _more(x):
+    return Wave.any(x > 3)
+
+
+@pytest.mark.parametrize("target", ["python", "cpu", "cpu-debug"])
+def test_a_lane_function_as_a_while_test(target, rng):
+    # the CPU target refused it ("calling it from another kernel is not supported"),
+    # naming the lane function's def line
+    @xpu.jit
+    def k(a, out):
+        i = xpu.grid(1)
+        x = a[i]
+        n = np.int64(0)
+        while _more(x):
+            x = x // 2
+            n += 1
+            if n > 100:
+                break
+        out[i] = x * 1000 + n
+
+    a = rng.integers(0, 1000, 64)
+    out = np.full(64, -1, np.int64)
+    if target == "cpu-debug":
+        xpu.jit(debug=True)(k.py_func).cpu[2, 32](a, out)
+    else:
+        getattr(k, target)[2, 32](a, out)
+    want = []
+    for w in range(2):
+        xs = a[w * 32:(w + 1) * 32].copy()
+        n = 0
+        while (xs > 3).any():
+            xs //= 2
+            n += 1
+        want += [x * 1000 + n for x in xs]
+    np.testing.assert_array_equal(out, want)
+    assert "shfl.sync" in k.inspect_ptx("void(int64[:], int64[:])", cc=(9, 0)) or \
+        "vote.sync" in k.inspect_ptx("void(int64[:], int64[:])", cc=(9, 0))
