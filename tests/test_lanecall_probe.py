@@ -142,3 +142,40 @@ def test_a_lane_function_as_a_while_test(target, rng):
     np.testing.assert_array_equal(out, want)
     assert "shfl.sync" in k.inspect_ptx("void(int64[:], int64[:])", cc=(9, 0)) or \
         "vote.sync" in k.inspect_ptx("void(int64[:], int64[:])", cc=(9, 0))
+
+
+@xpu.jit
+def _scan_into(loc, x):
+    loc[0] = Wave.prefixSum(x)
+    return loc[0] + loc[1]
+
+
+@pytest.mark.parametrize("target", ["python", "cpu", "cpu-debug"])
+def test_a_local_array_passed_to_a_lane_function_under_a_branch(target, rng):
+    # the CPU target refused it: "loc ... is an array that differs from lane to lane
+    # and lives across a cross-lane op" (it copied the argument into a new name)
+    @xpu.jit
+    def k(a, out):
+        i = xpu.grid(1)
+        loc = xpu.local.array(2, np.int64)
+        loc[0] = a[i]
+        loc[1] = 2 * a[i]
+        if a[i] % 3 == 0:
+            out[i] = _scan_into(loc, a[i])
+        else:
+            out[i] = loc[1]
+
+    a = rng.integers(0, 100, 64)
+    out = np.full(64, -1, np.int64)
+    if target == "cpu-debug":
+        xpu.jit(debug=True)(k.py_func).cpu[2, 32](a, out)
+    else:
+        getattr(k, target)[2, 32](a, out)
+    want = 2 * a
+    for w in range(2):
+        s = 0
+        for i in range(w * 32, (w + 1) * 32):
+            if a[i] % 3 == 0:           # the scan runs over these lanes, in order
+                want[i] = s + 2 * a[i]
+                s += a[i]
+    np.testing.assert_array_equal(out, want)

@@ -1224,6 +1224,16 @@ class Frontend:
         # (the callee's own aliases and helpers live in its closure: resolved below, not renamed)
         rename = {n: prefix + n.lstrip("_") for n in cfe.env.locals | _all_names(body, cfe)
                   if n not in cfe.env.closure or n in cfe.env.locals}
+        # a parameter the callee never assigns, given a caller's name, reads that name
+        # (no copy: a per-lane local or shared array passed on stays the caller's array,
+        # which the storage analysis knows); the callee's other names are all renamed,
+        # so its body cannot assign the caller's
+        stored = {n.id for s in body for n in ast.walk(s)
+                  if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        direct = {} if getattr(cfe, "signatures", None) else {
+            p: a.id for p, a in zip(cfe.env.params, args)
+            if isinstance(a, ast.Name) and p not in stored and p in rename}
+        rename.update(direct)
         glob = {}
 
         class Rename(ast.NodeTransformer):
@@ -1268,7 +1278,8 @@ class Frontend:
             picked = lambda v: ast.Call(func=ast.Name(prefix + "result", ast.Load()),  # noqa: E731
                                         args=[v] + _raw(), keywords=[])
         binds = [ast.copy_location(ast.Assign(targets=[ast.Name(rename[p], ast.Store())], value=a), node)
-                 for p, a in zip(cfe.env.params, args) if p in rename]     # (not object-bound ones)
+                 for p, a in zip(cfe.env.params, args)
+                 if p in rename and p not in direct]                      # (not object-bound ones)
         for n, a in cfe.allocs.items():
             self.allocs[rename[n]] = a
             self.env.locals.add(rename[n])
