@@ -1019,6 +1019,16 @@ class Dispatcher:
             raise NumquadTypeError(
                 f"{site}: {self.__name__}(...) ({defined_at(self, site)}) takes its arguments by position (and "
                 f"out=); got keyword argument(s) {', '.join(sorted(kwargs))}")
+        code = self.py_func.__code__
+        if code.co_kwonlyargcount or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            site = call_site(self)
+            kwonly = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+            extra = [f"keyword-only parameter(s) {', '.join(kwonly)}"] if kwonly else []
+            extra += ["*args"] if code.co_flags & inspect.CO_VARARGS else []
+            extra += ["**kwargs"] if code.co_flags & inspect.CO_VARKEYWORDS else []
+            raise NumquadTypeError(
+                f"{site}: {self.__name__} ({defined_at(self, site)}) has {' and '.join(extra)}; a lane "
+                f"function called on arrays takes positional parameters only")
         args = self._check_arity(args)
         if any(map(_lanecall.is_dask, args)):             # lazy: one call per block
             return _lanecall.dask_call(self, args, out,

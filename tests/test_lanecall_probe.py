@@ -179,3 +179,22 @@ def test_a_local_array_passed_to_a_lane_function_under_a_branch(target, rng):
                 want[i] = s + 2 * a[i]
                 s += a[i]
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_lane_call_of_a_function_with_keyword_only_parameters_or_star_args_says_so():
+    # "scale(x, s) takes 2 arguments; got 1" and "add_all(a) takes 1 arguments; got 2"
+    @xpu.jit
+    def scale(x, *, s=2):
+        return x * s
+
+    @xpu.jit
+    def add_all(*a):
+        return a[0] + a[1]
+
+    x = np.arange(4)
+    with pytest.raises(NumquadTypeError, match=r"scale \(defined at line \d+\) has keyword-only "
+                                               r"parameter\(s\) s; a lane function called on arrays "
+                                               r"takes positional parameters only"):
+        scale(x)
+    with pytest.raises(NumquadTypeError, match=r"add_all \(defined at line \d+\) has \*args"):
+        add_all(x, x)
