@@ -413,10 +413,6 @@ class TestReportedSSAIssues(SSABaseTest):
 
         self.check_func(foo, np.array([10]), 1, 5, 3)
 
-    @cpu_xfail(
-        "an array taken from a tuple argument in a branch and used after loops is refused "
-        "(NumquadCompileError: 'v0 ... is an array that differs from lane to lane ...')"
-    )
     def test_issue5493_unneeded_phi(self):
         # Test error that unneeded phi is inserted because variable does not
         # have a dominance definition.
