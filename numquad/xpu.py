@@ -1134,6 +1134,28 @@ class _Launcher:
     def __reduce__(self):
         return _Launcher, (self._d, self._t, self._config)
 
+    # numba.cuda's configured launch (_LaunchConfiguration): the kernel, the grid and
+    # block as (x, y, z), the stream and the dynamic shared memory bytes
+    @property
+    def dispatcher(self):
+        return self._d
+
+    @property
+    def griddim(self):
+        return tuple(launch_config(self._d, *self._config[:2])[0])
+
+    @property
+    def blockdim(self):
+        return tuple(launch_config(self._d, *self._config[:2])[1])
+
+    @property
+    def stream(self):
+        return self._config[2] if len(self._config) > 2 else 0
+
+    @property
+    def sharedmem(self):
+        return self._config[3] if len(self._config) > 3 else 0
+
 
 #: numba.cuda's cuda.jit options that mean nothing to the CPU target (accepted, ignored)
 _CUDA_OPTIONS = ("device", "inline", "forceinline", "lineinfo", "opt", "lto", "max_registers",

@@ -1518,3 +1518,15 @@ def test_a_signature_list_that_no_argument_fits_is_numbas_error():
 
     with pytest.raises(NumquadTypeError, match=r"No matching definition for argument type\(s\) complex128"):
         k.cpu[1, 32](np.zeros(32, np.complex128), np.zeros(32))
+
+
+def test_a_configured_launch_has_numba_cudas_attributes():
+    @xpu.jit
+    def k(a):
+        a[cuda.grid(1)] = 1
+
+    c = k[4, (8, 2), 0, 64]
+    assert (c.griddim, c.blockdim, c.stream, c.sharedmem) == ((4, 1, 1), (8, 2, 1), 0, 64)
+    assert c.dispatcher is k
+    c = k.cpu[(2, 3), 32]
+    assert (c.griddim, c.blockdim, c.stream, c.sharedmem) == ((2, 3, 1), (32, 1, 1), 0, 0)
