@@ -198,3 +198,67 @@ def test_a_lane_call_of_a_function_with_keyword_only_parameters_or_star_args_say
         scale(x)
     with pytest.raises(NumquadTypeError, match=r"add_all \(defined at line \d+\) has \*args"):
         add_all(x, x)
+
+
+@xpu.jit
+def _first_big(v):
+    # returns from inside two nested loops, around cross-lane ops
+    for j in range(3):
+        for k in range(2):
+            if v > 10 + k:
+                return v + Wave.countBits(True) * 100 + j * 10 + k
+            v = v + Wave.prefixSum(v) % 7
+    while v < 50:
+        if v % 5 == 0:
+            return -v
+        v += 1 + Wave.countBits(v > 0) % 3
+    return v
+
+
+def _first_big_ref(vs):
+    """_first_big over one wave's values, lane by lane in lock step (plain Python)."""
+    vs = [int(v) for v in vs]
+    out = [None] * len(vs)
+    active = list(range(len(vs)))
+    for j in range(3):
+        for k in range(2):
+            takers = [lane for lane in active if vs[lane] > 10 + k]    # the op's lanes
+            for lane in takers:
+                out[lane] = vs[lane] + len(takers) * 100 + j * 10 + k
+                active.remove(lane)
+            prefix = 0
+            for lane in active:
+                vs[lane], prefix = vs[lane] + prefix % 7, prefix + vs[lane]
+    while True:
+        active = [lane for lane in active if vs[lane] < 50 or out.__setitem__(lane, vs[lane])]
+        if not active:
+            break
+        for lane in list(active):
+            if vs[lane] % 5 == 0:
+                out[lane] = -vs[lane]
+                active.remove(lane)
+        bits = sum(vs[lane] > 0 for lane in active)
+        for lane in active:
+            vs[lane] += 1 + bits % 3
+    return out
+
+
+@pytest.mark.parametrize("target", ["python", "cpu", "cpu-debug", "array-call"])
+def test_a_return_inside_loops_of_an_inlined_lane_function(target, rng):
+    # the CPU target refused it ("a return inside a loop of a lane function with
+    # cross-lane ops cannot be inlined")
+    @xpu.jit
+    def k(a, out):
+        i = xpu.grid(1)
+        out[i] = _first_big(a[i])
+
+    a = rng.integers(0, 14, 64)
+    out = np.full(64, -999, np.int64)
+    if target == "array-call":
+        out = _first_big(a)
+    elif target == "cpu-debug":
+        xpu.jit(debug=True)(k.py_func).cpu[2, 32](a, out)
+    else:
+        getattr(k, target)[2, 32](a, out)
+    want = _first_big_ref(a[:32]) + _first_big_ref(a[32:])
+    np.testing.assert_array_equal(out, want)

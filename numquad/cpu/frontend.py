@@ -1302,25 +1302,42 @@ class Frontend:
             body.append(ast.copy_location(ast.Assign(targets=[ast.Name(ret, ast.Store())],
                                                      value=ast.Constant(None)), node))
         else:
-            for s in body:
-                if _return_in_loop(s):
-                    self.error(f"{cfe.pyfunc.__name__}: a return inside a loop of a lane function "
-                               f"with cross-lane ops cannot be inlined; return after the loop", node)
+            # the body in a ``while True:`` whose ``break`` is each return; a return inside
+            # a loop also sets a flag that each loop around it tests after it ends
+            done = prefix + "done"
+            in_loop = any(_return_in_loop(s) for s in body)
+            returning = {id(n) for s in body for n in ast.walk(s)
+                         if isinstance(n, (ast.For, ast.While)) and _return_in_loop(n, True)}
+
+            def _flag(value, at):
+                return ast.copy_location(ast.Assign(targets=[ast.Name(done, ast.Store())],
+                                                    value=ast.Constant(value)), at)
 
             class Ret(ast.NodeTransformer):
                 def visit_Return(self, r):
                     out = [ast.copy_location(ast.Assign(targets=[ast.Name(ret, ast.Store())],
-                                                        value=r.value or ast.Constant(None)), r),
-                           ast.copy_location(ast.Break(), r)]
-                    return out
+                                                        value=r.value or ast.Constant(None)), r)]
+                    if in_loop:
+                        out.append(_flag(True, r))
+                    return out + [ast.copy_location(ast.Break(), r)]
+
+                def _loop(self, n):
+                    self.generic_visit(n)
+                    if id(n) not in returning:
+                        return n
+                    return [n, ast.copy_location(ast.If(test=ast.Name(done, ast.Load()),
+                                                        body=[ast.copy_location(ast.Break(), n)],
+                                                        orelse=[]), n)]
+                visit_For = visit_While = _loop
             flat = []
             for s in body:
                 r = Ret().visit(s)
                 flat.extend(r if isinstance(r, list) else [r])
             body = flat
-            body = [ast.copy_location(ast.While(test=ast.Constant(True),
-                                                body=body + [ast.copy_location(ast.Break(), node)],
-                                                orelse=[]), node)]
+            body = ([_flag(False, node)] if in_loop else []) + [
+                ast.copy_location(ast.While(test=ast.Constant(True),
+                                            body=body + [ast.copy_location(ast.Break(), node)],
+                                            orelse=[]), node)]
         for st in binds + body:
             ast.fix_missing_locations(st)
             for n in ast.walk(st):
