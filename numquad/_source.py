@@ -13,15 +13,38 @@ import sys
 import textwrap
 import types
 
-__all__ = ["code_names", "exec_source", "function_tree", "module_copy"]
+__all__ = ["code_names", "exec_source", "function_tree", "module_copy", "note_source", "same_source"]
 
 
 def function_tree(py):
     """The parsed source of the Python function *py*, or None where it has none."""
     try:
-        return ast.parse(textwrap.dedent(inspect.getsource(py)))
+        text = inspect.getsource(py)
+        note_source(py, text)
+        return ast.parse(textwrap.dedent(text))
     except (OSError, TypeError, SyntaxError):
         return None
+
+
+_FIRST_TEXT = {}        # id(code) -> (code, the function's source text first read)
+
+
+def note_source(py, text):
+    """Remember *text* as the source of function *py* when it is the first read in
+    this process (what numquad compiled it from): a later read that differs means the
+    file was edited since (:func:`same_source`; numquad/cpu/diskcache.py)."""
+    code = getattr(py, "__code__", None)
+    if code is None:
+        return
+    seen = _FIRST_TEXT.get(id(code))
+    if seen is None or seen[0] is not code:
+        _FIRST_TEXT[id(code)] = (code, text)
+
+
+def same_source(py, text):
+    """Is *text* the source of *py* first read in this process (or the first read)?"""
+    note_source(py, text)
+    return _FIRST_TEXT[id(py.__code__)][1] == text
 
 
 def exec_source(src, filename, scope):

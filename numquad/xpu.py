@@ -26,6 +26,7 @@ import numpy as np
 from .errors import NumquadCompileError, NumquadLaunchError, NumquadRuntimeError, NumquadTypeError
 from . import _lanecall
 from ._sites import call_site, defined_at, launch_prefix
+from ._source import note_source
 from . import _desugar
 from . import _cudacompat  # noqa: F401  (numba.cuda device functions with a signature, no GPU)
 
@@ -836,6 +837,7 @@ class Dispatcher:
         else:
             try:
                 lines, start = inspect.getsourcelines(self.py_func)
+                note_source(self.py_func, "".join(lines))     # (a later edit: cpu/diskcache.py)
             except (OSError, TypeError) as e:
                 raise NumquadTypeError(
                     f"{self.where}: xpu.jit needs the function's source to compile it "

@@ -97,7 +97,8 @@ def test_globals_whose_changes_the_key_cannot_see_turn_caching_off():
 
     class Box:
         v = 1.0
-    ns = {"G": Box(), "T": (1, 2.5, np.float32(3)), "A": np.arange(4), "np": np}
+    ns = {"G": Box(), "T": (1, 2.5, np.float32(3)), "A": np.arange(4), "np": np,
+          "__name__": __name__}           # (a module Numba can import again)
     assert diskcache.block_key("x = G.v", ns, (), False, False, False) is None
     k1 = diskcache.block_key("x = T[0] + A[1] + np.float32(1)", ns, (), False, False, False)
     ns["A"] = np.arange(4) + 1

@@ -318,6 +318,7 @@ def checked_function(dispatcher, pyfunc, self_names):
     fn.__kwdefaults__ = pyfunc.__kwdefaults__
     fn.__qualname__ = pyfunc.__qualname__
     fn.__module__ = pyfunc.__module__
+    fn._nq_origin = getattr(pyfunc, "_nq_origin", pyfunc)   # its source's code (cpu/diskcache.py)
     if plain:
         setattr(fn, _UNCHECKED, True)
     if guarded:

@@ -20,7 +20,15 @@ its machine code), under a key that holds everything the machine code depends on
   llvmlite and NumPy versions, and the debug/fastmath options; Numba adds the
   CPU name and features.
 
-A change to any of them is a different key, so a stale entry is never used. The
+A change to any of them is a different key, so a stale entry is never used. What
+the key cannot describe is not cached: a user's module read as a value (``m =
+cfg``, ``getattr(cfg, "C")``, a submodule bound to a name), a function whose file
+was edited since numquad first read it in this process (its compiled code is the
+old text's), a global array changed in place since this process first saw it (a
+device function compiled before holds the old contents, frozen as numba.cuda
+freezes them), and a module Numba could not import again by name to load the
+entry (one loaded from a path; the module's name is in the key). A damaged entry
+is removed and compiled again; a save that fails (a full disk) is skipped. The
 cache lives in ``$NUMQUAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/numquad``, else
 ``~/.cache/numquad``. The CUDA target keeps numba-cuda's own cache.
 """
@@ -40,9 +48,9 @@ import numba
 import numpy as np
 from numba.core import caching as _caching
 
-from .._source import code_names
+from .._source import code_names, same_source
 
-__all__ = ["cache_dir", "writable_cache_dir", "block_key", "BlockCache"]
+__all__ = ["cache_dir", "writable_cache_dir", "block_key", "BlockCache", "observe"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PACKAGE_HASH = None
@@ -100,7 +108,9 @@ class _Uncachable(Exception):
 
 def _attribute_chains(source):
     """{name: {(attr, ...), ...}}: the attribute chains read from each bare name in
-    *source* (``cfg.TPB`` -> ``{"cfg": {("TPB",)}}``), or None if it does not parse."""
+    *source* (``cfg.TPB`` -> ``{"cfg": {("TPB",)}}``; the name read as a value, as in
+    ``m = cfg`` or ``getattr(cfg, "C")``, is the empty chain), or None if it does not
+    parse."""
     import textwrap
     try:
         tree = ast.parse(textwrap.dedent(source))
@@ -109,6 +119,9 @@ def _attribute_chains(source):
     chains = {}
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in inner:
+            chains.setdefault(node.id, set()).add(())     # the name itself, as a value
+            continue
         if not isinstance(node, ast.Attribute) or id(node) in inner:
             continue                        # only whole chains: cfg.sub.N, not cfg.sub
         attrs = []
@@ -136,6 +149,9 @@ def _module_fingerprint(mod, chains, depth):
         raise _Uncachable(f"module {name}: the attributes read from it are unknown")
     parts = [f"module:{name}"]
     for chain in sorted(chains):
+        if not chain:
+            # m = cfg; m.C (or getattr(cfg, "C")): what is read from it is unknown
+            raise _Uncachable(f"module {name} is used as a value")
         value = mod
         for k, attr in enumerate(chain):
             if not isinstance(value, (_pytypes.ModuleType, type)):
@@ -150,6 +166,10 @@ def _module_fingerprint(mod, chains, depth):
         if value is _MISSING:
             parts.append(f"{'.'.join(chain)}=missing")
         elif isinstance(value, _pytypes.ModuleType):
+            top = value.__name__.split(".")[0]
+            if top not in _VERSIONED and top not in getattr(sys, "stdlib_module_names", ()):
+                # s = pkg.sub; s.E: what is read from the submodule is unknown
+                raise _Uncachable(f"module {value.__name__} is used as a value")
             parts.append(f"{'.'.join(chain[:k])}=module:{value.__name__}")
         else:
             parts.append(f"{'.'.join(chain[:k])}={_fingerprint(value, depth + 1)}")
@@ -157,6 +177,38 @@ def _module_fingerprint(mod, chains, depth):
 
 
 _MISSING = object()
+_SEEN = {}          # id(array) -> (weak reference, content hash first seen in this process)
+
+
+def _same_as_first_seen(array, digest):
+    """A global array whose contents changed in place since this process first saw
+    it: code compiled before the change (a device function's, frozen at its compile
+    as numba.cuda freezes globals) may hold the old contents while the key would say
+    the new, so nothing that reads it is cached from then on."""
+    import weakref
+    try:
+        ref = weakref.ref(array)
+    except TypeError:
+        raise _Uncachable("an array without weak references") from None
+    seen = _SEEN.get(id(array))
+    if seen is not None and seen[0]() is array:
+        if seen[1] != digest:
+            raise _Uncachable("a global array changed in place since it was first compiled")
+        return
+    if len(_SEEN) > 4096:
+        for k in [k for k, (r, _) in _SEEN.items() if r() is None]:
+            del _SEEN[k]
+    _SEEN[id(array)] = (ref, digest)
+
+
+def observe(fn):
+    """Record what a compiled helper reads now (a device function's scalar function,
+    when numquad makes it: cpu/dispatch.py), so that a later change in place of a
+    global array it reads is seen by :func:`_same_as_first_seen`."""
+    try:
+        _function_fingerprint(fn, 0)
+    except (_Uncachable, RecursionError):
+        pass
 
 
 def _fingerprint(value, depth=0, chains=None):
@@ -175,8 +227,9 @@ def _fingerprint(value, depth=0, chains=None):
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:
             raise _Uncachable("an object array")
-        return (f"ndarray:{value.dtype.descr!r}:{value.shape}:"
-                f"{hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()}")
+        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        _same_as_first_seen(value, digest)
+        return f"ndarray:{value.dtype.descr!r}:{value.shape}:{digest}"
     if isinstance(value, (tuple, list)):
         return f"{type(value).__name__}(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
     if isinstance(value, _pytypes.ModuleType):
@@ -205,11 +258,20 @@ def _fingerprint(value, depth=0, chains=None):
 def _function_fingerprint(fn, depth):
     """A function by its source and, recursively, the globals its code names."""
     import inspect
+    origin = getattr(fn, "_nq_origin", fn)      # a generated copy's user function
     try:
-        src = inspect.getsource(fn)
+        src = inspect.getsource(origin)
     except (OSError, TypeError):
         raise _Uncachable(f"no source for {fn!r}") from None
-    parts = [src]
+    if not same_source(origin, src):
+        # the file was edited since numquad first read it in this process: the compiled
+        # code is the old text's, which the key cannot read any more
+        raise _Uncachable(f"the source of {fn.__qualname__} changed since it was compiled")
+    parts = [src, f"line:{origin.__code__.co_firstlineno}"]
+    for k, v in enumerate(fn.__defaults__ or ()):
+        parts.append(f"default{k}={_fingerprint(v, depth + 1)}")
+    for k, v in sorted((fn.__kwdefaults__ or {}).items()):
+        parts.append(f"default:{k}={_fingerprint(v, depth + 1)}")
     chains = _attribute_chains(src)
 
     def reads(name):
@@ -226,9 +288,14 @@ def _function_fingerprint(fn, depth):
 
 def block_key(source, namespace, argtypes, nd, debug, fastmath):
     """The cache key of one block function, or None when it must not be cached."""
+    # Numba rebuilds a cached function's environment by importing its module by name
+    modname = namespace.get("__name__")
+    module = sys.modules.get(modname) if isinstance(modname, str) else None
+    if module is None or getattr(module, "__dict__", None) is None:
+        return None
     h = hashlib.sha256()
     for part in (sys.version, numba.__version__, llvmlite.__version__, np.__version__,
-                 _package_hash(),
+                 _package_hash(), f"module:{modname}",
                  repr(tuple(map(str, argtypes))), repr((nd or False, bool(debug), bool(fastmath))),
                  source):
         h.update(part.encode())
@@ -287,3 +354,36 @@ class BlockCache(_caching.FunctionCache):
 
     def _index_key(self, sig, codegen):
         return (sig, codegen.magic_tuple(), self._key)
+
+    def load_overload(self, sig, target_context):
+        """The cached machine code, or None: a damaged or unreadable entry is removed
+        and the block compiles as if it were not there."""
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception:                               # noqa: BLE001 - any damage
+            self._remove_files()
+            return None
+
+    def save_overload(self, sig, data):
+        """Save the machine code; a full disk or a damaged index only skips saving."""
+        try:
+            super().save_overload(sig, data)
+        except Exception:                               # noqa: BLE001
+            self._remove_files()
+
+    def _remove_files(self):
+        base = os.path.join(self._cache_path, self._impl.filename_base)
+        for path in (self._cache_file._index_path,) + tuple(
+                os.path.join(self._cache_path, f) for f in _listdir(self._cache_path)
+                if f.startswith(os.path.basename(base)) and f.endswith(".nbc")):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []

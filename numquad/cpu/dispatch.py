@@ -427,6 +427,7 @@ class CPUTarget:
                     for args, ret in sigs:
                         scalar.compile(ret(*args) if ret is not None else args)
                     scalar.disable_compile()                # calls convert to the declared types
+                _diskcache.observe(pyfunc)      # what it reads now (cpu/diskcache.py)
                 self._scalar = scalar
                 self._scalar = _self_reference(self._scalar, self.dispatcher)
             return self._scalar
