@@ -378,20 +378,25 @@ def check_slot(typingctx, state, slot, axis, line, shape):
 # into a table of (file, line, function), since its line is in another file than the
 # kernel's.
 
-_DEVICE_SITES = []
+_DEVICE_SITES = {}
 _device_sites_lock = threading.Lock()
 
 
 def device_site(filename, line, function):
-    """A new site number for an access at *filename*:*line* in *function*."""
+    """The site number of an access at *filename*:*line* in *function*: a hash of
+    them (56 bits), the same in every process, since machine code holding it may be
+    loaded by another process from the disk cache (cpu/diskcache.py)."""
+    import hashlib
+    where = (filename, line, function)
+    site = int.from_bytes(hashlib.sha256(repr(where).encode()).digest()[:7], "little")
     with _device_sites_lock:
-        _DEVICE_SITES.append((filename, line, function))
-        return len(_DEVICE_SITES) - 1
+        _DEVICE_SITES.setdefault(site, where)
+    return site
 
 
 def device_where(site):
     """(file, line, function) of a site number of :func:`device_site`."""
-    return _DEVICE_SITES[site]
+    return _DEVICE_SITES.get(site, (None, 0, "?"))
 
 
 def device_load(arr, idx, state, site):
