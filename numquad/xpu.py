@@ -151,7 +151,7 @@ def numba_overload_targets(obj):
                 continue
             for template in getattr(typ, "templates", ()):
                 func = getattr(template, "_overload_func", None)
-                if func is not None and \
+                if func is not None and not getattr(func, "_nq_copy", False) and \
                         "register_jitable.<locals>" not in getattr(func, "__qualname__", ""):
                     target = (getattr(template, "metadata", None) or {}).get("target", "generic")
                     found.add("cuda" if name.startswith("numba.cuda") else target)

@@ -13,6 +13,8 @@ import re
 import types as pytypes
 
 import numba
+import numba.cuda.extending  # noqa: F401  (overloads of numba.cuda's registry)
+import numba.extending  # noqa: F401
 import numpy as np
 import pytest
 from numba import cuda
@@ -1530,3 +1532,54 @@ def test_a_configured_launch_has_numba_cudas_attributes():
     assert c.dispatcher is k
     c = k.cpu[(2, 3), 32]
     assert (c.griddim, c.blockdim, c.stream, c.sharedmem) == ((2, 3, 1), (32, 1, 1), 0, 0)
+
+
+def _scaled(x):
+    pass
+
+
+def _scaled_cpu(x):
+    pass
+
+
+@numba.cuda.extending.overload(_scaled, target="generic")
+def _scaled_generic_impl(x):
+    def impl(x):
+        x[0] *= 23
+    return impl
+
+
+@numba.cuda.extending.overload(_scaled, target="cuda")
+def _scaled_cuda_impl(x):
+    def impl(x):
+        x[0] *= 29
+    return impl
+
+
+@numba.extending.overload(_scaled_cpu, target="cpu")
+def _scaled_cpu_impl(x):
+    def impl(x):
+        x[0] = 1
+    return impl
+
+
+def test_a_cuda_overload_is_preferred_to_a_generic_one_and_a_cpu_one_is_refused():
+    # numba-cuda's test_call_target_overloaded: the CPU target took the generic
+    # overload (23); numba.cuda takes the CUDA one (29). A target="cpu" overload, which
+    # numba.cuda never uses, ran on the CPU target
+    @xpu.jit
+    def k(x):
+        _scaled(x)
+
+    for debug in (False, True):
+        x = np.ones(1, np.int32)
+        (xpu.jit(debug=True)(k.py_func) if debug else k).cpu[1, 1](x)
+        assert x[0] == 29
+
+    @xpu.jit
+    def kc(x):
+        _scaled_cpu(x)
+
+    with pytest.raises(NumquadCompileError, match=r'`_scaled_cpu` has a numba `overload` for target="cpu", '
+                                                  r"which numba.cuda does not use"):
+        kc.cpu[1, 1](np.ones(1, np.int32))

@@ -22,6 +22,7 @@ or barriers itself:
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import dataclasses
 import sys
@@ -347,11 +348,51 @@ def _overload_for_the_cpu(fn):
         options = {k: v for k, v in (getattr(template, "_jit_options", None) or {}).items()
                    if k not in ("no_cpython_wrapper", "nopython", "inline")}
         inline = getattr(getattr(template, "_inline", None), "value", "never")
+        # a generic overload stays generic and a CUDA one becomes a CPU one, so that the
+        # CPU's typing prefers the CUDA one as numba.cuda's does (the more specific)
+        target = (getattr(template, "metadata", None) or {}).get("target", "generic")
+        @functools.wraps(func)
+        def copy(*args, _func=func, **kwargs):
+            return _func(*args, **kwargs)
+        copy._nq_copy = True                # (not the user's: xpu.numba_overload_targets)
         overload(fn, jit_options=options, strict=getattr(template, "_strict", True), inline=inline,
-                 prefer_literal=getattr(template, "prefer_literal", False), target="cpu")(func)
+                 prefer_literal=getattr(template, "prefer_literal", False),
+                 target="generic" if target == "generic" else "cpu")(copy)
         copied.add(id(func))
     _CPU_OVERLOADS[id(fn)] = (fn, frozenset(copied))
     return bool(copied)
+
+
+def _check_overloads(fe):
+    """The user's functions *fe*'s function names that Numba compiles through an
+    ``overload``: numba.cuda's are registered for the CPU (:func:`_overload_for_the_cpu`);
+    one for ``target="cpu"``, which numba.cuda never uses, is one line."""
+    from .frontend import _MISSING
+    from ..xpu import numba_overload_targets
+    for node in ast.walk(fe.fn):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            continue
+        if isinstance(node, ast.Name) and node.id in fe.env.locals:
+            continue
+        obj = fe.env.resolve(node)
+        if obj is _MISSING:
+            continue
+        copied = isinstance(obj, _pytypes.FunctionType) and \
+            (obj.__module__ or "numba").split(".")[0] not in ("numba", "numba_cuda") and \
+            _overload_for_the_cpu(obj)
+        overloads = numba_overload_targets(obj)
+        if "cpu" in overloads:
+            # numba.cuda never uses it (a CUDA one or a generic one, else none): the
+            # CPU target would, so it is one line rather than another function's result
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            fe.error(f"`{name}` has a numba `overload` for target=\"cpu\", which numba.cuda does not "
+                     f"use and numquad's CPU target follows numba.cuda: register it for target="
+                     f"\"generic\" or \"cuda\"", node)
+        if overloads and not overloads & {"generic", "cpu"} and not copied:
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            fe.error(f"`{name}` is compiled through a numba `overload` for the CUDA target only, which "
+                     f"numquad's CPU target does not support: register it without `target=\"cuda\"`, or "
+                     f"write it as a device function (@cuda.jit(device=True) or @xpu.jit)", node)
 
 
 def check_supported(fe):
@@ -359,6 +400,7 @@ def check_supported(fe):
     target does not support (instead of Numba's "Unknown attribute")."""
     global _SUPPORTED
     _check_dim3_values(fe)
+    _check_overloads(fe)
     cuda = _cuda()
     if cuda is None:
         return
@@ -368,7 +410,7 @@ def check_supported(fe):
         for obj, _ in (_fe._cuda_function_names() or {}).values():
             _SUPPORTED.add(id(obj))
     from .frontend import _MISSING
-    from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function, numba_overload_targets
+    from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function
     for node in ast.walk(fe.fn):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
@@ -383,15 +425,6 @@ def check_supported(fe):
                         (isinstance(base, type) and _is_cuda_thing(base) == "numba.cuda.stubs"):
                     fe.error(unsupported(_api_name(None, node, fe)), node)
             continue
-        copied = isinstance(obj, _pytypes.FunctionType) and \
-            (obj.__module__ or "numba").split(".")[0] not in ("numba", "numba_cuda") and \
-            _overload_for_the_cpu(obj)
-        overloads = numba_overload_targets(obj)
-        if overloads and not overloads & {"generic", "cpu"} and not copied:
-            name = node.id if isinstance(node, ast.Name) else node.attr
-            fe.error(f"`{name}` is compiled through a numba `overload` for the CUDA target only, which "
-                     f"numquad's CPU target does not support: register it without `target=\"cuda\"`, or "
-                     f"write it as a device function (@cuda.jit(device=True) or @xpu.jit)", node)
         foreign = getattr(obj, "_numquad_foreign", obj)         # as_xpu's original
         if is_numba_function(foreign) and not foreign._can_compile:
             name = node.id if isinstance(node, ast.Name) else node.attr
