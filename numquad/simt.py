@@ -672,6 +672,16 @@ def _nq_range(*args):
     return map(ty, range(*[int(a) for a in args]))
 
 
+def _nq_text(v):
+    if isinstance(v, tuple):
+        return "(" + ", ".join(map(_nq_text, v)) + ("," if len(v) == 1 else "") + ")"
+    return str(v)
+
+
+def _nq_print(*args, **kwargs):
+    print(*[_nq_text(a) if isinstance(a, tuple) else a for a in args], **kwargs)
+
+
 def _nq_iter(obj):
     if isinstance(obj, (tuple, list)):
         return iter([_np_literal(v) if isinstance(v, (bool, int, float)) else v for v in obj])
@@ -1050,6 +1060,11 @@ class _Transformer(ast.NodeTransformer):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_toint", ast.Load()),
                                               args=[self.visit(f), self.visit(node.args[0])],
                                               keywords=[]), node)
+        if obj is print:
+            # tuples of NumPy scalars as numba.cuda prints them: (1, 2, 3), not np.int64(1)
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_print", ast.Load()),
+                                              args=[self.visit(a) for a in node.args],
+                                              keywords=[self.visit(k) for k in node.keywords]), node)
         if obj is not _MISSING and _xpu.numba_overload_targets(obj):
             # its Python body is a stub (often ``pass``): running it would give None
             self.error(f"{getattr(obj, '__name__', '?')} is compiled through a numba `overload`, whose "
@@ -1729,7 +1744,7 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_dyncall": _nq_dyncall,
+             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
              "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}

@@ -262,3 +262,14 @@ def test_a_return_inside_loops_of_an_inlined_lane_function(target, rng):
         getattr(k, target)[2, 32](a, out)
     want = _first_big_ref(a[:32]) + _first_big_ref(a[32:])
     np.testing.assert_array_equal(out, want)
+
+
+def test_the_python_target_prints_tuples_as_numba_cuda(capsys):
+    # it printed (np.int64(1), np.int64(2), np.int64(3)) (NumPy 2's repr of its scalars)
+    @xpu.jit
+    def k(t):
+        print(t)
+        print((t[0],), (1.5, np.int32(2)))
+
+    k.python[1, 1]((1, 2, 3))
+    assert capsys.readouterr().out == "(1, 2, 3)\n(1,) (1.5, 2)\n"
