@@ -158,6 +158,27 @@ def numba_overload_targets(obj):
     return found
 
 
+def is_jitable(obj):
+    """Is *obj* a user's function registered with Numba's ``register_jitable``
+    (``numba.extending`` or ``numba.cuda.extending``) and no other overload? The CPU
+    target compiles it from its source as a device function."""
+    if not isinstance(obj, _pytypes.FunctionType) or \
+            (getattr(obj, "__module__", None) or "numba").split(".")[0] in ("numba", "numba_cuda"):
+        return False
+    found = False
+    for name in ("numba.core.typing.templates", "numba.cuda.typing.templates"):
+        registry = getattr(sys.modules.get(name), "builtin_registry", None)
+        for val, typ in list(getattr(registry, "globals", ())):
+            if val is not obj:
+                continue
+            for template in getattr(typ, "templates", ()):
+                func = getattr(template, "_overload_func", None)
+                if func is None or "register_jitable.<locals>" not in getattr(func, "__qualname__", ""):
+                    return False
+                found = True
+    return found
+
+
 def is_namespace(obj):
     """Is *obj* one of xpu's builtin namespaces (``xpu.threadIdx``, ``xpu.atomic``, ...)?"""
     return type(obj) is _Group

@@ -1583,3 +1583,28 @@ def test_a_cuda_overload_is_preferred_to_a_generic_one_and_a_cpu_one_is_refused(
     with pytest.raises(NumquadCompileError, match=r'`_scaled_cpu` has a numba `overload` for target="cpu", '
                                                   r"which numba.cuda does not use"):
         kc.cpu[1, 1](np.ones(1, np.int32))
+
+
+@numba.extending.register_jitable
+def _jitable_floor(x):
+    return math.floor(x) + math.ceil(x) * 0.5 + x ** -1
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_a_register_jitable_helper_has_numba_cudas_semantics(target):
+    # it was compiled by Numba's CPU target: math.floor(1e20) was int64 (9.2e18 there;
+    # numba.cuda's is float64) and 0.0 ** -1 raised ZeroDivisionError (inf on the GPU)
+    @xpu.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = _jitable_floor(x[i])
+
+    x = np.array([1e20, -2.5, 0.343, 7.75, 0.0])
+    out = np.full(5, POISON_F)
+    if target == "cpu-debug":
+        xpu.jit(debug=True)(k.py_func).cpu[1, 32](x, out)
+    else:
+        launch(k, target, 1, 32)(x, out)
+    want = [float(math.floor(v)) + float(math.ceil(v)) * 0.5 + (1 / v if v else math.inf) for v in x]
+    np.testing.assert_array_equal(out, want)

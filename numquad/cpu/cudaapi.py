@@ -1327,15 +1327,20 @@ def cuda_signatures(obj):
 
 
 def as_xpu(obj):
-    """An ``@xpu.jit`` Dispatcher for a numba.cuda device function (the same object
-    each time); anything else unchanged."""
-    from ..xpu import is_cuda_function, is_foreign_device_function
-    if not is_foreign_device_function(obj):
+    """An ``@xpu.jit`` Dispatcher for a numba.cuda device function, a plain Numba
+    function or a ``register_jitable`` function (the same object each time); anything
+    else unchanged."""
+    from ..xpu import is_cuda_function, is_foreign_device_function, is_jitable
+    if not is_foreign_device_function(obj) and not is_jitable(obj):
         return obj
     d = obj.__dict__.get("_numquad_xpu")
     if d is None:
         from ..xpu import Dispatcher
-        d = Dispatcher(obj.py_func, fastmath=bool(obj.targetoptions.get("fastmath")))
+        # (a register_jitable function: compiled from its source as a device function,
+        # with numquad's semantics, not by Numba's CPU target)
+        py = getattr(obj, "py_func", obj)
+        options = getattr(obj, "targetoptions", None) or {}
+        d = Dispatcher(py, fastmath=bool(options.get("fastmath")))
         # a plain Numba function's compiled signatures are its CPU callers' (numba.cuda
         # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
         d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
@@ -1630,11 +1635,12 @@ def render_md(ported_root=None):
         "   CPU and python targets run them from their Python source, with their signature; or",
         "   use `@xpu.jit` for them. A plain `@numba.njit` function a kernel calls is a device",
         "   function too, run from its source with its accesses checked; with an explicit",
-        "   signature it is refused, as numba.cuda refuses it. Helpers made with Numba's",
-        "   `register_jitable` or `overload` (`numba.extending` or `numba.cuda.extending`) run on",
-        "   the CPU target, compiled by Numba's own CPU target from their implementation, without",
-        "   numquad's rewrites (its `round`, `**` and bounds checks); the python target runs a",
-        "   `register_jitable` function as Python and refuses an `overload` stub in one line.",
+        "   signature it is refused, as numba.cuda refuses it. A `register_jitable` helper",
+        "   (`numba.extending` or `numba.cuda.extending`) is a device function too. An `overload`",
+        "   runs on the CPU target (a CUDA one preferred to a generic one, as numba.cuda does; a",
+        "   `target=\"cpu\"` one is refused), its implementation compiled by Numba's CPU target",
+        "   with Numba's CPU semantics (`math.floor` gives an int there, `round` and `**` differ,",
+        "   no bounds checks); the python target refuses an `overload` stub in one line.",
         "   `t = cuda.threadIdx` (a dim3) works where `t` is read as `t.x`, `t.y`, `t.z`.",
         "2. `cuda.to_device(a)` -> `a`, `d.copy_to_host()` -> `d`: NumPy arrays launch on the",
         "   CPU (device arrays launch on the GPU). `kernel[grid, block, stream, nbytes]` and",
