@@ -143,7 +143,7 @@ def test_module_fingerprints_read_the_attributes_the_code_reads():
     m = types.ModuleType("user_cfg")
     m.TPB, m.sub = 3, types.ModuleType("user_cfg.sub")
     m.sub.N = 1
-    ns = {"cfg": m, "np": np}
+    ns = {"cfg": m, "np": np, "__name__": __name__}      # (a module Numba can import again)
 
     def key(src):
         return diskcache.block_key(src, ns, (), False, False, False)
