@@ -363,18 +363,24 @@ def _overload_for_the_cpu(fn):
     return bool(copied)
 
 
+def _global_loads(fe):
+    """(node, the object it names, or frontend._MISSING) for each name or attribute
+    chain *fe*'s function reads that is not a local."""
+    for node in ast.walk(fe.fn):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            continue
+        if isinstance(node, ast.Name) and node.id in fe.env.locals:
+            continue
+        yield node, fe.env.resolve(node)
+
+
 def _check_overloads(fe):
     """The user's functions *fe*'s function names that Numba compiles through an
     ``overload``: numba.cuda's are registered for the CPU (:func:`_overload_for_the_cpu`);
     one for ``target="cpu"``, which numba.cuda never uses, is one line."""
     from .frontend import _MISSING
     from ..xpu import numba_overload_targets
-    for node in ast.walk(fe.fn):
-        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
-            continue
-        if isinstance(node, ast.Name) and node.id in fe.env.locals:
-            continue
-        obj = fe.env.resolve(node)
+    for node, obj in _global_loads(fe):
         if obj is _MISSING:
             continue
         copied = isinstance(obj, _pytypes.FunctionType) and \
@@ -411,12 +417,7 @@ def check_supported(fe):
             _SUPPORTED.add(id(obj))
     from .frontend import _MISSING
     from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function
-    for node in ast.walk(fe.fn):
-        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
-            continue
-        if isinstance(node, ast.Name) and node.id in fe.env.locals:
-            continue
-        obj = fe.env.resolve(node)
+    for node, obj in _global_loads(fe):
         if obj is _MISSING:
             if isinstance(node, ast.Attribute):
                 base = fe.env.resolve(node.value)
