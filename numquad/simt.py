@@ -672,6 +672,30 @@ def _nq_range(*args):
     return map(ty, range(*[int(a) for a in args]))
 
 
+_UNIFIED = {}
+
+
+def _nq_minmax(fn, *args):
+    """``max``/``min`` of scalars with their types unified as Numba's typing unifies
+    them (``max(int64, uint64)`` compares and returns float64s)."""
+    if not all(isinstance(a, (bool, int, float, np.bool_, np.integer, np.floating)) for a in args):
+        return fn(*args)
+    key = tuple(type(a) for a in args)
+    dt = _UNIFIED.get(key)
+    if dt is None:
+        from numba import typeof
+        from numba.core import types as nbt
+        from numba.core.registry import cpu_target
+        tys = [nbt.boolean if isinstance(a, (bool, np.bool_)) else nbt.int64 if isinstance(a, int)
+               else nbt.float64 if isinstance(a, float) else typeof(a) for a in args]
+        unified = cpu_target.typing_context.unify_types(*tys)
+        dt = _UNIFIED[key] = None if unified is None else \
+            np.dtype(np.bool_) if unified == nbt.boolean else np.dtype(str(unified))
+    if dt is None:
+        return fn(*args)
+    return fn(*[dt.type(a) for a in args])
+
+
 def _nq_text(v):
     if isinstance(v, tuple):
         return "(" + ", ".join(map(_nq_text, v)) + ("," if len(v) == 1 else "") + ")"
@@ -873,6 +897,11 @@ class _Transformer(ast.NodeTransformer):
         if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_unop", ast.Load()), args=[
                 ast.Constant(type(node.op).__name__), node.operand], keywords=[]), node)
+        if isinstance(node.op, ast.Not):
+            # Numba's boolean, not Python's bool (which NumPy takes as a weak scalar:
+            # (not b) - u16 would compute in uint16)
+            return ast.copy_location(ast.Call(func=ast.Attribute(ast.Name("__nq_np", ast.Load()), "bool_",
+                                                                 ast.Load()), args=[node], keywords=[]), node)
         return node
 
     def visit_Compare(self, node):
@@ -1059,6 +1088,12 @@ class _Transformer(ast.NodeTransformer):
                 and not node.keywords:
             return ast.copy_location(ast.Call(func=ast.Name("__nq_toint", ast.Load()),
                                               args=[self.visit(f), self.visit(node.args[0])],
+                                              keywords=[]), node)
+        if (obj is max or obj is min) and len(node.args) >= 2 and not node.keywords and \
+                not any(isinstance(a, ast.Starred) for a in node.args):
+            # Numba's typing: the arguments unified first (int64 with uint64 is float64)
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_minmax", ast.Load()),
+                                              args=[self.visit(f)] + [self.visit(a) for a in node.args],
                                               keywords=[]), node)
         if obj is print:
             # tuples of NumPy scalars as numba.cuda prints them: (1, 2, 3), not np.int64(1)
@@ -1744,7 +1779,7 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print,
+             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
              "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}

@@ -273,3 +273,28 @@ def test_the_python_target_prints_tuples_as_numba_cuda(capsys):
 
     k.python[1, 1]((1, 2, 3))
     assert capsys.readouterr().out == "(1, 2, 3)\n(1,) (1.5, 2)\n"
+
+
+@pytest.mark.parametrize("target", ["python", "cpu"])
+def test_max_of_mixed_signs_and_not_of_a_bool_follow_numbas_types(target):
+    # the python target compared max(int64, uint64) exactly (Numba: in float64) and took
+    # `not b` as Python's bool, a weak scalar for NumPy ((not b) - u16 in uint16)
+    @xpu.jit
+    def k(a, u, b, u16, out_i, out_u, out_f):
+        i = xpu.grid(1)
+        out_i[i] = max(a[i], u[i])
+        out_u[i] = min(u[i], a[i])
+        out_f[i] = (not b[i]) - u16[i]
+
+    a = np.array([-1, -5], np.int64)
+    u = np.array([2**64 - 1, 2**63 + 7], np.uint64)
+    b = np.array([True, False])
+    u16 = np.array([25, 36], np.uint16)
+    oi, ou, of = np.zeros(2, np.int64), np.zeros(2, np.uint64), np.zeros(2)
+    getattr(k, target)[1, 2](a, u, b, u16, oi, ou, of)
+    # float64 results stored: 2**64 - 1 and 2**63 + 7 round to 2**64 and 2**63; into
+    # int64 they saturate, and the minima -1.0 and -5.0 into uint64 saturate to 0
+    # (docs/semantics.md "Conversions")
+    np.testing.assert_array_equal(oi, [2**63 - 1, 2**63 - 1])
+    np.testing.assert_array_equal(ou, [0, 0])
+    np.testing.assert_array_equal(of, [-25.0, -35.0])
