@@ -167,3 +167,25 @@ def test_a_record_across_a_cross_lane_op_is_still_one_line():
     with pytest.raises(NumquadCompileError, match=r"r \(Record\(.*differs from lane to lane and lives "
                                                   r"across a cross-lane op"):
         k.cpu[1, 32](recs, np.zeros(32, np.int64))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_nested_tuple_kept_across_a_cross_lane_op(target, rng):
+    # refused on the CPU: "tp (Tuple(UniTuple(int64 x 2), int64)) differs from lane to
+    # lane and lives across a cross-lane op"; it is kept as its leaves
+    @xpu.jit
+    def k(x, f, out):
+        i = xpu.grid(1)
+        a = x[i]
+        tp = ((a, a + 1), (f[i], (i, np.int32(a))))
+        a = Wave.reduceSum(a)
+        (p, q), (r, (s, t)) = tp
+        out[i] = p * 3 + q + a + s - t + np.int64(r > 0.5)
+
+    x = rng.integers(-1000, 1000, 64)
+    f = rng.random(64)
+    out = np.full(64, -1, np.int64)
+    launch(k, target, 2, 32)(x, f, out)
+    sums = np.repeat([x[:32].sum(), x[32:].sum()], 32)
+    i = np.arange(64)
+    np.testing.assert_array_equal(out, x * 3 + (x + 1) + sums + i - x + (f > 0.5))

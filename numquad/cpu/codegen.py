@@ -665,6 +665,23 @@ def _has_jump(items, kinds):
     return False
 
 
+def _tuple_leaves(ty):
+    """[(index path, scalar type)] of a (nested) tuple type of bool, integer and float
+    scalars, in order; None for anything else."""
+    if type(ty) not in (types.UniTuple, types.Tuple) or not ty.types:
+        return None
+    out = []
+    for k, t in enumerate(ty.types):
+        if isinstance(t, (types.Integer, types.Float, types.Boolean)):
+            out.append(((k,), t))
+            continue
+        inner = _tuple_leaves(t)
+        if inner is None:
+            return None
+        out += [((k,) + path, u) for path, u in inner]
+    return out
+
+
 def _first_is_plain_store(region, name):
     """Is every read of *name* in *region* after a store there, on every path
     (:func:`_defined_before_reads`), or is *name* the target of one
@@ -1061,16 +1078,15 @@ class _BlockGen:
 
     def _tuple_parts(self, name):
         """The element dtypes of *name* when it is a tuple of bool, integer and float
-        scalars (``p = cuda.grid(2)``) or a complex scalar (its two parts): kept in
-        one lane array per element (``_nq_v_<name>__<k>``); None for anything else."""
+        scalars (``p = cuda.grid(2)``; nested tuples of them by their leaves, in
+        order) or a complex scalar (its two parts): kept in one lane array per element
+        (``_nq_v_<name>__<k>``); None for anything else."""
         ty = self.typemap.get(name)
         if isinstance(ty, types.Complex):
             # a complex value as its real and imaginary parts (_load_var rebuilds it)
             return [as_dtype(ty.underlying_float)] * 2
-        if type(ty) in (types.UniTuple, types.Tuple) and ty.types and all(
-                isinstance(t, (types.Integer, types.Float, types.Boolean)) for t in ty.types):
-            return [as_dtype(t) for t in ty.types]
-        return None
+        leaves = _tuple_leaves(ty)
+        return None if leaves is None else [as_dtype(t) for _, t in leaves]
 
     def _load_var(self, name):
         """``name = <this lane's value>`` from its lane storage."""
@@ -1085,7 +1101,12 @@ class _BlockGen:
             if ty.bitwidth == 64:
                 value = _call("_nq_c64", value)
             return _assign(_name(name, ast.Store), value)
-        return _assign(_name(name, ast.Store), ast.Tuple(loads, ast.Load()))
+        leaves = iter(loads)
+
+        def build(t):               # the (nested) tuple again, leaf by leaf in order
+            return ast.Tuple([build(e) if isinstance(e, types.BaseTuple) else next(leaves)
+                              for e in t.types], ast.Load())
+        return _assign(_name(name, ast.Store), build(ty))
 
     def _store_var(self, name, value=None, active=None):
         """Statements storing *value* (default: the variable) as this lane's *name*;
@@ -1102,8 +1123,13 @@ class _BlockGen:
         if isinstance(self.typemap.get(name), types.Complex):
             return [st(f"_nq_v_{name}__{k}", ast.Attribute(_name(value), part, ast.Load()))
                     for k, part in enumerate(("real", "imag"))]
-        return [st(f"_nq_v_{name}__{k}", ast.Subscript(_name(value), _const(k), ast.Load()))
-                for k in range(len(parts))]
+        out = []
+        for k, (path, _) in enumerate(_tuple_leaves(self.typemap.get(name))):
+            part = _name(value)
+            for j in path:
+                part = ast.Subscript(part, _const(j), ast.Load())
+            out.append(st(f"_nq_v_{name}__{k}", part))
+        return out
 
     def _pure_expr(self, e):
         """Whether *e* (generated lane code) computes without a fault, a branch or an
