@@ -12,6 +12,13 @@ import pytest
 from numquad import NumquadTypeError, Wave, xpu
 
 
+def _launch(kernel, target, *config):
+    """*kernel* configured on *target*: "cpu", "python" or "cpu-debug" (a debug build)."""
+    if target == "cpu-debug":
+        return xpu.jit(debug=True)(kernel.py_func).cpu[config]
+    return getattr(kernel, target)[config]
+
+
 @xpu.jit("void(float32[::1], float32[::1])")
 def _twice(x, out):
     i = xpu.grid(1)
@@ -127,10 +134,7 @@ def test_a_lane_function_as_a_while_test(target, rng):
 
     a = rng.integers(0, 1000, 64)
     out = np.full(64, -1, np.int64)
-    if target == "cpu-debug":
-        xpu.jit(debug=True)(k.py_func).cpu[2, 32](a, out)
-    else:
-        getattr(k, target)[2, 32](a, out)
+    _launch(k, target, 2, 32)(a, out)
     want = []
     for w in range(2):
         xs = a[w * 32:(w + 1) * 32].copy()
@@ -167,10 +171,7 @@ def test_a_local_array_passed_to_a_lane_function_under_a_branch(target, rng):
 
     a = rng.integers(0, 100, 64)
     out = np.full(64, -1, np.int64)
-    if target == "cpu-debug":
-        xpu.jit(debug=True)(k.py_func).cpu[2, 32](a, out)
-    else:
-        getattr(k, target)[2, 32](a, out)
+    _launch(k, target, 2, 32)(a, out)
     want = 2 * a
     for w in range(2):
         s = 0
@@ -256,10 +257,8 @@ def test_a_return_inside_loops_of_an_inlined_lane_function(target, rng):
     out = np.full(64, -999, np.int64)
     if target == "array-call":
         out = _first_big(a)
-    elif target == "cpu-debug":
-        xpu.jit(debug=True)(k.py_func).cpu[2, 32](a, out)
     else:
-        getattr(k, target)[2, 32](a, out)
+        _launch(k, target, 2, 32)(a, out)
     want = _first_big_ref(a[:32]) + _first_big_ref(a[32:])
     np.testing.assert_array_equal(out, want)
 
