@@ -133,50 +133,45 @@ def is_foreign_device_function(obj):
     return is_cuda_function(obj) or is_numba_function(obj)
 
 
+def overload_templates(obj):
+    """(template, registered by numba.cuda?) for each Numba ``overload`` (or
+    ``register_jitable``) registration of *obj*, a user's plain Python function, in
+    Numba's typing registry and numba.cuda's; nothing for anything else (Numba's and
+    numba.cuda's own functions: ``literal_unroll``, ``stcg``, ...)."""
+    if not isinstance(obj, _pytypes.FunctionType) or \
+            (getattr(obj, "__module__", None) or "numba").split(".")[0] in ("numba", "numba_cuda"):
+        return
+    for name in ("numba.core.typing.templates", "numba.cuda.typing.templates"):
+        registry = getattr(sys.modules.get(name), "builtin_registry", None)
+        for val, typ in list(getattr(registry, "globals", ())):
+            if val is obj:
+                for template in getattr(typ, "templates", ()):
+                    if getattr(template, "_overload_func", None) is not None:
+                        yield template, name.startswith("numba.cuda")
+
+
+def _is_jitable_wrapper(template):
+    return "register_jitable.<locals>" in getattr(template._overload_func, "__qualname__", "")
+
+
 def numba_overload_targets(obj):
     """The targets (``"cuda"``, ``"cpu"``, ``"generic"``) of the
     ``numba.extending.overload`` (or ``numba.cuda.extending.overload``) registrations
     of *obj*, a user's plain Python function whose implementation is another
-    function; an empty set for anything else (a ``register_jitable`` function is its own
-    implementation). The host targets cannot run such a stub as Python."""
-    found = set()
-    if not isinstance(obj, _pytypes.FunctionType) or \
-            (getattr(obj, "__module__", None) or "numba").split(".")[0] in ("numba", "numba_cuda"):
-        return found                # Numba's and numba.cuda's own (literal_unroll, stcg, ...)
-    for name in ("numba.core.typing.templates", "numba.cuda.typing.templates"):
-        module = sys.modules.get(name)
-        registry = getattr(module, "builtin_registry", None)
-        for val, typ in list(getattr(registry, "globals", ())):
-            if val is not obj:
-                continue
-            for template in getattr(typ, "templates", ()):
-                func = getattr(template, "_overload_func", None)
-                if func is not None and not getattr(func, "_nq_copy", False) and \
-                        "register_jitable.<locals>" not in getattr(func, "__qualname__", ""):
-                    target = (getattr(template, "metadata", None) or {}).get("target", "generic")
-                    found.add("cuda" if name.startswith("numba.cuda") else target)
-    return found
+    function; an empty set for anything else (a ``register_jitable`` function is its
+    own implementation; numquad's CPU copies of numba.cuda's are not counted). The
+    host targets cannot run such a stub as Python."""
+    return {"cuda" if by_cuda else (getattr(t, "metadata", None) or {}).get("target", "generic")
+            for t, by_cuda in overload_templates(obj)
+            if not getattr(t._overload_func, "_nq_copy", False) and not _is_jitable_wrapper(t)}
 
 
 def is_jitable(obj):
     """Is *obj* a user's function registered with Numba's ``register_jitable``
     (``numba.extending`` or ``numba.cuda.extending``) and no other overload? The CPU
     target compiles it from its source as a device function."""
-    if not isinstance(obj, _pytypes.FunctionType) or \
-            (getattr(obj, "__module__", None) or "numba").split(".")[0] in ("numba", "numba_cuda"):
-        return False
-    found = False
-    for name in ("numba.core.typing.templates", "numba.cuda.typing.templates"):
-        registry = getattr(sys.modules.get(name), "builtin_registry", None)
-        for val, typ in list(getattr(registry, "globals", ())):
-            if val is not obj:
-                continue
-            for template in getattr(typ, "templates", ()):
-                func = getattr(template, "_overload_func", None)
-                if func is None or "register_jitable.<locals>" not in getattr(func, "__qualname__", ""):
-                    return False
-                found = True
-    return found
+    templates = [t for t, _ in overload_templates(obj)]
+    return bool(templates) and all(map(_is_jitable_wrapper, templates))
 
 
 def is_namespace(obj):

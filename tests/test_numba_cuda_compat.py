@@ -1417,6 +1417,16 @@ def test_a_dim3_value_passed_on_is_one_line_on_the_cpu():
     assert __file__ in str(e.value)
 
 
+def _elementwise(fn):
+    """A kernel storing ``fn(a[i])`` in ``out[i]`` (*fn*: a helper the kernel calls)."""
+    @xpu.jit
+    def k(out, a):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = fn(a[i])
+    return k
+
+
 def _plus_seven(x):
     pass                # a stub: numba compiles the overload's implementation
 
@@ -1440,13 +1450,7 @@ def test_overloads_run_on_the_cpu_and_are_refused_by_the_python_target(stub, rng
     # an overload for the CUDA target was Numba's raw UnsupportedError on the CPU; on the
     # python target the stub ran as Python: None, stored as nan (a silent wrong result)
     fn, scale = (_plus_seven, None) if stub == "cuda-only" else (_times_three, 3)
-
-    @xpu.jit
-    def k(out, a):
-        i = cuda.grid(1)
-        if i < a.size:
-            out[i] = fn(a[i])
-
+    k = _elementwise(fn)
     a = rng.standard_normal(40)
     for target in ("cpu", "cpu_debug"):
         out = np.full(40, POISON_F)
@@ -1463,12 +1467,7 @@ def test_register_jitable_helpers_run_on_every_host_target(rng):
     def helper(x):
         return x * 2 + 1
 
-    @xpu.jit
-    def k(out, a):
-        i = cuda.grid(1)
-        if i < a.size:
-            out[i] = helper(a[i])
-
+    k = _elementwise(helper)
     a = rng.standard_normal(40)
     for target in ("cpu", "python"):
         out = np.full(40, POISON_F)
@@ -1594,17 +1593,12 @@ def _jitable_floor(x):
 def test_a_register_jitable_helper_has_numba_cudas_semantics(target):
     # it was compiled by Numba's CPU target: math.floor(1e20) was int64 (9.2e18 there;
     # numba.cuda's is float64) and 0.0 ** -1 raised ZeroDivisionError (inf on the GPU)
-    @xpu.jit
-    def k(x, out):
-        i = cuda.grid(1)
-        if i < x.size:
-            out[i] = _jitable_floor(x[i])
-
+    k = _elementwise(_jitable_floor)
     x = np.array([1e20, -2.5, 0.343, 7.75, 0.0])
     out = np.full(5, POISON_F)
     if target == "cpu-debug":
-        xpu.jit(debug=True)(k.py_func).cpu[1, 32](x, out)
+        xpu.jit(debug=True)(k.py_func).cpu[1, 32](out, x)
     else:
-        launch(k, target, 1, 32)(x, out)
+        launch(k, target, 1, 32)(out, x)
     want = [float(math.floor(v)) + float(math.ceil(v)) * 0.5 + (1 / v if v else math.inf) for v in x]
     np.testing.assert_array_equal(out, want)

@@ -325,25 +325,19 @@ def _overload_for_the_cpu(fn):
     """Register, for Numba's CPU target, each overload of *fn* made for numba.cuda
     (``numba.cuda.extending.overload``, whose registry the CPU target's typing does
     not read, or ``numba.extending.overload(..., target="cuda")``): the same
-    overload function, options and inlining (a ``register_jitable`` of
-    ``numba.cuda.extending`` too). Like a ``register_jitable`` helper, its implementation is compiled by
-    Numba's CPU target without numquad's rewrites (docs/numba-cuda.md). True when
+    overload function, options and inlining. Its implementation is compiled by
+    Numba's CPU target, without numquad's rewrites (docs/numba-cuda.md). True when
     *fn* has such an overload now."""
+    from ..xpu import overload_templates
+    templates = [t for t, by_cuda in overload_templates(fn)
+                 if by_cuda or (getattr(t, "metadata", None) or {}).get("target") == "cuda"]
+    if not templates:
+        return False
     done = _CPU_OVERLOADS.get(id(fn))
-    if done is not None and done[0] is not fn:
-        done = None
-    copied = set(done[1]) if done else set()
-    templates = []
-    for module in ("numba.cuda.typing.templates", "numba.core.typing.templates"):
-        registry = getattr(sys.modules.get(module), "builtin_registry", None)
-        for val, typ in list(getattr(registry, "globals", ())):
-            if val is fn:
-                templates += [t for t in getattr(typ, "templates", ())
-                              if module.startswith("numba.cuda") or
-                              (getattr(t, "metadata", None) or {}).get("target") == "cuda"]
+    copied = set(done[1]) if done is not None and done[0] is fn else set()
     for template in templates:
-        func = getattr(template, "_overload_func", None)
-        if func is None or id(func) in copied:
+        func = template._overload_func
+        if id(func) in copied:
             continue
         options = {k: v for k, v in (getattr(template, "_jit_options", None) or {}).items()
                    if k not in ("no_cpython_wrapper", "nopython", "inline")}
@@ -383,9 +377,7 @@ def _check_overloads(fe):
     for node, obj in _global_loads(fe):
         if obj is _MISSING:
             continue
-        copied = isinstance(obj, _pytypes.FunctionType) and \
-            (obj.__module__ or "numba").split(".")[0] not in ("numba", "numba_cuda") and \
-            _overload_for_the_cpu(obj)
+        copied = _overload_for_the_cpu(obj)     # (a user's function: xpu.overload_templates)
         overloads = numba_overload_targets(obj)
         if "cpu" in overloads:
             # numba.cuda never uses it (a CUDA one or a generic one, else none): the
