@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from numquad import Quad, Wave, xpu
+from conftest import cuda_available
 
 F32 = numba.float32[::1]
 I32 = numba.int32[::1]
@@ -349,3 +350,55 @@ def test_3d_blocks_thread_ids_and_barriers(shape):
     c = k_3d_exchange._target("cpu")._cache
     src_of = [v.source for k, v in c.items() if k[1] == shape]
     assert src_of and (("_nq_lx" in src_of[0]) == (nt % 32 == 0))
+
+
+@xpu.jit
+def _k_selectors_of_an_unrolled_tuple(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    acc = np.int64(0)
+    for k1 in (0, 31, -3):                  # unrolled: k1 is a constant in each copy
+        acc = (acc * 7 + Quad.broadcast(v, k1) + Wave.broadcast(v, k1 + 1) * 3
+               + Wave.shuffleDown(v, k1 + 1) * 5 + Wave.shuffleUp(v, k1) * 11
+               + Wave.shuffleXor(v, k1 + 2) * 13)
+    out[i] = acc
+
+
+def _selectors_of_an_unrolled_tuple_numpy(x):
+    """The runtime selectors of docs/ops.md in NumPy: every lane active."""
+    lane = np.arange(x.size) % 32
+    base = np.arange(x.size) - lane
+    acc = np.zeros(x.size, np.int64)
+    for k1 in (0, 31, -3):
+        def at(src):
+            ok = (src >= 0) & (src < 32)
+            return np.where(ok, x[base + np.where(ok, src, lane)], x)
+        acc = (acc * 7 + x[(np.arange(x.size) & ~3) | (k1 & 3)] + x[base + ((k1 + 1) & 31)] * 3
+               + at(lane + k1 + 1) * 5 + at(lane - k1) * 11 + x[base + (lane ^ ((k1 + 2) & 31))] * 13)
+    return acc
+
+
+@pytest.mark.parametrize("how", ["cpu", "cpu-debug", "python",
+                                 pytest.param("cuda", marks=pytest.mark.skipif(
+                                     not cuda_available(), reason="no CUDA GPU"))])
+def test_a_selector_made_constant_by_unrolling_is_a_runtime_selector(rng, how):
+    """Fuzz seed 2029 kernel 3: ``for k1 in (0, 31): Quad.broadcast(v, k1)`` was refused
+    on the CPU ("constant index 31 is out of range"): the unrolled copies made the loop
+    variable a constant. It is a runtime selector on the other targets (taken & 3, or
+    read in exact arithmetic for shuffleUp/Down), and so on the CPU too."""
+    k = _k_selectors_of_an_unrolled_tuple
+    if how == "cpu-debug":
+        k = xpu.jit(k.py_func, debug=True)
+    x = rng.integers(-2**20, 2**20, 96)
+    out = np.full(96, -7)
+    getattr(k, how.split("-")[0])[3, 32](x, out)
+    np.testing.assert_array_equal(out, _selectors_of_an_unrolled_tuple_numpy(x))
+
+
+def test_a_literal_selector_out_of_range_is_still_refused():
+    @xpu.jit
+    def k(x, out):
+        i = xpu.grid(1)
+        out[i] = Quad.broadcast(x[i], 31)
+    with pytest.raises(xpu.NumquadCompileError, match=r"Quad.broadcast: constant index 31 is out of range"):
+        k.cpu[1, 32](np.zeros(32), np.zeros(32))

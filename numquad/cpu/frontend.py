@@ -204,6 +204,12 @@ class _Env(_SharedEnv):
 
 # -- helpers --------------------------------------------------------------------
 
+def _unrolled(expr):
+    """Whether *expr* holds a constant that unrolling a loop over constants put
+    there (``_Normaliser._unroll``): the loop variable of the user's code."""
+    return any(getattr(n, "_nq_unrolled", False) for n in ast.walk(expr))
+
+
 _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
          ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift,
          ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
@@ -867,7 +873,9 @@ class Frontend:
 
             def visit_Name(self, n):
                 if n.id == name and isinstance(n.ctx, ast.Load):
-                    return ast.copy_location(ast.Constant(self.value), n)
+                    c = ast.copy_location(ast.Constant(self.value), n)
+                    c._nq_unrolled = True            # see _unrolled
+                    return c
                 return n
 
         out = []
@@ -1038,6 +1046,11 @@ class Frontend:
             a = visitor.visit(a)
             if i == 1:                               # the lane selector
                 const = self._constant_int(a)
+                if const is not None and op.check_selector_constant(const) and _unrolled(a):
+                    # constant only through an unrolled loop (``for k in (0, 31):``): the
+                    # loop variable is a runtime selector on the other targets, so it is
+                    # one here too (wrapped, or read in exact arithmetic), not refused
+                    const = None
                 if const is not None:
                     msg = op.check_selector_constant(const)
                     if msg:
