@@ -371,6 +371,18 @@ def _range_args(env, it):
     return None
 
 
+def literal_unroll_arg(env, it):
+    """The tuple node of ``literal_unroll(t)`` (Numba's or numba.cuda's), else None."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))
+            and len(it.args) == 1 and not it.keywords):
+        return None
+    obj = env.resolve(it.func)
+    if getattr(obj, "__name__", None) == "literal_unroll" and \
+            str(getattr(obj, "__module__", "")).startswith("numba"):
+        return it.args[0]
+    return None
+
+
 def _constant_sequence(env, it):
     """True for a tuple/list of constants, literal or a global."""
     if isinstance(it, (ast.Tuple, ast.List)):
@@ -802,6 +814,11 @@ class Analysis:
                 target_u = cu
             elif _constant_sequence(env, s.iter):
                 cu = target_u = True
+            elif literal_unroll_arg(env, s.iter) is not None:
+                # written out per element at compile time: the same trip count in every
+                # lane, and the loop must stay a ``for`` (a heterogeneous tuple has no
+                # runtime index)
+                cu, target_u = True, self.is_uniform(literal_unroll_arg(env, s.iter), U)
             else:
                 cu = self.is_uniform(s.iter, U)
                 target_u = False
@@ -820,6 +837,10 @@ class Analysis:
         self._block(s.orelse, else_ctx)
         if uniform_exit:
             form = "kept"
+        elif isinstance(s, ast.For) and literal_unroll_arg(env, s.iter) is not None and masked:
+            self.error(f"{'break' if brk else 'return'} in a literal_unroll loop around "
+                       "cross-lane ops is not supported (a heterogeneous tuple has no runtime "
+                       "index); use an if around the rest of the body", s)
         elif masked or brk or ret:
             form = "while"
         else:
@@ -907,6 +928,27 @@ def fold_hasattr(tree, pyfunc) -> bool:
     folder = _HasattrFolder(Env(pyfunc, tree))
     folder.visit(tree)
     return folder.changed
+
+
+#: The name ``literal_unroll`` loops call after :func:`fold_literal_unroll`.
+LITERAL_UNROLL = "_nq_literal_unroll"
+
+
+def fold_literal_unroll(tree, pyfunc) -> bool:
+    """Make every ``for x in M.literal_unroll(t):`` of *tree* (Numba's or
+    numba.cuda's, by any name) call :data:`LITERAL_UNROLL`, a plain global:
+    numba-cuda unrolls only a loop whose ``literal_unroll`` is a global or free
+    variable of its own (an attribute ``cuda.literal_unroll`` or Numba's object
+    left a heterogeneous tuple to ``getiter``, a typing error), where the CPU and
+    python targets unroll them all. True when something changed."""
+    env = Env(pyfunc, tree)
+    changed = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and literal_unroll_arg(env, node.iter) is not None:
+            if not (isinstance(node.iter.func, ast.Name) and node.iter.func.id == LITERAL_UNROLL):
+                node.iter.func = ast.copy_location(ast.Name(LITERAL_UNROLL, ast.Load()), node.iter.func)
+                changed = True
+    return changed
 
 
 # ---------------------------------------------------------------------------

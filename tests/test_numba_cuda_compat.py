@@ -1299,6 +1299,61 @@ def test_literal_unroll_over_global_and_argument_tuples(target, rng):
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
 
 
+def _k_literal_unroll_spellings(out, t, x):
+    i = cuda.grid(1)
+    s = 0.0
+    for v in cuda.literal_unroll(t):                       # numba.cuda's, by an attribute
+        s += v * x[i]
+    for v in numba.literal_unroll(t):                      # Numba's own object
+        s += v
+    out[i] = s
+
+
+def _k_literal_unroll_spellings_ops(out, t, x):
+    i = cuda.grid(1)
+    s = 0.0
+    for v in cuda.literal_unroll(t):
+        s += v * x[i]
+    for v in numba.literal_unroll(t):
+        if x[i] > 0:
+            s += Wave.prefixSum(v * x[i])
+    out[i] = s
+
+
+@pytest.mark.parametrize("fn", [_k_literal_unroll_spellings, _k_literal_unroll_spellings_ops])
+def test_literal_unroll_by_any_spelling_compiles_for_the_gpu(fn):
+    """The first GPU run of the literal_unroll tests (twenty-first session): numba-cuda
+    unrolls only a loop whose ``literal_unroll`` is a global of its own, so
+    ``cuda.literal_unroll(t)`` over an argument was a typing error ("Invalid use of
+    getiter") on the CUDA target where the CPU runs it. The CUDA target now names
+    numba.cuda's function directly (numquad/_control.py ``fold_literal_unroll``).
+    (Around an op, numba-cuda's unrolled loop keeps its element in local memory.)"""
+    sig = (ntypes.float64[::1], ntypes.Tuple((ntypes.int64, ntypes.float64, ntypes.float32)),
+           ntypes.float64[::1])
+    ptx = xpu.jit(fn).inspect_ptx(sig, cc=(9, 0))
+    assert ("shfl.sync" in ptx) == (fn is _k_literal_unroll_spellings_ops)
+    if fn is _k_literal_unroll_spellings:
+        assert "ld.local" not in ptx
+
+
+def test_literal_unroll_with_break_around_ops_is_one_line_on_the_gpu():
+    @xpu.jit
+    def k(out, t, x):
+        i = cuda.grid(1)
+        s = 0.0
+        for v in cuda.literal_unroll(t):
+            if x[i] > 0:
+                s += Wave.prefixSum(v * x[i])
+                if s > 3:
+                    break
+        out[i] = s
+
+    sig = (ntypes.float64[::1], ntypes.Tuple((ntypes.int64, ntypes.float64)), ntypes.float64[::1])
+    with pytest.raises(NumquadCompileError, match=r"test_numba_cuda_compat.py\", line \d+: break in a "
+                                                  r"literal_unroll loop around cross-lane ops is not supported"):
+        k.inspect_ptx(sig, cc=(9, 0))
+
+
 def test_literal_unroll_with_break_or_an_unknown_length_is_one_line():
     @xpu.jit
     def k_break(out):

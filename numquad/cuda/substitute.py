@@ -17,6 +17,7 @@ from numba.cuda import nvvmutils, types
 from numba.cuda import cudadecl as _cudadecl
 from numba.cuda.cudadecl import registry as _typing_registry
 from numba.cuda.cudaimpl import registry as _lowering_registry
+from numba.cuda.misc.special import literal_unroll as _cuda_literal_unroll
 from numba.cuda.typing.templates import AttributeTemplate
 
 from .. import _control, _power, ops, xpu
@@ -199,6 +200,7 @@ def masked_pyfunc(disp, full_waves=False):
     tree = _control.name_forever_loops(_control.masked_function(disp))
     _control.fold_array_shapes(tree, pyfunc)
     _control.fold_hasattr(tree, pyfunc)
+    _control.fold_literal_unroll(tree, pyfunc)
     _power.rewrite(tree)                     # shapes are literals by now (numquad/_power.py)
     code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
     fcode = next(c for c in code.co_consts
@@ -219,6 +221,7 @@ def masked_pyfunc(disp, full_waves=False):
     if full_waves:
         glbls[_control.ENTRY_MASK] = full_entry_mask
     glbls[_control.FOREVER] = True
+    glbls[_control.LITERAL_UNROLL] = _cuda_literal_unroll
     scope = {}
     exec(code, glbls, scope)  # noqa: S102 - the user's own function, rewritten
     fn = scope[tree.name]
@@ -237,7 +240,8 @@ def folds_shapes(disp):
     """Does *disp* allocate a shared/local array whose constant shape numba.cuda
     cannot read as it is (``TPB * 2``, a local ``N = 16``), ask ``hasattr`` of a
     module or class (numba.cuda types that from the substituted globals, and fails
-    on a missing name), or raise a value to a power (numquad/_power.py)? Then the
+    on a missing name), loop over ``literal_unroll`` by an attribute or Numba's
+    own object (``_control.fold_literal_unroll``), or raise a value to a power (numquad/_power.py)? Then the
     CUDA target compiles it from its rewritten source (``_control.fold_array_shapes``,
     ``_control.fold_hasattr``, ``_power.rewrite``)."""
     try:
@@ -245,7 +249,8 @@ def folds_shapes(disp):
     except NumquadTypeError:                             # no source to read
         return False
     shapes = _control.fold_array_shapes(tree, disp.py_func)
-    return _control.fold_hasattr(tree, disp.py_func) or shapes or _power.rewrite(tree)
+    unrolls = _control.fold_literal_unroll(tree, disp.py_func)
+    return _control.fold_hasattr(tree, disp.py_func) or shapes or unrolls or _power.rewrite(tree)
 
 
 def uses_ops(pyfunc):
