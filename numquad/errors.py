@@ -9,6 +9,7 @@ __all__ = [
     "NumquadTypeError",
     "NumquadCompileError",
     "NumquadLaunchError",
+    "NumquadUnconfiguredKernelError",
     "NumquadRuntimeError",
     "NumquadIndexError",
 ]
@@ -94,6 +95,12 @@ def _as_numba_typing(error):
 
 class NumquadLaunchError(NumquadError, ValueError):
     """A bad launch configuration (dimensions, block size)."""
+
+
+class NumquadUnconfiguredKernelError(NumquadLaunchError, TypeError):
+    """A kernel called without a launch configuration (``k(...)`` for
+    ``k[griddim, blockdim](...)``): a ``ValueError`` as numba.cuda raises, and a
+    ``TypeError``, as for any other wrong call."""
 
 
 class NumquadRuntimeError(NumquadError, RuntimeError):

@@ -23,7 +23,8 @@ import weakref
 
 import numpy as np
 
-from .errors import NumquadCompileError, NumquadLaunchError, NumquadRuntimeError, NumquadTypeError
+from .errors import (NumquadCompileError, NumquadLaunchError, NumquadRuntimeError, NumquadTypeError,
+                     NumquadUnconfiguredKernelError)
 from . import _lanecall
 from ._sites import call_site, defined_at, launch_prefix
 from ._source import note_source
@@ -1027,7 +1028,7 @@ class Dispatcher:
     def _call(self, target, args, out, kwargs=None):
         if self.is_kernel:
             site = call_site(self)
-            raise NumquadTypeError(
+            raise NumquadUnconfiguredKernelError(
                 f"{site}: {self.__name__} ({defined_at(self, site)}) is a kernel: launch it as "
                 f"{self.__name__}[griddim, blockdim](...), e.g. "
                 f"{self.__name__}[(n + 127) // 128, 128](...)"
