@@ -1086,3 +1086,35 @@ def test_every_inspect_method_reads_a_signature_string(method):
 def _k_add_one(a, b):
     i = xpu.grid(1)
     b[i] = a[i] + Wave.shuffleXor(a[i], 1)
+
+
+def test_the_largest_legal_grid_starts_and_stops_on_ctrl_c(tmp_path):
+    """A day-one probe (twenty-first session): ``k[(2**31 - 1, 65535, 65535), 32]``, a
+    grid CUDA accepts, built a list of 2**46 chunk bounds before any block ran: a bare
+    MemoryError, or the machine's memory. The launch now starts at once and stops at a
+    Ctrl-C like any long launch (its first blocks have run)."""
+    script = tmp_path / "huge_grid.py"
+    script.write_text(textwrap.dedent("""
+        import os, resource, signal, threading
+        import numpy as np
+        resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
+        from numquad import xpu
+
+        @xpu.jit
+        def k(dst):
+            i = xpu.grid(1)
+            if i < dst.size:
+                dst[i] = 1
+
+        dst = np.zeros(64, np.int32)
+        k.cpu[1, 64](np.zeros(64, np.int32))           # compiled before the clock starts
+        threading.Timer(3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            k.cpu[(2**31 - 1, 65535, 65535), 32](dst)
+        except KeyboardInterrupt:
+            print("interrupted", int(dst.sum()), flush=True)
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=600, env=child_env())
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "interrupted 64", r.stdout

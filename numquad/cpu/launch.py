@@ -91,7 +91,8 @@ def run_grid(block_fn, args, grid, block, threads=None):
             block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block)
         return
     chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))
-    bounds = [nblocks * k // chunks for k in range(chunks + 1)]
+    # chunk k is blocks nblocks * k // chunks up to the next chunk's start (computed
+    # per chunk: a list of them is 2**46 entries for the largest legal grid)
     taken = itertools.count()                       # the next chunk (next() holds the GIL)
     stop = threading.Event()
 
@@ -101,7 +102,7 @@ def run_grid(block_fn, args, grid, block, threads=None):
             if k >= chunks:
                 return
             try:
-                block_fn(*args, bounds[k], bounds[k + 1], *grid, *block)
+                block_fn(*args, nblocks * k // chunks, nblocks * (k + 1) // chunks, *grid, *block)
             except BaseException:
                 stop.set()                          # the other workers stop too
                 raise
