@@ -54,6 +54,7 @@ from __future__ import annotations
 import ast
 import copy
 import sys
+import types
 import re
 
 from . import ops as _ops
@@ -437,6 +438,14 @@ def _check_op_values(fn, pyfunc):
         elif isinstance(n, ast.Attribute):
             allowed.add(id(n.value))
     for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and (any(isinstance(a, ast.Starred) for a in n.args)
+                                        or any(k.arg is None for k in n.keywords)):
+            op = _ops.of_function(env.resolve(n.func))
+            if op is not None:
+                raise NumquadCompileError(
+                    f"{op.qualname}({', '.join(op.params)}) takes its arguments one by one; got "
+                    f"{ast.unparse(n)} (unpacked with * or **) (in {pyfunc.__name__})",
+                    pyfunc.__code__.co_filename, getattr(n, "lineno", None))
         if isinstance(n, ast.Call) and not any(isinstance(a, ast.Starred) for a in n.args):
             _check_barrier_arity(n, env.builtin(n.func) or _cuda_barrier(env.resolve(n.func)), pyfunc)
         if not isinstance(n, (ast.Name, ast.Attribute)) or not isinstance(n.ctx, ast.Load) or id(n) in allowed:
@@ -454,6 +463,28 @@ def _check_op_values(fn, pyfunc):
             continue
         raise NumquadCompileError(f"{what}; an op cannot be stored, passed or chosen as a value "
                                   f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
+def check_builtin_stores(fn, pyfunc):
+    """An assignment to a builtin or a module's attribute in a kernel
+    (``xpu.threadIdx.x = 3``, ``cuda.laneid += 1``, ``config.TPB = 64``): one
+    clear error on every target (the CPU target's was Python's "expression which
+    can't be assigned to", the python target changed the module for everyone)."""
+    from ._control import Env
+    env = Env(pyfunc, fn)
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del))):
+            continue
+        name = env.builtin(n)
+        base = env.resolve(n.value)
+        if name is None and not isinstance(base, types.ModuleType):
+            continue
+        what = (f"{ast.unparse(n)} is numquad's builtin {name}, read-only in a kernel" if name
+                else f"{ast.unparse(n)} is an attribute of the module {base.__name__}, which a kernel "
+                     f"only reads")
+        raise NumquadCompileError(f"{what}; assign a local instead (x = {ast.unparse(n)}) "
+                                  f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename,
+                                  getattr(n, "lineno", None))
 
 
 def _falls_through(stmts):
@@ -588,6 +619,7 @@ def lower(fn, pyfunc):
     loop's ``else`` clause into a flag and an ``if`` (module doc), and each name
     bound to a dim3 builtin read through the builtin (``_inline_dim3_names``)."""
     _check_op_values(fn, pyfunc)
+    check_builtin_stores(fn, pyfunc)
     check_returns(fn, pyfunc)
     _inline_dim3_names(fn, pyfunc)
     lowering = _Lowering(pyfunc, fn)

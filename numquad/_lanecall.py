@@ -129,6 +129,11 @@ def plan(d, args, *, device=False):
             dtypes.append(a.dtype)
             is_array.append(False)
             continue
+        if isinstance(a, np.ma.MaskedArray):
+            raise NumquadTypeError(
+                f"{_site(d)}: argument '{name}' of {d.__name__} is a masked array (numpy.ma); a "
+                f"lane function reads every element and would ignore the mask: pass "
+                f"{name}.filled(value) (or {name}.data) and apply the mask to the result")
         arr = a if isinstance(a, np.ndarray) else np.asarray(a)
         _check_dtype(d, name, arr.dtype, device)
         if not arr.dtype.isnative:                  # read as NumPy's ufuncs read it

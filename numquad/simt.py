@@ -1549,10 +1549,25 @@ def _truth(v):
     return bool(_as_scalar(v) != 0)
 
 
+def _check_types(op, argsets):
+    """The operand and selector types, as the compiled targets check them while
+    typing (ops.py's one wording): a float selector or a complex operand is an
+    error here too, not a value the interpreter runs with."""
+    if not op.params or not argsets or op.kind == "match":
+        return
+    complaint = op.check_operand(_common([a[0] for a in argsets], op)[1])
+    if complaint is None and op.selector is not None and len(argsets[0]) > 1:
+        dt = _common([a[1] for a in argsets], op)[1]
+        complaint = op.check_selector_type(str(dt), dt.kind in "iu")
+    if complaint:
+        raise NumquadTypeError(complaint)
+
+
 def _execute(op, lanes, argsets):
     """Run *op* for the active *lanes* (ascending) of one wave; one result per lane."""
     kind = op.kind
     n = len(lanes)
+    _check_types(op, argsets)
     if kind == "match":
         keys = [np.asarray(_as_scalar(a[0])).tobytes() for a in argsets]
         out = []
@@ -1583,9 +1598,6 @@ def _execute(op, lanes, argsets):
         return out
     if kind == "derivative":
         vals, dt = _common([a[0] for a in argsets], op)
-        complaint = op.check_operand(dt)
-        if complaint:
-            raise NumquadTypeError(complaint)
         by_lane = dict(zip(lanes, vals))
         out = []
         for k in range(n):
@@ -1595,11 +1607,6 @@ def _execute(op, lanes, argsets):
             with np.errstate(over="ignore", invalid="ignore"):
                 out.append(dt.type(a - b))
         return out
-    if kind in ("vote", "ballot"):
-        # the predicate's type, as the compilers check it (a float is refused there)
-        complaint = op.check_operand(_common([a[0] for a in argsets], op)[1])
-        if complaint:
-            raise NumquadTypeError(complaint)
     if kind == "vote":
         vote = _VOTE.get(op.vote)
         if vote is None:
@@ -1771,6 +1778,7 @@ def _compile(dispatcher):
     # the function as written (a lambda as a def): not Dispatcher.source_tree, whose
     # rewrites (numquad/_desugar.py) serve the compiled targets
     fdef = dispatcher._parse_source()
+    _desugar.check_builtin_stores(fdef, fn)
     _desugar.check_returns(fdef, fn)          # None on some path: the compilers' error
     _control.fold_array_shapes(fdef, fn)      # constant shapes as literals, as on CUDA
     resolver = _Resolver(fn, _local_names(fdef))
@@ -1821,6 +1829,30 @@ def _run_block(gen, args, bid3, block3, grid3, dynamic_bytes=0):
     _schedule([gen(T, (), *args) for T in threads], nthreads)
 
 
+def _where(gen):
+    """``File "f.py", line N, in k`` of the user's line a suspended thread waits at
+    (the innermost generator of a ``yield from`` chain: a called lane function)."""
+    while getattr(gen, "gi_yieldfrom", None) is not None and hasattr(gen.gi_yieldfrom, "gi_frame"):
+        gen = gen.gi_yieldfrom
+    f = gen.gi_frame
+    if f is None:
+        return "in a kernel"
+    return f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}'
+
+
+def _check_syncwarp_args(gen, args):
+    """``syncwarp(mask=0xffffffff)``: the mask an integer, as numba.cuda types it."""
+    if len(args) > 1:
+        raise NumquadTypeError(f"{_where(gen)}: syncwarp(mask=0xffffffff) takes at most 1 argument; "
+                               f"got {len(args)}")
+    if args and (isinstance(args[0], (bool, np.bool_))
+                 or not isinstance(args[0], (int, np.integer))):
+        v = args[0]
+        got = f"{v.dtype} {v}" if isinstance(v, np.generic) else f"{type(v).__name__} {v!r}"
+        raise NumquadTypeError(f"{_where(gen)}: syncwarp(mask): the mask must be an integer (a 32-bit "
+                               f"lane mask); got {got}"[:300])
+
+
 def _schedule(gens, nthreads):
     """Run generators *gens* (thread tid = index) to completion: the SIMT scheduler."""
     nwaves = (nthreads + W - 1) // W
@@ -1856,9 +1888,15 @@ def _schedule(gens, nthreads):
             group = [t for t in range(lo, hi) if req[t] is not None and req[t][0] != K_SYNCTHREADS
                      and req[t][1] == best]
             kind = req[group[0]][0]
+            if kind == K_SYNCWARP:
+                for t in group:
+                    _check_syncwarp_args(gens[t], req[t][3])
             if kind == K_OP:
                 op = req[group[0]][2]
-                res = _execute(op, [t - lo for t in group], [req[t][3] for t in group])
+                try:
+                    res = _execute(op, [t - lo for t in group], [req[t][3] for t in group])
+                except NumquadTypeError as e:
+                    raise NumquadTypeError(f"{_where(gens[group[0]])}: {e}") from None
                 for t, v in zip(group, res):
                     send[t] = v
             for t in group:
@@ -1956,12 +1994,8 @@ class PythonTarget:
             if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
                 raise NumquadTypeError(f"{d.where}: argument {k} of {d.__name__} is a CUDA device "
                                        f"array; the python target takes NumPy arrays")
-        for k, a in enumerate(args):
-            if type(a) is int and not -2**63 <= a < 2**64:
-                from ._sites import int_out_of_range, launch_prefix
-                code = d.py_func.__code__
-                name = f" ({code.co_varnames[k]})" if k < code.co_argcount else ""
-                raise NumquadTypeError(int_out_of_range(launch_prefix(d), d, k, name, a))
+        from .cpu.dispatch import typeof_args       # what the compiled targets take
+        typeof_args(d, args, launch=True, target="python")
         args = tuple(_scalar_arg(a) for a in args)
         dynamic_bytes = int(_xpu.dynamic_shared_bytes(d, extra))
         gen = self.compiled().gen

@@ -397,6 +397,16 @@ def check_memory_sizes(kernel, arrays):
                                   f"needs dynamic shared memory, shared.array(0, dtype))", kernel.filename, first)
 
 
+def _check_stream(kernel, stream):
+    """The launch's stream (``[grid, block, stream]``) on the CPU and python targets,
+    where it orders nothing: 0, None or a CUDA stream object, as numba.cuda takes."""
+    if stream is None or hasattr(stream, "handle") or hasattr(stream, "__cuda_stream__") or (
+            isinstance(stream, (int, np.integer)) and not isinstance(stream, bool) and stream == 0):
+        return
+    raise NumquadTypeError(f"{launch_prefix(kernel)}: the stream (3rd launch item) must be 0, None "
+                           f"or a CUDA stream (cuda.stream()); got {type(stream).__name__} {stream!r}"[:300])
+
+
 def dynamic_shared_bytes(kernel, extra):
     """The launch's dynamic shared memory size in bytes (``[grid, block, stream, nbytes]``),
     validated as CUDA would, for the CPU and python targets."""
@@ -976,8 +986,14 @@ class Dispatcher:
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """numba.cuda's ``kernel.forall(ntasks)(*args)``: a 1-D launch of at least
         *ntasks* threads, *tpb* a block (128 when 0); the kernel guards ``i < n``."""
-        if ntasks < 0:
-            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if isinstance(ntasks, bool) or not isinstance(ntasks, (int, np.integer)):
+            raise NumquadTypeError(
+                f"{call_site(self)}: {self.__name__}.forall(ntasks): ntasks must be an integer (the "
+                f"number of threads); got {type(ntasks).__name__} {ntasks!r}"[:300])
+        if ntasks < 0:                                   # numba.cuda's words, and the line
+            raise NumquadLaunchError(
+                f"{call_site(self)}: {self.__name__}.forall(ntasks): Can't create ForAll with "
+                f"negative task count: {ntasks}")
         return _ForAll(self, ntasks, tpb, stream, sharedmem)
 
     def specialize(self, *args):
@@ -1014,6 +1030,8 @@ class Dispatcher:
         target = target or self._choose([a.value if _is_arg_hint(a) else a for a in args] if hinted else args)
         if hinted and target != "cuda":
             args = tuple(map(_host_argument, args))
+        if extra and target != "cuda":
+            _check_stream(self, extra[0])
         if self.signatures and target in ("cuda", "python"):
             # numba.cuda's cuda.jit(sig): scalars take the types of the signature that
             # fits best (the CPU target converts every argument itself)
@@ -1056,16 +1074,38 @@ class Dispatcher:
         return self._target(target).call(args, out)
 
     # -- introspection -------------------------------------------------------
+    def _check_sig(self, method, sig):
+        """*sig* of an ``inspect_*`` call: a signature string, a Numba signature, or a
+        tuple/list of Numba types, one per parameter; else one line naming the call."""
+        from numba.core import types as _nbt
+        from numba.core.typing.templates import Signature
+        if isinstance(sig, (str, Signature)):
+            return
+        params = self.py_func.__code__.co_argcount
+        if isinstance(sig, (tuple, list)) and all(isinstance(t, _nbt.Type) for t in sig):
+            if len(sig) == params or self.py_func.__code__.co_flags & 0x04:       # *args
+                return
+            got = f"{len(sig)} type(s)"
+        else:
+            got = f"{type(sig).__name__} {sig!r}"[:120]
+        raise NumquadTypeError(
+            f"{call_site(self)}: {self.__name__}.{method}(sig): sig must be the argument types "
+            f"(a tuple of {params} Numba types such as (numba.float32[:], numba.int32)) or a "
+            f"signature string (\"void(float32[:], int32)\"); got {got}")
+
     def inspect_cpu_source(self, sig):
         """The generated CPU wave code for argument types *sig*, as Python source."""
+        self._check_sig("inspect_cpu_source", sig)
         return self._target("cpu").inspect_source(sig)
 
     def inspect_llvm(self, sig):
         """The optimised LLVM IR of the CPU wave code for *sig*."""
+        self._check_sig("inspect_llvm", sig)
         return self._target("cpu").inspect_llvm(sig)
 
     def inspect_asm(self, sig):
         """The CPU assembly of the wave code for *sig*."""
+        self._check_sig("inspect_asm", sig)
         return self._target("cpu").inspect_asm(sig)
 
     def inspect_ptx(self, sig, cc=(9, 0), blockdim=None):
@@ -1077,6 +1117,12 @@ class Dispatcher:
         multiple of 32 threads runs a variant whose entry mask is the constant
         ``0xFFFFFFFF`` (docs/architecture.md), the PTX shown for such a *blockdim*.
         """
+        self._check_sig("inspect_ptx", sig)
+        if not (isinstance(cc, tuple) and len(cc) == 2 and all(
+                isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in cc)):
+            raise NumquadTypeError(
+                f"{call_site(self)}: {self.__name__}.inspect_ptx(sig, cc): cc must be a compute "
+                f"capability (major, minor) such as (9, 0); got {type(cc).__name__} {cc!r}"[:300])
         return self._target("cuda").inspect_ptx(sig, cc=cc, blockdim=blockdim)
 
     def __repr__(self):

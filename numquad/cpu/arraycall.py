@@ -183,9 +183,9 @@ def _fast_plan(d, key, args):
                          for v, arr in zip(vals, is_arr))
     restype = _return_dtype(d, is_arr, scalar_types)
     kernel, _ = _wrappers(d, tuple(is_arr))
-    from .dispatch import _typeof_args
+    from .dispatch import typeof_args
     probe = [v.reshape(-1) if arr else v for v, arr in zip(vals, is_arr)]
-    argtypes = _typeof_args(kernel, probe + [np.empty(1, restype), 1])
+    argtypes = typeof_args(kernel, probe + [np.empty(1, restype), 1])
     block = kernel._target("cpu").compile(argtypes, False).block
     hit = memo[k] = (restype, block)
     return hit

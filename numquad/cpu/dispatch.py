@@ -37,7 +37,7 @@ from .._conversions import saturating_conversions as _saturating_conversions
 from .._sites import launch_prefix
 from .typing import shadow_types
 
-__all__ = ["CPUTarget"]
+__all__ = ["CPUTarget", "typeof_args"]
 
 # Locks: no numquad-wide lock. numquad's front end and code generation (pure
 # Python on per-compile objects) run in parallel; what touches Numba (shadow
@@ -273,9 +273,11 @@ def _param(dispatcher, i):
     return ""
 
 
-def _typeof_args(dispatcher, args, launch=False):
+def typeof_args(dispatcher, args, launch=False, target="CPU"):
     """The Numba types of *args*; a type the CPU target cannot pass is a
-    NumquadTypeError naming the launch line (*launch*) or the definition."""
+    NumquadTypeError naming the launch line (*launch*) or the definition. The
+    python target checks its arguments here too (*target* names it), so that it
+    takes what the compiled targets take."""
     out = []
     for a in args:                      # the common case: memoised, so already checked
         ty = _TYPEOF.get(_array_key(a)) if type(a) is np.ndarray else None
@@ -293,6 +295,11 @@ def _typeof_args(dispatcher, args, launch=False):
             ty = _typeof(a)
         except (ValueError, TypeError, _nb_errors.NumbaError):
             ty = None
+        if isinstance(a, np.ma.MaskedArray):
+            raise NumquadTypeError(
+                f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is a masked "
+                f"array (numpy.ma); a kernel reads and writes every element and would ignore the "
+                f"mask: pass its .data (or .filled(value)) and apply the mask afterwards")
         if ty is None and isinstance(a, np.ndarray) and not a.dtype.isnative:
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
@@ -301,7 +308,7 @@ def _typeof_args(dispatcher, args, launch=False):
         if ty is None and isinstance(a, np.ndarray):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
-                f"dtype {a.dtype.str}, which Numba cannot type; the CPU target takes bool, "
+                f"dtype {a.dtype.str}, which Numba cannot type; the {target} target takes bool, "
                 f"integer, float, complex and record (structured) arrays")
         if ty is None and type(a) is int:
             from .._sites import int_out_of_range
@@ -313,7 +320,7 @@ def _typeof_args(dispatcher, args, launch=False):
                               and _passable(ty)):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
-                f"{type(a).__name__}, which the CPU target cannot pass; it takes NumPy "
+                f"{type(a).__name__}, which the {target} target cannot pass; it takes NumPy "
                 f"arrays, bool/int/float/complex scalars, Enum/IntEnum members, tuples of those "
                 f"and single records"
             )
@@ -322,7 +329,7 @@ def _typeof_args(dispatcher, args, launch=False):
                            numba.types.Record)):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
-                f"{ty.dtype}; the CPU target takes bool, integer, float, complex and record "
+                f"{ty.dtype}; the {target} target takes bool, integer, float, complex and record "
                 f"(structured) arrays"
             )
         out.append(ty)
@@ -504,7 +511,7 @@ class CPUTarget:
         if code.co_flags & inspect.CO_VARARGS:       # def k(a, *rest): rest is a tuple
             n = code.co_argcount
             args = tuple(args[:n]) + (tuple(args[n:]),)
-        argtypes = _typeof_args(self.dispatcher, args, launch=True)
+        argtypes = typeof_args(self.dispatcher, args, launch=True)
         if self.dispatcher.signatures:
             # declared types (numba.cuda's cuda.jit(sig)): arguments converted to them
             from .cudaapi import match_signature

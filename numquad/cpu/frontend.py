@@ -621,6 +621,20 @@ class Frontend:
         return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
             self.builtin_of(s.value.func) in _cudaapi.REGION_ENDS
 
+    def _check_syncwarp_mask(self, call):
+        """``syncwarp(mask=0xffffffff)``: its mask is never computed on the CPU (a
+        region ends there), so a mask numba.cuda refuses is refused here by its form:
+        more than one argument, or a constant that is no integer."""
+        args = list(call.args) + [k.value for k in call.keywords]
+        bad_kw = [k.arg for k in call.keywords if k.arg != "mask"]
+        if len(args) > 1 or bad_kw:
+            self.error(f"syncwarp(mask=0xffffffff) takes at most 1 argument (mask); got "
+                       f"{ast.unparse(call)}", call)
+        if args and isinstance(args[0], ast.Constant) and (
+                not isinstance(args[0].value, int) or isinstance(args[0].value, bool)):
+            self.error(f"syncwarp(mask): the mask must be an integer (a 32-bit lane mask); got "
+                       f"{type(args[0].value).__name__} {args[0].value!r}", call)
+
     def _contains_barrier(self, node):
         for n in ast.walk(node):
             if isinstance(n, ast.Call) and (self.builtin_of(n.func) == "syncthreads" or
@@ -1643,6 +1657,7 @@ class Frontend:
         if self._is_syncwarp(s) and self.builtin_of(s.value.func) != "syncwarp":
             return [Uniform(s)]          # a memory fence: ends the region, then one fence
         if self._is_syncwarp(s):
+            self._check_syncwarp_mask(s.value)
             # a wave barrier: the lane loops of a region run lane after lane, so the
             # region ends here; every lane's writes before it are done before any
             # lane reads after it (docs/semantics.md, memory between threads)

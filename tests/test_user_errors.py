@@ -1,0 +1,210 @@
+"""User errors a probe of bad input found unreported or misreported (twenty-first
+session): each is one NumquadError naming what was wrong and the user's line, on
+the CPU and python targets alike, never a run with the wrong input taken as
+something else."""
+
+import inspect
+
+import numba
+import numpy as np
+import pytest
+
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, Wave, xpu
+
+THIS = __file__
+
+
+def _line(marker):
+    """The line of this file holding *marker* (a comment at the user's statement)."""
+    for n, text in enumerate(open(THIS).read().splitlines(), 1):
+        if marker in text and "_line(" not in text:
+            return n
+    raise AssertionError(marker)
+
+
+@xpu.jit
+def _k_copy(src, dst):
+    i = xpu.grid(1)
+    if i < dst.size:
+        dst[i] = src[i] + Wave.prefixSum(src[i])
+
+
+@xpu.jit
+def _lane_sum(x):
+    return Wave.reduceSum(x)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_masked_array_is_refused_not_read_without_its_mask(target):
+    x = np.ma.masked_array(np.arange(32, dtype=np.int32), mask=np.arange(32) % 2)
+    with pytest.raises(NumquadTypeError, match=r"argument 0 \(src\) of _k_copy is a masked array"):
+        getattr(_k_copy, target)[1, 32](x, np.zeros(32, np.int32))
+    with pytest.raises(NumquadTypeError, match=r"argument 'x' of _lane_sum is a masked array") as e:
+        getattr(_lane_sum, target)(x)
+    assert f'File "{THIS}"' in str(e.value)
+
+
+@pytest.mark.parametrize("bad", [[0] * 32, {0: 1}, "abc", None])
+def test_the_python_target_takes_the_arguments_the_compiled_targets_take(bad):
+    # it ran with a list, read a dict by key, or failed with AttributeError: 'list'
+    # object has no attribute 'size'
+    with pytest.raises(NumquadTypeError, match=r"argument 1 \(dst\) of _k_copy has type "
+                                               r"\w+, which the python target cannot pass"):
+        _k_copy.python[1, 32](np.arange(32), bad)
+
+
+@xpu.jit
+def _k_float_selector(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Wave.shuffleXor(src[i], 1.5)                  # <- float selector
+
+
+@xpu.jit
+def _k_bool_selector(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Quad.broadcast(src[i], src[i] > 3)            # <- bool selector
+
+
+def _complex_sum(v):
+    return Wave.reduceSum(v * 1j)                          # <- complex operand
+
+
+_lane_complex = xpu.jit(_complex_sum)
+
+
+@xpu.jit
+def _k_complex_operand(src, dst):
+    i = xpu.grid(1)
+    dst[i] = _lane_complex(src[i]).real
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+@pytest.mark.parametrize("kernel, marker, words", [
+    (_k_float_selector, "<- float selector",
+     r"Wave.shuffleXor\(value, laneMask\): argument 'laneMask' got float64; it takes an integer"),
+    (_k_bool_selector, "<- bool selector",
+     r"Quad.broadcast\(value, index\): argument 'index' got bool; it takes an integer"),
+    (_k_complex_operand, "<- complex operand",
+     r"Wave.reduceSum\(value\): argument 'value' got complex128; it takes a bool, int8"),
+])
+def test_an_op_argument_of_a_wrong_type_is_one_error_on_every_target(target, kernel, marker, words):
+    # the python target ran a float selector as 1 and summed complex numbers
+    src = np.random.default_rng(3).integers(0, 9, 32).astype(np.int32)
+    with pytest.raises(NumquadTypeError, match=words) as e:
+        getattr(kernel, target)[1, 32](src, np.zeros(32, np.float64))
+    assert f'File "{THIS}", line {_line(marker)}' in str(e.value)
+
+
+def _syncwarp_str(dst):
+    i = xpu.grid(1)
+    xpu.syncwarp("abc")                                    # <- syncwarp str
+    dst[i] = 1
+
+
+def _syncwarp_float(dst):
+    i = xpu.grid(1)
+    xpu.syncwarp(1.5)                                      # <- syncwarp float
+    dst[i] = 1
+
+
+def _syncwarp_ok(dst):
+    i = xpu.grid(1)
+    xpu.syncwarp(0xFFFFFFFF)
+    numba.cuda.syncwarp()
+    dst[i] = 1
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_syncwarp_takes_an_integer_mask(target):
+    for fn, marker, got in ((_syncwarp_str, "<- syncwarp str", "str 'abc'"),
+                            (_syncwarp_float, "<- syncwarp float", "float 1.5")):
+        with pytest.raises((NumquadCompileError, NumquadTypeError),
+                           match=r"syncwarp\(mask\): the mask must be an integer") as e:
+            getattr(xpu.jit(fn), target)[1, 32](np.zeros(32, np.int32))
+        assert f'File "{THIS}", line {_line(marker)}' in str(e.value)
+        assert got in str(e.value).replace("float64", "float"), str(e.value)
+    dst = np.zeros(32, np.int32)
+    getattr(xpu.jit(_syncwarp_ok), target)[1, 32](dst)
+    assert (dst == 1).all()
+
+
+def _store_thread_idx(dst):
+    i = xpu.grid(1)
+    xpu.threadIdx.x = 3                                    # <- store threadIdx.x
+    dst[i] = 1
+
+
+def _store_laneid(dst):
+    i = numba.cuda.grid(1)
+    numba.cuda.laneid += 1                                 # <- store laneid
+    dst[i] = 1
+
+
+def _store_module(dst):
+    i = xpu.grid(1)
+    np.pi = 3                                              # <- store module attribute
+    dst[i] = 1
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_store_to_a_builtin_or_a_module_attribute_is_one_line(target):
+    # the CPU target: Python's "expression which can't be assigned to" without a
+    # line; the python target set xpu.laneid for every later kernel of the process
+    cases = ((_store_thread_idx, "<- store threadIdx.x", "xpu.threadIdx.x is numquad's builtin threadIdx.x"),
+             (_store_laneid, "<- store laneid", "numba.cuda.laneid is numquad's builtin laneid"),
+             (_store_module, "<- store module attribute", "np.pi is an attribute of the module numpy"))
+    for fn, marker, words in cases:
+        with pytest.raises(NumquadCompileError, match=words.replace(".", r"\.")) as e:
+            getattr(xpu.jit(fn), target)[1, 32](np.zeros(32, np.int32))
+        assert f'File "{THIS}", line {_line(marker)}' in str(e.value)
+    assert np.pi == 3.141592653589793 and repr(xpu.laneid) == "<xpu builtin laneid>"
+
+
+def _starred(dst):
+    i = xpu.grid(1)
+    dst[i] = Wave.prefixSum(*(i,))                         # <- starred op argument
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_an_op_with_unpacked_arguments_is_one_line(target):
+    with pytest.raises(NumquadCompileError, match=r"Wave.prefixSum\(value\) takes its arguments one by one") as e:
+        getattr(xpu.jit(_starred), target)[1, 32](np.zeros(32, np.int64))
+    assert f'File "{THIS}", line {_line("<- starred op argument")}' in str(e.value)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_the_stream_of_a_launch_is_checked(target):
+    src, dst = np.arange(32), np.zeros(32, np.int64)
+    with pytest.raises(NumquadTypeError, match=r"the stream \(3rd launch item\) must be 0, None or a "
+                                               r"CUDA stream.*got str 'not a stream'") as e:
+        getattr(_k_copy, target)[1, 32, "not a stream"](src, dst)     # <- bad stream
+    assert f'File "{THIS}", line {_line("<- bad stream")}' in str(e.value)
+    for stream in (0, None, np.int64(0)):
+        dst[:] = -1
+        getattr(_k_copy, target)[1, 32, stream, 0](src, dst)
+        np.testing.assert_array_equal(dst, src + np.cumsum(src) - src)
+
+
+def test_forall_takes_a_non_negative_integer():
+    with pytest.raises(NumquadLaunchError, match=r"_k_copy.forall\(ntasks\): Can't create ForAll with "
+                                                 r"negative task count: -5") as e:
+        _k_copy.forall(-5)
+    assert f'File "{THIS}", line {inspect.currentframe().f_lineno - 1}' in str(e.value)
+    with pytest.raises(NumquadTypeError, match=r"ntasks must be an integer .*got float 2.5"):
+        _k_copy.forall(2.5)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: _k_copy.inspect_ptx((numba.float32[:], numba.float32[:]), cc=None), r"cc must be a compute capability"),
+    (lambda: _k_copy.inspect_ptx((numba.float32[:], numba.float32[:]), cc="9.0"), r"got str '9.0'"),
+    (lambda: _k_copy.inspect_ptx((numba.float32[:], numba.float32[:]), cc=(9, 0, 1)), r"got tuple \(9, 0, 1\)"),
+    (lambda: _k_copy.inspect_ptx(None), r"inspect_ptx\(sig\): sig must be the argument types"),
+    (lambda: _k_copy.inspect_llvm(5), r"inspect_llvm\(sig\): sig must be .*got int 5"),
+    (lambda: _k_copy.inspect_asm((numba.float32[:],)), r"inspect_asm\(sig\): .*a tuple of 2 Numba types.*got 1 type"),
+])
+def test_inspect_calls_check_their_arguments(call, words):
+    # a TypeError from inside the call ("'NoneType' object is not iterable"), an
+    # nvvmError, or Numba's "Signature mismatch"
+    with pytest.raises(NumquadTypeError, match=words) as e:
+        call()
+    assert f'File "{THIS}"' in str(e.value)
