@@ -1040,6 +1040,10 @@ class _Transformer(ast.NodeTransformer):
             site = next(self.ids)
             payload = ast.Name(self.helper(op, "op"), ast.Load())
             return ast.copy_location(self.yield_(K_OP, self.key(site), payload, args), node)
+        denied = _cudaapi_denied(obj)
+        if denied:              # a stub that returns None: NaN stored, as if computed
+            self.error(f"`cuda.{denied}` is not supported by numquad's python target (supported: "
+                       f"docs/numba-cuda.md)", node)
         if isinstance(obj, _xpu.Dispatcher):
             args = [self.visit(a) for a in node.args]
             keywords = [ast.copy_location(ast.keyword(k.arg, self.visit(k.value)), k)
@@ -1851,6 +1855,13 @@ def _check_syncwarp_args(gen, args):
         got = f"{v.dtype} {v}" if isinstance(v, np.generic) else f"{type(v).__name__} {v!r}"
         raise NumquadTypeError(f"{_where(gen)}: syncwarp(mask): the mask must be an integer (a 32-bit "
                                f"lane mask); got {got}"[:300])
+
+
+def _cudaapi_denied(obj):
+    if "numba.cuda" not in sys.modules:
+        return None
+    from .cpu.cudaapi import denied_name
+    return denied_name(obj)
 
 
 def _schedule(gens, nthreads):

@@ -4,6 +4,7 @@ the CPU and python targets alike, never a run with the wrong input taken as
 something else."""
 
 import inspect
+import re
 
 import numba
 import numpy as np
@@ -208,3 +209,26 @@ def test_inspect_calls_check_their_arguments(call, words):
     with pytest.raises(NumquadTypeError, match=words) as e:
         call()
     assert f'File "{THIS}"' in str(e.value)
+
+
+def _libdevice_sin(src, dst):
+    i = xpu.grid(1)
+    dst[i] = numba.cuda.libdevice.sinf(src[i])            # <- libdevice
+
+
+def _grid_sync(src, dst):
+    i = xpu.grid(1)
+    numba.cuda.cg.this_grid().sync()                       # <- grid group
+    dst[i] = src[i]
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+@pytest.mark.parametrize("fn, marker, name", [(_libdevice_sin, "<- libdevice", "libdevice.sinf"),
+                                              (_grid_sync, "<- grid group", "cg.this_grid")])
+def test_numba_cuda_stubs_no_cpu_side_target_runs_are_one_line(target, fn, marker, name):
+    # the python target called numba.cuda's stub, which returns None: NaN stored
+    src = np.arange(32, dtype=np.float32)
+    with pytest.raises(NumquadCompileError, match=rf"`cuda.{re.escape(name)}` is not supported by "
+                                                  rf"numquad's {target.replace('cpu', 'CPU')} target") as e:
+        getattr(xpu.jit(fn), target)[1, 32](src, np.zeros(32, np.float32))
+    assert f'File "{THIS}", line {_line(marker)}' in str(e.value)

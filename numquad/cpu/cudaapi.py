@@ -44,7 +44,7 @@ __all__ = ["API", "unsupported", "scalar_call", "as_xpu", "check_supported", "lo
            "constant_value", "constant_shape", "allocation_wording", "local_constants", "compile_time_object",
            "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
            "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
-           "PURE_BUILTINS", "render_md", "signature_picker"]
+           "PURE_BUILTINS", "render_md", "signature_picker", "denied_name"]
 
 DOC = "docs/numba-cuda.md"
 
@@ -276,6 +276,18 @@ def _is_cuda_thing(obj):
     return mod
 
 
+def denied_name(obj):
+    """``libdevice.sinf`` for a function of a numba.cuda module numquad runs on no
+    CPU-side target (libdevice, cooperative groups, cuda.random, fp16, ...), else None."""
+    mod = _is_cuda_thing(obj)
+    if mod is None or not callable(obj):
+        return None
+    parts = mod.split(".")
+    if len(parts) > 2 and parts[2] in _DENY_MODULES:
+        return f"{parts[2]}.{getattr(obj, '__name__', '?')}"
+    return None
+
+
 def _api_name(obj, node, fe):
     """The `cuda.X` spelling of *obj* as the user wrote it."""
     if isinstance(node, ast.Attribute):
@@ -289,6 +301,8 @@ def _api_name(obj, node, fe):
         if isinstance(base, _pytypes.ModuleType) and base.__name__.startswith("numba.cuda"):
             sub = base.__name__[len("numba.cuda"):].lstrip(".")
             return ".".join(([sub] if sub else []) + parts)
+        if isinstance(base, _pytypes.ModuleType) and base.__name__ == "numba" and parts[:1] == ["cuda"]:
+            parts = parts[1:]                   # numba.cuda.libdevice.sinf
         return ".".join(parts)
     mod = _is_cuda_thing(obj) or ""
     sub = mod[len("numba.cuda"):].lstrip(".")
