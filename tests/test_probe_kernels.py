@@ -381,3 +381,69 @@ def test_locals_named_range_len_bool_compile_for_cuda():
     ``bool`` too: "Invalid use of float64 with parameters (bool)" there."""
     ptx = xpu.jit(k_shadowing_locals).inspect_ptx("void(float64[:], float64[:], float64[:])")
     assert "shfl.sync" in ptx or "redux.sync" in ptx
+
+
+# -- twenty-first session: real numba.cuda code (NVIDIA's Ising example, the DLI course) --
+
+def k_unpacked_shape(a, out):
+    n, m = a.shape                          # a tuple target in the region that reads it
+    tid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    i = tid // m
+    j = tid % m
+    if i < n:
+        out[i, j] = a[i, j] + 1 + Wave.reduceSum(np.int64(1))
+
+
+@pytest.mark.parametrize("target, debug", TARGETS)
+def test_a_value_recomputed_from_a_tuple_unpacked_shape(target, debug):
+    """``n, m = a.shape`` then ``i = tid // m``: the value recomputed in each region
+    (``i``) was placed at the top of the region that unpacks ``m``: Numba's
+    "Variable 'm' is not defined" on a valid kernel (NVIDIA's ising-gpu)."""
+    a = RNG.integers(-100, 100, (5, 7))
+    out = np.full((5, 7), POISON)
+    _launch(k_unpacked_shape, target, debug, 2, 32, a, out)
+    want = a + 1 + np.where(np.arange(35).reshape(5, 7) < 32, 32, 3)
+    np.testing.assert_array_equal(out, want)
+
+
+def k_chained_add(a, b, out):
+    x, y = cuda.grid(2)
+    if y < out.shape[0] and x < out.shape[1]:
+        out[y][x] = a[y][x] + b[1][y][x] + a[y][1:][x - 1] + a[y][-1]
+
+
+def k_chained_store_unguarded(a, out):
+    x, y = cuda.grid(2)
+    out[y][x] = a[y, x % 6]                 # <- chained store
+
+
+def k_chained_load_unguarded(a, out):
+    x, y = cuda.grid(2)
+    if y < out.shape[0] and x < out.shape[1]:
+        out[y, x] = a[y][x + 1]             # <- chained load
+
+
+@pytest.mark.parametrize("target, debug", TARGETS)
+def test_chained_indexing_is_checked_like_a_tuple_index(target, debug):
+    """``out[y][x] = v`` and ``a[y][x]`` (the DLI course's matrix kernels): the row's
+    index went unchecked in a release build, and a launch rounded up past a row
+    wrote into the memory after it (the next columns of a larger buffer)."""
+    a, b = RNG.standard_normal((8, 6)), RNG.standard_normal((2, 8, 6))
+    out = np.full((8, 6), np.nan)
+    _launch(k_chained_add, target, debug, (1, 1), (8, 8), a, b, out)
+    shifted = a.copy()
+    shifted[:, 0] = a[:, -1]                                # a[y][1:][x - 1], x = 0: a[y][-1]
+    want = a + b[1] + shifted + a[:, -1:]
+    np.testing.assert_array_equal(out, want)
+    for fn, marker in ((k_chained_store_unguarded, "<- chained store"),
+                       (k_chained_load_unguarded, "<- chained load")):
+        buf = np.full((8, 8), -7.0)
+        with pytest.raises(IndexError) as e:
+            _launch(fn, target, debug, (1, 1), (8, 8), a, buf[:, :6])
+        assert (buf[:, 6:] == -7.0).all()                   # nothing written past a row
+        if target == "cpu":
+            line = next(n for n, t in enumerate(open(__file__).read().splitlines(), 1) if marker in t
+                        and "marker" not in t)
+            assert f"line {line}" in str(e.value)
+            if debug:                                       # every check raises at once
+                assert "index 6 on axis 0 of an array of size 6" in str(e.value), str(e.value)

@@ -1,10 +1,11 @@
-"""Bounds checks of a release build's array accesses (``debug=False``).
+"""Bounds checks of a kernel's array accesses.
 
 Every store and every load of a kernel's arrays (parameters, globals, shared and
-local arrays) is checked: an integer index outside ``-n .. n - 1`` of its axis
-(negative ones wrap, as Numba indexes) is an error at the user's line, never a
-read or write of other memory. ``debug=True`` checks with Numba's boundscheck
-instead. What the checks cost is in docs/BENCHMARKS.md.
+local arrays, a row of chained indexing ``a[y][x]``) is checked: an integer index
+outside ``-n .. n - 1`` of its axis (negative ones wrap, as Numba indexes) is an
+error at the user's line, never a read or write of other memory. A ``debug=True``
+build raises every check at once (its message names the index too) and adds
+Numba's boundscheck. What the checks cost is in docs/BENCHMARKS.md.
 
 - A store (``a[i] = v``, ``a[y, x] += v``) raises at once, before anything is
   written past the array: :func:`store_index`.

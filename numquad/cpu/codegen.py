@@ -237,20 +237,23 @@ class _Subst(ast.NodeTransformer):
         return _call("_nq_i32", _const(0))
 
     def _checked_stores(self, node):
-        """Release builds: the index of every ``name[idx] = ...`` store passes through
-        ``_nq_six`` (cpu/bounds.py, store_index), which raises on a store outside
-        the array; debug builds check every access with Numba's boundscheck."""
-        if self.mode == "shadow" or self.debug:
+        """The index of every ``name[idx] = ...`` store (and ``a[y][x] = ...``) passes
+        through ``_nq_six`` (cpu/bounds.py, store_index), which raises on a store
+        outside the array, naming its line; debug builds add Numba's boundscheck."""
+        if self.mode == "shadow":
             return node
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for t in targets:
             for sub in ast.walk(t):
                 if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and \
-                        isinstance(sub.value, ast.Name) and not (
+                        _view_root(sub.value) is not None and not (
                             isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
                     # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
-                    shape = _shape_arg(self.fe.allocs, sub.value.id) or _call("_nq_shp", _name(sub.value.id))
+                    if isinstance(sub.value, ast.Name):
+                        shape = _shape_arg(self.fe.allocs, sub.value.id) or _call("_nq_shp", _name(sub.value.id))
+                    else:       # ``out[y][x] = v``: the row's shape (the row's own index is a checked load)
+                        shape = _call("_nq_shp", copy.deepcopy(sub.value))
                     sub.slice = ast.copy_location(_call("_nq_six", shape, sub.slice, _const(line)), sub.slice)
         return node
 
@@ -1299,7 +1302,7 @@ class _BlockGen:
         if isinstance(it, _fe.Region):
             names, stores = _item_names(it)
             loads = sorted(n for n in names | self._remat_reads(names) if n in self.lane_vars)
-            core = _drop_repeats(self._remat_defs(names, lane_mode) + self.subst(it.stmts, lane_mode))
+            core = _drop_repeats(self._remat_defs(names, lane_mode, stores) + self.subst(it.stmts, lane_mode))
             kept = [n for n in sorted(stores) if n in self.lane_vars]
             tail = [st for n in kept for st in self._store_var(n)]
             body = _drop_dead_loads([self._load_var(n) for n in loads], core + tail) + core
@@ -1389,7 +1392,8 @@ class _BlockGen:
             out = [_lane_loop(setm)]
         else:
             names, stores = _item_names(cond_region)
-            core = _drop_repeats(self._remat_defs(names, lane_mode) + self.subst(cond_region.stmts, lane_mode))
+            core = _drop_repeats(self._remat_defs(names, lane_mode, stores) +
+                                 self.subst(cond_region.stmts, lane_mode))
             pre = _drop_dead_loads([self._load_var(n) for n in sorted(names | self._remat_reads(names))
                                     if n in self.lane_vars], core) + core
             c = _name(it.cond)
@@ -1445,8 +1449,11 @@ class _BlockGen:
                     out.add(m)
         return out
 
-    def _remat_defs(self, names, mode):
-        """Recompute the rematerialised values a region reads, in definition order."""
+    def _remat_defs(self, names, mode, stored=()):
+        """Recompute the rematerialised values a region reads, in definition order,
+        at its top: except one whose operands the region itself assigns (``n, m =
+        a.shape`` then ``i = t // m``, one region): its own statement defines it,
+        after them (the copy at the top read ``m`` before its assignment)."""
         need = set()
         todo = [n for n in names if n in self.remat]
         while todo:
@@ -1455,6 +1462,8 @@ class _BlockGen:
                 continue
             need.add(n)
             todo += [m for m in _fe._names_in(self.remat[n]) if m in self.remat]
+        if stored:
+            need = {n for n in need if not (self._remat_reads({n}) & set(stored))}
         return self.subst([_assign(_name(n, ast.Store), self._remat_value(n))
                            for n in self.remat if n in need], mode)
 
@@ -1620,9 +1629,11 @@ class _BlockGen:
 
 
 class _CheckedLoads(ast.NodeTransformer):
-    """Release builds: every load ``a[idx]`` of an array of the kernel (cpu/bounds.py).
+    """Every load ``a[idx]`` of an array of the kernel (cpu/bounds.py).
 
-    Outside lane loops the index passes through ``_nq_lix``, which raises at once.
+    Outside lane loops (and in every loop of a ``debug=True`` build, *immediate*:
+    its message names the index) the index passes through ``_nq_lix``, which
+    raises at once.
     Inside one the load becomes ``_nq_lck(a, idx, _nq_lb, slot, shape)`` (*shape*: a
     shared or local array's constant shape, else None): 0 where the index is outside
     the array, the failure noted in the slots ``slot + axis`` of the block
@@ -1633,7 +1644,8 @@ class _CheckedLoads(ast.NodeTransformer):
 
     _LANE_TARGETS = (L, "_nq_ly")
 
-    def __init__(self, arrays, allocs, devices=None):
+    def __init__(self, arrays, allocs, devices=None, immediate=False):
+        self.immediate = immediate
         self.arrays = arrays
         self.allocs = allocs
         self.devices = devices or {}    # checked device functions' names -> their own (cpu/devicefn.py)
@@ -1654,14 +1666,15 @@ class _CheckedLoads(ast.NodeTransformer):
         return ([res] if isinstance(res, ast.AST) else res) + _located(checks, node.lineno) if checks else res
 
     def _lane_for(self, node):
-        return isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
+        return not self.immediate and isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
             node.target.id in self._LANE_TARGETS
 
     def visit_Call(self, node):
         """A checked device function's call passes the bounds state from a slot of
         its own, checked after the lane loop (or the statement) by ``_nq_lcc``."""
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id in self.devices:
+        if isinstance(node.func, ast.Name) and node.func.id in self.devices and not self.immediate:
+            # (a debug build's device function raises at its own access, line and index)
             slot, self.slots = self.slots, self.slots + 1
             node.keywords.append(ast.keyword(arg="_nq_lb", value=_call("_nq_lsa", _name("_nq_lb"), _const(slot))))
             # the check names the call by a site: (None, its line, the function's name)
@@ -1675,7 +1688,8 @@ class _CheckedLoads(ast.NodeTransformer):
             if arr is None:
                 out.append(ast.Expr(_call("_nq_lcc", _name("_nq_lb"), _const(s), _const(k))))   # k: the site
             else:
-                shape = _const(None) if arr in assigned else _call("_nq_shp", _name(arr))
+                # (a row of chained indexing, ``a[y][x]``: no size after the loop)
+                shape = _const(None) if arr in assigned or not arr.isidentifier() else _call("_nq_shp", _name(arr))
                 out.append(ast.Expr(_call("_nq_lsc" if store else "_nq_lbc", _name("_nq_lb"), _const(s),
                                           _const(k), _const(line), shape)))
         return out
@@ -1696,7 +1710,7 @@ class _CheckedLoads(ast.NodeTransformer):
         n = self.stores = getattr(self, "stores", 0) + 1
         naxes = len(idx.elts) if isinstance(idx, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
-        self.pending += [(slot + k, k, line.value, t.value.id, "store") for k in range(naxes)]
+        self.pending += [(slot + k, k, line.value, ast.unparse(t.value), "store") for k in range(naxes)]
         return _located(_devicefn.guarded_store(
             node, idx, n, lambda i: _call("_nq_sok", shape, i, _name("_nq_lb"), _const(slot))), node.lineno)
 
@@ -1728,24 +1742,27 @@ class _CheckedLoads(ast.NodeTransformer):
     visit_AugAssign = visit_Assign
 
     def _is_load(self, node):
-        return isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and \
-            node.value.id in self.arrays and not (
-                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str))
+        root = _view_root(node.value)       # ``a[i]``, or ``a[y][x]`` (a row's element)
+        return isinstance(node.ctx, ast.Load) and root is not None and root.id in self.arrays and not (
+            isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str))
 
     def visit_Subscript(self, node):
+        is_load = self._is_load(node)           # (before a chain's inner load is rewritten)
         self.generic_visit(node)
-        if not self._is_load(node) or isinstance(node.slice, ast.Tuple) and not node.slice.elts:
+        if not is_load or isinstance(node.slice, ast.Tuple) and not node.slice.elts:
             return node                 # (a 0-d array's a[()]: no index to check)
         line = getattr(node, "lineno", 0)
+        named = isinstance(node.value, ast.Name)
         if self.pending is None:
-            node.slice = ast.copy_location(_call("_nq_lix", _call("_nq_shp", _name(node.value.id)), node.slice,
+            view = _name(node.value.id) if named else copy.deepcopy(node.value)
+            node.slice = ast.copy_location(_call("_nq_lix", _call("_nq_shp", view), node.slice,
                                                  _const(line)), node.slice)
             return node
         naxes = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
-        self.pending += [(slot + k, k, line, node.value.id) for k in range(naxes)]
-        shape = _shape_arg(self.allocs, node.value.id) or _const(None)
-        return ast.copy_location(_call("_nq_lck", _name(node.value.id), node.slice, _name("_nq_lb"),
+        self.pending += [(slot + k, k, line, ast.unparse(node.value)) for k in range(naxes)]
+        shape = (_shape_arg(self.allocs, node.value.id) if named else None) or _const(None)
+        return ast.copy_location(_call("_nq_lck", node.value, node.slice, _name("_nq_lb"),
                                        _const(slot), shape), node)
 
     def visit_For(self, node):
@@ -1792,13 +1809,23 @@ class _CheckedLoads(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
 
 
-def _check_loads(fn, typemap, ns, allocs):
+def _view_root(e):
+    """The Name an array expression indexes from: ``a`` of ``a``, ``a[y]``, ``a[y][1:]``
+    (chained indexing, ``out[y][x] = v``), else None."""
+    while isinstance(e, ast.Subscript):
+        if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
+            return None                         # a record's field
+        e = e.value
+    return e if isinstance(e, ast.Name) else None
+
+
+def _check_loads(fn, typemap, ns, allocs, immediate=False):
     """Rewrites the loads of *fn* (the block function's AST) as :class:`_CheckedLoads`
     says, with the bounds state made at the top of the function."""
     arrays = {n for n, t in typemap.items() if isinstance(t, types.Array)}
     arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray)}
     devices = {n: v.py_func.__name__ for n, v in ns.items() if _devicefn.is_checked(v)}
-    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_")}, allocs, devices)
+    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_")}, allocs, devices, immediate)
     tr.visit(fn)
     if tr.slots:
         fn.body.insert(0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))],
@@ -1819,7 +1846,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
     ns["_nq_RuntimeError"] = NumquadRuntimeError
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for)
-    if not debug:
-        _check_loads(fn_ast, typemap, ns, fe.allocs)
+    # debug builds too, every check raising at once: the message names the line and index
+    _check_loads(fn_ast, typemap, ns, fe.allocs, immediate=debug)
     func, mod = _compile_fn(fe, fn_ast, ns)
     return func, ast.unparse(mod), gen.private
