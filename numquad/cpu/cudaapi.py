@@ -1661,6 +1661,10 @@ def render_md(ported_root=None):
         "   `for v in t`; a per-lane index only into a tuple of one type, as in Numba), and a single",
         "   record (`arr[0]` of a structured array), read and written by field in the caller's array;",
         "   `Enum`/`IntEnum` members too (`==`, `!=`, `is`; an `IntEnum` member is also an int).",
+        "6. `raise` and `assert` in a kernel raise on the host on the CPU and python targets,",
+        "   `debug=True` or not: a failing check stops the launch (its other threads may not have",
+        "   run) and names the user's line. numba.cuda reports them only with `debug=True`; a",
+        "   release GPU build ends the failing thread and goes on.",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",
