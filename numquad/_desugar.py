@@ -465,6 +465,20 @@ def _check_op_values(fn, pyfunc):
                                   f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
+def check_comprehensions(fn, pyfunc):
+    """A comprehension or generator expression in a kernel: one line on every
+    target (numba.cuda cannot compile them: no lists or generators on the GPU; the
+    CPU target's was Numba's "The use of yield in a closure is unsupported", or a
+    list Numba's CPU target builds and the GPU cannot)."""
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            what = "a generator expression" if isinstance(n, ast.GeneratorExp) else "a comprehension"
+            raise NumquadCompileError(
+                f"{what} ({ast.unparse(n)[:60]}) is not supported inside a kernel (numba.cuda "
+                f"compiles no lists or generators for the GPU); write a loop (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
 def check_builtin_stores(fn, pyfunc):
     """An assignment to a builtin or a module's attribute in a kernel
     (``xpu.threadIdx.x = 3``, ``cuda.laneid += 1``, ``config.TPB = 64``): one
@@ -620,6 +634,7 @@ def lower(fn, pyfunc):
     bound to a dim3 builtin read through the builtin (``_inline_dim3_names``)."""
     _check_op_values(fn, pyfunc)
     check_builtin_stores(fn, pyfunc)
+    check_comprehensions(fn, pyfunc)
     check_returns(fn, pyfunc)
     _inline_dim3_names(fn, pyfunc)
     lowering = _Lowering(pyfunc, fn)

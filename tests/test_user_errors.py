@@ -232,3 +232,38 @@ def test_numba_cuda_stubs_no_cpu_side_target_runs_are_one_line(target, fn, marke
                                                   rf"numquad's {target.replace('cpu', 'CPU')} target") as e:
         getattr(xpu.jit(fn), target)[1, 32](src, np.zeros(32, np.float32))
     assert f'File "{THIS}", line {_line(marker)}' in str(e.value)
+
+
+def _genexpr(dst):
+    i = xpu.grid(1)
+    dst[i] = sum(x for x in range(3))                      # <- generator expression
+
+
+def _listcomp(dst):
+    i = xpu.grid(1)
+    dst[i] = len([x * i for x in range(3)])                # <- list comprehension
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_comprehensions_are_one_line_on_every_target(target):
+    # the CPU target: Numba's "Failed in numquad_shadow mode pipeline (step: inline
+    # closures) The use of yield in a closure is unsupported", or a list the GPU
+    # cannot build; numba.cuda compiles neither
+    for fn, marker, what in ((_genexpr, "<- generator expression", "a generator expression"),
+                             (_listcomp, "<- list comprehension", "a comprehension")):
+        with pytest.raises(NumquadCompileError, match=f"{what} .* is not supported inside a kernel") as e:
+            getattr(xpu.jit(fn), target)[1, 32](np.zeros(32, np.int64))
+        assert f'File "{THIS}", line {_line(marker)}' in str(e.value)
+
+
+def _writes(dst):
+    i = xpu.grid(1)
+    dst[i] = 1                                             # <- store into read-only
+
+
+def test_a_store_into_a_read_only_array_says_so():
+    dst = np.zeros(32, np.int32)
+    dst.setflags(write=False)
+    with pytest.raises(NumquadTypeError, match=r"a store into a read-only array .* pass a writeable array") as e:
+        xpu.jit(_writes).cpu[1, 32](dst)
+    assert f'File "{THIS}", line {_line("<- store into read-only")}' in str(e.value)

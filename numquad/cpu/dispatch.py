@@ -210,6 +210,9 @@ def _typing_error(dispatcher, err):
     m = _OP_MSG.search(text) or _XPU_MSG.search(text) or _CUDA_MSG.search(text) or \
         _INDEX_MSG.search(text) or _SIG_MSG.search(text)
     msg = m.group(1).strip() if m else _numba_reason(text)
+    if re.search(r"setitem\(readonly array", msg):
+        msg = (f"a store into a read-only array (an argument whose writeable flag is False, or "
+               f"a const array): pass a writeable array (a.copy()) [{msg}]")
     locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
             if _same_file(_LANE_CALL_FILE.sub(r"\1", f), dispatcher.filename)]
     f, n = locs[0] if locs else (dispatcher.filename, dispatcher.firstlineno)
