@@ -479,6 +479,22 @@ def check_comprehensions(fn, pyfunc):
                 pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
+def check_nested_launches(fn, pyfunc):
+    """``inner[grid, block](...)`` inside a kernel (dynamic parallelism): one line on
+    every target (the CPU target's was Numba's "Untyped global name", the python
+    target ran the launch)."""
+    from ._control import Env
+    from .xpu import Dispatcher
+    env = Env(pyfunc, fn)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and \
+                isinstance(env.resolve(n.func.value), Dispatcher):
+            raise NumquadCompileError(
+                f"{ast.unparse(n.func)}(...): a kernel cannot launch a kernel (CUDA's dynamic "
+                f"parallelism is not supported); launch it from the host, or call a device "
+                f"function (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
 def check_builtin_stores(fn, pyfunc):
     """An assignment to a builtin or a module's attribute in a kernel
     (``xpu.threadIdx.x = 3``, ``cuda.laneid += 1``, ``config.TPB = 64``): one
@@ -635,6 +651,7 @@ def lower(fn, pyfunc):
     _check_op_values(fn, pyfunc)
     check_builtin_stores(fn, pyfunc)
     check_comprehensions(fn, pyfunc)
+    check_nested_launches(fn, pyfunc)
     check_returns(fn, pyfunc)
     _inline_dim3_names(fn, pyfunc)
     lowering = _Lowering(pyfunc, fn)

@@ -267,3 +267,22 @@ def test_a_store_into_a_read_only_array_says_so():
     with pytest.raises(NumquadTypeError, match=r"a store into a read-only array .* pass a writeable array") as e:
         xpu.jit(_writes).cpu[1, 32](dst)
     assert f'File "{THIS}", line {_line("<- store into read-only")}' in str(e.value)
+
+
+@xpu.jit
+def _inner(dst):
+    dst[0] = 1
+
+
+def _launches(dst):
+    _inner[1, 32](dst)                                     # <- nested launch
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_kernel_launching_a_kernel_is_one_line(target):
+    # the python target ran the launch; the CPU target said "Untyped global name"
+    dst = np.zeros(32, np.int32)
+    with pytest.raises(NumquadCompileError, match=r"_inner\[1, 32\]\(\.\.\.\): a kernel cannot launch a kernel") as e:
+        getattr(xpu.jit(_launches), target)[1, 32](dst)
+    assert f'File "{THIS}", line {_line("<- nested launch")}' in str(e.value)
+    assert (dst == 0).all()
