@@ -286,3 +286,17 @@ def test_a_kernel_launching_a_kernel_is_one_line(target):
         getattr(xpu.jit(_launches), target)[1, 32](dst)
     assert f'File "{THIS}", line {_line("<- nested launch")}' in str(e.value)
     assert (dst == 0).all()
+
+
+def _huge_selector(src, dst):
+    i = xpu.grid(1)
+    dst[i] = Wave.shuffle(src[i], 2**64 + 1)               # <- huge selector
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_constant_selector_past_64_bits_names_the_op(target):
+    # the CPU target: Numba's "Int value is too large"; the python target took it & 31
+    with pytest.raises(NumquadCompileError, match=r"Wave.shuffle: constant srcLane 18446744073709551617 "
+                                                  r"does not fit a 64-bit integer") as e:
+        getattr(xpu.jit(_huge_selector), target)[1, 32](np.arange(32), np.zeros(32, np.int64))
+    assert f'File "{THIS}", line {_line("<- huge selector")}' in str(e.value)

@@ -1067,6 +1067,9 @@ class Frontend:
                     const = None
                 if const is not None:
                     msg = op.check_selector_constant(const)
+                    if msg is None and not -2**63 <= const < 2**64:
+                        msg = (f"{op.qualname}: constant {op.selector} {const} does not fit a 64-bit "
+                               f"integer; it takes an integer scalar")
                     if msg:
                         self.error(msg, node)
                     new_args.append(ast.copy_location(ast.Constant(const), a))
