@@ -447,3 +447,29 @@ def test_chained_indexing_is_checked_like_a_tuple_index(target, debug):
             assert f"line {line}" in str(e.value)
             if debug:                                       # every check raises at once
                 assert "index 6 on axis 0 of an array of size 6" in str(e.value), str(e.value)
+
+
+def k_local_array_twice(x, out):
+    tid = cuda.threadIdx.x
+    if tid == 0:
+        tmp = cuda.local.array(4, dtype=np.uint32)
+        for i in range(4):
+            tmp[i] = x[i] * np.uint32(2)
+        out[0] = tmp[0] + tmp[3]
+    if tid < 4:
+        tmp = cuda.local.array(4, dtype=np.uint32)        # the same name, shape and dtype
+        for i in range(4):
+            tmp[i] = x[i] + np.uint32(tid)
+        out[tid + 1] = tmp[tid] + Wave.reduceSum(np.uint32(1))
+
+
+@pytest.mark.parametrize("target, debug", TARGETS)
+def test_one_name_for_two_local_arrays_of_one_shape(target, debug):
+    """A MiMC hashing kernel allocates ``tmp = cuda.local.array(4, uint32)`` in two
+    branches: refused on the CPU ("tmp is assigned two arrays"); numba.cuda types the
+    name once. The two share the thread's storage, as a loop's allocation does."""
+    x = RNG.integers(0, 2**20, 4).astype(np.uint32)
+    out = np.full(5, 7777, np.uint32)
+    _launch(k_local_array_twice, target, debug, 1, 32, x, out)
+    want = np.concatenate([[x[0] * 2 + x[3] * 2], x + np.arange(4, dtype=np.uint32) + 4])
+    np.testing.assert_array_equal(out, want.astype(np.uint32))

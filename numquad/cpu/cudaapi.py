@@ -1655,6 +1655,8 @@ def render_md(ported_root=None):
         "3. Shapes of `shared.array`/`local.array` must be constants: literals, global or",
         "   closure names, module attributes (`config.TPB`), a local assigned once, or",
         "   arithmetic on those; a helper's shape parameter works when the call passes a constant.",
+        "   One name may take two `local.array`s of the same shape and dtype (in two branches);",
+        "   other names need one array each on the CPU.",
         "4. A name in the *Not supported* section stops compilation with one line naming it.",
         "5. Kernel arguments on the CPU: NumPy arrays (record dtypes too), scalars, tuples and",
         "   namedtuples of those (nested too; the same in every lane: indexed, unpacked, `len(t)`,",

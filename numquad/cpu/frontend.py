@@ -1144,7 +1144,16 @@ class Frontend:
             self.typing_error(f"{what}: {bad}; it takes a bool, integer, float or complex "
                               f"NumPy/Numba type, or a record dtype", s, call)
         if name in self.allocs:
-            self.error(f"{name} is assigned two {what} arrays; use one name per array", s)
+            k0, dims0, dt0, _ = self.allocs[name]
+            if kind == "local" and k0 == "local" and dims0 == tuple(dims) and dt0 == dt:
+                # the same shape and dtype again (``tmp = cuda.local.array(4, uint32)`` in two
+                # branches): one thread's storage for both, as a loop's allocation reuses
+                # its own (a new local array's contents are undefined)
+                return
+            self.error(f"{name} is assigned two {what} arrays of different shapes, dtypes or "
+                       f"memories ({dims0} {dt0} and {tuple(dims)} {dt}); the CPU target takes one "
+                       f"per name (or the same local shape and dtype again): use one name per "
+                       f"array", s)
         self.allocs[name] = (kind, tuple(dims), dt, s)
 
     # -- inlining of lane functions that use cross-lane ops or thread builtins ----
