@@ -165,3 +165,25 @@ def test_math_pow_of_an_int32_exponent_calls_no_compiler_rt():
     for ft in (nt.float32, nt.float64):
         ir = k_math_pow_int32.inspect_llvm((ft[:], ft[:], nt.int32[:]))
         assert "powi" not in ir and "__powi" not in ir
+
+
+@xpu.jit
+def _k_power_beside_an_op(x, n, out):
+    i = xpu.grid(1)
+    out[i] = x[i] ** n[i] + Wave.reduceSum(x[i] ** n[i])
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_power_beside_an_op_in_one_statement(rng, debug):
+    """A probe (twenty-first session): ``Wave.reduceSum(x ** i)`` beside another
+    power in one statement was refused on the CPU ("a call in that statement may
+    write memory"): the power's helper counted as a call that may write."""
+    x = rng.uniform(-2, 2, 64).astype(np.float32)
+    n = rng.integers(0, 4, 64).astype(np.int32)
+    k = xpu.jit(_k_power_beside_an_op.py_func, debug=debug)
+    out, ref = np.full(64, np.nan, np.float32), np.full(64, np.nan, np.float32)
+    k.cpu[2, 32](x, n, out)
+    k.python[2, 32](x, n, ref)
+    np.testing.assert_array_equal(out, ref)
+    p = x.astype(np.float64) ** n
+    np.testing.assert_allclose(out, p + np.repeat(p.reshape(2, 32).sum(axis=1), 32), rtol=1e-5, atol=1e-5)

@@ -915,6 +915,8 @@ class Frontend:
         op = self.op_of(n)
         if op is not None or (isinstance(n.func, ast.Name) and n.func.id.startswith(_WARP_CHECK_HELPERS)):
             return False, False
+        if isinstance(n.func, ast.Name) and n.func.id == _power.NAME:
+            return False, False                         # ``a ** b`` (numquad/_power.py): arithmetic
         f = self.env.resolve(n.func)
         if isinstance(f, Dispatcher):
             return True, _desugar.may_write(f)
