@@ -497,7 +497,13 @@ class Analysis:
             elif _is_activemask(obj):
                 if not node.args and not node.keywords:   # else numba.cuda's own error
                     node._nq_call = CallSite("activemask")
-            elif isinstance(obj, _xpu.Dispatcher) and id(obj) != self._self_id:
+            elif _xpu.is_foreign_device_function(obj) or _xpu.is_jitable(obj) or \
+                    isinstance(obj, _xpu.Dispatcher):
+                # (a numba.cuda or Numba device function runs as its @xpu.jit Dispatcher
+                # where it uses ops: numquad/cuda/substitute.py)
+                obj = _xpu.as_xpu(obj)
+                if id(obj) == self._self_id:
+                    continue
                 try:
                     callee_needs = needs_mask(obj)
                 except NumquadTypeError:     # no source: its own target decides (and says so)

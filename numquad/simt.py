@@ -111,12 +111,13 @@ def _as_dispatcher(obj):
     """A numba.cuda function (``@cuda.jit``, with or without ``device=True``) or a
     plain Numba one (``@numba.njit``) called from a kernel is a device function, as
     numba.cuda compiles it: here an ``@xpu.jit`` Dispatcher of its Python function
-    (the same one each time)."""
-    if not _xpu.is_foreign_device_function(obj):
+    (the same one each time). A ``register_jitable`` function too: the compiled
+    targets run it as a device function, ops and all."""
+    if not (_xpu.is_foreign_device_function(obj) or _xpu.is_jitable(obj)):
         return obj
     d = obj.__dict__.get("_numquad_python")
     if d is None:
-        d = obj.__dict__["_numquad_python"] = _xpu.Dispatcher(obj.py_func)
+        d = obj.__dict__["_numquad_python"] = _xpu.Dispatcher(getattr(obj, "py_func", obj))
         d._numquad_foreign = obj
     return d
 

@@ -175,6 +175,37 @@ def is_jitable(obj):
     return bool(templates) and all(map(_is_jitable_wrapper, templates))
 
 
+def cuda_signatures(obj):
+    """[(argtypes, return type)] a numba.cuda dispatcher was declared with."""
+    sigs = list(obj.__dict__.get("_numquad_signatures", ()))
+    for args, cres in getattr(obj, "overloads", {}).items():
+        ret = getattr(getattr(cres, "signature", None), "return_type", None)
+        if (tuple(args), ret) not in sigs:
+            sigs.append((tuple(args), ret))
+    return sigs
+
+
+def as_xpu(obj):
+    """An ``@xpu.jit`` Dispatcher for a numba.cuda device function, a plain Numba
+    function or a ``register_jitable`` function (the same object each time); anything
+    else unchanged."""
+    if not is_foreign_device_function(obj) and not is_jitable(obj):
+        return obj
+    d = obj.__dict__.get("_numquad_xpu")
+    if d is None:
+        # (a register_jitable function: compiled from its source as a device function,
+        # with numquad's semantics, not by Numba's CPU target)
+        py = getattr(obj, "py_func", obj)
+        options = getattr(obj, "targetoptions", None) or {}
+        d = Dispatcher(py, fastmath=bool(options.get("fastmath")))
+        # a plain Numba function's compiled signatures are its CPU callers' (numba.cuda
+        # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
+        d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
+        d._numquad_foreign = obj
+        obj.__dict__["_numquad_xpu"] = d
+    return d
+
+
 def is_namespace(obj):
     """Is *obj* one of xpu's builtin namespaces (``xpu.threadIdx``, ``xpu.atomic``, ...)?"""
     return type(obj) is _Group

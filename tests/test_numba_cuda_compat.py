@@ -21,7 +21,7 @@ from numba import cuda
 from numba.core import types as ntypes
 from numba.cuda import float32, float64, int32, void
 
-from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Wave, xpu
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, Wave, xpu
 
 from conftest import TARGETS
 
@@ -1657,3 +1657,74 @@ def test_a_register_jitable_helper_has_numba_cudas_semantics(target):
         launch(k, target, 1, 32)(out, x)
     want = [float(math.floor(v)) + float(math.ceil(v)) * 0.5 + (1 / v if v else math.inf) for v in x]
     np.testing.assert_array_equal(out, want)
+
+
+# ---------------------------------------------------------------------------
+# Helpers numquad's ops reach from numba.cuda and Numba functions, on the GPU
+# (a probe compiling the CPU-tested kernels for the GPU, twenty-first session)
+# ---------------------------------------------------------------------------
+
+@cuda.jit(device=True)
+def _dev_sum(x):
+    return Wave.reduceSum(x)
+
+
+@numba.njit
+def _nj_sum(x):
+    return Wave.reduceSum(x) + 1
+
+
+@numba.extending.register_jitable
+def _rj_swap(x):
+    return Quad.swapHorizontal(x) + 2
+
+
+@cuda.jit(device=True)
+def _dev_outer(x):
+    return _dev_sum(x) * 2                  # reaches the op through another helper
+
+
+@xpu.jit
+def _lane_fac(n):
+    if n <= 1:
+        return 1
+    return n * _lane_fac(n - 1)
+
+
+@xpu.jit
+def _k_helpers_with_ops(out, x):
+    i = cuda.grid(1)
+    if x[i] > 0:                            # the helpers' ops take this branch's lanes
+        out[i] = _dev_sum(x[i]) + _nj_sum(x[i]) * 10 + _rj_swap(x[i]) * 100 + _dev_outer(x[i]) * 1000
+    else:
+        out[i] = _lane_fac(np.int64(i % 6))
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_numba_cuda_and_numba_helpers_with_ops_and_recursion(target, rng):
+    """The CPU target ran these; the CUDA target refused them: numba-cuda typed
+    ``Wave`` inside a ``@cuda.jit(device=True)``, ``@numba.njit`` or ``register_jitable``
+    helper as a module ("Unknown attribute 'reduceSum'"), and a recursive lane
+    function's device function made itself for ever (RecursionError). Such helpers
+    now compile as ``@xpu.jit`` functions with their member mask; a recursive one is
+    a call (numba.cuda compiles it so)."""
+    x = rng.integers(-3, 4, 64).astype(np.int64)
+    out = np.full(64, -777, np.int64)
+    launch(_k_helpers_with_ops, target, 2, 32)(out, x)
+    want = np.empty(64, np.int64)
+    for w in range(2):
+        sl = slice(32 * w, 32 * w + 32)
+        xs, pos = x[sl], x[sl] > 0
+        total = xs[pos].sum()
+        swap = xs[np.arange(32) ^ 1]
+        swapped = np.where(pos[np.arange(32) ^ 1], swap, xs)     # an inactive source: own value
+        lanes = np.arange(32 * w, 32 * w + 32)
+        fac = np.array([math.factorial(int(v)) for v in lanes % 6])
+        want[sl] = np.where(pos, total + (total + 1) * 10 + (swapped + 2) * 100 + total * 2 * 1000, fac)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_helpers_with_ops_and_recursion_compile_for_the_gpu():
+    ptx = _k_helpers_with_ops.inspect_ptx((ntypes.int64[::1], ntypes.int64[::1]), cc=(9, 0))
+    assert "shfl.sync" in ptx or "redux.sync" in ptx
+    assert _lane_fac.inspect_ptx((ntypes.int64,), cc=(9, 0))

@@ -1324,36 +1324,16 @@ def signature_picker(name, sigs, nargs):
 
 
 def cuda_signatures(obj):
-    """[(argtypes, return type)] a numba.cuda dispatcher was declared with."""
-    sigs = list(obj.__dict__.get("_numquad_signatures", ()))
-    for args, cres in getattr(obj, "overloads", {}).items():
-        ret = getattr(getattr(cres, "signature", None), "return_type", None)
-        if (tuple(args), ret) not in sigs:
-            sigs.append((tuple(args), ret))
-    return sigs
+    """[(argtypes, return type)] a numba.cuda dispatcher was declared with (numquad/xpu.py)."""
+    from ..xpu import cuda_signatures as _sigs
+    return _sigs(obj)
 
 
 def as_xpu(obj):
-    """An ``@xpu.jit`` Dispatcher for a numba.cuda device function, a plain Numba
-    function or a ``register_jitable`` function (the same object each time); anything
-    else unchanged."""
-    from ..xpu import is_cuda_function, is_foreign_device_function, is_jitable
-    if not is_foreign_device_function(obj) and not is_jitable(obj):
-        return obj
-    d = obj.__dict__.get("_numquad_xpu")
-    if d is None:
-        from ..xpu import Dispatcher
-        # (a register_jitable function: compiled from its source as a device function,
-        # with numquad's semantics, not by Numba's CPU target)
-        py = getattr(obj, "py_func", obj)
-        options = getattr(obj, "targetoptions", None) or {}
-        d = Dispatcher(py, fastmath=bool(options.get("fastmath")))
-        # a plain Numba function's compiled signatures are its CPU callers' (numba.cuda
-        # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
-        d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
-        d._numquad_foreign = obj
-        obj.__dict__["_numquad_xpu"] = d
-    return d
+    """numquad/xpu.py ``as_xpu``: the ``@xpu.jit`` Dispatcher of a numba.cuda or plain
+    Numba device function or a ``register_jitable`` function; anything else unchanged."""
+    from ..xpu import as_xpu as _as_xpu
+    return _as_xpu(obj)
 
 
 def cpu_pyfunc(pyfunc, scalar_of):

@@ -48,13 +48,13 @@ from numba.cuda.compiler import compile_cuda
 from numba.cuda.cudadrv.devicearray import DeviceNDArray
 from numba.cuda.np import numpy_support
 
-from .. import _control, _cudacompat, _lanecall
+from .. import _control, _cudacompat, _lanecall, xpu
 from ..errors import NumquadCompileError, NumquadTypeError
 from .intrinsics import HELPERS
 from .errors import NUMBA_ERRORS, numquad_error, user_errors
 from .nvvmir import no_fma
 from .substitute import cuda_pyfunc, folds_shapes, masked_pyfunc, uses_ops
-from .._source import exec_source
+from .._source import code_names, exec_source
 
 __all__ = ["CUDATarget", "no_fma"]
 
@@ -171,6 +171,22 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=N
 # The target
 # ---------------------------------------------------------------------------
 
+def _calls_itself(disp):
+    """Does *disp* reach itself through the ``@xpu.jit`` functions its code names?"""
+    seen, todo = set(), [disp]
+    while todo:
+        d = todo.pop()
+        for name in code_names(d.py_func.__code__):
+            v = d.py_func.__globals__.get(name)
+            if isinstance(v, xpu.Dispatcher):
+                if v is disp:
+                    return True
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    todo.append(v)
+    return False
+
+
 class CUDATarget:
     """An ``@xpu.jit`` function on numba.cuda (constructed by ``Dispatcher._target``)."""
 
@@ -215,17 +231,19 @@ class CUDATarget:
         with cross-lane ops does: its entry mask is then a constant."""
         return self.dispatcher.is_kernel and self.needs_mask
 
-    def _pyfunc_for(self, full_waves):
+    def _pyfunc_for(self, full_waves, on_function=None):
         full_waves = full_waves and self._specialises()
         with self._lock:
             fn = self._pyfuncs.get(full_waves)
             if fn is None:
                 d = self.dispatcher
                 if full_waves or self.needs_mask or folds_shapes(d):
-                    fn = masked_pyfunc(d, full_waves)
+                    fn = masked_pyfunc(d, full_waves, on_function)
                 else:
-                    fn = cuda_pyfunc(d.py_func)
+                    fn = cuda_pyfunc(d.py_func, on_function)
                 self._pyfuncs[full_waves] = fn
+            elif on_function is not None:
+                on_function(fn)
             return fn
 
     def _with_mask(self, argtypes):
@@ -270,8 +288,15 @@ class CUDATarget:
         """
         with self._lock:
             if self._device is None:
-                self._device = cuda.jit(self.pyfunc, device=True, inline="always",
-                                        fastmath=self.dispatcher.fastmath)
+                # made before the copy's globals are substituted: a function that calls
+                # itself (directly or through others) then finds this one, not a new
+                # copy for ever; numba.cuda compiles a recursive one as a call
+                inline = "never" if _calls_itself(self.dispatcher) else "always"
+
+                def made(fn):
+                    self._device = cuda.jit(fn, device=True, inline=inline,
+                                            fastmath=self.dispatcher.fastmath)
+                self._pyfunc_for(False, on_function=made)
             return self._device
 
     @contextlib.contextmanager

@@ -144,7 +144,29 @@ def _substitute(value):
         return INTRINSICS[op.qualname]
     if isinstance(value, xpu.Dispatcher):
         return value._target("cuda").device_function()
+    if (xpu.is_foreign_device_function(value) or xpu.is_jitable(value)) and \
+            _reaches_ops(getattr(value, "py_func", value)):
+        # a numba.cuda device function (or @numba.njit, register_jitable helper) that
+        # uses numquad's ops or lane functions: compiled as an @xpu.jit one, with
+        # its member mask, as the CPU target runs it (numba-cuda knows no Wave)
+        return xpu.as_xpu(value)._target("cuda").device_function()
     return value
+
+
+def _reaches_ops(pyfunc, seen=None):
+    """:func:`uses_ops` of *pyfunc* or of a numba.cuda/Numba function it calls."""
+    seen = set() if seen is None else seen
+    if id(pyfunc) in seen or not hasattr(pyfunc, "__code__"):
+        return False
+    seen.add(id(pyfunc))
+    if uses_ops(pyfunc):
+        return True
+    for n in code_names(pyfunc.__code__):
+        v = pyfunc.__globals__.get(n)
+        if xpu.is_foreign_device_function(v) or xpu.is_jitable(v):
+            if _reaches_ops(getattr(v, "py_func", v), seen):
+                return True
+    return False
 
 
 def _substitute_in(value, names, depth=0):
@@ -159,14 +181,15 @@ def _substitute_in(value, names, depth=0):
                        libraries=("numpy", "numba", "numba_cuda", "numquad"))
 
 
-def cuda_pyfunc(pyfunc):
-    """A copy of *pyfunc* whose globals and closure hold the numba.cuda meanings."""
+def cuda_pyfunc(pyfunc, on_function=None):
+    """A copy of *pyfunc* whose globals and closure hold the numba.cuda meanings.
+
+    *on_function(fn)* is called with the copy before its globals are substituted
+    (they are substituted in place after): a recursive function's own name then
+    finds the device function made from the copy (``CUDATarget.device_function``)."""
     code = pyfunc.__code__
     glbls = dict(pyfunc.__globals__)
     names = code_names(code)
-    for name in names:
-        if name in glbls:
-            glbls[name] = _substitute_in(glbls[name], names)
     closure = None
     if pyfunc.__closure__ is not None:
         cells = []
@@ -181,10 +204,15 @@ def cuda_pyfunc(pyfunc):
     fn.__qualname__ = pyfunc.__qualname__
     fn.__doc__ = pyfunc.__doc__
     fn.__module__ = pyfunc.__module__
+    if on_function is not None:
+        on_function(fn)
+    for name in names:
+        if name in glbls:
+            glbls[name] = _substitute_in(glbls[name], names)
     return fn
 
 
-def masked_pyfunc(disp, full_waves=False):
+def masked_pyfunc(disp, full_waves=False, on_function=None):
     """The function of *disp* rewritten by numquad._control (every cross-lane op
     gets its member mask), compiled with the user's file name and line numbers,
     with the numba.cuda globals of :func:`cuda_pyfunc`.
@@ -195,6 +223,7 @@ def masked_pyfunc(disp, full_waves=False):
 
     The rewrite is compiled at module level, so the function's closure values
     become globals of its copy; the mask helpers are bound there too.
+    *on_function*: as :func:`cuda_pyfunc`'s.
     """
     pyfunc = disp.py_func
     tree = _control.name_forever_loops(_control.masked_function(disp))
@@ -213,9 +242,6 @@ def masked_pyfunc(disp, full_waves=False):
             except ValueError:                           # an empty cell
                 pass
     names = code_names(fcode)
-    for name in names:
-        if name in glbls:
-            glbls[name] = _substitute_in(glbls[name], names)
     glbls.update(HELPERS)
     glbls.update(_control.BUILTIN_ALIASES)     # the builtins the rewrite calls
     if full_waves:
@@ -233,6 +259,11 @@ def masked_pyfunc(disp, full_waves=False):
     fn.__qualname__ = pyfunc.__qualname__ + ("_full_waves" if full_waves else "")
     fn.__doc__ = pyfunc.__doc__
     fn.__module__ = pyfunc.__module__
+    if on_function is not None:
+        on_function(fn)
+    for name in names:
+        if name in glbls and name not in HELPERS and name not in _control.BUILTIN_ALIASES:
+            glbls[name] = _substitute_in(glbls[name], names)
     return fn
 
 
