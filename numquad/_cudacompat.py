@@ -17,6 +17,10 @@ capability. Inside ``target_cc(cc)`` (numquad's ``inspect_ptx`` and typing of
 lane functions) a machine with no CUDA driver compiles device functions for
 *cc* instead; with a driver nothing changes.
 
+A function with such a deferred signature, typed at a call inside ``target_cc``,
+compiles its declared signatures then (and no other), as the decorator would have
+with a GPU: the caller casts its arguments to them.
+
 This module imports nothing heavy: the patch is applied when numba.cuda's
 dispatcher module is (or has been) imported.
 """
@@ -64,14 +68,13 @@ def _patch(mod):
         return
     orig = cls.compile_device
 
-    @functools.wraps(orig)
-    def compile_device(self, args, return_type=None):
+    def compile_one(self, args, return_type, from_decorator):
         try:
             return orig(self, args, return_type)
         except Exception as e:                      # noqa: BLE001 - re-raised below
             if type(e).__name__ != "CudaSupportError":
                 raise
-            if _from_decorator():
+            if from_decorator:
                 self.__dict__.setdefault("_numquad_signatures", []).append(
                     (tuple(args), return_type))
                 return None
@@ -87,6 +90,20 @@ def _patch(mod):
                 return orig(self, args, return_type)
             finally:
                 mod.get_current_device = real
+
+    @functools.wraps(orig)
+    def compile_device(self, args, return_type=None):
+        from_decorator = _from_decorator()
+        deferred = self.__dict__.get("_numquad_signatures")
+        if deferred and not self.overloads and not from_decorator and getattr(_tls, "cc", None):
+            # a call typed against a function declared with signatures, with no driver:
+            # compile those (as the decorator would have with a GPU) and no other, so
+            # the caller casts its arguments (numba-cuda's test_device_casting)
+            for a, r in deferred:
+                compile_one(self, a, r, False)
+            type(self).disable_compile(self, True)
+            return self.overloads.get(tuple(args))
+        return compile_one(self, args, return_type, from_decorator)
 
     compile_device._numquad = True
     cls.compile_device = compile_device

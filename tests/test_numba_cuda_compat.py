@@ -1728,3 +1728,40 @@ def test_helpers_with_ops_and_recursion_compile_for_the_gpu():
     ptx = _k_helpers_with_ops.inspect_ptx((ntypes.int64[::1], ntypes.int64[::1]), cc=(9, 0))
     assert "shfl.sync" in ptx or "redux.sync" in ptx
     assert _lane_fac.inspect_ptx((ntypes.int64,), cc=(9, 0))
+
+
+@xpu.jit("int32(int32, int32)")
+def _xpu_pack(a, b):
+    return (a & 255) << 8 | (b & 255)
+
+
+@cuda.jit("int32(int32, int32)", device=True)
+def _cuda_pack(a, b):
+    return (a & 255) << 8 | (b & 255)
+
+
+@xpu.jit
+def _k_declared_device_functions(out, x):
+    i = cuda.grid(1)
+    out[i] = _xpu_pack(x[i], x[i] + np.float32(1.5)) + (_cuda_pack(x[i], np.float32(3.75)) << 16)
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_declared_device_functions_cast_their_arguments(target, rng):
+    """A device function declared ``int32(int32, int32)`` called with float32 values:
+    the arguments are converted to int32 (numba-cuda's test_device_casting). The CUDA
+    target typed an ``@xpu.jit`` one's body with the caller's float32 (``&`` of a
+    float: no implementation), with a GPU too; without a GPU, numba.cuda's own was
+    compiled for the caller's types."""
+    x = rng.uniform(0, 400, 64).astype(np.float32)
+    out = np.full(64, -1, np.int64)
+    launch(_k_declared_device_functions, target, 2, 32)(out, x)
+    a, b = x.astype(np.int32), (x + np.float32(1.5)).astype(np.int32)
+    # (an int32 result shifted by an int literal is an int64 in Numba)
+    want = ((a & 255) << 8 | (b & 255)) + (((a & 255) << 8 | 3).astype(np.int64) << 16)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_declared_device_functions_compile_for_the_gpu_with_their_signature():
+    ptx = _k_declared_device_functions.inspect_ptx((ntypes.int64[::1], ntypes.float32[::1]), cc=(9, 0))
+    assert "cvt.rzi.s32.f32" in ptx            # the float32 arguments converted to int32

@@ -292,6 +292,19 @@ class CUDATarget:
                 # itself (directly or through others) then finds this one, not a new
                 # copy for ever; numba.cuda compiles a recursive one as a call
                 inline = "never" if _calls_itself(self.dispatcher) else "always"
+                sigs = self.dispatcher.signatures
+                if sigs and inline == "always":
+                    # declared signatures (``@xpu.jit("int32(int32, int32)")``): numba.cuda
+                    # compiles those and casts a caller's arguments to them, as the CPU
+                    # target does; not inlined in Numba's IR, which would type the body
+                    # with the caller's types (made after the globals are substituted:
+                    # with a GPU the decorator compiles at once)
+                    fn = self._pyfunc_for(False)
+                    decl = [ret(*self._with_mask(args)) if ret is not None else self._with_mask(args)
+                            for args, ret in sigs]
+                    self._device = cuda.jit(decl, device=True, inline="never",
+                                            fastmath=self.dispatcher.fastmath)(fn)
+                    return self._device
 
                 def made(fn):
                     self._device = cuda.jit(fn, device=True, inline=inline,
