@@ -172,12 +172,15 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=N
 # ---------------------------------------------------------------------------
 
 def _calls_itself(disp):
-    """Does *disp* reach itself through the ``@xpu.jit`` functions its code names?"""
+    """Does *disp* reach itself through the ``@xpu.jit`` functions its code names
+    (numba.cuda and Numba ones as their ``@xpu.jit`` Dispatchers)?"""
     seen, todo = set(), [disp]
     while todo:
         d = todo.pop()
         for name in code_names(d.py_func.__code__):
             v = d.py_func.__globals__.get(name)
+            if xpu.is_foreign_device_function(v) or xpu.is_jitable(v):
+                v = xpu.as_xpu(v)
             if isinstance(v, xpu.Dispatcher):
                 if v is disp:
                     return True
