@@ -120,12 +120,13 @@ class NumquadRuntimeError(NumquadError, RuntimeError):
 class NumquadIndexError(NumquadRuntimeError, IndexError):
     """An out-of-bounds array access in a kernel on the CPU target.
 
-    Also an IndexError, as Numba's own bounds check raises. A release build checks
+    Also an IndexError, as Numba's own bounds check raises. Every build checks
     every store and load of a kernel's arrays (``a[i] = v``, ``a[y, x] += v``,
-    ``v = a[i + 1]``): one outside the array, such as the missing ``if i < n`` of a
-    launch rounded up to whole blocks, raises this at its line, and nothing is
-    written or read past the array. The accesses of the device functions the
-    kernel calls (``@xpu.jit``, numba.cuda's, plain ``@numba.njit`` ones) are
-    checked too: a release build raises at the line of the call, a debug build at
-    the device function's line with the index.
+    ``v = a[i + 1]``, ``out[y][x] = v``): one outside the array, such as the missing
+    ``if i < n`` of a launch rounded up to whole blocks, raises this at its line, and
+    nothing is written or read past the array; a ``debug=True`` build names the
+    index too. The accesses of the device functions the kernel calls (``@xpu.jit``,
+    numba.cuda's, plain ``@numba.njit`` ones) are checked too: a release build
+    raises at the line of the call, a debug build at the device function's line
+    with the index.
     """
