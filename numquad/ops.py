@@ -512,6 +512,9 @@ class Op:
         return args, None
 
     def check_selector_constant(self, value) -> Optional[str]:
+        if not -2**63 <= int(value) < 2**64:        # no integer type holds it
+            return (f"{self.qualname}: constant {self.selector} {value} does not fit a 64-bit "
+                    f"integer; it takes an integer scalar")
         if self.sel_range is not None and int(value) not in self.sel_range:
             if self.sel_wrap is not None:
                 runtime = f"a runtime {self.selector} is taken & {self.sel_wrap}"

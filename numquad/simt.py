@@ -1035,9 +1035,6 @@ class _Transformer(ast.NodeTransformer):
             if op is not _MATCH and op.selector and len(args) > 1:
                 const = _literal_int(args[1])
                 complaint = op.check_selector_constant(const) if const is not None else None
-                if complaint is None and const is not None and not -2**63 <= const < 2**64:
-                    complaint = (f"{op.qualname}: constant {op.selector} {const} does not fit a 64-bit "
-                                 f"integer; it takes an integer scalar")
                 if complaint:                   # (a runtime selector out of range wraps)
                     self.error(complaint, node)
             args = [self.visit(a) for a in args]

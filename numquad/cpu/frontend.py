@@ -1062,16 +1062,14 @@ class Frontend:
             a = visitor.visit(a)
             if i == 1:                               # the lane selector
                 const = self._constant_int(a)
-                if const is not None and op.check_selector_constant(const) and _unrolled(a):
+                if const is not None and op.check_selector_constant(const) and _unrolled(a) and \
+                        -2**63 <= const < 2**64:
                     # constant only through an unrolled loop (``for k in (0, 31):``): the
                     # loop variable is a runtime selector on the other targets, so it is
                     # one here too (wrapped, or read in exact arithmetic), not refused
                     const = None
                 if const is not None:
                     msg = op.check_selector_constant(const)
-                    if msg is None and not -2**63 <= const < 2**64:
-                        msg = (f"{op.qualname}: constant {op.selector} {const} does not fit a 64-bit "
-                               f"integer; it takes an integer scalar")
                     if msg:
                         self.error(msg, node)
                     new_args.append(ast.copy_location(ast.Constant(const), a))
