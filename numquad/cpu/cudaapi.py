@@ -1647,6 +1647,10 @@ def render_md(ported_root=None):
         "   `debug=True` or not: a failing check stops the launch (its other threads may not have",
         "   run) and names the user's line. numba.cuda reports them only with `debug=True`; a",
         "   release GPU build ends the failing thread and goes on.",
+        "7. A `def` or `lambda` inside a kernel or device function (numba.cuda inlines it) is",
+        "   refused in one line naming it: define it at module level with `@xpu.jit` (or",
+        "   `@cuda.jit(device=True)`) and pass what it read from the enclosing function as",
+        "   arguments.",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",
