@@ -13,6 +13,8 @@ for the CPU and the CUDA target alike; each target then only runs its kernel:
   there are none), a Python bool stays bool. So ``f(x_float32, 2.0)`` computes
   in float32 on both targets, while ``f(x_float32, 3)`` still passes an integer
   (a selector, a trip count, a shift stays one);
+- declared signatures (``@xpu.jit("int32(int32)")``): each array has a declared
+  dtype, and a Python int fits its declared integer type;
 - ``out=``: an array of the broadcast shape and of the function's return dtype,
   writable; one error per mistake, the same on both targets.
 
@@ -176,7 +178,52 @@ def plan(d, args, *, device=False):
                 f"type of the call's arrays of its kind (pass a NumPy scalar to choose "
                 f"another)") from None
         dtypes[k] = dt
+    if getattr(d, "signatures", None):
+        _check_declared(d, names, values, dtypes, is_array)
     return Plan(tuple(values), tuple(dtypes), tuple(is_array), shape)
+
+
+def _check_declared(d, names, values, dtypes, is_array):
+    """A lane function with declared signatures (``@xpu.jit("int32(int32)")``): each
+    array argument must have a declared dtype (docs/api.md), as a kernel's arrays
+    must; a Python int must fit the integer type it is declared as. Scalars are then
+    converted to the signature that fits best, as in a kernel launch. Without this the
+    elements were cast silently (float64 NaN to int32 -2147483648, int64 wrapped)."""
+    from numba.core import types as _nbt
+    from numba.np.numpy_support import as_dtype
+
+    def dtype_of(t):
+        try:
+            return as_dtype(t) if isinstance(t, (_nbt.Boolean, _nbt.Integer, _nbt.Float)) else None
+        except NotImplementedError:
+            return None
+
+    sigs = [tuple(a) for a, _ in d.signatures if len(a) == len(values)]
+    fits = [s for s in sigs if all(not arr or dtype_of(t) == dt for t, dt, arr in zip(s, dtypes, is_array))]
+    declared = "; ".join("(" + ", ".join(str(t) for t in s) + ")" for s in sigs) or "other argument counts"
+    if not fits:
+        for k, (name, dt, arr) in enumerate(zip(names, dtypes, is_array)):
+            want = {dtype_of(s[k]) for s in sigs} - {None}
+            if arr and dt not in want:
+                hint = f" (pass {name}.astype(np.{sorted(want, key=str)[0]}))" if len(want) == 1 else ""
+                raise NumquadTypeError(
+                    f"{_site(d)}: argument '{name}' of {d.__name__} is {'an' if str(dt)[0] in 'aeio' else 'a'} {dt} array; "
+                    f"{d.__name__} is declared for {declared}, and an array must have the "
+                    f"declared dtype{hint}")
+        return
+    for k, (name, a) in enumerate(zip(names, values)):
+        if is_array[k]:
+            continue
+        want = {dtype_of(s[k]) for s in fits}
+        if len(want) != 1 or None in want:
+            continue
+        (dt,) = want
+        if dt.kind in "iu" and isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
+            info = np.iinfo(dt)
+            if not info.min <= int(a) <= info.max:
+                raise NumquadTypeError(
+                    f"{_site(d)}: argument '{name}' of {d.__name__} is {int(a)!r}, which {dt} "
+                    f"cannot hold; {d.__name__} is declared for {declared}")
 
 
 def check_out(d, out, shape, dtype, *, device=False, strided_ok=True):

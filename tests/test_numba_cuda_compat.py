@@ -998,6 +998,46 @@ def test_a_device_function_s_signature_list_takes_the_best_match(target):
     assert out[0] == x[0]                                   # float64: not rounded to float32
 
 
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_declared_lane_function_refuses_arrays_of_another_dtype(target, rng):
+    # a probe (twenty-second session): `@xpu.jit("int32(int32)")` called on a float64
+    # array cast every element silently (NaN to -2147483648, 1e10 to 2147483647) and
+    # an int64 array wrapped; docs/api.md says an array must have the declared dtype
+    sw = xpu.jit("int32(int32)")(_swap_lanes)
+    call = getattr(sw, target)
+    x = rng.integers(-2 ** 31, 2 ** 31, 40).astype(np.int32)
+    np.testing.assert_array_equal(call(x), x.reshape(-1, 2)[:, ::-1].ravel())
+    for bad in (np.array([2.7, np.nan, 1e10, -3.0]), np.array([2 ** 40 + 5, 7, -2 ** 33, 1]),
+                np.array([2 ** 64 - 1, 1, 2, 3], np.uint64)):
+        with pytest.raises(NumquadTypeError, match=rf"argument 'x' of _swap_lanes is an? {bad.dtype} "
+                           r"array; _swap_lanes is declared for \(int32\), and an array must have the "
+                           r"declared dtype \(pass x.astype\(np.int32\)\)"):
+            call(bad)
+    with pytest.raises(NumquadTypeError, match=r"is 1099511627779, which int32 cannot hold"):
+        call(2 ** 40 + 3)
+    # a list picks the signature of the arrays' dtype; a scalar takes its declared type
+    sh = xpu.jit(["float32(float32, int32)", "float64(float64, int32)"])(_scaled_broadcast)
+    call = getattr(sh, target)
+    for dt in (np.float32, np.float64):
+        v = rng.standard_normal(36).astype(dt)
+        got = call(v, 2)
+        assert got.dtype == dt
+        np.testing.assert_array_equal(got, np.repeat(v.reshape(-1, 4)[:, 2], 4) * dt(2))
+    with pytest.raises(NumquadTypeError, match=r"is an int64 array; _scaled_broadcast is declared for "
+                       r"\(float32, int32\); \(float64, int32\)"):
+        call(np.arange(8), 2)
+    with pytest.raises(NumquadTypeError, match="is 8589934592, which int32 cannot hold"):
+        call(np.zeros(8), 2 ** 33)
+
+
+def _swap_lanes(x):
+    return Quad.swapHorizontal(x)
+
+
+def _scaled_broadcast(x, k):
+    return Quad.broadcast(x, k) * 2
+
+
 def _copy_first(a, out):
     out[0] = a[0]
 
