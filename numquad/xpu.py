@@ -1068,7 +1068,10 @@ class Dispatcher:
             # fits best (the CPU target converts every argument itself)
             from .cpu.cudaapi import convert_scalars
             args = convert_scalars(self, args)
-        return self._target(target).launch(dims, extra, args)
+        try:
+            return self._target(target).launch(dims, extra, args)
+        except ImportError as e:
+            raise self._no_gpu(e, f"{self.__name__}.cuda[...](...)", "launch") from None
 
     # -- lane functions ------------------------------------------------------
     def __call__(self, *args, out=None, **kwargs):
@@ -1102,7 +1105,21 @@ class Dispatcher:
             return _lanecall.dask_call(self, args, out,
                                        functools.partial(self._call, target, out=None))
         target = target or self._choose(list(args) + ([out] if out is not None else []))
-        return self._target(target).call(args, out)
+        try:
+            return self._target(target).call(args, out)
+        except ImportError as e:
+            raise self._no_gpu(e, f"{self.__name__}.cuda(...)", "call") from None
+
+    def _no_gpu(self, e, what, verb):
+        """numba-cuda's multi-line ``CudaSupportError`` (no driver, no GPU) as one line
+        naming the user's call; other errors as they are."""
+        if type(e).__name__ != "CudaSupportError":
+            return e
+        from .cuda.errors import NoGPUError
+        reason = " ".join(str(e).split())
+        return NoGPUError(f"{call_site(self)}: {what} runs on an NVIDIA GPU, but numba.cuda finds "
+                          f"none here ({reason.rstrip(': ')}); {verb} {self.__name__} without "
+                          f".cuda, or with .cpu, to run it on the CPU")
 
     # -- introspection -------------------------------------------------------
     def _check_sig(self, method, sig):

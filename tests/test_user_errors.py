@@ -300,3 +300,32 @@ def test_a_constant_selector_past_64_bits_names_the_op(target):
                                                   r"does not fit a 64-bit integer") as e:
         getattr(xpu.jit(_huge_selector), target)[1, 32](np.arange(32), np.zeros(32, np.int64))
     assert f'File "{THIS}", line {_line("<- huge selector")}' in str(e.value)
+
+
+@pytest.mark.skipif(numba.cuda.is_available(), reason="needs a machine without a CUDA GPU")
+def test_the_cuda_target_without_a_gpu_is_one_line():
+    # a probe (twenty-second session): `f.cuda(x)` and `k.cuda[1, 32](...)` on a
+    # machine without a GPU raised numba.cuda's multi-line CudaSupportError
+    from numba.cuda.cudadrv.error import CudaSupportError
+
+    @xpu.jit
+    def scan(x):
+        return Wave.prefixSum(x)
+
+    @xpu.jit
+    def k(a):
+        a[xpu.grid(1)] = 1
+
+    line = inspect.currentframe().f_lineno
+    for call, what, verb, at in ((lambda: scan.cuda(np.arange(8)), r"scan\.cuda\(\.\.\.\)", "call", 1),
+                                 (lambda: k.cuda[1, 8](np.zeros(8)), r"k\.cuda\[\.\.\.\]\(\.\.\.\)", "launch", 2)):
+        with pytest.raises(CudaSupportError) as info:
+            call()
+        msg = str(info.value)
+        assert "\n" not in msg
+        assert re.match(rf'File "{re.escape(__file__)}", line {line + at}, in <lambda>: {what} runs on an '
+                        rf"NVIDIA GPU, but numba.cuda finds none here \(.+\); {verb} \w+ without \.cuda, "
+                        rf"or with \.cpu, to run it on the CPU$", msg), msg
+    a = np.zeros(8)
+    k[1, 8](a)                          # the CPU target, as the message says
+    np.testing.assert_array_equal(a, 1)

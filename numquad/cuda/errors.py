@@ -13,14 +13,15 @@ import sys
 
 import numba.core.errors as _numba_errors
 from numba.cuda import errors as _cuda_errors_top
+from numba.cuda.cudadrv.error import CudaSupportError
 from numba.cuda.core import errors as _cuda_errors
 
 from .._control import Env, allocation_complaint, fold_array_shapes
 from .._numbatext import numba_reason, unsupported_construct
-from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
+from ..errors import NumquadCompileError, NumquadRuntimeError, NumquadTypeError, _as_numba_typing
 from .intrinsics import recording
 
-__all__ = ["NUMBA_ERRORS", "numquad_error", "user_errors"]
+__all__ = ["NUMBA_ERRORS", "NoGPUError", "numquad_error", "user_errors"]
 
 _TYPING_ERRORS = (_cuda_errors.TypingError, _numba_errors.TypingError)
 NUMBA_ERRORS = (_cuda_errors.NumbaError, _numba_errors.NumbaError)
@@ -34,6 +35,11 @@ _INTERNAL = (
     sys.modules["numba.cuda"].__path__[0],
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),     # numquad/
 )
+
+
+class NoGPUError(NumquadRuntimeError, CudaSupportError):
+    """``f.cuda`` on a machine where numba.cuda finds no GPU: one line naming the
+    user's call; still numba.cuda's ``CudaSupportError`` for code that catches it."""
 
 
 def _constraint_loc(error):
