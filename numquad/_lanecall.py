@@ -206,8 +206,9 @@ def _check_declared(d, names, values, dtypes, is_array):
             want = {dtype_of(s[k]) for s in sigs} - {None}
             if arr and dt not in want:
                 hint = f" (pass {name}.astype(np.{sorted(want, key=str)[0]}))" if len(want) == 1 else ""
+                article = "an" if str(dt)[0] in "aeio" else "a"
                 raise NumquadTypeError(
-                    f"{_site(d)}: argument '{name}' of {d.__name__} is {'an' if str(dt)[0] in 'aeio' else 'a'} {dt} array; "
+                    f"{_site(d)}: argument '{name}' of {d.__name__} is {article} {dt} array; "
                     f"{d.__name__} is declared for {declared}, and an array must have the "
                     f"declared dtype{hint}")
         return
