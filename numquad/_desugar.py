@@ -479,6 +479,19 @@ def check_comprehensions(fn, pyfunc):
                 pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
+def check_walrus(fn, pyfunc):
+    """An assignment expression (``if (v := a[i]) > 0:``) in a kernel: one line on
+    every target. Numba cannot type the name it binds (plain ``@numba.njit`` fails
+    too), and its error was "Type of variable '$50binary_subscr.8' cannot be
+    determined" at "unknown location"; the python target ran it."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.NamedExpr):
+            raise NumquadCompileError(
+                f"an assignment expression ({ast.unparse(n)[:60]}) is not supported inside a "
+                f"kernel (Numba cannot compile `:=`); assign {ast.unparse(n.target)} in a statement "
+                f"first (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
 def check_nested_launches(fn, pyfunc):
     """``inner[grid, block](...)`` inside a kernel (dynamic parallelism): one line on
     every target (the CPU target's was Numba's "Untyped global name", the python
@@ -651,6 +664,7 @@ def lower(fn, pyfunc):
     _check_op_values(fn, pyfunc)
     check_builtin_stores(fn, pyfunc)
     check_comprehensions(fn, pyfunc)
+    check_walrus(fn, pyfunc)
     check_nested_launches(fn, pyfunc)
     check_returns(fn, pyfunc)
     _inline_dim3_names(fn, pyfunc)

@@ -256,6 +256,28 @@ def test_comprehensions_are_one_line_on_every_target(target):
         assert f'File "{THIS}", line {_line(marker)}' in str(e.value)
 
 
+def _walrus(src, dst):
+    i = xpu.grid(1)
+    if (v := src[i]) > 0:                                  # <- walrus
+        dst[i] = Wave.prefixSum(v)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
+def test_an_assignment_expression_is_one_line_on_every_target(target):
+    # a probe: the CPU and CUDA targets gave Numba's "Type of variable
+    # '$50binary_subscr.8' cannot be determined" (CUDA at File ".../unknown location",
+    # line 0); plain @numba.njit cannot compile `:=` either; the python target ran it
+    k = xpu.jit(_walrus)
+    with pytest.raises(NumquadCompileError, match=r"an assignment expression \(\(v := src\[i\]\)\) is "
+                       r"not supported inside a kernel \(Numba cannot compile `:=`\); assign v in a "
+                       r"statement first \(in _walrus\)") as e:
+        if target == "cuda-ptx":
+            k.inspect_ptx("void(int64[::1], int64[::1])", cc=(9, 0))
+        else:
+            getattr(k, target)[1, 32](np.ones(32, np.int64), np.zeros(32, np.int64))
+    assert f'File "{THIS}", line {_line("<- walrus")}' in str(e.value)
+
+
 def _writes(dst):
     i = xpu.grid(1)
     dst[i] = 1                                             # <- store into read-only
