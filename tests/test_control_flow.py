@@ -385,3 +385,88 @@ def test_while_break_reassigned_against_the_interpreter(target, rng):
     launch(k_while_break_reassigned, target, 3, 32, x, got)
     np.testing.assert_array_equal(got, ref)
     assert (ref != -7).all()
+
+
+# -- a loop over constants left by break/continue around ops (a probe, twenty-second
+# session: the CPU target refused it, "break/continue in a loop over constants") -----
+
+@xpu.jit
+def k_const_loop_exits(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    s = v * 0
+    for c in (3, 5, 2, 1):
+        if v % c == 0:
+            break
+        s += Wave.prefixSum(v * c)
+        if v % 7 == 1:
+            continue
+        s += Quad.broadcast(v, c) + Wave.shuffleXor(v, c)
+    out[i] = s
+
+
+@xpu.jit
+def k_range_loop_exits(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    s = v * 0
+    for c in range(1, 4):
+        if v % (c + 3) == 0:
+            break
+        s += Quad.broadcast(v, c)
+    out[i] = s
+
+
+def _const_loop_oracle(x, consts, step):
+    """Lane by lane, per wave: the lanes still in the loop at each step take part."""
+    out = np.zeros_like(x)
+    for w in range(0, len(x), W):
+        v = x[w:w + W]
+        alive = np.ones(W, bool)
+        s = np.zeros_like(v)
+        for c in consts:
+            alive &= ~step(v, c, s, alive)
+        out[w:w + W] = s
+    return out
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_loop_over_constants_left_by_break_and_continue(target, rng, debug):
+    x = rng.integers(0, 50, 96).astype(np.int64)
+
+    def step(v, c, s, alive):
+        brk = alive & (v % c == 0)
+        live = alive & ~brk
+        prefix = np.cumsum(np.where(live, v * c, 0)) - np.where(live, v * c, 0)
+        s[live] += prefix[live]
+        go = live & (v % 7 != 1)
+        lanes = np.arange(W)
+        quad = lanes & ~3 | c & 3                      # docs/ops.md: the quad's lane c
+        xor = lanes ^ c
+        # a source lane that is not active gives the reading lane's own value
+        qv = np.where(go[quad], v[quad], v)
+        xv = np.where(go[xor], v[xor], v)
+        s[go] += qv[go] + xv[go]
+        return brk
+
+    want = _const_loop_oracle(x, (3, 5, 2, 1), step)
+    got = np.full(96, -7, np.int64)
+    k = xpu.jit(debug=True)(k_const_loop_exits.py_func) if debug else k_const_loop_exits
+    launch(k, target, 3, 32, x, got)
+    np.testing.assert_array_equal(got, want)
+    ref = np.full(96, -7, np.int64)
+    k_const_loop_exits.python[3, 32](x, ref)
+    np.testing.assert_array_equal(ref, want)
+
+    def step_range(v, c, s, alive):
+        brk = alive & (v % (c + 3) == 0)
+        live = alive & ~brk
+        lanes = np.arange(W)
+        quad = lanes & ~3 | c & 3
+        s[live] += np.where(live[quad], v[quad], v)[live]
+        return brk
+
+    want = _const_loop_oracle(x, range(1, 4), step_range)
+    got = np.full(96, -7, np.int64)
+    launch(k_range_loop_exits, target, 3, 32, x, got)
+    np.testing.assert_array_equal(got, want)

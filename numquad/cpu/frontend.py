@@ -450,6 +450,21 @@ def _uses_wave_features(d):
     return False
 
 
+def _exits_loop(loop):
+    """Does a ``break`` or ``continue`` of *loop* itself (not of a loop inside it) occur?"""
+    todo = list(loop.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(n, (ast.For, ast.While)):
+            todo.extend(n.orelse)               # a break there leaves *loop*
+            continue
+        if not isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
@@ -727,7 +742,10 @@ class Frontend:
             # (fuzz seed 2 kernel 126: 20 copies of a while loop, 87 s to compile)
             if consts is not None and not (is_range and not (self._unrollable(s)
                                                              and self._var_in_op(s))):
-                if not self._too_big_to_unroll(s, consts):
+                # a loop left by break/continue is not written out copy by copy: each
+                # copy would need the mask of the lanes still in the loop (probe: `for
+                # c in (3, 5): if x % c == 0: break` around an op was refused)
+                if not self._too_big_to_unroll(s, consts) and not _exits_loop(s):
                     return self._unroll(s, consts, in_loop)
                 if not is_range:
                     self._index_constants(s, consts)     # a loop with a uniform selector
@@ -875,9 +893,6 @@ class Frontend:
             self.error("a loop over constants around cross-lane ops needs a plain name and no else", s)
         name = s.target.id
         for n in ast.walk(ast.Module(body=s.body, type_ignores=[])):
-            if isinstance(n, (ast.Break, ast.Continue)):
-                self.error("break/continue in a loop over constants around cross-lane ops; "
-                           "use range(...)", n)
             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
                 self.error(f"{name} is assigned inside the loop over constants that defines it", n)
 
