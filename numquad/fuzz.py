@@ -195,7 +195,7 @@ class _Scope:
         self.lanefn = lanefn             # (return var, dtype) inside a lane function
         self.allow_return = allow_return
         self.depth = depth
-        self.no_jump = False             # inside a loop over constants: no break/continue/return
+        self.no_jump = False             # no break/continue/return here (some loops over constants)
         self.no_ops = False              # a plain lane function: no op, no thread builtin
 
     def child(self, loop=None, no_jump=False):
@@ -640,7 +640,10 @@ class Generator:
             o = self.pick(["+", "^"] if dt in INT_TYPES else ["+"])
             lines.append(f"{pad}    {v} = {arith(dt, v, o, f'{op}({v}, {sel})')}")
         self.features.add(op)
-        inner = sc.child(loop="const", no_jump=True)
+        # break/continue/return in the body half the time (the CPU target then runs it
+        # as a loop with a uniform selector; it refused break/continue before the
+        # twenty-second session)
+        inner = sc.child(loop="const", no_jump=self.chance(0.5))
         inner.ro[k] = "int64"
         if self.chance(0.4):
             self.block(inner, lines, ind + 1, min_stmts=0)
