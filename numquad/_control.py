@@ -120,7 +120,8 @@ from .errors import NumquadCompileError, NumquadTypeError
 __all__ = [
     "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
-    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "allocation_complaint", "hasattr_constant",
+    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "allocation_complaint",
+    "python_type_dtype", "hasattr_constant",
     "fold_hasattr", "Env", "MISSING", "BUILTIN_ALIASES",
 ]
 
@@ -1104,6 +1105,18 @@ def _never_a_shape(node, resolve, missing):
     return isinstance(node, ast.List)
 
 
+def python_type_dtype(what, obj):
+    """The complaint for Python's ``float``/``int``/``bool``/``complex`` as the dtype of
+    the allocation *what*, else None: NumPy reads them as dtypes, numba.cuda does not
+    ("No implementation of function shared.array ... array(Literal[int](64),
+    Function(<class 'float'>))"), so every target refuses them alike."""
+    if not any(obj is t for t in (float, int, bool, complex)):
+        return None
+    best = {float: "np.float64 (or numba.float64)", int: "np.int64 (or numba.int64)",
+            bool: "np.bool_ (or numba.boolean)", complex: "np.complex128 (or numba.complex128)"}[obj]
+    return f"{what}: dtype {obj.__name__} is Python's type, which numba.cuda does not take as a dtype; use {best}"
+
+
 def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False):
     """What is wrong with *call*, a ``shared.array``/``local.array`` call (*builtin*),
     in the CPU target's words (numquad/cpu/frontend.py, ``_allocation``), or None.
@@ -1138,6 +1151,9 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
         (dtype.value if isinstance(dtype, ast.Constant) else missing)
     if obj is missing and lenient and not isinstance(dtype, (ast.Name, ast.Constant)):
         return None
+    python_type = python_type_dtype(what, obj)
+    if python_type:
+        return python_type
     dt = None if obj is missing or obj is None else _allocation_dtype(obj)
     if dt is None and lenient and _is_numba_type(obj):
         return None

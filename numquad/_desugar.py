@@ -492,6 +492,26 @@ def check_walrus(fn, pyfunc):
                 f"first (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
+def check_numpy_calls(fn, pyfunc):
+    """A NumPy call numba.cuda cannot compile in a kernel (``np.sqrt``, ``np.zeros``,
+    ``np.random.random()``, numquad/_numpy_calls.py): one line on every target. The
+    CPU target compiled them and the python target ran them, so a kernel tested on
+    the CPU failed only on the GPU (with a bare ``KeyError: <ufunc 'sqrt'>``, or a
+    ``RecursionError`` for ``np.random``)."""
+    from ._control import MISSING, Env
+    from ._numpy_calls import complaint
+    env = Env(pyfunc, fn)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
+            obj = env.resolve(n.func)
+            if obj is MISSING:
+                continue
+            why = complaint(obj, f"{ast.unparse(n.func)}(...)")
+            if why:
+                raise NumquadCompileError(f"{why} (in {pyfunc.__name__})", pyfunc.__code__.co_filename,
+                                          getattr(n, "lineno", None))
+
+
 def check_nested_launches(fn, pyfunc):
     """``inner[grid, block](...)`` inside a kernel (dynamic parallelism): one line on
     every target (the CPU target's was Numba's "Untyped global name", the python
@@ -594,7 +614,8 @@ def check_returns(fn, pyfunc):
     raise NumquadCompileError(
         f"{pyfunc.__name__} returns a value (line {values[0].lineno}) but None on another path "
         f"({'a bare return' if bare else 'it can run off its end after this line'}): a lane function "
-        f"returns a value on every path; add a final return", pyfunc.__code__.co_filename, where)
+        f"returns a value on every path (add a final return), a kernel on none (write `return` "
+        f"without a value)", pyfunc.__code__.co_filename, where)
 
 
 _DIM3 = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -665,6 +686,7 @@ def lower(fn, pyfunc):
     check_builtin_stores(fn, pyfunc)
     check_comprehensions(fn, pyfunc)
     check_walrus(fn, pyfunc)
+    check_numpy_calls(fn, pyfunc)
     check_nested_launches(fn, pyfunc)
     check_returns(fn, pyfunc)
     _inline_dim3_names(fn, pyfunc)

@@ -35,7 +35,7 @@ from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
-from .. import _power
+from .. import _numpy_calls, _power
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
@@ -1545,15 +1545,20 @@ def match_signature(d, argtypes, args):
                 break
         else:
             return decl, tuple(conv)
+    # numba.cuda's words (a TypeError), as a NumquadTypeError naming the user's call
+    from .._sites import call_site, defined_at
+    from ..errors import NumquadTypeError
+    site = call_site(d)
+    where = site if site == d.where else f"{site}: {d.__name__} ({defined_at(d, site)})"
     if not rated:
-        raise TypeError(f"{d.where}: No matching definition for argument type(s) ({got}) of "
-                        f"{d.__name__}; it is declared for {shown}")
+        raise NumquadTypeError(f"{where}: No matching definition for argument type(s) ({got}) of "
+                               f"{d.__name__}; it is declared for {shown}")
     rated.sort(key=lambda x: x[0])
     best, decl = rated[0]
     tied = [s for r, s in rated if r == best]
     if len(tied) > 1:
-        raise TypeError(f"{d.where}: Ambiguous overloading for {d.__name__} ({got}): "
-                        + "; ".join(f"({', '.join(map(str, s))})" for s in tied))
+        raise NumquadTypeError(f"{where}: Ambiguous overloading for {d.__name__} ({got}): "
+                               + "; ".join(f"({', '.join(map(str, s))})" for s in tied))
     conv = tuple(x if isinstance(t, types.Array) or not isinstance(t, (types.Number, types.Boolean))
                  else _convert(x, t) for x, t in zip(args, decl))
     return decl, conv
@@ -1651,6 +1656,19 @@ def render_md(ported_root=None):
         "   refused in one line naming it: define it at module level with `@xpu.jit` (or",
         "   `@cuda.jit(device=True)`) and pass what it read from the enclosing function as",
         "   arguments.",
+        "8. NumPy in a kernel follows numba.cuda on every target (numquad/_numpy_calls.py), so",
+        "   that a kernel tested on the CPU compiles for the GPU: array attributes, indexing,",
+        "   the scalar types (`np.float32(x)`, `np.iinfo`), reductions such as `np.sum`,",
+        "   `np.mean`, `np.argmax`, `np.any`, and these ufuncs: " + ", ".join(
+            f"`np.{u}`" for u in sorted(_numpy_calls.CUDA_UFUNCS)) + ".",
+        "   Others (`np.sqrt`, `np.exp`, `np.abs`, `np.floor`, `np.add`: numba-cuda 0.30.4 fails",
+        "   on them with a bare `KeyError`) are refused in one line naming the `math` function or",
+        "   operator to use. Without numba.cuda's NRT (`numba.cuda.config.CUDA_ENABLE_NRT`, off",
+        "   by default) array creation (`np.zeros`, ...), functions returning a new array",
+        "   (`np.cumsum`, ...) and `np.max`, `np.min`, `np.where`, `np.clip`, `np.median`",
+        "   are refused too; `np.sort`, `np.round`, `np.dot`, `np.random.*`, `np.linalg.*` and",
+        "   `np.fft.*` always are. Python's `float`, `int`, `bool` and `complex` are no",
+        "   `shared.array`/`local.array` dtype (use `np.float64`, ...).",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",

@@ -1151,6 +1151,9 @@ class Frontend:
                               f"once, or arithmetic on those); got {ast.unparse(shape)}", s, call)
         obj = self.env.resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
             (dtype.value if isinstance(dtype, ast.Constant) else _MISSING)
+        python_type = _control.python_type_dtype(what, obj)
+        if python_type:
+            self.typing_error(python_type, s, call)
         dt = _to_dtype(obj)
         if dt is None or not (dt.kind in "biufc" or (dt.fields and kind != "dynshared")):
             # a string NumPy does not know: numba.cuda's words for it
