@@ -1081,9 +1081,10 @@ class Dispatcher:
         if self.is_kernel:
             site = call_site(self)
             raise NumquadUnconfiguredKernelError(
-                f"{site}: {self.__name__} ({defined_at(self, site)}) is a kernel: launch it as "
-                f"{self.__name__}[griddim, blockdim](...), e.g. "
-                f"{self.__name__}[(n + 127) // 128, 128](...)"
+                f"{site}: {self.__name__} ({defined_at(self, site)}) is a kernel (it returns no "
+                f"value): launch it as {self.__name__}[griddim, blockdim](...), e.g. "
+                f"{self.__name__}[(n + 127) // 128, 128](...); a lane function called on arrays "
+                f"returns its result"
             )
         if kwargs:
             site = call_site(self)

@@ -351,3 +351,109 @@ def test_the_cuda_target_without_a_gpu_is_one_line():
     a = np.zeros(8)
     k[1, 8](a)                          # the CPU target, as the message says
     np.testing.assert_array_equal(a, 1)
+
+
+def _np_sqrt(src, dst):
+    i = xpu.grid(1)
+    dst[i] = np.sqrt(src[i])                               # <- np.sqrt
+
+
+def _np_zeros(src, dst):
+    i = xpu.grid(1)
+    tmp = np.zeros(4)                                      # <- np.zeros
+    tmp[0] = src[i]
+    dst[i] = tmp[0]
+
+
+def _np_random(src, dst):
+    i = xpu.grid(1)
+    dst[i] = src[i] + np.random.random()                   # <- np.random
+
+
+def _np_sort(src, dst):
+    i = xpu.grid(1)
+    dst[i] = np.sort(src)[i]                               # <- np.sort
+
+
+def _np_fine(src, dst):
+    i = xpu.grid(1)
+    dst[i] = np.sin(src[i]) + np.maximum(src[i], 0.5) + np.float64(np.isnan(src[i])) + np.sum(src)
+
+
+def _python_float_shared(src, dst):
+    s = xpu.shared.array(32, float)                        # <- python float
+    t = xpu.threadIdx.x
+    s[t] = src[t]
+    xpu.syncthreads()
+    dst[t] = s[31 - t]
+
+
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
+@pytest.mark.parametrize("fn, marker, words", [
+    (_np_sqrt, "<- np.sqrt", r"np\.sqrt\(\.\.\.\) is not among the NumPy ufuncs numba\.cuda compiles in a "
+                             r"kernel .*; use math\.sqrt\(x\) \(in _np_sqrt\)"),
+    (_np_zeros, "<- np.zeros", r"np\.zeros\(\.\.\.\) creates an array in a kernel, which numba\.cuda does only "
+                               r"with its NRT on .*; use cuda\.local\.array\(shape, dtype\)"),
+    (_np_random, "<- np.random", r"np\.random\.random\(\.\.\.\) draws random numbers, which numba\.cuda cannot "
+                                 r"do with NumPy in a kernel; draw them on the host and pass them in"),
+    (_np_sort, "<- np.sort", r"np\.sort\(\.\.\.\) has no numba\.cuda implementation in a kernel"),
+    (_python_float_shared, "<- python float", r"xpu\.shared\.array\(shape, dtype\): dtype float is Python's "
+                                              r"type, which numba\.cuda does not take as a dtype; use np\.float64"),
+])
+def test_numpy_that_numba_cuda_cannot_compile_is_refused_on_every_target(target, fn, marker, words):
+    # a day-one probe (twenty-second session): the CPU target ran these and the python
+    # target too, while numba.cuda refused each (np.sqrt with a bare KeyError,
+    # np.random with a RecursionError inside numba-cuda): tested on the CPU, failed
+    # only on the GPU
+    k = xpu.jit(fn)
+    with pytest.raises(NumquadCompileError, match=words) as e:
+        if target == "cuda-ptx":
+            k.inspect_ptx("void(float64[::1], float64[::1])", cc=(9, 0))
+        else:
+            getattr(k, target)[1, 32](np.random.default_rng(3).random(32), np.zeros(32))
+    assert f'File "{THIS}", line {_line(marker)}' in str(e.value)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
+def test_numpy_that_numba_cuda_compiles_still_runs(target, rng):
+    src = rng.random(32)
+    want = np.sin(src) + np.maximum(src, 0.5) + np.float64(np.isnan(src)) + src.sum()
+    k = xpu.jit(_np_fine)
+    if target == "cuda-ptx":
+        assert "sin" in k.inspect_ptx("void(float64[::1], float64[::1])", cc=(9, 0))
+        return
+    dst = np.full(32, np.nan)
+    getattr(k, target)[1, 32](src, dst)
+    np.testing.assert_allclose(dst, want, rtol=1e-14)
+
+
+def test_numpy_ufuncs_match_numba_cuda_s_table():
+    # numquad/_numpy_calls.py keeps numba-cuda's ufunc table by name, so that the
+    # check does not depend on whether numba-cuda is installed; it must not drift
+    ufuncs = pytest.importorskip("numba.cuda.ufuncs")
+    from numquad._numpy_calls import CUDA_UFUNCS
+    assert {u.__name__ for u in ufuncs.ufunc_db()} == CUDA_UFUNCS
+
+
+def _forgot_return(x):
+    y = Wave.prefixSum(x) * 2                              # noqa: F841 (the return is forgotten)
+
+
+def _early_value_return(a):
+    i = xpu.grid(1)
+    if i >= a.size:
+        return 0                                           # <- return 0
+    a[i] = 1
+
+
+def test_a_forgotten_or_stray_return_says_which_is_which():
+    # a day-one probe: a lane function without its return was "a kernel: launch it
+    # as ...", with nothing about the return; a kernel's `return 0` was told to "add a
+    # final return"
+    with pytest.raises(NumquadLaunchError, match=r"_forgot_return \(defined at line \d+\) is a kernel \(it "
+                       r"returns no value\): launch it as .*; a lane function called on arrays returns "
+                       r"its result"):
+        xpu.jit(_forgot_return)(np.arange(8))
+    with pytest.raises(NumquadCompileError, match=r"a lane function returns a value on every path \(add a "
+                       r"final return\), a kernel on none \(write `return` without a value\)"):
+        xpu.jit(_early_value_return)[1, 32](np.zeros(8))
