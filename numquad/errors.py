@@ -122,10 +122,12 @@ class NumquadIndexError(NumquadRuntimeError, IndexError):
 
     Also an IndexError, as Numba's own bounds check raises. Every build checks
     every store and load of a kernel's arrays (``a[i] = v``, ``a[y, x] += v``,
-    ``v = a[i + 1]``, ``out[y][x] = v``): one outside the array, such as the missing
+    ``v = a[i + 1]``, ``out[y][x] = v``, a view made in the statement such as
+    ``a.T[0, i]`` or ``a.ravel()[j]``, an array in a tuple ``t[1][i]``, a record's
+    field ``r.x[i]``, an atomic's index): one outside the array, such as the missing
     ``if i < n`` of a launch rounded up to whole blocks, raises this at its line, and
     nothing is written or read past the array; a ``debug=True`` build names the
-    index too. The accesses of the device functions the kernel calls (``@xpu.jit``,
+    index too. (Not checked: ``a.flat[j]``.) The accesses of the device functions the kernel calls (``@xpu.jit``,
     numba.cuda's, plain ``@numba.njit`` ones) are checked too: a release build
     raises at the line of the call, a debug build at the device function's line
     with the index.

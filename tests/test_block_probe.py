@@ -152,6 +152,6 @@ def test_an_atomic_out_of_bounds_names_its_line(debug):
     with pytest.raises(NumquadIndexError) as e:
         kk.cpu[1, 32](out, np.ones(32, np.int32))
     line = k.__code__.co_firstlineno + 2
-    assert re.match(rf'File ".*", line {line}: k stores out of bounds in the launch \[1, 32\]: index 64 on '
+    assert re.match(rf'File ".*", line {line}: an atomic of k is out of bounds in the launch \[1, 32\]: index 64 on '
                     rf'axis 0 of an array of size 64', str(e.value)), str(e.value)
     assert (out[60:] == 1).all() and (out[:60] == 0).all()      # nothing past the array

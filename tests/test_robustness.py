@@ -549,7 +549,7 @@ def test_an_atomic_past_the_end_is_an_index_error():
         k_atomic_past_the_end[4, 32](buf[:100])
     # the atomic's own line (it named the kernel's first line before)
     line = line_of(k_atomic_past_the_end, "xpu.atomic.add(")
-    assert f'File "{THIS}", line {line}: k_atomic_past_the_end stores out of bounds in the launch [4, 32]' \
+    assert f'File "{THIS}", line {line}: an atomic of k_atomic_past_the_end is out of bounds in the launch [4, 32]' \
         in one_line(e)
     assert not buf[100:].any()
 

@@ -127,7 +127,7 @@ def _raiser(kind):
     return oob
 
 
-_RAISERS = {kind: _raiser(kind) for kind in ("store", "load", "device store", "device load")}
+_RAISERS = {kind: _raiser(kind) for kind in ("store", "load", "atomic", "device store", "device load")}
 
 
 def _bad_axes_ir(context, builder, shapety, shape, idxty, idx):
@@ -168,7 +168,8 @@ def _index_check(kind):
     return typer
 
 
-_store_check, _load_check, _device_store_check = map(_index_check, ("store", "load", "device store"))
+_store_check, _load_check, _atomic_check, _device_store_check = map(
+    _index_check, ("store", "load", "atomic", "device store"))
 
 
 @intrinsic
@@ -177,6 +178,14 @@ def store_index(typingctx, shape, idx, line):
     ...`` stays inside an array of *shape* (:func:`shape_of`; raises
     ``IndexError("store", line, index, axis, size)`` before the store)."""
     return _store_check(typingctx, shape, idx, line)
+
+
+@intrinsic
+def atomic_index(typingctx, shape, idx, line):
+    """``atomic_index(shape, idx, line)``: ``idx``, after checking that an atomic on
+    ``arr[idx]`` stays inside an array of *shape* (raises ``IndexError("atomic",
+    line, index, axis, size)`` before the atomic)."""
+    return _atomic_check(typingctx, shape, idx, line)
 
 
 @intrinsic

@@ -246,13 +246,14 @@ class _Subst(ast.NodeTransformer):
         for t in targets:
             for sub in ast.walk(t):
                 if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and \
-                        _view_root(sub.value) is not None and not (
+                        (_view_root(sub.value) is not None or _devicefn.checkable_view(sub.value)) and not (
                             isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
                     # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
                     if isinstance(sub.value, ast.Name):
                         shape = _shape_arg(self.fe.allocs, sub.value.id) or _call("_nq_shp", _name(sub.value.id))
-                    else:       # ``out[y][x] = v``: the row's shape (the row's own index is a checked load)
+                    else:       # ``out[y][x] = v``: the row's shape (the row's own index is a checked load);
+                        # ``a.T[0, i] = v``, ``a.ravel()[j] = v``, ``r.x[i] = v``: the view's
                         shape = _call("_nq_shp", copy.deepcopy(sub.value))
                     sub.slice = ast.copy_location(_call("_nq_six", shape, sub.slice, _const(line)), sub.slice)
         return node
@@ -380,8 +381,15 @@ class _Subst(ast.NodeTransformer):
                 # the index checked as a store's is, naming the atomic's line (Numba's
                 # boundscheck inside the atomic still guards what this cannot see)
                 shape = _shape_arg(self.fe.allocs, args[0].id) or _call("_nq_shp", _name(args[0].id))
-                args[1] = ast.copy_location(_call("_nq_six", shape, args[1], _const(getattr(node, "lineno", 0))),
+                args[1] = ast.copy_location(_call("_nq_aix", shape, args[1], _const(getattr(node, "lineno", 0))),
                                             node.args[1])
+            if self.mode != "shadow" and isinstance(args[0], ast.Name) and b == "atomic.compare_and_swap":
+                # ``compare_and_swap(ary, old, val)`` is ``cas(ary, 0, old, val)``: index 0
+                # checked as the others' indices are (on an empty array it wrote past it;
+                # the shadow typing keeps the call's own errors)
+                shape = _shape_arg(self.fe.allocs, args[0].id) or _call("_nq_shp", _name(args[0].id))
+                return _call("_nq_atomic_cas", args[0], _call("_nq_aix", shape, _const(0),
+                                                              _const(getattr(node, "lineno", 0))), *args[1:])
             if self.mode != "shadow" and isinstance(arr, ast.Name) and arr.id in self.private:
                 # into the call's private copy, merged at its end (cpu/private_atomics.py)
                 return _call(f"_nq_patomic_{b.split('.')[1]}", args[0], _name(f"_nq_pv_{arr.id}"), *args[1:])
@@ -414,7 +422,8 @@ def _namespace(fe):
         "_nq_nonneg": _intr.nonneg, "_nq_vix": _intr.view_index, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
         "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
         "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
-        "_nq_six": _bounds.store_index, "_nq_lix": _bounds.load_index, "_nq_lck": _bounds.lane_load,
+        "_nq_six": _bounds.store_index, "_nq_aix": _bounds.atomic_index, "_nq_lix": _bounds.load_index,
+        "_nq_lck": _bounds.lane_load,
         "_nq_shp": _bounds.shape_of, "_nq_lbs": _bounds.bounds_state, "_nq_lbc": _bounds.check_slot,
         "_nq_lsa": _bounds.state_at, "_nq_lcc": _bounds.check_call,
         "_nq_sok": _bounds.lane_store_ok, "_nq_lsc": _bounds.check_store_slot,
@@ -1743,8 +1752,19 @@ class _CheckedLoads(ast.NodeTransformer):
 
     def _is_load(self, node):
         root = _view_root(node.value)       # ``a[i]``, or ``a[y][x]`` (a row's element)
-        return isinstance(node.ctx, ast.Load) and root is not None and root.id in self.arrays and not (
-            isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str))
+        if not isinstance(node.ctx, ast.Load) or \
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            return False
+        if root is not None and root.id in self.arrays:
+            return True
+        # a view made in the statement (``a.T[0, i]``, ``a.ravel()[j]``), an array in a
+        # tuple (``t[1][i]``) or a record's field (``r[i]['v'][k]``): lane_load checks it
+        # where it is an array, and reads it as it is where not (a tuple, a record)
+        # where an array (a constant index is a tuple's element; a.shape is a tuple)
+        return not isinstance(node.value, ast.Name) and not isinstance(node.slice, ast.Constant) and \
+            not (isinstance(node.value, ast.Attribute) and node.value.attr in ("shape", "strides")) and \
+            not any(isinstance(n, ast.Name) and n.id.startswith("_nq_") for n in ast.walk(node.value)) and \
+            _devicefn.checkable_view(node.value)
 
     def visit_Subscript(self, node):
         is_load = self._is_load(node)           # (before a chain's inner load is rewritten)

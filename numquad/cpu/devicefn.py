@@ -137,6 +137,32 @@ def guarded_store(node, idx, n, test):
     return out
 
 
+#: methods and NumPy functions that give a view (or a copy) of an array, which a
+#: store or load may index directly (``a.T[0, i] = v``, ``a.ravel()[j]``)
+_VIEW_CALLS = frozenset({"ravel", "reshape", "transpose", "swapaxes", "squeeze", "view", "flatten",
+                         "copy", "astype"})
+
+
+def checkable_view(e):
+    """Is *e*, the array of a subscript that is not a plain name, an expression whose
+    shape a bounds check may read by evaluating it again: names, subscripts,
+    attributes (``a.T``, a record's field ``r.x``) and the view calls of
+    :data:`_VIEW_CALLS` (``a.ravel()``, ``np.transpose(a)``)? Nothing that could call a
+    user's function or write memory. Without a check such a store wrote past the
+    array in a release build (a probe: ``a.ravel()[i] = v`` on 100 elements from 256
+    threads corrupted the heap)."""
+    for n in ast.walk(e):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if not (isinstance(f, ast.Attribute) and f.attr in _VIEW_CALLS) or n.keywords:
+                return False
+        elif not isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple,
+                                ast.UnaryOp, ast.BinOp, ast.expr_context, ast.operator, ast.unaryop,
+                                ast.Slice)):
+            return False
+    return True
+
+
 class _Checks(ast.NodeTransformer):
     def __init__(self, filename, function, is_device_call, is_self_call=lambda func: False):
         self.filename = filename
@@ -156,8 +182,8 @@ class _Checks(ast.NodeTransformer):
             call = ast.Call(func=_name("_nq_dld"), args=[node.value, node.slice, _name(STATE), self._site(node)],
                             keywords=[])
             return ast.copy_location(call, node)
-        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
-            shape = ast.Call(func=_name("_nq_shp"), args=[_name(node.value.id)], keywords=[])
+        if isinstance(node.ctx, ast.Store) and (isinstance(node.value, ast.Name) or checkable_view(node.value)):
+            shape = ast.Call(func=_name("_nq_shp"), args=[copy.deepcopy(node.value)], keywords=[])
             node.slice = ast.copy_location(
                 ast.Call(func=_name("_nq_dsx"), args=[shape, node.slice, self._site(node)], keywords=[]),
                 node.slice)

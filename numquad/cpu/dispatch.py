@@ -61,11 +61,19 @@ def _accessed(filename, line, kind, axis):
         tree = ast.parse(text + (" pass" if text.endswith(":") else ""))
     except SyntaxError:
         return f"; the statement: `{text}`", name
-    subs = [n for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+    if kind == "atomic":            # the array of ``cuda.atomic.add(hist, i, 1)``
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args and
+                 "atomic" in ast.unparse(n.func)]
+        name = ast.unparse(calls[0].args[0]) if calls else "ary"
+        shown = text.split("#")[0].rstrip() if "#" in text and "'" not in text and '"' not in text else text
+        return f"; the statement: `{shown}`", name
+    subs = [n for n in ast.walk(tree) if isinstance(n, ast.Subscript)
             and isinstance(n.ctx, ast.Store) == (kind == "store")]     # a[i] += v: a Store
+    # a plain name first; else a view made in the statement (``a.ravel()[i] = v``)
+    subs.sort(key=lambda n: not isinstance(n.value, ast.Name))
     fits = [n for n in subs if (len(n.slice.elts) if isinstance(n.slice, ast.Tuple) else 1) > axis]
     if fits:
-        name = fits[0].value.id
+        name = ast.unparse(fits[0].value)
     shown = text.split("#")[0].rstrip() if "#" in text and "'" not in text and '"' not in text else text
     return f"; the statement: `{shown}`", name
 
@@ -542,6 +550,14 @@ class CPUTarget:
             d = self.dispatcher
             from ..errors import NumquadIndexError
             launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
+            if e.args[:1] == ("atomic",) and len(e.args) == 5:
+                _, line, index, axis, size = e.args
+                text, arr = _accessed(d.filename, line, "atomic", axis)
+                raise NumquadIndexError(
+                    f'File "{d.filename}", line {line}: an atomic of {d.__name__} is out of bounds in the '
+                    f"launch {launch}: index {index} on axis {axis} of an array of size {size}; guard "
+                    f"the atomic (e.g. `if i < {arr}.shape[{axis}]:`) or launch fewer threads (nothing "
+                    f"past the array was read or written){text}") from None
             if e.args[:1] in (("store",), ("load",), ("lane load",), ("lane store",)) and len(e.args) in (4, 5):
                 # a release build's bounds checks (cpu/bounds.py)
                 kind, line, *rest = e.args
