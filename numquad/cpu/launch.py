@@ -108,11 +108,17 @@ def run_grid(block_fn, args, grid, block, threads=None):
                 raise
 
     pool = _executor()
-    futures = [pool.submit(work) for _ in range(min(workers, chunks))]
+    futures = []
     try:
+        # (submitted inside the try: a Ctrl-C between two submits left the first
+        # workers running the rest of the grid, and the interpreter waited for them)
+        for _ in range(min(workers, chunks)):
+            futures.append(pool.submit(work))
         for f in futures:
             f.result()      # re-raises the first error in the caller
     except BaseException:   # an error, or a KeyboardInterrupt in the caller
         stop.set()
         concurrent.futures.wait(futures)            # each ends its piece, then returns
         raise
+    finally:
+        stop.set()          # (a second Ctrl-C in the wait above: the workers still stop)
