@@ -21,6 +21,7 @@ from .errors import (
     NumquadLaunchError,
     NumquadRuntimeError,
     NumquadTypeError,
+    NumquadUnconfiguredKernelError,
 )
 from .ops import Quad, Wave
 
@@ -36,4 +37,5 @@ __all__ = [
     "NumquadLaunchError",
     "NumquadRuntimeError",
     "NumquadIndexError",
+    "NumquadUnconfiguredKernelError",
 ]

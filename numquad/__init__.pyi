@@ -24,6 +24,7 @@ from .errors import NumquadCompileError as NumquadCompileError
 from .errors import NumquadLaunchError as NumquadLaunchError
 from .errors import NumquadRuntimeError as NumquadRuntimeError
 from .errors import NumquadIndexError as NumquadIndexError
+from .errors import NumquadUnconfiguredKernelError as NumquadUnconfiguredKernelError
 
 __version__: str
 
@@ -37,4 +38,5 @@ __all__ = [
     "NumquadLaunchError",
     "NumquadRuntimeError",
     "NumquadIndexError",
+    "NumquadUnconfiguredKernelError",
 ]

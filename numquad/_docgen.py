@@ -13,7 +13,7 @@ __all__ = ["render_ops_md", "render_api_md"]
 
 _INACTIVE = {
     "query": "not applicable",
-    "move": "a source lane that is inactive (or out of range) gives the reader's own value",
+    "move": "a source lane that is inactive gives the reader's own value (see _inactive)",
     "vote": "read as false",
     "ballot": "read as false",
     "scan": "skipped: the scan runs over the active lanes in lane order (docs/semantics.md)",
@@ -28,6 +28,19 @@ _TYPES = {
     "pred": "bool, int8..int64, uint8..uint64 (nonzero is true)",
     "float": "float32, float64",
 }
+
+
+def _inactive(op):
+    """The "inactive lanes" cell of *op*'s row: for a move, what a selector that
+    names no lane of the wave does (taken & sel_wrap, or the reader's own value)."""
+    if op.kind != "move":
+        return _INACTIVE[op.kind]
+    text = "a source lane that is inactive gives the reader's own value"
+    if op.sel_kind in ("up", "down"):
+        return text.replace("inactive", "inactive or outside the wave")
+    if op.sel_wrap is not None:
+        return text + f" (a runtime selector is taken & {op.sel_wrap})"
+    return text
 
 
 def _result(op):
@@ -61,7 +74,7 @@ def render_ops_md():
             types += f"; `{op.selector}`: an integer"
             if op.sel_range is not None:
                 types += f" (a constant must be in {op.sel_range.start}..{op.sel_range.stop - 1})"
-        lines.append(f"| {call} | {types} | {_result(op)} | {_INACTIVE[op.kind]} | {op.example} |")
+        lines.append(f"| {call} | {types} | {_result(op)} | {_inactive(op)} | {op.example} |")
     lines += ["", "## Details", ""]
     for op in _ops.OPS.values():
         lines += [f"### `{op.qualname}({', '.join(op.params)})`", "", op.summary, "",

@@ -8,6 +8,7 @@ poisoned first, expected values come from NumPy. numba-cuda's own tests, ported,
 are in tests/ported/.
 """
 
+import inspect
 import math
 import re
 import types as pytypes
@@ -936,8 +937,13 @@ def test_signature_compiles_eagerly_and_converts_arguments(rng):
     want = np.float32(1.7) * x + y                             # a is converted to float32
     k[1, 128](1.7, x, y)
     np.testing.assert_array_equal(y, want)
-    with pytest.raises(TypeError, match="No matching definition"):      # numba.cuda's words
+    with pytest.raises(TypeError, match="No matching definition") as e:      # numba.cuda's words
         k[1, 128](1.7, x.astype(np.float64), y.astype(np.int16))
+    # a NumquadTypeError too, naming the launch's line (a day-one probe: a bare TypeError
+    # naming the definition, which `except NumquadTypeError` did not catch)
+    assert isinstance(e.value, NumquadTypeError)
+    line = inspect.currentframe().f_lineno - 4
+    assert str(e.value).startswith(f'File "{__file__}", line {line}, in '), str(e.value)
 
 
 def _add_scaled(r, x, y):
