@@ -1300,6 +1300,14 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
         raise TypeError(f"xpu.jit() got unexpected keyword argument(s) {bad}")
     sigs = None
     specialized = False
+    if func is not None and not isinstance(func, (_pytypes.FunctionType, str, tuple, list)) and callable(func):
+        # (a Dispatcher, a partial, a builtin, a method: parse_signatures said "is not a
+        # signature", which hid the real mistake)
+        shown = repr(func) if len(repr(func)) <= 100 else repr(func)[:97] + "..."
+        what = f"{func.__name__}, already an xpu.jit function" if isinstance(func, Dispatcher) else \
+            f"{shown} (a {type(func).__name__})"
+        raise TypeError(f"xpu.jit decorates a plain Python function (def or lambda) or takes a "
+                        f"signature; got {what}")
     if func is not None and not isinstance(func, _pytypes.FunctionType):
         from .cpu.cudaapi import parse_signatures
         sigs = parse_signatures(func)

@@ -457,3 +457,18 @@ def test_a_forgotten_or_stray_return_says_which_is_which():
     with pytest.raises(NumquadCompileError, match=r"a lane function returns a value on every path \(add a "
                        r"final return\), a kernel on none \(write `return` without a value\)"):
         xpu.jit(_early_value_return)[1, 32](np.zeros(8))
+
+
+def test_xpu_jit_of_something_that_is_no_function_says_so():
+    # a probe: xpu.jit(xpu.jit(g)), a partial or a builtin said "... is not a signature"
+    import functools
+
+    def g(x):
+        return x
+
+    for obj, got in ((xpu.jit(g), "g, already an xpu.jit function"),
+                     (functools.partial(g, 1), r"functools\.partial\(.* \(a partial\)"),
+                     (len, r"<built-in function len> \(a builtin_function_or_method\)")):
+        with pytest.raises(TypeError, match=r"^xpu\.jit decorates a plain Python function \(def or lambda\) "
+                           rf"or takes a signature; got {got}$"):
+            xpu.jit(obj)
