@@ -246,7 +246,13 @@ def main(argv=None):
     wanted = {s.strip() for s in args.ops.split(",") if s.strip()}
     unknown = wanted - set(ops.OPS)
     if unknown:
-        p.error(f"unknown op(s): {', '.join(sorted(unknown))}; known: {', '.join(ops.OPS)}")
+        import difflib
+        hints = []
+        for u in sorted(unknown):
+            close = difflib.get_close_matches(u, list(ops.OPS), n=1, cutoff=0.6) or \
+                [q for q in ops.OPS if q.lower() == u.lower()]
+            hints.append(f"{u} (did you mean {close[0]}?)" if close else u)
+        p.error(f"unknown op(s): {', '.join(hints)}; known: {', '.join(ops.OPS)}")
     tasks, weights = [], []
     for target in targets:
         for q, op in ops.OPS.items():

@@ -124,3 +124,11 @@ def test_a_wrong_reference_fails(monkeypatch, capsys, tmp_path):
     bad = [r for r in json.loads(out.read_text())["rows"] if not r["ok"]]
     assert [(r["op"], r["type"]) for r in bad] == [("Quad.swapHorizontal", "int32")]
     assert "expected" in bad[0]["detail"]
+
+
+def test_a_misspelt_op_gets_a_did_you_mean(capsys):
+    # a day-one probe: `--ops Wave.prefixsum` listed every op and no suggestion
+    with pytest.raises(SystemExit) as e:
+        job.main(["--target", "cpu", "--ops", "Wave.prefixsum"])
+    assert e.value.code == 2
+    assert "unknown op(s): Wave.prefixsum (did you mean Wave.prefixSum?)" in capsys.readouterr().err
