@@ -10,6 +10,8 @@ over many machines.
     python examples/dask_lane_function.py
 """
 
+import sys
+
 import dask.array as da
 import numpy as np
 
@@ -22,7 +24,12 @@ def smooth(x, w):
     return (x + Quad.swapHorizontal(x)) * w + Wave.prefixCountBits(x > 0)
 
 
-def main():
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:                    # (it accepted --small or a typo silently)
+        print(f"usage: python examples/dask_lane_function.py (it takes no options; got {' '.join(argv)})",
+              file=sys.stderr)
+        return 2
     n = 1 << 22
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     dx = da.from_array(x, chunks=1 << 18)                 # 2**18 is a multiple of 32

@@ -250,7 +250,8 @@ def test_dask_example_runs():
     spec = importlib.util.spec_from_file_location("dask_example", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    assert mod.main() == 0
+    assert mod.main([]) == 0
+    assert mod.main(["--small"]) == 2           # it takes no options (it ignored them)
 
 
 @xpu.jit
