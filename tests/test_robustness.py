@@ -1098,6 +1098,9 @@ def test_the_largest_legal_grid_starts_and_stops_on_ctrl_c(tmp_path):
         import os, resource, signal, threading
         import numpy as np
         resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
+        # a child of a pytest-xdist worker inherits SIGINT ignored (the launch then ran
+        # its 2**46 blocks for ever: a loaded full run timed out here twice)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from numquad import xpu
 
         @xpu.jit
