@@ -1,16 +1,16 @@
 """What of NumPy a kernel or lane function may call: numba.cuda's rules, on every
-target, so that a kernel tested on the CPU also compiles for the GPU.
+target, so that a kernel tested on the CPU also compiles for the GPU
+(docs/numba-cuda.md, "Porting a kernel", item 8).
 
-numba.cuda (docs/numba-cuda.md, "NumPy in a kernel") compiles array attributes,
-indexing, the scalar types (``np.float32(x)``, ``np.iinfo``), a few reductions
-(``np.sum``, ``np.mean``, ``np.argmax``, ``np.any``, ...) and the NumPy ufuncs of
-its ufunc table (:data:`CUDA_UFUNCS`; ``np.sqrt`` and ``np.exp`` are not among
-them: numba-cuda 0.30.4 fails on them with a bare ``KeyError``). It allocates no
-arrays in a kernel, without its NRT (off by default), so array creation and functions
-that return a new array are refused (:data:`REFUSED`), as are ``np.random``'s
-functions. Numba's CPU target
-compiles all of these, and the python target runs them: without this check a
-kernel ran on the CPU and failed only on the GPU.
+numba.cuda compiles array attributes, indexing, the scalar types (``np.float32(x)``,
+``np.iinfo``), a few reductions (``np.sum``, ``np.mean``, ``np.argmax``, ``np.any``,
+...) and the NumPy ufuncs of its ufunc table (:data:`CUDA_UFUNCS`; ``np.sqrt`` and
+``np.exp`` are not among them: numba-cuda 0.30.4 fails on them with a bare
+``KeyError``). Without its NRT (off by default) it allocates no arrays in a kernel,
+so array creation and functions that return a new array are refused
+(:data:`REFUSED`), as are ``np.random``'s functions. Numba's CPU target compiles
+all of these and the python target runs them: without this check a kernel ran on
+the CPU and failed only on the GPU.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import numpy as np
 __all__ = ["CUDA_UFUNCS", "REFUSED", "complaint"]
 
 #: The NumPy ufuncs numba.cuda compiles in a kernel: the keys of numba-cuda's
-#: ``numba.cuda.ufuncs.ufunc_db()`` (0.30.4; tests/test_numba_cuda_compat.py
-#: checks the two agree where numba-cuda is installed).
+#: ``numba.cuda.ufuncs.ufunc_db()`` (0.30.4; tests/test_user_errors.py checks the
+#: two agree where numba-cuda is installed).
 CUDA_UFUNCS = frozenset({
     "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
     "bitwise_and", "bitwise_or", "bitwise_xor", "conjugate", "cos", "cosh", "deg2rad",

@@ -147,8 +147,8 @@ def checkable_view(e):
     """Is *e*, the array of a subscript that is not a plain name, an expression whose
     shape a bounds check may read by evaluating it again: names, subscripts,
     attributes (``a.T``, a record's field ``r.x``) and the view calls of
-    :data:`_VIEW_CALLS` (``a.ravel()``, ``np.transpose(a)``)? Nothing that could call a
-    user's function or write memory. Without a check such a store wrote past the
+    :data:`_VIEW_CALLS` (``a.ravel()``, ``np.transpose(a)``), by name (a module's own
+    function of such a name would run twice for a store)? Without a check such a store wrote past the
     array in a release build (a probe: ``a.ravel()[i] = v`` on 100 elements from 256
     threads corrupted the heap)."""
     for n in ast.walk(e):
