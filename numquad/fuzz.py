@@ -224,6 +224,7 @@ class Generator:
         self.lanefns = []               # (name, [param dtypes], return dtype, array dtype or None)
         self.allocs = []                # lines at the top of the kernel
         self.calls = 0
+        self.atomic_limits = {}         # an inc/dec array's one limit (st_atomic)
         self.local = None               # (name, dtype) of a per-thread array
         # numba.cuda's spellings: votes and matches anywhere (their mask is
         # cuda.activemask()); shuffles only where every lane of every wave is
@@ -582,7 +583,13 @@ class Generator:
         self.features.add("atomic" if not bits else "atomic-" + kind.rstrip("_"))
         idx = self.pick(["t & np.int32(15)", "np.int64(Wave.laneId() & np.uint32(15))",
                          "np.int32(3)"])
-        val = self.const(dt) if kind in ("inc", "dec") else self.expr(dt, sc, 2)
+        if kind in ("inc", "dec"):
+            # one limit per array: inc with 7 in one statement and 20 in another made
+            # the result depend on the threads' order (seed 2027 #7713: the python
+            # target 1, the CPU 12, both valid)
+            val = self.atomic_limits.setdefault(name, self.const(dt))
+        else:
+            val = self.expr(dt, sc, 2)
         lines.append(f"{pad}xpu.atomic.{kind}({name}, {idx}, {val})")
 
     def st_if(self, sc, lines, pad, ind):

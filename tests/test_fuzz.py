@@ -217,6 +217,26 @@ def test_no_kernel_parameter_is_assigned_in_its_body():
                 assert not params & stored, (seed, index, fn.name, params & stored)
 
 
+def test_an_inc_or_dec_array_has_one_limit():
+    """``atomic.inc``/``dec`` give the same final memory in any thread order only when
+    every statement on an array applies the same function: seed 2027 #7713 had
+    ``inc(acc, 3, 7)`` and ``inc(acc, 3, 20)``, and the python target (1) and the CPU
+    (12) both gave a valid order's result, counted as a mismatch."""
+    import ast
+    import collections
+    seen = 0
+    for seed, indices in ((2027, [7713]), (11, range(300))):
+        for index in indices:
+            tree = ast.parse(fuzz.generate(seed, index).source)
+            limits = collections.defaultdict(set)
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Call) and ast.unparse(n.func) in ("xpu.atomic.inc", "xpu.atomic.dec"):
+                    limits[ast.unparse(n.args[0])].add(ast.unparse(n.args[2]))
+            seen += len(limits)
+            assert all(len(v) == 1 for v in limits.values()), (seed, index, dict(limits))
+    assert seen > 5
+
+
 def test_generator_writes_lane_functions_without_ops():
     """A lane function with no cross-lane op nor thread builtin compiles on its own,
     not inlined (cpu/dispatch.py ``scalar_function``); the generator had written one in
