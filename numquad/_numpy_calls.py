@@ -87,7 +87,7 @@ def _suggestion(name):
         return "a loop, or max()/min() of scalars"
     if name == "where":
         return "a conditional expression (a if c else b)"
-    if name in ("round", "around", "round_"):
+    if name in ("round", "around"):
         return "round(x) (half to even, as np.round) or math.floor(x + 0.5)"
     if name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
                 "full_like", "array", "copy"):

@@ -1071,6 +1071,8 @@ class Dispatcher:
         try:
             return self._target(target).launch(dims, extra, args)
         except ImportError as e:
+            if type(e).__name__ != "CudaSupportError":
+                raise
             raise self._no_gpu(e, f"{self.__name__}.cuda[...](...)", "launch") from None
 
     # -- lane functions ------------------------------------------------------
@@ -1109,13 +1111,13 @@ class Dispatcher:
         try:
             return self._target(target).call(args, out)
         except ImportError as e:
+            if type(e).__name__ != "CudaSupportError":
+                raise
             raise self._no_gpu(e, f"{self.__name__}.cuda(...)", "call") from None
 
     def _no_gpu(self, e, what, verb):
-        """numba-cuda's multi-line ``CudaSupportError`` (no driver, no GPU) as one line
-        naming the user's call; other errors as they are."""
-        if type(e).__name__ != "CudaSupportError":
-            return e
+        """numba-cuda's multi-line ``CudaSupportError`` *e* (no driver, no GPU) as one
+        line naming the user's call."""
         from .cuda.errors import NoGPUError
         reason = " ".join(str(e).split())
         return NoGPUError(f"{call_site(self)}: {what} runs on an NVIDIA GPU, but numba.cuda finds "

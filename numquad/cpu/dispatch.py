@@ -48,7 +48,7 @@ __all__ = ["CPUTarget", "typeof_args"]
 
 def _accessed(filename, line, kind, axis):
     """(the statement on line *line*, as a clause for the message's end, and the name
-    of the array it *kind*s, "load" or "store") for a bounds message: the array
+    of the array it *kind*s, "load", "store" or "atomic") for a bounds message: the array
     subscripted with at least axis + 1 indices, the store's target first; a
     stand-in name where the line cannot be read or parsed."""
     import ast
@@ -61,12 +61,11 @@ def _accessed(filename, line, kind, axis):
         tree = ast.parse(text + (" pass" if text.endswith(":") else ""))
     except SyntaxError:
         return f"; the statement: `{text}`", name
+    shown = text.split("#")[0].rstrip() if "#" in text and "'" not in text and '"' not in text else text
     if kind == "atomic":            # the array of ``cuda.atomic.add(hist, i, 1)``
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args and
                  "atomic" in ast.unparse(n.func)]
-        name = ast.unparse(calls[0].args[0]) if calls else "ary"
-        shown = text.split("#")[0].rstrip() if "#" in text and "'" not in text and '"' not in text else text
-        return f"; the statement: `{shown}`", name
+        return f"; the statement: `{shown}`", ast.unparse(calls[0].args[0]) if calls else "ary"
     subs = [n for n in ast.walk(tree) if isinstance(n, ast.Subscript)
             and isinstance(n.ctx, ast.Store) == (kind == "store")]     # a[i] += v: a Store
     # a plain name first; else a view made in the statement (``a.ravel()[i] = v``)
@@ -74,7 +73,6 @@ def _accessed(filename, line, kind, axis):
     fits = [n for n in subs if (len(n.slice.elts) if isinstance(n.slice, ast.Tuple) else 1) > axis]
     if fits:
         name = ast.unparse(fits[0].value)
-    shown = text.split("#")[0].rstrip() if "#" in text and "'" not in text and '"' not in text else text
     return f"; the statement: `{shown}`", name
 
 
