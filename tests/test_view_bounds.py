@@ -195,3 +195,61 @@ def test_atomics_are_checked_and_named():
     with pytest.raises(NumquadIndexError, match=r"an atomic of k_atomic_in_store is out of bounds .* guard the "
                        r"atomic \(e\.g\. `if i < hist\.shape\[0\]:`\)"):
         k_atomic_in_store[1, 32](hist, res)
+
+
+# -- a.flat[j] (twenty-second session's list of what was left: a flat iterator had no
+# shape for the checks, so its loads and stores were never checked) -------------------
+
+def _flat_store(a, j, v):
+    a.flat[j] = v
+
+
+_device_flat_store = cuda.jit(device=True)(_flat_store)
+
+
+@xpu.jit
+def k_flat(a, b, off, boff, out):
+    i = xpu.grid(1)
+    a.flat[i + off] = b.flat[i]             # a store and a load in the lane loop
+    out[i] = b.flat[boff]                   # a load with a uniform index
+
+
+@xpu.jit
+def k_flat_device(a, off, v):
+    i = xpu.grid(1)
+    _device_flat_store(a, i + off, v)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_flat_loads_and_stores_are_checked(rng, debug):
+    k = xpu.jit(debug=debug)(k_flat.py_func)
+    b = rng.normal(size=(5, 4))[:, ::2]        # not contiguous: 10 elements
+    # in bounds: NumPy's flat order of the same accesses
+    buf, a = _framed((4, 6))
+    out = np.full(10, SENT)
+    k[1, 10](a, b, 7, 7, out)
+    want = np.zeros((4, 6))
+    want.flat[7:17] = b.flat[:10]
+    np.testing.assert_array_equal(a, want)
+    np.testing.assert_array_equal(out, b.flat[7])
+    np.testing.assert_array_equal(_outside(buf, a), SENT)
+    # past the end (a store from thread 17 on, a load from thread 10 on), and a
+    # negative index, which Numba's a.flat[j] (CPU and numba.cuda) does not wrap
+    for n, off, boff, what in ((24, 0, 0, "load"), (10, 17, 0, "store"), (10, -1, 0, "store"),
+                               (8, 0, -3, "load"), (8, 0, 10, "load")):
+        buf, a = _framed((4, 6))
+        with pytest.raises(NumquadIndexError, match=f"{what}s out of bounds") as e:
+            k[1, n](a, b, off, boff, np.full(n, SENT))
+        assert ".size" in str(e.value) and ".flat" in str(e.value)
+        np.testing.assert_array_equal(_outside(buf, a), SENT)
+
+
+def test_flat_in_a_device_function_is_checked():
+    buf, a = _framed((3, 5))
+    k_flat_device[1, 15](a, 0, 2.5)
+    np.testing.assert_array_equal(a, np.full((3, 5), 2.5))
+    for off in (1, -1):
+        buf, a = _framed((3, 5))
+        with pytest.raises(NumquadIndexError, match="out of bounds"):
+            k_flat_device[1, 15](a, off, 2.5)
+        np.testing.assert_array_equal(_outside(buf, a), SENT)

@@ -58,13 +58,35 @@ _SCALARS = (types.Integer, types.Float, types.Boolean)
 
 @intrinsic
 def shape_of(typingctx, x):
-    """``x.shape`` for an array, None for anything else (a tuple, a list, a record)."""
+    """``x.shape`` for an array; for a flat iterator (``a.flat``) its one size as an
+    unsigned integer, which :func:`_bad_axes_ir` reads as "no negative index" (Numba
+    indexes ``a.flat[j]`` from the first element without wrapping a negative j, on
+    the CPU and in numba.cuda); None for anything else (a tuple, a list, a record)."""
+    if isinstance(x, types.NumpyFlatType):
+        def flat_size(context, builder, sig, args):
+            arr = _flat_array(context, builder, sig.args[0], args[0])
+            return context.make_tuple(builder, sig.return_type, [arr.nitems])
+        return types.UniTuple(types.uint64, 1)(x), flat_size
     if not isinstance(x, types.Array):
         return types.none(x), lambda context, builder, sig, args: context.get_dummy_value()
 
     def codegen(context, builder, sig, args):
         return context.make_array(sig.args[0])(context, builder, args[0]).shape
     return types.UniTuple(types.intp, x.ndim)(x), codegen
+
+
+def _flat_array(context, builder, flatty, flat):
+    """The array of a flat iterator's value *flat* (of type *flatty*)."""
+    it = cgutils.create_struct_proxy(flatty)(context, builder, value=flat)
+    return context.make_array(flatty.array_type)(context, builder, value=it.array)
+
+
+def _flat_src(head, on_bad):
+    """``def impl(<head>)`` of a load ``arr.flat[idx]``: *on_bad* (a statement, with
+    ``n`` the size and ``bad`` the test) where idx is outside 0..n-1, then the element
+    (at index 0 where bad: the failure raises before anything uses it)."""
+    return (f"def impl({head}):\n    n = len(arr)\n    bad = _u64(idx) >= _u64(n)\n"
+            f"    {on_bad}\n    return arr[_zero_if(bad, idx)]\n")
 
 
 def _axes(ndim, idx):
@@ -141,9 +163,10 @@ def _bad_axes_ir(context, builder, shapety, shape, idxty, idx):
     for k, _expr, signed in axes:
         i = context.cast(builder, raw[k], tys[k], types.int64)
         n = context.cast(builder, builder.extract_value(shape, k), shapety[k], types.int64)
-        # one unsigned compare: -n <= i < n <=> uint(i + n) < uint(2n)
-        bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) if signed \
-            else builder.icmp_unsigned(">=", i, n)
+        # one unsigned compare: -n <= i < n <=> uint(i + n) < uint(2n); an unsigned
+        # size (a flat iterator's, shape_of) takes no negative index
+        bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) \
+            if signed and shapety[k].signed else builder.icmp_unsigned(">=", i, n)
         out.append((k, raw[k], tys[k], n, bad))
     return out
 
@@ -310,10 +333,13 @@ def lane_load(typingctx, arr, idx, state, slot, shape):
     Numba inlines in its IR at each of a kernel's loads took a third of a large
     kernel's compile.)"""
     axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
-    if axes is not None and isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
+    if isinstance(arr, types.NumpyFlatType) and isinstance(idx, types.Integer):
+        impl = _exec(_flat_src("arr, idx, state, slot, shape", "_note(state, slot, bad)"),
+                     _note=_note, _zero_if=_zero_if)
+    elif axes is not None and isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
         # one element: a branch the loop vectoriser turns into a masked load
         return _load_scalar_sig(True, arr, idx, state, slot, shape)
-    if axes is None:
+    elif axes is None:
         impl = lambda arr, idx, state, slot, shape: arr[idx]    # noqa: E731
     else:
         # a view or a record: read at index 0 of each bad axis instead (n == 0 aside,
@@ -452,6 +478,11 @@ def _device_load(arr, idx, state, site):
         # arrays gets one element of each in every lane, a scalar)
         raise TypingError(f"cannot index a {arr} value: it is a scalar, not an array (in a lane "
                           f"function called on arrays, every argument is one element)")
+    if isinstance(arr, types.NumpyFlatType) and isinstance(idx, types.Integer):
+        on_bad = "if bad:\n        _oob(site, idx, 0, n)" if isinstance(state, (types.NoneType, types.Omitted)) \
+            else "_note(state, 0, bad)"
+        return _exec(_flat_src("arr, idx, state, site", on_bad), _oob=_RAISERS["device load"],
+                     _note=_note, _zero_if=_zero_if)
     axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
     if axes is None:
         return lambda arr, idx, state, site: arr[idx]

@@ -1698,7 +1698,10 @@ class _CheckedLoads(ast.NodeTransformer):
                 out.append(ast.Expr(_call("_nq_lcc", _name("_nq_lb"), _const(s), _const(k))))   # k: the site
             else:
                 # (a row of chained indexing, ``a[y][x]``: no size after the loop)
-                shape = _const(None) if arr in assigned or not arr.isidentifier() else _call("_nq_shp", _name(arr))
+                # (``a.flat[j]``: a's size, from shape_of)
+                root = arr[:-5] if arr.endswith(".flat") else arr
+                shape = _const(None) if root in assigned or not root.isidentifier() else \
+                    _call("_nq_shp", ast.parse(arr, mode="eval").body)
                 out.append(ast.Expr(_call("_nq_lsc" if store else "_nq_lbc", _name("_nq_lb"), _const(s),
                                           _const(k), _const(line), shape)))
         return out

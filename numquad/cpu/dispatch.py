@@ -76,6 +76,12 @@ def _accessed(filename, line, kind, axis):
     return f"; the statement: `{shown}`", name
 
 
+def _size_of(arr, axis):
+    """The size an index on *axis* of *arr* (source text) must stay under, as source:
+    ``a.shape[0]``, or ``a.size`` for ``a.flat``."""
+    return f"{arr[:-5]}.size" if arr.endswith(".flat") else f"{arr}.shape[{axis}]"
+
+
 @contextlib.contextmanager
 def _wave_codegen():
     """While compiling wave code: LLVM's SLP vectoriser on (off in Numba by default),
@@ -554,7 +560,7 @@ class CPUTarget:
                 raise NumquadIndexError(
                     f'File "{d.filename}", line {line}: an atomic of {d.__name__} is out of bounds in the '
                     f"launch {launch}: index {index} on axis {axis} of an array of size {size}; guard "
-                    f"the atomic (e.g. `if i < {arr}.shape[{axis}]:`) or launch fewer threads (nothing "
+                    f"the atomic (e.g. `if i < {_size_of(arr, axis)}:`) or launch fewer threads (nothing "
                     f"past the array was read or written){text}") from None
             if e.args[:1] in (("store",), ("load",), ("lane load",), ("lane store",)) and len(e.args) in (4, 5):
                 # a release build's bounds checks (cpu/bounds.py)
@@ -572,7 +578,7 @@ class CPUTarget:
                 done = "written" if kind == "store" else "read"
                 raise NumquadIndexError(
                     f'File "{d.filename}", line {line}: {d.__name__} {kind}s out of bounds in the '
-                    f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {arr}.shape[{rest[-2]}]:`) "
+                    f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {_size_of(arr, rest[-2])}:`) "
                     f"or launch fewer threads (nothing past the array was {done}){text}") from None
             if e.args[:1] == ("device call",) and len(e.args) == 2:
                 _, line, fn = _bounds.device_where(e.args[1])
@@ -589,7 +595,7 @@ class CPUTarget:
                 raise NumquadIndexError(
                     f'File "{file}", line {line}, in {fn}: {fn} {kind}s out of bounds (called by '
                     f"{d.__name__}, launch {launch}): index {index} on axis {axis} of an array of size "
-                    f"{size}; guard the {kind} (e.g. `if i < {arr}.shape[{axis}]:`) (nothing past the array "
+                    f"{size}; guard the {kind} (e.g. `if i < {_size_of(arr, axis)}:`) (nothing past the array "
                     f"was {done}){text}") from None
             if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
                 raise NumquadIndexError(
