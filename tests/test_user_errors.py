@@ -5,6 +5,7 @@ something else."""
 
 import inspect
 import re
+import warnings
 
 import numba
 import numpy as np
@@ -341,8 +342,10 @@ def test_the_cuda_target_without_a_gpu_is_one_line():
     line = inspect.currentframe().f_lineno
     for call, what, verb, at in ((lambda: scan.cuda(np.arange(8)), r"scan\.cuda\(\.\.\.\)", "call", 1),
                                  (lambda: k.cuda[1, 8](np.zeros(8)), r"k\.cuda\[\.\.\.\]\(\.\.\.\)", "launch", 2)):
-        with pytest.raises(CudaSupportError) as info:
+        with warnings.catch_warnings(record=True) as seen, pytest.raises(CudaSupportError) as info:
+            warnings.simplefilter("always")
             call()
+        assert not seen, [str(w.message) for w in seen]     # (numba-cuda's "Grid size 1" came first)
         msg = str(info.value)
         assert "\n" not in msg
         assert re.match(rf'File "{re.escape(__file__)}", line {line + at}, in <lambda>: {what} runs on an '
