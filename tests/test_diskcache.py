@@ -111,3 +111,74 @@ def test_an_unwritable_cache_directory_turns_caching_off(tmp_path):
     blocker.write_text("not a directory")
     hits, out = _run(tmp_path, blocker / "cache")              # cannot be created
     assert hits == 0 and not np.isnan(out).any()
+
+
+def test_what_a_global_means_is_in_the_key():
+    # a probe (twenty-third session): each pair below gave one key, so a second
+    # process with the other value loaded the first one's machine code and gave its
+    # results (a namedtuple's or record's fields in another order read c.x from
+    # another position; an @njit helper's fastmath named only by its decorator)
+    import collections
+
+    import numba
+
+    from numquad.cpu import diskcache
+
+    def key(**ns):
+        return diskcache.block_key("x = G", dict(ns, __name__=__name__), (), False, False, False)
+
+    a, b = collections.namedtuple("Cfg", "scale offset"), collections.namedtuple("Cfg", "offset scale")
+    assert key(G=a(3, 100)) != key(G=b(3, 100))
+    assert key(G=a(3, 100)) == key(G=a(3, 100))
+    ra = np.array([(3, 100)], dtype=[("scale", "i8"), ("offset", "i8")])[0]
+    rb = np.array([(3, 100)], dtype=[("offset", "i8"), ("scale", "i8")])[0]
+    assert key(G=ra) != key(G=rb)
+
+    def h(x):
+        return (x + 1e20) - 1e20
+    keys = {key(G=numba.njit(fastmath=fm)(h)) for fm in (False, True, {"nnan", "ninf"})}
+    assert len(keys) == 3
+    assert key(G=numba.njit(fastmath={"ninf", "nnan"})(h)) in keys      # (a set, in any order)
+
+    class Pair(tuple):                  # a tuple subclass whose attributes mean anything
+        @property
+        def first(self):
+            return self[1]
+    assert key(G=Pair((1, 2))) is None
+
+
+NJIT_OPTIONS = '''
+import json, os, numba, numpy as np
+from numquad import xpu
+
+FM = os.environ["FM"] == "1"        # named only by the decorator line
+
+
+@numba.njit(fastmath=FM)
+def h(x):
+    return (x + 1e20) - 1e20
+
+@xpu.jit(cache=True)
+def k(a, out):
+    i = xpu.grid(1)
+    out[i] = h(a[i])
+
+a = np.arange(32, dtype=np.float64) + 0.5
+out = np.full(32, -7.0)
+k[1, 32](a, out)
+print(json.dumps(out.tolist()))
+'''
+
+
+def test_a_helper_s_options_are_in_the_key(tmp_path):
+    path = tmp_path / "njit_options.py"
+    path.write_text(NJIT_OPTIONS)
+    got = {}
+    for fm in (True, False):
+        env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"), FM=str(int(fm)))
+        r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
+        assert r.returncode == 0, r.stderr
+        got[fm] = json.loads(r.stdout.strip().splitlines()[-1])
+    a = np.arange(32) + 0.5
+    np.testing.assert_array_equal(got[False], (a + 1e20) - 1e20)        # IEEE: all 0.0
+    assert got[True] != got[False]

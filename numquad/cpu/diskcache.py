@@ -219,7 +219,8 @@ def _fingerprint(value, depth=0, chains=None):
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, np.generic):
-        return f"np:{value.dtype.str}:{value.tobytes().hex()}"
+        # (a record scalar's fields by name: their order changes what r.x reads)
+        return f"np:{value.dtype.descr!r}:{value.tobytes().hex()}"
     if isinstance(value, np.dtype):
         return f"dtype:{value.descr!r}"
     if isinstance(value, type) and issubclass(value, np.generic):
@@ -231,7 +232,15 @@ def _fingerprint(value, depth=0, chains=None):
         _same_as_first_seen(value, digest)
         return f"ndarray:{value.dtype.descr!r}:{value.shape}:{digest}"
     if isinstance(value, (tuple, list)):
-        return f"{type(value).__name__}(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
+        kind = type(value).__name__
+        fields = getattr(type(value), "_fields", None)
+        if type(value) not in (tuple, list):
+            # a namedtuple (c.x reads the field's position) or another subclass, whose
+            # attributes may mean anything: its fields, else uncachable
+            if not (isinstance(value, tuple) and isinstance(fields, tuple)):
+                raise _Uncachable(f"a global of type {kind}")
+            kind = f"{type(value).__module__}.{type(value).__qualname__}{fields!r}"
+        return f"{kind}(" + ",".join(_fingerprint(v, depth + 1) for v in value) + ")"
     if isinstance(value, _pytypes.ModuleType):
         return _module_fingerprint(value, chains, depth)
     if isinstance(value, numba.core.types.Type):
@@ -239,6 +248,9 @@ def _fingerprint(value, depth=0, chains=None):
     py_func = getattr(value, "py_func", None)
     if isinstance(value, numba.core.dispatcher.Dispatcher) and py_func is not None:
         text = _function_fingerprint(py_func, depth)   # a lane function compiled on its own
+        # its options (``@njit(fastmath=FM)``: FM is named only by the decorator)
+        text += ":opts" + repr(sorted((k, sorted(v) if isinstance(v, (set, frozenset)) else repr(v))
+                                      for k, v in getattr(value, "targetoptions", {}).items()))
         if not getattr(value, "_can_compile", True):
             # declared signatures (@cuda.jit(SIG, device=True)): calls convert to them,
             # and SIG may be a global the function's source names only
