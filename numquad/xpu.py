@@ -819,25 +819,6 @@ class _ByValue:
         return d
 
 
-
-_gpu_found = False
-
-
-def _check_gpu():
-    """Raise numba-cuda's ``CudaSupportError`` (an ImportError) where it finds no GPU,
-    before a CUDA launch or call does anything else (numba-cuda's own launch warned of
-    the grid's size first); once a GPU is found, nothing more is asked."""
-    global _gpu_found
-    if _gpu_found:
-        return
-    from numba import cuda
-    from numba.cuda.cudadrv import driver
-    if not cuda.is_available():
-        driver.driver.ensure_initialized()
-        reason = driver.driver.initialization_error or "no CUDA driver or GPU"
-        raise cuda.CudaSupportError(f"Error at driver init: {reason}")
-    _gpu_found = True
-
 class Dispatcher:
     """An ``@xpu.jit`` function: a kernel (returns nothing) or a lane function.
 
@@ -1088,8 +1069,6 @@ class Dispatcher:
             from .cpu.cudaapi import convert_scalars
             args = convert_scalars(self, args)
         try:
-            if target == "cuda":
-                _check_gpu()            # before numba-cuda warns of the grid size
             return self._target(target).launch(dims, extra, args)
         except ImportError as e:
             if type(e).__name__ != "CudaSupportError":
@@ -1130,8 +1109,6 @@ class Dispatcher:
                                        functools.partial(self._call, target, out=None))
         target = target or self._choose(list(args) + ([out] if out is not None else []))
         try:
-            if target == "cuda":
-                _check_gpu()
             return self._target(target).call(args, out)
         except ImportError as e:
             if type(e).__name__ != "CudaSupportError":

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -1121,3 +1122,31 @@ def test_the_largest_legal_grid_starts_and_stops_on_ctrl_c(tmp_path):
                        timeout=600, env=child_env())
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "interrupted 64", r.stdout
+
+
+# -- a launch on the calling thread, in pieces a Ctrl-C can stop between -----------------
+
+def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
+    # a probe (twenty-third session): 16 blocks of 256 threads with long loops ran as
+    # one native call, and a Ctrl-C 2 s in stopped the launch 17 s later, at its end.
+    # Now block 0 runs alone, timed, and the rest in pieces of about 50 ms.
+    from numquad.cpu import launch
+    calls = []
+
+    def slow(b0, b1, gx, gy, gz, bx, by, bz):
+        calls.append((b0, b1))
+        time.sleep(0.06 * (b1 - b0))             # a block takes longer than a piece's aim
+
+    launch.run_grid(slow, (), (6, 1, 1), (256, 1, 1))
+    assert calls == [(k, k + 1) for k in range(6)]
+
+    calls.clear()
+
+    def fast(b0, b1, gx, gy, gz, bx, by, bz):
+        calls.append((b0, b1))
+
+    launch.run_grid(fast, (), (200, 1, 1), (32, 1, 1))
+    # every block once, in order (fast blocks: a few calls, not 200)
+    assert calls[0] == (0, 1) and calls[-1][1] == 200
+    assert all(a[1] == b[0] for a, b in zip(calls, calls[1:]))
+    assert len(calls) < 200

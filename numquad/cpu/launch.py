@@ -21,6 +21,7 @@ import itertools
 import os
 import sys
 import threading
+import time
 
 import numba
 
@@ -76,6 +77,10 @@ def _enable_faulthandler():
 #: 2**31 - 1 blocks of 1024 threads is hours of work).
 _PIECE_THREADS = 1 << 22
 
+#: The time one native call of a launch on the calling thread aims at (after its
+#: first block, timed).
+_PIECE_SECONDS = 0.05
+
 
 def run_grid(block_fn, args, grid, block, threads=None):
     """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims)."""
@@ -87,7 +92,17 @@ def run_grid(block_fn, args, grid, block, threads=None):
     per_piece = max(1, _PIECE_THREADS // nthreads)
     # below ~64k threads of work, fan-out costs more than it saves
     if workers <= 1 or nblocks < 2 or nblocks * nthreads < 65536:
-        for b0 in range(0, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
+        start = 0
+        if nblocks > 1:
+            # block 0 alone, timed: the rest in pieces of about _PIECE_SECONDS each, so
+            # that a Ctrl-C stops a launch of few threads and long loops within about
+            # a block's time (16 blocks of 256 threads were one native call of 19 s)
+            t0 = time.perf_counter()
+            block_fn(*args, 0, 1, *grid, *block)
+            took = time.perf_counter() - t0
+            per_piece = min(per_piece, max(1, int(_PIECE_SECONDS / max(took, 1e-9))))
+            start = 1
+        for b0 in range(start, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
             block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block)
         return
     chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))

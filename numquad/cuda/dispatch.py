@@ -190,6 +190,27 @@ def _calls_itself(disp):
     return False
 
 
+
+_gpu_found = False
+
+
+@contextlib.contextmanager
+def _quiet_without_gpu():
+    """Where numba.cuda finds no GPU, its warnings of a launch configuration's
+    occupancy (``Grid size 1 will likely result in GPU under-utilization``) are
+    silenced: the launch compiles (a kernel's errors come first) and then fails with
+    the one-line NoGPUError (numquad/xpu.py), which the warning preceded."""
+    global _gpu_found
+    if not _gpu_found and not cuda.is_available():
+        import warnings
+        with warnings.catch_warnings():
+            # (numba-cuda's own NumbaPerformanceWarning class, numba.cuda.core.errors)
+            warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU")
+            yield
+        return
+    _gpu_found = True
+    yield
+
 class CUDATarget:
     """An ``@xpu.jit`` function on numba.cuda (constructed by ``Dispatcher._target``)."""
 
@@ -336,7 +357,8 @@ class CUDATarget:
         if configured is None:
             grid3, block3, gnd, bnd = dims
             kernel = self.kernel(full_waves=(block3[0] * block3[1] * block3[2]) % 32 == 0)
-            configured = kernel[(grid3[:gnd], block3[:bnd]) + tuple(extra)]
+            with _quiet_without_gpu():
+                configured = kernel[(grid3[:gnd], block3[:bnd]) + tuple(extra)]
             # numba.cuda's launch configuration, kept for plain int settings (a stream
             # object is not kept alive by a cache): a launch then costs one lookup here
             if all(type(e) is int for e in extra) and len(self._configured) < 64:
