@@ -1207,6 +1207,25 @@ class Dispatcher:
             signatures=list(getattr(self, "signatures", None) or [])))
 
 
+def _typeof_dispatcher(val, c):
+    """numba.typeof of an ``@xpu.jit`` function: what a ``@numba.njit`` function
+    that calls or launches one is told (Numba's own words were "Cannot determine
+    Numba type of <class 'numquad.xpu.Dispatcher'>"). A ValueError, as Numba's
+    typeof raises for a value it cannot type; Numba adds the name and the line."""
+    raise ValueError(
+        f"{val.__name__} is an @xpu.jit function, which a @numba.njit function cannot call or "
+        f"launch; call it from Python (or from another @xpu.jit function), or make the helper a "
+        f"@numba.njit function, which @xpu.jit kernels may call")
+
+
+def _register_typeof():
+    from numba.extending import typeof_impl
+    typeof_impl.register(Dispatcher)(_typeof_dispatcher)
+
+
+_register_typeof()
+
+
 class _ForAll:
     def __init__(self, dispatcher, ntasks, tpb, stream, sharedmem):
         self._d, self._n, self._tpb, self._stream, self._smem = dispatcher, ntasks, tpb, stream, sharedmem

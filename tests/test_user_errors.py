@@ -475,3 +475,30 @@ def test_xpu_jit_of_something_that_is_no_function_says_so():
         with pytest.raises(TypeError, match=r"^xpu\.jit decorates a plain Python function \(def or lambda\) "
                            rf"or takes a signature; got {got}$"):
             xpu.jit(obj)
+
+
+def test_an_njit_function_calling_an_xpu_function_is_told_why():
+    # a probe (twenty-third session): Numba's "Cannot determine Numba type of <class
+    # 'numquad.xpu.Dispatcher'>"
+    @xpu.jit
+    def inner(a):
+        a[xpu.grid(1)] = 1
+
+    @xpu.jit
+    def twice(x):
+        return x * 2
+
+    @numba.njit
+    def launches(a):
+        inner[1, 32](a)
+
+    @numba.njit
+    def calls(a):
+        return twice(a)
+
+    for f, name in ((launches, "inner"), (calls, "twice")):
+        with pytest.raises(numba.core.errors.TypingError,
+                           match=rf"{name} is an @xpu.jit function, which a @numba.njit function cannot call or "
+                                 rf"launch; call it from Python"):
+            f(np.zeros(32))
+    np.testing.assert_array_equal(twice(np.arange(4.0)), [0.0, 2.0, 4.0, 6.0])
