@@ -694,6 +694,9 @@ def _nq_minmax(fn, *args):
             np.dtype(np.bool_) if unified == nbt.boolean else np.dtype(str(unified))
     if dt is None:
         return fn(*args)
+    if len(args) == 2 and dt.kind == "f" and all(isinstance(a, (float, np.floating)) for a in args):
+        # two floats: numba.cuda's libdevice fmax/fmin (numquad/cpu/cudaapi.py cuda_max)
+        return (_cmax if fn is max else _cmin)(*[dt.type(a) for a in args])
     return fn(*[dt.type(a) for a in args])
 
 

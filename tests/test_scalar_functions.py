@@ -181,3 +181,91 @@ def test_lambdas_varargs_and_positional_only_get_the_rewrites_too(target):
         np.testing.assert_array_equal(outs[3], np.float32(1.0) / x)
     if target == "cpu":
         np.testing.assert_array_equal(lam_round3.cpu(x), want)
+
+
+# -- builtin max/min of two floats: numba.cuda's libdevice fmax/fmin ------------------
+# (a probe, twenty-third session: max(nan, 1.0) was NaN on the CPU and python targets,
+# 1.0 on the GPU, whose PTX is max.f32; PTX max: a NaN loses, +0.0 > -0.0)
+
+def _fmax_ref(a, b, pick_min=False):
+    """PTX max.f32/min.f32 (docs/semantics.md's combine rule), from NumPy: fmax/fmin,
+    and for two zeros of opposite signs +0.0 (max) or -0.0 (min)."""
+    r = (np.fmin if pick_min else np.fmax)(a, b)
+    tie = (a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))
+    return np.where(tie, r.dtype.type(-0.0 if pick_min else 0.0), r)
+
+
+@cuda.jit(device=True)
+def dev_max(a, b):
+    return max(a, b)
+
+
+@xpu.jit
+def lf_min(a, b):
+    return min(a, b)
+
+
+@xpu.jit
+def k_minmax(a, b, c, o_max, o_min, o_dev, o_lf, o_mixed, o_int, o_three):
+    i = xpu.grid(1)
+    if i < a.size:
+        o_max[i] = max(a[i], b[i])
+        o_min[i] = min(a[i], b[i])
+        o_dev[i] = dev_max(a[i], b[i])
+        o_lf[i] = lf_min(a[i], b[i])
+        o_mixed[i] = max(a[i], c[i])            # float32 and float64: in float64
+        o_int[i] = max(a[i], 0)                 # not two floats: Python's max
+        o_three[i] = min(a[i], b[i], np.float32(2.0))
+
+
+def _minmax_inputs(rng, n):
+    pool = np.array([np.nan, -np.nan, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 2.5], np.float32)
+    a = np.where(rng.random(n) < 0.6, pool[rng.integers(0, pool.size, n)], rng.standard_normal(n)).astype(np.float32)
+    b = np.where(rng.random(n) < 0.6, pool[rng.integers(0, pool.size, n)], rng.standard_normal(n)).astype(np.float32)
+    c = np.where(rng.random(n) < 0.3, pool[rng.integers(0, pool.size, n)].astype(np.float64), rng.standard_normal(n))
+    return a, b, c
+
+
+def _same_bits(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)          # (a NaN's payload aside)
+    np.testing.assert_array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
+
+
+@pytest.mark.parametrize("target", ALL)
+def test_max_min_of_two_floats_follow_numba_cuda(target, rng):
+    n = 150
+    a, b, c = _minmax_inputs(rng, n)
+    outs = [np.full(n, 7.5, np.float32) for _ in range(4)] + [np.full(n, 7.5)] + \
+        [np.full(n, 7.5) for _ in range(1)] + [np.full(n, 7.5, np.float32)]
+    _launch(target, k_minmax, a, b, c, *outs)
+    o_max, o_min, o_dev, o_lf, o_mixed, o_int, o_three = outs
+    _same_bits(o_max, _fmax_ref(a, b))
+    _same_bits(o_min, _fmax_ref(a, b, pick_min=True))
+    _same_bits(o_dev, _fmax_ref(a, b))
+    _same_bits(o_lf, _fmax_ref(a, b, pick_min=True))
+    _same_bits(o_mixed, _fmax_ref(a.astype(np.float64), c))
+    # Python's (and Numba's generic) max/min: the later argument where it compares
+    # greater (less); a NaN first argument stays
+    want_int = np.array([0.0 if 0 > x else x for x in a.astype(np.float64)])
+    _same_bits(o_int, want_int)
+    want_three = []
+    for x, y in zip(a, b):
+        m = x
+        for v in (y, np.float32(2.0)):
+            m = v if v < m else m
+        want_three.append(m)
+    _same_bits(o_three, np.array(want_three, np.float32))
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_max_min_of_two_floats_on_arrays(target, rng):
+    a, b, _ = _minmax_inputs(rng, 100)
+    _same_bits(getattr(lf_min, target)(a, b), _fmax_ref(a, b, pick_min=True))
+
+
+def test_max_of_two_floats_is_ptx_max():
+    ptx = k_minmax.inspect_ptx("void(float32[:], float32[:], float64[:], float32[:], float32[:], float32[:], "
+                               "float32[:], float64[:], float64[:], float32[:])", cc=(9, 0))
+    assert "max.f32" in ptx and "min.f32" in ptx and "max.f64" in ptx

@@ -797,7 +797,60 @@ def scalar_call(env, node, bind):
     if len(node.args) == 2 and not node.keywords and env.resolve(f) is round:
         # a float32 x rounds in float64, as on the GPU
         return _call_of(node, "_nq_round_to", round_to, node.args, bind)
+    if len(node.args) == 2 and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
+        fn = env.resolve(f)
+        if fn is max or fn is min:
+            # two floats: libdevice's fmax/fmin on the GPU (a NaN loses)
+            return _call_of(node, f"_nq_cuda_{fn.__name__}", cuda_max if fn is max else cuda_min,
+                            node.args, bind)
     return None
+
+
+def cuda_max(a, b):
+    """``max(a, b)`` as numba.cuda computes it: of two floats (float32 and float64 in
+    any mix, in the wider type) libdevice's ``fmax``, PTX ``max.f32``/``max.f64``: a
+    NaN operand loses to a number and +0.0 is above -0.0, the combine rule of
+    docs/semantics.md; of anything else Numba's ``max`` (Python's: ``max(nan, 1.0)``
+    is NaN, which numba.cuda's ``max(x, 0)`` and three-argument ``max`` give too).
+    Numba's CPU ``max`` of two floats kept a NaN first operand: ``max(nan, 1.0)``
+    was NaN on the CPU and 1.0 on the GPU."""
+    return max(a, b)
+
+
+def cuda_min(a, b):
+    """``min(a, b)`` as numba.cuda computes it (:func:`cuda_max`: libdevice's
+    ``fmin`` of two floats, -0.0 below +0.0)."""
+    return min(a, b)
+
+
+def _float_minmax(name):
+    @intrinsic
+    def minmax(typingctx, a, b):
+        ty = types.float64 if 64 in (a.bitwidth, b.bitwidth) else types.float32
+
+        def codegen(context, builder, sig, args):
+            from .._llvmops import float_minmax
+            x, y = (context.cast(builder, v, t, ty) for v, t in zip(args, sig.args))
+            return float_minmax(builder, name, x, y)
+        return ty(a, b), codegen
+    return minmax
+
+
+_fmax, _fmin = _float_minmax("max"), _float_minmax("min")
+
+
+@overload(cuda_max)
+def _cuda_max(a, b):
+    if isinstance(a, types.Float) and isinstance(b, types.Float):
+        return lambda a, b: _fmax(a, b)
+    return lambda a, b: max(a, b)
+
+
+@overload(cuda_min)
+def _cuda_min(a, b):
+    if isinstance(a, types.Float) and isinstance(b, types.Float):
+        return lambda a, b: _fmin(a, b)
+    return lambda a, b: min(a, b)
 
 
 def _call_of(node, name, value, args, bind):
