@@ -286,6 +286,24 @@ def _np_literal(value):
     return value
 
 
+def _typed_constant(value, depth=0):
+    """A global's or a closure's Python scalar as Numba types it (``SCALE = 0.1`` is
+    a float64, ``OFF = 100`` an int64, as a literal is: :func:`_np_literal`), in
+    tuples and namedtuples too; anything else as it is. As a Python scalar, NumPy 2
+    took it as weak: ``x_f32 * SCALE`` multiplied in float32, ``int8 + OFF`` wrapped."""
+    if type(value) in (bool, int, float):
+        return _np_literal(value)
+    if type(value) is complex:
+        return np.complex128(value)
+    if isinstance(value, tuple) and depth < 8:
+        items = [_typed_constant(v, depth + 1) for v in value]
+        if type(value) is tuple:
+            return tuple(items)
+        if isinstance(getattr(type(value), "_fields", None), tuple):
+            return type(value)._make(items)
+    return value
+
+
 _FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr,
              ast.BitXor, ast.Pow, ast.FloorDiv, ast.Mod)
 
@@ -536,7 +554,7 @@ def _nq_math(fn, *args):
     return fn(*args)
 
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
            ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
            ast.LShift: operator.lshift, ast.RShift: operator.rshift}
@@ -698,6 +716,34 @@ def _nq_minmax(fn, *args):
         # two floats: numba.cuda's libdevice fmax/fmin (numquad/cpu/cudaapi.py cuda_max)
         return (_cmax if fn is max else _cmin)(*[dt.type(a) for a in args])
     return fn(*[dt.type(a) for a in args])
+
+
+_DIVMOD_TYPES = {}
+
+
+def _nq_divmod(a, b):
+    """``divmod(a, b)`` of scalars as Numba types it: both arguments converted to the
+    case its typing picks (int64, uint64, float32 or float64: ``divmod(uint64,
+    int64)`` is float64s, ``divmod(int8, int8)`` int64s), then both parts as the
+    operators compute them (:func:`_nq_binop`)."""
+    if not all(isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)) for v in (a, b)):
+        return divmod(a, b)
+    key = (type(a), type(b))
+    dt = _DIVMOD_TYPES.get(key, _MISSING)
+    if dt is _MISSING:
+        from numba import typeof
+        from numba.core import types as nbt
+        from numba.core.registry import cpu_target
+        tys = tuple(nbt.boolean if isinstance(v, (bool, np.bool_)) else nbt.int64 if isinstance(v, int)
+                    else nbt.float64 if isinstance(v, float) else typeof(v) for v in (a, b))
+        try:
+            sig = cpu_target.typing_context.resolve_function_type(divmod, tys, {})
+        except Exception:       # noqa: BLE001 - no case: the operators' own types
+            sig = None
+        dt = _DIVMOD_TYPES[key] = None if sig is None else np.dtype(str(sig.args[0]))
+    if dt is not None:
+        a, b = dt.type(a), dt.type(b)
+    return _nq_binop("FloorDiv", a, b), _nq_binop("Mod", a, b)
 
 
 def _nq_text(v):
@@ -1086,12 +1132,8 @@ class _Transformer(ast.NodeTransformer):
                                               args=[self.visit(f)] + [self.visit(a) for a in node.args],
                                               keywords=[]), node)
         if obj is divmod and len(node.args) == 2 and not node.keywords:
-            # both parts as the operators compute them (divmod of int8s is int64s in Numba)
-            a, b = (self.visit(x) for x in node.args)
-            parts = [ast.Call(func=ast.Name("__nq_binop", ast.Load()),
-                              args=[ast.Constant(name), x, y], keywords=[])
-                     for name, x, y in (("FloorDiv", a, b), ("Mod", copy.deepcopy(a), copy.deepcopy(b)))]
-            return ast.copy_location(ast.Tuple(elts=parts, ctx=ast.Load()), node)
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_divmod", ast.Load()),
+                                              args=[self.visit(a) for a in node.args], keywords=[]), node)
         if (obj is int or any(obj is t for t in _INT_TYPES)) and len(node.args) == 1 \
                 and not node.keywords:
             return ast.copy_location(ast.Call(func=ast.Name("__nq_toint", ast.Load()),
@@ -1795,7 +1837,7 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax,
+             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
              "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}
@@ -1818,10 +1860,12 @@ def _compile(dispatcher):
         if isinstance(glbls.get(name), np.ndarray):
             glbls[name] = glbls[name].copy()
             glbls[name].flags.writeable = False
+        elif name in glbls:
+            glbls[name] = _typed_constant(glbls[name])
     make = _pytypes.FunctionType(fcode, glbls, "__nq_factory")
     closure_vals = []
     for name in freevars:
-        closure_vals.append(resolver.closure.get(name))
+        closure_vals.append(_typed_constant(resolver.closure.get(name)))
     gen = make(*fixed.values(), *helpers.values(), *closure_vals)
     return _Compiled(gen)
 

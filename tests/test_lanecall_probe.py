@@ -297,3 +297,53 @@ def test_max_of_mixed_signs_and_not_of_a_bool_follow_numbas_types(target):
     np.testing.assert_array_equal(oi, [2**63 - 1, 2**63 - 1])
     np.testing.assert_array_equal(ou, [0, 0])
     np.testing.assert_array_equal(of, [-25.0, -35.0])
+
+
+# -- Numba's types for globals, closures, `/` and divmod (a probe, twenty-third
+# session: the python target took a global Python scalar as NumPy 2's weak scalar,
+# divided float32 by uint16 in float32 and divmod-ed uint64 by int64 in integers;
+# the compiled targets, Numba and numba.cuda's PTX compute in float64/int64) --------
+
+SCALE = 0.1
+OFF = 100
+PAIR = (0.1, 100)
+
+
+def _typed_kernel(scale_closure):
+    @xpu.jit
+    def k(x, i8, u16, u64, s64, o):
+        i = xpu.grid(1)
+        if i < x.size:
+            o[0, i] = x[i] * SCALE                      # a global float: float64
+            o[1, i] = i8[i] + OFF                       # a global int: int64
+            o[2, i] = x[i] * PAIR[0] + (i8[i] + PAIR[1])
+            o[3, i] = x[i] * scale_closure              # a closure's float
+            o[4, i] = x[i] / u16[i]                     # float32 / uint16: float64
+            q, r = divmod(u64[i], s64[i])               # uint64 with int64: float64
+            o[5, i] = q
+            o[6, i] = r
+    return k
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_globals_division_and_divmod_take_numbas_types(target, rng):
+    n = 40
+    x = rng.standard_normal(n).astype(np.float32)
+    i8 = rng.integers(-128, 128, n).astype(np.int8)
+    u16 = rng.integers(0, 2**16, n).astype(np.uint16)
+    u16[:3] = (3, 7, 0)
+    u64 = rng.integers(0, 2**64, n, dtype=np.uint64)
+    s64 = rng.integers(-2**62, 2**62, n, dtype=np.int64)
+    s64[:2] = (0, 2)
+    o = np.full((7, n), -7.5)
+    _launch(_typed_kernel(0.1), target, 1, 64)(x, i8, u16, u64, s64, o)
+    xd = x.astype(np.float64)
+    np.testing.assert_array_equal(o[0], xd * 0.1)
+    np.testing.assert_array_equal(o[1], i8.astype(np.int64) + 100)
+    np.testing.assert_array_equal(o[2], xd * 0.1 + (i8.astype(np.int64) + 100))
+    np.testing.assert_array_equal(o[3], xd * 0.1)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(o[4], xd / u16.astype(np.float64))
+        a, b = u64.astype(np.float64), s64.astype(np.float64)
+        np.testing.assert_array_equal(o[5], np.floor_divide(a, b))
+        np.testing.assert_array_equal(o[6], np.remainder(a, b))
