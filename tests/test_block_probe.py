@@ -155,3 +155,85 @@ def test_an_atomic_out_of_bounds_names_its_line(debug):
     assert re.match(rf'File ".*", line {line}: an atomic of k is out of bounds in the launch \[1, 32\]: index 64 on '
                     rf'axis 0 of an array of size 64', str(e.value)), str(e.value)
     assert (out[60:] == 1).all() and (out[:60] == 0).all()      # nothing past the array
+
+
+# -- a numba.cuda device function's shared array is one per function (a probe, twenty-
+# third session: the CPU target gave each call its own, so a value written through one
+# call was not read through another, and a 28 KB scratch called twice counted 56 KB) --
+
+@cuda.jit(device=True)
+def _slot(v, write):
+    s = cuda.shared.array(1, np.int32)
+    if write:
+        s[0] = v
+    cuda.syncthreads()
+    r = s[0]
+    cuda.syncthreads()
+    return r
+
+
+@cuda.jit(device=True)
+def _rot(t):
+    s = cuda.shared.array(7000, np.float32)            # 28,000 bytes
+    s[t] = t
+    cuda.syncthreads()
+    r = s[(t + 1) % 32]
+    cuda.syncthreads()
+    return r
+
+
+@cuda.jit(device=True, inline="always")
+def _rot_inlined(t):
+    s = cuda.shared.array(7000, np.float32)
+    s[t] = t
+    cuda.syncthreads()
+    r = s[(t + 1) % 32]
+    cuda.syncthreads()
+    return r
+
+
+@xpu.jit
+def k_slot_two_calls(v, out):
+    t = cuda.threadIdx.x
+    out[t, 0] = _slot(v[0], t == 0)         # writes through the first call
+    out[t, 1] = _slot(np.int32(0), t < 0)   # reads through the second: the same array
+
+
+@xpu.jit
+def k_rot_twice(out):
+    t = cuda.threadIdx.x
+    a = _rot(t)
+    b = _rot(t)
+    out[t] = a + b
+
+
+@xpu.jit
+def k_rot_inlined_twice(out):
+    t = cuda.threadIdx.x
+    a = _rot_inlined(t)
+    b = _rot_inlined(t)
+    out[t] = a + b
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_a_device_function_s_shared_array_is_one_per_function(target, rng):
+    v = rng.integers(-2**31, 2**31, 1).astype(np.int32)
+    out = np.full((8, 2), -1, np.int32)
+    k = xpu.jit(debug=True)(k_slot_two_calls.py_func).cpu if target == "cpu-debug" else \
+        getattr(k_slot_two_calls, target)
+    k[1, 8](v, out)
+    np.testing.assert_array_equal(out, np.full((8, 2), v[0], np.int32))
+    if target == "cpu":
+        out = np.full(32, -1.0, np.float32)
+        k_rot_twice.cpu[1, 32](out)                    # 28 KB of shared memory, not 56
+        np.testing.assert_array_equal(out, 2 * ((np.arange(32) + 1) % 32))
+        with pytest.raises(NumquadCompileError, match="56000 bytes"):
+            k_rot_inlined_twice.cpu[1, 32](np.zeros(32, np.float32))   # one per call
+
+
+def test_the_ptx_has_one_shared_array_per_compiled_device_function():
+    def decls(k):
+        ptx = k.inspect_ptx("void(float32[:])", cc=(9, 0))
+        return sum(".shared" in ln and "_cudapy_smem" in ln for ln in ptx.splitlines())
+    assert decls(k_rot_twice) == 1
+    assert decls(k_rot_inlined_twice) == 2

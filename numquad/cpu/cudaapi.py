@@ -114,7 +114,9 @@ def _rows():
             "shape: an int or tuple constant, a global/closure/module name, a local assigned once, "
             "arithmetic on those; every `shared.array(0, dtype)` aliases one buffer of the launch's "
             "`[grid, block, stream, nbytes]` bytes, as numba.cuda; dtype: bool, integer, float, "
-            "complex or a record dtype"),
+            "complex or a record dtype; in a `@cuda.jit(device=True)` function one array per "
+            "function, whichever call reaches it (numba.cuda: per function and signature), in an "
+            "`@xpu.jit` or `inline=\"always\"` function one per call, as numba.cuda inlines them"),
         Api("local.array", _G_MEM, "`local.array(shape, dtype)`: per-thread array", True,
             "shape as `shared.array`"),
         Api("const.array_like", _G_MEM, "`const.array_like(ary)`: a global array in constant memory", True,

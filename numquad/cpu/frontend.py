@@ -412,6 +412,21 @@ def _constant_default(value):
     return value is None or isinstance(value, (bool, int, float, complex, str))
 
 
+def _compiled_once(callee):
+    """Does numba.cuda compile *callee* (an ``@xpu.jit`` Dispatcher, or None) once and
+    call it, rather than inline it at each call: a ``@cuda.jit(device=True)``
+    function without ``inline="always"``? Its shared arrays are then one per
+    function, as numba.cuda emits them once (numquad's CUDA target runs it so)."""
+    foreign = getattr(callee, "_numquad_foreign", None)
+    if foreign is None:
+        return False
+    from ..xpu import is_cuda_function
+    if not is_cuda_function(foreign):
+        return False
+    inline = (getattr(foreign, "targetoptions", None) or {}).get("inline", "never")
+    return inline not in ("always", True)
+
+
 def _call_cycle(callee, pyfunc):
     """The ``@xpu.jit`` functions callee -> ... -> (the one of *pyfunc*) when *callee*
     calls back, directly or not, into *pyfunc*; else None."""
@@ -483,6 +498,9 @@ class Frontend:
         self._unroll_literal_loops(self.fn)
         self.ops_used = set()
         self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)
+        # (a numba.cuda device function's, callee, its name there) -> the one name of a
+        # shared array every inlined copy of that function uses (_inline_call)
+        self.shared_once = {}
         self.env.closure.update({"_nq_Wave": _ops.Wave, "_nq_np": np})
         self.env.closure.update(_cudaapi.helpers())
         _cudaapi.check_supported(self)
@@ -1205,6 +1223,7 @@ class Frontend:
                 bindings[p.arg] = v
         cfe = callee._target("cpu").frontend(consts=bindings)
         cfe.signatures = getattr(callee, "signatures", None) or []
+        cfe.callee = callee
         # a function passed as an argument (``apply(sq, x)``, numba.cuda's Dispatcher
         # argument) is bound only in an inlined copy: compiled on its own, the callee
         # would receive the numba.cuda object itself
@@ -1291,6 +1310,15 @@ class Frontend:
             p: a.id for p, a in zip(cfe.env.params, args)
             if isinstance(a, ast.Name) and p not in stored and p in rename}
         rename.update(direct)
+        if _compiled_once(getattr(cfe, "callee", None)):
+            # a numba.cuda device function (not inline="always") is compiled once, so
+            # its shared arrays (and those of the functions inlined into it) are one
+            # per function, whichever call reaches them; an inlined copy is one per
+            # call, as numba.cuda's inline="always" and @xpu.jit functions on CUDA
+            for n, a in cfe.allocs.items():
+                if a[0] == "shared":
+                    rename[n] = self.shared_once.setdefault(
+                        (cfe.callee, n), f"{_RESERVED}once{len(self.shared_once)}_{n.lstrip('_')}")
         glob = {}
 
         class Rename(ast.NodeTransformer):
