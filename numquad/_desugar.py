@@ -60,7 +60,7 @@ import re
 from . import ops as _ops
 from .errors import NumquadCompileError
 
-__all__ = ["lower", "check_returns", "loop_level", "is_temporary", "RESERVED"]
+__all__ = ["warp_function_arity", "warp_call_complaint", "lower", "check_returns", "loop_level", "is_temporary", "RESERVED"]
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"
@@ -405,6 +405,24 @@ def _cuda_barrier(obj):
         if cuda is not None and obj is getattr(cuda, name, None):
             return name
     return None
+
+
+def warp_function_arity(name):
+    """How many positional arguments numba.cuda's warp function *name* takes
+    (``shfl_down_sync(mask, value, delta)``: 3, no CUDA C++ ``width``;
+    ``ballot_sync(mask, pred)``: 2; ``activemask()``: 0)."""
+    if name in ("activemask", "lanemask_lt"):
+        return 0
+    return 2 if name.endswith(("ballot_sync", "all_sync", "any_sync", "eq_sync")) else 3
+
+
+def warp_call_complaint(name, call):
+    """The one wording, on every target, of a call of numba.cuda's warp function
+    *name* with other arguments than it takes; None where they fit."""
+    want = warp_function_arity(name)
+    if len(call.args) == want and not call.keywords:
+        return None
+    return f"cuda.{name} takes {want} positional argument(s); got {len(call.args) + len(call.keywords)}"
 
 
 def _check_barrier_arity(call, builtin, pyfunc):

@@ -197,8 +197,9 @@ _SHFL = {"shfl_sync": "shuffle", "shfl_up_sync": "shuffleUp", "shfl_down_sync": 
 class _CudaWarpFunctions(ast.NodeTransformer):
     """numba.cuda's warp functions as Wave ops (numba.cuda's return types)."""
 
-    def __init__(self, resolver):
+    def __init__(self, resolver, name, filename):
         self.r = resolver
+        self.name, self.filename = name, filename
         cuda = sys.modules.get("numba.cuda")
         self.table = {} if cuda is None else \
             {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in _CUDA_WARP if hasattr(cuda, n)}
@@ -220,6 +221,11 @@ class _CudaWarpFunctions(ast.NodeTransformer):
         if hit is None or hit[0] is not obj:
             return node
         name, a = hit[1], node.args
+        complaint = _desugar.warp_call_complaint(name, node)
+        if complaint:
+            # (the compiled targets' words; a 4th ``width`` was dropped here)
+            raise NumquadCompileError(f"{self.name}: {complaint} (python target)", self.filename,
+                                      getattr(node, "lineno", None))
 
         def P(src, **kw):
             e = ast.parse(src, mode="eval").body
@@ -1047,7 +1053,8 @@ class _Transformer(ast.NodeTransformer):
                 args = [self.visit(a) for a in node.args]
                 kws = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
                 return ast.copy_location(ast.Call(func=self.T("shared_array"),
-                                                  args=[ast.Constant((self.token, site))] + args,
+                                                  args=[ast.Constant((self.token, site, self.filename,
+                                                                      getattr(node, "lineno", None)))] + args,
                                                   keywords=kws), node)
             if b in ("grid", "gridsize"):
                 if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
@@ -1269,6 +1276,14 @@ class _Thread:
         if arr is None:
             arr = self._blk.shared[site] = _alloc(shape, dtype)
             arr[...] = _poison(arr.dtype)
+            total = sum(a.nbytes for a in self._blk.shared.values())
+            if total > _xpu._MAX_STATIC_SHARED:
+                # CUDA's limit, as the compiled targets check it before a launch (the
+                # python target counts the arrays a block reaches)
+                raise NumquadCompileError(
+                    f"the shared arrays of the kernel take {total} bytes; CUDA allows "
+                    f"{_xpu._MAX_STATIC_SHARED} bytes of static shared memory per block (more needs "
+                    f"dynamic shared memory, shared.array(0, dtype)) (python target)", site[2], site[3])
         return arr
 
     def local_array(self, shape=None, dtype=None):
@@ -1833,7 +1848,7 @@ def _compile(dispatcher):
     _control.fold_array_shapes(fdef, fn)      # constant shapes as literals, as on CUDA
     resolver = _Resolver(fn, _local_names(fdef))
     helpers = {}
-    fdef = _CudaWarpFunctions(resolver).visit(fdef)
+    fdef = _CudaWarpFunctions(resolver, dispatcher.__name__, dispatcher.filename).visit(fdef)
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,

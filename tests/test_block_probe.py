@@ -237,3 +237,41 @@ def test_the_ptx_has_one_shared_array_per_compiled_device_function():
         return sum(".shared" in ln and "_cudapy_smem" in ln for ln in ptx.splitlines())
     assert decls(k_rot_twice) == 1
     assert decls(k_rot_inlined_twice) == 2
+
+
+@xpu.jit
+def k_shfl_width(x, out):
+    t = cuda.threadIdx.x
+    out[t] = cuda.shfl_down_sync(0xFFFFFFFF, x[t], 1, 16)      # CUDA C++'s width
+
+
+@xpu.jit
+def k_ballot_extra(x, out):
+    t = cuda.threadIdx.x
+    out[t] = cuda.ballot_sync(0xFFFFFFFF, x[t] > 3, 12345)
+
+
+@xpu.jit
+def k_big_static_shared(out):
+    s = cuda.shared.array(13000, np.float32)                  # 52,000 bytes
+    t = cuda.threadIdx.x
+    s[t] = t
+    cuda.syncthreads()
+    out[t] = s[t]
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_warp_function_arity_and_the_shared_limit_on_every_target(target):
+    # a probe (twenty-third session): the python target dropped a 4th argument of
+    # shfl_down_sync (numba.cuda has no width), failed on ballot_sync's 3rd with an
+    # unrelated OverflowError, and ran a kernel over CUDA's 48 KiB of static shared
+    # memory, which the compiled targets refuse
+    x = np.arange(32, dtype=np.int32)
+    for k, name, want in ((k_shfl_width, "shfl_down_sync", 3), (k_ballot_extra, "ballot_sync", 2)):
+        out = np.full(32, -1, np.int32)
+        with pytest.raises(NumquadCompileError,
+                           match=rf"cuda\.{name} takes {want} positional argument\(s\); got {want + 1}"):
+            getattr(k, target)[1, 32](x, out)
+        np.testing.assert_array_equal(out, -1)
+    with pytest.raises(NumquadCompileError, match="take 52000 bytes; CUDA allows 49152"):
+        getattr(k_big_static_shared, target)[1, 32](np.zeros(32, np.float32))

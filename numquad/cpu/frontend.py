@@ -308,10 +308,9 @@ class _CudaSpellings(ast.NodeTransformer):
             return node
         name = hit[1]
         a = node.args
-        want = {"activemask": 0, "lanemask_lt": 0}.get(name, 2 if name.endswith(("ballot_sync", "all_sync",
-                                                                                  "any_sync", "eq_sync")) else 3)
-        if len(a) != want or node.keywords:
-            self.fe.error(f"cuda.{name} takes {want} positional argument(s); got {len(a)}", node)
+        complaint = _desugar.warp_call_complaint(name, node)
+        if complaint:
+            self.fe.error(complaint, node)
 
         def P(src, **kw):
             e = ast.parse(src, mode="eval").body
