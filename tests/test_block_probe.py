@@ -275,3 +275,51 @@ def test_warp_function_arity_and_the_shared_limit_on_every_target(target):
         np.testing.assert_array_equal(out, -1)
     with pytest.raises(NumquadCompileError, match="take 52000 bytes; CUDA allows 49152"):
         getattr(k_big_static_shared, target)[1, 32](np.zeros(32, np.float32))
+
+
+@cuda.jit(device=True, inline="always")
+def _next_of(t, v):
+    s = cuda.shared.array(64, np.float32)
+    s[t] = v
+    cuda.syncthreads()
+    r = s[(t + 1) % 32]
+    cuda.syncthreads()
+    return r
+
+
+@xpu.jit
+def k_two_calls_one_statement(x, out):
+    t = cuda.threadIdx.x
+    out[t] = _next_of(t, x[t]) + _next_of(t, x[t] * 2) * np.float32(3)
+
+
+@cuda.jit(device=True)
+def _bump(buf, t):
+    buf[t] += 1
+    cuda.syncthreads()
+    return buf[(t + 1) % 32]
+
+
+@xpu.jit
+def k_read_then_bump(buf, out):
+    t = cuda.threadIdx.x
+    out[t] = buf[t] + _bump(buf, t)
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_two_calls_with_barriers_in_one_statement_run_in_order(target, rng):
+    # the CPU target refused `f(t) + f(t)` (each call "runs before the rest of its
+    # statement"), though the calls keep Python's order when both are hoisted
+    x = rng.standard_normal(32).astype(np.float32)
+    out = np.full(32, -7.0, np.float32)
+    k = xpu.jit(debug=True)(k_two_calls_one_statement.py_func).cpu if target == "cpu-debug" else \
+        getattr(k_two_calls_one_statement, target)
+    k[1, 32](x, out)
+    nxt = np.roll(x, -1)
+    np.testing.assert_array_equal(out, nxt + (nxt * np.float32(2)) * np.float32(3))
+
+
+def test_a_read_before_a_call_that_writes_it_is_still_refused():
+    # Python reads buf[t] before _bump writes it; hoisted, the call would run first
+    with pytest.raises(NumquadCompileError, match=r"_bump\(buf, t\) runs before the rest of its statement"):
+        k_read_then_bump.cpu[1, 32](np.zeros(32), np.zeros(32))

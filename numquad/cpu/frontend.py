@@ -985,20 +985,28 @@ class Frontend:
                     n.comparators[1:] if isinstance(n, ast.Compare) else []
                 masked |= {id(m) for side in sides for m in ast.walk(side)}
         effects = [self._effects(n) for n in seq]
-        for k, n in enumerate(seq):
+
+        def is_hoisted(n):
             if not isinstance(n, ast.Call) or id(n) in masked:
-                continue
+                return False
             op = self.op_of(n)
-            hoisted = (op is not None and op.kind != "query") or (
-                self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE)
-            if not hoisted:
-                f = self.env.resolve(n.func)
-                hoisted = isinstance(f, Dispatcher) and _uses_wave_features(f)
-            if not hoisted:
-                continue
+            if (op is not None and op.kind != "query") or self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
+                return True
+            f = self.env.resolve(n.func)
+            return isinstance(f, Dispatcher) and _uses_wave_features(f)
+        hoisted_calls = [k for k, n in enumerate(seq) if is_hoisted(n)]
+        # what runs before a hoisted call both in Python's order and hoisted: an earlier
+        # hoisted call and what it evaluates (hoisted calls keep their order), so
+        # ``out[t] = f(t) + f(t)`` is two calls in Python's order
+        moved = set()
+        for k in hoisted_calls:
+            moved.update(range(start[id(seq[k])], k + 1))
+        for k in hoisted_calls:
+            n = seq[k]
             first = start[id(n)]
-            lr = any(e[0] for e in effects[:first])
-            lw = any(e[1] for e in effects[:first])
+            before = [effects[j] for j in range(first) if j not in moved]
+            lr = any(e[0] for e in before)
+            lw = any(e[1] for e in before)
             sr = any(e[0] for e in effects[first:k + 1])
             sw = any(e[1] for e in effects[first:k + 1])
             if (lw and (sr or sw)) or (sw and lr):
