@@ -172,24 +172,21 @@ def _slot(v, write):
     return r
 
 
-@cuda.jit(device=True)
-def _rot(t):
-    s = cuda.shared.array(7000, np.float32)            # 28,000 bytes
-    s[t] = t
-    cuda.syncthreads()
-    r = s[(t + 1) % 32]
-    cuda.syncthreads()
-    return r
+def _shifter(n):
+    """A device function's body: v through a shared array of n float32, read back
+    from the next thread."""
+    def shift(t, v):
+        s = cuda.shared.array(n, np.float32)
+        s[t] = v
+        cuda.syncthreads()
+        r = s[(t + 1) % 32]
+        cuda.syncthreads()
+        return r
+    return shift
 
 
-@cuda.jit(device=True, inline="always")
-def _rot_inlined(t):
-    s = cuda.shared.array(7000, np.float32)
-    s[t] = t
-    cuda.syncthreads()
-    r = s[(t + 1) % 32]
-    cuda.syncthreads()
-    return r
+_rot = cuda.jit(device=True)(_shifter(7000))                   # 28,000 bytes
+_rot_inlined = cuda.jit(device=True, inline="always")(_shifter(7000))
 
 
 @xpu.jit
@@ -199,20 +196,17 @@ def k_slot_two_calls(v, out):
     out[t, 1] = _slot(np.int32(0), t < 0)   # reads through the second: the same array
 
 
-@xpu.jit
-def k_rot_twice(out):
-    t = cuda.threadIdx.x
-    a = _rot(t)
-    b = _rot(t)
-    out[t] = a + b
+def _called_twice(f):
+    @xpu.jit
+    def k(out):
+        t = cuda.threadIdx.x
+        a = f(t, t)
+        b = f(t, t)
+        out[t] = a + b
+    return k
 
 
-@xpu.jit
-def k_rot_inlined_twice(out):
-    t = cuda.threadIdx.x
-    a = _rot_inlined(t)
-    b = _rot_inlined(t)
-    out[t] = a + b
+k_rot_twice, k_rot_inlined_twice = _called_twice(_rot), _called_twice(_rot_inlined)
 
 
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
@@ -277,14 +271,7 @@ def test_warp_function_arity_and_the_shared_limit_on_every_target(target):
         getattr(k_big_static_shared, target)[1, 32](np.zeros(32, np.float32))
 
 
-@cuda.jit(device=True, inline="always")
-def _next_of(t, v):
-    s = cuda.shared.array(64, np.float32)
-    s[t] = v
-    cuda.syncthreads()
-    r = s[(t + 1) % 32]
-    cuda.syncthreads()
-    return r
+_next_of = cuda.jit(device=True, inline="always")(_shifter(64))
 
 
 @xpu.jit
