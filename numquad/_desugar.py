@@ -60,7 +60,8 @@ import re
 from . import ops as _ops
 from .errors import NumquadCompileError
 
-__all__ = ["warp_function_arity", "warp_call_complaint", "lower", "check_returns", "loop_level", "is_temporary", "RESERVED"]
+__all__ = ["warp_function_arity", "warp_call_complaint", "lower", "check_returns", "loop_level", "is_temporary",
+           "RESERVED"]
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"

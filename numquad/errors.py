@@ -128,7 +128,8 @@ class NumquadIndexError(NumquadRuntimeError, IndexError):
     ``if i < n`` of a launch rounded up to whole blocks, raises this at its line, and
     nothing is written or read past the array; a ``debug=True`` build names the
     index too. ``a.flat[j]`` is checked against ``a.size``, and a negative ``j`` is
-    out of bounds there (Numba does not wrap it, on the CPU or in numba.cuda). The accesses of the device functions the kernel calls (``@xpu.jit``,
+    out of bounds there (Numba does not wrap it, on the CPU or in numba.cuda). The
+    accesses of the device functions the kernel calls (``@xpu.jit``,
     numba.cuda's, plain ``@numba.njit`` ones) are checked too: a release build
     raises at the line of the call, a debug build at the device function's line
     with the index.

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import ast
 import builtins as _builtins
-import copy
 import itertools
 import math
 import operator
