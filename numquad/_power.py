@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import math
 
-__all__ = ["NAME", "float_power", "rewrite"]
+__all__ = ["NAME", "float_power", "rewrite", "cpython_constant", "NOT_CONSTANT"]
 
 NAME = "_nq_pow"
 
@@ -86,6 +86,60 @@ class _Rewrite(ast.NodeTransformer):
         return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
 
 
+NOT_CONSTANT = object()
+
+#: CPython's compiler folds an integer result of ``*``, ``**`` or ``<<`` only up to
+#: this many bits (``MAX_INT_SIZE`` in CPython's Python/ast_opt.c)
+_MAX_INT_BITS = 128
+
+
+def cpython_constant(node):
+    """The value CPython's compiler folds the expression *node* into (numbers, with
+    unary and binary operators), else :data:`NOT_CONSTANT`. Numba and numba.cuda see
+    the folded constant: ``2 ** -1`` is the float 0.5 in their bytecode, ``~True``
+    the int -2. A fold that raises (``1 // 0``, ``0.0 ** -1``) or would grow an
+    integer past 128 bits is left to run."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) in (bool, int, float, complex) else NOT_CONSTANT
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert, ast.Not)):
+        v = cpython_constant(node.operand)
+        if v is NOT_CONSTANT:
+            return NOT_CONSTANT
+        try:
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)     # ~True
+                return {ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Invert: lambda: ~v,
+                        ast.Not: lambda: not v}[type(node.op)]()
+        except (TypeError, ValueError, ArithmeticError):
+            return NOT_CONSTANT
+    if isinstance(node, ast.BinOp):
+        a, b = cpython_constant(node.left), cpython_constant(node.right)
+        if a is NOT_CONSTANT or b is NOT_CONSTANT:
+            return NOT_CONSTANT
+        ints = isinstance(a, int) and isinstance(b, int)
+        op = type(node.op)
+        if ints and op is ast.Pow and b > 0 and a and abs(a).bit_length() > _MAX_INT_BITS // b:
+            return NOT_CONSTANT
+        if ints and op is ast.Mult and a and b and abs(a).bit_length() + abs(b).bit_length() > _MAX_INT_BITS:
+            return NOT_CONSTANT
+        if ints and op is ast.LShift and b > 0 and a and abs(a).bit_length() > _MAX_INT_BITS - b:
+            return NOT_CONSTANT
+        import operator
+        fn = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+              ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+              ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor}.get(op)
+        if fn is None:
+            return NOT_CONSTANT
+        try:
+            v = fn(a, b)
+        except (TypeError, ValueError, ArithmeticError):
+            return NOT_CONSTANT
+        return v if type(v) in (bool, int, float) else NOT_CONSTANT     # (a complex power: left)
+    return NOT_CONSTANT
+
+
 def _small_exponent(node):
     """``x ** 2``: a non-negative integer literal exponent never inverts."""
     r = node.right
@@ -98,6 +152,7 @@ def rewrite(tree, is_int_constant=lambda node: False):
     where the exponent is a non-negative integer literal or *is_int_constant* says
     the whole power is an integer constant (a shape such as ``TPB ** 2``); True when
     something changed."""
-    r = _Rewrite(lambda n: _small_exponent(n) or is_int_constant(n))
+    # (a power CPython folds, ``2 ** -1``, stays: compiled, it is the constant 0.5)
+    r = _Rewrite(lambda n: _small_exponent(n) or is_int_constant(n) or cpython_constant(n) is not NOT_CONSTANT)
     r.visit(tree)
     return r.changed

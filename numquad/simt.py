@@ -42,6 +42,7 @@ import numpy as np
 
 from . import _control
 from . import _desugar
+from . import _power
 from . import ops as _ops
 from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadError, NumquadTypeError
@@ -309,37 +310,12 @@ def _typed_constant(value, depth=0):
     return value
 
 
-_FOLDABLE = (ast.Add, ast.Sub, ast.Mult, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr,
-             ast.BitXor, ast.Pow, ast.FloorDiv, ast.Mod)
-
-
 def _fold(node):
-    """The Python value of a constant int/float expression (as CPython folds it), else _MISSING."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
-            and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
-        v = _fold(node.operand)
-        if v is _MISSING or (isinstance(node.op, ast.Invert) and not isinstance(v, int)):
-            return _MISSING
-        return -v if isinstance(node.op, ast.USub) else (+v if isinstance(node.op, ast.UAdd) else ~v)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _FOLDABLE):
-        a, b = _fold(node.left), _fold(node.right)
-        if a is _MISSING or b is _MISSING:
-            return _MISSING
-        try:
-            if isinstance(node.op, ast.Pow) and (abs(b) > 128 or b < 0):
-                return _MISSING
-            if isinstance(node.op, (ast.LShift, ast.RShift)) and (not isinstance(a, int) or b > 128):
-                return _MISSING
-            return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                    ast.LShift: lambda: a << b, ast.RShift: lambda: a >> b,
-                    ast.BitAnd: lambda: a & b, ast.BitOr: lambda: a | b,
-                    ast.BitXor: lambda: a ^ b, ast.Pow: lambda: a ** b,
-                    ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b}[type(node.op)]()
-        except (ZeroDivisionError, TypeError, ValueError, OverflowError):
-            return _MISSING
-    return _MISSING
+    """The Python value of a constant expression as CPython's compiler folds it (the
+    constant Numba and numba.cuda see: numquad/_power.py ``cpython_constant``), else
+    _MISSING."""
+    v = _power.cpython_constant(node)
+    return _MISSING if v is _power.NOT_CONSTANT else v
 
 
 _RANGE_TYPES = {}

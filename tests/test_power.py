@@ -187,3 +187,40 @@ def test_a_power_beside_an_op_in_one_statement(rng, debug):
     np.testing.assert_array_equal(out, ref)
     p = x.astype(np.float64) ** n
     np.testing.assert_allclose(out, p + np.repeat(p.reshape(2, 32).sum(axis=1), 32), rtol=1e-5, atol=1e-5)
+
+
+# -- powers of constants: the constant CPython's compiler folds (a probe, twenty-third
+# session: `2 ** -1` is 0.5 in the bytecode Numba and numba.cuda compile, but numquad
+# rebuilt it as a runtime integer power, 0, on every target) -------------------------
+
+_FOLDED = ("2 ** -1", "65535 ** -2", "7 // 2 ** -1", "1.1 ** -10", "2.0 ** -1074", "1.1 ** 8",
+           "~True", "not ~True", "-True + 2 ** 3", "(-2) ** -3", "2 ** 62 * 2")
+
+
+def _folded_kernel():
+    body = "\n".join(f"        out[{j}] = x[i] * 0 + ({e})" for j, e in enumerate(_FOLDED))
+    src = f"def k_folded(x, out):\n    i = xpu.grid(1)\n    if i == 0:\n{body}\n"
+    import pathlib
+    import tempfile
+    path = pathlib.Path(tempfile.mkdtemp()) / "k_folded.py"
+    path.write_text("from numquad import xpu\n\n@xpu.jit\n" + src)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("k_folded", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.k_folded
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_a_power_of_constants_is_the_constant_python_folds(target):
+    k = _folded_kernel()
+    out = np.full(len(_FOLDED), -7.5)
+    launch_on(target, k, 1, 32, np.ones(32), out)
+    # CPython's folded constant, as a float64 (x[i] * 0 + c)
+    want = [np.float64(eval(e)) for e in _FOLDED]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_the_ptx_of_a_folded_power_holds_the_constant():
+    ptx = _folded_kernel().inspect_ptx("void(float64[:], float64[:])", cc=(9, 0))
+    assert "0d3FE0000000000000" in ptx            # 2 ** -1 == 0.5
