@@ -1133,7 +1133,7 @@ def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
     from numquad.cpu import launch
     calls = []
 
-    def slow(b0, b1, gx, gy, gz, bx, by, bz):
+    def slow(b0, b1, gx, gy, gz, bx, by, bz, stop_at):
         calls.append((b0, b1))
         time.sleep(0.06 * (b1 - b0))             # a block takes longer than a piece's aim
 
@@ -1142,7 +1142,7 @@ def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
 
     calls.clear()
 
-    def fast(b0, b1, gx, gy, gz, bx, by, bz):
+    def fast(b0, b1, gx, gy, gz, bx, by, bz, stop_at):
         calls.append((b0, b1))
 
     launch.run_grid(fast, (), (200, 1, 1), (32, 1, 1))
@@ -1150,3 +1150,40 @@ def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
     assert calls[0] == (0, 1) and calls[-1][1] == 200
     assert all(a[1] == b[0] for a, b in zip(calls, calls[1:]))
     assert len(calls) < 200
+
+
+@pytest.mark.parametrize("grid", [1, 4096])
+def test_a_kernel_that_never_ends_stops_on_ctrl_c(tmp_path, grid):
+    """A lane that spins on a lock a lane of its own wave holds never ends on the CPU
+    (docs/semantics.md, "Memory between threads"), and its native loop did not see a
+    Ctrl-C: the interpreter hung (and on the worker pool, grid 4096, could not exit).
+    Every while loop of the kernel now tests the launch's stop flag."""
+    script = tmp_path / "spin.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, signal, threading
+        import numpy as np
+        signal.signal(signal.SIGINT, signal.default_int_handler)   # (see above)
+        from numba import cuda
+        from numquad import xpu
+
+        @xpu.jit
+        def spin(lock, counter):
+            while cuda.atomic.compare_and_swap(lock, 0, 1) != 0:
+                pass
+            counter[0] += 1
+            cuda.threadfence()
+            cuda.atomic.exch(lock, 0, 0)
+
+        lock, counter = np.zeros(1, np.int32), np.zeros(1, np.int32)
+        spin.cpu[1, 1](lock, counter)                   # compiled; one thread ends
+        lock[0] = 0
+        threading.Timer(3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            spin.cpu[{grid}, 32](lock, counter)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=600, env=child_env())
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "interrupted", r.stdout

@@ -41,7 +41,9 @@ before the counter so that they never meet the fixed helper names below:
                        the wave's first thread; ``_nq_w`` the wave in block mode
 ``_nq_b``, ``_nq_bix/y/z``  the block and its coordinates; :data:`BLOCK_PARAMS` the
                        block function's extra parameters (block range, grid and
-                       block dimensions)
+                       block dimensions, ``_nq_stop`` the address of the launch's
+                       stop flag, which ``_nq_stopped`` tests at the top of every
+                       ``while`` loop: numquad/cpu/interrupt.py)
 ``_nq_G``, ``_nq_GMAX``     lanes of the group a lane loop runs over (32, or the
                        block in block mode) and their upper bound
 ``_nq_tx/ty/tz``       ``threadIdx`` in a 2-D or 3-D block
@@ -92,6 +94,7 @@ from . import devicefn as _devicefn
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
 from . import private_atomics as _private
+from . import interrupt as _interrupt
 from .atomics import ATOMICS
 from .typing import STANDINS
 
@@ -103,7 +106,8 @@ __all__ = ["generate_block", "generate_shadow", "BLOCK_PARAMS"]
 W = _ops.WAVE
 L = "_nq_l"                 # the lane loop variable
 #: Extra parameters of every block function, after the user's.
-BLOCK_PARAMS = ("_nq_b0", "_nq_b1", "_nq_gdx", "_nq_gdy", "_nq_gdz", "_nq_bdx", "_nq_bdy", "_nq_bdz")
+BLOCK_PARAMS = ("_nq_b0", "_nq_b1", "_nq_gdx", "_nq_gdy", "_nq_gdz", "_nq_bdx", "_nq_bdy", "_nq_bdz",
+                "_nq_stop")
 
 _SCALAR_NAMES = {np.dtype(d): f"_nq_T_{np.dtype(d).name}" for d in _ops.VALUE_DTYPES}
 
@@ -429,6 +433,7 @@ def _namespace(fe):
         "_nq_sok": _bounds.lane_store_ok, "_nq_lsc": _bounds.check_store_slot,
         "_nq_stm": _intr.lane_store_if,
         "_nq_mcopy": _intr.mask_copy, "_nq_mandnot": _intr.mask_andnot,
+        "_nq_stopped": _interrupt.stopped,
     })
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
@@ -1634,7 +1639,24 @@ class _BlockGen:
                              body=block_ids + [wave_loop], orelse=[])
         fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [block_loop] + merge, line)
         _located([fn], line)
+        _StopPolls().visit(fn)
         return fn
+
+
+class _StopPolls(ast.NodeVisitor):
+    """``if _nq_stopped(_nq_stop): return`` first in every ``while`` loop of a block
+    function: a Ctrl-C stops a loop that never ends (numquad/cpu/interrupt.py)."""
+
+    def visit_While(self, node):
+        self.generic_visit(node)
+        poll = ast.If(test=_call("_nq_stopped", _name("_nq_stop")), body=[ast.Return(value=None)], orelse=[])
+        for n in ast.walk(poll):                    # at the loop's line
+            if "lineno" in n._attributes:
+                ast.copy_location(n, node)
+        node.body.insert(0, poll)
+
+    def visit_Lambda(self, node):                    # (its own scope: no stop flag)
+        return None
 
 
 class _CheckedLoads(ast.NodeTransformer):
@@ -1701,7 +1723,7 @@ class _CheckedLoads(ast.NodeTransformer):
                 # (``a.flat[j]``: a's size, from shape_of)
                 root = arr[:-5] if arr.endswith(".flat") else arr
                 shape = _const(None) if root in assigned or not root.isidentifier() else \
-                    _call("_nq_shp", ast.parse(arr, mode="eval").body)
+                    _call("_nq_shp", _name(arr) if root == arr else ast.Attribute(_name(root), "flat", ast.Load()))
                 out.append(ast.Expr(_call("_nq_lsc" if store else "_nq_lbc", _name("_nq_lb"), _const(s),
                                           _const(k), _const(line), shape)))
         return out

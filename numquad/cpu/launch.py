@@ -25,6 +25,8 @@ import time
 
 import numba
 
+from . import interrupt as _interrupt
+
 __all__ = ["run_grid"]
 
 _pool = None
@@ -91,19 +93,24 @@ def run_grid(block_fn, args, grid, block, threads=None):
     workers = numba.get_num_threads() if threads is None else threads
     per_piece = max(1, _PIECE_THREADS // nthreads)
     # below ~64k threads of work, fan-out costs more than it saves
+    flag, stop_at = _interrupt.new_flag()       # every while loop of the kernel tests it
     if workers <= 1 or nblocks < 2 or nblocks * nthreads < 65536:
         start = 0
-        if nblocks > 1:
-            # block 0 alone, timed: the rest in pieces of about _PIECE_SECONDS each, so
-            # that a Ctrl-C stops a launch of few threads and long loops within about
-            # a block's time (16 blocks of 256 threads were one native call of 19 s)
-            t0 = time.perf_counter()
-            block_fn(*args, 0, 1, *grid, *block)
-            took = time.perf_counter() - t0
-            per_piece = min(per_piece, max(1, int(_PIECE_SECONDS / max(took, 1e-9))))
-            start = 1
-        for b0 in range(start, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
-            block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block)
+        with _interrupt.main_launch(flag):          # a Ctrl-C sets the flag (cpu/interrupt.py)
+            if nblocks > 1:
+                # block 0 alone, timed: the rest in pieces of about _PIECE_SECONDS each,
+                # so that a Ctrl-C stops a launch of few threads and long loops within
+                # about a block's time (16 blocks of 256 threads were one native call
+                # of 19 s); the flag stops a loop that never ends
+                t0 = time.perf_counter()
+                block_fn(*args, 0, 1, *grid, *block, stop_at)
+                _interrupt.check(flag)
+                took = time.perf_counter() - t0
+                per_piece = min(per_piece, max(1, int(_PIECE_SECONDS / max(took, 1e-9))))
+                start = 1
+            for b0 in range(start, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
+                block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block, stop_at)
+                _interrupt.check(flag)
         return
     chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))
     # chunk k is blocks nblocks * k // chunks up to the next chunk's start (computed
@@ -117,9 +124,10 @@ def run_grid(block_fn, args, grid, block, threads=None):
             if k >= chunks:
                 return
             try:
-                block_fn(*args, nblocks * k // chunks, nblocks * (k + 1) // chunks, *grid, *block)
+                block_fn(*args, nblocks * k // chunks, nblocks * (k + 1) // chunks, *grid, *block, stop_at)
             except BaseException:
                 stop.set()                          # the other workers stop too
+                flag.value = 1
                 raise
 
     pool = _executor()
@@ -133,6 +141,7 @@ def run_grid(block_fn, args, grid, block, threads=None):
             f.result()      # re-raises the first error in the caller
     except BaseException:   # an error, or a KeyboardInterrupt in the caller
         stop.set()
+        flag.value = 1      # a loop of the kernel returns at its next iteration
         concurrent.futures.wait(futures)            # each ends its piece, then returns
         raise
     finally:

@@ -1,0 +1,137 @@
+"""Ctrl-C inside a running CPU kernel.
+
+A kernel runs as native code; Python runs its SIGINT handler only between
+bytecodes, so a kernel whose loop never ends (a lane spinning on a lock that a
+lane of its own wave holds: docs/semantics.md, "Memory between threads") could
+not be stopped, and on the worker pool its threads kept the interpreter from
+exiting. Every launch now passes the address of a stop flag (an int32) to the block
+function, and each ``while`` loop of the generated code tests it at the top of every
+iteration (:func:`stopped`, one relaxed atomic load): a set flag returns from the
+block function at once.
+
+Who sets it:
+
+- a launch on the worker pool (cpu/launch.py): the calling thread, when its wait
+  is interrupted (KeyboardInterrupt) or a worker fails;
+- a launch on the main thread, which is in native code when the signal comes: a
+  watcher thread, woken by the byte that Python's C-level signal handler writes to
+  the wakeup fd (``signal.set_wakeup_fd``; a wakeup fd set before, asyncio's, gets
+  every byte passed on). It sets the flag of the main thread's running launch
+  where SIGINT's handler is Python's default one (a program's own handler decides
+  for itself: its kernels run on).
+
+The launch then raises ``KeyboardInterrupt`` (cpu/launch.py ``check``): a launch
+that returned early never returns normally.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+__all__ = ["stopped", "new_flag", "main_launch", "check"]
+
+
+@intrinsic
+def stopped(typingctx, addr):
+    """``stopped(addr)``: is the int32 at address *addr* (an int64) non-zero? A
+    relaxed atomic load, which LLVM may not hoist out of the loop that tests it."""
+    def codegen(context, builder, sig, args):
+        ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(32)))
+        v = builder.load_atomic(ptr, "monotonic", 4)
+        return builder.icmp_unsigned("!=", v, ir.Constant(ir.IntType(32), 0))
+    return types.boolean(addr), codegen
+
+
+_local = threading.local()
+
+
+def new_flag():
+    """(the calling thread's stop flag, cleared, and its address as the block
+    function takes it): one per thread, since a thread runs one launch at a time."""
+    got = getattr(_local, "flag", None)
+    if got is None:
+        flag = ctypes.c_int32(0)
+        got = _local.flag = (flag, ctypes.addressof(flag))
+    got[0].value = 0
+    return got
+
+
+def check(flag):
+    """After a native call of a launch: a set flag means the launch stopped early."""
+    if flag.value:
+        raise KeyboardInterrupt("the kernel launch was interrupted")
+
+
+_lock = threading.Lock()
+_state = {"pid": None, "flag": None}
+
+
+def _watch(fd_read, forward):
+    while True:
+        try:
+            data = os.read(fd_read, 512)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not data:
+            return
+        if forward is not None:
+            try:
+                os.write(forward, data)
+            except OSError:
+                pass
+        if signal.SIGINT in data and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            flag = _state["flag"]
+            if flag is not None:
+                flag.value = 1
+
+
+def _install():
+    """The wakeup fd and its watcher, once per process (and again in a forked
+    child, which has no watcher thread); only the main thread may install them."""
+    if _state["pid"] == os.getpid():
+        return True
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (ValueError, OSError, AttributeError):
+        return False
+    threading.Thread(target=_watch, args=(r, old if old >= 0 else None), name="numquad-sigint",
+                     daemon=True).start()
+    _state["pid"] = os.getpid()
+    return True
+
+
+class main_launch:
+    """``with main_launch(flag):`` around a launch's native calls on the calling
+    thread: where that is the main thread, a Ctrl-C sets *flag*."""
+
+    __slots__ = ("flag", "prev", "on")
+
+    def __init__(self, flag):
+        self.flag = flag
+        self.on = threading.current_thread() is threading.main_thread()
+
+    def __enter__(self):
+        if self.on:
+            with _lock:
+                self.on = _install()
+            if self.on:
+                self.prev, _state["flag"] = _state["flag"], self.flag
+        return self
+
+    def __exit__(self, *exc):
+        if self.on:
+            _state["flag"] = self.prev
+        return False
