@@ -427,6 +427,11 @@ def _nq_intfn(fn, *args):
         if len(args) == 2:
             return _round_to(x, args[1])
         return _float_to_int(np.int64, _TO_INT[fn](np.float64(x)))
+    if fn is round and len(args) == 1 and isinstance(x, (np.integer, np.bool_)):
+        # numba.cuda's round takes floats only: an integer converts to the case
+        # Numba's typing picks (float32 where that is safe), then rounds to int64
+        t = np.float32 if isinstance(x, _SAFE_TO_F32) else np.float64
+        return _float_to_int(np.int64, np.rint(t(x)))
     return fn(*args)
 
 
@@ -575,6 +580,10 @@ def _nq_binop(opname, a, b, inplace=False):
     elif isinstance(b, np.floating) and isinstance(a, np.integer):
         if isinstance(a, np.uint16) and isinstance(b, np.float32):
             b = np.float64(b)
+    if fn is operator.truediv and isinstance(a, (np.integer, np.bool_)) and isinstance(b, (np.integer, np.bool_)):
+        # Numba's int / int: each operand to float64 (uint64 / int64 too: not both to int64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.float64(a) / np.float64(b)
     both_bool = isinstance(a, np.bool_) and isinstance(b, np.bool_)
     if isinstance(a, (np.integer, np.bool_)) and isinstance(b, (np.integer, np.bool_)) and \
             not (both_bool and fn in (operator.and_, operator.or_, operator.xor)):
@@ -650,6 +659,19 @@ def _nq_cmp(opname, a, b):
              not isinstance(a, (bool, np.bool_))):
         a, b = np.float64(a), np.float64(b)
     return _CMPOPS[opname](a, b)
+
+
+def _nq_cmpchain(ops, a, *later):
+    """``a <op0> b <op1> c ...``: each link as :func:`_nq_cmp`, *later* the operands
+    after the first as functions called in order while the links hold."""
+    r = True
+    for op, get in zip(ops, later):
+        b = get()
+        r = _nq_cmp(op, a, b)
+        if not r:
+            return r
+        a = b
+    return r
 
 
 def _nq_store(value, ary, idx):
@@ -946,6 +968,18 @@ class _Transformer(ast.NodeTransformer):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_cmp", ast.Load()), args=[
                 ast.Constant(type(node.ops[0]).__name__), node.left, node.comparators[0]],
                 keywords=[]), node)
+        if all(type(op).__name__ in _CMPOPS for op in node.ops):
+            # a chain: each link through _nq_cmp, a later operand evaluated only where
+            # the links before it hold (Python's order; a later operand holds no op)
+            lazy = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                                  kw_defaults=[], kwarg=None, defaults=[]), body=c)
+                    for c in node.comparators]
+            call = ast.Call(func=ast.Name("__nq_cmpchain", ast.Load()), args=[
+                ast.Constant(tuple(type(op).__name__ for op in node.ops)), node.left] + lazy, keywords=[])
+            for n in ast.walk(call):
+                if "lineno" in n._attributes:
+                    ast.copy_location(n, node)
+            return call
         return node
 
     def visit_BinOp(self, node):
@@ -1827,7 +1861,7 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod,
+             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod, "__nq_cmpchain": _nq_cmpchain,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
              "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}

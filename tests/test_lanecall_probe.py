@@ -347,3 +347,42 @@ def test_globals_division_and_divmod_take_numbas_types(target, rng):
         a, b = u64.astype(np.float64), s64.astype(np.float64)
         np.testing.assert_array_equal(o[5], np.floor_divide(a, b))
         np.testing.assert_array_equal(o[6], np.remainder(a, b))
+
+
+@xpu.jit
+def k_chains_round_div(s, u, i8, b, o_chain, o_div, o_round):
+    i = xpu.grid(1)
+    if i < s.size:
+        o_chain[0, i] = s[i] == u[i] == u[i]       # a chain: each link as Numba compares
+        o_chain[1, i] = s[i] < u[i] <= u[i]
+        o_div[i] = u[i] / s[i]                     # each operand to float64
+        o_round[0, i] = round(s[i])                # an integer rounds through a float
+        o_round[1, i] = round(i8[i])
+        o_round[2, i] = round(b[i])
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_chains_integer_division_and_round_of_integers_follow_numba(target, rng):
+    # a probe (twenty-third session): the python target compared a chain exactly (a
+    # uint64 and an int64 meet in float64 in Numba), divided uint64 by int64 in int64s
+    # and returned round(int) exactly (numba.cuda's round takes floats)
+    n = 40
+    s = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+    u = rng.integers(0, 2**64 - 1, n, dtype=np.uint64)
+    s[:3] = (2**63 - 1, -3, 2**62 + 12345)
+    u[:3] = (2**63, 2**64 - 1, 7)
+    i8 = rng.integers(-128, 128, n).astype(np.int8)
+    b = rng.random(n) < 0.5
+    o_chain = np.full((2, n), 7, np.int64)
+    o_div = np.full(n, 7.5)
+    o_round = np.full((3, n), 7, np.int64)
+    _launch(k_chains_round_div, target, 1, 64)(s, u, i8, b, o_chain, o_div, o_round)
+    sf, uf = s.astype(np.float64), u.astype(np.float64)
+    np.testing.assert_array_equal(o_chain[0], (sf == uf) & (uf == uf))
+    np.testing.assert_array_equal(o_chain[1], (sf < uf) & (uf <= uf))
+    np.testing.assert_array_equal(o_div, uf / sf)
+    # (float64(2**63 - 1) is 2**63: it saturates, as docs/semantics.md converts)
+    want = [2**63 - 1 if v >= 2.0**63 else int(v) for v in np.rint(sf)]
+    np.testing.assert_array_equal(o_round[0], np.array(want, np.int64))
+    np.testing.assert_array_equal(o_round[1], i8.astype(np.int64))
+    np.testing.assert_array_equal(o_round[2], b.astype(np.int64))
