@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _builtins
+import copy
 import itertools
 import math
 import operator
@@ -697,14 +698,14 @@ def _nq_range(*args):
 _UNIFIED = {}
 
 
-def _nq_minmax(fn, *args):
-    """``max``/``min`` of scalars with their types unified as Numba's typing unifies
-    them (``max(int64, uint64)`` compares and returns float64s)."""
+def _unified_dtype(args):
+    """The NumPy dtype of Numba's unification of the scalars *args*' types (int64
+    with uint64: float64), or None where Numba has none (or one is no scalar)."""
     if not all(isinstance(a, (bool, int, float, np.bool_, np.integer, np.floating)) for a in args):
-        return fn(*args)
+        return None
     key = tuple(type(a) for a in args)
-    dt = _UNIFIED.get(key)
-    if dt is None:
+    dt = _UNIFIED.get(key, _MISSING)
+    if dt is _MISSING:
         from numba import typeof
         from numba.core import types as nbt
         from numba.core.registry import cpu_target
@@ -713,6 +714,57 @@ def _nq_minmax(fn, *args):
         unified = cpu_target.typing_context.unify_types(*tys)
         dt = _UNIFIED[key] = None if unified is None else \
             np.dtype(np.bool_) if unified == nbt.boolean else np.dtype(str(unified))
+    return dt
+
+
+def _nq_boolop(is_or, thunks, peeks):
+    """``a or b or ...`` (``and``: *is_or* False) with the type Numba gives it, all the
+    operands' types unified: the operands run in Python's order while the result is
+    open; an operand not run is peeked where it is a constant or a name (*peeks*)."""
+    vals = []
+    for t in thunks:
+        v = t()
+        vals.append(v)
+        if (bool(v) if is_or else not bool(v)):
+            break
+    v, others = vals[-1], vals[:-1]
+    for peek in peeks[len(vals):]:
+        if peek is None:
+            return v
+        try:
+            others.append(peek())
+        except Exception:               # noqa: BLE001 - a name not bound on this path
+            return v
+    dt = _unified_dtype([v] + others)
+    return v if dt is None or (isinstance(v, np.generic) and v.dtype == dt) else dt.type(v)
+
+
+def _nq_abs(x):
+    """``abs(x)``: of a bool, Numba's int8."""
+    return np.int8(x) if isinstance(x, (bool, np.bool_)) else abs(x)
+
+
+def _nq_pick(c, then, other, peek_then, peek_other):
+    """``then() if c else other()`` with the type Numba gives the expression: both
+    sides' types unified (``x_f32 if c else 0`` is a float64, ``x_i8 if c else 1000``
+    an int64), where the side not taken is a constant or a name (*peek_*: it read
+    without side effects; None where it is anything else: the taken side's type)."""
+    v = then() if c else other()
+    peek = peek_other if c else peek_then
+    if peek is None:
+        return v
+    try:
+        w = peek()
+    except Exception:                   # noqa: BLE001 - a name not bound on this path
+        return v
+    dt = _unified_dtype((v, w))
+    return v if dt is None or (isinstance(v, np.generic) and v.dtype == dt) else dt.type(v)
+
+
+def _nq_minmax(fn, *args):
+    """``max``/``min`` of scalars with their types unified as Numba's typing unifies
+    them (``max(int64, uint64)`` compares and returns float64s)."""
+    dt = _unified_dtype(args)
     if dt is None:
         return fn(*args)
     if len(args) == 2 and dt.kind == "f" and all(isinstance(a, (float, np.floating)) for a in args):
@@ -957,6 +1009,51 @@ class _Transformer(ast.NodeTransformer):
                                                                  ast.Load()), args=[node], keywords=[]), node)
         return node
 
+    @staticmethod
+    def _thunk(body):
+        return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                             kw_defaults=[], kwarg=None, defaults=[]), body=body)
+
+    def _peek(self, side):
+        """A function reading *side* where that has no effect (a constant, a literal's
+        call, a name), else None."""
+        cheap = isinstance(side, (ast.Name, ast.Constant)) or (
+            isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute) and
+            isinstance(side.func.value, ast.Name) and side.func.value.id == "__nq_np" and
+            all(isinstance(a, ast.Constant) for a in side.args))
+        return self._thunk(copy.deepcopy(side)) if cheap else ast.Constant(None)
+
+    @staticmethod
+    def _switches(*sides):
+        return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for side in sides for n in ast.walk(side))
+
+    @staticmethod
+    def _at(call, node):
+        for n in ast.walk(call):
+            if "lineno" in n._attributes:
+                ast.copy_location(n, node)
+        return call
+
+    def visit_IfExp(self, node):
+        """``x if c else y`` through :func:`_nq_pick`, which gives it Numba's unified
+        type, where neither side holds an op (a thread's switch point)."""
+        node = self.generic_visit(node)
+        if self._switches(node.body, node.orelse):
+            return node
+        return self._at(ast.Call(func=ast.Name("__nq_pick", ast.Load()), args=[
+            node.test, self._thunk(node.body), self._thunk(node.orelse), self._peek(node.body),
+            self._peek(node.orelse)], keywords=[]), node)
+
+    def visit_BoolOp(self, node):
+        """``a or b`` / ``a and b`` through :func:`_nq_boolop` (Numba's unified type)."""
+        node = self.generic_visit(node)
+        if self._switches(*node.values):
+            return node
+        return self._at(ast.Call(func=ast.Name("__nq_boolop", ast.Load()), args=[
+            ast.Constant(isinstance(node.op, ast.Or)),
+            ast.List(elts=[self._thunk(v) for v in node.values], ctx=ast.Load()),
+            ast.List(elts=[self._peek(v) for v in node.values], ctx=ast.Load())], keywords=[]), node)
+
     def visit_Compare(self, node):
         """A single ``a <op> b`` through :func:`_nq_cmp` (Numba's mixed-sign rule); a
         chain ``a < b < c`` stays Python's."""
@@ -1147,6 +1244,10 @@ class _Transformer(ast.NodeTransformer):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_math", ast.Load()),
                                               args=[self.visit(f)] + [self.visit(a) for a in node.args],
                                               keywords=[]), node)
+        if obj is abs and len(node.args) == 1 and not node.keywords:
+            # Numba's abs of a bool is an int8 (NumPy's keeps the bool)
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_abs", ast.Load()),
+                                              args=[self.visit(node.args[0])], keywords=[]), node)
         if obj is divmod and len(node.args) == 2 and not node.keywords:
             return ast.copy_location(ast.Call(func=ast.Name("__nq_divmod", ast.Load()),
                                               args=[self.visit(a) for a in node.args], keywords=[]), node)
@@ -1861,7 +1962,7 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod, "__nq_cmpchain": _nq_cmpchain,
+             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod, "__nq_cmpchain": _nq_cmpchain, "__nq_pick": _nq_pick, "__nq_abs": _nq_abs, "__nq_boolop": _nq_boolop,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
              "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}

@@ -386,3 +386,36 @@ def test_chains_integer_division_and_round_of_integers_follow_numba(target, rng)
     np.testing.assert_array_equal(o_round[0], np.array(want, np.int64))
     np.testing.assert_array_equal(o_round[1], i8.astype(np.int64))
     np.testing.assert_array_equal(o_round[2], b.astype(np.int64))
+
+
+@xpu.jit
+def k_unified(x, u8, i8, c, o):
+    i = xpu.grid(1)
+    if i < x.size:
+        o[0, i] = (x[i] if c[i] else 0) * np.float32(0.1)      # float32 with int64: float64
+        o[1, i] = abs(i8[i] if c[i] else 1000)                  # int8 with int64: int64
+        o[2, i] = ~(u8[i] or -1)                                # uint8 with int64: int64
+        o[3, i] = ~abs(c[i])                                    # abs of a bool: int8
+        o[4, i] = (c[i] and 2.5) + np.float32(0.1)              # bool with float64
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_conditional_expressions_and_or_take_numbas_unified_type(target, rng):
+    # a probe (twenty-third session): the python target kept the type of the side that
+    # ran, where Numba (and numba.cuda) give the expression both sides' unified type
+    n = 40
+    x = rng.standard_normal(n).astype(np.float32)
+    u8 = rng.integers(0, 256, n).astype(np.uint8)
+    u8[:2] = (0, 200)
+    i8 = rng.integers(-128, 128, n).astype(np.int8)
+    i8[0] = -128
+    c = rng.random(n) < 0.5
+    c[:2] = True
+    o = np.full((5, n), -7.5)
+    _launch(k_unified, target, 1, 64)(x, u8, i8, c, o)
+    f64 = np.where(c, x.astype(np.float64), 0.0)
+    np.testing.assert_array_equal(o[0], f64 * np.float64(np.float32(0.1)))
+    np.testing.assert_array_equal(o[1], np.abs(np.where(c, i8.astype(np.int64), 1000)))
+    np.testing.assert_array_equal(o[2], ~np.where(u8 != 0, u8.astype(np.int64), -1))
+    np.testing.assert_array_equal(o[3], ~c.astype(np.int64))
+    np.testing.assert_array_equal(o[4], np.where(c, 2.5, 0.0) + np.float64(np.float32(0.1)))
