@@ -1065,7 +1065,7 @@ class _Transformer(ast.NodeTransformer):
             return ast.copy_location(ast.Call(func=ast.Name("__nq_cmp", ast.Load()), args=[
                 ast.Constant(type(node.ops[0]).__name__), node.left, node.comparators[0]],
                 keywords=[]), node)
-        if all(type(op).__name__ in _CMPOPS for op in node.ops):
+        if all(type(op).__name__ in _CMPOPS for op in node.ops) and not self._switches(*node.comparators):
             # a chain: each link through _nq_cmp, a later operand evaluated only where
             # the links before it hold (Python's order; a later operand holds no op)
             lazy = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
