@@ -654,12 +654,12 @@ _OPS = [
        "The number of lanes in a wave: 32 on every target, as uint32.",
        "-> 32", query="width"),
     Op("Wave", "prefixSum", "scan", ("value",),
-       "Exclusive sum over the active lanes below this one (lane 0 gets 0); "
+       "Exclusive sum over the active lanes below this one (the lowest active lane gets 0); "
        "inactive lanes are skipped. Integers wrap; a bool counts true lanes "
        "(uint32); floats add in the fixed log-step order.",
        "[1 2 3 4 ...] -> [0 1 3 6 ...]", combine="add"),
     Op("Wave", "prefixProduct", "scan", ("value",),
-       "Exclusive product over the active lanes below this one (lane 0 gets 1); "
+       "Exclusive product over the active lanes below this one (the lowest active lane gets 1); "
        "inactive lanes are skipped.",
        "[2 3 4 5 ...] -> [1 2 6 24 ...]", combine="mul"),
     Op("Wave", "ballot", "ballot", ("pred",),
@@ -696,22 +696,22 @@ _OPS = [
        "Bitwise XOR over the active lanes, in every active lane.",
        "[1 3 4 ...] -> [6 6 6 ...]", types="bitwise", combine="xor"),
     Op("Wave", "prefixMin", "scan", ("value",),
-       "Exclusive minimum over the active lanes below this one (lane 0 gets the "
+       "Exclusive minimum over the active lanes below this one (the lowest active lane gets the "
        "type's maximum, +inf for floats).",
        "[3 1 2 ...] -> [MAX 3 1 ...]", combine="min"),
     Op("Wave", "prefixMax", "scan", ("value",),
-       "Exclusive maximum over the active lanes below this one (lane 0 gets the "
+       "Exclusive maximum over the active lanes below this one (the lowest active lane gets the "
        "type's minimum, -inf for floats).",
        "[3 1 4 ...] -> [MIN 3 3 ...]", combine="max"),
     Op("Wave", "prefixAnd", "scan", ("value",),
-       "Exclusive bitwise AND over the active lanes below this one (lane 0 gets "
+       "Exclusive bitwise AND over the active lanes below this one (the lowest active lane gets "
        "all ones).",
        "[7 6 4 ...] -> [~0 7 6 ...]", types="bitwise", combine="and"),
     Op("Wave", "prefixOr", "scan", ("value",),
-       "Exclusive bitwise OR over the active lanes below this one (lane 0 gets 0).",
+       "Exclusive bitwise OR over the active lanes below this one (the lowest active lane gets 0).",
        "[1 2 4 ...] -> [0 1 3 ...]", types="bitwise", combine="or"),
     Op("Wave", "prefixXor", "scan", ("value",),
-       "Exclusive bitwise XOR over the active lanes below this one (lane 0 gets 0).",
+       "Exclusive bitwise XOR over the active lanes below this one (the lowest active lane gets 0).",
        "[1 3 4 ...] -> [0 1 2 ...]", types="bitwise", combine="xor"),
     Op("Wave", "countBits", "ballot", ("pred",),
        "The number of active lanes whose predicate is true (uint32), in every lane.",

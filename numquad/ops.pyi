@@ -316,7 +316,7 @@ class Wave:
     def prefixSum(value: _Value_bool) -> np.uint32:  # type: ignore[overload-overlap]
         """Wave.prefixSum(value)
 
-        Exclusive sum over the active lanes below this one (lane 0 gets 0); inactive lanes are skipped. Integers wrap; a bool counts true lanes (uint32); floats add in the fixed log-step order.
+        Exclusive sum over the active lanes below this one (the lowest active lane gets 0); inactive lanes are skipped. Integers wrap; a bool counts true lanes (uint32); floats add in the fixed log-step order.
 
         Example: [1 2 3 4 ...] -> [0 1 3 6 ...]
         """
@@ -326,7 +326,7 @@ class Wave:
     def prefixSum(value: _ValueT_no_bool) -> _ValueT_no_bool:
         """Wave.prefixSum(value)
 
-        Exclusive sum over the active lanes below this one (lane 0 gets 0); inactive lanes are skipped. Integers wrap; a bool counts true lanes (uint32); floats add in the fixed log-step order.
+        Exclusive sum over the active lanes below this one (the lowest active lane gets 0); inactive lanes are skipped. Integers wrap; a bool counts true lanes (uint32); floats add in the fixed log-step order.
 
         Example: [1 2 3 4 ...] -> [0 1 3 6 ...]
         """
@@ -335,7 +335,7 @@ class Wave:
     def prefixProduct(value: _ValueT) -> _ValueT:
         """Wave.prefixProduct(value)
 
-        Exclusive product over the active lanes below this one (lane 0 gets 1); inactive lanes are skipped.
+        Exclusive product over the active lanes below this one (the lowest active lane gets 1); inactive lanes are skipped.
 
         Example: [2 3 4 5 ...] -> [1 2 6 24 ...]
         """
@@ -445,7 +445,7 @@ class Wave:
     def prefixMin(value: _ValueT) -> _ValueT:
         """Wave.prefixMin(value)
 
-        Exclusive minimum over the active lanes below this one (lane 0 gets the type's maximum, +inf for floats).
+        Exclusive minimum over the active lanes below this one (the lowest active lane gets the type's maximum, +inf for floats).
 
         Example: [3 1 2 ...] -> [MAX 3 1 ...]
         """
@@ -454,7 +454,7 @@ class Wave:
     def prefixMax(value: _ValueT) -> _ValueT:
         """Wave.prefixMax(value)
 
-        Exclusive maximum over the active lanes below this one (lane 0 gets the type's minimum, -inf for floats).
+        Exclusive maximum over the active lanes below this one (the lowest active lane gets the type's minimum, -inf for floats).
 
         Example: [3 1 4 ...] -> [MIN 3 3 ...]
         """
@@ -463,7 +463,7 @@ class Wave:
     def prefixAnd(value: _BitwiseT) -> _BitwiseT:
         """Wave.prefixAnd(value)
 
-        Exclusive bitwise AND over the active lanes below this one (lane 0 gets all ones).
+        Exclusive bitwise AND over the active lanes below this one (the lowest active lane gets all ones).
 
         Example: [7 6 4 ...] -> [~0 7 6 ...]
         """
@@ -472,7 +472,7 @@ class Wave:
     def prefixOr(value: _BitwiseT) -> _BitwiseT:
         """Wave.prefixOr(value)
 
-        Exclusive bitwise OR over the active lanes below this one (lane 0 gets 0).
+        Exclusive bitwise OR over the active lanes below this one (the lowest active lane gets 0).
 
         Example: [1 2 4 ...] -> [0 1 3 ...]
         """
@@ -481,7 +481,7 @@ class Wave:
     def prefixXor(value: _BitwiseT) -> _BitwiseT:
         """Wave.prefixXor(value)
 
-        Exclusive bitwise XOR over the active lanes below this one (lane 0 gets 0).
+        Exclusive bitwise XOR over the active lanes below this one (the lowest active lane gets 0).
 
         Example: [1 3 4 ...] -> [0 1 2 ...]
         """
