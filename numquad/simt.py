@@ -1962,7 +1962,8 @@ def _compile(dispatcher):
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
     fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod, "__nq_cmpchain": _nq_cmpchain, "__nq_pick": _nq_pick, "__nq_abs": _nq_abs, "__nq_boolop": _nq_boolop,
+             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod,
+             "__nq_cmpchain": _nq_cmpchain, "__nq_pick": _nq_pick, "__nq_abs": _nq_abs, "__nq_boolop": _nq_boolop,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
              "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}

@@ -83,6 +83,10 @@ _PIECE_THREADS = 1 << 22
 #: first block, timed).
 _PIECE_SECONDS = 0.05
 
+#: A launch of fewer threads than this on the calling thread is one native call (a
+#: few hundred threads of a small launch: the timed first block cost a call).
+_TIMED_THREADS = 1024
+
 
 def run_grid(block_fn, args, grid, block, threads=None):
     """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims)."""
@@ -96,12 +100,13 @@ def run_grid(block_fn, args, grid, block, threads=None):
     flag, stop_at = _interrupt.new_flag()       # every while loop of the kernel tests it
     if workers <= 1 or nblocks < 2 or nblocks * nthreads < 65536:
         start = 0
-        with _interrupt.main_launch(flag):          # a Ctrl-C sets the flag (cpu/interrupt.py)
-            if nblocks > 1:
+        prev = _interrupt.enter_main(flag)          # a Ctrl-C sets the flag (cpu/interrupt.py)
+        try:
+            if nblocks > 1 and nblocks * nthreads >= _TIMED_THREADS:
                 # block 0 alone, timed: the rest in pieces of about _PIECE_SECONDS each,
                 # so that a Ctrl-C stops a launch of few threads and long loops within
                 # about a block's time (16 blocks of 256 threads were one native call
-                # of 19 s); the flag stops a loop that never ends
+                # of 19 s); the flag stops a while loop that never ends
                 t0 = time.perf_counter()
                 block_fn(*args, 0, 1, *grid, *block, stop_at)
                 _interrupt.check(flag)
@@ -110,7 +115,10 @@ def run_grid(block_fn, args, grid, block, threads=None):
                 start = 1
             for b0 in range(start, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
                 block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block, stop_at)
-                _interrupt.check(flag)
+                if flag.value:
+                    _interrupt.check(flag)
+        finally:
+            _interrupt.leave_main(prev)
         return
     chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))
     # chunk k is blocks nblocks * k // chunks up to the next chunk's start (computed
