@@ -89,7 +89,8 @@ _TIMED_THREADS = 1024
 
 
 def run_grid(block_fn, args, grid, block, threads=None):
-    """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims)."""
+    """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims,
+    the address of the launch's stop flag: cpu/interrupt.py)."""
     if not _faulthandler_checked:
         _enable_faulthandler()
     nblocks = grid[0] * grid[1] * grid[2]
