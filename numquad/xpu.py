@@ -835,6 +835,7 @@ class Dispatcher:
             raise ValueError(f"xpu.jit: target must be 'auto', 'cpu' or 'cuda'; got {target!r}")
         if not isinstance(pyfunc, _pytypes.FunctionType):
             raise TypeError(f"xpu.jit decorates a Python function; got {pyfunc!r}")
+        _register_typeof()
         self.py_func = pyfunc
         self.target = target
         self.debug = _flag("debug", debug)
@@ -1218,12 +1219,16 @@ def _typeof_dispatcher(val, c):
         f"@numba.njit function, which @xpu.jit kernels may call")
 
 
+_typeof_registered = False
+
+
 def _register_typeof():
-    from numba.extending import typeof_impl
-    typeof_impl.register(Dispatcher)(_typeof_dispatcher)
-
-
-_register_typeof()
+    """Once, at the first ``@xpu.jit`` (importing numquad imports no Numba)."""
+    global _typeof_registered
+    if not _typeof_registered:
+        from numba.extending import typeof_impl
+        typeof_impl.register(Dispatcher)(_typeof_dispatcher)
+        _typeof_registered = True
 
 
 class _ForAll:
