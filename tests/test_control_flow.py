@@ -470,3 +470,34 @@ def test_a_loop_over_constants_left_by_break_and_continue(target, rng, debug):
     got = np.full(96, -7, np.int64)
     launch(k_range_loop_exits, target, 3, 32, x, got)
     np.testing.assert_array_equal(got, want)
+
+
+@xpu.jit
+def _lf_tuple_loop_around_while(p0):
+    r = p0
+    for k1 in (3, 1, 2):                # copies would hold a loop: a uniform selector
+        r = r + Wave.shuffleDown(r, k1)
+        s3 = np.int64(16)
+        while s3 > np.int64(0):
+            s3 = np.int64(s3 >> np.int64(1))
+            r = r + Wave.shuffleUp(r, s3)
+    return r
+
+
+@xpu.jit
+def k_inlined_tuple_loop(x, o):
+    i = xpu.grid(1)
+    o[i] = _lf_tuple_loop_around_while(x[i])
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_loop_over_constants_in_an_inlined_function(rng, debug):
+    # fuzz seed 2027 #8832: the loop's `_nq_range(3)` was renamed with the inlined
+    # function's locals, so the kernel found no range ("a loop around cross-lane ops
+    # must iterate over range(...)"); the python target is the oracle
+    x = rng.standard_normal(64)
+    want = np.full(64, np.nan)
+    k_inlined_tuple_loop.python[2, 32](x, want)
+    got = np.full(64, np.nan)
+    xpu.jit(debug=debug)(k_inlined_tuple_loop.py_func).cpu[2, 32](x, got)
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))

@@ -1305,8 +1305,10 @@ class Frontend:
         body = copy.deepcopy(cfe.body)
         ret = prefix + "ret"
         # (the callee's own aliases and helpers live in its closure: resolved below, not renamed)
+        # (not the builtins generated code calls, ``_nq_range`` of a loop over constants
+        # with a uniform selector: every function resolves them alike)
         rename = {n: prefix + n.lstrip("_") for n in cfe.env.locals | _all_names(body, cfe)
-                  if n not in cfe.env.closure or n in cfe.env.locals}
+                  if (n not in cfe.env.closure or n in cfe.env.locals) and n not in _control.BUILTIN_ALIASES}
         # a parameter the callee never assigns, given a caller's name, reads that name
         # (no copy: a per-lane local or shared array passed on stays the caller's array,
         # which the storage analysis knows); the callee's other names are all renamed,
@@ -1330,6 +1332,8 @@ class Frontend:
 
         class Rename(ast.NodeTransformer):
             def visit_Name(self, n):
+                if n.id in _control.BUILTIN_ALIASES:
+                    return n
                 if n.id in rename:
                     n.id = rename[n.id]
                 elif isinstance(n.ctx, ast.Load):
