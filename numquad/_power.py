@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
+import warnings
 
 __all__ = ["NAME", "float_power", "rewrite", "cpython_constant", "NOT_CONSTANT"]
 
@@ -106,7 +108,6 @@ def cpython_constant(node):
         if v is NOT_CONSTANT:
             return NOT_CONSTANT
         try:
-            import warnings
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)     # ~True
                 return {ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Invert: lambda: ~v,
@@ -125,7 +126,6 @@ def cpython_constant(node):
             return NOT_CONSTANT
         if ints and op is ast.LShift and b > 0 and a and abs(a).bit_length() > _MAX_INT_BITS - b:
             return NOT_CONSTANT
-        import operator
         fn = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
               ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
               ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,

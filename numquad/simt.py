@@ -698,6 +698,14 @@ def _nq_range(*args):
 _UNIFIED = {}
 
 
+def _numba_type(v):
+    """Numba's type of the scalar *v* (a Python int an int64, a float a float64)."""
+    from numba import typeof
+    from numba.core import types as nbt
+    return nbt.boolean if isinstance(v, (bool, np.bool_)) else nbt.int64 if isinstance(v, int) \
+        else nbt.float64 if isinstance(v, float) else typeof(v)
+
+
 def _unified_dtype(args):
     """The NumPy dtype of Numba's unification of the scalars *args*' types (int64
     with uint64: float64), or None where Numba has none (or one is no scalar)."""
@@ -706,12 +714,9 @@ def _unified_dtype(args):
     key = tuple(type(a) for a in args)
     dt = _UNIFIED.get(key, _MISSING)
     if dt is _MISSING:
-        from numba import typeof
         from numba.core import types as nbt
         from numba.core.registry import cpu_target
-        tys = [nbt.boolean if isinstance(a, (bool, np.bool_)) else nbt.int64 if isinstance(a, int)
-               else nbt.float64 if isinstance(a, float) else typeof(a) for a in args]
-        unified = cpu_target.typing_context.unify_types(*tys)
+        unified = cpu_target.typing_context.unify_types(*map(_numba_type, args))
         dt = _UNIFIED[key] = None if unified is None else \
             np.dtype(np.bool_) if unified == nbt.boolean else np.dtype(str(unified))
     return dt
@@ -735,7 +740,12 @@ def _nq_boolop(is_or, thunks, peeks):
             others.append(peek())
         except Exception:               # noqa: BLE001 - a name not bound on this path
             return v
-    dt = _unified_dtype([v] + others)
+    return _as_unified(v, others)
+
+
+def _as_unified(v, others):
+    """*v* converted to the type Numba unifies from *v*'s and *others*' types."""
+    dt = _unified_dtype([v] + list(others))
     return v if dt is None or (isinstance(v, np.generic) and v.dtype == dt) else dt.type(v)
 
 
@@ -757,8 +767,7 @@ def _nq_pick(c, then, other, peek_then, peek_other):
         w = peek()
     except Exception:                   # noqa: BLE001 - a name not bound on this path
         return v
-    dt = _unified_dtype((v, w))
-    return v if dt is None or (isinstance(v, np.generic) and v.dtype == dt) else dt.type(v)
+    return _as_unified(v, [w])
 
 
 def _nq_minmax(fn, *args):
@@ -786,13 +795,9 @@ def _nq_divmod(a, b):
     key = (type(a), type(b))
     dt = _DIVMOD_TYPES.get(key, _MISSING)
     if dt is _MISSING:
-        from numba import typeof
-        from numba.core import types as nbt
         from numba.core.registry import cpu_target
-        tys = tuple(nbt.boolean if isinstance(v, (bool, np.bool_)) else nbt.int64 if isinstance(v, int)
-                    else nbt.float64 if isinstance(v, float) else typeof(v) for v in (a, b))
         try:
-            sig = cpu_target.typing_context.resolve_function_type(divmod, tys, {})
+            sig = cpu_target.typing_context.resolve_function_type(divmod, (_numba_type(a), _numba_type(b)), {})
         except Exception:       # noqa: BLE001 - no case: the operators' own types
             sig = None
         dt = _DIVMOD_TYPES[key] = None if sig is None else np.dtype(str(sig.args[0]))
@@ -1068,15 +1073,9 @@ class _Transformer(ast.NodeTransformer):
         if all(type(op).__name__ in _CMPOPS for op in node.ops) and not self._switches(*node.comparators):
             # a chain: each link through _nq_cmp, a later operand evaluated only where
             # the links before it hold (Python's order; a later operand holds no op)
-            lazy = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
-                                                  kw_defaults=[], kwarg=None, defaults=[]), body=c)
-                    for c in node.comparators]
-            call = ast.Call(func=ast.Name("__nq_cmpchain", ast.Load()), args=[
-                ast.Constant(tuple(type(op).__name__ for op in node.ops)), node.left] + lazy, keywords=[])
-            for n in ast.walk(call):
-                if "lineno" in n._attributes:
-                    ast.copy_location(n, node)
-            return call
+            return self._at(ast.Call(func=ast.Name("__nq_cmpchain", ast.Load()), args=[
+                ast.Constant(tuple(type(op).__name__ for op in node.ops)), node.left] +
+                [self._thunk(c) for c in node.comparators], keywords=[]), node)
         return node
 
     def visit_BinOp(self, node):

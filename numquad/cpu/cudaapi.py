@@ -838,21 +838,18 @@ def _float_minmax(name):
     return minmax
 
 
-_fmax, _fmin = _float_minmax("max"), _float_minmax("min")
+def _overload_minmax(fn, builtin, name):
+    floats = _float_minmax(name)
+
+    @overload(fn)
+    def impl(a, b):
+        if isinstance(a, types.Float) and isinstance(b, types.Float):
+            return lambda a, b: floats(a, b)
+        return lambda a, b: builtin(a, b)
 
 
-@overload(cuda_max)
-def _cuda_max(a, b):
-    if isinstance(a, types.Float) and isinstance(b, types.Float):
-        return lambda a, b: _fmax(a, b)
-    return lambda a, b: max(a, b)
-
-
-@overload(cuda_min)
-def _cuda_min(a, b):
-    if isinstance(a, types.Float) and isinstance(b, types.Float):
-        return lambda a, b: _fmin(a, b)
-    return lambda a, b: min(a, b)
+_overload_minmax(cuda_max, max, "max")
+_overload_minmax(cuda_min, min, "min")
 
 
 def _call_of(node, name, value, args, bind):

@@ -20,8 +20,8 @@ Who sets it:
   where SIGINT's handler is Python's default one (a program's own handler decides
   for itself: its kernels run on).
 
-The launch then raises ``KeyboardInterrupt`` (cpu/launch.py ``check``): a launch
-that returned early never returns normally.
+The launch then raises ``KeyboardInterrupt`` (:func:`check`): a launch that
+returned early never returns normally.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ _OFF = object()
 def enter_main(flag):
     """Before a launch's native calls on the calling thread: where that is the main
     thread, a Ctrl-C from now on sets *flag*. Returns what :func:`leave_main` takes.
-    (Cheap: a launch costs about 15 us in all.)"""
+    (On every launch: kept to a thread-id compare and two dict operations.)"""
     if threading.get_ident() != _MAIN:
         return _OFF
     if not _state["installed"]:

@@ -190,7 +190,6 @@ def _calls_itself(disp):
     return False
 
 
-
 _gpu_found = False
 
 
@@ -210,6 +209,7 @@ def _quiet_without_gpu():
         return
     _gpu_found = True
     yield
+
 
 class CUDATarget:
     """An ``@xpu.jit`` function on numba.cuda (constructed by ``Dispatcher._target``)."""
