@@ -33,6 +33,7 @@ from .. import ops as _ops
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, _as_numba_typing
 from . import cudaapi as _cudaapi
+from . import nested as _nested
 from .. import _power
 from .power import pow_ as _pow_intrinsic
 
@@ -494,6 +495,7 @@ class Frontend:
         for name in self.env.locals:
             if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
+        _nested.lift(self)          # nested defs become functions it calls
         self._unroll_literal_loops(self.fn)
         self.ops_used = set()
         self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)
@@ -692,10 +694,10 @@ class Frontend:
 
     def _normalise_stmt(self, s, in_loop):
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            what = "class" if isinstance(s, ast.ClassDef) else "def"
+            what = "class" if isinstance(s, ast.ClassDef) else "async def"
             self.error(f"a nested {what} ({getattr(s, 'name', 'lambda')}) is not supported by the "
-                       f"CPU target; define it at module level with @xpu.jit (a lane function) "
-                       f"and call it", s)
+                       f"CPU target; define a function at module level with @xpu.jit (a lane "
+                       f"function) and call it", s)
         if isinstance(s, ast.Delete):
             self.error("`del` is not supported in a kernel or lane function (Numba cannot compile "
                        "it): assign the name a new value, or leave it", s)
