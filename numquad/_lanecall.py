@@ -164,7 +164,9 @@ def plan(d, args, *, device=False):
         else:
             kinds = "f" if isinstance(v, float) else "iu"
             same = [t for t in strong if t.kind in kinds]
-            dt = np.result_type(*same, v) if same else np.result_type(v)
+            # (with none, int64 or float64 as NumPy 2 reads a Python scalar alone: 2**63
+            # does not fit, where np.result_type(2**63) would be uint64)
+            dt = np.result_type(*same, v) if same else np.dtype(np.float64 if kinds == "f" else np.int64)
         try:
             if dt.kind not in _OK_KINDS:
                 raise OverflowError

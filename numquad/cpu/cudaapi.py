@@ -1148,13 +1148,41 @@ def _match_xl(typingctx, mask, out, x):
     return types.none(mask, out, x), codegen
 
 
+def _vote_all(b, a, m):
+    return (b & m) == (a & m)
+
+
+def _vote_eq(b, a, m):
+    bm = b & m
+    return (bm == 0) | (bm == (a & m))
+
+
+def _vote_match_all(x, a, m):
+    eq = (x & m) == (a & m)
+    return (np.int32((a & m) * np.uint32(eq)), eq)
+
+
+def _vote(fn, restype):
+    """A numba.cuda vote's result from the ballot of its predicate (or match_any's
+    bits), the wave's active lanes and the mask: each given once, so the spelling
+    (cpu/frontend.py) evaluates each argument once."""
+    @intrinsic
+    def combine(typingctx, b, a, m):
+        def codegen(context, builder, sig, args):
+            return context.compile_internal(builder, fn, sig, args)
+        return restype(b, a, m), codegen
+    return combine
+
+
 _SYNC_NAMES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
                "all_sync", "any_sync", "eq_sync", "match_any_sync", "match_all_sync")
 
 
 def spelling_helpers():
     """Names the front end's rewrite of numba.cuda's warp functions refers to."""
-    out = {"_nq_cu_match": _MATCH_FN}
+    out = {"_nq_cu_match": _MATCH_FN, "_nq_cu_vote_all": _vote(_vote_all, types.boolean),
+           "_nq_cu_vote_eq": _vote(_vote_eq, types.boolean),
+           "_nq_cu_vote_match_all": _vote(_vote_match_all, types.Tuple((types.int32, types.boolean)))}
     for n in _SYNC_NAMES:
         out[f"_nq_cu_mask_{n}"] = _mask_check(n)
         out[f"_nq_cu_pred_{n}"] = _pred_check(n)
@@ -1510,8 +1538,14 @@ def _cuda_compiles(d, args):
     return True
 
 
+class _FloatForInteger(Exception):
+    """A float launch argument for an integer parameter (numba.cuda's ctypes refuses it)."""
+
+
 def _convert(value, ty):
-    """A launch argument converted to the declared scalar type (integers wrap)."""
+    """A launch argument converted to the declared scalar type, as numba.cuda's
+    launch converts it (``ctypes.c_int32(v)``): integers wrap, a bool is 0 or 1, a
+    float for an integer type is refused (_FloatForInteger), as ctypes refuses it."""
     from numba.np.numpy_support import as_dtype
     dt = as_dtype(ty)
     if isinstance(value, (bool, np.bool_)) or dt.kind == "b":
@@ -1520,8 +1554,30 @@ def _convert(value, ty):
         v = int(value)
         src = np.uint64 if v >= 2 ** 63 else np.int64
         return np.array(v, dtype=src).astype(dt)[()]
+    if dt.kind in "iu":
+        raise _FloatForInteger
     with np.errstate(all="ignore"):
         return np.array(value).astype(dt)[()]
+
+
+def _converted(d, where, args, decl):
+    """*args* converted to the types *decl* (arrays and other objects untouched)."""
+    out = []
+    for j, (x, t) in enumerate(zip(args, decl)):
+        if isinstance(t, types.Array) or not isinstance(t, (types.Number, types.Boolean)):
+            out.append(x)
+            continue
+        try:
+            out.append(_convert(x, t))
+        except _FloatForInteger:
+            from ..errors import NumquadTypeError
+            names = list(d.py_func.__code__.co_varnames[:d.py_func.__code__.co_argcount])
+            name = f" ({names[j]})" if j < len(names) else ""
+            raise NumquadTypeError(
+                f"{where}: argument {j}{name} of {d.__name__} is declared {t}; got the float "
+                f"{x!r}, which numba.cuda refuses for an integer parameter (its launch "
+                f"converts with ctypes): pass an integer, e.g. int(v)") from None
+    return tuple(out)
 
 
 def _array_fits(actual, declared):
@@ -1589,19 +1645,15 @@ def match_signature(d, argtypes, args):
                 if dt.itemsize != x.dtype.itemsize:
                     break
                 conv.append(x.view(dt))
-            elif isinstance(t, (types.Number, types.Boolean)) and _rating([a], [t]) is not None:
-                conv.append(_convert(x, t))
             elif _rating([a], [t]) is not None:
                 conv.append(x)
             else:
                 break
         else:
-            return decl, tuple(conv)
+            return decl, _converted(d, _where(d), conv, decl)
     # numba.cuda's words (a TypeError), as a NumquadTypeError naming the user's call
-    from .._sites import call_site, defined_at
     from ..errors import NumquadTypeError
-    site = call_site(d)
-    where = site if site == d.where else f"{site}: {d.__name__} ({defined_at(d, site)})"
+    where = _where(d)
     if not rated:
         raise NumquadTypeError(f"{where}: No matching definition for argument type(s) ({got}) of "
                                f"{d.__name__}; it is declared for {shown}")
@@ -1611,9 +1663,14 @@ def match_signature(d, argtypes, args):
     if len(tied) > 1:
         raise NumquadTypeError(f"{where}: Ambiguous overloading for {d.__name__} ({got}): "
                                + "; ".join(f"({', '.join(map(str, s))})" for s in tied))
-    conv = tuple(x if isinstance(t, types.Array) or not isinstance(t, (types.Number, types.Boolean))
-                 else _convert(x, t) for x, t in zip(args, decl))
-    return decl, conv
+    return decl, _converted(d, where, args, decl)
+
+
+def _where(d):
+    """The user's launch of *d*, for an error: its file and line."""
+    from .._sites import call_site, defined_at
+    site = call_site(d)
+    return site if site == d.where else f"{site}: {d.__name__} ({defined_at(d, site)})"
 
 
 def convert_scalars(d, args):

@@ -354,9 +354,10 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
 class _Compiled:
     """One specialisation: block function + launcher, and their source."""
 
-    def __init__(self, block, source, dynsmem=False, private=()):
+    def __init__(self, block, source, dynsmem=False, private=(), static_shared=0):
         self.block = block
         self.source = source
+        self.static_shared = static_shared      # bytes of the kernel's static shared arrays
         self.dynsmem = dynsmem          # takes the launch's dynamic shared memory size
         # positions of the arguments given private copies: the block function takes
         # _nq_pon, whether the launch allows them (cpu/private_atomics.py)
@@ -378,6 +379,21 @@ def _reject_float16(d, argtypes):
                 f"{d.where}: argument {name!r} of {d.__name__} is {t}: float16 is not "
                 f"supported by numquad's CPU target (docs/numba-cuda.md); use float32 "
                 f"there, or run on the CUDA target")
+
+
+def _note_kernel(e, d):
+    """Name kernel *d* on an exception its launch raised without a line of the user's
+    file in its traceback (Numba's own checks inside a library function the kernel
+    calls: ``a.reshape(n)`` of a non-contiguous array raises NotImplementedError
+    there): a note, so that the exception keeps its type."""
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == d.filename and tb.tb_frame.f_code.co_name == d.__name__:
+            return
+        tb = tb.tb_next
+    if hasattr(e, "add_note"):                  # Python 3.11+
+        e.add_note(f"{d.where}: raised while running {d.__name__} on the CPU target, inside a "
+                   f"function the kernel calls (Numba's implementation names no line of the kernel)")
 
 
 class CPUTarget:
@@ -489,8 +505,8 @@ class CPUTarget:
         d = self.dispatcher
         _reject_float16(d, argtypes)
         fe = self.frontend(argtypes=argtypes)
-        _xpu.check_memory_sizes(d, [(k, shape, dt, getattr(node, "lineno", d.firstlineno))
-                                    for k, shape, dt, node in fe.allocs.values()])
+        static = _xpu.check_memory_sizes(d, [(k, shape, dt, getattr(node, "lineno", d.firstlineno))
+                                             for k, shape, dt, node in fe.allocs.values()])
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
@@ -517,7 +533,7 @@ class CPUTarget:
             _drop_compile_state(block)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
-        return _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private))
+        return _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private), static)
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
@@ -543,9 +559,9 @@ class CPUTarget:
         if self.dispatcher.signatures:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
         if compiled.dynsmem:
-            args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra),)
+            args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra, compiled.static_shared),)
         elif len(extra) > 1:
-            _xpu.dynamic_shared_bytes(self.dispatcher, extra)   # checked as the GPU would
+            _xpu.dynamic_shared_bytes(self.dispatcher, extra, compiled.static_shared)   # as the GPU checks
         if compiled.private:
             args = tuple(args) + (_private_launch_flag(args, compiled.private),)
         try:
@@ -606,6 +622,9 @@ class CPUTarget:
                 f"{launch} ({e}; "
                 f"debug=True bounds check{_FULL_TRACEBACKS_HINT if not _nb_config.FULL_TRACEBACKS else ''})"
             ) from None
+        except Exception as e:
+            _note_kernel(e, self.dispatcher)
+            raise
 
     def call(self, args, out):
         from .arraycall import call_lane_function

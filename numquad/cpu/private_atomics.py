@@ -32,6 +32,7 @@ chunks that completed.
 from __future__ import annotations
 
 import ast
+import mmap
 
 import numpy as np
 from llvmlite import ir
@@ -92,14 +93,30 @@ def _arrays(a):
             yield from _arrays(e)
 
 
+def _mapped(a):
+    """Is *a*'s memory a mapping (``np.memmap``, ``mmap``, ``SharedMemory``)? Two
+    mappings of one file are the same memory at different addresses, which
+    ``np.may_share_memory`` cannot see."""
+    b = a
+    for _ in range(64):
+        if b is None:
+            return False
+        if isinstance(b, mmap.mmap):
+            return True
+        b = b.obj if isinstance(b, memoryview) else getattr(b, "base", None)
+    return True                                 # (a chain that long: assume so)
+
+
 def private_launch_flag(args, private):
     """``_nq_pon`` for a launch with *args*: 1, or 0 when an argument at one of the
     positions *private* may share memory with another array argument (NumPy's
-    bounds check, cheap and conservative: a strided view of the same buffer counts)."""
+    bounds check, cheap and conservative: a strided view of the same buffer counts;
+    and any two mapped arrays, which may map one file twice)."""
     for i in private:
         a = args[i]
+        mapped = _mapped(a)
         for j, b in enumerate(args):
-            if j != i and any(np.may_share_memory(a, x) for x in _arrays(b)):
+            if j != i and any(np.may_share_memory(a, x) or mapped and _mapped(x) for x in _arrays(b)):
                 return 0
     return 1
 
