@@ -1127,7 +1127,7 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
     numba.cuda may take is left to it: a shape expression that is not a list, a
     non-int constant or a local name (``SHAPE[0]``), a dtype that is neither a name
     nor a constant (``a.dtype``), a Numba type without a NumPy dtype (an extension
-    type) and a record dtype for the dynamic shared array."""
+    type)."""
     kind = builtin.split(".")[0]
     what = f"xpu.{kind}.array(shape, dtype)"
     kw = {k.arg: k.value for k in call.keywords}
@@ -1157,7 +1157,7 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
     dt = None if obj is missing or obj is None else _allocation_dtype(obj)
     if dt is None and lenient and _is_numba_type(obj):
         return None
-    if dt is None or not (dt.kind in "biufc" or (dt.fields and (lenient or not dynamic))):
+    if dt is None or not (dt.kind in "biufc" or dt.fields):
         # a string NumPy does not know: numba.cuda's words for it (as cpu/frontend.py)
         bad = f"Invalid NumPy dtype specified: '{obj}'" if isinstance(obj, str) and dt is None \
             else f"unsupported dtype {ast.unparse(dtype)}"

@@ -46,7 +46,7 @@ from . import _desugar
 from . import _power
 from . import ops as _ops
 from . import xpu as _xpu
-from .errors import NumquadCompileError, NumquadError, NumquadTypeError
+from .errors import NumquadCompileError, NumquadError, NumquadLaunchError, NumquadTypeError
 
 __all__ = ["PythonTarget", "SIMTError", "run_kernel", "call_lane_function"]
 
@@ -238,9 +238,10 @@ class _CudaWarpFunctions(ast.NodeTransformer):
             for n in ast.walk(e):
                 ast.copy_location(n, node)
             return e
+        # each argument appears once below: evaluated once, as numba.cuda evaluates it
         if name in _SHFL:
             # PTX's shfl.sync reads the selector's low five bits (bval[4:0] = b[4:0])
-            return P(f"__nq_Wave.{_SHFL[name]}(V, S & 31)", V=a[1], S=a[2])
+            return P(f"__nq_Wave.{_SHFL[name]}(__nq_vote('{name}', V, 0, M), S & 31)", M=a[0], V=a[1], S=a[2])
         if name == "activemask":
             return P("__nq_Wave.ballot(True)")
         if name == "lanemask_lt":
@@ -250,17 +251,37 @@ class _CudaWarpFunctions(ast.NodeTransformer):
         if name == "match_any_sync":
             return P(f"__nq_np.int32(__nq_match(V) & {m})", M=a[0], V=a[1])
         if name == "match_all_sync":
-            eq = f"((__nq_match(V) & {m}) == (__nq_Wave.ballot(True) & {m}))"
-            return P(f"(__nq_np.int32((__nq_Wave.ballot(True) & {m}) * __nq_np.uint32({eq})), {eq})",
-                     M=a[0], V=a[1])
+            return P(f"__nq_vote('match_all', __nq_match(V), __nq_Wave.ballot(True), {m})", M=a[0], V=a[1])
         if name == "ballot_sync":
             return P(f"__nq_np.int32(__nq_Wave.ballot(Q) & {m})", M=a[0], Q=a[1])
         if name == "any_sync":
             return P(f"(__nq_Wave.ballot(Q) & {m}) != 0", M=a[0], Q=a[1])
-        if name == "all_sync":
-            return P(f"(__nq_Wave.ballot(Q) & {m}) == (__nq_Wave.ballot(True) & {m})", M=a[0], Q=a[1])
-        return P(f"((__nq_Wave.ballot(Q) & {m}) == 0) | "
-                 f"((__nq_Wave.ballot(Q) & {m}) == (__nq_Wave.ballot(True) & {m}))", M=a[0], Q=a[1])
+        return P(f"__nq_vote('{name[:-5]}', __nq_Wave.ballot(Q), __nq_Wave.ballot(True), {m})",
+                 M=a[0], Q=a[1])
+
+
+def _vote(kind, b, a, m):
+    """numba.cuda's all_sync / eq_sync / match_all_sync from the ballot of the
+    predicate (match_any's bits) *b*, the active lanes *a* and the mask *m* (uint32);
+    a shuffle's name (*kind*) gives its value *b* back, checked as numba.cuda checks it
+    (its mask evaluated)."""
+    if kind in _SHFL:
+        # numba.cuda's shfl_*_sync take 32- and 64-bit ints and floats (as cpu/cudaapi.py)
+        if not isinstance(b, (int, float, np.int32, np.int64, np.float32, np.float64)) or \
+                isinstance(b, (bool, np.bool_)):
+            f = sys._getframe(1)
+            got = np.asarray(b).dtype if isinstance(b, (np.generic, bool)) else type(b).__name__
+            raise NumquadTypeError(
+                f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}: '
+                f"cuda.{kind}: value got {got}; shfl_sync only supports 32- and 64-bit ints "
+                f"and floats (int32, int64, float32, float64) (python target)")
+        return b
+    if kind == "all":
+        return np.bool_((b & m) == (a & m))
+    if kind == "eq":
+        return np.bool_((b & m) == 0 or (b & m) == (a & m))
+    eq = np.bool_((b & m) == (a & m))
+    return np.int32(np.uint32(a & m) * np.uint32(eq)), eq
 
 
 def _local_names(fn):
@@ -1380,12 +1401,19 @@ class _Thread:
         if isinstance(shape, (int, np.integer)) and shape == 0:
             dt = _to_dtype(dtype)
             buf = self._blk.dynamic
-            return buf[:buf.size // dt.itemsize * dt.itemsize].view(dt)
+            arr = buf[:buf.size // dt.itemsize * dt.itemsize].view(dt)
+            return arr.view(np.recarray) if dt.names is not None else arr     # r[i].field
         arr = self._blk.shared.get(site)
         if arr is None:
             arr = self._blk.shared[site] = _alloc(shape, dtype)
             arr[...] = _poison(arr.dtype)
             total = sum(a.nbytes for a in self._blk.shared.values())
+            if self._blk.dynamic.size and total + self._blk.dynamic.size > _xpu._MAX_DYNAMIC_SHARED:
+                raise NumquadLaunchError(
+                    f'File "{site[2]}", line {site[3]}: '
+                    f"{self._blk.dynamic.size} bytes of dynamic shared memory and {total} bytes of "
+                    f"static shared arrays; CUDA allows {_xpu._MAX_DYNAMIC_SHARED} per block in all "
+                    f"without an opt-in (python target)")
             if total > _xpu._MAX_STATIC_SHARED:
                 # CUDA's limit, as the compiled targets check it before a launch (the
                 # python target counts the arrays a block reaches)
@@ -1965,7 +1993,7 @@ def _compile(dispatcher):
              "__nq_cmpchain": _nq_cmpchain, "__nq_pick": _nq_pick, "__nq_abs": _nq_abs, "__nq_boolop": _nq_boolop,
              "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
              "__nq_math": _nq_math, "__nq_binop": _nq_binop,
-             "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp}
+             "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp, "__nq_vote": _vote}
     freevars = list(fn.__code__.co_freevars)
     params = list(fixed) + list(helpers) + freevars
     factory = ast.FunctionDef(

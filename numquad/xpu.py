@@ -412,7 +412,7 @@ def check_memory_sizes(kernel, arrays):
     kernel allocates. Over CUDA's limits (48 KiB of static shared memory per block,
     512 KiB of local memory per thread) numba.cuda's build fails; so does this, with
     the kernel's line, before a CPU launch tries to allocate it (a bare MemoryError,
-    or a kernel that passes on the CPU and fails on the GPU)."""
+    or a kernel that passes on the CPU and fails on the GPU). Returns the shared bytes."""
     total, first = 0, None
     for kind, shape, dt, line in arrays:
         nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
@@ -426,6 +426,7 @@ def check_memory_sizes(kernel, arrays):
         raise NumquadCompileError(f"the shared arrays of {kernel.__name__} take {total} bytes; CUDA allows "
                                   f"{_MAX_STATIC_SHARED} bytes of static shared memory per block (more "
                                   f"needs dynamic shared memory, shared.array(0, dtype))", kernel.filename, first)
+    return total
 
 
 def _check_stream(kernel, stream):
@@ -438,16 +439,20 @@ def _check_stream(kernel, stream):
                            f"or a CUDA stream (cuda.stream()); got {type(stream).__name__} {stream!r}"[:300])
 
 
-def dynamic_shared_bytes(kernel, extra):
+def dynamic_shared_bytes(kernel, extra, static=0):
     """The launch's dynamic shared memory size in bytes (``[grid, block, stream, nbytes]``),
-    validated as CUDA would, for the CPU and python targets."""
+    validated as CUDA would, for the CPU and python targets: with the kernel's *static*
+    shared bytes at most 48 KiB per block (more needs an opt-in numba.cuda never makes,
+    so its launch fails)."""
     nbytes = extra[1] if len(extra) > 1 else 0
     if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
         raise NumquadTypeError(f"{launch_prefix(kernel)}: the dynamic shared memory "
                                f"size (4th launch item) must be an int >= 0; got {nbytes!r}")
-    if nbytes > _MAX_DYNAMIC_SHARED:
-        raise NumquadLaunchError(f"{launch_prefix(kernel)}: {nbytes} bytes of dynamic "
-                                 f"shared memory; CUDA allows {_MAX_DYNAMIC_SHARED} without an opt-in")
+    if nbytes + static > _MAX_DYNAMIC_SHARED:
+        also = f" and {static} bytes of static shared arrays" if static else ""
+        raise NumquadLaunchError(f"{launch_prefix(kernel)}: {nbytes} bytes of dynamic shared memory"
+                                 f"{also}; CUDA allows {_MAX_DYNAMIC_SHARED} per block in all without "
+                                 f"an opt-in")
     return np.int64(nbytes)
 
 

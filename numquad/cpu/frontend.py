@@ -222,7 +222,7 @@ _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 #: The numba.cuda spellings' helpers (cpu/cudaapi.py: the mask, predicate, lane and
 #: match-value checks around a warp function's op): no side effects.
 _WARP_CHECK_HELPERS = tuple(f"{_desugar.RESERVED}cu_{n}"
-                            for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_"))
+                            for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_", "vote_"))
 
 #: Loops over at most this many constants around cross-lane ops are unrolled.
 _UNROLL_MAX = 32
@@ -326,11 +326,13 @@ class _CudaSpellings(ast.NodeTransformer):
                     return copy.deepcopy(kw[n.id]) if n.id in kw else n
             return Sub().visit(e)
 
+        # each argument appears once below: evaluated once, as numba.cuda evaluates it (an
+        # atomic or a device function's call as the value ran twice, or was refused)
         if name in self._SHFL:
-            # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py)
-            # (the check is a separate tuple item so that V stays the op's operand as written);
-            # the selector's low five bits, as the GPU reads it (cudaapi._lane_bits)
-            return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, _nq_cu_lane_{name}(S)))[1]",
+            # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py,
+            # the check returns the value); the selector's low five bits, as the GPU reads
+            # it (cudaapi._lane_bits)
+            return P(f"_nq_Wave.{self._SHFL[name]}(_nq_cu_shfl_{name}(M, V), _nq_cu_lane_{name}(S))",
                      M=a[0], V=a[1], S=a[2])
         if name == "activemask":
             return P("_nq_Wave.ballot(True)")
@@ -341,19 +343,16 @@ class _CudaSpellings(ast.NodeTransformer):
             return P(f"_nq_np.int32(_nq_cu_match(_nq_cu_mval_{name}(V)) & {mask})", M=a[0], V=a[1])
         if name == "match_all_sync":
             # (the active lanes of the mask if they all hold the value, else 0; all equal)
-            eq = f"((_nq_cu_match(_nq_cu_mval_{name}(V)) & {mask}) == (_nq_Wave.ballot(True) & {mask}))"
-            return P(f"(_nq_np.int32((_nq_Wave.ballot(True) & {mask}) * _nq_np.uint32({eq})), {eq})",
-                     M=a[0], V=a[1])
+            return P(f"_nq_cu_vote_match_all(_nq_cu_match(_nq_cu_mval_{name}(V)), _nq_Wave.ballot(True), "
+                     f"{mask})", M=a[0], V=a[1])
         pred = f"_nq_cu_pred_{name}(Q)"          # an integer or bool, as numba.cuda requires
         if name == "ballot_sync":
             return P(f"_nq_np.int32(_nq_Wave.ballot({pred}) & {mask})", M=a[0], Q=a[1])
         if name == "any_sync":
             return P(f"(_nq_Wave.ballot({pred}) & {mask}) != 0", M=a[0], Q=a[1])
-        if name == "all_sync":
-            return P(f"(_nq_Wave.ballot({pred}) & {mask}) == (_nq_Wave.ballot(True) & {mask})", M=a[0], Q=a[1])
-        # eq_sync: the predicate is the same in every active lane of the mask
-        return P(f"((_nq_Wave.ballot({pred}) & {mask}) == 0) | "
-                 f"((_nq_Wave.ballot({pred}) & {mask}) == (_nq_Wave.ballot(True) & {mask}))", M=a[0], Q=a[1])
+        # all_sync, eq_sync (the predicate the same in every active lane of the mask)
+        return P(f"_nq_cu_vote_{name[:-5]}(_nq_Wave.ballot({pred}), _nq_Wave.ballot(True), {mask})",
+                 M=a[0], Q=a[1])
 
 
 def _all_names(body, fe):
@@ -1182,7 +1181,7 @@ class Frontend:
         if python_type:
             self.typing_error(python_type, s, call)
         dt = _to_dtype(obj)
-        if dt is None or not (dt.kind in "biufc" or (dt.fields and kind != "dynshared")):
+        if dt is None or not (dt.kind in "biufc" or dt.fields):
             # a string NumPy does not know: numba.cuda's words for it
             bad = f"Invalid NumPy dtype specified: '{obj}'" if isinstance(obj, str) and dt is None \
                 else f"unsupported dtype {ast.unparse(dtype)}"
@@ -1480,7 +1479,7 @@ class Frontend:
                          "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z", "warpsize"}
     _PURE_CALLS = {len, min, max, int, float, abs, bool, range}
     #: array methods that return a view of the array (no copy, no side effect)
-    _VIEW_METHODS = ("reshape", "transpose")
+    _VIEW_METHODS = ("reshape", "transpose", "view")
 
     def _is_uniform_expr(self, e, U):
         if isinstance(e, ast.Constant):
@@ -1508,8 +1507,8 @@ class Frontend:
         if isinstance(e, ast.Compare):
             return self._is_uniform_expr(e.left, U) and all(self._is_uniform_expr(c, U) for c in e.comparators)
         if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Name) and \
-                e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_")):
-            # a numba.cuda selector's low bits, a mask check (cpu/cudaapi.py): pure
+                e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_", "_nq_cu_shfl_")):
+            # a numba.cuda selector's low bits, a mask or value check (cpu/cudaapi.py): pure
             return all(self._is_uniform_expr(a, U) for a in e.args)
         if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Attribute) and \
                 e.func.attr in self._VIEW_METHODS and self.env.resolve(e.func) is _MISSING:
