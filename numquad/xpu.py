@@ -270,8 +270,10 @@ atomic = _Group("xpu.atomic", "Atomic read-modify-write on array elements, as nu
 ATOMICS = {
     "add": ("ary, idx, val", "ary[idx] + val"),
     "sub": ("ary, idx, val", "ary[idx] - val"),
-    "max": ("ary, idx, val", "max(ary[idx], val); for floats nothing when either is NaN"),
-    "min": ("ary, idx, val", "min(ary[idx], val); for floats nothing when either is NaN"),
+    "max": ("ary, idx, val", "max(ary[idx], val); for floats nothing when either is NaN, and "
+                             "+0.0 does not replace -0.0 (an ordered compare)"),
+    "min": ("ary, idx, val", "min(ary[idx], val); for floats nothing when either is NaN, and "
+                             "-0.0 does not replace +0.0"),
     "nanmax": ("ary, idx, val", "max(ary[idx], val), a NaN value ignored, a NaN element replaced"),
     "nanmin": ("ary, idx, val", "min(ary[idx], val), a NaN value ignored, a NaN element replaced"),
     "and_": ("ary, idx, val", "ary[idx] & val (integers)"),

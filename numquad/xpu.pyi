@@ -410,14 +410,14 @@ class _atomic:
     def max(ary: NDArray[_S], idx: _Index, val: _Scalar) -> _S:
         """xpu.atomic.max(ary, idx, val)
 
-        Atomically stores max(ary[idx], val); for floats nothing when either is NaN; returns the old value, as numba.cuda.atomic.max.
+        Atomically stores max(ary[idx], val); for floats nothing when either is NaN, and +0.0 does not replace -0.0 (an ordered compare); returns the old value, as numba.cuda.atomic.max.
         """
 
     @staticmethod
     def min(ary: NDArray[_S], idx: _Index, val: _Scalar) -> _S:
         """xpu.atomic.min(ary, idx, val)
 
-        Atomically stores min(ary[idx], val); for floats nothing when either is NaN; returns the old value, as numba.cuda.atomic.min.
+        Atomically stores min(ary[idx], val); for floats nothing when either is NaN, and -0.0 does not replace +0.0; returns the old value, as numba.cuda.atomic.min.
         """
 
     @staticmethod

@@ -94,7 +94,10 @@ def _atomic_rows():
                                                          "dec": "inc"}[n])
         rows.append(Api(f"atomic.{n}", _G_ATOM, f"`({form})`: stores {what}; returns the old "
                         f"element ({tys})", True,
-                        "LLVM `atomicrmw`/`cmpxchg`, sequentially consistent"))
+                        "LLVM `atomicrmw`/`cmpxchg`, sequentially consistent" + (
+                            "; returns the element it replaced (numba.cuda's float max/min return "
+                            "the element read before their compare-and-swap loop, which another "
+                            "thread may have changed)" if n in ("max", "min", "nanmax", "nanmin") else "")))
     return rows
 
 
@@ -135,7 +138,9 @@ def _rows():
         Api("threadfence_system", _G_SYNC, "system-wide memory fence", True, "as threadfence"),
         Api("shfl_sync", _G_WARP, "`(mask, value, src_lane)`: value of lane src_lane & 31", True,
             "value: 32/64-bit int or float (numba.cuda's rule); mask: an integer; the selector's "
-            "low five bits, as the GPU reads them (`shfl.sync`)", False),
+            "low five bits, as the GPU reads them (`shfl.sync`); a source lane that does not take "
+            "part (outside the mask, inactive, past a partial wave) gives the lane's own value, where "
+            "PTX leaves the result undefined", False),
         Api("shfl_up_sync", _G_WARP,
             "`(mask, value, delta)`: value of lane laneid - (delta & 31), own value below lane 0", True,
             "as shfl_sync (a delta of -1 reads lane laneid - 31, 33 reads laneid - 1)", False),
@@ -153,7 +158,8 @@ def _rows():
         Api("match_any_sync", _G_WARP, "`(mask, value)`: lanes of mask holding this lane's value (int32)",
             True, "values compared bit for bit (floats by their bits)", False),
         Api("match_all_sync", _G_WARP, "`(mask, value)`: `(mask if all equal else 0, all equal)` "
-            "(tuple of int32, bool)", True, "as match_any_sync", False),
+            "(tuple of int32, bool)", True, "as match_any_sync; the mask returned is the lanes of mask "
+            "that take part (a full mask in a partial wave gives the wave's lanes), as ballot_sync's", False),
         Api("activemask", _G_WARP, "lanes active here (uint32)", True,
             "the lanes of the wave that reach the call together (docs/semantics.md)", False),
         Api("lanemask_lt", _G_WARP, "bits of the lanes below this one (uint32)", True, "", False),
