@@ -130,3 +130,24 @@ def test_static_and_dynamic_shared_memory_over_48_kib_is_a_launch_error(target):
         getattr(k_static_and_dynamic, target)[1, 32, 0, 20000](out)
     getattr(k_static_and_dynamic, target)[1, 32, 0, 9152](out)       # 49,152 in all
     np.testing.assert_array_equal(out, np.arange(32) + 9152)
+
+
+def test_one_name_for_two_shared_arrays_of_one_shape_says_why():
+    from numquad import NumquadCompileError
+
+    @xpu.jit
+    def k(out):
+        t = cuda.threadIdx.x
+        if t < 16:
+            s = cuda.shared.array(32, np.int32)
+            s[t] = t
+        else:
+            s = cuda.shared.array(32, np.int32)
+            s[t] = -t
+        out[t] = s[t]
+
+    with pytest.raises(NumquadCompileError) as e:
+        k.cpu[1, 32](np.zeros(32, np.int64))
+    msg = str(e.value)
+    assert "one shared array per name" in msg and "different shapes" not in msg
+    assert f"line {k.firstlineno + 7}" in msg

@@ -1194,6 +1194,10 @@ class Frontend:
                 # branches): one thread's storage for both, as a loop's allocation reuses
                 # its own (a new local array's contents are undefined)
                 return
+            if k0 == kind and dims0 == tuple(dims) and dt0 == dt:
+                self.error(f"{name} is assigned two {what} arrays; each shared.array call is an "
+                           f"array of its own, and the CPU target takes one shared array per name: "
+                           f"use one name per array (or allocate it once, before the branches)", s)
             self.error(f"{name} is assigned two {what} arrays of different shapes, dtypes or "
                        f"memories ({dims0} {dt0} and {tuple(dims)} {dt}); the CPU target takes one "
                        f"per name (or the same local shape and dtype again): use one name per "
