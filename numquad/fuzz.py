@@ -115,6 +115,17 @@ BLOCKS_ND = ((8, 4), (16, 3), (5, 7), (33, 2), (4, 4, 4), (3, 5, 7), (32, 2, 2),
              (1, 40), (6, 6, 3), (10, 10), (64, 2), (16, 2, 2), (16, 8))
 
 
+def _debug_build(pyfunc):
+    """*pyfunc* as a ``debug=True`` kernel that divides as a release build does: the
+    generated kernels divide by zero (0, inf or NaN in a release build), which
+    debug=True raises as numba.cuda's debug build does (cpu/dispatch.py,
+    ``_error_model``); the debug target is here for its checks."""
+    from . import xpu
+    d = xpu.jit(debug=True)(pyfunc)
+    d._error_model = "numpy"
+    return d
+
+
 def arith(dt, a, o, b):
     """``a o b`` in type *dt*, wrapped as NumPy wraps it (``//`` and ``%`` by zero give
     0, Numba's and numba.cuda's release semantics).
@@ -1107,7 +1118,6 @@ def _copy_args(args):
 
 
 def _launch(kernel, target, griddim, blockdim, args):
-    from . import xpu
     g = griddim if len(griddim) > 1 else griddim[0]
     b = blockdim if len(blockdim) > 1 else blockdim[0]
     args = _copy_args(args)
@@ -1116,7 +1126,7 @@ def _launch(kernel, target, griddim, blockdim, args):
     elif target == "cpu":
         kernel.cpu[g, b](*args)
     elif target == "cpu-debug":
-        xpu.jit(debug=True)(kernel.py_func).cpu[g, b](*args)
+        _debug_build(kernel.py_func).cpu[g, b](*args)
     elif target == "cuda-ptx":                      # compile only: needs no GPU
         import numba
         kernel.inspect_ptx(tuple(numba.typeof(a) for a in args))
@@ -1616,7 +1626,10 @@ def run(target):
     elif target == "cpu":
         {KERNEL}.cpu[GRID, BLOCK](*args)
     elif target == "cpu-debug":
-        xpu.jit(debug=True)({KERNEL}.py_func).cpu[GRID, BLOCK](*args)
+        # debug=True's checks with the release build's division by zero (numquad/fuzz.py)
+        dbg = xpu.jit(debug=True)({KERNEL}.py_func)
+        dbg._error_model = "numpy"
+        dbg.cpu[GRID, BLOCK](*args)
     elif target == "cuda-ptx":                      # compile only: needs no GPU
         import numba
         {KERNEL}.inspect_ptx(tuple(numba.typeof(a) for a in args))

@@ -582,6 +582,29 @@ def _binop_call(left, op, right, inplace=False):
                     keywords=[])
 
 
+#: What the running launch asks for: ``debug`` (a division by zero raises).
+class _Mode(threading.local):
+    debug = False                       # (in every thread)
+
+
+_mode = _Mode()
+_DIVISIONS = (operator.truediv, operator.floordiv, operator.mod)
+
+
+class _debug_mode:
+    """``with _debug_mode(d):`` runs *d*'s threads with its ``debug`` flag."""
+
+    def __init__(self, d):
+        self.debug = bool(getattr(d, "debug", False))
+
+    def __enter__(self):
+        self.prev = _mode.debug
+        _mode.debug = self.debug
+
+    def __exit__(self, *exc):
+        _mode.debug = self.prev
+
+
 def _nq_binop(opname, a, b, inplace=False):
     """``a <op> b`` as the compiled targets compute it: two integers or bools (NumPy
     scalars) are first widened as Numba types the operator, to uint64 when both are
@@ -592,6 +615,10 @@ def _nq_binop(opname, a, b, inplace=False):
     zero base) where NumPy raises; a float to an integer power and uint16 with float32
     as :func:`_float_int_power` and Numba say."""
     fn = _BINOP_BY_NAME[opname]
+    if _mode.debug and fn in _DIVISIONS and not isinstance(b, np.ndarray) and b == 0:
+        # debug=True: Numba's "python" error model, as numba.cuda compiles a debug build
+        raise ZeroDivisionError("integer division by zero" if isinstance(a, (np.integer, np.bool_)) and
+                                fn is not operator.truediv else "division by zero")
     if inplace and isinstance(a, np.ndarray):
         return getattr(operator, "i" + fn.__name__.rstrip("_"))(a, b)
     if isinstance(a, np.floating) and isinstance(b, np.integer):
@@ -2211,7 +2238,7 @@ class PythonTarget:
         args = tuple(_scalar_arg(a) for a in args)
         dynamic_bytes = int(_xpu.dynamic_shared_bytes(d, extra))
         gen = self.compiled().gen
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), _debug_mode(d):
             for bz in range(g[2]):
                 for by in range(g[1]):
                     for bx in range(g[0]):
@@ -2242,7 +2269,7 @@ def call_lane_function(d, args, out=None):
     d._target("python").compiled()           # compile errors raise before any lane runs
     results = [None] * size
     nblocks = -(-size // _BLOCK)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), _debug_mode(d):
         for blk in range(nblocks):
             lo, hi = blk * _BLOCK, min(size, (blk + 1) * _BLOCK)
             state = _BlockState()

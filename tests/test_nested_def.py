@@ -174,6 +174,11 @@ def _refusal(body):
     (["def g(v):", "    return g(v - 1) if v > 0 else v", "out[i] = g(x[i])"], "calls itself", 4),
     (["s = x[i]", "def g(v, w=s):", "    return v + w", "out[i] = g(1.0)"], "not a constant", 4),
     (["def g(v):", "    return Wave.prefixSum(v)", "out[i] = g(x[i])"], "Wave.prefixSum inside the nested", 4),
+    (["s = x[i]", "g = lambda v: v + s", "out[i] = g(1.0, 2.0)"], "g(): too many positional arguments", 5),
+    (["s = x[i]", "def h():", "    return s", "out[i] = (lambda s: h() + s)(5.0)"],
+     "h() reads s of the enclosing function, which the lambda around this call binds too", 6),
+    (["def g(v):", "    return h(v - 1) if v > 0 else v", "def h(v):", "    return g(v)", "out[i] = g(x[i])"],
+     "mutually recursive lane functions", 6),
 ])
 def test_what_a_lifted_function_cannot_do_is_one_line(body, words, line):
     msg, path = _refusal(body)
@@ -213,3 +218,83 @@ def test_a_lambda_assigned_to_a_name_is_lifted_too(target, rng):
     np.testing.assert_array_equal(out, x * (x * 2.0) + np.arange(64) % 32)
     if target == "cpu":
         assert ".local" not in k.inspect_ptx("void(float64[:], float64[:])", cc=(9, 0))
+
+
+# -- a probe of nested functions (twenty-fourth session): a nested function's own
+# names must not change what another nested function it calls reads
+
+def test_a_nested_functions_local_does_not_shadow_what_its_callee_reads(rng):
+    @xpu.jit
+    def k(out, x):
+        i = cuda.grid(1)
+        s = x[i]
+
+        def load(j):                    # reads the enclosing i and s
+            return x[i] * 1000 + j * 10 + s
+
+        def total():
+            acc = 0
+            for i in range(3):          # total's own i
+                acc += load(i)
+            return acc
+
+        def g(s):                       # a parameter named like load's capture
+            return load(s) + s
+
+        def mid(v):
+            s = v
+
+            def inner():
+                return load(0) + s
+
+            return inner()
+
+        out[i] = total() * 1000000 + g(7) * 1000 + mid(5)
+
+    x = rng.integers(0, 50, 32)
+    out = _poison(32, np.int64)
+    k.cpu[1, 32](out, x)
+    load = lambda t, j: x[t] * 1000 + j * 10 + x[t]         # noqa: E731
+    want = np.array([sum(load(t, j) for j in range(3)) * 1000000 + (load(t, 7) + 7) * 1000 + load(t, 0) + 5
+                     for t in range(32)])
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_name_bound_inside_a_nested_function_is_not_captured(rng):
+    @xpu.jit
+    def k(out, x):
+        i = cuda.grid(1)
+
+        def g(v):
+            f = lambda t: t + 1.0       # noqa: E731 - its t, not the t assigned below
+            return f(v)
+
+        out[i] = g(x[i])
+        t = 5.0
+        out[i] += t
+
+    x = rng.random(32)
+    out = _poison(32)
+    k.cpu[1, 32](out, x)
+    np.testing.assert_array_equal(out, (x + 1.0) + 5.0)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_out_of_bounds_load_in_a_nested_function_names_it(debug):
+    from numquad.errors import NumquadIndexError
+
+    def k(out, x):
+        i = cuda.grid(1)
+
+        def g(v):
+            return x[v + 100]
+
+        out[i] = g(i)
+
+    kern = xpu.jit(debug=debug)(k)
+    with pytest.raises(NumquadIndexError) as e:
+        kern.cpu[1, 32](np.zeros(32), np.zeros(32))
+    msg = str(e.value)
+    assert "_nq_" not in msg and "g" in msg
+    if debug:
+        assert f"line {k.__code__.co_firstlineno + 4}" in msg and "index 100" in msg

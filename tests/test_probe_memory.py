@@ -13,6 +13,8 @@ import sys
 import numpy as np
 import pytest
 
+from numba import cuda
+
 from numquad import NumquadTypeError, xpu
 
 
@@ -99,3 +101,78 @@ def test_a_numba_library_error_in_a_kernel_names_the_kernel():
     out = np.full(20, np.nan)
     k_reshape.cpu[1, 32](m, out)                # a C-contiguous array reshapes
     np.testing.assert_array_equal(out, m.reshape(20))
+
+
+@xpu.jit(debug=True)
+def k_div_debug(r, x, y):
+    i = xpu.grid(1)
+    r[i] = y[i] / x[i]
+
+
+@xpu.jit(debug=True)
+def k_floordiv_debug(r, x, y):
+    i = xpu.grid(1)
+    r[i] = y[i] // x[i]
+
+
+@xpu.jit
+def k_div_release(r, x, y):
+    i = xpu.grid(1)
+    r[i] = y[i] / x[i]
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_debug_division_by_zero_raises_as_numba_cuda_debug_builds_do(target, rng):
+    # numba.cuda compiles debug=True with Numba's "python" error model
+    x = rng.integers(1, 9, 64)
+    x[int(rng.integers(0, 64))] = 0
+    with pytest.raises(ZeroDivisionError):
+        getattr(k_div_debug, target)[2, 32](np.zeros(64), x.astype(np.float64), rng.random(64))
+    with pytest.raises(ZeroDivisionError):
+        getattr(k_floordiv_debug, target)[2, 32](np.zeros(64, np.int64), x, rng.integers(0, 9, 64))
+    y = rng.random(64)
+    r = np.full(64, -7.0)
+    getattr(k_div_release, target)[2, 32](r, x.astype(np.float64), y)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(r, y / x)
+
+
+@cuda.jit(device=True)
+def _hint_load(x, j):
+    return cuda.ldcs(x, j)
+
+
+@xpu.jit
+def k_hint_load(out, x, off):
+    i = xpu.grid(1)
+    if i < out.size:
+        out[i] = cuda.ldcg(x, i + off) + _hint_load(x, i + off)
+
+
+@xpu.jit
+def k_hint_store(out, x, off):
+    i = xpu.grid(1)
+    if i < x.size:
+        cuda.stcs(out, i + off, x[i])
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_cache_hint_loads_and_stores_are_bounds_checked(rng, debug):
+    # they were plain helper calls past the bounds checks: a read past the array gave
+    # garbage, a write past it corrupted the heap (glibc aborted the interpreter)
+    from numquad.errors import NumquadIndexError
+    load = xpu.jit(debug=debug)(k_hint_load.py_func)
+    store = xpu.jit(debug=debug)(k_hint_store.py_func)
+    x = rng.random(8)
+    out = np.full(8, np.nan)
+    load.cpu[1, 32](out, x, 0)
+    np.testing.assert_array_equal(out, x + x)
+    out = np.full(8, np.nan)
+    store.cpu[1, 32](out, x, 0)
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(NumquadIndexError, match="out of bounds"):
+        load.cpu[1, 32](np.full(8, np.nan), x, 5)
+    big = np.full(16, -7.0)
+    with pytest.raises(NumquadIndexError, match="out of bounds"):
+        store.cpu[1, 32](big[:8], x, 5)
+    np.testing.assert_array_equal(big[8:], -7.0)        # nothing past the view was written

@@ -191,9 +191,11 @@ def _rows():
         Api("nanosleep", _G_MISC, "`nanosleep(ns)`: sleep about ns nanoseconds", True, "a no-op"),
     ]
     for n in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv"):
-        t.append(Api(n, _G_MISC, f"`{n}(array, i)`: load with a cache hint", True, "a plain load", False))
+        t.append(Api(n, _G_MISC, f"`{n}(array, i)`: load with a cache hint", True,
+                     "a plain load `array[i]`, bounds-checked; numba.cuda's type checks", False))
     for n in ("stcg", "stcs", "stwb", "stwt"):
-        t.append(Api(n, _G_MISC, f"`{n}(array, i, value)`: store with a cache hint", True, "a plain store",
+        t.append(Api(n, _G_MISC, f"`{n}(array, i, value)`: store with a cache hint", True,
+                     "a plain store `array[i] = value` (a statement), bounds-checked; numba.cuda's type checks",
                      False))
     t += [
         Api("cg.this_grid", _G_NO, "cooperative groups: `this_grid().sync()` grid barrier", False,
@@ -229,7 +231,9 @@ _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "c
 _EXTRA_BUILTINS = tuple(BARRIER_REDUCE) + ("threadfence", "threadfence_block", "threadfence_system",
                                            "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp",
                                            "nanosleep", "const", "const.array_like")
-_HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
+#: numba.cuda's cache-hint loads and stores: the front end writes them as subscripts
+#: (cpu/frontend.py), so release builds' bounds checks see them
+HINTS = _HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
 
 
 def _cuda():
@@ -1154,6 +1158,34 @@ def _match_xl(typingctx, mask, out, x):
     return types.none(mask, out, x), codegen
 
 
+def _hint_index(name):
+    """The index of a cache hint ``cuda.<name>(array, index, ...)``, checked as
+    numba.cuda checks it (its words): an integer or integer tuple, one index per
+    dimension, an integer or float array."""
+    @intrinsic
+    def check(typingctx, array, index):
+        if not isinstance(array, types.Array):
+            raise TypingError(f"cuda.{name}: {name} operates on arrays or pointers. Got type {array}")
+        if not isinstance(array.dtype, (types.Integer, types.Float)) or isinstance(array.dtype, types.Boolean):
+            raise TypingError(f"cuda.{name}: {name} requires array of integer or float type, got {array.dtype}")
+        i = types.unliteral(index)
+        if isinstance(i, types.Integer):
+            if array.ndim != 1:
+                raise TypingError(f"cuda.{name}: Expected {array.ndim} indices, got a scalar")
+        elif isinstance(i, types.UniTuple) and isinstance(i.dtype, types.Integer):
+            if i.count != array.ndim:
+                raise TypingError(f"cuda.{name}: Expected {array.ndim} indices, got {i.count}")
+        elif isinstance(i, types.UniTuple) and i.count != array.ndim:
+            raise TypingError(f"cuda.{name}: Expected {array.ndim} indices, got {i.count}")
+        else:
+            raise TypingError(f"cuda.{name}: {i} is not a valid index")
+
+        def codegen(context, builder, sig, args):
+            return args[1]
+        return i(array, index), codegen
+    return check
+
+
 def _vote_all(b, a, m):
     return (b & m) == (a & m)
 
@@ -1195,6 +1227,7 @@ def spelling_helpers():
         out[f"_nq_cu_shfl_{n}"] = _shfl_check(n)
         out[f"_nq_cu_lane_{n}"] = _lane_bits(n)
         out[f"_nq_cu_mval_{n}"] = _match_value(n)
+    out.update({f"_nq_cu_hint_{n}": _hint_index(n) for n in _HINTS})
     return out
 
 
@@ -1770,10 +1803,12 @@ def render_md(ported_root=None):
         "7. A `def` inside a kernel or device function, or a `lambda` assigned to a name",
         "   (numba.cuda inlines them as closures), runs on the CPU target: it is lifted out as",
         "   a function that takes what it reads of the enclosing function at each call",
-        "   (numquad/cpu/nested.py). Refused in one line: using it other than by calling it,",
-        "   defining it twice, a decorator, `nonlocal`, calling itself, a default value that",
-        "   is not a constant, cross-lane ops inside it (as on the CUDA target). The python",
-        "   target refuses nested functions.",
+        "   (numquad/cpu/nested.py). numba.cuda's warp functions work inside one; a shared",
+        "   array inside one is one per call site (numba.cuda inlines the closure). Refused in",
+        "   one line: using it other than by calling it, defining it twice, a decorator,",
+        "   `nonlocal`, calling itself or each other, a default value that is not a constant,",
+        "   `Wave`/`Quad` ops inside it (as on the CUDA target), a lambda around a call that",
+        "   binds a name the callee reads. The python target refuses nested functions.",
         "8. NumPy in a kernel follows numba.cuda on every target (numquad/_numpy_calls.py), so",
         "   that a kernel tested on the CPU compiles for the GPU: array attributes, indexing,",
         "   the scalar types (`np.float32(x)`, `np.iinfo`), reductions such as `np.sum`,",

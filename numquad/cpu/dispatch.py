@@ -381,6 +381,13 @@ def _reject_float16(d, argtypes):
                 f"there, or run on the CUDA target")
 
 
+def _error_model(d):
+    """Numba's error model for *d*, as numba.cuda picks it: "python" with debug=True (a
+    division by zero raises ZeroDivisionError), else "numpy" (it gives inf, nan or 0)."""
+    # (numquad/fuzz.py's debug target sets _error_model: its kernels divide by zero)
+    return getattr(d, "_error_model", None) or ("python" if d.debug else "numpy")
+
+
 def _note_kernel(e, d):
     """Name kernel *d* on an exception its launch raised without a line of the user's
     file in its traceback (Numba's own checks inside a library function the kernel
@@ -449,12 +456,14 @@ class CPUTarget:
                         for st in (states if checking else [None]) for sb in stacks]
                 if not checking:
                     pyfunc = checked or pyfunc
-                    scalar = _scalar_njit(pyfunc, error_model="numpy", fastmath=self.dispatcher.fastmath,
+                    scalar = _scalar_njit(pyfunc, error_model=_error_model(self.dispatcher),
+                                          fastmath=self.dispatcher.fastmath,
                                           boundscheck=True)
                     sigs = [(args[:-1], ret) for args, ret in sigs]
                 else:
                     pyfunc = checked
-                    scalar = _scalar_njit(pyfunc, error_model="numpy", fastmath=self.dispatcher.fastmath)
+                    scalar = _scalar_njit(pyfunc, error_model=_error_model(self.dispatcher),
+                                          fastmath=self.dispatcher.fastmath)
                     _devicefn.mark_checked(scalar)
                 for n in self_names:                        # a recursive device function
                     if isinstance(n, str):
@@ -518,7 +527,7 @@ class CPUTarget:
             raise unsupported_construct(d, e) from None
         block_py, source, private = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
         block_py = _trim_globals(block_py)
-        block = numba.njit(block_py, error_model="numpy", boundscheck=d.debug or None,
+        block = numba.njit(block_py, error_model=_error_model(d), boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
         if d.cache and _diskcache.writable_cache_dir():   # the machine code on disk (cpu/diskcache.py)
             key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug,

@@ -222,7 +222,8 @@ _FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 #: The numba.cuda spellings' helpers (cpu/cudaapi.py: the mask, predicate, lane and
 #: match-value checks around a warp function's op): no side effects.
 _WARP_CHECK_HELPERS = tuple(f"{_desugar.RESERVED}cu_{n}"
-                            for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_", "vote_"))
+                            for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_", "vote_",
+                                      "hint_"))
 
 #: Loops over at most this many constants around cross-lane ops are unrolled.
 _UNROLL_MAX = 32
@@ -295,7 +296,44 @@ class _CudaSpellings(ast.NodeTransformer):
         st = holder.body[0]
         return st.value if isinstance(node, ast.BinOp) else st
 
+    def visit_Expr(self, node):
+        call = node.value
+        b = self.fe.builtin_of(call.func) if isinstance(call, ast.Call) else None
+        if b in _cudaapi.HINTS and b.startswith("st"):
+            # cuda.stcs(a, i, v): the store a[i] = v, bounds-checked as any store (a plain
+            # store helper wrote past the array), numba.cuda's type checks on a and i
+            arr, idx, value = self._hint_args(b, call)
+            return ast.copy_location(ast.Assign(
+                targets=[ast.copy_location(ast.Subscript(value=arr, slice=idx, ctx=ast.Store()), call)],
+                value=self.visit(value)), node)
+        return self.generic_visit(node)
+
+    def _hint_args(self, b, call):
+        """(array, checked index, value or None) of cache hint *b*'s call."""
+        n = 2 if b.startswith("ld") else 3
+        if call.keywords or len(call.args) != n:
+            self.fe.error(f"cuda.{b} takes {n} positional arguments; got "
+                          f"{len(call.args) + len(call.keywords)}", call)
+        arr, idx = (self.visit(a) for a in call.args[:2])
+        if not all(isinstance(m, (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Tuple, ast.Load))
+                   for m in ast.walk(arr)):
+            self.fe.error(f"cuda.{b}: pass the array as a name (assign {ast.unparse(arr)} to a variable "
+                          f"first)", call)
+        self.fe.uses_hints = True       # (a builtin: a function using one is inlined)
+        checked = ast.copy_location(ast.Call(func=ast.Name(f"{_RESERVED}cu_hint_{b}", ast.Load()),
+                                             args=[copy.deepcopy(arr), idx], keywords=[]), call)
+        return arr, checked, call.args[2] if n == 3 else None
+
     def visit_Call(self, node):
+        b = self.fe.builtin_of(node.func)
+        if b in _cudaapi.HINTS:
+            if b.startswith("st"):
+                self.fe.error(f"cuda.{b}(array, i, value) returns nothing: call it as a statement "
+                              f"of its own", node)
+            # cuda.ldcs(a, i): the load a[i], bounds-checked as any load (a plain load
+            # helper read past the array)
+            arr, idx, _ = self._hint_args(b, node)
+            return ast.copy_location(ast.Subscript(value=arr, slice=idx, ctx=ast.Load()), node)
         self.generic_visit(node)
         # hasattr, round(x, n), x.bit_count(): as a device function compiles them too
         rewritten = _cudaapi.scalar_call(self.fe.env, node, self.fe.env.closure.__setitem__)
@@ -492,7 +530,7 @@ class Frontend:
         self.env = _Env(self.pyfunc, self.fn)
         self._counter = itertools.count()
         for name in self.env.locals:
-            if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
+            if name.startswith(_RESERVED) and not _desugar.is_temporary(name) and not _nested.is_capture(name):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
         _nested.lift(self)          # nested defs become functions it calls
         self._unroll_literal_loops(self.fn)
@@ -1290,7 +1328,7 @@ class Frontend:
         node.args, node.keywords = args, []
 
     def uses_builtins(self):
-        if self.allocs or self.has_barrier:
+        if self.allocs or self.has_barrier or getattr(self, "uses_hints", False):
             return True
         for node in itertools.chain(ast.walk(self.fn), *(ast.walk(s) for s in self.body)):
             if isinstance(node, (ast.Name, ast.Attribute)) and self.builtin_of(node) is not None:
@@ -1511,7 +1549,7 @@ class Frontend:
         if isinstance(e, ast.Compare):
             return self._is_uniform_expr(e.left, U) and all(self._is_uniform_expr(c, U) for c in e.comparators)
         if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Name) and \
-                e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_", "_nq_cu_shfl_")):
+                e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_", "_nq_cu_shfl_", "_nq_cu_hint_")):
             # a numba.cuda selector's low bits, a mask or value check (cpu/cudaapi.py): pure
             return all(self._is_uniform_expr(a, U) for a in e.args)
         if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Attribute) and \

@@ -29,10 +29,20 @@ from __future__ import annotations
 
 import ast
 import copy
+import inspect
 
 from .. import _desugar
 
-__all__ = ["lift"]
+__all__ = ["lift", "CAPTURE", "is_capture"]
+
+#: The prefix of a lifted function's parameters that carry what it reads of the
+#: enclosing function (``_nq_cap_s`` for ``s``): its own names stay the user's.
+CAPTURE = "_nq_cap_"
+
+
+def is_capture(name):
+    """Is *name* a capture parameter of a lifted function?"""
+    return name.startswith(CAPTURE) and len(name) > len(CAPTURE)
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -76,10 +86,68 @@ def _assigned(fn):
     return names
 
 
-def _read(fn):
-    """The names read anywhere inside *fn* (nested scopes too: a name they read from
-    an enclosing function is read through *fn*)."""
-    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+def _free(node):
+    """The names *node* (a function, lambda or comprehension) reads from the scopes
+    around it: those it reads and binds not, with those its inner scopes read so."""
+    reads = {n.id for n in _scope_walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for inner in _scope_walk(node):
+        if isinstance(inner, _SCOPES):
+            reads |= _free(inner)
+    return reads - _assigned(node)
+
+
+def _rename_free(node, mapping):
+    """Rename the reads of *mapping*'s names in *node*'s scope and the scopes inside it,
+    where the scope does not bind them itself, in place."""
+    bound = _assigned(node)
+    mapping = {k: v for k, v in mapping.items() if k not in bound}
+    for n in _scope_walk(node):
+        if isinstance(n, ast.Name) and n.id in mapping and isinstance(n.ctx, ast.Load):
+            n.id = mapping[n.id]
+        elif isinstance(n, _SCOPES):
+            _rename_free(n, mapping)
+
+
+def _scopes_around(node, fn, parents):
+    """The functions, lambdas and comprehensions between *fn* and *node*, outermost
+    first."""
+    chain = []
+    p = parents.get(id(node))
+    while p is not None and p is not fn:
+        if isinstance(p, _SCOPES):
+            chain.append(p)
+        p = parents.get(id(p))
+    return chain[::-1]
+
+
+def _def_named(defs, name):
+    return next(d for d in defs if d.name == name)
+
+
+def _check_binding(fe, d, call):
+    """A call of nested function *d* binds its parameters as Python would, else one
+    line in Python's words (before its hidden parameters are added)."""
+    a = d.args
+    if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+        return
+    P = inspect.Parameter
+    params = [P(x.arg, P.POSITIONAL_ONLY) for x in a.posonlyargs]
+    params += [P(x.arg, P.POSITIONAL_OR_KEYWORD) for x in a.args]
+    defaults = len(a.defaults)
+    positional = params[:]
+    for j in range(len(positional) - defaults, len(positional)):
+        positional[j] = positional[j].replace(default=0)
+    params = positional
+    if a.vararg is not None:
+        params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
+    params += [P(x.arg, P.KEYWORD_ONLY, default=0 if dflt is not None else P.empty)
+               for x, dflt in zip(a.kwonlyargs, a.kw_defaults)]
+    if a.kwarg is not None:
+        params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
+    try:
+        inspect.Signature(params).bind(*call.args, **{k.arg: k.value for k in call.keywords})
+    except TypeError as e:
+        fe.error(f"{d.name}(): {e}", call)
 
 
 def _contains_def(node):
@@ -151,26 +219,28 @@ def lift(fe):
                          f"be masked there (on the CUDA target either); define the function at module "
                          f"level with @xpu.jit and call it", n)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == d.name \
-                    and d.name not in _assigned(d):
+                    and d.name not in _assigned(d) - {d.name}:
                 fe.error(f"the nested function {d.name} calls itself: define a recursive function "
                          f"at module level (with @xpu.jit or @cuda.jit(device=True))", n)
     aliases = {d.name: fe.fresh(f"nested_{d.name}") for d in defs}
-    calls = {}                  # id of a call's func Name -> the nested function it calls
+    parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    calls = []                  # (call, the scopes between fn and it, outermost first)
     for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in aliases \
-                and not _shadowed(fn, n, n.func.id):
-            calls[id(n.func)] = n
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load) \
-                and id(n) not in calls and not _shadowed(fn, n, n.id):
-            fe.error(f"the nested function {n.id} is used other than by calling it: the CPU "
-                     f"target lifts a nested def out of its function, so define it at module "
-                     f"level (with @xpu.jit or @cuda.jit(device=True)) to pass it", n)
+        if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load):
+            chain = _scopes_around(n, fn, parents)
+            if any(n.id in _assigned(sc) and sc is not _def_named(defs, n.id) for sc in chain):
+                continue                        # a name of an inner scope, not the function
+            call = parents.get(id(n))
+            if not (isinstance(call, ast.Call) and call.func is n):
+                fe.error(f"the nested function {n.id} is used other than by calling it: the CPU "
+                         f"target lifts a nested def out of its function, so define it at module "
+                         f"level (with @xpu.jit or @cuda.jit(device=True)) to pass it", n)
+            _check_binding(fe, _def_named(defs, n.id), call)
+            calls.append((call, chain))
     # what each reads of the enclosing function, with what the nested functions it
     # calls read (passed on through it)
-    free = {d.name: (_read(d) - _assigned(d)) & (outer - set(names)) for d in defs}
-    callees = {d.name: {c.func.id for c in calls.values() if any(c is m for m in ast.walk(d))}
-               for d in defs}
+    free = {d.name: _free(d) & (outer - set(names)) for d in defs}
+    callees = {d.name: {c.func.id for c, chain in calls if chain and chain[0] is d} for d in defs}
     changed = True
     while changed:
         changed = False
@@ -180,25 +250,42 @@ def lift(fe):
                 free[d.name] |= more
                 changed = True
     free = {k: sorted(v) for k, v in free.items()}
-    for c in calls.values():
+    # inside a lifted function the enclosing function's v is its parameter _nq_cap_v
+    # (a local or parameter of its own may be named v too)
+    for c, chain in calls:
         name = c.func.id
+        inside = bool(chain) and chain[0] in defs
+        passed = [CAPTURE + v if inside else v for v in free[name]]
+        for sc in chain[1:] if inside else chain:
+            clash = sorted(set(passed) & _assigned(sc))
+            if clash:
+                what = "lambda" if isinstance(sc, ast.Lambda) else "comprehension" \
+                    if not isinstance(sc, ast.FunctionDef) else f"function {sc.name}"
+                fe.error(f"{name}() reads {clash[0]} of the enclosing function, which the {what} "
+                         f"around this call binds too: rename one of them", c)
         c.func.id = aliases[name]
-        c.args = [ast.copy_location(ast.Name(v, ast.Load()), c) for v in free[name]] + c.args
+        c.args = [ast.copy_location(ast.Name(v, ast.Load()), c) for v in passed] + c.args
     # one namespace for all: each lifted function calls the others by their aliases
     space = dict(fe.pyfunc.__globals__)
     space.update(fe.env.closure)
     for d in defs:
         alias = aliases[d.name]
         lifted = copy.deepcopy(d)
-        lifted.name = alias
-        extra = [ast.copy_location(ast.arg(arg=v), d) for v in free[d.name]]
-        lifted.args.posonlyargs = extra + lifted.args.posonlyargs
+        _rename_free(lifted, {v: CAPTURE + v for v in free[d.name]})
+        extra = [ast.copy_location(ast.arg(arg=CAPTURE + v), d) for v in free[d.name]]
+        lifted.args.args = extra + lifted.args.args
+        if lifted.args.posonlyargs:
+            lifted.args.posonlyargs = extra + lifted.args.posonlyargs
+            lifted.args.args = lifted.args.args[len(extra):]
         ast.fix_missing_locations(lifted)
+        # (compiled under its own name, which errors and tracebacks show; kept by its alias)
+        prev = space.get(d.name, space)
         exec(compile(ast.Module(body=[lifted], type_ignores=[]), fe.filename, "exec"), space)  # noqa: S102
-        pyfunc = space[alias]
+        pyfunc = space.pop(d.name)
+        if prev is not space:
+            space[d.name] = prev
         pyfunc.__qualname__ = f"{fe.pyfunc.__qualname__}.<locals>.{d.name}"
         disp = Dispatcher(pyfunc)
-        disp.__name__ = d.name
         disp._tree = _desugar.lower(lifted, pyfunc)
         disp._nq_nested = True
         fe.env.closure[alias] = disp
@@ -206,21 +293,6 @@ def lift(fe):
     _remove(fn, {id(d) for d in defs})
     fe.env.locals = _local_names_without(fn)
     return True
-
-
-def _shadowed(fn, node, name):
-    """Is *name* at *node* (inside *fn*) a parameter or local of a nested function or
-    lambda around it, not the nested function?"""
-    for scope in ast.walk(fn):
-        if scope is fn or not isinstance(scope, (ast.FunctionDef, ast.Lambda)):
-            continue
-        if any(n is node for n in ast.walk(scope)):
-            if isinstance(scope, ast.Lambda):
-                if name in _params(scope):
-                    return True
-            elif name in _assigned(scope) and scope.name != name:
-                return True
-    return False
 
 
 def _remove(fn, ids):

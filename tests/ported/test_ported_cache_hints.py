@@ -161,11 +161,6 @@ class TestCacheHints(PortedCase):
             return cuda.compile_ptx(pyfunc, sig)
         return self.jit(sig)(pyfunc)
 
-    @cpu_xfail(
-        "the CPU target's cache hints are plain indexing: a float or too-long index raises Numba's getitem "
-        "error, not 'float64 is not a valid index' / 'Expected 1 indices, got 2'; too few indices compile "
-        "(cuda.ldcs(x2d, 1) is the row x2d[1]) where numba.cuda raises TypingError"
-    )
     def test_bad_indices(self):
         typing_errors = (errors.TypingError, NumquadTypeError)
 
@@ -201,10 +196,6 @@ class TestCacheHints(PortedCase):
         with self.assertRaisesRegex(typing_errors, msg):
             self.compile_ptx(too_short_indices_tuple, sig_2d)
 
-    @cpu_xfail(
-        "the CPU target's cache hints are plain loads: cuda.ldcs of a complex64 array compiles (and loads the "
-        "value) where numba.cuda raises 'ldcs requires array of integer or float type'"
-    )
     def test_unsupported_dtypes(self):
         typing_errors = (errors.TypingError, NumquadTypeError)
 

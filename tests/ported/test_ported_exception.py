@@ -123,8 +123,6 @@ class TestException(PortedCase):
         self.assertTrue(np.isinf(r[0]), "Expected inf from div by zero")
         self.assertEqual(r[1], y[0], "Expected execution to continue")
 
-    @cpu_xfail("debug=True does not raise ZeroDivisionError on float division by zero (inf is stored, "
-               "execution goes on)")
     def test_zero_division_error_in_debug(self):
         # When debug is True:
         # - Zero by division raises an exception
