@@ -1151,6 +1151,9 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
         (dtype.value if isinstance(dtype, ast.Constant) else missing)
     if obj is missing and lenient and not isinstance(dtype, (ast.Name, ast.Constant)):
         return None
+    if obj is missing and isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" and \
+            isinstance(dtype.value, ast.Name):
+        return None             # ``dtype=ary.dtype``: an argument's, known at the compile
     python_type = python_type_dtype(what, obj)
     if python_type:
         return python_type

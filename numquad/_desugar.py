@@ -65,6 +65,8 @@ __all__ = ["warp_function_arity", "warp_call_complaint", "lower", "check_returns
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"
+#: a lifted nested function's captures (numquad/cpu/nested.py): not a user's name
+_CAPTURE = "_nq_cap_"
 _TEMPORARY = re.compile(r"_nq_cx\d+")   # no other rewrite makes _nq_cx names
 
 _PURE_MODULES = ("math", "numpy", "builtins")
@@ -511,6 +513,25 @@ def check_walrus(fn, pyfunc):
                 f"first (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
+def check_closure_keywords(fn, pyfunc):
+    """A call with keyword arguments of a function defined inside the kernel (a
+    ``def``, or a lambda assigned to a name): one line on every target. numba.cuda
+    inlines such a closure ignoring its keyword arguments (Numba issue #5000: a
+    parameter with a default keeps the default, one without fails an assertion), so
+    the GPU would compute what Python does not; the CPU target follows Python."""
+    local = {n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
+    local |= {n.targets[0].id for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Lambda)}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local and n.keywords:
+            kws = ", ".join(k.arg or "**" for k in n.keywords)
+            raise NumquadCompileError(
+                f"{n.func.id}() is called with keyword argument(s) {kws}: numba.cuda ignores the "
+                f"keyword arguments of a function defined inside a kernel (it keeps the defaults; "
+                f"Numba issue #5000), so the GPU would compute another result; pass them by "
+                f"position (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
 def check_numpy_calls(fn, pyfunc):
     """A NumPy call numba.cuda cannot compile in a kernel (``np.sqrt``, ``np.zeros``,
     ``np.random.random()``, numquad/_numpy_calls.py): one line on every target. The
@@ -705,6 +726,7 @@ def lower(fn, pyfunc):
     check_builtin_stores(fn, pyfunc)
     check_comprehensions(fn, pyfunc)
     check_walrus(fn, pyfunc)
+    check_closure_keywords(fn, pyfunc)
     check_numpy_calls(fn, pyfunc)
     check_nested_launches(fn, pyfunc)
     check_returns(fn, pyfunc)
@@ -717,8 +739,9 @@ def lower(fn, pyfunc):
             not any(isinstance(n, ast.While) and lowering._calls_device_function(n.test)
                     for n in _walk(fn)):
         return fn
-    if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) or
-           isinstance(n, ast.arg) and n.arg.startswith(RESERVED) for n in ast.walk(fn)):
+    if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) and not n.id.startswith(_CAPTURE) or
+           isinstance(n, ast.arg) and n.arg.startswith(RESERVED) and not n.arg.startswith(_CAPTURE)
+           for n in ast.walk(fn)):
         return fn              # the user's own _nq_ names: the targets refuse them as they are
     fn.body = lowering.block(fn.body)
     if lowering.count:

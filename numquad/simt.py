@@ -595,7 +595,8 @@ class _debug_mode:
     """``with _debug_mode(d):`` runs *d*'s threads with its ``debug`` flag."""
 
     def __init__(self, d):
-        self.debug = bool(getattr(d, "debug", False))
+        # (fastmath=True too: no check, as the CPU target's error model, cpu/dispatch.py)
+        self.debug = bool(getattr(d, "debug", False)) and not getattr(d, "fastmath", False)
 
     def __enter__(self):
         self.prev = _mode.debug

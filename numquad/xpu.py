@@ -380,6 +380,12 @@ def launch_config(kernel, griddim, blockdim):
             f"a block whose blockDim.x and blockDim.y are both even (2x2 pixel quads)"
         )
     nthreads = b[0] * b[1] * b[2]
+    bound = getattr(kernel, "max_threads", None)
+    if bound is not None and nthreads > bound:
+        raise NumquadLaunchError(
+            f"{launch_prefix(kernel)}: a block of {b} has {nthreads} threads; the kernel's "
+            f"launch_bounds allow at most {bound}"
+        )
     if nthreads > _MAX_BLOCK:
         raise NumquadLaunchError(
             f"{launch_prefix(kernel)}: a block of {b} has "
@@ -848,6 +854,7 @@ class Dispatcher:
         self.debug = _flag("debug", debug)
         self.fastmath = _flag("fastmath", fastmath)
         self.device_only = False        # xpu.jit(device=True): never launched
+        self.max_threads = None         # launch_bounds' first: the most threads of a block
         self.cache = _flag("cache", cache)
         #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
         self.signatures = []
@@ -1347,9 +1354,24 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
         specialized = not isinstance(func, list)       # numba.cuda's "specialized" kernel
         func = None
 
+    bounds = cuda_options.get("launch_bounds")
+    if bounds is not None:
+        # numba.cuda's check (at its compile), and its first bound holds at every launch
+        # (a GPU refuses a bigger block of a kernel compiled with it)
+        bounds = (bounds,) if isinstance(bounds, (int, np.integer)) else tuple(bounds)
+        if len(bounds) > 3:
+            raise ValueError(f"Got {len(bounds)} launch bounds: {cuda_options['launch_bounds']}. A maximum "
+                             f"of three are supported: (max_threads_per_block, min_blocks_per_sm, "
+                             f"max_blocks_per_cluster)")
+        if not bounds or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0
+                                 for v in bounds):
+            raise TypeError(f"xpu.jit: launch_bounds takes an int > 0 or a tuple of 1 to 3 of them; "
+                            f"got {cuda_options['launch_bounds']!r}")
+
     def wrap(f):
         d = Dispatcher(f, target=target, debug=debug, fastmath=fastmath, cache=cache)
         d.device_only = bool(cuda_options.get("device"))
+        d.max_threads = int(bounds[0]) if bounds else None
         if sigs:
             from .cpu.cudaapi import declare_signatures
             d.specialized = specialized

@@ -116,6 +116,7 @@ class Dispatcher:
     debug: bool
     fastmath: bool
     device_only: Any
+    max_threads: Any
     cache: bool
     signatures: list[tuple[tuple[Any, ...], Any]]
     specialized: bool

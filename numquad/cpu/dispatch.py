@@ -383,9 +383,12 @@ def _reject_float16(d, argtypes):
 
 def _error_model(d):
     """Numba's error model for *d*, as numba.cuda picks it: "python" with debug=True (a
-    division by zero raises ZeroDivisionError), else "numpy" (it gives inf, nan or 0)."""
+    division by zero raises ZeroDivisionError), else "numpy" (it gives inf, nan or 0).
+    With fastmath=True too, numba.cuda's float division does not raise (its fast
+    division skips the check); Numba's CPU model is one for floats and integers, so
+    there neither raises (docs/semantics.md)."""
     # (numquad/fuzz.py's debug target sets _error_model: its kernels divide by zero)
-    return getattr(d, "_error_model", None) or ("python" if d.debug else "numpy")
+    return getattr(d, "_error_model", None) or ("python" if d.debug and not d.fastmath else "numpy")
 
 
 def _note_kernel(e, d):

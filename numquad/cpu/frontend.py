@@ -821,6 +821,16 @@ class Frontend:
                 self.builtin_of(s.value.func) in ("shared.array", "local.array"):
             self._allocation(s)
             return []
+        inner = self._allocation_inside(s)
+        if inner is not None:
+            # ``v = cuda.shared.array(0, np.int32)[1:]`` (numba.cuda's docs): the array
+            # under a name of its own first, then the statement reads that name
+            parent, field, call = inner
+            tmp = self.fresh("arr")
+            self.env.locals.add(tmp)
+            self._allocation(ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=call), s))
+            setattr(parent, field, ast.copy_location(ast.Name(tmp, ast.Load()), call))
+            return self._normalise_stmt(s, in_loop)
         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
             pre, new = self._hoist_stmt(s)
             if isinstance(new, ast.Expr) and isinstance(new.value, ast.Name) and \
@@ -1189,6 +1199,25 @@ class Frontend:
         return ast.copy_location(ast.Name(target, ast.Load()), node)
 
     # -- shared and local arrays ---------------------------------------------------
+    def _allocation_inside(self, s):
+        """(node, field, call) where an assignment's value is a view of a shared or local
+        array made in it (``a[1:]``, ``a.view(t)``, ``a.reshape(...)`` of the call)."""
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+            return None
+        node = s.value
+        while True:
+            if isinstance(node, ast.Subscript):
+                nxt, field = node.value, "value"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                node, nxt, field = node.func, node.func.value, "value"
+            elif isinstance(node, ast.Attribute):
+                nxt, field = node.value, "value"
+            else:
+                return None
+            if isinstance(nxt, ast.Call) and self.builtin_of(nxt.func) in ("shared.array", "local.array"):
+                return node, field, nxt
+            node = nxt
+
     def _allocation(self, s):
         kind = self.builtin_of(s.value.func).split(".")[0]
         call = s.value
@@ -1215,6 +1244,13 @@ class Frontend:
                               f"once, or arithmetic on those); got {ast.unparse(shape)}", s, call)
         obj = self.env.resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
             (dtype.value if isinstance(dtype, ast.Constant) else _MISSING)
+        if obj is _MISSING and isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" and \
+                isinstance(dtype.value, ast.Name) and dtype.value.id in self.env.params and \
+                self.argtypes is not None:
+            # ``dtype=ary.dtype`` of an array argument: its type is the compile's
+            t = self.argtypes[self.env.params.index(dtype.value.id)]
+            if hasattr(t, "dtype") and hasattr(t, "ndim"):
+                obj = t.dtype
         python_type = _control.python_type_dtype(what, obj)
         if python_type:
             self.typing_error(python_type, s, call)
