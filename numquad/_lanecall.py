@@ -173,7 +173,8 @@ def plan(d, args, *, device=False):
             with np.errstate(over="ignore"):        # a float too large is inf, as in NumPy
                 values[k] = dt.type(v)
         except OverflowError:
-            held = "which fits neither int64 nor uint64" if dt.kind not in _OK_KINDS else f"which {dt} cannot hold"
+            held = "which fits neither int64 nor uint64" if dt.kind not in _OK_KINDS or \
+                isinstance(v, int) and not -2**63 <= v < 2**64 else f"which {dt} cannot hold"
             raise NumquadTypeError(
                 f"{_site(d)}: argument '{name}' of {d.__name__} is the Python "
                 f"{type(v).__name__} {v!r}, {held}; a Python scalar takes the "

@@ -364,12 +364,16 @@ class _CudaSpellings(ast.NodeTransformer):
                     return copy.deepcopy(kw[n.id]) if n.id in kw else n
             return Sub().visit(e)
 
-        # each argument appears once below: evaluated once, as numba.cuda evaluates it (an
-        # atomic or a device function's call as the value ran twice, or was refused)
+        # each argument holding a call appears once below: evaluated once, as numba.cuda
+        # evaluates it (an atomic or a device function's call as the value ran twice)
         if name in self._SHFL:
             # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py,
             # the check returns the value); the selector's low five bits, as the GPU reads
-            # it (cudaapi._lane_bits)
+            # it (cudaapi._lane_bits). A value without calls stays the op's operand as
+            # written (no copy of it: the check, a separate tuple item, reads it again)
+            if not any(isinstance(n, ast.Call) for n in ast.walk(a[1])):
+                return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, "
+                         f"_nq_cu_lane_{name}(S)))[1]", M=a[0], V=a[1], S=a[2])
             return P(f"_nq_Wave.{self._SHFL[name]}(_nq_cu_shfl_{name}(M, V), _nq_cu_lane_{name}(S))",
                      M=a[0], V=a[1], S=a[2])
         if name == "activemask":
