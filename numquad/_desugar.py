@@ -513,6 +513,37 @@ def check_walrus(fn, pyfunc):
                 f"first (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
+def check_try(fn, pyfunc):
+    """``try`` in a kernel or device function: one line on every target. numba.cuda
+    cannot compile it (its calling convention has no try status: an AttributeError
+    from inside numba-cuda), the python target refused it, and the CPU target ran it
+    with a release build's bounds failures passing the ``except`` and a debug build's
+    caught by it."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Try) or type(n).__name__ == "TryStar":
+            raise NumquadCompileError(
+                f"try is not supported inside a kernel or device function (numba.cuda cannot "
+                f"compile it); test the condition with if instead (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
+def check_print_keywords(fn, pyfunc):
+    """``print(..., end="")`` (or ``sep=``, ``file=``) in a kernel: one line on every
+    target. Neither Numba's nor numba.cuda's print takes keyword arguments (the CPU
+    target failed with Numba's 70-line "does not support keyword arguments"; the
+    python target printed)."""
+    import builtins
+    from ._control import Env
+    env = Env(pyfunc, fn)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and n.keywords and isinstance(n.func, ast.Name) and \
+                env.resolve(n.func) is builtins.print:
+            kws = ", ".join(f"{k.arg}=" if k.arg else "**" for k in n.keywords)
+            raise NumquadCompileError(
+                f"print() in a kernel takes no keyword arguments ({kws}), as numba.cuda's print "
+                f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
 def check_closure_keywords(fn, pyfunc):
     """A call with keyword arguments of a function defined inside the kernel (a
     ``def``, or a lambda assigned to a name): one line on every target. numba.cuda
@@ -727,6 +758,8 @@ def lower(fn, pyfunc):
     check_comprehensions(fn, pyfunc)
     check_walrus(fn, pyfunc)
     check_closure_keywords(fn, pyfunc)
+    check_print_keywords(fn, pyfunc)
+    check_try(fn, pyfunc)
     check_numpy_calls(fn, pyfunc)
     check_nested_launches(fn, pyfunc)
     check_returns(fn, pyfunc)

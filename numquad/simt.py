@@ -1212,8 +1212,9 @@ class _Transformer(ast.NodeTransformer):
                                                   keywords=kws), node)
             if b in ("grid", "gridsize"):
                 if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
-                        node.args[0].value not in (1, 2, 3):
-                    self.error(f"xpu.{b}(ndim) takes a constant ndim of 1, 2 or 3", node)
+                        type(node.args[0].value) is not int or node.args[0].value not in (1, 2, 3):
+                    got = ", ".join(ast.unparse(a) for a in node.args) or "nothing"
+                    self.error(f"xpu.{b}(ndim) got {got}; it takes a constant int ndim of 1, 2 or 3", node)
                 return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
             if b == "quad_grid":
                 if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
@@ -2010,6 +2011,7 @@ def _compile(dispatcher):
     fdef = dispatcher._parse_source()
     _desugar.check_builtin_stores(fdef, fn)
     _desugar.check_returns(fdef, fn)          # None on some path: the compilers' error
+    _desugar.check_print_keywords(fdef, fn)   # (numba.cuda's print takes none)
     _control.fold_array_shapes(fdef, fn)      # constant shapes as literals, as on CUDA
     resolver = _Resolver(fn, _local_names(fdef))
     helpers = {}

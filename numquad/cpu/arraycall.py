@@ -95,7 +95,9 @@ def _wrappers(d, is_arr):
     # stays while either lives
     _SOURCE_USERS[filename] = _SOURCE_USERS.get(filename, 0) + 1
     weakref.finalize(d, _forget_source, filename)
-    return jit(ns[fname], debug=d.debug, fastmath=d.fastmath, cache=d.cache), ns[fname + "_rt"]
+    kernel = jit(ns[fname], debug=d.debug, fastmath=d.fastmath, cache=d.cache)
+    kernel._nq_lane_of = d              # (its errors name the lane function: cpu/dispatch.py)
+    return kernel, ns[fname + "_rt"]
 
 
 _SOURCE_USERS = {}         # a wrapper's file name -> the live dispatchers whose it is
@@ -238,8 +240,12 @@ def call_lane_function(d, args, out):
             size = result.size
             flat = [a.reshape(-1) if type(a) is np.ndarray else a for a in args]
             blocks = -(-size // _THREADS)
-            _launch.run_grid(block, flat + [result.reshape(-1), size], (blocks, 1, 1),
-                             (_THREADS, 1, 1))
+            try:
+                _launch.run_grid(block, flat + [result.reshape(-1), size], (blocks, 1, 1),
+                                 (_THREADS, 1, 1))
+            except IndexError as e:     # (a bounds check's tuple: in the user's words)
+                raise _wrappers(d, tuple(type(a) is np.ndarray for a in args))[0]._target("cpu").index_error(
+                    e, f"{d.__name__}(...) on arrays") from None
             return result
     vals, shape, is_arr = prepare_args(d, args)
     scalar_types = []

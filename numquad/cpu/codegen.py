@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 
 import numpy as np
 from numba.core import types
@@ -356,8 +357,9 @@ class _Subst(ast.NodeTransformer):
     def _builtin_call(self, b, node):
         if b in ("grid", "gridsize"):
             if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
-                    node.args[0].value not in (1, 2, 3):
-                self.fe.error(f"xpu.{b}(ndim) takes a constant ndim of 1, 2 or 3", node)
+                    type(node.args[0].value) is not int or node.args[0].value not in (1, 2, 3):
+                got = ", ".join(ast.unparse(a) for a in node.args) or "nothing"
+                self.fe.error(f"xpu.{b}(ndim) got {got}; it takes a constant int ndim of 1, 2 or 3", node)
             nd = node.args[0].value
             f = self._grid_axis if b == "grid" else self._size_axis
             axes = [f(a) for a in "xyz"[:nd]]
@@ -1864,13 +1866,24 @@ def _view_root(e):
     return e if isinstance(e, ast.Name) else None
 
 
+#: Generated names that hold the user's arrays (their loads are checked as the user's
+#: own): an inlined function's names (``_nq_f3_l``, cpu/frontend.py ``_inline_call``),
+#: a device function's shared arrays (``_nq_once0_sm``), an array allocated in a
+#: statement that takes a view of it (``_nq_arr_4``), a literal_unroll element
+#: (``_nq_lu_x_2``). The other ``_nq_`` arrays are the generated code's own (lane
+#: vectors, per-lane storage), indexed in range by construction. (A loaded local
+#: array of an inlined device function read past its end, or faulted, unchecked.)
+_USER_ARRAY = re.compile(r"_nq_(?:f\d+_|once\d+_|arr_\d+$|lu_)")
+
+
 def _check_loads(fn, typemap, ns, allocs, immediate=False):
     """Rewrites the loads of *fn* (the block function's AST) as :class:`_CheckedLoads`
     says, with the bounds state made at the top of the function."""
     arrays = {n for n, t in typemap.items() if isinstance(t, types.Array)}
     arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray)}
     devices = {n: v.py_func.__name__ for n, v in ns.items() if _devicefn.is_checked(v)}
-    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_")}, allocs, devices, immediate)
+    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_") or _USER_ARRAY.match(n)}, allocs, devices,
+                       immediate)
     tr.visit(fn)
     if tr.slots:
         fn.body.insert(0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))],

@@ -402,8 +402,9 @@ def _note_kernel(e, d):
             return
         tb = tb.tb_next
     if hasattr(e, "add_note"):                  # Python 3.11+
-        e.add_note(f"{d.where}: raised while running {d.__name__} on the CPU target, inside a "
-                   f"function the kernel calls (Numba's implementation names no line of the kernel)")
+        e.add_note(f"{d.where}: raised while running {d.__name__} on the CPU target, by Numba's "
+                   f"code for an operation of the kernel (a library function, a conversion), which "
+                   f"names no line of it")
 
 
 class CPUTarget:
@@ -579,64 +580,73 @@ class CPUTarget:
         try:
             _launch.run_grid(compiled.block, args, g, b)
         except IndexError as e:
-            d = self.dispatcher
-            from ..errors import NumquadIndexError
             launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
-            if e.args[:1] == ("atomic",) and len(e.args) == 5:
-                _, line, index, axis, size = e.args
-                text, arr = _accessed(d.filename, line, "atomic", axis)
-                raise NumquadIndexError(
-                    f'File "{d.filename}", line {line}: an atomic of {d.__name__} is out of bounds in the '
-                    f"launch {launch}: index {index} on axis {axis} of an array of size {size}; guard "
-                    f"the atomic (e.g. `if i < {_size_of(arr, axis)}:`) or launch fewer threads (nothing "
-                    f"past the array was read or written){text}") from None
-            if e.args[:1] in (("store",), ("load",), ("lane load",), ("lane store",)) and len(e.args) in (4, 5):
-                # a release build's bounds checks (cpu/bounds.py)
-                kind, line, *rest = e.args
-                if not kind.startswith("lane "):
-                    index, axis, size = rest
-                    where = f"index {index} on axis {axis} of an array of size {size}"
-                else:
-                    axis, size = rest
-                    kind = kind[5:]
-                    where = (f"an index on axis {axis} outside its size {size}" if size >= 0 else
-                             f"an index on axis {axis} outside its array (a view that differs per lane)")
-                    where += " (debug=True names the index)"   # a lane loop keeps only a flag
-                text, arr = _accessed(d.filename, line, kind, rest[-2])
-                done = "written" if kind == "store" else "read"
-                raise NumquadIndexError(
-                    f'File "{d.filename}", line {line}: {d.__name__} {kind}s out of bounds in the '
-                    f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {_size_of(arr, rest[-2])}:`) "
-                    f"or launch fewer threads (nothing past the array was {done}){text}") from None
-            if e.args[:1] == ("device call",) and len(e.args) == 2:
-                _, line, fn = _bounds.device_where(e.args[1])
-                raise NumquadIndexError(
-                    f'File "{d.filename}", line {line}: {fn}, a device function called by {d.__name__} '
-                    f"here, reads or writes out of bounds in the launch {launch}; debug=True names "
-                    f"its line and index (nothing past the array was read or written)") from None
-            if e.args[:1] in (("device load",), ("device store",)) and len(e.args) == 5:
-                kind, site, index, axis, size = e.args
-                file, line, fn = _bounds.device_where(site)
-                kind = kind.split()[1]
-                text, arr = _accessed(file, line, kind, axis)
-                done = "written" if kind == "store" else "read"
-                raise NumquadIndexError(
-                    f'File "{file}", line {line}, in {fn}: {fn} {kind}s out of bounds (called by '
-                    f"{d.__name__}, launch {launch}): index {index} on axis {axis} of an array of size "
-                    f"{size}; guard the {kind} (e.g. `if i < {_size_of(arr, axis)}:`) (nothing past the array "
-                    f"was {done}){text}") from None
-            if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
-                raise NumquadIndexError(
-                    f"{d.where}: an index in {d.__name__} is out of bounds in the launch {launch} "
-                    f"({e}; debug=True checks every access and names its line)") from None
-            raise NumquadIndexError(
-                f"{d.where}: an array access in {d.__name__} is out of bounds in the launch "
-                f"{launch} ({e}; "
-                f"debug=True bounds check{_FULL_TRACEBACKS_HINT if not _nb_config.FULL_TRACEBACKS else ''})"
-            ) from None
+            raise self.index_error(e, launch) from None
         except Exception as e:
             _note_kernel(e, self.dispatcher)
             raise
+
+    def index_error(self, e, launch):
+        """The exception to raise for IndexError *e* of a launch (the release
+        builds' bounds checks, cpu/bounds.py, report a tuple), in the user's words;
+        a lane call's wrapper kernel (cpu/arraycall.py) names the lane function."""
+        d = getattr(self.dispatcher, "_nq_lane_of", None) or self.dispatcher
+        from ..errors import NumquadIndexError
+        if e.args[:1] == ("atomic",) and len(e.args) == 5:
+            _, line, index, axis, size = e.args
+            text, arr = _accessed(d.filename, line, "atomic", axis)
+            return NumquadIndexError(
+                f'File "{d.filename}", line {line}: an atomic of {d.__name__} is out of bounds in the '
+                f"launch {launch}: index {index} on axis {axis} of an array of size {size}; guard "
+                f"the atomic (e.g. `if i < {_size_of(arr, axis)}:`) or launch fewer threads (nothing "
+                f"past the array was read or written){text}")
+        if e.args[:1] in (("store",), ("load",), ("lane load",), ("lane store",)) and len(e.args) in (4, 5):
+            # a release build's bounds checks (cpu/bounds.py)
+            kind, line, *rest = e.args
+            if not kind.startswith("lane "):
+                index, axis, size = rest
+                where = f"index {index} on axis {axis} of an array of size {size}"
+            else:
+                axis, size = rest
+                kind = kind[5:]
+                where = (f"an index on axis {axis} outside its size {size}" if size >= 0 else
+                         f"an index on axis {axis} outside its array (a view that differs per lane)")
+                where += " (debug=True names the index)"   # a lane loop keeps only a flag
+            text, arr = _accessed(d.filename, line, kind, rest[-2])
+            done = "written" if kind == "store" else "read"
+            return NumquadIndexError(
+                f'File "{d.filename}", line {line}: {d.__name__} {kind}s out of bounds in the '
+                f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {_size_of(arr, rest[-2])}:`) "
+                f"or launch fewer threads (nothing past the array was {done}){text}")
+        if e.args[:1] == ("device call",) and len(e.args) == 2:
+            _, line, fn = _bounds.device_where(e.args[1])
+            return NumquadIndexError(
+                f'File "{d.filename}", line {line}: {fn}, a device function called by {d.__name__} '
+                f"here, reads or writes out of bounds in the launch {launch}; debug=True names "
+                f"its line and index (nothing past the array was read or written)")
+        if e.args[:1] in (("device load",), ("device store",)) and len(e.args) == 5:
+            kind, site, index, axis, size = e.args
+            file, line, fn = _bounds.device_where(site)
+            kind = kind.split()[1]
+            text, arr = _accessed(file, line, kind, axis)
+            done = "written" if kind == "store" else "read"
+            return NumquadIndexError(
+                f'File "{file}", line {line}, in {fn}: {fn} {kind}s out of bounds (called by '
+                f"{d.__name__}, launch {launch}): index {index} on axis {axis} of an array of size "
+                f"{size}; guard the {kind} (e.g. `if i < {_size_of(arr, axis)}:`) (nothing past the array "
+                f"was {done}){text}")
+        if not (len(e.args) == 1 and isinstance(e.args[0], str) and
+                ("out of bounds" in e.args[0] or "out of range" in e.args[0])):
+            return e                # the user's own ``raise IndexError(...)``, as it is
+        if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
+            return NumquadIndexError(
+                f"{d.where}: an index in {d.__name__} is out of bounds in the launch {launch} "
+                f"({e}; debug=True checks every access and names its line)")
+        return NumquadIndexError(
+            f"{d.where}: an array access in {d.__name__} is out of bounds in the launch "
+            f"{launch} ({e}; "
+            f"debug=True bounds check{_FULL_TRACEBACKS_HINT if not _nb_config.FULL_TRACEBACKS else ''})"
+        )
 
     def call(self, args, out):
         from .arraycall import call_lane_function
