@@ -522,9 +522,9 @@ def check_try(fn, pyfunc):
     for n in ast.walk(fn):
         if isinstance(n, ast.Try) or type(n).__name__ == "TryStar":
             raise NumquadCompileError(
-                f"try is not supported inside a kernel or device function (numba.cuda cannot "
-                f"compile it); test the condition with if instead (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                f"try/except is not supported by numba.cuda (numba-cuda cannot compile exception "
+                f"handling in a kernel or device function); test the condition with an if instead "
+                f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
 def check_print_keywords(fn, pyfunc):
