@@ -17,23 +17,24 @@ def _poison(shape, dtype=np.float64):
     return np.full(shape, np.nan if np.dtype(dtype).kind == "f" else -7, dtype)
 
 
+@xpu.jit
+def k_late_binding(out, x):
+    i = cuda.grid(1)
+    s = x[i] * 2.0
+
+    def g(v):
+        return v + s
+
+    a = g(x[i])
+    s = 10.0                # a closure reads the variable when it runs
+    if i < out.size:
+        out[i] = a + g(1.0)
+
+
 def test_a_nested_def_reads_the_enclosing_variables_when_called(target, rng):
-    @xpu.jit
-    def k(out, x):
-        i = cuda.grid(1)
-        s = x[i] * 2.0
-
-        def g(v):
-            return v + s
-
-        a = g(x[i])
-        s = 10.0                # a closure reads the variable when it runs
-        if i < out.size:
-            out[i] = a + g(1.0)
-
     x = rng.random(96)
     out = _poison(96)
-    getattr(k, target)[3, 32](out, x)
+    getattr(k_late_binding, target)[3, 32](out, x)
     np.testing.assert_array_equal(out, (x + x * 2.0) + (1.0 + 10.0))
 
 
@@ -188,17 +189,7 @@ def test_what_a_lifted_function_cannot_do_is_one_line(body, words, line):
 
 def test_the_cuda_target_compiles_the_same_kernel():
     # numba.cuda compiles the closure itself (PTX for sm_90 here, no GPU needed)
-    @xpu.jit
-    def k(out, x):
-        i = cuda.grid(1)
-        s = x[i] * 2.0
-
-        def g(v):
-            return v + s
-
-        out[i] = g(x[i])
-
-    ptx = k.inspect_ptx("void(float64[:], float64[:])", cc=(9, 0))
+    ptx = k_late_binding.inspect_ptx("void(float64[:], float64[:])", cc=(9, 0))
     assert re.search(r"\bst(\.global)?\.f64", ptx) and ".local" not in ptx
 
 
