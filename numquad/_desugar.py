@@ -60,13 +60,14 @@ import re
 from . import ops as _ops
 from .errors import NumquadCompileError
 
-__all__ = ["warp_function_arity", "warp_call_complaint", "lower", "check_returns", "loop_level", "is_temporary",
-           "RESERVED"]
+__all__ = ["CAPTURE", "warp_function_arity", "warp_call_complaint", "lower", "check_returns", "loop_level",
+           "is_temporary", "RESERVED"]
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"
-#: a lifted nested function's captures (numquad/cpu/nested.py): not a user's name
-_CAPTURE = "_nq_cap_"
+#: the prefix of a lifted nested function's captures (numquad/cpu/nested.py): not a
+#: user's name
+CAPTURE = "_nq_cap_"
 _TEMPORARY = re.compile(r"_nq_cx\d+")   # no other rewrite makes _nq_cx names
 
 _PURE_MODULES = ("math", "numpy", "builtins")
@@ -772,8 +773,8 @@ def lower(fn, pyfunc):
             not any(isinstance(n, ast.While) and lowering._calls_device_function(n.test)
                     for n in _walk(fn)):
         return fn
-    if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) and not n.id.startswith(_CAPTURE) or
-           isinstance(n, ast.arg) and n.arg.startswith(RESERVED) and not n.arg.startswith(_CAPTURE)
+    if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) and not n.id.startswith(CAPTURE) or
+           isinstance(n, ast.arg) and n.arg.startswith(RESERVED) and not n.arg.startswith(CAPTURE)
            for n in ast.walk(fn)):
         return fn              # the user's own _nq_ names: the targets refuse them as they are
     fn.body = lowering.block(fn.body)

@@ -4,25 +4,28 @@ numba.cuda compiles a ``def`` inside a kernel as a closure that Numba inlines at
 each call. The CPU frontend (cpu/frontend.py) calls and inlines ``@xpu.jit``
 functions, so a nested ``def`` becomes one by lambda lifting::
 
-    def k(out, x):                          def g(s, v):        # s: what g reads of k
-        s = x[0]                                return v + s
-        def g(v):                   ->      def k(out, x):
-            return v + s                        s = x[0]
-        out[0] = g(1.0)                         out[0] = g(s, 1.0)
+    def k(out, x):                      def g(_nq_cap_s, v):    # what g reads of k
+        s = x[0]                            return v + _nq_cap_s
+        def g(v):               ->      def k(out, x):
+            return v + s                    s = x[0]
+        out[0] = g(1.0)                     out[0] = g(s, 1.0)
 
-The lifted function keeps the user's source lines (errors point at them); each
-call passes the enclosing function's variables that the body reads, at the call,
-which is what a closure's cells give it (a closure reads a variable's value when
-it runs, not when it was defined). An array passed so is the caller's array, so
-the body's writes to it are seen.
+The lifted function keeps the user's source lines and name (errors point at
+them); each call passes the enclosing function's variables that the body reads,
+at the call, which is what a closure's cells give it (a closure reads a variable's
+value when it runs, not when it was defined). An array passed so is the caller's
+array, so the body's writes to it are seen. The captures are parameters of their
+own (``_nq_cap_s``): a nested function's own local or parameter named ``s`` must
+not change what a nested function it calls reads of the kernel's ``s``.
 
 A lambda assigned to a name (``g = lambda v: v + s``) is lifted as the ``def`` it
-stands for. What a closure can do and a lifted function cannot is refused in one line: a
-nested function used other than by calling it (passed, stored, returned), defined
-twice, decorated, calling itself, with ``nonlocal``/``global``, or with a default
-value that is not a constant (evaluated where the ``def`` runs). Cross-lane ops
-inside one are refused as on the CUDA target (numquad/_control.py: they cannot be
-masked there).
+stands for. What a closure can do and a lifted function cannot is refused in one
+line: a nested function used other than by calling it (passed, stored, returned),
+defined twice, decorated, calling itself, with ``nonlocal``/``global``, with a
+default value that is not a constant (evaluated where the ``def`` runs), or called
+inside a lambda that binds a name it reads. ``Wave``/``Quad`` ops inside one are
+refused as on the CUDA target (numquad/_control.py: they cannot be masked there),
+and a call with keyword arguments on every target (numquad/_desugar.py).
 """
 
 from __future__ import annotations
@@ -37,12 +40,13 @@ __all__ = ["lift", "CAPTURE", "is_capture"]
 
 #: The prefix of a lifted function's parameters that carry what it reads of the
 #: enclosing function (``_nq_cap_s`` for ``s``): its own names stay the user's.
-CAPTURE = "_nq_cap_"
+CAPTURE = _desugar.CAPTURE
 
 
 def is_capture(name):
     """Is *name* a capture parameter of a lifted function?"""
     return name.startswith(CAPTURE) and len(name) > len(CAPTURE)
+
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
