@@ -101,3 +101,16 @@ def test_one_line_for_what_numba_cuda_cannot_compile(body, words, target):
     with pytest.raises(NumquadCompileError) as e:
         getattr(k, target)[1, 32](np.zeros(32))
     assert words in str(e.value) and f'File "{path}", line 3' in str(e.value)
+
+
+def test_a_signature_of_the_wrong_arity_names_the_function():
+    # Numba's "Signature mismatch: 1 argument types given, but function takes 2
+    # arguments" came with no file or line and a 55-line traceback
+    def k(a, o):
+        pass
+
+    with pytest.raises(TypeError) as e:
+        xpu.jit("void(float32[:])")(k)
+    msg = str(e.value)
+    assert f'File "{__file__}", line {k.__code__.co_firstlineno}' in msg
+    assert "has 1 argument type(s); k takes 2 argument(s)" in msg

@@ -1552,6 +1552,13 @@ def declare_signatures(d, sigs):
     error is then raised by the first CPU launch, which compiles again. An error
     of the kernel itself (CUDA cannot compile it either, or CUDA is not there to
     ask) is raised here, at decoration, as numba.cuda's ``cuda.jit(sig)`` does."""
+    fewest, most = d._arity
+    for args, _ in sigs:
+        if not fewest <= len(args) <= (most if most is not None else len(args)):
+            takes = f"{fewest}" if fewest == most else f"{fewest} to {most}" if most is not None \
+                else f"at least {fewest}"
+            raise TypeError(f"{d.where}: the signature ({', '.join(map(str, args))}) of {d.__name__} has "
+                            f"{len(args)} argument type(s); {d.__name__} takes {takes} argument(s)")
     d.signatures = list(sigs)
     if d.is_kernel:
         for args, ret in sigs:
