@@ -114,3 +114,14 @@ def test_a_signature_of_the_wrong_arity_names_the_function():
     msg = str(e.value)
     assert f'File "{__file__}", line {k.__code__.co_firstlineno}' in msg
     assert "has 1 argument type(s); k takes 2 argument(s)" in msg
+
+
+def test_calling_a_builtin_value_says_it_is_a_value():
+    # it said "xpu.laneid is not supported by the CPU target", which it is
+    @xpu.jit
+    def k(o):
+        i = xpu.grid(1)
+        o[i] = xpu.laneid()
+
+    with pytest.raises(NumquadCompileError, match="xpu.laneid is a value, not a function"):
+        k.cpu[1, 32](np.zeros(32))

@@ -409,6 +409,8 @@ class _Subst(ast.NodeTransformer):
             self.fe.error(f"{ast.unparse(node.func)}(...) must be assigned to a name in a statement of its own "
                           f"on the CPU target (`sm = {ast.unparse(node.func)}(...)`, then use `sm`, e.g. "
                           f"`sm[1:]`)", node)
+        if b in ("laneid", "warpsize") or b.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+            self.fe.error(f"xpu.{b} is a value, not a function: write xpu.{b} without the call", node)
         self.fe.error(f"xpu.{b} is not supported by the CPU target", node)
 
 
