@@ -125,3 +125,20 @@ def test_calling_a_builtin_value_says_it_is_a_value():
 
     with pytest.raises(NumquadCompileError, match="xpu.laneid is a value, not a function"):
         k.cpu[1, 32](np.zeros(32))
+
+
+def test_a_record_field_that_does_not_exist_names_it():
+    # a bare KeyError: 'z' and a 91-line Numba traceback
+    from numquad import NumquadTypeError
+    rec = np.zeros(4, dtype=[("x", np.float32), ("y", np.int32)])
+
+    @xpu.jit
+    def k(r, o):
+        i = xpu.grid(1)
+        if i < o.size:
+            o[i] = r[i].z
+
+    with pytest.raises(NumquadTypeError) as e:
+        k.cpu[1, 32](rec, np.zeros(4, np.float32))
+    assert "the record has no field 'z'; its fields are x, y" in str(e.value)
+    assert f"line {k.firstlineno + 4}" in str(e.value)

@@ -381,6 +381,22 @@ def _reject_float16(d, argtypes):
                 f"there, or run on the CUDA target")
 
 
+def _missing_field(d, argtypes, e):
+    """A NumquadTypeError for Numba's bare KeyError on a record field *d* reads that its
+    record types lack (``r[0].z``), at the first line naming the field; else None."""
+    import ast as _ast
+    name = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], str) else None
+    recs = {getattr(t, "dtype", t) for t in argtypes}
+    recs = [r for r in recs if isinstance(r, numba.types.Record)]
+    if name is None or not recs or any(name in r.fields for r in recs):
+        return None
+    line = next((n.lineno for n in _ast.walk(d.source_tree)
+                 if isinstance(n, _ast.Attribute) and n.attr == name), d.firstlineno)
+    fields = "; ".join(", ".join(r.fields) for r in recs)
+    return NumquadTypeError(f'File "{d.filename}", line {line}, in {d.__name__}: the record has no field '
+                            f"{name!r}; its fields are {fields}")
+
+
 def _error_model(d):
     """Numba's error model for *d*, as numba.cuda picks it: "python" with debug=True (a
     division by zero raises ZeroDivisionError), else "numpy" (it gives inf, nan or 0).
@@ -529,6 +545,11 @@ class CPUTarget:
         except _nb_errors.UnsupportedBytecodeError as e:
             from .._numbatext import unsupported_construct
             raise unsupported_construct(d, e) from None
+        except KeyError as e:
+            missing = _missing_field(d, argtypes, e)
+            if missing is None:
+                raise
+            raise missing from None
         block_py, source, private = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model=_error_model(d), boundscheck=d.debug or None,
