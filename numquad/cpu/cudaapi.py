@@ -44,7 +44,7 @@ __all__ = ["API", "unsupported", "scalar_call", "as_xpu", "check_supported", "lo
            "constant_value", "constant_shape", "allocation_wording", "local_constants", "compile_time_object",
            "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
            "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
-           "PURE_BUILTINS", "render_md", "signature_picker", "denied_name"]
+           "PURE_BUILTINS", "HINTS", "render_md", "signature_picker", "denied_name"]
 
 DOC = "docs/numba-cuda.md"
 
@@ -233,7 +233,7 @@ _EXTRA_BUILTINS = tuple(BARRIER_REDUCE) + ("threadfence", "threadfence_block", "
                                            "nanosleep", "const", "const.array_like")
 #: numba.cuda's cache-hint loads and stores: the front end writes them as subscripts
 #: (cpu/frontend.py), so release builds' bounds checks see them
-HINTS = _HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
+HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
 
 
 def _cuda():
@@ -251,7 +251,7 @@ def _path(obj, path):
 def extra_aliases(cuda):
     """{id(numba.cuda object): (object, builtin name)} for the names this module lowers."""
     out = {}
-    for n in _EXTRA_BUILTINS + _HINTS:
+    for n in _EXTRA_BUILTINS + HINTS:
         obj = _path(cuda, n)
         if obj is not None:
             out[id(obj)] = (obj, n)
@@ -1025,16 +1025,6 @@ def cpu_global(value):
     return value
 
 
-@numba.njit(inline="always")
-def _load(array, i):
-    return array[i]
-
-
-@numba.njit(inline="always")
-def _store(array, i, value):
-    array[i] = value
-
-
 # ---------------------------------------------------------------------------
 # Warp functions: numba.cuda's type checks, match_any_sync / match_all_sync
 # ---------------------------------------------------------------------------
@@ -1227,7 +1217,7 @@ def spelling_helpers():
         out[f"_nq_cu_shfl_{n}"] = _shfl_check(n)
         out[f"_nq_cu_lane_{n}"] = _lane_bits(n)
         out[f"_nq_cu_mval_{n}"] = _match_value(n)
-    out.update({f"_nq_cu_hint_{n}": _hint_index(n) for n in _HINTS})
+    out.update({f"_nq_cu_hint_{n}": _hint_index(n) for n in HINTS})
     return out
 
 
@@ -1308,8 +1298,6 @@ def _dyn_view(buf, nbytes, dtype, itemsize):
 
 _ARITY = {"popc": 1, "brev": 1, "clz": 1, "ffs": 1, "fma": 3, "cbrt": 1, "selp": 3, "nanosleep": 1,
           "threadfence": 0, "threadfence_block": 0, "threadfence_system": 0, "const.array_like": 1}
-_ARITY.update({n: 2 for n in _HINTS if n.startswith("ld")})
-_ARITY.update({n: 3 for n in _HINTS if n.startswith("st")})
 
 _IMPLS = {"popc": _popc, "brev": _brev, "clz": _clz, "ffs": _ffs, "fma": _fma, "cbrt": _cbrt,
           "selp": _selp, "nanosleep": _nanosleep}
@@ -1331,15 +1319,13 @@ def lower_call(subst, b, node):
         return args[0]
     if b.startswith("threadfence"):
         return _cg._call("_nq_cu_fence")
-    if b in _HINTS:
-        return _cg._call("_nq_cu_ld" if b.startswith("ld") else "_nq_cu_st", *args)
     return _cg._call(f"_nq_cu_{b}", *args)
 
 
 def namespace():
     """The names generated block and shadow functions refer to."""
     ns = {f"_nq_cu_{n}": f for n, f in _IMPLS.items()}
-    ns.update({"_nq_cu_fence": _fence, "_nq_cu_ld": _load, "_nq_cu_st": _store,
+    ns.update({"_nq_cu_fence": _fence,
                "_nq_cu_dynalloc": _dyn_alloc, "_nq_cu_dynview": _dyn_view,
                "_nq_XL_cuda_match_any_sync": _match_xl, "_nq_SH_cuda_match_any_sync": _match_standin})
     ns.update({f"_nq_cu_syncpred_{n}": f for n, f in _SYNC_PRED.items()})

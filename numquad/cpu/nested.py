@@ -35,6 +35,7 @@ import copy
 import inspect
 
 from .. import _desugar
+from .._control import _local_names
 
 __all__ = ["lift", "CAPTURE", "is_capture"]
 
@@ -135,13 +136,10 @@ def _check_binding(fe, d, call):
     if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
         return
     P = inspect.Parameter
-    params = [P(x.arg, P.POSITIONAL_ONLY) for x in a.posonlyargs]
-    params += [P(x.arg, P.POSITIONAL_OR_KEYWORD) for x in a.args]
-    defaults = len(a.defaults)
-    positional = params[:]
-    for j in range(len(positional) - defaults, len(positional)):
-        positional[j] = positional[j].replace(default=0)
-    params = positional
+    positional = a.posonlyargs + a.args
+    first_default = len(positional) - len(a.defaults)
+    params = [P(x.arg, P.POSITIONAL_ONLY if j < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
+                default=0 if j >= first_default else P.empty) for j, x in enumerate(positional)]
     if a.vararg is not None:
         params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
     params += [P(x.arg, P.KEYWORD_ONLY, default=0 if dflt is not None else P.empty)
@@ -223,7 +221,7 @@ def lift(fe):
                          f"be masked there (on the CUDA target either); define the function at module "
                          f"level with @xpu.jit and call it", n)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == d.name \
-                    and d.name not in _assigned(d) - {d.name}:
+                    and d.name not in _assigned(d):
                 fe.error(f"the nested function {d.name} calls itself: define a recursive function "
                          f"at module level (with @xpu.jit or @cuda.jit(device=True))", n)
     aliases = {d.name: fe.fresh(f"nested_{d.name}") for d in defs}
@@ -277,10 +275,10 @@ def lift(fe):
         lifted = copy.deepcopy(d)
         _rename_free(lifted, {v: CAPTURE + v for v in free[d.name]})
         extra = [ast.copy_location(ast.arg(arg=CAPTURE + v), d) for v in free[d.name]]
-        lifted.args.args = extra + lifted.args.args
-        if lifted.args.posonlyargs:
+        if lifted.args.posonlyargs:                 # (the captures come first either way)
             lifted.args.posonlyargs = extra + lifted.args.posonlyargs
-            lifted.args.args = lifted.args.args[len(extra):]
+        else:
+            lifted.args.args = extra + lifted.args.args
         ast.fix_missing_locations(lifted)
         # (compiled under its own name, which errors and tracebacks show; kept by its alias)
         prev = space.get(d.name, space)
@@ -291,11 +289,10 @@ def lift(fe):
         pyfunc.__qualname__ = f"{fe.pyfunc.__qualname__}.<locals>.{d.name}"
         disp = Dispatcher(pyfunc)
         disp._tree = _desugar.lower(lifted, pyfunc)
-        disp._nq_nested = True
         fe.env.closure[alias] = disp
         space[alias] = disp
     _remove(fn, {id(d) for d in defs})
-    fe.env.locals = _local_names_without(fn)
+    fe.env.locals = _local_names(fn)
     return True
 
 
@@ -310,8 +307,3 @@ def _remove(fn, ids):
                 if not kept and node is not fn:
                     kept = [ast.copy_location(ast.Pass(), block[0])]
                 setattr(node, field, kept)
-
-
-def _local_names_without(fn):
-    from .._control import _local_names
-    return _local_names(fn)
