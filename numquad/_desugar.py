@@ -233,7 +233,10 @@ class _Lowering:
         if reads:
             for t in targets:
                 for n in _walk(t):
-                    if isinstance(n, ast.Call) and self.kind(n) == "op" and self._writes(n):
+                    # an atomic or another call that may write (``Wave.any(atomic.add(a, i,
+                    # 1) > 0)``), or a device function that writes
+                    if isinstance(n, ast.Call) and (self.kind(n) == "other" or
+                                                    self.kind(n) == "op" and self._writes(n)):
                         return False
         return True
 
@@ -382,7 +385,11 @@ class _Lowering:
         targets = self._targets(expr)
         if not targets:
             return [s]
-        others = [getattr(s, f) for f in fields[1:] if getattr(s, f, None) is not None]
+        # (an assignment's targets are evaluated after its whole value, so a lowered
+        # expression of the value still runs before them; an augmented assignment
+        # loads its target first)
+        others = [getattr(s, f) for f in fields[1:] if getattr(s, f, None) is not None
+                  and not (isinstance(s, ast.Assign) and f == "targets")]
         others = [x for o in others for x in (o if isinstance(o, list) else [o])]
         if not self._safe([expr] + others, targets):
             return [s]
@@ -499,6 +506,46 @@ def check_comprehensions(fn, pyfunc):
                 f"{what} ({ast.unparse(n)[:60]}) is not supported inside a kernel (numba.cuda "
                 f"compiles no lists or generators for the GPU); write a loop (in {pyfunc.__name__})",
                 pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
+#: Python builtins numba.cuda cannot compile in a kernel (each checked with
+#: ``inspect_ptx(..., cc=(9, 0))`` against numba-cuda 0.30.4): they build a list, a
+#: dict, a set or a string, which need its NRT, or have no implementation for the GPU.
+_NO_CUDA_BUILTINS = ("sorted", "hash", "chr", "str", "list", "dict", "set", "frozenset", "getattr",
+                     "repr", "ascii", "format", "bin", "hex", "oct", "reversed")
+
+
+def check_containers(fn, pyfunc):
+    """A dict, set or list display, or a builtin that builds one or a string
+    (``sorted``, ``str``, ``list(...)``, ...), in a kernel: one line on every target.
+    numba.cuda compiles a list display only as what a ``for`` iterates or what an
+    ``in`` tests (``for w in [1, 2]``, ``x in [1, 2]``); the CPU target compiled the
+    others too (Numba's CPU lists, dicts and strings) and the python target ran them,
+    so a kernel tested on the CPU failed only on the GPU."""
+    import builtins
+    from ._control import Env
+    env = Env(pyfunc, fn)
+    allowed = {id(n.iter) for n in ast.walk(fn) if isinstance(n, ast.For)}
+    allowed |= {id(c) for n in ast.walk(fn) if isinstance(n, ast.Compare)
+                for o, c in zip(n.ops, n.comparators) if isinstance(o, (ast.In, ast.NotIn))}
+    for n in ast.walk(fn):
+        what = None
+        if isinstance(n, ast.Dict):
+            what = f"a dict ({ast.unparse(n)[:40]})"
+        elif isinstance(n, ast.Set):
+            what = f"a set ({ast.unparse(n)[:40]})"
+        elif isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) and id(n) not in allowed:
+            what = (f"a list ({ast.unparse(n)[:40]}) other than what a for loop iterates or an `in` "
+                    f"tests")
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _NO_CUDA_BUILTINS \
+                and env.resolve(n.func) is getattr(builtins, n.func.id):
+            what = f"{n.func.id}(...)"
+        if what is not None:
+            raise NumquadCompileError(
+                f"{what} is not supported inside a kernel: numba.cuda compiles no Python lists, "
+                f"dicts, sets or new strings for the GPU; use a tuple, an array argument or "
+                f"cuda.local.array (in {pyfunc.__name__})", pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None))
 
 
 def check_walrus(fn, pyfunc):
@@ -757,6 +804,7 @@ def lower(fn, pyfunc):
     _check_op_values(fn, pyfunc)
     check_builtin_stores(fn, pyfunc)
     check_comprehensions(fn, pyfunc)
+    check_containers(fn, pyfunc)
     check_walrus(fn, pyfunc)
     check_closure_keywords(fn, pyfunc)
     check_print_keywords(fn, pyfunc)

@@ -1789,8 +1789,9 @@ class _CheckedLoads(ast.NodeTransformer):
         # a view made in the statement (``a.T[0, i]``, ``a.ravel()[j]``), an array in a
         # tuple (``t[1][i]``) or a record's field (``r[i]['v'][k]``): lane_load checks it
         # where it is an array, and reads it as it is where not (a tuple, a record); not
-        # a constant index (a tuple's element: Numba needs the literal) nor a.shape[k]
-        return not isinstance(node.value, ast.Name) and not isinstance(node.slice, ast.Constant) and \
+        # a constant index (a tuple's element: Numba needs the literal), a slice (a
+        # tuple's slice needs it too; an array's slice is a view, in bounds) nor a.shape[k]
+        return not isinstance(node.value, ast.Name) and not isinstance(node.slice, (ast.Constant, ast.Slice)) and \
             not (isinstance(node.value, ast.Attribute) and node.value.attr in ("shape", "strides")) and \
             not any(isinstance(n, ast.Name) and n.id.startswith("_nq_") for n in ast.walk(node.value)) and \
             _devicefn.checkable_view(node.value)

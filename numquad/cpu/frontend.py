@@ -725,13 +725,28 @@ class Frontend:
         return out
 
     def _check_no_xl(self, node, what):
+        """Refuse a cross-lane op, a lane function that uses one (or thread builtins)
+        or a barrier reduction inside *what*, where only some lanes evaluate it: they
+        would run in every lane (numquad/_desugar.py lowers such an expression to
+        statements where the order allows, and leaves it here where it does not)."""
+        from ..xpu import Dispatcher
         for n in ast.walk(node):
+            if not isinstance(n, ast.Call):
+                continue
             if self.is_xl(n):
-                self.error(
-                    f"{self.op_of(n).qualname} inside {what}: cross-lane ops cannot be "
-                    f"masked there; assign the result to a variable in a plain statement first",
-                    n,
-                )
+                name = self.op_of(n).qualname
+            elif self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
+                name = f"cuda.{self.builtin_of(n.func)}"
+            else:
+                f = self.env.resolve(n.func)
+                if not (isinstance(f, Dispatcher) and _uses_wave_features(f)):
+                    continue
+                name = f"{f.__name__}() (a lane function with cross-lane ops or thread builtins)"
+            why = "" if what in ("a lambda", "a comprehension or generator") else \
+                " (the statement also reads memory that a call in it may write, or the reverse, " \
+                "so it cannot be split into statements in Python's order)"
+            self.error(f"{name} inside {what}: cross-lane ops cannot be masked there; assign "
+                       f"the result to a variable in a plain statement first{why}", n)
 
     def _normalise_stmt(self, s, in_loop):
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -1071,7 +1086,11 @@ class Frontend:
 
     def _hoist_stmt(self, s):
         if isinstance(s, ast.AugAssign):
-            self._check_order([s.target, s.value])
+            # ``a[i] += v`` loads a[i] before it evaluates v
+            target = copy.copy(s.target)
+            if isinstance(target, ast.Subscript):
+                target.ctx = ast.Load()
+            self._check_order([target, s.value])
         elif isinstance(s, ast.Assign):
             self._check_order([s.value] + list(s.targets))
         elif getattr(s, "value", None) is not None:

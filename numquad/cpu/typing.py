@@ -91,7 +91,108 @@ class _StopAfterTyping(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state):
-        raise compiler._EarlyPipelineCompletion(dict(state.typemap))
+        typemap = dict(state.typemap)
+        refusal = _cuda_refusal(state.func_ir, state.typemap, state.calltypes)
+        if refusal is not None:
+            typemap[_REFUSAL] = refusal
+        raise compiler._EarlyPipelineCompletion(typemap)
+
+
+#: the key of a typemap that holds what numba.cuda would refuse (:func:`_cuda_refusal`)
+_REFUSAL = "<numba.cuda refuses>"
+
+#: Array methods numba.cuda compiles in a kernel without its NRT (each checked with
+#: ``inspect_ptx(..., cc=(9, 0))`` against numba-cuda 0.30.4): views, and reductions
+#: over the whole array called without arguments. ``reshape`` only of a C or Fortran
+#: contiguous array.
+_CUDA_ARRAY_METHODS = frozenset({"view", "transpose", "reshape", "item", "fill"})
+_CUDA_ARRAY_REDUCTIONS = frozenset({"sum", "prod", "mean", "var", "std", "argmax", "argmin", "all", "any"})
+
+
+def _method_name(fnty):
+    key = getattr(fnty, "typing_key", None)
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], str):
+        return key[1]
+    if isinstance(key, str):
+        return key.rsplit(".", 1)[-1]
+    return None
+
+
+def _is_numpy_function(key):
+    import numpy as np
+    return isinstance(key, np.ufunc) or (callable(key) and
+                                         (getattr(key, "__module__", None) or "").startswith("numpy"))
+
+
+def _cuda_refusal(func_ir, typemap, calltypes):
+    """(message, file, line) of the first thing in the typed shadow function that
+    numba.cuda cannot compile in a kernel while Numba's CPU target can, else None:
+    whole-array arithmetic, NumPy calls and array methods that return a new array,
+    array reductions along an axis, string methods, ``print`` of an array, and an
+    array stored into a slice. (numba.cuda allocates no arrays in a kernel without
+    its NRT, off by default; docs/numba-cuda.md.) Calls of numquad's own helpers
+    (globals named ``_nq_*``) and what they return are not the user's."""
+    from numba.core import ir
+    internal = set()
+
+    def arr(name):
+        return isinstance(typemap.get(name), types.Array)
+
+    for block in func_ir.blocks.values():
+        for inst in block.body:
+            loc = inst.loc
+            why = None
+            if isinstance(inst, ir.Assign):
+                v = inst.value
+                if isinstance(v, (ir.Global, ir.FreeVar)) and v.name.startswith("_nq_"):
+                    internal.add(inst.target.name)
+                    continue
+                if not isinstance(v, ir.Expr):
+                    continue
+                if v.op == "getattr" and v.value.name in internal:
+                    internal.add(inst.target.name)
+                    continue
+                if v.op == "call" and v.func.name in internal:
+                    internal.add(inst.target.name)
+                    continue
+                if v.op in ("binop", "inplace_binop", "unary") and arr(inst.target.name):
+                    sym = getattr(v, "fn", None)
+                    sym = getattr(sym, "__name__", str(sym))
+                    why = (f"whole-array arithmetic ({sym} on {typemap[inst.target.name]}) creates a "
+                           f"new array; loop over the elements")
+                elif v.op == "getattr" and v.attr == "imag" and arr(v.value.name) and \
+                        not isinstance(typemap[v.value.name].dtype, types.Complex):
+                    why = f".imag of a real array ({typemap[v.value.name]}) creates a new array"
+                elif v.op == "call":
+                    fnty = typemap.get(v.func.name)
+                    this = getattr(fnty, "this", None)
+                    name = _method_name(fnty) if isinstance(fnty, types.BoundFunction) else None
+                    if isinstance(this, types.Array) and name is not None:
+                        if name in _CUDA_ARRAY_REDUCTIONS:
+                            if v.args or v.kws:
+                                why = f"the array method .{name}() with arguments (along an axis) is not compiled"
+                        elif name not in _CUDA_ARRAY_METHODS or \
+                                (name == "reshape" and this.layout not in "CF"):
+                            why = f"the array method .{name}() of {this} is not compiled"
+                    elif isinstance(this, types.UnicodeType) and name is not None:
+                        why = f"the string method .{name}() is not compiled"
+                    elif isinstance(fnty, types.Function) and _is_numpy_function(fnty.typing_key):
+                        fname = getattr(fnty.typing_key, "__name__", "?")
+                        if arr(inst.target.name):
+                            why = f"np.{fname}(...) returns a new array"
+                        elif (v.args[1:] or v.kws) and fname in _CUDA_ARRAY_REDUCTIONS:
+                            why = f"np.{fname}(...) along an axis is not compiled"
+            elif isinstance(inst, ir.Print):
+                if any(arr(a.name) for a in inst.args):
+                    why = "print() of an array is not compiled (numba.cuda prints scalars and strings)"
+            elif isinstance(inst, (ir.SetItem, ir.StaticSetItem)):
+                if arr(inst.value.name) and inst.target.name not in internal:
+                    why = (f"storing an array ({typemap[inst.value.name]}) into a slice copies it, "
+                           f"which is not compiled; loop over the elements")
+            if why is not None:
+                return (f"{why}: numba.cuda cannot compile this in a kernel, so the CPU target "
+                        f"refuses it too (docs/numba-cuda.md)", loc.filename, loc.line)
+    return None
 
 
 class _ShadowCompiler(compiler.CompilerBase):
@@ -142,6 +243,11 @@ def shadow_types(func, argtypes):
     """
     typingctx = cpu_target.typing_context
     typemap = _typemap(func, argtypes)
+    refusal = typemap.pop(_REFUSAL, None)
+    if refusal is not None:
+        from ..errors import NumquadCompileError
+        msg, filename, line = refusal
+        raise NumquadCompileError(msg, filename, line)
     found = {}
     for key, ty in typemap.items():
         m = _VERSION.match(key)

@@ -1,0 +1,167 @@
+"""What a probe of short-circuits and statement order found (twenty-fifth session).
+
+A lane function with cross-lane ops on the right of ``and``/``or`` or in a
+conditional expression, in an assignment to an array element, ran in every lane on
+the CPU target; an augmented assignment's target was loaded after a call on its
+right that writes it; an atomic inside an op's argument inside ``and`` ran before
+a load to its left. Each now runs in Python's order and with Python's lanes, or is
+refused with a line that says why. Expected values come from a lane-by-lane model
+written here (numpy only); outputs are poisoned first.
+"""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from numquad import NumquadCompileError, Wave, xpu
+
+
+@xpu.jit
+def lf_bump(out, i, v):
+    out[1, i] += 100
+    return Wave.prefixSum(v)
+
+
+@xpu.jit
+def k_and(x, out):
+    i = xpu.grid(1)
+    out[1, i] = 7
+    out[0, i] = x[i] > 3 and lf_bump(out, i, np.int64(1)) > 5
+
+
+@xpu.jit
+def k_or(x, out):
+    i = xpu.grid(1)
+    out[1, i] = 7
+    out[0, i] = x[i] <= 3 or lf_bump(out, i, np.int64(1)) > 5
+
+
+@xpu.jit
+def k_ifexp(x, out):
+    i = xpu.grid(1)
+    out[1, i] = 7
+    out[0, i] = lf_bump(out, i, np.int64(1)) if x[i] > 3 else -1
+
+
+def _ranks(mask):
+    """The exclusive prefix sum of 1 over the lanes of *mask*, wave by wave."""
+    out = np.zeros(mask.size, np.int64)
+    for w in range(0, mask.size, 32):
+        acc = 0
+        for lane in range(w, min(w + 32, mask.size)):
+            if mask[lane]:
+                out[lane] = acc
+                acc += 1
+    return out
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+@pytest.mark.parametrize("kernel", ["and", "or", "ifexp"])
+def test_a_lane_function_that_writes_runs_only_in_the_lanes_that_evaluate_it(target, kernel, rng):
+    n = 96
+    x = rng.integers(-4, 12, n)
+    k = {"and": k_and, "or": k_or, "ifexp": k_ifexp}[kernel]
+    out = np.full((2, n), -99, np.int64)
+    getattr(k, target)[3, 32](x, out)
+    taken = x > 3                       # the lanes that call lf_bump
+    ranks = _ranks(taken)
+    np.testing.assert_array_equal(out[1], np.where(taken, 107, 7))
+    if kernel == "ifexp":
+        want = np.where(taken, ranks, -1)
+    else:
+        want = (taken & (ranks > 5)).astype(np.int64)
+        if kernel == "or":
+            want = (~taken | (ranks > 5)).astype(np.int64)
+    np.testing.assert_array_equal(out[0], want)
+
+
+@xpu.jit
+def bump(a, i):
+    a[i] += 10
+    return 1
+
+
+@xpu.jit
+def lf_bump1(a, i, v):
+    a[i] += 100
+    return Wave.prefixSum(v)
+
+
+def _aug_lane_function(a):
+    i = xpu.grid(1)
+    a[i] += lf_bump1(a, i, np.int64(1))
+
+
+def _aug_device_in_op(a):
+    i = xpu.grid(1)
+    a[i] += Wave.reduceSum(bump(a, i))
+
+
+def _aug_atomic_in_op(a):
+    i = xpu.grid(1)
+    a[i] += Wave.reduceSum(cuda.atomic.add(a, i, 5))
+
+
+def _and_atomic_in_op(x, a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] * 1000 + (x[i] > 3 and Wave.any(cuda.atomic.add(a, i, 5) > 0))
+
+
+def _ifexp_atomic_in_op(x, a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] * 1000 + (Wave.reduceSum(cuda.atomic.add(a, i, 5)) if x[i] > 3 else 0)
+
+
+def _chain_atomic_in_op(x, a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] * 1000 + (0 < x[i] < Wave.reduceSum(cuda.atomic.add(a, i, 5)))
+
+
+def _aug_and_atomic(x, a, out):
+    i = xpu.grid(1)
+    a[i] += x[i] > 3 and Wave.any(cuda.atomic.add(a, i, 5) > 0)
+
+
+def _ifexp_reads_what_it_writes(x, a, out):
+    i = xpu.grid(1)
+    out[i] = a[1, i] * 1000 + (lf_bump(a, i, x[i]) > 5 if x[i] > 3 else False)
+
+
+@pytest.mark.parametrize("fn", [_aug_lane_function, _aug_device_in_op, _aug_atomic_in_op])
+def test_an_augmented_assignment_whose_right_side_writes_its_target_is_refused(fn):
+    """``a[i] += f(a, i)`` loads a[i] before f runs; the CPU target runs f (it holds
+    or is an op's argument) before the statement, so the load would see f's write."""
+    k = xpu.jit(fn)
+    a = np.full(32, 7, np.int64)
+    with pytest.raises(NumquadCompileError) as e:
+        k.cpu[1, 32](a)
+    line = fn.__code__.co_firstlineno + 2
+    assert f'File "{__file__}", line {line}' in str(e.value)
+    assert "runs before the rest of its statement" in str(e.value)
+    np.testing.assert_array_equal(a, 7)            # nothing ran
+
+
+@pytest.mark.parametrize("fn", [_and_atomic_in_op, _ifexp_atomic_in_op, _chain_atomic_in_op,
+                                _aug_and_atomic, _ifexp_reads_what_it_writes])
+def test_a_masked_op_whose_argument_writes_what_the_statement_reads_is_refused(fn):
+    """An atomic in an op's argument on a side only some lanes evaluate, in a
+    statement that also loads: it cannot be split into statements in Python's
+    order, nor masked where it stands."""
+    k = xpu.jit(fn)
+    x = np.arange(32) % 8
+    a = np.full((2, 32), 7, np.int64) if fn is _ifexp_reads_what_it_writes else np.full(32, 7, np.int64)
+    out = np.full(32, -1, np.int64)
+    with pytest.raises(NumquadCompileError) as e:
+        k.cpu[1, 32](x, a, out)
+    line = fn.__code__.co_firstlineno + 2
+    assert f'File "{__file__}", line {line}' in str(e.value)
+    assert "cannot be masked there" in str(e.value) and "Python's order" in str(e.value)
+    np.testing.assert_array_equal(out, -1)
+
+
+def test_the_lowered_form_compiles_for_cuda():
+    """The same rewrite feeds the CUDA target (numquad/_desugar.py): the PTX of the
+    ``and`` kernel holds the scan's shuffles under a branch, with no local memory."""
+    from numba import types
+    ptx = k_and.inspect_ptx((types.int64[::1], types.int64[:, ::1]), cc=(9, 0))
+    assert "shfl.sync" in ptx and ".local" not in ptx
