@@ -509,23 +509,31 @@ def check_comprehensions(fn, pyfunc):
 
 
 #: Python builtins numba.cuda cannot compile in a kernel (each checked with
-#: ``inspect_ptx(..., cc=(9, 0))`` against numba-cuda 0.30.4): they build a list, a
-#: dict, a set or a string, which need its NRT, or have no implementation for the GPU.
-_NO_CUDA_BUILTINS = ("sorted", "hash", "chr", "str", "list", "dict", "set", "frozenset", "getattr",
-                     "repr", "ascii", "format", "bin", "hex", "oct", "reversed")
+#: ``inspect_ptx(..., cc=(9, 0))`` against numba-cuda 0.30.4): no implementation for
+#: the GPU, with or without its NRT ...
+_NO_CUDA_BUILTINS = ("sorted", "hash", "str", "list", "dict", "set", "frozenset", "repr", "ascii",
+                     "format", "bin", "hex", "oct", "reversed")
+#: ... and those it compiles only with its NRT (``numba.cuda.config.CUDA_ENABLE_NRT``)
+_NRT_BUILTINS = ("chr", "getattr")
 
 
 def check_containers(fn, pyfunc):
     """A dict, set or list display, or a builtin that builds one or a string
     (``sorted``, ``str``, ``list(...)``, ...), in a kernel: one line on every target.
-    numba.cuda compiles a list display only as what a ``for`` iterates or what an
-    ``in`` tests (``for w in [1, 2]``, ``x in [1, 2]``); the CPU target compiled the
-    others too (Numba's CPU lists, dicts and strings) and the python target ran them,
-    so a kernel tested on the CPU failed only on the GPU."""
+    Without its NRT (off by default) numba.cuda compiles a list display only as what
+    a ``for`` iterates or what an ``in`` tests (``for w in [1, 2]``, ``x in [1, 2]``);
+    the CPU target compiled the others too (Numba's CPU lists, dicts and strings) and
+    the python target ran them, so a kernel tested on the CPU failed only on the GPU."""
     import builtins
     from ._control import Env
+    from ._numpy_calls import cuda_nrt
+    nrt = cuda_nrt()
     env = Env(pyfunc, fn)
     allowed = {id(n.iter) for n in ast.walk(fn) if isinstance(n, ast.For)}
+    # (a shape given as a list: the allocation's own check names it, as numba.cuda does)
+    allowed |= {id(a) for n in ast.walk(fn) if isinstance(n, ast.Call) and
+                (env.builtin(n.func) or "").endswith(("array", "array_like"))
+                for a in list(n.args) + [k.value for k in n.keywords]}
     allowed |= {id(c) for n in ast.walk(fn) if isinstance(n, ast.Compare)
                 for o, c in zip(n.ops, n.comparators) if isinstance(o, (ast.In, ast.NotIn))}
     for n in ast.walk(fn):
@@ -534,11 +542,12 @@ def check_containers(fn, pyfunc):
             what = f"a dict ({ast.unparse(n)[:40]})"
         elif isinstance(n, ast.Set):
             what = f"a set ({ast.unparse(n)[:40]})"
-        elif isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) and id(n) not in allowed:
+        elif isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) and id(n) not in allowed and not nrt:
             what = (f"a list ({ast.unparse(n)[:40]}) other than what a for loop iterates or an `in` "
                     f"tests")
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _NO_CUDA_BUILTINS \
-                and env.resolve(n.func) is getattr(builtins, n.func.id):
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                (n.func.id in _NO_CUDA_BUILTINS or n.func.id in _NRT_BUILTINS and not nrt) and \
+                env.resolve(n.func) is getattr(builtins, n.func.id):
             what = f"{n.func.id}(...)"
         if what is not None:
             raise NumquadCompileError(

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["CUDA_UFUNCS", "REFUSED", "complaint"]
+__all__ = ["CUDA_UFUNCS", "REFUSED", "complaint", "cuda_nrt"]
 
 #: The NumPy ufuncs numba.cuda compiles in a kernel: the keys of numba-cuda's
 #: ``numba.cuda.ufuncs.ufunc_db()`` (0.30.4; tests/test_user_errors.py checks the
@@ -64,7 +64,7 @@ _MODULES = {"numpy.linalg": "has no numba.cuda implementation (no LAPACK on the 
             "numpy.random": "draws random numbers, which numba.cuda cannot do with NumPy"}
 
 
-def _cuda_nrt():
+def cuda_nrt():
     """Is numba.cuda's NRT on (``numba.cuda.config.CUDA_ENABLE_NRT``, or the
     environment's ``NUMBA_CUDA_ENABLE_NRT`` before numba.cuda is imported)?"""
     config = getattr(sys.modules.get("numba.cuda"), "config", None)
@@ -122,7 +122,7 @@ def complaint(obj, shown):
     why = REFUSED[name]
     if why == "has no numba.cuda implementation":
         why += " in a kernel"
-    elif _cuda_nrt():
+    elif cuda_nrt():
         return None                     # numba.cuda allocates with its NRT on
     else:
         why += (" in a kernel, which numba.cuda does only with its NRT on "

@@ -1834,7 +1834,11 @@ def render_md(ported_root=None):
         "   `sum`, `prod`, `mean`, `var`, `std`, `argmax`, `argmin`, `all`, `any` without",
         "   arguments; a reduction along an axis (`np.sum(o, 0)`); `.imag` of a real array;",
         "   string methods; `print` of an array; an array stored into a slice",
-        "   (`o[1:3] = o[3:5]`; a scalar is fine). The python target checks only the first group.",
+        "   (`o[1:3] = o[3:5]`; a scalar is fine). With numba.cuda's NRT on",
+        "   (`numba.cuda.config.CUDA_ENABLE_NRT`) only what numba.cuda still refuses is refused",
+        "   (dicts, sets, `sorted`, `str`, `print` of an array, `o + 1` and other operators whose",
+        "   ufunc numba.cuda lacks, `.sort()`, reductions along an axis). The python target",
+        "   checks only the first group.",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",

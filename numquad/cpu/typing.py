@@ -101,12 +101,27 @@ class _StopAfterTyping(FunctionPass):
 #: the key of a typemap that holds what numba.cuda would refuse (:func:`_cuda_refusal`)
 _REFUSAL = "<numba.cuda refuses>"
 
-#: Array methods numba.cuda compiles in a kernel without its NRT (each checked with
-#: ``inspect_ptx(..., cc=(9, 0))`` against numba-cuda 0.30.4): views, and reductions
-#: over the whole array called without arguments. ``reshape`` only of a C or Fortran
-#: contiguous array.
+#: Array methods numba.cuda compiles in a kernel (each checked with ``inspect_ptx(...,
+#: cc=(9, 0))`` against numba-cuda 0.30.4): views, and reductions over the whole
+#: array called without arguments (``reshape`` only of a C or Fortran contiguous
+#: array) ...
 _CUDA_ARRAY_METHODS = frozenset({"view", "transpose", "reshape", "item", "fill"})
 _CUDA_ARRAY_REDUCTIONS = frozenset({"sum", "prod", "mean", "var", "std", "argmax", "argmin", "all", "any"})
+#: ... and those it compiles only with its NRT (``numba.cuda.config.CUDA_ENABLE_NRT``):
+#: they return a new array
+_NRT_ARRAY_METHODS = frozenset({"copy", "astype", "ravel", "flatten", "clip", "conj", "conjugate",
+                                "cumsum", "cumprod", "max", "min", "nonzero", "repeat", "take"})
+#: the NumPy ufunc of each operator (numba.cuda computes an operator on arrays with
+#: its ufunc, numquad/_numpy_calls.py's CUDA_UFUNCS, and only with its NRT)
+_OPERATOR_UFUNCS = {"add": "add", "iadd": "add", "sub": "subtract", "isub": "subtract",
+                    "mul": "multiply", "imul": "multiply", "truediv": "divide", "itruediv": "divide",
+                    "floordiv": "floor_divide", "ifloordiv": "floor_divide", "mod": "remainder",
+                    "imod": "remainder", "pow": "power", "ipow": "power", "neg": "negative",
+                    "pos": "positive", "invert": "invert", "not_": "logical_not", "and_": "bitwise_and",
+                    "iand": "bitwise_and", "or_": "bitwise_or", "ior": "bitwise_or", "xor": "bitwise_xor",
+                    "ixor": "bitwise_xor", "lshift": "left_shift", "ilshift": "left_shift",
+                    "rshift": "right_shift", "irshift": "right_shift", "eq": "equal", "ne": "not_equal",
+                    "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
 
 
 def _method_name(fnty):
@@ -130,9 +145,12 @@ def _cuda_refusal(func_ir, typemap, calltypes):
     whole-array arithmetic, NumPy calls and array methods that return a new array,
     array reductions along an axis, string methods, ``print`` of an array, and an
     array stored into a slice. (numba.cuda allocates no arrays in a kernel without
-    its NRT, off by default; docs/numba-cuda.md.) Calls of numquad's own helpers
+    its NRT, off by default; with it on, only what it still cannot compile is
+    refused; docs/numba-cuda.md.) Calls of numquad's own helpers
     (globals named ``_nq_*``) and what they return are not the user's."""
     from numba.core import ir
+    from .._numpy_calls import CUDA_UFUNCS, cuda_nrt
+    nrt = cuda_nrt()
     internal = set()
 
     def arr(name):
@@ -156,11 +174,12 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                     internal.add(inst.target.name)
                     continue
                 if v.op in ("binop", "inplace_binop", "unary") and arr(inst.target.name):
-                    sym = getattr(v, "fn", None)
+                    sym = v.immutable_fn if v.op == "inplace_binop" else v.fn
                     sym = getattr(sym, "__name__", str(sym))
-                    why = (f"whole-array arithmetic ({sym} on {typemap[inst.target.name]}) creates a "
-                           f"new array; loop over the elements")
-                elif v.op == "getattr" and v.attr == "imag" and arr(v.value.name) and \
+                    if not nrt or _OPERATOR_UFUNCS.get(sym) not in CUDA_UFUNCS:
+                        why = (f"whole-array arithmetic ({sym} on {typemap[inst.target.name]}) "
+                               f"creates a new array; loop over the elements")
+                elif v.op == "getattr" and v.attr == "imag" and arr(v.value.name) and not nrt and \
                         not isinstance(typemap[v.value.name].dtype, types.Complex):
                     why = f".imag of a real array ({typemap[v.value.name]}) creates a new array"
                 elif v.op == "call":
@@ -171,14 +190,14 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                         if name in _CUDA_ARRAY_REDUCTIONS:
                             if v.args or v.kws:
                                 why = f"the array method .{name}() with arguments (along an axis) is not compiled"
-                        elif name not in _CUDA_ARRAY_METHODS or \
-                                (name == "reshape" and this.layout not in "CF"):
+                        elif not (name in _CUDA_ARRAY_METHODS or nrt and name in _NRT_ARRAY_METHODS) or \
+                                (name == "reshape" and this.layout not in "CF" and not nrt):
                             why = f"the array method .{name}() of {this} is not compiled"
-                    elif isinstance(this, types.UnicodeType) and name is not None:
+                    elif isinstance(this, types.UnicodeType) and name is not None and not nrt:
                         why = f"the string method .{name}() is not compiled"
                     elif isinstance(fnty, types.Function) and _is_numpy_function(fnty.typing_key):
                         fname = getattr(fnty.typing_key, "__name__", "?")
-                        if arr(inst.target.name):
+                        if arr(inst.target.name) and not nrt:
                             why = f"np.{fname}(...) returns a new array"
                         elif (v.args[1:] or v.kws) and fname in _CUDA_ARRAY_REDUCTIONS:
                             why = f"np.{fname}(...) along an axis is not compiled"
@@ -186,7 +205,10 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                 if any(arr(a.name) for a in inst.args):
                     why = "print() of an array is not compiled (numba.cuda prints scalars and strings)"
             elif isinstance(inst, (ir.SetItem, ir.StaticSetItem)):
-                if arr(inst.value.name) and inst.target.name not in internal:
+                # (into an array's slice; a record's array field takes an array, as in
+                # numba.cuda: ``rec["arr"] = src``)
+                if arr(inst.value.name) and arr(inst.target.name) and inst.target.name not in internal \
+                        and not nrt:
                     why = (f"storing an array ({typemap[inst.value.name]}) into a slice copies it, "
                            f"which is not compiled; loop over the elements")
             if why is not None:
