@@ -167,6 +167,10 @@ def plan(d, args, *, device=False):
             # (with none, int64 or float64 as NumPy 2 reads a Python scalar alone: 2**63
             # does not fit, where np.result_type(2**63) would be uint64)
             dt = np.result_type(*same, v) if same else np.dtype(np.float64 if kinds == "f" else np.int64)
+            if kinds == "iu" and dt.kind not in kinds:
+                # int64 and uint64 arrays promote to float64 in NumPy; a Python int stays
+                # an integer (a selector, a trip count, a shift): int64, as alone
+                dt = np.dtype(np.int64)
         try:
             if dt.kind not in _OK_KINDS:
                 raise OverflowError
@@ -175,10 +179,12 @@ def plan(d, args, *, device=False):
         except OverflowError:
             held = "which fits neither int64 nor uint64" if dt.kind not in _OK_KINDS or \
                 isinstance(v, int) and not -2**63 <= v < 2**64 else f"which {dt} cannot hold"
+            rule = "a Python scalar takes the type of the call's arrays of its kind" if same else \
+                f"with no {'float' if kinds == 'f' else 'integer'} array in the call a Python " \
+                f"{type(v).__name__} is {dt}"
             raise NumquadTypeError(
                 f"{_site(d)}: argument '{name}' of {d.__name__} is the Python "
-                f"{type(v).__name__} {v!r}, {held}; a Python scalar takes the "
-                f"type of the call's arrays of its kind (pass a NumPy scalar to choose "
+                f"{type(v).__name__} {v!r}, {held}; {rule} (pass a NumPy scalar to choose "
                 f"another)") from None
         dtypes[k] = dt
     if getattr(d, "signatures", None):

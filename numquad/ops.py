@@ -681,10 +681,14 @@ _OPS = [
        "Product over the active lanes, in every active lane.",
        "[1 2 3 ...] -> [P P P ...]", combine="mul"),
     Op("Wave", "reduceMin", "reduce", ("value",),
-       "Minimum over the active lanes, in every active lane (a NaN loses to a number).",
+       "Minimum over the active lanes, in every active lane (a NaN loses to a number; "
+       "inactive lanes count as +inf for floats, so all-NaN active lanes of a partial "
+       "wave give +inf, a full wave NaN).",
        "[3 1 2 ...] -> [1 1 1 ...]", combine="min"),
     Op("Wave", "reduceMax", "reduce", ("value",),
-       "Maximum over the active lanes, in every active lane (a NaN loses to a number).",
+       "Maximum over the active lanes, in every active lane (a NaN loses to a number; "
+       "inactive lanes count as -inf for floats, so all-NaN active lanes of a partial "
+       "wave give -inf, a full wave NaN).",
        "[3 1 2 ...] -> [3 3 3 ...]", combine="max"),
     Op("Wave", "reduceAnd", "reduce", ("value",),
        "Bitwise AND over the active lanes, in every active lane.",

@@ -400,7 +400,7 @@ class Wave:
     def reduceMin(value: _ValueT) -> _ValueT:
         """Wave.reduceMin(value)
 
-        Minimum over the active lanes, in every active lane (a NaN loses to a number).
+        Minimum over the active lanes, in every active lane (a NaN loses to a number; inactive lanes count as +inf for floats, so all-NaN active lanes of a partial wave give +inf, a full wave NaN).
 
         Example: [3 1 2 ...] -> [1 1 1 ...]
         """
@@ -409,7 +409,7 @@ class Wave:
     def reduceMax(value: _ValueT) -> _ValueT:
         """Wave.reduceMax(value)
 
-        Maximum over the active lanes, in every active lane (a NaN loses to a number).
+        Maximum over the active lanes, in every active lane (a NaN loses to a number; inactive lanes count as -inf for floats, so all-NaN active lanes of a partial wave give -inf, a full wave NaN).
 
         Example: [3 1 2 ...] -> [3 3 3 ...]
         """
