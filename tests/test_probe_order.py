@@ -165,3 +165,58 @@ def test_the_lowered_form_compiles_for_cuda():
     from numba import types
     ptx = k_and.inspect_ptx((types.int64[::1], types.int64[:, ::1]), cc=(9, 0))
     assert "shfl.sync" in ptx and ".local" not in ptx
+
+
+def _if_test_reads_what_its_op_writes(a, out):
+    i = xpu.grid(1)
+    if a[i] > Wave.reduceSum(bump(a, i)) - 25:
+        out[i] = 1
+
+
+@xpu.jit
+def _lf_reads_then_writes(a, i):
+    return a[i] * 1000 + Wave.reduceSum(bump(a, i))
+
+
+def _return_reads_what_its_op_writes(a, out):
+    i = xpu.grid(1)
+    out[i] = _lf_reads_then_writes(a, i)
+
+
+def _while_test_reads_what_its_op_writes(a, out):
+    i = xpu.grid(1)
+    while a[i] < Wave.reduceSum(bump(a, i)) * 0 + 20:
+        out[i] += 1
+
+
+def _range_reads_what_its_op_writes(a, out):
+    i = xpu.grid(1)
+    for j in range(a[i], Wave.reduceSum(bump(a, i)) + 20):
+        out[i] += j
+
+
+@pytest.mark.parametrize("fn", [_if_test_reads_what_its_op_writes, _return_reads_what_its_op_writes,
+                                _while_test_reads_what_its_op_writes, _range_reads_what_its_op_writes])
+def test_a_test_a_return_or_a_range_that_reads_what_its_op_writes_is_refused(fn):
+    """The op (and the writing call in its argument) ran before the load to its left
+    in an ``if``/``while`` test, a ``range(...)`` and a ``return``: ``if a[i] >
+    Wave.reduceSum(bump(a, i)) - 25`` compared a[i] after bump's write (a silent
+    wrong branch); the python target keeps Python's order."""
+    k = xpu.jit(fn)
+    a = np.full(32, 7, np.int64)
+    out = np.zeros(32, np.int64)
+    with pytest.raises(NumquadCompileError) as e:
+        k.cpu[1, 32](a, out)
+    msg = str(e.value)
+    assert "runs before the rest of its statement" in msg and "bump(a, i)" in msg
+    assert f'File "{__file__}"' in msg
+    np.testing.assert_array_equal(a, 7)
+
+
+def test_the_python_target_keeps_pythons_order_in_an_if_test():
+    k = xpu.jit(_if_test_reads_what_its_op_writes)
+    a = np.full(32, 7, np.int64)
+    out = np.full(32, -1, np.int64)
+    k.python[1, 32](a, out)
+    np.testing.assert_array_equal(out, -1)              # 7 > 32 - 25 is false
+    np.testing.assert_array_equal(a, 17)

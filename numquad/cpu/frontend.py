@@ -776,6 +776,7 @@ class Frontend:
                 self._check_no_xl(s, f"a {type(s).__name__.lower()} statement")
             return [s]
         if isinstance(s, ast.If):
+            self._check_order([s.test])
             pre, test = self._hoist(s.test)
             s.test = test
             s.body = self._normalise_block(s.body, in_loop)
@@ -787,6 +788,7 @@ class Frontend:
             if self.contains_xl(s.test):
                 if s.orelse:
                     self.error("a while/else loop whose test has a cross-lane op", s)
+                self._check_order([s.test])
                 pre, test = self._hoist(s.test)
                 brk = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[])
                 ast.copy_location(brk, s)
@@ -825,6 +827,7 @@ class Frontend:
                 if not is_range:
                     self._index_constants(s, consts)     # a loop with a uniform selector
         if isinstance(s, ast.For):
+            self._check_order([s.iter])
             pre, it = self._hoist(s.iter)
             s.iter = it
             s.body = self._normalise_block(s.body, True)
@@ -833,6 +836,7 @@ class Frontend:
         if isinstance(s, ast.Return):
             if s.value is None:
                 return [s]
+            self._check_order([s.value])
             pre, v = self._hoist(s.value)
             s.value = v
             return pre + [s]
