@@ -557,6 +557,52 @@ def check_containers(fn, pyfunc):
                 getattr(n, "lineno", None))
 
 
+def check_keyword_order(fn, pyfunc):
+    """A call of a cross-lane op or a jitted function with keyword arguments out of
+    their parameters' order, where an argument calls a function that is not pure
+    (``lf(v=bump(a, i), u=a[i])``): one line on every target. Python evaluates the
+    arguments as written; the targets bind them to their parameters first and
+    evaluate them in parameter order, so the load would see bump's write."""
+    import inspect
+    from ._control import MISSING, Env
+    from .xpu import Dispatcher, is_foreign_device_function
+    env = Env(pyfunc, fn)
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call) or not n.keywords or any(k.arg is None for k in n.keywords):
+            continue
+        obj = env.resolve(n.func)
+        if obj is MISSING:
+            continue
+        op = _ops.of_function(obj)
+        if op is not None:
+            params = list(op.params)
+        elif isinstance(obj, Dispatcher) or is_foreign_device_function(obj):
+            try:
+                params = list(inspect.signature(getattr(obj, "py_func", obj)).parameters)
+            except (TypeError, ValueError):
+                continue
+        else:
+            continue
+        where = [params.index(k.arg) if k.arg in params else len(params) for k in n.keywords]
+        if where == sorted(where):
+            continue
+        def writes(c):
+            kind = _kind(env, c, MISSING)
+            if kind != "op":
+                return kind == "other"
+            f = env.resolve(c.func)
+            return (isinstance(f, Dispatcher) or is_foreign_device_function(f)) and may_write(f)
+        if any(isinstance(c, ast.Call) and writes(c)
+               for a in list(n.args) + [k.value for k in n.keywords] for c in ast.walk(a)):
+            name = op.qualname if op is not None else getattr(obj, "__name__", "the function")
+            raise NumquadCompileError(
+                f"{name}() gets keyword arguments out of their parameters' order "
+                f"({', '.join(k.arg for k in n.keywords)}; it takes {', '.join(params)}) and one "
+                f"of them calls a function that may write memory: the targets evaluate the arguments in parameter "
+                f"order, Python as written; pass them in parameter order (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+
+
 def check_walrus(fn, pyfunc):
     """An assignment expression (``if (v := a[i]) > 0:``) in a kernel: one line on
     every target. Numba cannot type the name it binds (plain ``@numba.njit`` fails
@@ -816,6 +862,7 @@ def lower(fn, pyfunc):
     check_containers(fn, pyfunc)
     check_walrus(fn, pyfunc)
     check_closure_keywords(fn, pyfunc)
+    check_keyword_order(fn, pyfunc)
     check_print_keywords(fn, pyfunc)
     check_try(fn, pyfunc)
     check_numpy_calls(fn, pyfunc)

@@ -220,3 +220,145 @@ def test_the_python_target_keeps_pythons_order_in_an_if_test():
     k.python[1, 32](a, out)
     np.testing.assert_array_equal(out, -1)              # 7 > 32 - 25 is false
     np.testing.assert_array_equal(a, 17)
+
+
+# -- a second probe (the same session): targets, arguments, keywords, wrappers --------
+
+@xpu.jit
+def lf_w(a, i):
+    a[i] += 10
+    return Wave.prefixSum(np.int64(1))
+
+
+@xpu.jit
+def wrapper(a, i):              # no op of its own: it calls a lane function
+    return lf_w(a, i)
+
+
+@xpu.jit
+def apply(f, a, i):
+    return f(a, i)
+
+
+@xpu.jit
+def lf2(u, v):
+    return Wave.prefixSum(u) + v
+
+
+@xpu.jit
+def sel(a, i):
+    a[i] += 10
+    return (i + 1) & 31
+
+
+def _tuple_target(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    v, out[i, Wave.reduceMax(v)] = 50, 1
+
+
+def _chained_targets(a, out):
+    i = xpu.grid(1)
+    a[i] = out[i, Wave.reduceMax(a[i])] = 50
+
+
+def _lane_function_argument_order(a, out):
+    i = xpu.grid(1)
+    out[i] = lf2(a[i], Wave.reduceSum(bump(a, i)))
+
+
+def _atomic_in_first_argument(a, out):
+    i = xpu.grid(1)
+    out[i] = lf2(cuda.atomic.add(a, i, 10), Wave.reduceSum(a[i]))
+
+
+def _wrapper_after_a_load(a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] + wrapper(a, i)
+
+
+def _function_passed_after_a_load(a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] * 100 + apply(bump, a, i)
+
+
+def _wrapper_in_and(x, a, out):
+    i = xpu.grid(1)
+    out[i] = cuda.atomic.add(a, i, 0) * 0 + (x[i] > 3 and wrapper(a, i) > 5)
+
+
+def _wrapper_in_while_and(x, a, out):
+    i = xpu.grid(1)
+    n = 0
+    while x[i] > n and wrapper(a, i) >= 0:
+        n += 1
+    out[i, 0] = n
+
+
+@pytest.mark.parametrize("fn, words", [
+    (_tuple_target, "several targets"),
+    (_chained_targets, "several targets"),
+    (_lane_function_argument_order, "runs before the rest of its statement"),
+    (_atomic_in_first_argument, "runs before the rest of its statement"),
+    (_wrapper_after_a_load, "runs before the rest of its statement"),
+    (_function_passed_after_a_load, "runs before the rest of its statement"),
+    (_wrapper_in_and, "cannot be masked there"),
+    (_wrapper_in_while_and, "cannot be masked there"),
+])
+def test_what_would_run_out_of_pythons_order_is_refused(fn, words, rng):
+    """Each gave other bits than Python's order on the CPU target (the python target
+    agreed with a lane-by-lane model): a target's op evaluated before the targets to
+    its left were stored, an inlined lane function's first argument loaded after the
+    op in its second, a wrapper of a lane function (or a function passed a writing
+    function) hoisted past a load, and inside ``and`` run in every lane."""
+    k = xpu.jit(fn)
+    x = rng.integers(0, 8, 32)
+    a = rng.integers(0, 10, 32)
+    out = np.full((32, 64), -1, np.int64)
+    args = {2: (a, out), 3: (x, a, out)}[fn.__code__.co_argcount]
+    if fn is _tuple_target:
+        args = (x, out)
+    with pytest.raises(NumquadCompileError) as e:
+        k.cpu[1, 32](*args)
+    msg = str(e.value)
+    assert words in msg, msg
+    assert f'File "{__file__}", line' in msg
+    np.testing.assert_array_equal(out, -1)
+
+
+def _keywords_out_of_order(a, out):
+    i = xpu.grid(1)
+    out[i] = lf2(v=bump(a, i), u=a[i])
+
+
+def _op_keywords_out_of_order(a, out):
+    i = xpu.grid(1)
+    out[i] = Wave.shuffle(srcLane=sel(a, i), value=a[i])
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+@pytest.mark.parametrize("fn", [_keywords_out_of_order, _op_keywords_out_of_order])
+def test_keyword_arguments_out_of_order_with_a_writing_call_are_refused(fn, target):
+    """The targets bind keywords to parameters and evaluate them in parameter order;
+    Python evaluates them as written (the python target too gave 6 for 16 on the op)."""
+    k = xpu.jit(fn)
+    a = np.arange(32, dtype=np.int64) * 3
+    out = np.full(32, -1, np.int64)
+    with pytest.raises(NumquadCompileError) as e:
+        getattr(k, target)[1, 32](a, out)
+    assert "keyword arguments out of their parameters' order" in str(e.value)
+    assert f'File "{__file__}", line {fn.__code__.co_firstlineno + 2}' in str(e.value)
+
+
+@xpu.jit
+def _keywords_in_order_or_pure(x, out):
+    i = xpu.grid(1)
+    out[i] = lf2(v=Wave.prefixSum(x[i]), u=x[i]) + Wave.shuffle(srcLane=(i + 1) & 31, value=x[i])
+
+
+def test_keywords_out_of_order_without_writes_run(rng):
+    x = rng.integers(-50, 50, 32)
+    out = np.full(32, -1, np.int64)
+    _keywords_in_order_or_pure.cpu[1, 32](x, out)
+    excl = np.concatenate([[0], np.cumsum(x)[:-1]])
+    np.testing.assert_array_equal(out, excl + excl + x[(np.arange(32) + 1) & 31])

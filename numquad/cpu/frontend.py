@@ -739,7 +739,7 @@ class Frontend:
                 name = f"cuda.{self.builtin_of(n.func)}"
             else:
                 f = self.env.resolve(n.func)
-                if not (isinstance(f, Dispatcher) and _uses_wave_features(f)):
+                if not (isinstance(f, Dispatcher) and (_uses_wave_features(f) or self._inlined(n))):
                     continue
                 name = f"{f.__name__}() (a lane function with cross-lane ops or thread builtins)"
             why = "" if what in ("a lambda", "a comprehension or generator") else \
@@ -1023,9 +1023,22 @@ class Frontend:
             return False, False                         # ``a ** b`` (numquad/_power.py): arithmetic
         f = self.env.resolve(n.func)
         if isinstance(f, Dispatcher):
-            return True, _desugar.may_write(f)
+            return True, _desugar.may_write(f) or any(self._passes_writer(a) for a in n.args)
         kind = _desugar._kind(self.env, n, _MISSING)
         return (False, False) if kind == "pure" else (True, True)
+
+    def _passes_writer(self, arg):
+        """Is *arg* a function (``apply(bump, a, i)``) that may write memory when the
+        callee calls it?"""
+        from ..xpu import Dispatcher, is_foreign_device_function
+        if not isinstance(arg, (ast.Name, ast.Attribute)):
+            return False
+        obj = self.env.resolve(arg)
+        if obj is _MISSING or not callable(obj) or isinstance(obj, type):
+            return False
+        if isinstance(obj, Dispatcher) or is_foreign_device_function(obj):
+            return _desugar.may_write(obj)
+        return _desugar._kind(self.env, ast.Call(func=arg, args=[], keywords=[]), _MISSING) != "pure"
 
     def _check_order(self, parts):
         """Refuse a statement whose hoisting would change what it computes.
@@ -1065,14 +1078,21 @@ class Frontend:
             if (op is not None and op.kind != "query") or self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
                 return True
             f = self.env.resolve(n.func)
-            return isinstance(f, Dispatcher) and _uses_wave_features(f)
+            return isinstance(f, Dispatcher) and (_uses_wave_features(f) or self._inlined(n))
         hoisted_calls = [k for k, n in enumerate(seq) if is_hoisted(n)]
         # what runs before a hoisted call both in Python's order and hoisted: an earlier
         # hoisted call and what it evaluates (hoisted calls keep their order), so
-        # ``out[t] = f(t) + f(t)`` is two calls in Python's order
+        # ``out[t] = f(t) + f(t)`` is two calls in Python's order. An inlined lane
+        # function's arguments are not: the ops inside them run before all of them
+        # (``lf(a[i], Wave.reduceSum(bump(a, i)))`` reads a[i] after bump), so only
+        # the call itself moves
         moved = set()
         for k in hoisted_calls:
-            moved.update(range(start[id(seq[k])], k + 1))
+            n = seq[k]
+            if self.op_of(n) is None and self.builtin_of(n.func) not in _cudaapi.BARRIER_REDUCE:
+                moved.add(k)
+            else:
+                moved.update(range(start[id(n)], k + 1))
         for k in hoisted_calls:
             n = seq[k]
             first = start[id(n)]
@@ -1096,6 +1116,17 @@ class Frontend:
                 target.ctx = ast.Load()
             self._check_order([target, s.value])
         elif isinstance(s, ast.Assign):
+            if len(s.targets) > 1 or isinstance(s.targets[0], (ast.Tuple, ast.List)):
+                # ``v, out[i, Wave.reduceMax(v)] = 50, 1``, ``a[i] = out[Wave.f(a[i])] = v``:
+                # Python stores the targets left to right, each after the one before
+                for t in s.targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Call) and (self.is_xl(n) or self._inlined(n) or
+                                                        self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE):
+                            self.error(f"{ast.unparse(n)} in a target of an assignment with several "
+                                       f"targets: Python evaluates it after the targets to its left "
+                                       f"are stored, the CPU target before; assign it to a variable "
+                                       f"in a statement of its own first", n)
             self._check_order([s.value] + list(s.targets))
         elif getattr(s, "value", None) is not None:
             self._check_order([s.value] + ([s.target] if getattr(s, "target", None) else []))
@@ -1307,6 +1338,25 @@ class Frontend:
 
     # -- inlining of lane functions that use cross-lane ops or thread builtins ----
     def _inlinable(self, node):
+        """The normalised frontend of the lane function *node* calls, where the CPU
+        target inlines that call (it uses cross-lane ops or thread builtins, itself or
+        through what it calls, or is passed a function), else None. Memoised per call
+        node: the order checks ask before ``_hoist`` inlines."""
+        memo = self.__dict__.setdefault("_inlinable_memo", {})
+        hit = memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        cfe = self._inlinable_uncached(node)
+        memo[id(node)] = (node, cfe)
+        return cfe
+
+    def _inlined(self, node):
+        """Is *node* a call the CPU target inlines (runs before its statement)?"""
+        from ..xpu import Dispatcher
+        return isinstance(node, ast.Call) and isinstance(self.env.resolve(node.func), Dispatcher) and \
+            self._inlinable(node) is not None
+
+    def _inlinable_uncached(self, node):
         from ..xpu import Dispatcher
         callee = self.env.resolve(node.func)
         if not isinstance(callee, Dispatcher):
