@@ -359,7 +359,8 @@ class _Lowering:
             brk = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(ast.Not(), test), test),
                                            body=[ast.copy_location(ast.Break(), test)], orelse=[]), test)
             s.test = ast.copy_location(ast.Constant(True), test)
-            s.body = [brk] + s.body
+            # (the new test is an if's: lowered as one, ``while c and more(x):`` too)
+            s.body = self.stmt(brk) + s.body
             self.count += 1
             return [s]
         if isinstance(s, ast.While):

@@ -303,7 +303,6 @@ def _wrapper_in_while_and(x, a, out):
     (_wrapper_after_a_load, "runs before the rest of its statement"),
     (_function_passed_after_a_load, "runs before the rest of its statement"),
     (_wrapper_in_and, "cannot be masked there"),
-    (_wrapper_in_while_and, "cannot be masked there"),
 ])
 def test_what_would_run_out_of_pythons_order_is_refused(fn, words, rng):
     """Each gave other bits than Python's order on the CPU target (the python target
@@ -362,3 +361,35 @@ def test_keywords_out_of_order_without_writes_run(rng):
     _keywords_in_order_or_pure.cpu[1, 32](x, out)
     excl = np.concatenate([[0], np.cumsum(x)[:-1]])
     np.testing.assert_array_equal(out, excl + excl + x[(np.arange(32) + 1) & 31])
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_while_test_with_a_lane_function_after_and_runs_in_its_lanes(target, rng):
+    """``while x[i] > n and wrapper(a, i) >= 0`` is lowered as an ``if``'s test is
+    (numquad/_desugar.py): the wrapper runs only while x[i] > n (it was refused)."""
+    k = xpu.jit(_wrapper_in_while_and)
+    x = rng.integers(0, 8, 64)
+    a0 = rng.integers(0, 10, 64)
+    a = a0.copy()
+    out = np.full((64, 2), -1, np.int64)
+    getattr(k, target)[2, 32](x, a, out)
+    np.testing.assert_array_equal(out[:, 0], x)
+    np.testing.assert_array_equal(out[:, 1], -1)
+    np.testing.assert_array_equal(a, a0 + 10 * x)
+
+
+@xpu.jit
+def _assert_of_an_op(x, out):
+    i = xpu.grid(1)
+    assert Wave.reduceSum(x[i]) >= 0, "negative sum"
+    out[i] = 1
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_an_assert_of_a_cross_lane_op(target, rng):
+    x = rng.integers(0, 8, 32)
+    out = np.full(32, -1, np.int64)
+    getattr(_assert_of_an_op, target)[1, 32](x, out)
+    np.testing.assert_array_equal(out, 1)
+    with pytest.raises(AssertionError, match="negative sum"):
+        getattr(_assert_of_an_op, target)[1, 32](-x - 1, out)

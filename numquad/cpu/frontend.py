@@ -775,6 +775,15 @@ class Frontend:
             if self.contains_xl(s):
                 self._check_no_xl(s, f"a {type(s).__name__.lower()} statement")
             return [s]
+        if isinstance(s, ast.Assert) and self.contains_xl(s):
+            # ``assert Wave.reduceSum(v) >= 0, msg``: ``if not ...: raise AssertionError(msg)``
+            exc = ast.Call(func=ast.Name("AssertionError", ast.Load()), args=[s.msg] if s.msg else [],
+                           keywords=[])
+            new = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=s.test),
+                         body=[ast.copy_location(ast.Raise(exc=exc, cause=None), s)], orelse=[])
+            ast.copy_location(new, s)
+            ast.fix_missing_locations(new)
+            return self._normalise_stmt(new, in_loop)
         if isinstance(s, ast.If):
             self._check_order([s.test])
             pre, test = self._hoist(s.test)
