@@ -295,7 +295,36 @@ def _wrapper_in_while_and(x, a, out):
     out[i, 0] = n
 
 
+def _nested_op_after_a_load(a, out):
+    i = xpu.grid(1)
+    out[i] = Wave.reduceSum(a[i] + Wave.reduceSum(bump(a, i)))
+
+
+@xpu.jit
+def _lf_of(v):
+    return Wave.prefixSum(v)
+
+
+@xpu.jit
+def _two_lane_functions(a, out):
+    i = xpu.grid(1)
+    out[i] = _lf_of(a[i]) + lf_w(a, i)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_lane_function_after_another_that_loads_runs(target, rng):
+    """The first call (its argument's load included) runs before the second in both
+    orders: not refused."""
+    a0 = rng.integers(0, 100, 32)
+    a = a0.copy()
+    out = np.full(32, -1, np.int64)
+    getattr(_two_lane_functions, target)[1, 32](a, out)
+    np.testing.assert_array_equal(out, np.concatenate([[0], np.cumsum(a0)[:-1]]) + np.arange(32))
+    np.testing.assert_array_equal(a, a0 + 10)
+
+
 @pytest.mark.parametrize("fn, words", [
+    (_nested_op_after_a_load, "runs before the rest of its statement"),
     (_tuple_target, "several targets"),
     (_chained_targets, "several targets"),
     (_lane_function_argument_order, "runs before the rest of its statement"),

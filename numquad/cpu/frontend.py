@@ -1091,20 +1091,19 @@ class Frontend:
         hoisted_calls = [k for k, n in enumerate(seq) if is_hoisted(n)]
         # what runs before a hoisted call both in Python's order and hoisted: an earlier
         # hoisted call and what it evaluates (hoisted calls keep their order), so
-        # ``out[t] = f(t) + f(t)`` is two calls in Python's order. An inlined lane
-        # function's arguments are not: the ops inside them run before all of them
-        # (``lf(a[i], Wave.reduceSum(bump(a, i)))`` reads a[i] after bump), so only
-        # the call itself moves
-        moved = set()
-        for k in hoisted_calls:
-            n = seq[k]
-            if self.op_of(n) is None and self.builtin_of(n.func) not in _cudaapi.BARRIER_REDUCE:
-                moved.add(k)
-            else:
-                moved.update(range(start[id(n)], k + 1))
+        # ``out[t] = f(t) + f(t)`` is two calls in Python's order. Not what an enclosing
+        # hoisted call evaluates before it: the calls inside an op's or an inlined lane
+        # function's arguments run before those arguments (``lf(a[i],
+        # Wave.reduceSum(bump(a, i)))`` and ``Wave.reduceSum(a[i] +
+        # Wave.reduceSum(bump(a, i)))`` would load a[i] after bump)
+        spans = {k: range(start[id(seq[k])], k + 1) for k in hoisted_calls}
         for k in hoisted_calls:
             n = seq[k]
             first = start[id(n)]
+            moved = set()
+            for h, span in spans.items():
+                if h != k and not (span.start <= first and k < h):      # h does not enclose n
+                    moved.update(span)
             before = [effects[j] for j in range(first) if j not in moved]
             lr = any(e[0] for e in before)
             lw = any(e[1] for e in before)
