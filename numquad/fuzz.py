@@ -25,6 +25,12 @@ of the votes and shuffles (``cuda.ballot_sync(cuda.activemask(), p)`` anywhere;
 only at the top level, atomics only where their order cannot show, every output
 element written by one thread or by none. Taps (``Generator.tap``) store variables
 where they stand into outputs of their own, so overwritten values are compared too.
+Effects (``Generator.effect``, in about a quarter of the kernels) are statements where
+a device function writes the thread's own element of ``fx`` beside a load of it and a
+cross-lane op (``fx[i] + fxl(fx, i, v)``, inside ``and``, a conditional expression,
+an augmented assignment): a target keeps Python's order or refuses the kernel with
+its statement-order message, which counts as an answer (the result's details say
+"refused").
 """
 
 from __future__ import annotations
@@ -228,6 +234,12 @@ class Generator:
         # generator made before taps existed, plus its taps
         self.tap_r = random.Random(f"numquad-fuzz-tap:{seed}:{index}")
         self.taps = 0
+        # statements with a write beside an op (Generator.effect): a stream of their own
+        # too, in about a quarter of the kernels
+        self.fx_r = random.Random(f"numquad-fuzz-fx:{seed}:{index}")
+        self.fx_on = self.fx_r.random() < 0.25
+        self.fx = 0
+        self.fx_writers = set()
         self.args = {}                  # name -> Arg (order of first use)
         self.counter = 0
         self.budget = self.r.randint(3, 14)
@@ -461,6 +473,7 @@ class Generator:
         while (self.budget > 0 and self.chance(0.8)) or n < min_stmts:
             self.statement(sc, lines, ind)
             self.tap(sc, lines, ind)
+            self.effect(sc, lines, ind)
             n += 1
             if n > 4:
                 break
@@ -477,6 +490,66 @@ class Generator:
         self.features.add("tap")
         name = self.arg(f"tap{self.taps}", "out", sc.vars.get(v) or sc.ro[v])
         lines.append(f"{'    ' * ind}{name}[i] = {v}")
+
+    #: statements with a device function that writes memory beside a load and an op:
+    #: the CPU target runs ops and inlined lane functions before their statement, so
+    #: it must keep Python's order or refuse the kernel (numquad/cpu/frontend.py
+    #: ``_check_order``); the interpreter runs them as Python does. ``F`` is
+    #: ``fx[i]``, ``W`` a plain writer call, ``L`` a lane function that writes and
+    #: holds an op, ``C`` a condition, ``V`` the value written.
+    _EFFECTS = (
+        # kept in Python's order by the CPU target (each written three times: weights)
+        *(3 * (
+            "{O} = {F} * np.int64(3) + {W}",
+            "{O} = {W} + {F}",
+            "{O} = Wave.reduceSum({F}) + {W}",
+            "{O} = {L} + {F}",
+            "{O} = np.int64(({C}) and ({L} > np.int64(3)))",
+            "{O} = np.int64(({C}) or ({L} > np.int64(3)))",
+            "{O} = ({L}) if ({C}) else ({F})",
+            "{O} = ({W}) if ({C}) else (Wave.reduceMax({F}))",
+            "{F} += Wave.reduceSum({V})",
+            "{O} = {L}",
+        )),
+        # refused by the CPU target today (a load before a write that runs first)
+        "{O} = {F} + Wave.reduceSum({W})",
+        "{O} = {F} + {L}",
+        "{F} += {L}",
+        "{O} = np.int64({F} > Wave.reduceMax({W}))",
+    )
+
+    def effect(self, sc, lines, ind):
+        """Sometimes a statement where a device function writes this thread's element
+        of ``fx`` beside a load of it and a cross-lane op (``_EFFECTS``): in Python's
+        order on every target, or refused (run_one accepts the order refusals)."""
+        r = self.fx_r
+        if not self.fx_on or not sc.arrays or sc.lanefn or self.fx >= 2 or r.random() >= 0.2:
+            return
+        self.fx += 1
+        self.features.add("effects")
+        fx = self.arg("fx", "fx", "int64")
+        form = self._EFFECTS[r.randrange(len(self._EFFECTS))]
+        value = self._EFFECT_VALUES[r.randrange(len(self._EFFECT_VALUES))]
+        cond = ["Wave.laneId() < np.uint32({})".format(r.randint(0, 32)),
+                f"{fx}[i] > np.int64({r.randint(-40, 40)})",
+                "(i & np.int64(1)) == np.int64(0)"][r.randrange(3)]
+        if "{W}" in form:
+            self.fx_writers.add("fxw")
+        if "{L}" in form:
+            self.fx_writers.add("fxl")
+        out = self.arg(f"fxo{self.fx}", "out", "int64")
+        text = form.format(O=f"{out}[i]", F=f"{fx}[i]", C=cond, W=f"fxw({fx}, i, {value})",
+                           L=f"fxl({fx}, i, {value})", V=value)
+        lines.append(f"{'    ' * ind}{text}")
+        if not text.startswith(f"{out}[i]"):
+            lines.append(f"{'    ' * ind}{out}[i] = {fx}[i]")
+
+    _EFFECT_VALUES = ("np.int64(5)", "np.int64(Wave.laneId())", "np.int64(t)")
+
+    _WRITERS = {
+        "fxw": ["@xpu.jit", "def fxw(a, j, v):", "    a[j] += v", "    return v + np.int64(1)"],
+        "fxl": ["@xpu.jit", "def fxl(a, j, v):", "    a[j] += v", "    return Wave.prefixSum(v) + a[j]"],
+    }
 
     def assignable(self, sc, castable_from=None):
         names = list(sc.vars)
@@ -933,8 +1006,10 @@ class Generator:
         else:
             body += outs
         for a in self.args.values():
-            if a.role in ("in", "trip", "sel", "out", "scratch"):
+            if a.role in ("in", "trip", "sel", "out", "scratch", "fx"):
                 a.size = N
+        for w in sorted(self.fx_writers):
+            lanefn_lines += self._WRITERS[w] + [""]
         params = [a.name for a in self.args.values()]
         lines = ["import math", "", "import numpy as np", "from numquad import xpu, Quad, Wave", "", ""]
         if self.cuda_spell:
@@ -1098,6 +1173,8 @@ def make_inputs(spec: Spec):
             out.append(np.zeros(a.size, a.dtype))
         elif a.role == "acc_rand":
             out.append(_random_array(rng, a.dtype, a.size))
+        elif a.role == "fx":                    # Generator.effect's array
+            out.append(rng.integers(-50, 50, a.size).astype(a.dtype))
         elif a.role == "n":
             roll = rng.random()
             n = N if roll < 0.3 else max(0, N - int(rng.integers(1, 40)))
@@ -1170,6 +1247,15 @@ _COMPILE_ERRORS = ("NumquadCompileError", "NumquadTypeError", "TypingError", "Lo
                    "UnsupportedError", "NumbaError", "NotImplementedError")
 
 
+#: the words of the refusals of a statement whose order a target cannot keep
+_ORDER_REFUSALS = ("runs before the rest of its statement", "cannot be masked there")
+
+
+def _order_refusal(exc):
+    names = {c.__name__ for c in type(exc).__mro__}
+    return "NumquadCompileError" in names and any(w in str(exc) for w in _ORDER_REFUSALS)
+
+
 def _classify(exc):
     names = {c.__name__ for c in type(exc).__mro__}
     if names & set(_COMPILE_ERRORS):
@@ -1214,10 +1300,14 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
         return {"status": "generator_error", "failing": {"python": "error"},
                 "details": [f"python: {_short(e)}"], "traceback": traceback.format_exc()}
     failing, details, messages = {}, [], {}
+    refused = []
     for target in targets:
         try:
             got = _launch(kernel, target, griddim, spec.blockdim, args)
         except Exception as e:
+            if "effects" in spec.features and _order_refusal(e):
+                refused.append(target)          # a correct answer too (Generator.effect)
+                continue
             failing[target] = _classify(e)
             details.append(f"{target}: {_short(e)}")
             messages[target] = f"{type(e).__name__}: {e}"[:3000]
@@ -1230,7 +1320,7 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
             details += [f"{target}: {d}" for d in diff]
     sys.modules.pop(name, None)
     if not failing:
-        return {"status": "passed", "failing": {}, "details": []}
+        return {"status": "passed", "failing": {}, "details": [f"{t}: refused (statement order)" for t in refused]}
     order = ("compile_error", "runtime_error", "mismatch")
     status = min(failing.values(), key=order.index)
     return {"status": status, "failing": failing, "details": details, "messages": messages}
