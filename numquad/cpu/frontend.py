@@ -1488,10 +1488,13 @@ class Frontend:
             # its shared arrays (and those of the functions inlined into it) are one
             # per function, whichever call reaches them; an inlined copy is one per
             # call, as numba.cuda's inline="always" and @xpu.jit functions on CUDA
+            # (one per shape and dtype: numba.cuda compiles the function once per
+            # literal argument, so a shape parameter gives each shape its own array)
             for n, a in cfe.allocs.items():
                 if a[0] == "shared":
                     rename[n] = self.shared_once.setdefault(
-                        (cfe.callee, n), f"{_RESERVED}once{len(self.shared_once)}_{n.lstrip('_')}")
+                        (cfe.callee, n, repr(a[1]), str(a[2])),
+                        f"{_RESERVED}once{len(self.shared_once)}_{n.lstrip('_')}")
         glob = {}
 
         class Rename(ast.NodeTransformer):

@@ -1,0 +1,57 @@
+"""What a probe of device functions found (twenty-fifth session): a numba.cuda device
+function compiled once (not ``inline="always"``) shares its shared arrays between
+calls, as numba.cuda does; but numba.cuda compiles it once per literal argument, so a
+shared array whose shape is a parameter is one array per shape. The CPU target gave
+every call the array of the last shape: a wrong ``.size``, or a false bounds error.
+Expected values come from the shapes the calls pass."""
+
+import numba
+import numpy as np
+from numba import cuda
+
+from numquad import xpu
+
+
+@cuda.jit(device=True)
+def count_slots(n):
+    sm = cuda.shared.array(n, numba.int32)
+    return sm.size
+
+
+@cuda.jit(device=True)
+def tile(rows, cols, out, col):
+    sm = cuda.shared.array((rows, cols), numba.int32)
+    if cuda.threadIdx.x == 0:
+        for r in range(rows):
+            for c in range(cols):
+                sm[r, c] = r * 10 + c
+    cuda.syncthreads()
+    out[cuda.threadIdx.x, col] = sm.shape[0] * 100 + sm.shape[1] + sm[rows - 1, cols - 1] * 1000
+    cuda.syncthreads()
+
+
+@xpu.jit
+def k_sizes(out):
+    i = cuda.grid(1)
+    out[i, 0] = count_slots(4)
+    out[i, 1] = count_slots(9)
+    out[i, 2] = count_slots(4)
+
+
+@xpu.jit
+def k_tiles(out):
+    tile(2, 3, out, 0)
+    tile(3, 2, out, 1)
+
+
+def test_a_shared_array_shaped_by_a_parameter_is_one_per_shape():
+    # (the python target refuses a shape parameter: docs/RELIABILITY.md, left)
+    out = np.full((64, 3), -1, np.int64)
+    k_sizes.cpu[2, 32](out)
+    np.testing.assert_array_equal(out, np.tile([4, 9, 4], (64, 1)))
+
+
+def test_a_shared_tile_shaped_by_parameters_has_its_calls_shape():
+    out = np.full((32, 2), -1, np.int64)
+    k_tiles.cpu[1, 32](out)
+    np.testing.assert_array_equal(out, np.tile([12 * 1000 + 203, 21 * 1000 + 302], (32, 1)))
