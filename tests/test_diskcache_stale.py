@@ -129,9 +129,13 @@ def test_a_module_read_through_a_local_name_or_getattr(tmp_path):
     """)
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
+    # (getattr in a kernel: numba.cuda compiles it only with its NRT, and so does the
+    # CPU target, tests/test_cuda_refusals.py)
     _write(tmp_path / "main.py", """
         import json
         import numpy as np
+        from numba.cuda import config
+        config.CUDA_ENABLE_NRT = True
         import mod
         out = []
         for k in (mod.k_alias, mod.k_getattr, mod.k_submodule, mod.k_devfn):

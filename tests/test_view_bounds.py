@@ -73,9 +73,12 @@ def k_device_T(a, v):
 
 @pytest.mark.parametrize("k, fits", [(k_T, 16), (k_transpose, 16), (k_swapaxes, 16),
                                      (k_ravel, 24), (k_reshape, 24), (k_device_T, 16)])
-def test_a_store_through_a_view_made_in_the_kernel_is_checked(k, fits):
+def test_a_store_through_a_view_made_in_the_kernel_is_checked(k, fits, monkeypatch):
     # a is (16, 4): a.T is (4, 16), so threads 16.. of a 32-thread launch store past
-    # it; a.ravel() has 64 elements, so i + 40 is past it from thread 24 on
+    # it; a.ravel() has 64 elements, so i + 40 is past it from thread 24 on.
+    # (np.transpose, np.swapaxes and .ravel() compile on numba.cuda only with its NRT,
+    # so the CPU target takes them only then: tests/test_cuda_refusals.py)
+    monkeypatch.setattr(cuda.config, "CUDA_ENABLE_NRT", True)
     buf, a = _framed((16, 4))
     with pytest.raises(NumquadIndexError, match="out of bounds"):
         k[1, 32](a, 5.0)
@@ -103,7 +106,8 @@ def k_tuple_load(t, out):
     out[i] = t[1][i + 10]
 
 
-def test_a_load_through_a_view_or_a_tuple_is_checked(rng):
+def test_a_load_through_a_view_or_a_tuple_is_checked(rng, monkeypatch):
+    monkeypatch.setattr(cuda.config, "CUDA_ENABLE_NRT", True)       # (.ravel(): as above)
     a = rng.normal(size=(16, 4))
     out = np.full(32, SENT)
     with pytest.raises(NumquadIndexError, match="out of bounds"):
