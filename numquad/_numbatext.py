@@ -11,9 +11,15 @@ __all__ = ["numba_reason"]
 _BOILERPLATE = re.compile(r"^(Failed in .* pipeline|During: |File \"|\s*<source elided>|\s*\^)")
 
 
+#: numquad's own wrapper of a device function compiled for the CPU, as Numba names it
+_SCALAR_DISPATCHER = re.compile(r"type\(_ScalarDispatcher\(<function (\w+) at 0x[0-9a-f]+>\)\)")
+
+
 def numba_reason(text):
     """The line of Numba's error *text* that says what went wrong; a line ending in
-    ':' gets the next one."""
+    ':' gets the next one. A device function compiled on its own is named as the
+    user's function (``Invalid use of the device function f with parameters ...``)."""
+    text = _SCALAR_DISPATCHER.sub(r"the device function \1", text)
     lines = [ln.strip() for ln in text.splitlines()]
     for k, line in enumerate(lines):
         if not line or _BOILERPLATE.match(line):

@@ -7,6 +7,7 @@ Expected values come from the shapes the calls pass."""
 
 import numba
 import numpy as np
+import pytest
 from numba import cuda
 
 from numquad import xpu
@@ -55,3 +56,25 @@ def test_a_shared_tile_shaped_by_parameters_has_its_calls_shape():
     out = np.full((32, 2), -1, np.int64)
     k_tiles.cpu[1, 32](out)
     np.testing.assert_array_equal(out, np.tile([12 * 1000 + 203, 21 * 1000 + 302], (32, 1)))
+
+
+@cuda.jit("int32(int32)", device=True)
+def _sig1(v):
+    return v + 1
+
+
+@xpu.jit
+def _k_sig_mismatch(a, out):
+    i = cuda.grid(1)
+    out[i] = _sig1(a)
+
+
+def test_a_device_function_given_the_wrong_types_is_named():
+    """The message named numquad's wrapper, ``type(_ScalarDispatcher(<function _sig1
+    at 0x...>))``."""
+    from numquad import NumquadTypeError
+    with pytest.raises(NumquadTypeError) as e:
+        _k_sig_mismatch.cpu[1, 32](np.zeros(32, np.int32), np.zeros(32, np.int32))
+    msg = str(e.value)
+    assert "the device function _sig1 with parameters (array(int32, 1d, C))" in msg, msg
+    assert "_ScalarDispatcher" not in msg and f'File "{__file__}", line' in msg
