@@ -78,3 +78,39 @@ def test_a_device_function_given_the_wrong_types_is_named():
     msg = str(e.value)
     assert "the device function _sig1 with parameters (array(int32, 1d, C))" in msg, msg
     assert "_ScalarDispatcher" not in msg and f'File "{__file__}", line' in msg
+
+
+@cuda.jit(device=True)
+def _rev(a, t):
+    la = cuda.local.array(2, dtype=a.dtype)
+    la[0] = a[t]
+    la[1] = a[63 - t]
+    return la[1]
+
+
+@xpu.jit
+def _stage(a, t):
+    sm = cuda.shared.array(64, dtype=a.dtype)
+    sm[t] = a[t]
+    cuda.syncthreads()
+    return sm[63 - t]
+
+
+@xpu.jit
+def _k_dtype_of_an_argument(a, o, p):
+    t = cuda.threadIdx.x
+    o[t] = _rev(a, t)
+    p[t] = _stage(a, t)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.uint8])
+def test_a_device_functions_array_takes_the_dtype_of_its_argument(dtype, rng):
+    """``cuda.local.array(2, dtype=a.dtype)`` inside a device function: numba.cuda
+    types ``a.dtype`` of an array argument; the CPU target refused it ("unsupported
+    dtype a.dtype"), where the kernel's own body took it."""
+    a = rng.integers(0, 100, 64).astype(dtype)
+    o = np.full(64, 7, dtype)
+    p = np.full(64, 7, dtype)
+    _k_dtype_of_an_argument.cpu[1, 64](a, o, p)
+    np.testing.assert_array_equal(o, a[::-1])
+    np.testing.assert_array_equal(p, a[::-1])

@@ -434,7 +434,7 @@ class CPUTarget:
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
-    def frontend(self, consts=None, argtypes=None):
+    def frontend(self, consts=None, argtypes=None, arg_dtypes=None):
         d = self.dispatcher
         tree = copy.deepcopy(d.source_tree)
 
@@ -443,7 +443,7 @@ class CPUTarget:
             filename = d.filename
             firstlineno = d.firstlineno
             source_tree = tree
-        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes)
+        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes)
 
     def _cpu_fn_for(self, callee):
         """The scalar CPU function used when a kernel calls another xpu.jit function."""

@@ -524,10 +524,13 @@ def _exits_loop(loop):
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
-    def __init__(self, dispatcher, consts=None, argtypes=None):
+    def __init__(self, dispatcher, consts=None, argtypes=None, arg_dtypes=None):
         self.dispatcher = dispatcher
         # the Numba types of the parameters, where known: for numba.cuda's words in errors
         self.argtypes = argtypes
+        # an inlined function's array parameters whose element type the call fixes
+        # ({name: dtype}): ``local.array(2, dtype=a.dtype)`` in a device function
+        self.arg_dtypes = arg_dtypes or {}
         self.pyfunc = dispatcher.py_func
         self.filename = dispatcher.filename
         self.fn = dispatcher.source_tree
@@ -1317,6 +1320,9 @@ class Frontend:
             t = self.argtypes[self.env.params.index(dtype.value.id)]
             if hasattr(t, "dtype") and hasattr(t, "ndim"):
                 obj = t.dtype
+        if obj is _MISSING and isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" and \
+                isinstance(dtype.value, ast.Name) and dtype.value.id in self.arg_dtypes:
+            obj = self.arg_dtypes[dtype.value.id]
         python_type = _control.python_type_dtype(what, obj)
         if python_type:
             self.typing_error(python_type, s, call)
@@ -1392,7 +1398,9 @@ class Frontend:
                 v = _cudaapi.compile_time_object(self, a)
             if v is not None:
                 bindings[p.arg] = v
-        cfe = callee._target("cpu").frontend(consts=bindings)
+        dtypes = {p.arg: dt for p, a in zip(params, node.args)
+                  if isinstance(a, ast.Name) and (dt := self._array_dtype(a.id)) is not None}
+        cfe = callee._target("cpu").frontend(consts=bindings, arg_dtypes=dtypes)
         cfe.signatures = getattr(callee, "signatures", None) or []
         cfe.callee = callee
         # a function passed as an argument (``apply(sq, x)``, numba.cuda's Dispatcher
@@ -1402,6 +1410,19 @@ class Frontend:
                               for v in bindings.values())
         if cfe.ops_used or cfe.uses_builtins() or passes_function:
             return cfe
+        return None
+
+    def _array_dtype(self, name):
+        """The element type of the array *name* holds where the compile knows it (an
+        array argument, an array parameter a caller fixed, a shared or local array),
+        else None."""
+        if name in self.env.params and self.argtypes is not None:
+            t = self.argtypes[self.env.params.index(name)]
+            return t.dtype if hasattr(t, "dtype") and hasattr(t, "ndim") else None
+        if name in self.arg_dtypes:
+            return self.arg_dtypes[name]
+        if name in self.allocs:
+            return self.allocs[name][2]
         return None
 
     def _bind_call(self, node, callee):
