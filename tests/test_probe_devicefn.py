@@ -114,3 +114,45 @@ def test_a_device_functions_array_takes_the_dtype_of_its_argument(dtype, rng):
     _k_dtype_of_an_argument.cpu[1, 64](a, o, p)
     np.testing.assert_array_equal(o, a[::-1])
     np.testing.assert_array_equal(p, a[::-1])
+
+
+@cuda.jit(device=True)
+def _plus1(v):
+    return v + 1
+
+
+@cuda.jit(device=True)
+def _times2(v):
+    return v * 2
+
+
+_FUNCS = (_plus1, _times2)
+
+
+@xpu.jit
+def _k_unroll_functions(x, o):
+    i = cuda.grid(1)
+    if i < x.size:
+        acc = 0
+        for f in numba.literal_unroll(_FUNCS):
+            acc = acc * 1000 + f(x[i])
+        o[i] = acc
+
+
+@xpu.jit
+def _k_index_functions(x, o):
+    i = cuda.grid(1)
+    if i < x.size:
+        o[i] = _FUNCS[0](x[i]) * 1000 + _FUNCS[1](x[i])
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaExperimentalFeatureWarning")
+@pytest.mark.parametrize("k", [_k_unroll_functions, _k_index_functions])
+def test_device_functions_in_a_tuple(k, rng):
+    """A tuple of numba.cuda device functions (``literal_unroll(FUNCS)``, ``FUNCS[0]``)
+    failed on the CPU target with numba-cuda's "no GPU" error: Numba's CPU typing
+    compiled numba.cuda's own dispatchers, which needs a driver."""
+    x = rng.integers(-100, 100, 40)
+    o = np.full(40, -1, np.int64)
+    k.cpu[1, 64](x, o)
+    np.testing.assert_array_equal(o, (x + 1) * 1000 + 2 * x)

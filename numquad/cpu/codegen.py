@@ -478,9 +478,22 @@ def _fn_def(name, params, body, lineno):
     return fn
 
 
-def _resolve_callees(fn_names, ns, cpu_fn_for):
+def _read_names(tree):
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _resolve_callees(fn_names, ns, cpu_fn_for, read=None):
     for _, (name, disp) in fn_names.items():
         ns[name] = cpu_fn_for(disp)
+    # a tuple of device functions the kernel reads (``for f in literal_unroll(FUNCS)``,
+    # ``FUNCS[0](v)``): their CPU functions, as for a device function named alone
+    # (numba.cuda's own would need a GPU to compile)
+    from ..xpu import Dispatcher, is_foreign_device_function
+    for k in read or ():
+        v = ns.get(k)
+        if isinstance(v, tuple) and any(isinstance(e, Dispatcher) or is_foreign_device_function(e) for e in v):
+            ns[k] = tuple(cpu_fn_for(_cudaapi.as_xpu(e)) if isinstance(e, Dispatcher) or
+                          is_foreign_device_function(e) else e for e in v)
 
 
 def _shadow_items(fe, items, subst):
@@ -579,7 +592,7 @@ def generate_shadow(fe, cpu_fn_for):
     for q, sh in STANDINS.items():
         op = _ops.OPS[q]
         ns[f"_nq_SH_{op.namespace}_{op.name}"] = sh
-    _resolve_callees(fn_names, ns, cpu_fn_for)
+    _resolve_callees(fn_names, ns, cpu_fn_for, set().union(*(_read_names(s) for s in body)))
     if not body:
         body = [ast.Pass()]
     fn = _fn_def("_nq_shadow_" + fe.pyfunc.__name__, fe.env.params, body, fe.fn.lineno)
@@ -1906,7 +1919,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
     from ..errors import NumquadRuntimeError
     ns["_nq_RuntimeError"] = NumquadRuntimeError
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
-    _resolve_callees(gen.fn_names, ns, cpu_fn_for)
+    _resolve_callees(gen.fn_names, ns, cpu_fn_for, _read_names(fn_ast))
     # debug builds too, every check raising at once: the message names the line and index
     _check_loads(fn_ast, typemap, ns, fe.allocs, immediate=debug)
     func, mod = _compile_fn(fe, fn_ast, ns)
