@@ -107,6 +107,20 @@ def _kind(env, call, missing):
     return "other"
 
 
+def _writer_object(v):
+    """Is *v* an object that writes memory when called, under any name: an atomic of
+    numba.cuda or xpu, their ``atomic`` namespaces (``aadd = cuda.atomic.add``, ``A =
+    cuda.atomic``, ``xat = xpu.atomic``), ``operator.setitem``, ``setattr``?"""
+    import operator
+    if v is operator.setitem or v is setattr:
+        return True
+    module = getattr(v, "__module__", None) or ""
+    if not (module.startswith("numba.cuda") or module.startswith("numquad")):
+        return False
+    words = f"{getattr(v, '__qualname__', None) or ''} {getattr(v, '__name__', None) or ''}"
+    return "atomic" in words
+
+
 def may_write(fn, seen=None):
     """May *fn* (an ``@xpu.jit`` function or a numba.cuda device function) write
     memory when called: a store to an element or an attribute, an atomic, ``print``,
@@ -137,8 +151,10 @@ def may_write(fn, seen=None):
         return True
     from .xpu import Dispatcher, is_foreign_device_function
     for v in values:
-        if v is print:
+        if v is print or _writer_object(v):
             return True
+        if isinstance(v, types.ModuleType) and any(_writer_object(getattr(v, n, None)) for n in names):
+            return True                         # ``operator.setitem(a, i, v)``
         if (isinstance(v, Dispatcher) or is_foreign_device_function(v)) and may_write(v, seen):
             return True
     return False

@@ -9,6 +9,8 @@ refused with a line that says why. Expected values come from a lane-by-lane mode
 written here (numpy only); outputs are poisoned first.
 """
 
+import operator
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -422,3 +424,116 @@ def test_an_assert_of_a_cross_lane_op(target, rng):
     np.testing.assert_array_equal(out, 1)
     with pytest.raises(AssertionError, match="negative sum"):
         getattr(_assert_of_an_op, target)[1, 32](-x - 1, out)
+
+
+# -- a third probe (the same session): views whose index reads memory, writers by alias --
+
+@xpu.jit
+def _k_view_then_index_changes(out, idx):
+    i = xpu.grid(1)
+    row = out[idx[i], :]            # Python fixes the row here
+    idx[i] += 1
+    row[0] = Wave.prefixSum(1)
+
+
+@xpu.jit
+def _k_view_of_an_atomic(out, cnt):
+    i = xpu.grid(1)
+    row = out[cuda.atomic.add(cnt, i, 1), :]
+    row[0] = Wave.prefixSum(1)
+    row[1] = Wave.reduceSum(1)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_views_index_that_reads_memory_is_evaluated_once(target, rng):
+    """The CPU target rebuilt a lane-varying view in each region after an op from its
+    index expression: a load there saw later writes (each lane wrote the next row),
+    an atomic there ran once per region (4 times for 1)."""
+    idx = rng.permutation(32) * 4
+    out = np.full((130, 2), -1, np.int64)
+    i0 = idx.copy()
+    getattr(_k_view_then_index_changes, target)[1, 32](out, idx)
+    want = np.full((130, 2), -1, np.int64)
+    want[i0, 0] = np.arange(32)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(idx, i0 + 1)
+    cnt = rng.integers(0, 60, 32)
+    c0 = cnt.copy()
+    out = np.full((64, 2), -1, np.int64)
+    getattr(_k_view_of_an_atomic, target)[1, 32](out, cnt)
+    np.testing.assert_array_equal(cnt, c0 + 1)
+    want = np.full((64, 2), -1, np.int64)
+    for lane in range(32):
+        want[c0[lane]] = [-1, -1]
+    for lane in range(32):                  # rows may repeat: the last lane to write wins,
+        want[c0[lane], 0] = lane            # as on every target (one statement, lane order)
+        want[c0[lane], 1] = 32
+    rows = np.unique(c0)
+    np.testing.assert_array_equal(out[rows, 1], 32)
+    assert set(out[rows, 0]) <= set(range(32))
+    untouched = np.setdiff1d(np.arange(64), rows)
+    np.testing.assert_array_equal(out[untouched], -1)
+
+
+_aadd = cuda.atomic.add
+_A = cuda.atomic
+_xat = xpu.atomic
+
+
+@xpu.jit
+def _dev_alias(a, i):
+    _aadd(a, i, 10)
+    return 1
+
+
+@xpu.jit
+def _dev_namespace(a, i):
+    _A.add(a, i, 10)
+    return 1
+
+
+@xpu.jit
+def _dev_xpu_namespace(a, i):
+    _xat.add(a, i, 10)
+    return 1
+
+
+@xpu.jit
+def _dev_setitem(a, i):
+    operator.setitem(a, i, a[i] + 10)
+    return 1
+
+
+def _reads_then_alias(a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] + Wave.reduceSum(_dev_alias(a, i))
+
+
+def _reads_then_namespace(a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] + Wave.reduceSum(_dev_namespace(a, i))
+
+
+def _reads_then_xpu_namespace(a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] + Wave.reduceSum(_dev_xpu_namespace(a, i))
+
+
+def _reads_then_setitem(a, out):
+    i = xpu.grid(1)
+    out[i] = a[i] + Wave.reduceSum(_dev_setitem(a, i))
+
+
+@pytest.mark.parametrize("fn", [_reads_then_alias, _reads_then_namespace, _reads_then_xpu_namespace,
+                                _reads_then_setitem])
+def test_a_write_through_an_alias_is_seen_by_the_order_check(fn):
+    """``aadd = cuda.atomic.add``, ``A = cuda.atomic``, ``xat = xpu.atomic``,
+    ``operator.setitem``: a device function that writes so was taken for one that
+    does not, and its op ran before the load to its left (32 where 42 is Python's)."""
+    k = xpu.jit(fn)
+    a = np.arange(32, dtype=np.int64) * 100
+    out = np.full(32, -1, np.int64)
+    with pytest.raises(NumquadCompileError) as e:
+        k.cpu[1, 32](a, out)
+    assert "runs before the rest of its statement" in str(e.value)
+    np.testing.assert_array_equal(out, -1)

@@ -995,7 +995,7 @@ class _BlockGen:
                 snaps = []
 
                 def kept(e, snaps=snaps, st=st):
-                    if e is None or all(keeps(m) for m in _fe._names_in(e)):
+                    if e is None or all(keeps(m) for m in _fe._names_in(e)) and not self._reads_memory(e):
                         return e
                     tmp = f"{_fe._RESERVED}vw_{len(self.view_snaps)}"
                     self.view_snaps.append(tmp)
@@ -1017,6 +1017,22 @@ class _BlockGen:
                 self.remat_views.add(n)
                 self.view_deps |= set(_fe._names_in(st.value))
         return out
+
+    _PURE_HELPERS = frozenset({"_nq_i64", "_nq_i32", "_nq_u32", "_nq_nonneg"})
+
+    def _reads_memory(self, e):
+        """Does the index *e* load memory or call a function that is not pure
+        (``out[idx[i], :]``, ``a[atomic.add(c, i, 1)]``)? Recomputed in a later
+        region it would see later writes, or call again: such an index is kept as it
+        was at the view's assignment, as Python evaluates it once."""
+        from .. import _desugar
+        for x in ast.walk(e):
+            if isinstance(x, ast.Subscript):
+                return True
+            if isinstance(x, ast.Call) and not (isinstance(x.func, ast.Name) and x.func.id in self._PURE_HELPERS) \
+                    and _desugar._kind(self.fe.env, x, _fe._MISSING) != "pure":
+                return True
+        return False
 
     def _is_row_view(self, name, value):
         """``row = a[i]`` of an array with more axes than indices (typed so): a view
