@@ -537,3 +537,18 @@ def test_a_write_through_an_alias_is_seen_by_the_order_check(fn):
         k.cpu[1, 32](a, out)
     assert "runs before the rest of its statement" in str(e.value)
     np.testing.assert_array_equal(out, -1)
+
+
+def _shfl_of_a_writer_after_a_load(a, out):
+    i = cuda.grid(1)
+    out[i] = a[i] * 0 + cuda.shfl_sync(0xffffffff, bump(a, i), 0)
+
+
+def test_the_order_refusal_of_a_numba_cuda_spelling_shows_the_users_words():
+    """It showed ``_nq_Wave.shuffle(..., _nq_cu_lane_shfl_sync(0))``."""
+    k = xpu.jit(_shfl_of_a_writer_after_a_load)
+    with pytest.raises(NumquadCompileError) as e:
+        k.cpu[1, 32](np.arange(32), np.zeros(32, np.int64))
+    msg = str(e.value)
+    assert "_nq_" not in msg, msg
+    assert "cuda.shfl_sync(0xffffffff, bump(a, i), 0)" in msg and "runs before the rest" in msg

@@ -20,6 +20,7 @@ import ast
 import copy
 import dataclasses
 import itertools
+import linecache
 import operator
 import sys
 from typing import Optional
@@ -1113,10 +1114,16 @@ class Frontend:
             sr = any(e[0] for e in effects[first:k + 1])
             sw = any(e[1] for e in effects[first:k + 1])
             if (lw and (sr or sw)) or (sw and lr):
-                what = ast.unparse(n)
+                what = it = ast.unparse(n)
+                if _RESERVED in what:
+                    # (a numba.cuda spelling or a lifted nested function, rewritten under
+                    # numquad's names: the user's line instead)
+                    line = linecache.getline(self.filename, getattr(n, "lineno", 0)).strip()
+                    what = f"the cross-lane call in `{line}`" if line else "a cross-lane call"
+                    it = "that call"
                 self.error(f"{what} runs before the rest of its statement on the CPU target, "
                            f"and a call in that statement may write memory that the other "
-                           f"side reads; assign {what} to a variable in a statement of its own "
+                           f"side reads; assign {it} to a variable in a statement of its own "
                            f"(where it should run: before or after the call)", n)
 
     def _hoist_stmt(self, s):
