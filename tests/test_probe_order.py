@@ -504,32 +504,20 @@ def _dev_setitem(a, i):
     return 1
 
 
-def _reads_then_alias(a, out):
-    i = xpu.grid(1)
-    out[i] = a[i] + Wave.reduceSum(_dev_alias(a, i))
+def _reads_then(dev):
+    def k(a, out):
+        i = xpu.grid(1)
+        out[i] = a[i] + Wave.reduceSum(dev(a, i))
+    return k
 
 
-def _reads_then_namespace(a, out):
-    i = xpu.grid(1)
-    out[i] = a[i] + Wave.reduceSum(_dev_namespace(a, i))
-
-
-def _reads_then_xpu_namespace(a, out):
-    i = xpu.grid(1)
-    out[i] = a[i] + Wave.reduceSum(_dev_xpu_namespace(a, i))
-
-
-def _reads_then_setitem(a, out):
-    i = xpu.grid(1)
-    out[i] = a[i] + Wave.reduceSum(_dev_setitem(a, i))
-
-
-@pytest.mark.parametrize("fn", [_reads_then_alias, _reads_then_namespace, _reads_then_xpu_namespace,
-                                _reads_then_setitem])
-def test_a_write_through_an_alias_is_seen_by_the_order_check(fn):
+@pytest.mark.parametrize("dev", [_dev_alias, _dev_namespace, _dev_xpu_namespace, _dev_setitem],
+                         ids=lambda d: d.__name__)
+def test_a_write_through_an_alias_is_seen_by_the_order_check(dev):
     """``aadd = cuda.atomic.add``, ``A = cuda.atomic``, ``xat = xpu.atomic``,
     ``operator.setitem``: a device function that writes so was taken for one that
     does not, and its op ran before the load to its left (32 where 42 is Python's)."""
+    fn = _reads_then(dev)
     k = xpu.jit(fn)
     a = np.arange(32, dtype=np.int64) * 100
     out = np.full(32, -1, np.int64)
