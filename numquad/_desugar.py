@@ -565,25 +565,36 @@ def check_containers(fn, pyfunc):
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                 (n.func.id in _NO_CUDA_BUILTINS or n.func.id in _NRT_BUILTINS and not nrt) and \
                 env.resolve(n.func) is getattr(builtins, n.func.id):
-            what = f"{n.func.id}(...)"
+            raise NumquadCompileError(
+                f"{n.func.id}(...) is not supported inside a kernel: numba.cuda has no "
+                f"implementation of it for the GPU{'' if n.func.id in _NO_CUDA_BUILTINS else ' without its NRT'} "
+                f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
         if what is not None:
             raise NumquadCompileError(
                 f"{what} is not supported inside a kernel: numba.cuda compiles no Python lists, "
-                f"dicts, sets or new strings for the GPU; use a tuple, an array argument or "
+                f"dicts or sets for the GPU; use a tuple, an array argument or "
                 f"cuda.local.array (in {pyfunc.__name__})", pyfunc.__code__.co_filename,
                 getattr(n, "lineno", None))
 
 
 def check_keyword_order(fn, pyfunc):
     """A call of a cross-lane op or a jitted function with keyword arguments out of
-    their parameters' order, where an argument calls a function that is not pure
-    (``lf(v=bump(a, i), u=a[i])``): one line on every target. Python evaluates the
+    their parameters' order, where an argument calls a function that may write
+    memory (``lf(v=bump(a, i), u=a[i])``): one line on every target. Python evaluates the
     arguments as written; the targets bind them to their parameters first and
     evaluate them in parameter order, so the load would see bump's write."""
     import inspect
     from ._control import MISSING, Env
     from .xpu import Dispatcher, is_foreign_device_function
     env = Env(pyfunc, fn)
+
+    def writes(c):
+        kind = _kind(env, c, MISSING)
+        if kind != "op":
+            return kind == "other"
+        f = env.resolve(c.func)
+        return (isinstance(f, Dispatcher) or is_foreign_device_function(f)) and may_write(f)
+
     for n in ast.walk(fn):
         if not isinstance(n, ast.Call) or not n.keywords or any(k.arg is None for k in n.keywords):
             continue
@@ -603,20 +614,15 @@ def check_keyword_order(fn, pyfunc):
         where = [params.index(k.arg) if k.arg in params else len(params) for k in n.keywords]
         if where == sorted(where):
             continue
-        def writes(c):
-            kind = _kind(env, c, MISSING)
-            if kind != "op":
-                return kind == "other"
-            f = env.resolve(c.func)
-            return (isinstance(f, Dispatcher) or is_foreign_device_function(f)) and may_write(f)
         if any(isinstance(c, ast.Call) and writes(c)
                for a in list(n.args) + [k.value for k in n.keywords] for c in ast.walk(a)):
             name = op.qualname if op is not None else getattr(obj, "__name__", "the function")
             raise NumquadCompileError(
                 f"{name}() gets keyword arguments out of their parameters' order "
                 f"({', '.join(k.arg for k in n.keywords)}; it takes {', '.join(params)}) and one "
-                f"of them calls a function that may write memory: the targets evaluate the arguments in parameter "
-                f"order, Python as written; pass them in parameter order (in {pyfunc.__name__})",
+                f"of them calls a function that may write memory: the targets evaluate the "
+                f"arguments in parameter order, Python as written; pass them in parameter order "
+                f"(in {pyfunc.__name__})",
                 pyfunc.__code__.co_filename, getattr(n, "lineno", None))
 
 
