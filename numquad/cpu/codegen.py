@@ -478,10 +478,6 @@ def _fn_def(name, params, body, lineno):
     return fn
 
 
-def _read_names(tree):
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-
-
 def _resolve_callees(fn_names, ns, cpu_fn_for, read=None):
     for _, (name, disp) in fn_names.items():
         ns[name] = cpu_fn_for(disp)
@@ -592,7 +588,7 @@ def generate_shadow(fe, cpu_fn_for):
     for q, sh in STANDINS.items():
         op = _ops.OPS[q]
         ns[f"_nq_SH_{op.namespace}_{op.name}"] = sh
-    _resolve_callees(fn_names, ns, cpu_fn_for, set().union(*(_read_names(s) for s in body)))
+    _resolve_callees(fn_names, ns, cpu_fn_for, {n for s in body for n in _fe._names_in(s)})
     if not body:
         body = [ast.Pass()]
     fn = _fn_def("_nq_shadow_" + fe.pyfunc.__name__, fe.env.params, body, fe.fn.lineno)
@@ -877,6 +873,10 @@ def _drop_dead_loads(loads, rest):
     return keep
 
 
+#: numquad's casts in generated code: pure, and transparent to an index's form
+_CASTS = frozenset({"_nq_nonneg", "_nq_i64", "_nq_i32", "_nq_u32"})
+
+
 class _BlockGen:
     def __init__(self, fe, typemap, nd, debug, fast_path=True):
         self.fe = fe
@@ -1018,8 +1018,6 @@ class _BlockGen:
                 self.view_deps |= set(_fe._names_in(st.value))
         return out
 
-    _PURE_HELPERS = frozenset({"_nq_i64", "_nq_i32", "_nq_u32", "_nq_nonneg"})
-
     def _reads_memory(self, e):
         """Does the index *e* load memory or call a function that is not pure
         (``out[idx[i], :]``, ``a[atomic.add(c, i, 1)]``)? Recomputed in a later
@@ -1029,7 +1027,7 @@ class _BlockGen:
         for x in ast.walk(e):
             if isinstance(x, ast.Subscript):
                 return True
-            if isinstance(x, ast.Call) and not (isinstance(x.func, ast.Name) and x.func.id in self._PURE_HELPERS) \
+            if isinstance(x, ast.Call) and not (isinstance(x.func, ast.Name) and x.func.id in _CASTS) \
                     and _desugar._kind(self.fe.env, x, _fe._MISSING) != "pure":
                 return True
         return False
@@ -1781,8 +1779,6 @@ class _CheckedLoads(ast.NodeTransformer):
         return _located(_devicefn.guarded_store(
             node, idx, n, lambda i: _call("_nq_sok", shape, i, _name("_nq_lb"), _const(slot))), node.lineno)
 
-    _CASTS = frozenset({"_nq_nonneg", "_nq_i64", "_nq_i32", "_nq_u32"})
-
     def _lane_linear(self, e):
         """Whether the index *e* is the lane plus a value the same in every lane (``i``
         of ``i = xpu.grid(1)``, ``i + 1``), as far as the lane loop's single
@@ -1791,7 +1787,7 @@ class _CheckedLoads(ast.NodeTransformer):
         vector loop (the 2-D derivatives: 9.8 -> 13.4 ms, the compaction 14.2 -> 16.9)."""
         if isinstance(e, ast.Name):
             return e.id == L or e.id in self.linear
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in self._CASTS \
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _CASTS \
                 and len(e.args) == 1:
             return self._lane_linear(e.args[0])
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
@@ -1935,7 +1931,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
     from ..errors import NumquadRuntimeError
     ns["_nq_RuntimeError"] = NumquadRuntimeError
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
-    _resolve_callees(gen.fn_names, ns, cpu_fn_for, _read_names(fn_ast))
+    _resolve_callees(gen.fn_names, ns, cpu_fn_for, set(_fe._names_in(fn_ast)))
     # debug builds too, every check raising at once: the message names the line and index
     _check_loads(fn_ast, typemap, ns, fe.allocs, immediate=debug)
     func, mod = _compile_fn(fe, fn_ast, ns)

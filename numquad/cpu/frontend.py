@@ -733,7 +733,6 @@ class Frontend:
         or a barrier reduction inside *what*, where only some lanes evaluate it: they
         would run in every lane (numquad/_desugar.py lowers such an expression to
         statements where the order allows, and leaves it here where it does not)."""
-        from ..xpu import Dispatcher
         for n in ast.walk(node):
             if not isinstance(n, ast.Call):
                 continue
@@ -741,11 +740,11 @@ class Frontend:
                 name = self.op_of(n).qualname
             elif self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
                 name = f"cuda.{self.builtin_of(n.func)}"
+            elif self._inlined(n):
+                name = f"{self.env.resolve(n.func).__name__}() (a lane function with cross-lane ops or " \
+                       f"thread builtins)"
             else:
-                f = self.env.resolve(n.func)
-                if not (isinstance(f, Dispatcher) and (_uses_wave_features(f) or self._inlined(n))):
-                    continue
-                name = f"{f.__name__}() (a lane function with cross-lane ops or thread builtins)"
+                continue
             why = "" if what in ("a lambda", "a comprehension or generator") else \
                 " (the statement also reads memory that a call in it may write, or the reverse, " \
                 "so it cannot be split into statements in Python's order)"
@@ -1061,7 +1060,6 @@ class Frontend:
         left of them first. Where one side may write memory that the other reads or
         writes (``out[i] = bump(buf, i) + Wave.reduceSum(buf[i])``, with ``bump`` a
         device function that writes ``buf[i]``), that order would be observed."""
-        from ..xpu import Dispatcher
         seq, start = [], {}
 
         def post(n):
@@ -1084,15 +1082,7 @@ class Frontend:
                 masked |= {id(m) for side in sides for m in ast.walk(side)}
         effects = [self._effects(n) for n in seq]
 
-        def is_hoisted(n):
-            if not isinstance(n, ast.Call) or id(n) in masked:
-                return False
-            op = self.op_of(n)
-            if (op is not None and op.kind != "query") or self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
-                return True
-            f = self.env.resolve(n.func)
-            return isinstance(f, Dispatcher) and (_uses_wave_features(f) or self._inlined(n))
-        hoisted_calls = [k for k, n in enumerate(seq) if is_hoisted(n)]
+        hoisted_calls = [k for k, n in enumerate(seq) if id(n) not in masked and self._hoisted(n)]
         # what runs before a hoisted call both in Python's order and hoisted: an earlier
         # hoisted call and what it evaluates (hoisted calls keep their order), so
         # ``out[t] = f(t) + f(t)`` is two calls in Python's order. Not what an enclosing
@@ -1139,8 +1129,7 @@ class Frontend:
                 # Python stores the targets left to right, each after the one before
                 for t in s.targets:
                     for n in ast.walk(t):
-                        if isinstance(n, ast.Call) and (self.is_xl(n) or self._inlined(n) or
-                                                        self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE):
+                        if self._hoisted(n):
                             self.error(f"{ast.unparse(n)} in a target of an assignment with several "
                                        f"targets: Python evaluates it after the targets to its left "
                                        f"are stored, the CPU target before; assign it to a variable "
@@ -1372,10 +1361,19 @@ class Frontend:
         return cfe
 
     def _inlined(self, node):
-        """Is *node* a call the CPU target inlines (runs before its statement)?"""
+        """Is *node* a call the CPU target inlines (runs before its statement)? (A
+        function naming an op or a thread builtin is, without building its frontend.)"""
         from ..xpu import Dispatcher
-        return isinstance(node, ast.Call) and isinstance(self.env.resolve(node.func), Dispatcher) and \
-            self._inlinable(node) is not None
+        if not isinstance(node, ast.Call):
+            return False
+        f = self.env.resolve(node.func)
+        return isinstance(f, Dispatcher) and (_uses_wave_features(f) or self._inlinable(node) is not None)
+
+    def _hoisted(self, n):
+        """Does the call *n* run before the rest of its statement (``_hoist``): a
+        cross-lane op, a barrier reduction, an inlined lane function?"""
+        return isinstance(n, ast.Call) and (self.is_xl(n) or self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE
+                                            or self._inlined(n))
 
     def _inlinable_uncached(self, node):
         from ..xpu import Dispatcher
