@@ -44,6 +44,7 @@ import numpy as np
 from . import _control
 from . import _desugar
 from . import _power
+from . import _userraise
 from . import ops as _ops
 from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadError, NumquadLaunchError, NumquadTypeError
@@ -1020,6 +1021,22 @@ class _Transformer(ast.NodeTransformer):
 
     def visit_AsyncFor(self, s):
         self.error("async for is not supported", s)
+
+    def visit_Raise(self, s):
+        """``raise E(args)`` of a plain exception class: with the thread's ids first, as
+        the CPU target raises it (numquad/_userraise.py: the launch prefixes the message)."""
+        exc = s.exc
+        call = exc if isinstance(exc, ast.Call) else ast.Call(func=exc, args=[], keywords=[])
+        plain = exc is not None and not call.keywords and isinstance(call.func, (ast.Name, ast.Attribute)) and \
+            not any(isinstance(a, ast.Starred) for a in call.args) and \
+            _userraise.plain_exception_class(self.r.resolve(call.func))
+        self.generic_visit(s)
+        if plain:
+            call = s.exc if isinstance(s.exc, ast.Call) else ast.Call(func=s.exc, args=[], keywords=[])
+            where = [self.T(f"t{a}") for a in "xyz"] + [self.T(f"b{a}") for a in "xyz"]
+            s.exc = ast.copy_location(ast.Call(func=call.func, args=[ast.Constant(_userraise.USER_RAISE)] + where +
+                                               call.args, keywords=[]), s.exc)
+        return s
 
     def visit_Try(self, s):
         self.error("try is not supported inside a kernel", s)
@@ -2241,11 +2258,17 @@ class PythonTarget:
         args = tuple(_scalar_arg(a) for a in args)
         dynamic_bytes = int(_xpu.dynamic_shared_bytes(d, extra))
         gen = self.compiled().gen
-        with np.errstate(all="ignore"), _debug_mode(d):
-            for bz in range(g[2]):
-                for by in range(g[1]):
-                    for bx in range(g[0]):
-                        _run_block(gen, args, (bx, by, bz), b, g, dynamic_bytes)
+        try:
+            with np.errstate(all="ignore"), _debug_mode(d):
+                for bz in range(g[2]):
+                    for by in range(g[1]):
+                        for bx in range(g[0]):
+                            _run_block(gen, args, (bx, by, bz), b, g, dynamic_bytes)
+        except Exception as e:
+            user = _userraise.user_exception(e)
+            if user is None:
+                raise
+            raise user from None                # the user's own raise, with the thread
 
     def call(self, args, out):
         return call_lane_function(self.dispatcher, args, out)
@@ -2272,16 +2295,22 @@ def call_lane_function(d, args, out=None):
     d._target("python").compiled()           # compile errors raise before any lane runs
     results = [None] * size
     nblocks = -(-size // _BLOCK)
-    with np.errstate(all="ignore"), _debug_mode(d):
-        for blk in range(nblocks):
-            lo, hi = blk * _BLOCK, min(size, (blk + 1) * _BLOCK)
-            state = _BlockState()
-            gens = []
-            for k in range(lo, hi):
-                T = _Thread(state, (k - lo, 0, 0), (blk, 0, 0), (_BLOCK, 1, 1), (nblocks, 1, 1))
-                gens.append(_nq_call(d, T, (), *[f[k] if a else f for f, a in zip(flat, is_arr)]))
-            res = _collect(gens)
-            results[lo:hi] = res
+    try:
+        with np.errstate(all="ignore"), _debug_mode(d):
+            for blk in range(nblocks):
+                lo, hi = blk * _BLOCK, min(size, (blk + 1) * _BLOCK)
+                state = _BlockState()
+                gens = []
+                for k in range(lo, hi):
+                    T = _Thread(state, (k - lo, 0, 0), (blk, 0, 0), (_BLOCK, 1, 1), (nblocks, 1, 1))
+                    gens.append(_nq_call(d, T, (), *[f[k] if a else f for f, a in zip(flat, is_arr)]))
+                res = _collect(gens)
+                results[lo:hi] = res
+    except Exception as e:
+        user = _userraise.user_exception(e, _BLOCK)
+        if user is None:
+            raise
+        raise user from None                    # the user's own raise, with the element
     if results:
         vals_ = [_as_scalar(r) for r in results]
         restype = np.result_type(*{v.dtype for v in vals_})

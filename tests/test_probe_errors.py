@@ -6,6 +6,8 @@ bounds message; ``try`` ran on the CPU (numba.cuda cannot compile it);
 ``print(..., end="")`` and ``xpu.grid(1.0)`` failed inside Numba or numquad. Expected
 values come from NumPy; outputs are poisoned first."""
 
+import os
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -78,10 +80,16 @@ def k_user_index_error(a, out):
         out[i] = a[i]
 
 
-def test_a_users_index_error_keeps_its_arguments():
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_users_index_error_keeps_its_arguments(target):
+    # not a NumquadIndexError: the user's own exception, its message prefixed with the
+    # raising thread as numba.cuda gives it with debug=True, its other arguments kept
     with pytest.raises(IndexError) as e:
-        k_user_index_error.cpu[1, 4](np.array([1, 200, 3, 4]), np.zeros(4, np.int64))
-    assert type(e.value) is IndexError and e.value.args == ("too big", 200)
+        getattr(k_user_index_error, target)[1, 4](np.array([1, 200, 3, 4]), np.zeros(4, np.int64))
+    assert type(e.value) is IndexError and e.value.args[1:] == (200,)
+    line = k_user_index_error.py_func.__code__.co_firstlineno + 5      # (the decorator + 5: the raise)
+    assert e.value.args[0] == (f"In function 'k_user_index_error', file {os.path.abspath(__file__)}, line {line}, "
+                               f"tid=[0, 0, 1] ctaid=[0, 0, 0]: too big")
 
 
 @pytest.mark.parametrize("body, words", [

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from .. import _lanecall
+from .. import _userraise
 from . import launch as _launch
 from .._source import exec_source
 
@@ -243,7 +244,13 @@ def call_lane_function(d, args, out):
             try:
                 _launch.run_grid(block, flat + [result.reshape(-1), size], (blocks, 1, 1),
                                  (_THREADS, 1, 1))
-            except IndexError as e:     # (a bounds check's tuple: in the user's words)
+            except Exception as e:
+                user = _userraise.user_exception(e, _THREADS)
+                if user is not None:
+                    raise user from None        # the user's own raise, with the element
+                if not isinstance(e, IndexError):
+                    raise
+                # (a bounds check's tuple: in the user's words)
                 raise _wrappers(d, tuple(type(a) is np.ndarray for a in args))[0]._target("cpu").index_error(
                     e, f"{d.__name__}(...) on arrays") from None
             return result

@@ -96,6 +96,7 @@ from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
 from . import private_atomics as _private
 from . import interrupt as _interrupt
+from .. import _userraise
 from .atomics import ATOMICS
 from .typing import STANDINS
 
@@ -268,6 +269,36 @@ class _Subst(ast.NodeTransformer):
 
     def visit_AugAssign(self, node):
         return self._checked_stores(self.generic_visit(node))
+
+    def visit_Raise(self, node):
+        """``raise E(args)`` of the user's exception class: raised as
+        ``E(USER_RAISE, tid.x, tid.y, tid.z, ctaid.x, ctaid.y, ctaid.z, *args)``, so
+        that the launch can prefix the message with the thread, as numba.cuda does
+        with debug=True (cpu/launch.py, user_exception). A class with its own
+        ``__init__`` or ``__new__`` (which may not take the extra arguments), a
+        re-raise and anything not a class named by the code are left as they are."""
+        self.generic_visit(node)
+        exc = node.exc
+        call = exc if isinstance(exc, ast.Call) else ast.Call(func=exc, args=[], keywords=[])
+        if exc is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or \
+                not isinstance(call.func, (ast.Name, ast.Attribute)) or \
+                not _userraise.plain_exception_class(self.fe.env.resolve(call.func)):
+            return node
+        if self.mode == "shadow":
+            where = [_const(0)] * 6
+        elif self.mode in ("lane", "lane_nd"):
+            where = [self._tid(a, assume=False) for a in "xyz"]
+            where += [_name(f"_nq_bi{a}") for a in "xyz"]
+        else:                   # a uniform raise: the wave's first thread
+            t = _const(0) if self.block_mode else _name("_nq_t0")
+            bdx, bdy = _name("_nq_bdx"), _name("_nq_bdy")
+            where = [ast.BinOp(t, ast.Mod(), bdx),
+                     ast.BinOp(ast.BinOp(t, ast.FloorDiv(), bdx), ast.Mod(), bdy),
+                     ast.BinOp(t, ast.FloorDiv(), ast.BinOp(bdx, ast.Mult(), bdy))]
+            where += [_name(f"_nq_bi{a}") for a in "xyz"]
+        node.exc = ast.copy_location(ast.Call(func=call.func, args=[_const(_userraise.USER_RAISE)] + where + call.args,
+                                              keywords=[]), exc)
+        return node
 
     def _value(self, b, node):
         if b.startswith("threadIdx."):

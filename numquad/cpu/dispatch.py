@@ -23,6 +23,7 @@ from numba.core.registry import CPUDispatcher
 import numpy as np
 
 from .. import _lanecall
+from .. import _userraise
 from .._source import code_names
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
@@ -600,10 +601,13 @@ class CPUTarget:
             args = tuple(args) + (_private_launch_flag(args, compiled.private),)
         try:
             _launch.run_grid(compiled.block, args, g, b)
-        except IndexError as e:
-            launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
-            raise self.index_error(e, launch) from None
         except Exception as e:
+            user = _userraise.user_exception(e, b[0] if hasattr(self.dispatcher, "_nq_lane_of") else None)
+            if user is not None:
+                raise user from None            # the user's own raise, with the thread
+            if isinstance(e, IndexError):
+                launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
+                raise self.index_error(e, launch) from None
             _note_kernel(e, self.dispatcher)
             raise
 

@@ -5,7 +5,7 @@ Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 
 from numba import cuda  # noqa: F401  (numba-cuda's imports)
 
-from _port import PortedCase, on_cuda, cpu_xfail
+from _port import PortedCase, on_cuda
 
 
 class MyError(Exception):
@@ -18,8 +18,6 @@ regex_pattern = (
 
 
 class TestUserExc(PortedCase):
-    @cpu_xfail("a user exception raised in a kernel keeps its bare args: no 'In function ..., line' nor "
-               "'tid=[...] ctaid=[...]'")
     def test_user_exception(self):
         @self.jit("void(int32)", debug=True, opt=False)
         def test_exc(x):
