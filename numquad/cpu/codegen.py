@@ -933,10 +933,16 @@ class _BlockGen:
                 self.lane_vars.add(n)
         self.splats = set()
         self.converted = {}         # lane arrays converting an operand to its type at the call
+        # a parameter reassigned to what no lane array holds (``arr = arr.reshape(6)``),
+        # read and written in one region at the top level only: each lane starts that
+        # region again from the argument, as each thread does (no storage across items)
+        self.region_params = self._region_params()
+        self.lane_vars -= set(self.region_params)
         self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
         # a parameter the kernel assigns as a uniform value (``k = 5``, ``a = a[1:]``):
         # each wave (and block) starts again from the argument, as each thread does
-        self.rebound_params = [p for p in fe.env.params if p not in self.lane_vars and self._assigned(p)]
+        self.rebound_params = [p for p in fe.env.params if p not in self.lane_vars and self._assigned(p)
+                               and p not in self.region_params]
 
     # -- storage decisions -------------------------------------------------------
     _LANE_BUILTINS = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid", "grid"}
@@ -1111,6 +1117,19 @@ class _BlockGen:
             elif not _first_is_plain_store(its[0], n):
                 lane.add(n)
         return lane
+
+    def _region_params(self):
+        """{parameter: its region} for :attr:`region_params`."""
+        out = {}
+        for p in self.fe.env.params:
+            ty = self.typemap.get(p)
+            if p not in self.lane_vars or p in self.view_deps or ty is None or \
+                    isinstance(ty, (types.Integer, types.Float, types.Boolean, types.Complex, types.BaseTuple)):
+                continue
+            its = [it for it in _walk_items(self.fe.items) if p in _item_names(it)[0]]
+            if len(its) == 1 and isinstance(its[0], _fe.Region) and any(its[0] is it for it in self.fe.items):
+                out[p] = its[0]
+        return out
 
     def _assigned(self, name):
         for it in _walk_items(self.fe.items):
@@ -1382,6 +1401,8 @@ class _BlockGen:
             kept = [n for n in sorted(stores) if n in self.lane_vars]
             tail = [st for n in kept for st in self._store_var(n)]
             body = _drop_dead_loads([self._load_var(n) for n in loads], core + tail) + core
+            body = [_assign(_name(p, ast.Store), _name(f"_nq_p_{p}"))
+                    for p, r in self.region_params.items() if r is it] + body
             line = it.stmts[0].lineno
             if self._pure_region(body, stores):
                 if not kept:
@@ -1616,7 +1637,8 @@ class _BlockGen:
         wave_body = self.gen_items(fe.items, [("_nq_m_entry", "func")])
         # masks: the entry mask is its own frame
         self.masks.insert(0, "_nq_m_entry")
-        params = [(f"_nq_p_{p}" if p in self.reassigned_params or p in self.rebound_params else p)
+        params = [(f"_nq_p_{p}" if p in self.reassigned_params or p in self.rebound_params or
+                   p in self.region_params else p)
                   for p in fe.env.params]
         if any(a[0] == "dynshared" for a in fe.allocs.values()):
             params.append("_nq_dynsmem")        # the launch's dynamic shared memory, bytes

@@ -292,10 +292,6 @@ class TestReportedSSAIssues(SSABaseTest):
 
         self.check_func(foo, np.array([0]), False)
 
-    @cpu_xfail(
-        "an array argument reassigned to its reshape inside a loop is refused (NumquadCompileError: "
-        "'arr ... is an array that differs from lane to lane and lives across ... a lane-varying branch')"
-    )
     def test_issue3931(self):
         @self.jit
         def foo(result, arr):
