@@ -1430,6 +1430,16 @@ def _stderr_tail(child, n=1500):
         return ""
 
 
+def _cpu_limit(seconds):
+    """A subprocess's preexec_fn: at most *seconds* of CPU time (SIGXCPU, then SIGKILL)."""
+    import resource
+    soft = max(1, int(seconds))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 10))
+    return limit
+
+
 class Campaign:
     """Feed kernels to child processes, one in flight per child; record each outcome."""
 
@@ -1614,11 +1624,16 @@ class Campaign:
                "--workdir", self.workdir]
         env = dict(os.environ)
         env.setdefault("NUMBA_NUM_THREADS", "1")
+        # hung: the timeout's seconds of CPU spent (a loop that never ends spins); a
+        # kernel that compiles slowly on a loaded machine gets four times the timeout
+        # of wall time before it counts as hung (it was starved, not stuck)
         try:
             p = subprocess.run(cmd, input=f"{self.seed} {index}\n", capture_output=True, text=True,
-                               timeout=self.timeout, env=env)
+                               timeout=4 * self.timeout, env=env, preexec_fn=_cpu_limit(self.timeout))
         except subprocess.TimeoutExpired:
             return {"status": "hung", "details": ["hung when run alone"]}
+        if p.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+            return {"status": "hung", "details": [f"hung when run alone ({self.timeout:g} s of CPU)"]}
         if p.returncode != 0:
             rc = p.returncode
             what = signal.Signals(-rc).name if rc < 0 else f"exit status {rc}"
