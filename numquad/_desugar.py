@@ -96,6 +96,8 @@ def _kind(env, call, missing):
         return "op"             # a device function: may hold ops, runs where it is called
     if obj is print:
         return "other"
+    if getattr(obj, "_nq_pure", False) is True:
+        return "pure"           # numquad's spelling of numba.cuda's min, max, round (cpu/cudaapi.py)
     module = getattr(obj, "__module__", None) or ""
     if module == "numquad.xpu" or module.startswith("numba.cuda"):
         name = (getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")).split(".")[-1]

@@ -533,3 +533,34 @@ def test_the_order_refusal_of_a_numba_cuda_spelling_shows_the_users_words():
     msg = str(e.value)
     assert "_nq_" not in msg, msg
     assert "cuda.shfl_sync(0xffffffff, bump(a, i), 0)" in msg and "runs before the rest" in msg
+
+
+def _shfl_min_selector(x, out):
+    t = cuda.threadIdx.x
+    out[t] = cuda.shfl_sync(0xFFFFFFFF, x[t], min(x[(t + 1) % 32], 3)) + \
+        cuda.shfl_xor_sync(0xFFFFFFFF, max(x[t], 7), 1) * 100
+
+
+def _shfl_round_value(y, out):
+    t = cuda.threadIdx.x
+    out[t] = cuda.shfl_down_sync(0xFFFFFFFF, round(y[t], 1), 1)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_min_max_and_round_in_a_warp_function_are_not_writes(target, rng):
+    """numba.cuda's min, max and round run under numquad's names on the CPU
+    (cpu/cudaapi.py); the order check took those for calls that may write, and
+    refused ``cuda.shfl_sync(mask, x[t], min(x[...], 3))`` (a probe of block-level
+    code, twenty-sixth session)."""
+    x = rng.integers(-5, 40, 32).astype(np.int32)
+    out = np.full(32, -1, np.int64)
+    getattr(xpu.jit(_shfl_min_selector), target)[1, 32](x, out)
+    lanes = np.arange(32)
+    sel = np.minimum(x[(lanes + 1) % 32], 3) % 32          # shfl_sync's lane: the low 5 bits
+    want = x[sel] + np.maximum(x, 7)[lanes ^ 1] * 100
+    np.testing.assert_array_equal(out, want)
+    y = rng.uniform(-10, 10, 32)
+    out2 = np.full(32, np.nan)
+    getattr(xpu.jit(_shfl_round_value), target)[1, 32](y, out2)
+    r = np.round(y, 1)
+    np.testing.assert_array_equal(out2, np.where(lanes + 1 < 32, r[np.minimum(lanes + 1, 31)], r))

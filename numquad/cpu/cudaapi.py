@@ -860,6 +860,8 @@ def _overload_minmax(fn, builtin, name):
 
 _overload_minmax(cuda_max, max, "max")
 _overload_minmax(cuda_min, min, "min")
+# numba.cuda's own arithmetic under numquad's names: no side effects (numquad/_desugar.py, _kind)
+cuda_max._nq_pure = cuda_min._nq_pure = True
 
 
 def _call_of(node, name, value, args, bind):
@@ -876,6 +878,9 @@ def round_to(x, ndigits):
     keeps ``y`` a float: ``round(np.float32(0.3425), 3)`` was 0.342 on the CPU and
     0.343 on the GPU."""
     return round(x, ndigits)
+
+
+round_to._nq_pure = True
 
 
 def _round_ndigits(x, ndigits):
