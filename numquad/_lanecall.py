@@ -120,6 +120,13 @@ def plan(d, args, *, device=False):
             is_array.append(True)                   # used in place, never as a scalar
             shapes.append(shape)
             continue
+        if a is None:
+            default = names.index(name) >= len(names) - len(d.py_func.__defaults__ or ())
+            raise NumquadTypeError(
+                f"{_site(d)}: argument '{name}' of {d.__name__} is None{' (its default)' if default else ''}; "
+                f"a lane function called on arrays takes bool, integer and float arrays and scalars "
+                f"for every parameter: pass {name}, or call {d.__name__} from a kernel, where None "
+                f"is a constant")
         if isinstance(a, (bool, int, float)) and not isinstance(a, np.generic):
             values.append(a)                        # weak: typed below
             dtypes.append(None)
@@ -295,6 +302,13 @@ def _block_call(call, *blocks):
     return call(blocks)
 
 
+def _ndim(a):
+    try:
+        return np.ndim(a)
+    except Exception:       # noqa: BLE001 - not array-like: the plan's own error later
+        return 0
+
+
 def dask_call(d, args, out, call):
     """``d(*args)`` with dask arrays among *args*: a lazy dask array whose blocks are
     ``call(block_args)``. Equal to one call on the whole arrays only when every block
@@ -318,9 +332,12 @@ def dask_call(d, args, out, call):
                     f"{_site(d)}: {d.__name__}(...): dask arguments '{first[0]}' and '{name}' "
                     f"differ in shape or chunks ({first[1].shape} {first[1].chunks} vs "
                     f"{a.shape} {a.chunks}); give them the same chunks (a.rechunk(b.chunks))")
-        elif isinstance(a, np.ndarray) and a.ndim > 0:
+        elif _ndim(a) > 0:
+            # (a list too: broadcast block by block, it gave each block another shape
+            # than the lazy array's)
+            kind = "a NumPy array" if isinstance(a, np.ndarray) else f"a {type(a).__name__} of values"
             raise NumquadTypeError(
-                f"{_site(d)}: {d.__name__}(...): argument '{name}' is a NumPy array beside "
+                f"{_site(d)}: {d.__name__}(...): argument '{name}' is {kind} beside "
                 f"dask arrays; pass it as a dask array with the same chunks "
                 f"(da.from_array({name}, chunks=...)) or as a scalar")
     name, a = first

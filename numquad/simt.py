@@ -948,6 +948,10 @@ class _Transformer(ast.NodeTransformer):
         if getattr(self, "_seen_fn", False):
             self.error("nested functions are not supported", fn)
         self._seen_fn = True
+        # a constant default as Numba types an omitted argument's constant (``n=300``
+        # an int64, ``eps=0.1`` a float64), as a literal in the body is
+        fn.args.defaults = [self.visit_Constant(v) if isinstance(v, ast.Constant) else v
+                            for v in fn.args.defaults]
         fn.body = self.block(fn.body)
         lead = [ast.arg("__nq_T"), ast.arg("__nq_pre")]
         if fn.args.posonlyargs:             # (def f(x, /): x stays the first argument)
@@ -2311,9 +2315,12 @@ def call_lane_function(d, args, out=None):
         if user is None:
             raise
         raise user from None                    # the user's own raise, with the element
+    typed = _function_result_dtype(d, vals, is_arr)
     if results:
         vals_ = [_as_scalar(r) for r in results]
-        restype = np.result_type(*{v.dtype for v in vals_})
+        restype = typed or np.result_type(*{v.dtype for v in vals_})
+    elif typed is not None:
+        vals_, restype = [], typed
     else:
         # no lanes: the type of one lane given zeros (the compiled targets type the
         # function; a value the zeros cannot produce falls back to NumPy's rule)
@@ -2333,6 +2340,17 @@ def call_lane_function(d, args, out=None):
     if size:
         result[...] = np.array(vals_, dtype=restype).reshape(shape)
     return result
+
+
+def _function_result_dtype(d, vals, is_arr):
+    """The dtype of the function's result as the compiled targets type it (Numba's
+    unification of its returns: int8 and uint8 give int16, not the type of the values
+    that came back), or None where that typing fails and the values decide."""
+    try:
+        from .cpu.arraycall import result_dtype
+        return result_dtype(d, vals, is_arr)
+    except NumquadError:
+        return None
 
 
 def _collect(gens):

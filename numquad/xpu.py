@@ -1118,7 +1118,12 @@ class Dispatcher:
             raise NumquadTypeError(
                 f"{site}: {self.__name__} ({defined_at(self, site)}) has {' and '.join(extra)}; a lane "
                 f"function called on arrays takes positional parameters only")
+        given = len(args)
         args = self._check_arity(args)
+        # an omitted default is the function's constant, typed as Numba types it (a
+        # float is float64, an int int64), not a weak Python scalar the caller passed:
+        # ``scale(x, eps=0.1)`` on float32 x computes in float64, as scale(x[i]) does
+        args = args[:given] + tuple(map(_typed_default, args[given:]))
         if any(map(_lanecall.is_dask, args)):             # lazy: one call per block
             return _lanecall.dask_call(self, args, out,
                                        functools.partial(self._call, target, out=None))
@@ -1269,6 +1274,22 @@ class _TargetView:
 
     def __reduce__(self):
         return getattr, (self._d, self._t)
+
+
+def _typed_default(v):
+    """A parameter's default value as a NumPy scalar of the type Numba gives that
+    constant (bool, int64 or uint64, float64, complex128); other values as they are."""
+    if isinstance(v, bool):
+        return np.bool_(v)
+    if isinstance(v, int):
+        if -2 ** 63 <= v < 2 ** 63:
+            return np.int64(v)
+        return np.uint64(v) if 0 <= v < 2 ** 64 else v
+    if isinstance(v, float):
+        return np.float64(v)
+    if isinstance(v, complex):
+        return np.complex128(v)
+    return v
 
 
 class _Launcher:

@@ -22,7 +22,7 @@ from .. import _userraise
 from . import launch as _launch
 from .._source import exec_source
 
-__all__ = ["call_lane_function", "prepare_args"]
+__all__ = ["call_lane_function", "prepare_args", "result_dtype"]
 
 _THREADS = 256
 _lock = threading.Lock()
@@ -111,6 +111,14 @@ def _forget_source(filename):
         linecache.cache.pop(filename, None)
 
 
+def result_dtype(d, vals, is_arr):
+    """The dtype of lane function *d*'s result on a plan's *vals* (numquad/_lanecall.py):
+    Numba's type of its return value, as the compiled targets give it (the python
+    target's too: a value's own type can be narrower than the function's)."""
+    types = tuple(numba.from_dtype(v.dtype) if arr else numba.typeof(v) for v, arr in zip(vals, is_arr))
+    return _return_dtype(d, tuple(is_arr), types)
+
+
 @_memoised
 def _return_dtype(d, is_arr, argtypes):
     from . import codegen as _cg
@@ -142,7 +150,9 @@ def _return_dtype(d, is_arr, argtypes):
 def _fast_key(d, args, out):
     """The memo key of a call in the common form (C-contiguous arrays of one shape,
     NumPy scalars, ``out`` None or a matching C-contiguous array), else None."""
-    if d.debug:
+    if d.debug or d.signatures:
+        # (declared types: each scalar's value is checked against its type on every
+        # call, numquad/_lanecall.py; the memo keys on types only)
         return None
     shape = None
     key = []
@@ -255,10 +265,7 @@ def call_lane_function(d, args, out):
                     e, f"{d.__name__}(...) on arrays") from None
             return result
     vals, shape, is_arr = prepare_args(d, args)
-    scalar_types = []
-    for v, arr in zip(vals, is_arr):
-        scalar_types.append(numba.from_dtype(v.dtype) if arr else numba.typeof(v))
-    restype = _return_dtype(d, is_arr, tuple(scalar_types))
+    restype = result_dtype(d, vals, is_arr)
     _lanecall.check_out(d, out, shape, restype)
     size = int(np.prod(shape, dtype=np.int64))
     result = out if out is not None else np.empty(shape, restype)
