@@ -274,7 +274,7 @@ class _Subst(ast.NodeTransformer):
         """``raise E(args)`` of the user's exception class: raised as
         ``E(USER_RAISE, tid.x, tid.y, tid.z, ctaid.x, ctaid.y, ctaid.z, *args)``, so
         that the launch can prefix the message with the thread, as numba.cuda does
-        with debug=True (cpu/launch.py, user_exception). A class with its own
+        with debug=True (numquad/_userraise.py). A class with its own
         ``__init__`` or ``__new__`` (which may not take the extra arguments), a
         re-raise and anything not a class named by the code are left as they are."""
         self.generic_visit(node)
