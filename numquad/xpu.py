@@ -855,6 +855,7 @@ class Dispatcher:
         self.fastmath = _flag("fastmath", fastmath)
         self.device_only = False        # xpu.jit(device=True): never launched
         self.max_threads = None         # launch_bounds' first: the most threads of a block
+        self.cuda_options = {}          # passed on to numba.cuda (jit below: _CUDA_KERNEL_OPTIONS)
         self.cache = _flag("cache", cache)
         #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
         self.signatures = []
@@ -1334,7 +1335,11 @@ class _Launcher:
 
 #: numba.cuda's cuda.jit options that mean nothing to the CPU target (accepted, ignored)
 _CUDA_OPTIONS = ("device", "inline", "forceinline", "lineinfo", "opt", "lto", "max_registers",
-                 "launch_bounds", "boundscheck")
+                 "launch_bounds", "boundscheck", "shared_memory_carveout")
+
+
+#: ... of which the CUDA target passes these on to numba.cuda's cuda.jit for a kernel
+_CUDA_KERNEL_OPTIONS = ("lineinfo", "opt", "max_registers", "launch_bounds", "shared_memory_carveout")
 
 
 def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, **cuda_options):
@@ -1354,7 +1359,9 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
     target then compiles eagerly for those types and converts scalar launch arguments
     to them (an array must have the declared dtype); and numba.cuda's options
-    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target).
+    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target;
+    the CUDA target passes ``lineinfo``, ``opt``, ``max_registers``, ``launch_bounds``
+    and ``shared_memory_carveout`` on to numba.cuda's ``cuda.jit``).
     """
     bad = sorted(set(cuda_options) - set(_CUDA_OPTIONS))
     if bad:
@@ -1393,6 +1400,8 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
         d = Dispatcher(f, target=target, debug=debug, fastmath=fastmath, cache=cache)
         d.device_only = bool(cuda_options.get("device"))
         d.max_threads = int(bounds[0]) if bounds else None
+        # what the CUDA target passes on to numba.cuda's cuda.jit (cuda/dispatch.py)
+        d.cuda_options = {k: v for k, v in cuda_options.items() if k in _CUDA_KERNEL_OPTIONS and v is not None}
         if sigs:
             from .cpu.cudaapi import declare_signatures
             d.specialized = specialized

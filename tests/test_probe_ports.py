@@ -114,3 +114,25 @@ def test_launch_bounds_are_checked_as_numba_cuda_checks_them(rng):
     np.testing.assert_array_equal(out, np.arange(256))
     with pytest.raises(NumquadLaunchError, match="launch_bounds allow at most 128"):
         kern.cpu[1, 256](out)
+
+
+def test_numba_cuda_kernel_options_reach_numba_cuda():
+    """launch_bounds, lineinfo, opt, max_registers and shared_memory_carveout go on to
+    numba.cuda's cuda.jit (the CUDA target ignored them; shared_memory_carveout was a
+    TypeError: a probe of ported numba-cuda code, twenty-sixth session)."""
+    from numba import types
+
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = x[i] * 2
+
+    sig = (types.float32[::1], types.float32[::1])
+    bounded = xpu.jit(launch_bounds=96, max_registers=32, shared_memory_carveout="MaxShared")(k)
+    assert bounded.cuda_options == {"launch_bounds": 96, "max_registers": 32, "shared_memory_carveout": "MaxShared"}
+    assert ".maxntid 96, 1, 1" in bounded.inspect_ptx(sig)
+    assert ".maxntid" not in xpu.jit(k).inspect_ptx(sig)
+    x = np.random.default_rng(4).random(96).astype(np.float32)
+    out = np.full(96, np.nan, np.float32)
+    bounded.cpu[1, 96](x, out)
+    np.testing.assert_array_equal(out, x * 2)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from numba.core import compiler, errors, types
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
 from numba.core.registry import cpu_target
@@ -197,7 +199,11 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                         why = f"the string method .{name}() is not compiled"
                     elif isinstance(fnty, types.Function) and _is_numpy_function(fnty.typing_key):
                         fname = getattr(fnty.typing_key, "__name__", "?")
-                        if arr(inst.target.name) and not nrt:
+                        key = fnty.typing_key
+                        if isinstance(key, np.ufunc) and len(v.args) == key.nin + key.nout and not v.kws \
+                                and all(arr(a.name) for a in v.args[key.nin:]):
+                            pass        # ``np.sin(x, r)``: into the given output, no new array
+                        elif arr(inst.target.name) and not nrt:
                             why = f"np.{fname}(...) returns a new array"
                         elif (v.args[1:] or v.kws) and fname in _CUDA_ARRAY_REDUCTIONS:
                             why = f"np.{fname}(...) along an axis is not compiled"

@@ -281,7 +281,7 @@ class CUDATarget:
         # lto=False: with LTO (numba-cuda's default where nvJitLink exists) the final
         # code generation happens in nvJitLink, which contracts a*b+c into FMA whatever
         # NVVM was told (measured on the H200); numquad links no external code
-        opts = {"fastmath": d.fastmath, "cache": d.cache, "lto": False}
+        opts = {**d.cuda_options, "fastmath": d.fastmath, "cache": d.cache, "lto": False}
         if d.debug:
             opts.update(debug=True, opt=False)
         return opts
@@ -386,8 +386,10 @@ class CUDATarget:
             ptx = self._ptx.get(key)
             if ptx is None:
                 opts = self._jit_options()
-                opts.pop("cache")
-                opts.pop("lto")                 # compile_ptx never links
+                # compile_ptx never links, and sets no register limit or carveout (the
+                # launch's options)
+                for k in ("cache", "lto", "max_registers", "shared_memory_carveout"):
+                    opts.pop(k, None)
                 with self._compiling(), _cudacompat.target_cc(cc):
                     ptx, _ = cuda.compile_ptx(
                         self._pyfunc_for(full_waves), self._with_mask(argtypes), cc=cc,
