@@ -10,9 +10,10 @@ turns that into ``E(prefixed args)`` with :func:`user_exception`.
 
 from __future__ import annotations
 
+import ast
 import os
 
-__all__ = ["USER_RAISE", "plain_exception_class", "user_exception"]
+__all__ = ["USER_RAISE", "assert_as_raise", "plain_exception_class", "user_exception"]
 
 #: The first argument of a user's exception raised in a kernel, followed by the
 #: thread's x, y, z and the block's x, y, z (cpu/codegen.py ``_Subst.visit_Raise``,
@@ -69,3 +70,14 @@ def user_exception(e, elements=None):
         e.args = rest               # (a class that takes them raised with them)
         return e
     return new.with_traceback(e.__traceback__)
+
+
+def assert_as_raise(node):
+    """``assert test, msg`` (an ast.Assert) as ``if not test: raise AssertionError(msg)``,
+    at its line: what Python runs, with the ``raise`` the targets prefix."""
+    exc = ast.Call(func=ast.Name("AssertionError", ast.Load()), args=[node.msg] if node.msg else [],
+                   keywords=[])
+    new = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=node.test),
+                 body=[ast.copy_location(ast.Raise(exc=exc, cause=None), node)], orelse=[])
+    ast.copy_location(new, node)
+    return ast.fix_missing_locations(new)

@@ -1026,6 +1026,11 @@ class _Transformer(ast.NodeTransformer):
     def visit_AsyncFor(self, s):
         self.error("async for is not supported", s)
 
+    def visit_Assert(self, s):
+        """``assert c, msg`` as ``if not c: raise AssertionError(msg)`` (the thread in its
+        message, as the CPU target gives it: numquad/_userraise.py)."""
+        return self.visit(_userraise.assert_as_raise(s))
+
     def visit_Raise(self, s):
         """``raise E(args)`` of a plain exception class: with the thread's ids first, as
         the CPU target raises it (numquad/_userraise.py: the launch prefixes the message)."""

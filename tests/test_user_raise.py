@@ -142,3 +142,28 @@ def test_cuda_debug_gives_the_same_message_as_the_cpu():
             getattr(k, target)[(3, 2), (4, 5)](x if target == "cpu" else cuda.to_device(x))
         msgs.append(e.value.args)
     assert msgs[0] == msgs[1]
+
+
+@xpu.jit
+def k_assert(x):
+    i = xpu.grid(1)
+    assert x[i] < 50, "too big"
+    assert x[i] > -5
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_a_failed_assert_names_the_thread_too(target):
+    rng = np.random.default_rng(17)
+    x = rng.integers(0, 50, 64)
+    hot = int(rng.integers(0, 64))
+    x[hot] = 77
+    with pytest.raises(AssertionError) as e:
+        getattr(k_assert, target)[2, 32](x)
+    line = _line(k_assert.py_func, "too big")
+    assert e.value.args == (f"In function 'k_assert', file {HERE}, line {line}, "
+                            f"tid=[0, 0, {hot % 32}] ctaid=[0, 0, {hot // 32}]: too big",)
+    x[hot] = -9
+    with pytest.raises(AssertionError) as e:
+        getattr(k_assert, target)[2, 32](x)
+    assert e.value.args == (f"In function 'k_assert', file {HERE}, line {line + 1}, "
+                            f"tid=[0, 0, {hot % 32}] ctaid=[0, 0, {hot // 32}]",)

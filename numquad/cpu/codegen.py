@@ -270,6 +270,11 @@ class _Subst(ast.NodeTransformer):
     def visit_AugAssign(self, node):
         return self._checked_stores(self.generic_visit(node))
 
+    def visit_Assert(self, node):
+        """``assert c, msg`` as ``if not c: raise AssertionError(msg)``, which names the
+        failing thread as a ``raise`` does (visit_Raise), as numba.cuda's debug build does."""
+        return self.visit(_userraise.assert_as_raise(node))
+
     def visit_Raise(self, node):
         """``raise E(args)`` of the user's exception class: raised as
         ``E(USER_RAISE, tid.x, tid.y, tid.z, ctaid.x, ctaid.y, ctaid.z, *args)``, so
