@@ -331,7 +331,8 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             raise NumquadTypeError(int_out_of_range(where(), dispatcher, i, _param(dispatcher, i), a))
         if ty is None or not (isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
                                               numba.types.Complex, numba.types.Boolean,
-                                              numba.types.EnumMember))
+                                              numba.types.EnumMember, numba.types.NPDatetime,
+                                              numba.types.NPTimedelta))
                               or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
                               and _passable(ty)):
             raise NumquadTypeError(
@@ -342,11 +343,11 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
                 ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
-                           numba.types.Record)):
+                           numba.types.Record, numba.types.NPDatetime, numba.types.NPTimedelta)):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
-                f"{ty.dtype}; the {target} target takes bool, integer, float, complex and record "
-                f"(structured) arrays"
+                f"{ty.dtype}; the {target} target takes bool, integer, float, complex, datetime64, "
+                f"timedelta64 and record (structured) arrays"
             )
         out.append(ty)
     return tuple(out)
