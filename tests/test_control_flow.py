@@ -501,3 +501,32 @@ def test_a_loop_over_constants_in_an_inlined_function(rng, debug):
     got = np.full(64, np.nan)
     xpu.jit(debug=debug)(k_inlined_tuple_loop.py_func).cpu[2, 32](x, got)
     np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+# -- a loop over constants whose body assigns its variable (a probe's random kernel,
+# twenty-sixth session: refused, "k2 is assigned inside the loop over constants") --
+
+@xpu.jit
+def k_assigned_loop_variable(x, out):
+    i = xpu.grid(1)
+    s = 0
+    for k2 in (9, 16, 12):
+        k2 -= 8
+        s += Wave.shuffle(x[i], k2) * k2
+    for k3 in range(3):
+        k3 += 1
+        s += Wave.shuffleXor(x[i], k3)
+    out[i] = s
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_a_loop_over_constants_that_assigns_its_variable(rng, target):
+    x = rng.integers(-100, 100, 64)
+    k = xpu.jit(debug=True)(k_assigned_loop_variable.py_func) if target == "cpu-debug" else k_assigned_loop_variable
+    out = np.full(64, -12345, np.int64)
+    getattr(k, "cpu" if target.startswith("cpu") else target)[2, 32](x, out)
+    w = x.reshape(2, 32)
+    lane = np.arange(32)
+    want = sum((w[:, v - 8] * (v - 8))[:, None] for v in (9, 16, 12)) + \
+        sum(w[:, lane ^ (j + 1)] for j in range(3))
+    np.testing.assert_array_equal(out, want.reshape(-1))

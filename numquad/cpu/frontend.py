@@ -206,6 +206,13 @@ class _Env(_SharedEnv):
 
 # -- helpers --------------------------------------------------------------------
 
+def _assigns_target(s):
+    """Does the body of ``for`` loop *s* assign its (plain name) target?"""
+    return isinstance(s.target, ast.Name) and any(
+        isinstance(n, ast.Name) and n.id == s.target.id and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(ast.Module(body=s.body, type_ignores=[])))
+
+
 def _unrolled(expr):
     """Whether *expr* holds a constant that unrolling a loop over constants put
     there (``_Normaliser._unroll``): the loop variable of the user's code."""
@@ -834,8 +841,11 @@ class Frontend:
                 # a loop left by break/continue is not written out copy by copy: each
                 # copy would need the mask of the lanes still in the loop (probe: `for
                 # c in (3, 5): if x % c == 0: break` around an op was refused)
-                if not self._too_big_to_unroll(s, consts) and not _exits_loop(s):
+                if not self._too_big_to_unroll(s, consts) and not _exits_loop(s) and \
+                        not _assigns_target(s):
                     return self._unroll(s, consts, in_loop)
+                # (``for k in (7, 16): k -= 8`` assigns its variable: not a constant in the
+                # body, so a loop over the constants by index, as numba.cuda runs it)
                 if not is_range:
                     self._index_constants(s, consts)     # a loop with a uniform selector
         if isinstance(s, ast.For):
