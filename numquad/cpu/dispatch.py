@@ -325,7 +325,8 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"dtype {a.dtype.str}, which Numba cannot type; the {target} target takes bool, "
-                f"integer, float, complex and record (structured) arrays")
+                f"integer, float, complex, datetime64, timedelta64, string and record (structured) "
+                f"arrays")
         if ty is None and type(a) is int:
             from .._sites import int_out_of_range
             raise NumquadTypeError(int_out_of_range(where(), dispatcher, i, _param(dispatcher, i), a))
@@ -343,11 +344,12 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
                 ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
-                           numba.types.Record, numba.types.NPDatetime, numba.types.NPTimedelta)):
+                           numba.types.Record, numba.types.NPDatetime, numba.types.NPTimedelta,
+                           numba.types.UnicodeCharSeq, numba.types.CharSeq)):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"{ty.dtype}; the {target} target takes bool, integer, float, complex, datetime64, "
-                f"timedelta64 and record (structured) arrays"
+                f"timedelta64, string (unicode and bytes) and record (structured) arrays"
             )
         out.append(ty)
     return tuple(out)
