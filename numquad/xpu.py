@@ -1003,7 +1003,7 @@ class Dispatcher:
     def _choose(self, args):
         if self.target != "auto":
             return self.target
-        return "cuda" if any(_is_device_array(a) for a in args) else "cpu"
+        return "cuda" if any(type(a) is not np.ndarray and _is_device_array(a) for a in args) else "cpu"
 
     @property
     def cpu(self):
@@ -1073,7 +1073,7 @@ class Dispatcher:
             if key is not None and len(self._configs) < 64:
                 self._configs[key] = dims
         args = self._check_arity(args)
-        hinted = any(map(_is_arg_hint, args))
+        hinted = any(type(a) is not np.ndarray and _is_arg_hint(a) for a in args)
         target = target or self._choose([a.value if _is_arg_hint(a) else a for a in args] if hinted else args)
         if hinted and target != "cuda":
             args = tuple(map(_host_argument, args))

@@ -281,6 +281,26 @@ def _passable(ty):
                        numba.types.Boolean, numba.types.Record)))
 
 
+def _launch_key(args):
+    """What the Numba types of a launch's arguments depend on, when that is all of
+    them: NumPy arrays (_array_key), NumPy scalars, Python floats and bools, Python
+    ints in int64's range; else None (typeof_args decides, and checks)."""
+    key = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append(_array_key(a))
+        elif t is int:
+            if not -2 ** 63 <= a < 2 ** 63:
+                return None
+            key.append(t)
+        elif t is float or t is bool or (isinstance(a, np.generic) and a.dtype.kind in "biuf"):
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
+
+
 def _param(dispatcher, i):
     """`` (name)`` of parameter *i*, or nothing when it has none."""
     code = getattr(dispatcher.py_func, "__code__", None)
@@ -435,6 +455,7 @@ class CPUTarget:
         self._lock = threading.RLock()
         self._cache = {}
         self._pending = {}          # key -> (Event, thread id) of a compile in progress
+        self._launches = {}         # (_launch_key of the arguments, block shape) -> _Compiled
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
@@ -576,6 +597,24 @@ class CPUTarget:
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
         (g, b, gnd, bnd) = dims
+        # a 2-D or 3-D block compiles for its shape: blockDim is a constant there, so
+        # threadIdx.x/.y (l % blockDim.x, l // blockDim.x) need no run-time division
+        nd = tuple(map(int, b)) if b[1] > 1 or b[2] > 1 else False
+        d = self.dispatcher
+        # the common launch: arguments whose types their key tells, no declared
+        # signature (it converts the arguments), no *args (packed in _specialise)
+        fast = _launch_key(args) if not (d.signatures or d.py_func.__code__.co_flags & inspect.CO_VARARGS) \
+            else None
+        compiled = self._launches.get((fast, nd)) if fast is not None else None
+        if compiled is None:
+            compiled, args = self._specialise(args, nd)
+            if fast is not None and len(self._launches) < 256:
+                self._launches[(fast, nd)] = compiled
+        self._run(compiled, dims, extra, args)
+
+    def _specialise(self, args, nd):
+        """The _Compiled for a launch's *args* (typed, converted to a declared
+        signature's types) and the arguments to pass."""
         code = self.dispatcher.py_func.__code__
         if code.co_flags & inspect.CO_VARARGS:       # def k(a, *rest): rest is a tuple
             n = code.co_argcount
@@ -590,12 +629,13 @@ class CPUTarget:
             argtypes = tuple(t.copy(readonly=True) if isinstance(t, numba.types.Array) and t.mutable and
                              isinstance(a, np.ndarray) and not a.flags.writeable else t
                              for t, a in zip(argtypes, args))
-        # a 2-D or 3-D block compiles for its shape: blockDim is a constant there, so
-        # threadIdx.x/.y (l % blockDim.x, l // blockDim.x) need no run-time division
-        nd = tuple(map(int, b)) if b[1] > 1 or b[2] > 1 else False
         compiled = self.compile(argtypes, nd)
         if self.dispatcher.signatures:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
+        return compiled, args
+
+    def _run(self, compiled, dims, extra, args):
+        (g, b, gnd, bnd) = dims
         if compiled.dynsmem:
             args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra, compiled.static_shared),)
         elif len(extra) > 1:

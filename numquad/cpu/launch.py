@@ -95,11 +95,13 @@ def run_grid(block_fn, args, grid, block, threads=None):
         _enable_faulthandler()
     nblocks = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
-    workers = numba.get_num_threads() if threads is None else threads
+    # below ~64k threads of work, fan-out costs more than it saves (and asking Numba
+    # for its thread count takes a lock: a tenth of a small launch)
+    small = nblocks < 2 or nblocks * nthreads < 65536
+    workers = 1 if small and threads is None else numba.get_num_threads() if threads is None else threads
     per_piece = max(1, _PIECE_THREADS // nthreads)
-    # below ~64k threads of work, fan-out costs more than it saves
     flag, stop_at = _interrupt.new_flag()       # every while loop of the kernel tests it
-    if workers <= 1 or nblocks < 2 or nblocks * nthreads < 65536:
+    if workers <= 1 or small:
         start = 0
         prev = _interrupt.enter_main(flag)          # a Ctrl-C sets the flag (cpu/interrupt.py)
         try:
