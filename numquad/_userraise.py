@@ -27,8 +27,10 @@ def plain_exception_class(obj):
     ``BaseException`` does: no class of its own in its MRO defines ``__init__`` or
     ``__new__``, and one of it made with the extra arguments of :data:`USER_RAISE`
     is made without an error (UnicodeDecodeError wants five exact ones)."""
-    if not (isinstance(obj, type) and issubclass(obj, BaseException)) or obj.__module__.startswith("numquad"):
-        return False            # (numquad's own errors carry their own arguments)
+    if not (isinstance(obj, type) and issubclass(obj, Exception)) or obj.__module__.startswith("numquad"):
+        # (numquad's own errors carry their own arguments; a KeyboardInterrupt or
+        # SystemExit passes the launch's ``except Exception`` as it is)
+        return False
     if any(c.__module__ != "builtins" and ("__init__" in c.__dict__ or "__new__" in c.__dict__)
            for c in obj.__mro__):
         return False

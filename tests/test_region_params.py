@@ -6,6 +6,7 @@ outputs poisoned, random inputs."""
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from numquad import Wave, xpu
 
@@ -68,3 +69,78 @@ def test_a_view_kept_across_an_op_is_still_refused_in_one_line():
     from numquad import NumquadCompileError
     with pytest.raises(NumquadCompileError, match="a .array.int64, 1d, C.. is an array that differs from lane to lane"):
         k_op_between.cpu[1, 32](np.zeros(32, np.int64), np.arange(40))
+
+
+# -- a value the same in every lane, read and then assigned lane by lane in one
+# region (a probe of this session's changes found these silently wrong: each lane ran
+# on from the value the lane before left, so every other lane swapped back) --------
+
+@xpu.jit
+def k_swap_params(a, b, out):
+    i = xpu.grid(1)
+    a, b = b, a
+    out[i] = a[i % a.size] * 1000 + b[i % b.size]
+
+
+@xpu.jit
+def k_swap_locals(a, b, out):
+    i = xpu.grid(1)
+    c = a
+    d = b
+    c, d = d, c
+    out[i] = c[i % c.size] * 1000 + d[i % d.size]
+
+
+@xpu.jit
+def k_ping_pong(src, dst, iters):
+    i = xpu.grid(1)
+    for _ in range(iters):
+        dst[i] = src[i] * 2 + 1
+        cuda.syncthreads()
+        src, dst = dst, src
+
+
+@xpu.jit
+def k_other_param_under_a_branch(a, b, out):
+    i = xpu.grid(1)
+    if i % 2:
+        a = b
+    out[i] = a[i] * 10
+    a[i] = -a[i]
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
+def test_a_value_the_same_in_every_lane_starts_each_lane_from_its_entry_value(target):
+    rng = np.random.default_rng(29)
+
+    def run(k, *args, grid=(2, 40)):
+        if target == "cpu-debug":
+            k = xpu.jit(debug=True)(k.py_func)
+        getattr(k, "cpu" if target.startswith("cpu") else target)[grid](*args)
+
+    n = 80
+    idx = np.arange(n)
+    a, b = rng.integers(-99, 99, 7), rng.integers(-99, 99, 5)
+    for k in (k_swap_params, k_swap_locals):
+        out = np.full(n, -123456)
+        run(k, a, b, out)
+        np.testing.assert_array_equal(out, b[idx % 5] * 1000 + a[idx % 7])
+    for iters in (1, 2, 3):
+        src0 = rng.integers(-1000, 1000, 64)
+        src, dst = src0.copy(), np.full(64, -5)
+        run(k_ping_pong, src, dst, iters, grid=(1, 64))
+        s, d = src0.copy(), np.full(64, -5)
+        for _ in range(iters):                  # the model: whole-array steps, swapped names
+            d[:] = s * 2 + 1
+            s, d = d, s
+        # after the loop the kernel's src names the array that s names here
+        np.testing.assert_array_equal(src if iters % 2 == 0 else dst, s)
+        np.testing.assert_array_equal(dst if iters % 2 == 0 else src, d)
+    a, b = rng.integers(-99, 99, n).astype(np.int64), rng.integers(-99, 99, n).astype(np.int64)
+    a0, b0 = a.copy(), b.copy()
+    out = np.full(n, -123456)
+    run(k_other_param_under_a_branch, a, b, out)
+    odd = idx % 2 == 1
+    np.testing.assert_array_equal(out, np.where(odd, b0, a0) * 10)
+    np.testing.assert_array_equal(a, np.where(odd, a0, -a0))
+    np.testing.assert_array_equal(b, np.where(odd, -b0, b0))

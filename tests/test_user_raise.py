@@ -167,3 +167,20 @@ def test_a_failed_assert_names_the_thread_too(target):
         getattr(k_assert, target)[2, 32](x)
     assert e.value.args == (f"In function 'k_assert', file {HERE}, line {line + 1}, "
                             f"tid=[0, 0, {hot % 32}] ctaid=[0, 0, {hot // 32}]",)
+
+
+@xpu.jit
+def k_system_exit(x):
+    i = xpu.grid(1)
+    if x[i] > 0:
+        raise SystemExit("stop", i)
+
+
+@pytest.mark.parametrize("target", _targets())
+def test_a_base_exception_that_is_not_an_exception_is_raised_as_it_is(target):
+    # (its thread's ids leaked into its arguments: the launch rebuilds only Exceptions)
+    x = np.zeros(32, np.int64)
+    x[9] = 1
+    with pytest.raises(SystemExit) as e:
+        getattr(k_system_exit, target)[1, 32](x)
+    assert [e.value.args[0], int(e.value.args[1])] == ["stop", 9]

@@ -1408,6 +1408,16 @@ class _BlockGen:
             body = _drop_dead_loads([self._load_var(n) for n in loads], core + tail) + core
             body = [_assign(_name(p, ast.Store), _name(f"_nq_p_{p}"))
                     for p, r in self.region_params.items() if r is it] + body
+            # a name the region reads and then assigns that lives in one Python local,
+            # not a lane array (a value the same in every lane: ``a, b = b, a`` of two
+            # arrays, ``src, dst = dst, src`` after a barrier): every lane starts from
+            # its value at the region's entry, as every thread does (each lane running
+            # on from the one before swapped the arrays back in every other lane)
+            carried = [n for n in sorted(stores) if n in self.locals and n not in self.lane_vars
+                       and n not in self.region_params and n not in self.remat and n not in self.fused
+                       and not _first_is_plain_store(it, n)]
+            entry = [_assign(_name(f"_nq_e_{n}", ast.Store), _name(n)) for n in carried]
+            body = [_assign(_name(n, ast.Store), _name(f"_nq_e_{n}")) for n in carried] + body
             line = it.stmts[0].lineno
             if self._pure_region(body, stores):
                 if not kept:
@@ -1415,13 +1425,13 @@ class _BlockGen:
                 # one loop over every lane; inactive lanes keep their old values
                 act = _assign(_name("_nq_act", ast.Store), _sub(mask))
                 sel = [st for n in kept for st in self._store_var(n, active="_nq_act")]
-                return _located([_lane_loop([act] + body + sel)], line)
+                return _located(entry + [_lane_loop([act] + body + sel)], line)
             body += tail
             masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
             if self.fast_path:
                 plain = self.plain_loop(copy.deepcopy(body))
-                return _located([ast.If(test=self._all(mask), body=[plain], orelse=[masked])], line)
-            return _located([masked], line)
+                return _located(entry + [ast.If(test=self._all(mask), body=[plain], orelse=[masked])], line)
+            return _located(entry + [masked], line)
         if isinstance(it, _fe.Uniform):
             return _located(self.subst([it.stmt], "uniform"), it.stmt.lineno)
         if isinstance(it, _fe.XLCall):
