@@ -77,7 +77,9 @@ def jit(func: Callable[..., Any], *, target: _Target = "auto", debug: bool = Fal
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
     target then compiles eagerly for those types and converts scalar launch arguments
     to them (an array must have the declared dtype); and numba.cuda's options
-    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target).
+    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target;
+    the CUDA target passes ``lineinfo``, ``opt``, ``max_registers``, ``launch_bounds``
+    and ``shared_memory_carveout`` on to numba.cuda's ``cuda.jit``).
     """
 
 @overload
@@ -98,7 +100,9 @@ def jit(func: _Signature | None = None, *, target: _Target = "auto", debug: bool
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
     target then compiles eagerly for those types and converts scalar launch arguments
     to them (an array must have the declared dtype); and numba.cuda's options
-    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target).
+    ``device``, ``inline``, ``lineinfo``, ``opt``, ... (ignored by the CPU target;
+    the CUDA target passes ``lineinfo``, ``opt``, ``max_registers``, ``launch_bounds``
+    and ``shared_memory_carveout`` on to numba.cuda's ``cuda.jit``).
     """
 
 class Dispatcher:
@@ -117,6 +121,7 @@ class Dispatcher:
     fastmath: bool
     device_only: Any
     max_threads: Any
+    cuda_options: Any
     cache: bool
     signatures: list[tuple[tuple[Any, ...], Any]]
     specialized: bool
