@@ -514,6 +514,29 @@ def _uses_wave_features(d):
     return False
 
 
+def _literal(node):
+    """The value of a float or bool literal (``2.5``, ``-0.5``, ``True``), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _literal(node.operand)
+        return -v if isinstance(v, float) else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (float, bool)):
+        return node.value
+    return None
+
+
+def _same_kind_constants(values):
+    """*values* when they are all finite Python floats or all bools (a tuple Numba
+    iterates as a UniTuple of float64 or bool), else None. A loop over them around
+    cross-lane ops is unrolled or run by index like one over int constants."""
+    if not values:
+        return None
+    if all(type(v) is bool for v in values):
+        return list(values)
+    if all(type(v) in (float, np.float64) and np.isfinite(v) for v in values):
+        return [float(v) for v in values]
+    return None
+
+
 def _exits_loop(loop):
     """Does a ``break`` or ``continue`` of *loop* itself (not of a loop inside it) occur?"""
     todo = list(loop.body)
@@ -830,7 +853,9 @@ class Frontend:
             s.target = ast.Name(j, ast.Store())
             s.body = [ast.copy_location(bind, s)] + s.body
             ast.fix_missing_locations(s)
-        if isinstance(s, ast.For) and self.contains_xl(s):
+        # (a loop that a lane may leave by ``return`` is segmented like one around
+        # an op: probe: ``for c in (3, 5, 7): if x % c == 0: return`` was refused)
+        if isinstance(s, ast.For) and (self.contains_xl(s) or self._escapes(s)):
             consts = self._constant_sequence(s.iter)
             is_range = isinstance(s.iter, ast.Call)
             # a range is unrolled only when its variable reaches an op's selector (a
@@ -905,12 +930,16 @@ class Frontend:
             return None
         if isinstance(node, (ast.Tuple, ast.List)):
             vals = [self._constant_int(e) for e in node.elts]
-            return vals if all(v is not None for v in vals) else None
+            if all(v is not None for v in vals):
+                return vals
+            return _same_kind_constants([_literal(e) for e in node.elts])
         if isinstance(node, (ast.Name, ast.Attribute)):
             obj = self.env.resolve(node)
             if isinstance(obj, tuple) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                                              for v in obj):
                 return [int(v) for v in obj]
+            if isinstance(obj, tuple):
+                return _same_kind_constants(list(obj))
         return None
 
     def _unrollable(self, s):
