@@ -452,7 +452,14 @@ def warp_call_complaint(name, call):
     want = warp_function_arity(name)
     if len(call.args) == want and not call.keywords:
         return None
-    return f"cuda.{name} takes {want} positional argument(s); got {len(call.args) + len(call.keywords)}"
+    got = len(call.args) + len(call.keywords)
+    if call.keywords:
+        # (a probe: ``width=8``, CUDA C++'s parameter, read as a fourth positional one)
+        kws = ", ".join(f"{k.arg}=" if k.arg else "**" for k in call.keywords)
+        return (f"cuda.{name} takes {want} positional argument(s) and no keyword argument; got "
+                f"{len(call.args)} and {kws}" + (" (numba.cuda's shuffles have no width: CUDA C++'s "
+                                                "width parameter is not there)" if "width" in kws else ""))
+    return f"cuda.{name} takes {want} positional argument(s); got {got}"
 
 
 def _check_barrier_arity(call, builtin, pyfunc):

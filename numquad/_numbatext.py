@@ -15,11 +15,18 @@ _BOILERPLATE = re.compile(r"^(Failed in .* pipeline|During: |File \"|\s*<source 
 _SCALAR_DISPATCHER = re.compile(r"type\(_ScalarDispatcher\(<function (\w+) at 0x[0-9a-f]+>\)\)")
 
 
+#: Numba's unpacking error, a raw args tuple naming its temporary
+#: (``('wrong tuple length for $60build_tuple.8: ', 'expected 3, got 2')``)
+_UNPACK = re.compile(r"\(?'wrong tuple length for \S+: ',\s*'expected (\d+), got (\d+)'\)?")
+
+
 def numba_reason(text):
     """The line of Numba's error *text* that says what went wrong; a line ending in
     ':' gets the next one. A device function compiled on its own is named as the
     user's function (``Invalid use of the device function f with parameters ...``)."""
     text = _SCALAR_DISPATCHER.sub(r"the device function \1", text)
+    text = _UNPACK.sub(lambda m: f"cannot unpack a tuple of {m.group(2)} values into "
+                                 f"{m.group(1)} names (e.g. x, y = xpu.grid(2) gives 2)", text)
     lines = [ln.strip() for ln in text.splitlines()]
     for k, line in enumerate(lines):
         if not line or _BOILERPLATE.match(line):

@@ -700,7 +700,11 @@ def _reads_builtin(fn, target, seen):
                 obj = getattr(obj, nxt.argval, _MISSING_NAME)
             if obj is target:
                 return True
-            if isinstance(obj, Dispatcher) and _reads_builtin(obj.py_func, target, seen):
+            # an @xpu.jit function, a numba.cuda device function or an @njit helper
+            # (probe: quad_grid read through @cuda.jit(device=True) escaped the
+            # launch's even-block check), or a plain nested function
+            fn2 = obj if isinstance(obj, _pytypes.FunctionType) else getattr(obj, "py_func", None)
+            if isinstance(fn2, _pytypes.FunctionType) and _reads_builtin(fn2, target, seen):
                 return True
     return False
 
@@ -1119,6 +1123,15 @@ class Dispatcher:
             raise NumquadTypeError(
                 f"{site}: {self.__name__} ({defined_at(self, site)}) has {' and '.join(extra)}; a lane "
                 f"function called on arrays takes positional parameters only")
+        if _uses_quad_grid(self):
+            # a lane call runs one row of threads (blockDim.y is 1, odd): the launch
+            # check would refuse it (probe: it gave y = 1 in a one-row launch)
+            site = call_site(self)
+            raise NumquadLaunchError(
+                f"{site}: {self.__name__} ({defined_at(self, site)}) reads xpu.quad_grid(2), "
+                f"which takes a 2-D block whose blockDim.x and blockDim.y are both even; a lane "
+                f"function called on arrays runs one row of threads: call it from a kernel "
+                f"launched with such a block, e.g. k[(w // 16, h // 16), (16, 16)](...)")
         given = len(args)
         args = self._check_arity(args)
         # an omitted default is the function's constant, typed as Numba types it (a

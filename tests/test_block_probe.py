@@ -310,3 +310,20 @@ def test_a_read_before_a_call_that_writes_it_is_still_refused():
     # Python reads buf[t] before _bump writes it; hoisted, the call would run first
     with pytest.raises(NumquadCompileError, match=r"_bump\(buf, t\) runs before the rest of its statement"):
         k_read_then_bump.cpu[1, 32](np.zeros(32), np.zeros(32))
+
+
+@xpu.jit
+def _k_shfl_width_keyword(x, out):
+    i = cuda.grid(1)
+    out[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], 1, width=8)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_width_keyword_of_a_shuffle_is_named(target):
+    # a probe (twenty-seventh session): ``width=8`` was reported as a 4th positional argument
+    x = np.random.default_rng(3).integers(-9, 9, 32).astype(np.int32)
+    out = np.full(32, -1, np.int32)
+    with pytest.raises(NumquadCompileError, match=r"cuda\.shfl_down_sync takes 3 positional argument\(s\) "
+                                                  r"and no keyword argument; got 3 and width=.*no width"):
+        getattr(_k_shfl_width_keyword, target)[1, 32](x, out)
+    np.testing.assert_array_equal(out, -1)

@@ -9,7 +9,9 @@ import re
 import numba
 import numpy as np
 import pytest
+from numba import cuda
 
+from conftest import cuda_available
 from numquad import (NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad,
                      _control, xpu)
 
@@ -353,3 +355,44 @@ def test_odd_block_through_a_lane_function():
 
     with pytest.raises(NumquadLaunchError):
         k.cpu[1, 32](np.zeros(32, np.int64))
+
+
+@cuda.jit(device=True)
+def _pixel_of_a_numba_cuda_device_function():
+    return xpu.quad_grid(2)
+
+
+@xpu.jit
+def k_quad_grid_via_cuda_device_fn(out):
+    x, y = _pixel_of_a_numba_cuda_device_function()
+    if x < 6 and y < 6:
+        out[y, x] += 1
+
+
+@pytest.mark.parametrize("where", ["cpu", "cpu-debug", "python", "cuda"])
+def test_odd_block_through_a_numba_cuda_device_function(where):
+    """A probe found the launch check blind to a numba.cuda device function: a (3, 3)
+    block ran and wrote pixels 0 to 3 times (xpu._reads_builtin follows py_func)."""
+    k = xpu.jit(debug=True)(k_quad_grid_via_cuda_device_fn.py_func) if where == "cpu-debug" \
+        else k_quad_grid_via_cuda_device_fn
+    out = np.zeros((8, 8), np.int64)
+    with pytest.raises(NumquadLaunchError, match=r"quad_grid.*\(3, 3\).*even"):
+        getattr(k, "cpu" if where.startswith("cpu") else where)[(2, 2), (3, 3)](out)
+    assert not out.any()
+    if where == "cuda" and not cuda_available():
+        return
+    getattr(k, "cpu" if where.startswith("cpu") else where)[(3, 3), (2, 2)](out)
+    want = np.zeros((8, 8), np.int64)
+    want[:6, :6] = 1
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_lane_call_on_arrays_that_reads_quad_grid_is_refused():
+    """A lane call runs one row of threads (blockDim.y 1, odd); it gave y = 1 there."""
+    @xpu.jit
+    def with_pixel(v):
+        x, y = xpu.quad_grid(2)
+        return v + x * 100 + y * 1000
+
+    with pytest.raises(NumquadLaunchError, match=r"with_pixel .*reads xpu.quad_grid\(2\).*one row"):
+        with_pixel(np.random.default_rng(5).standard_normal(8).astype(np.float32))

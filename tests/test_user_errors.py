@@ -502,3 +502,20 @@ def test_an_njit_function_calling_an_xpu_function_is_told_why():
                                  rf"launch; call it from Python"):
             f(np.zeros(32))
     np.testing.assert_array_equal(twice(np.arange(4.0)), [0.0, 2.0, 4.0, 6.0])
+
+
+@xpu.jit
+def _k_unpack_three(o):
+    x, y, z = xpu.grid(2)  # unpack-three
+    o[y, x] = 1
+
+
+def test_unpacking_grid_into_too_many_names_says_so():
+    """Numba's text named its temporary and printed a raw args tuple (a probe of 2-D
+    launches): ``('wrong tuple length for $60build_tuple.8: ', 'expected 3, got 2')``."""
+    with pytest.raises(NumquadTypeError) as e:
+        _k_unpack_three[(1, 1), (2, 2)](np.zeros((2, 2)))
+    msg = str(e.value)
+    assert f"line {_line('# unpack-three')}" in msg
+    assert "cannot unpack a tuple of 2 values into 3 names" in msg
+    assert "$" not in msg and "build_tuple" not in msg
