@@ -1143,7 +1143,9 @@ class Dispatcher:
                                        functools.partial(self._call, target, out=None))
         target = target or self._choose(list(args) + ([out] if out is not None else []))
         try:
-            return self._target(target).call(args, out)
+            r = self._target(target).call(args, out)
+            # scalars (or 0-d arrays) in, a NumPy scalar out, as np.sin(np.float32(2)) gives
+            return r[()] if out is None and type(r) is np.ndarray and r.ndim == 0 else r
         except ImportError as e:
             if type(e).__name__ != "CudaSupportError":
                 raise
@@ -1361,7 +1363,8 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
     Compile a SIMT kernel or lane function for the CPU wave compiler and for CUDA.
     A function that returns nothing is a kernel, launched as
     ``k[griddim, blockdim](*args)``; one that returns a value is a lane function,
-    callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``).
+    callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``; as a
+    NumPy ufunc, a call on scalars alone returns a NumPy scalar).
     ``target="auto"`` picks CUDA when an argument has ``__cuda_array_interface__``.
     ``cache=True`` keeps compiled code on disk: on the CPU, the machine code of each
     specialisation, keyed by the generated code, the globals it reads, numquad's own

@@ -139,7 +139,12 @@ def test_every_call_form_gives_the_same_bits(rng):
 
 def test_zero_d_and_empty():
     r = plain(np.float64(3), 5.0)
-    assert r.shape == () and r == 2.0
+    # a NumPy scalar, as a ufunc on scalars gives (it was a 0-d array)
+    assert type(r) is np.float64 and r == 2.0
+    r = plain(np.array(np.float32(3)), np.float32(5))
+    assert type(r) is np.float32 and r == 2.0
+    out = np.zeros((), np.float64)
+    assert plain(np.float64(3), 5.0, out=out) is out and out == 2.0
     e = fma_swap(np.zeros((0, 3), np.float32), np.float32(1))
     assert e.shape == (0, 3) and e.dtype == np.float32
 
