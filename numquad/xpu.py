@@ -843,6 +843,9 @@ class Dispatcher:
     and a dynamic shared-memory size); lane functions are called on arrays,
     ``f(*args, out=None)``: NumPy arrays, CUDA device arrays, or dask arrays (then
     lazily, one call per block; the chunks must start on wave boundaries).
+    ``out=`` takes an array of exactly the broadcast shape and the function's result
+    dtype (where a ufunc would cast or broadcast into another, numquad refuses it,
+    naming both); it may overlap the inputs, which are read as if before any write.
     ``f.cpu`` and ``f.cuda`` pick a target explicitly.
     Compilation is lazy and cached per argument types on each target.
     """
