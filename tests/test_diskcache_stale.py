@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 
@@ -242,3 +243,80 @@ def test_a_save_that_fails_only_skips_saving(tmp_path):
         print(json.dumps(a.tolist()))
     """)
     assert _run(tmp_path, tmp_path / "main.py", tmp_path / "cache") == [3.0, 4.0, 5.0, 6.0]
+
+
+# -- a probe of the disk cache (twenty-seventh session) -----------------------------
+
+def test_a_module_attribute_rebound_after_a_helper_compiled_is_not_saved(tmp_path):
+    # process A compiles h (reading cfg.C == 1) for the first launch, sets cfg.C = 2,
+    # and compiles k again for other argument types, reusing h's machine code (C == 1
+    # frozen in it, as numba.cuda freezes globals): that entry was saved under the key
+    # of C == 2, and process B, which set C = 2 before compiling anything, loaded it
+    _write(tmp_path / "cfg.py", "C = 1.0\n")
+    _write(tmp_path / "helpers.py", """
+        from numba import cuda
+        import cfg
+        @cuda.jit(device=True)
+        def h(x):
+            return x * cfg.C
+    """)
+    _write(tmp_path / "main.py", """
+        import json, sys
+        import numpy as np
+        from numba import cuda
+        from numquad import xpu
+        import cfg, helpers
+        @xpu.jit(cache=True)
+        def k(out, x, n):
+            i = cuda.grid(1)
+            if i < n:
+                out[i] = helpers.h(x[i])
+        x = np.random.default_rng(3).random(64) + 0.5
+        if sys.argv[1] == "first":
+            out = np.full(64, np.nan)
+            k[2, 32](out, x, np.int32(64))
+        cfg.C = 2.0
+        out = np.full(64, np.nan)
+        k[2, 32](out, x, np.int64(64))
+        print(json.dumps(sorted(set((out / x).round(12).tolist()))))
+    """)
+    cache = tmp_path / "cache"
+    assert _run(tmp_path, tmp_path / "main.py", cache, "first") == [1.0]    # the running code's
+    assert _run(tmp_path, tmp_path / "main.py", cache, "second") == [2.0]
+
+
+def test_a_user_module_named_like_the_standard_library_is_keyed_by_its_values(tmp_path):
+    # a user's statistics.py beside the script was keyed by its name only
+    _write(tmp_path / "statistics.py", "SCALE = 1.0\n")
+    _write(tmp_path / "main.py", """
+        import json
+        import numpy as np
+        from numba import cuda
+        from numquad import xpu
+        import statistics as st
+        @xpu.jit(cache=True)
+        def k(out, x):
+            i = cuda.grid(1)
+            if i < x.size:
+                out[i] = x[i] * st.SCALE
+        x = np.random.default_rng(4).random(32) + 0.5
+        out = np.full(32, np.nan)
+        k[1, 32](out, x)
+        print(json.dumps(sorted(set((out / x).round(12).tolist()))))
+    """)
+    cache = tmp_path / "cache"
+    assert _run(tmp_path, tmp_path / "main.py", cache) == [1.0]
+    _write(tmp_path / "statistics.py", "SCALE = 3.0\n")
+    assert _run(tmp_path, tmp_path / "main.py", cache) == [3.0]
+
+
+def test_a_global_array_s_layout_is_in_the_key():
+    from numquad.cpu import diskcache
+
+    def key(g):
+        return diskcache.block_key("x = G", dict(G=g, __name__=__name__), (), False, False, False)
+
+    c = np.arange(12.0).reshape(3, 4)
+    f = np.asfortranarray(c)
+    assert key(c) != key(f)                       # the same values, another layout
+    assert key(c) == key(c.copy())

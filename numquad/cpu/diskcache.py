@@ -9,10 +9,11 @@ its machine code), under a key that holds everything the machine code depends on
 - the generated block source (the kernel with its lane functions inlined, its
   shared and local allocations, the argument types and the launch shape class);
 - the value of every global the generated code reads: numbers, strings, tuples,
-  NumPy dtypes and arrays (``const.array_like``) by value, numquad's own helpers
+  NumPy dtypes and arrays (``const.array_like``) by value and layout, numquad's own helpers
   by name, a compiled function (a plain lane function, a device function, a
   user's ``@njit`` function) by its source and, recursively, the globals it reads;
-  a user's module by the value of each attribute the code reads from it
+  a user's module (also one named like a standard-library module but loaded from
+  elsewhere) by the value of each attribute the code reads from it
   (``config.TPB``, ``helpers.scale(x)``), not by its name, since the module's
   file can change between processes; a global of any other kind (an object)
   turns caching off for that kernel, since its changes could not be seen;
@@ -26,7 +27,8 @@ cfg``, ``getattr(cfg, "C")``, a submodule bound to a name), a function whose fil
 was edited since numquad first read it in this process (its compiled code is the
 old text's), a global array changed in place since this process first saw it (a
 device function compiled before holds the old contents, frozen as numba.cuda
-freezes them), and a module Numba could not import again by name to load the
+freezes them), a compiled helper whose globals read another value than at its
+first compile in this process (``cfg.C = 2`` after ``h`` read 1), and a module Numba could not import again by name to load the
 entry (one loaded from a path; the module's name is in the key). A damaged entry
 is removed and compiled again; a save that fails (a full disk) is skipped. The
 cache lives in ``$NUMQUAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/numquad``, else
@@ -137,13 +139,33 @@ def _attribute_chains(source):
 _VERSIONED = {"numpy", "numba", "numquad", "llvmlite", "builtins", "math", "cmath", "operator"}
 
 
+def _by_name(mod):
+    """Is module *mod* covered by the key's versions, so that its name stands for it?
+    numquad and the libraries the key names; the standard library only where the
+    module is the interpreter's own (a user's ``statistics.py`` beside the script
+    is keyed by what the code reads from it: a probe found it keyed by name)."""
+    name = getattr(mod, "__name__", "?")
+    top = name.split(".")[0]
+    if top in _VERSIONED:
+        return True
+    if top not in getattr(sys, "stdlib_module_names", ()):
+        return False
+    path = getattr(sys.modules.get(top, mod), "__file__", None)
+    if path is None:
+        return True                             # a built-in module (sys, time, ...)
+    import sysconfig
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths}
+    real = os.path.realpath(path)
+    return any(real.startswith(r + os.sep) for r in roots)
+
+
 def _module_fingerprint(mod, chains, depth):
     """A module by name when the key's versions cover it (numpy, math, numquad...),
     else by the value of every attribute chain the code reads from it: its source
     may change between processes while its name does not (``cfg.TPB``)."""
     name = getattr(mod, "__name__", "?")
-    top = name.split(".")[0]
-    if top in _VERSIONED or top in getattr(sys, "stdlib_module_names", ()):
+    if _by_name(mod):
         return f"module:{name}"
     if chains is None:
         raise _Uncachable(f"module {name}: the attributes read from it are unknown")
@@ -166,8 +188,7 @@ def _module_fingerprint(mod, chains, depth):
         if value is _MISSING:
             parts.append(f"{'.'.join(chain)}=missing")
         elif isinstance(value, _pytypes.ModuleType):
-            top = value.__name__.split(".")[0]
-            if top not in _VERSIONED and top not in getattr(sys, "stdlib_module_names", ()):
+            if not _by_name(value):
                 # s = pkg.sub; s.E: what is read from the submodule is unknown
                 raise _Uncachable(f"module {value.__name__} is used as a value")
             parts.append(f"{'.'.join(chain[:k])}=module:{value.__name__}")
@@ -180,11 +201,14 @@ _MISSING = object()
 _SEEN = {}          # id(array) -> (weak reference, content hash first seen in this process)
 
 
-def _same_as_first_seen(array, digest):
+def _same_as_first_seen(array, digest, what="a global array changed in place"):
     """A global array whose contents changed in place since this process first saw
     it: code compiled before the change (a device function's, frozen at its compile
     as numba.cuda freezes globals) may hold the old contents while the key would say
-    the new, so nothing that reads it is cached from then on."""
+    the new, so nothing that reads it is cached from then on. The same for a compiled
+    helper whose fingerprint changed (``cfg.C = 2`` rebound in another module after
+    ``h`` that reads ``cfg.C`` compiled: its machine code keeps 1, and a later block
+    compile reusing it must not be saved under a key that says 2)."""
     import weakref
     try:
         ref = weakref.ref(array)
@@ -193,7 +217,7 @@ def _same_as_first_seen(array, digest):
     seen = _SEEN.get(id(array))
     if seen is not None and seen[0]() is array:
         if seen[1] != digest:
-            raise _Uncachable("a global array changed in place since it was first compiled")
+            raise _Uncachable(f"{what} since it was first compiled")
         return
     if len(_SEEN) > 4096:
         for k in [k for k, (r, _) in _SEEN.items() if r() is None]:
@@ -230,7 +254,11 @@ def _fingerprint(value, depth=0, chains=None):
             raise _Uncachable("an object array")
         digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
         _same_as_first_seen(value, digest)
-        return f"ndarray:{value.dtype.descr!r}:{value.shape}:{digest}"
+        # its layout too: Numba types a global array by it (a probe: G.strides[0] of an
+        # F-order G was read from the C-order G's entry)
+        f = value.flags
+        return (f"ndarray:{value.dtype.descr!r}:{value.shape}:{value.strides}:"
+                f"{f.c_contiguous}{f.f_contiguous}{f.aligned}{f.writeable}:{digest}")
     if isinstance(value, (tuple, list)):
         kind = type(value).__name__
         fields = getattr(type(value), "_fields", None)
@@ -295,7 +323,9 @@ def _function_fingerprint(fn, depth):
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
             parts.append(f"{name}={_fingerprint(cell.cell_contents, depth + 1, reads(name))}")
-    return "function:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    text = "function:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    _same_as_first_seen(fn, text, f"what {fn.__qualname__} reads changed")
+    return text
 
 
 def block_key(source, namespace, argtypes, nd, debug, fastmath):
