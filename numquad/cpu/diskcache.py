@@ -28,8 +28,9 @@ was edited since numquad first read it in this process (its compiled code is the
 old text's), a global array changed in place since this process first saw it (a
 device function compiled before holds the old contents, frozen as numba.cuda
 freezes them), a compiled helper whose globals read another value than at its
-first compile in this process (``cfg.C = 2`` after ``h`` read 1), and a module Numba could not import again by name to load the
-entry (one loaded from a path; the module's name is in the key). A damaged entry
+first compile in this process (``cfg.C = 2`` after ``h`` read 1), and a module
+Numba could not import again by name to load the entry (one loaded from a path;
+the module's name is in the key). A damaged entry
 is removed and compiled again; a save that fails (a full disk) is skipped. The
 cache lives in ``$NUMQUAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/numquad``, else
 ``~/.cache/numquad``. The CUDA target keeps numba-cuda's own cache.
