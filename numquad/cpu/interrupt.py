@@ -35,7 +35,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-__all__ = ["stopped", "new_flag", "enter_main", "leave_main", "check"]
+__all__ = ["stopped", "new_flag", "release_flag", "enter_main", "leave_main", "check"]
 
 
 @intrinsic
@@ -53,14 +53,27 @@ _local = threading.local()
 
 
 def new_flag():
-    """(the calling thread's stop flag, cleared, and its address as the block
-    function takes it): one per thread, since a thread runs one launch at a time."""
-    got = getattr(_local, "flag", None)
-    if got is None:
+    """(a stop flag, cleared, and its address as the block function takes it) for
+    one launch, from the calling thread's free list; :func:`release_flag` returns it.
+    One per launch, not per thread: a launch inside a launch on the same thread (from
+    a signal handler) shared the outer one's flag, and its failure stopped the outer
+    launch's loops, which returned with elements never computed (a probe)."""
+    free = getattr(_local, "free", None)
+    if free:
+        got = free.pop()
+    else:
         flag = ctypes.c_int32(0)
-        got = _local.flag = (flag, ctypes.addressof(flag))
+        got = (flag, ctypes.addressof(flag))
     got[0].value = 0
     return got
+
+
+def release_flag(got):
+    """Give back a flag of :func:`new_flag` whose launch has ended (no worker reads it)."""
+    free = getattr(_local, "free", None)
+    if free is None:
+        free = _local.free = []
+    free.append(got)
 
 
 def check(flag):

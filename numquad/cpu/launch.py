@@ -100,7 +100,12 @@ def run_grid(block_fn, args, grid, block, threads=None):
     small = nblocks < 2 or nblocks * nthreads < 65536
     workers = 1 if small and threads is None else numba.get_num_threads() if threads is None else threads
     per_piece = max(1, _PIECE_THREADS // nthreads)
-    flag, stop_at = _interrupt.new_flag()       # every while loop of the kernel tests it
+    got = _interrupt.new_flag()                 # every while loop of the kernel tests it
+    _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, per_piece, *got)
+    _interrupt.release_flag(got)    # (not after an error: a worker may still read it)
+
+
+def _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, per_piece, flag, stop_at):
     if workers <= 1 or small:
         start = 0
         prev = _interrupt.enter_main(flag)          # a Ctrl-C sets the flag (cpu/interrupt.py)
@@ -150,6 +155,7 @@ def run_grid(block_fn, args, grid, block, threads=None):
             futures.append(pool.submit(work))
         for f in futures:
             f.result()      # re-raises the first error in the caller
+        _interrupt.check(flag)      # (a launch that stopped early never returns normally)
     except BaseException:   # an error, or a KeyboardInterrupt in the caller
         stop.set()
         flag.value = 1      # a loop of the kernel returns at its next iteration
