@@ -66,7 +66,8 @@ def jit(func: Callable[..., Any], *, target: _Target = "auto", debug: bool = Fal
     Compile a SIMT kernel or lane function for the CPU wave compiler and for CUDA.
     A function that returns nothing is a kernel, launched as
     ``k[griddim, blockdim](*args)``; one that returns a value is a lane function,
-    callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``).
+    callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``; as a
+    NumPy ufunc, a call on scalars alone returns a NumPy scalar).
     ``target="auto"`` picks CUDA when an argument has ``__cuda_array_interface__``.
     ``cache=True`` keeps compiled code on disk: on the CPU, the machine code of each
     specialisation, keyed by the generated code, the globals it reads, numquad's own
@@ -89,7 +90,8 @@ def jit(func: _Signature | None = None, *, target: _Target = "auto", debug: bool
     Compile a SIMT kernel or lane function for the CPU wave compiler and for CUDA.
     A function that returns nothing is a kernel, launched as
     ``k[griddim, blockdim](*args)``; one that returns a value is a lane function,
-    callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``).
+    callable from kernels and, on arrays, from Python (``f(*arrays, out=None)``; as a
+    NumPy ufunc, a call on scalars alone returns a NumPy scalar).
     ``target="auto"`` picks CUDA when an argument has ``__cuda_array_interface__``.
     ``cache=True`` keeps compiled code on disk: on the CPU, the machine code of each
     specialisation, keyed by the generated code, the globals it reads, numquad's own
@@ -112,6 +114,9 @@ class Dispatcher:
     and a dynamic shared-memory size); lane functions are called on arrays,
     ``f(*args, out=None)``: NumPy arrays, CUDA device arrays, or dask arrays (then
     lazily, one call per block; the chunks must start on wave boundaries).
+    ``out=`` takes an array of exactly the broadcast shape and the function's result
+    dtype (where a ufunc would cast or broadcast into another, numquad refuses it,
+    naming both); it may overlap the inputs, which are read as if before any write.
     ``f.cpu`` and ``f.cuda`` pick a target explicitly.
     Compilation is lazy and cached per argument types on each target.
     """
