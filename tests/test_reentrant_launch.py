@@ -3,8 +3,11 @@ between the outer launch's pieces, or while its workers run) gets its own stop f
 (cpu/interrupt.py ``new_flag``). A probe found them sharing the thread's one flag: a
 failing inner launch set it, and the outer launch's loops returned early, leaving
 elements never computed without an error (on the worker pool), or raised a
-KeyboardInterrupt no one pressed (on the calling thread). Expected values from
-NumPy; outputs poisoned; random inputs."""
+KeyboardInterrupt no one pressed (on the calling thread). The first version of this
+test then deadlocked in a fresh process: the handler's launch asked the worker pool
+for threads while the interrupted outer launch held the pool's lock in its submit; a
+launch inside a pool launch now runs on the calling thread (cpu/launch.py,
+``_on_pool``). Expected values from NumPy; outputs poisoned; random inputs."""
 
 import signal
 import sys

@@ -58,10 +58,11 @@ def new_flag():
     One per launch, not per thread: a launch inside a launch on the same thread (from
     a signal handler) shared the outer one's flag, and its failure stopped the outer
     launch's loops, which returned with elements never computed (a probe)."""
-    free = getattr(_local, "free", None)
-    if free:
-        got = free.pop()
-    else:
+    try:
+        got = _local.free.pop()
+    except (AttributeError, IndexError):        # a thread's first launch, or a nested one
+        if not hasattr(_local, "free"):
+            _local.free = []
         flag = ctypes.c_int32(0)
         got = (flag, ctypes.addressof(flag))
     got[0].value = 0
@@ -70,10 +71,7 @@ def new_flag():
 
 def release_flag(got):
     """Give back a flag of :func:`new_flag` whose launch has ended (no worker reads it)."""
-    free = getattr(_local, "free", None)
-    if free is None:
-        free = _local.free = []
-    free.append(got)
+    _local.free.append(got)
 
 
 def check(flag):

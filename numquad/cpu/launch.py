@@ -56,6 +56,11 @@ if hasattr(os, "register_at_fork"):
 
 
 _faulthandler_checked = False
+#: this thread is inside a launch on the worker pool (submitting or waiting): a launch
+#: from a signal handler then runs on the calling thread, since the pool's own lock
+#: may be held by the interrupted submit (a probe's test deadlocked in
+#: ThreadPoolExecutor._adjust_thread_count)
+_on_pool = threading.local()
 
 
 def _enable_faulthandler():
@@ -99,6 +104,8 @@ def run_grid(block_fn, args, grid, block, threads=None):
     # for its thread count takes a lock: a tenth of a small launch)
     small = nblocks < 2 or nblocks * nthreads < 65536
     workers = 1 if small and threads is None else numba.get_num_threads() if threads is None else threads
+    if workers > 1 and getattr(_on_pool, "busy", False):
+        workers = 1                             # a launch inside a pool launch (see _on_pool)
     per_piece = max(1, _PIECE_THREADS // nthreads)
     got = _interrupt.new_flag()                 # every while loop of the kernel tests it
     _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, per_piece, *got)
@@ -148,6 +155,7 @@ def _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, pe
 
     pool = _executor()
     futures = []
+    _on_pool.busy = True
     try:
         # (submitted inside the try: a Ctrl-C between two submits left the first
         # workers running the rest of the grid, and the interpreter waited for them)
@@ -162,4 +170,5 @@ def _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, pe
         concurrent.futures.wait(futures)            # each ends its piece, then returns
         raise
     finally:
+        _on_pool.busy = False
         stop.set()          # (a second Ctrl-C in the wait above: the workers still stop)
