@@ -108,12 +108,8 @@ def run_grid(block_fn, args, grid, block, threads=None):
         workers = 1                             # a launch inside a pool launch (see _on_pool)
     per_piece = max(1, _PIECE_THREADS // nthreads)
     got = _interrupt.new_flag()                 # every while loop of the kernel tests it
-    _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, per_piece, *got)
-    _interrupt.release_flag(got)    # (not after an error: a worker may still read it)
-
-
-def _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, per_piece, flag, stop_at):
-    if workers <= 1 or small:
+    flag, stop_at = got                         # (given back at the end, not after an
+    if workers <= 1 or small:                   # error: a worker may still read it)
         start = 0
         prev = _interrupt.enter_main(flag)          # a Ctrl-C sets the flag (cpu/interrupt.py)
         try:
@@ -134,6 +130,7 @@ def _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, pe
                     _interrupt.check(flag)
         finally:
             _interrupt.leave_main(prev)
+        _interrupt.release_flag(got)
         return
     chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))
     # chunk k is blocks nblocks * k // chunks up to the next chunk's start (computed
@@ -172,3 +169,4 @@ def _run_grid(block_fn, args, grid, block, nblocks, nthreads, small, workers, pe
     finally:
         _on_pool.busy = False
         stop.set()          # (a second Ctrl-C in the wait above: the workers still stop)
+    _interrupt.release_flag(got)
