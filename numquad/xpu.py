@@ -703,7 +703,10 @@ def _reads_builtin(fn, target, seen):
             # an @xpu.jit function, a numba.cuda device function or an @njit helper
             # (probe: quad_grid read through @cuda.jit(device=True) escaped the
             # launch's even-block check), or a plain nested function
-            fn2 = obj if isinstance(obj, _pytypes.FunctionType) else getattr(obj, "py_func", None)
+            try:
+                fn2 = obj if isinstance(obj, _pytypes.FunctionType) else getattr(obj, "py_func", None)
+            except Exception:                   # noqa: BLE001 - an object whose getattr fails
+                fn2 = None
             if isinstance(fn2, _pytypes.FunctionType) and _reads_builtin(fn2, target, seen):
                 return True
     return False
