@@ -39,6 +39,7 @@ cache lives in ``$NUMQUAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/numquad``, else
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import re
@@ -154,11 +155,16 @@ def _by_name(mod):
     path = getattr(sys.modules.get(top, mod), "__file__", None)
     if path is None:
         return True                             # a built-in module (sys, time, ...)
+    real = os.path.realpath(path)
+    return any(real.startswith(r + os.sep) for r in _stdlib_roots())
+
+
+@functools.lru_cache(maxsize=1)
+def _stdlib_roots():
+    """The interpreter's standard-library directories (once per process)."""
     import sysconfig
     paths = sysconfig.get_paths()
-    roots = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths}
-    real = os.path.realpath(path)
-    return any(real.startswith(r + os.sep) for r in roots)
+    return tuple({os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths})
 
 
 def _module_fingerprint(mod, chains, depth):
