@@ -68,6 +68,7 @@ def _same(x, y):
     return np.array_equal(x, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("name,dtypes,model", CASES, ids=[c[0] for c in CASES])
 def test_atomic_each_thread_its_element(target, name, dtypes, model, rng):
@@ -102,6 +103,7 @@ def k_hammer(count, hist, keys):
         xpu.atomic.add(hist, keys[i] & 15, np.uint32(1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_cas_and_hammer(target, rng):
     a = rng.integers(0, 3, 96).astype(np.int64)

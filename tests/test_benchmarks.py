@@ -9,6 +9,7 @@ kernels and their Numba versions took 136 s of a test worker). Timings never are
 (docs/BENCHMARKS.md: they are checked by the scripts, not by tests).
 """
 
+import pytest
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNELS = ["matmul", "tree_sum", "warp_sum"]
 
 
+@pytest.mark.slow
 def test_bench_kernels_quick(tmp_path):
     out = tmp_path / "rows.json"
     env = dict(os.environ)

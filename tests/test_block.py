@@ -205,6 +205,7 @@ def test_histogram(target, rng):
     np.testing.assert_array_equal(bins, np.bincount(x, minlength=64))
 
 
+@pytest.mark.slow
 def test_warp_votes_and_shuffles(target, rng):
     a = rng.integers(-3, 10, 64).astype(np.int64)
     out = np.zeros((64, 7), np.int64)

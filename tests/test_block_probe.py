@@ -209,6 +209,7 @@ def _called_twice(f):
 k_rot_twice, k_rot_inlined_twice = _called_twice(_rot), _called_twice(_rot_inlined)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_a_device_function_s_shared_array_is_one_per_function(target, rng):
     v = rng.integers(-2**31, 2**31, 1).astype(np.int32)

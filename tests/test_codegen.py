@@ -104,6 +104,7 @@ def _k_nested_constant_loops(x, trip, out):
     out[i] = v
 
 
+@pytest.mark.slow
 def test_range_loop_unrolled_only_for_constant_selectors(rng):
     """Fuzz seed 2 kernel 126: unrolling an outer range(4) whose variable no op reads
     made 20 copies of a while loop (2,400 lines of generated code, 87 s in Numba)."""
@@ -191,6 +192,7 @@ def _k_branchy_constant_loop(x, out):
     out[i] = v + w
 
 
+@pytest.mark.slow
 def test_constant_loop_unrolled_by_the_weight_of_its_copies(rng):
     """Fuzz seed 22 kernel 61: five copies of a body with masked branches (each an
     ``if`` computing a mask, each side with and without it) were 1,656 generated
@@ -240,6 +242,7 @@ def k_2d_index(src, dst):
         dst[y, x] = src[y, x] + Quad.swapHorizontal(src[y, x]) * t
 
 
+@pytest.mark.slow
 def test_a_2d_launch_compiles_for_its_block_shape():
     """threadIdx.x/.y of a 2-D block are l % blockDim.x and l // blockDim.x: with the
     block's shape a constant (a launch compiles per 2-D shape) no division is left in
@@ -289,6 +292,7 @@ def _example(name):
     return importlib.import_module(name)
 
 
+@pytest.mark.slow
 def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
     """A kernel with barriers compiled for a 2-D block shape whose threads fill whole
     waves: an all-active region is two loops, threadIdx.x the inner induction variable,
@@ -331,6 +335,7 @@ def k_3d_exchange(src, out, ids):
     ids[b * nt + t, 2] = tz
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(8, 2, 2), (4, 4, 4), (16, 2, 1), (2, 8, 4), (5, 3, 2)])
 def test_3d_blocks_thread_ids_and_barriers(shape):
     """3-D shapes, nested lane loops (threads fill whole waves) or the flat one (5x3x2):

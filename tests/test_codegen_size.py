@@ -75,6 +75,7 @@ SIG = (numba.int32[::1], numba.float64[::1], numba.int64[::1], numba.float64[::1
        numba.float64[::1], numba.int32[::1])
 
 
+@pytest.mark.slow
 def test_a_pure_region_is_one_loop_with_masked_stores():
     src = k_pure_under_if.inspect_cpu_source(SIG)
     # a (and b, t's parts) is stored by the first region (array loads: two paths) and
@@ -140,6 +141,7 @@ def k_pure_block(x, out):
     out[i] = s[(t + 1) % 64] + v
 
 
+@pytest.mark.slow
 def test_inactive_lanes_keep_their_values_with_barriers(rng):
     x = rng.integers(-1000, 1000, 128).astype(np.int32)
     src = k_pure_block.inspect_cpu_source((numba.int32[::1], numba.int64[::1]))
@@ -164,6 +166,7 @@ def k_pure_2d(x, out):
     out[r, c] = v + Wave.reduceSum(v) * 0.0
 
 
+@pytest.mark.slow
 def test_inactive_lanes_keep_their_values_in_2d_blocks(rng):
     x = rng.normal(size=(12, 16))
     got, want = np.full_like(x, np.inf), np.full_like(x, np.inf)
@@ -195,6 +198,7 @@ def k_not_pure(x, out):
     out[i] = a + s
 
 
+@pytest.mark.slow
 def test_division_and_array_access_keep_the_masked_paths(rng):
     src = k_not_pure.inspect_cpu_source((numba.int32[::1], numba.int64[::1]))
     for code in ("a = a // d", "(i + 1) % x.shape[0]"):
@@ -230,6 +234,7 @@ def test_a_value_overwritten_unread_is_not_loaded(rng):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.slow
 def test_no_assignment_repeats_the_line_before_it():
     from test_loop_else import _mixed
     k = xpu.jit(_mixed)
@@ -258,6 +263,7 @@ def test_drop_repeats():
     assert _drop("a = 1\na += 1\na = 1") == "a = 1\na += 1\na = 1"
 
 
+@pytest.mark.slow
 def test_loop_and_jump_masks_are_single_calls():
     from test_loop_else import _mixed
     k = xpu.jit(_mixed)
@@ -306,6 +312,7 @@ def k_jumps_block(x, out):
     out[i] = s[(t + 33) % 128] + acc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kern, blocks, threads", [(k_jumps, 3, 40), (k_jumps_block, 2, 128)])
 def test_masks_after_break_continue_and_return(kern, blocks, threads, rng):
     n = blocks * threads
@@ -357,6 +364,7 @@ def _ref_constants_around_a_lane_call(x):
     return v
 
 
+@pytest.mark.slow
 def test_a_loop_over_constants_around_a_big_lane_function_stays_a_loop(rng):
     """Unrolling ``for k in (16, 8, 4, 2, 1)`` copies an inlined lane function five
     times: a call weighs 3 per statement of the callee (frontend._unroll_weight); as

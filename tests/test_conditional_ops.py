@@ -116,6 +116,7 @@ def k_grid_beside_it(x, out):
                         else np.int64(abs(x[xpu.grid(1)]) + 100))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", [k_while_test, k_elif_and_nested, k_loop_and_lane_function,
                                 k_grid_beside_it])
 @pytest.mark.parametrize("debug", [False, True])
@@ -201,6 +202,7 @@ def _kernels_with_temporaries():
         yield from (v for v in scope.values() if isinstance(v, xpu.Dispatcher))
 
 
+@pytest.mark.slow
 def test_the_gpu_mask_rewrite_leaves_the_temporaries_alone():
     """The CUDA target's mask rewrite (numquad/_control.py) adds its own variables
     (``_nq_cK`` for a branch's test, ...); none may be one of the temporaries the
@@ -258,6 +260,7 @@ def _chains(x, y, out, out2):
     out2[i] = j
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_comparison_chains_in_ifs_whiles_and_assignments_give_the_interpreters_bits(debug, target, rng):
     if debug and target == "cuda":

@@ -91,6 +91,7 @@ def test_a_lane_returns_from_a_loop_over_constants_before_an_op(target, rng):
     np.testing.assert_array_equal(o, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_loops_over_float_constants(target, rng):
     x = rng.standard_normal(64) * 2
@@ -122,6 +123,7 @@ def test_a_loop_over_bool_constants(target, rng):
     np.testing.assert_array_equal(o, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_lane_function_returns_from_a_loop_over_constants(target, rng):
     x = rng.integers(1, 400, 64).astype(np.int32)
@@ -137,6 +139,7 @@ def test_a_lane_function_returns_from_a_loop_over_constants(target, rng):
     np.testing.assert_array_equal(o, want)
 
 
+@pytest.mark.slow
 def test_a_lane_function_with_such_a_loop_on_arrays(rng):
     x = rng.integers(1, 400, 70)
     got = smallest_factor(x)

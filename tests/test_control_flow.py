@@ -357,6 +357,7 @@ def k_while_break_reassigned(x, out):
     c = np.int32(0)
 
 
+@pytest.mark.slow
 def test_generated_code_has_no_literal_while_true():
     import ast
 
@@ -430,6 +431,7 @@ def _const_loop_oracle(x, consts, step):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_loop_over_constants_left_by_break_and_continue(target, rng, debug):
     x = rng.integers(0, 50, 96).astype(np.int64)

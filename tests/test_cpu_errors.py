@@ -314,6 +314,7 @@ def _scan_under_if(a, out):
         out[i] = Wave.prefixSum(a[i])
 
 
+@pytest.mark.slow
 def test_scan_on_a_non_prefix_mask_is_defined_and_debug_agrees():
     """A scan whose active lanes have gaps runs over the active lanes' ranks
     (docs/semantics.md): release and debug=True give ops.py's result, no error."""

@@ -91,6 +91,7 @@ TARGETS = ["cpu", "cpu-debug",
                not cuda.is_available(), reason="no CUDA GPU"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("blocks,threads", [(2, 64), (3, 48), (1, 100)])
 @pytest.mark.parametrize("fn", KERNELS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("target", TARGETS)

@@ -537,6 +537,7 @@ def test_bare_builtin_names_compile_for_cuda():
     assert "bar.red.popc" in ptx
 
 
+@pytest.mark.slow
 def test_bare_builtin_names_on_the_cpu_and_the_interpreter():
     x = np.random.default_rng(5).integers(-50, 50, 64).astype(np.int32)
     ref, got = np.full(64, np.nan, np.float32), np.full(64, np.nan, np.float32)

@@ -126,6 +126,7 @@ def _outs(dt):
     return [np.full(N, POISON[np.dtype(dt)], dt) for _ in range(4)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dt", [np.int32, np.int64, np.float32, np.float64])
 @pytest.mark.parametrize("target", TARGETS)
 def test_per_lane_selectors_use_their_low_five_bits(target, dt, rng):

@@ -193,6 +193,7 @@ def k_forms(out, a, b, off):
         out[i, 4] = row_sum(b, i + off)
 
 
+@pytest.mark.slow
 def test_declared_closure_recursive_default_and_view_device_functions(rng):
     a = rng.random(64).astype(np.float32)
     b = rng.random((64, 3)).astype(np.float32)

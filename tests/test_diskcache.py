@@ -5,6 +5,7 @@ directory, and reads back whether Numba loaded the block function from disk
 (``_cache_hits``) and the kernel's output bits.
 """
 
+import pytest
 import json
 import os
 import subprocess
@@ -65,6 +66,7 @@ def _run(tmp_path, cache_dir, **kw):
     return res["hits"], out
 
 
+@pytest.mark.slow
 def test_second_process_loads_the_compiled_kernel(tmp_path):
     cache = tmp_path / "cache"
     hits1, out1 = _run(tmp_path, cache)
@@ -74,6 +76,7 @@ def test_second_process_loads_the_compiled_kernel(tmp_path):
     assert any(f.endswith(".nbc") for f in os.listdir(cache))
 
 
+@pytest.mark.slow
 def test_a_changed_global_or_callee_is_a_new_entry(tmp_path):
     cache = tmp_path / "cache"
     _, base = _run(tmp_path, cache)
@@ -85,6 +88,7 @@ def test_a_changed_global_or_callee_is_a_new_entry(tmp_path):
     assert hits == 1 and np.array_equal(out.view(np.uint32), base.view(np.uint32))
 
 
+@pytest.mark.slow
 def test_cache_off_writes_nothing(tmp_path):
     cache = tmp_path / "cache"
     hits, _ = _run(tmp_path, cache, cache=False)
@@ -106,6 +110,7 @@ def test_globals_whose_changes_the_key_cannot_see_turn_caching_off():
     assert k1 and k2 and k1 != k2                 # an array's contents are in the key
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_directory_turns_caching_off(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
@@ -170,6 +175,7 @@ print(json.dumps(out.tolist()))
 '''
 
 
+@pytest.mark.slow
 def test_a_helper_s_options_are_in_the_key(tmp_path):
     path = tmp_path / "njit_options.py"
     path.write_text(NJIT_OPTIONS)

@@ -34,6 +34,7 @@ def _write(path, text):
     path.write_text(textwrap.dedent(text))
 
 
+@pytest.mark.slow
 def test_a_helper_edited_while_a_program_runs_is_not_cached(tmp_path):
     # process A compiles k for float32, the user saves an edit of h.f, A compiles k for
     # float64 with the old h.f (its module is not reloaded): that entry was saved
@@ -72,6 +73,7 @@ def test_a_helper_edited_while_a_program_runs_is_not_cached(tmp_path):
     assert b == [[100, 101, 102, 103], [100, 101, 102, 103]]
 
 
+@pytest.mark.slow
 def test_a_global_array_filled_in_place_between_compiles_is_not_cached(tmp_path):
     _write(tmp_path / "mod.py", """
         import os
@@ -104,6 +106,7 @@ def test_a_global_array_filled_in_place_between_compiles_is_not_cached(tmp_path)
     assert b == [[100, 101, 102, 103], [100, 101, 102, 103]]
 
 
+@pytest.mark.slow
 def test_a_module_read_through_a_local_name_or_getattr(tmp_path):
     _write(tmp_path / "mod.py", """
         from numba import cuda
@@ -162,6 +165,7 @@ KERN = """
 """
 
 
+@pytest.mark.slow
 def test_the_same_kernel_in_two_modules_and_a_module_loaded_by_path(tmp_path):
     # the entry named the module it was compiled in, which Numba imports to load it:
     # modb loaded moda's entry (ModuleNotFoundError, or an import of moda); a module
@@ -228,6 +232,7 @@ def test_a_damaged_entry_is_compiled_again(tmp_path, damage):
     assert _run(tmp_path, tmp_path / "main.py", cache) == want
 
 
+@pytest.mark.slow
 def test_a_save_that_fails_only_skips_saving(tmp_path):
     _write(tmp_path / "mod.py", KERN)
     _write(tmp_path / "main.py", """
@@ -247,6 +252,7 @@ def test_a_save_that_fails_only_skips_saving(tmp_path):
 
 # -- a probe of the disk cache (twenty-seventh session) -----------------------------
 
+@pytest.mark.slow
 def test_a_module_attribute_rebound_after_a_helper_compiled_is_not_saved(tmp_path):
     # process A compiles h (reading cfg.C == 1) for the first launch, sets cfg.C = 2,
     # and compiles k again for other argument types, reusing h's machine code (C == 1
@@ -285,6 +291,7 @@ def test_a_module_attribute_rebound_after_a_helper_compiled_is_not_saved(tmp_pat
     assert _run(tmp_path, tmp_path / "main.py", cache, "second") == [2.0]
 
 
+@pytest.mark.slow
 def test_a_user_module_named_like_the_standard_library_is_keyed_by_its_values(tmp_path):
     # a user's statistics.py beside the script was keyed by its name only
     _write(tmp_path / "statistics.py", "SCALE = 1.0\n")

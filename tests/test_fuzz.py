@@ -17,8 +17,10 @@ from numquad import fuzz
 # (seed, kernels): six a seed took 600 s of the two test workers' time (2026-12-02,
 # the generator with tuples and more block shapes); four a seed, 727 s of a loaded
 # run's 5,770 worker seconds, a quarter of CI; two a seed, about the issue's two
-# minutes on two cores. The long runs (docs/RELIABILITY.md) are the gate.
-SEEDS = [(11, 2), (22, 2), (33, 2)]
+# minutes on two cores. The long runs (docs/RELIABILITY.md) are the gate. The quick
+# tier (tests/conftest.py) runs seed 22, the one whose kernels compile fastest.
+SEEDS = [pytest.param(11, 2, marks=pytest.mark.slow), (22, 2),
+         pytest.param(33, 2, marks=pytest.mark.slow)]
 SLOW_SEEDS = [(1000 + k, 40) for k in range(4)]
 
 
@@ -46,6 +48,7 @@ def test_fuzz_cpu_long(seed, count, tmp_path, request):
     _check(seed, count, tmp_path)
 
 
+@pytest.mark.slow
 def test_generator_is_deterministic_and_valid(tmp_path):
     """Same seed, same kernels; the interpreter accepts every kernel the generator makes."""
     for index in range(60):
@@ -139,6 +142,7 @@ def test_summary_table():
     assert "| generated | passed | mismatched | crashed | hung |" in fuzz.format_table(counts)
 
 
+@pytest.mark.slow
 def test_crashes_and_hangs_are_isolated(tmp_path, monkeypatch):
     """A child that dies on SIGSEGV marks its kernel crashed, one that hangs marks it hung;
     the other kernels of the batch still run (interpreter only: no compiling here)."""
@@ -152,6 +156,7 @@ def test_crashes_and_hangs_are_isolated(tmp_path, monkeypatch):
     assert os.path.exists(tmp_path / "repro_7_2.py")
 
 
+@pytest.mark.slow
 def test_a_run_in_parts_starts_where_it_is_told(tmp_path):
     """``--start N``: the kernels N, N + 1, ... of the seed, the same kernels a run
     from 0 generates there (interpreter only)."""
@@ -162,6 +167,7 @@ def test_a_run_in_parts_starts_where_it_is_told(tmp_path):
     assert fuzz.generate(7, 11).source != fuzz.generate(7, 0).source
 
 
+@pytest.mark.slow
 def test_a_stopped_run_reports_what_finished(tmp_path):
     """SIGTERM (or Ctrl-C) ends a campaign with its table: nothing finished is lost."""
     import signal
@@ -274,6 +280,7 @@ def test_effects_come_from_their_own_stream(monkeypatch):
     assert 8 < some < 40
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", [0, 22])
 def test_a_kernel_with_effects_passes_or_is_refused_for_its_order(index, tmp_path):
     """Seed 2029 #0 runs on the CPU target with the interpreter's bits; #22 holds a

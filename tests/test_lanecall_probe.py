@@ -73,6 +73,7 @@ def _body(x, y):
     return x + Wave.prefixSum(y)
 
 
+@pytest.mark.slow
 def test_two_dispatchers_of_one_function_keep_the_lane_call_source():
     # the wrappers of both share a file name; dropping the second deleted the source
     # the first needed for a new argument type ("xpu.jit needs the function's source")
@@ -154,6 +155,7 @@ def _scan_into(loc, x):
     return loc[0] + loc[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["python", "cpu", "cpu-debug"])
 def test_a_local_array_passed_to_a_lane_function_under_a_branch(target, rng):
     # the CPU target refused it: "loc ... is an array that differs from lane to lane
@@ -244,6 +246,7 @@ def _first_big_ref(vs):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["python", "cpu", "cpu-debug", "array-call"])
 def test_a_return_inside_loops_of_an_inlined_lane_function(target, rng):
     # the CPU target refused it ("a return inside a loop of a lane function with
@@ -325,6 +328,7 @@ def _typed_kernel(scale_closure):
     return k
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_globals_division_and_divmod_take_numbas_types(target, rng):
     n = 40

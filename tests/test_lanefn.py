@@ -99,6 +99,7 @@ def test_out_argument(rng):
     np.testing.assert_array_equal(strided, r)
 
 
+@pytest.mark.slow
 def test_every_call_form_gives_the_same_bits(rng):
     """The common call (C-contiguous arrays of one shape, NumPy scalars) takes a
     memoised path (numquad/cpu/arraycall.py); every other form plans the call in
@@ -216,6 +217,7 @@ def test_dask_map_blocks_matches_one_call(rng):
     np.testing.assert_array_equal(got, running(r.compute()))
 
 
+@pytest.mark.slow
 def test_dask_arrays_give_a_lazy_array_equal_to_one_call(rng):
     da = pytest.importorskip("dask.array")
     x = rng.standard_normal(1000).astype(np.float32)
@@ -269,6 +271,7 @@ def _scan_overlap(x, y):
     return Wave.prefixSum(x) + y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn, ref", [
     (_add_overlap, lambda x, y: x + y),
     (_scan_overlap, None),
@@ -297,6 +300,7 @@ def test_out_overlapping_an_input_is_numpys_rule(fn, ref, rng):
         np.testing.assert_array_equal(a, fn.python(x.reshape(10, 100)[0:1].copy(), x.reshape(10, 100).copy()))
 
 
+@pytest.mark.slow
 def test_each_argument_layout_compiles_from_its_own_source():
     """A day-one probe: the wrapper of each layout (array/scalar arguments) was
     registered under one file name, so a wrapper compiled after another layout's was

@@ -40,6 +40,7 @@ def _reference(img):
     return dx, dy, cx, cy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [(16, 16), (8, 4), (32, 2)])
 def test_two_by_two_quads_and_derivatives(target, rng, block):
     H, W = 32, 64

@@ -21,6 +21,7 @@ def _want(x, s):
     return ((np.cumsum(w, axis=1) - w).reshape(-1) * s)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rounds", [2])
 def test_alternating_argument_types_each_run_their_own_code(rng, rounds):
     cases = []

@@ -146,6 +146,7 @@ def k_shared(out, a, off):
     out[t] = s[(t + off) & 127]              # past s[63] when off > 0
 
 
+@pytest.mark.slow
 def test_a_shared_load_is_checked(rng):
     a = rng.normal(size=64)
     got, want = np.full(64, POISON), np.full(64, POISON)

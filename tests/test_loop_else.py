@@ -96,6 +96,7 @@ def _with_a_lane_function(x, trip, out, out2):
     out2[i] = np.int64(0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", [_mixed, _with_a_lane_function])
 @pytest.mark.parametrize("debug", [False, True])
 def test_loops_with_else_give_the_interpreters_bits(fn, debug, target, rng):

@@ -99,6 +99,7 @@ def test_types_cover_every_kind(q):
         assert default
 
 
+@pytest.mark.slow
 def test_a_wrong_reference_fails(monkeypatch, capsys, tmp_path):
     """A reference that disagrees with the targets on int32 only: exit 1, a FAIL cell in
     the i32 column, ok elsewhere, and the detail after the matrix."""

@@ -136,6 +136,7 @@ def test_a_nested_def_in_a_lane_function_called_on_arrays(rng):
     np.testing.assert_array_equal(f(x, y), x * x + (y * y) * x)
 
 
+@pytest.mark.slow
 def test_a_nested_def_in_a_device_function(rng):
     @cuda.jit(device=True)
     def dev(v, k):
@@ -214,6 +215,7 @@ def test_a_lambda_assigned_to_a_name_is_lifted_too(target, rng):
 # -- a probe of nested functions (twenty-fourth session): a nested function's own
 # names must not change what another nested function it calls reads
 
+@pytest.mark.slow
 def test_a_nested_functions_local_does_not_shadow_what_its_callee_reads(rng):
     @xpu.jit
     def k(out, x):

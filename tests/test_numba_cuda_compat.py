@@ -70,6 +70,7 @@ def lane_sq(x):
     return x * x
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_device_functions_with_and_without_signatures(target, rng):
     @xpu.jit
@@ -147,6 +148,7 @@ def add2(a, b):
     return a + b
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_device_functions_parametrised_by_the_call_site(target, rng):
     TPB = 64
@@ -175,6 +177,7 @@ def dev_fact(n):
     return n * dev_fact(n - 1)
 
 
+@pytest.mark.slow
 def test_recursive_device_function(rng):
     @xpu.jit
     def k(x, out):
@@ -293,6 +296,7 @@ def _named_constants_kernel():
     return k
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_named_constants_for_shapes(target, rng):
     k = _named_constants_kernel()
@@ -339,6 +343,7 @@ def test_dynamic_shared_memory_sized_by_the_launch(target, rng):
         np.testing.assert_array_equal(sizes, nthreads + extra)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_dynamic_shared_arrays_alias_one_buffer(target, rng):
     # every shared.array(0, dtype) in a kernel views the same bytes (numba.cuda)
@@ -392,6 +397,7 @@ def test_dynamic_shared_views_at_offsets(target, rng):
     np.testing.assert_array_equal(out, np.roll(x.view(np.int32), -1) ^ y.view(np.int32))
 
 
+@pytest.mark.slow
 def test_dynamic_shared_memory_launch_checks():
     @xpu.jit
     def k(out):
@@ -458,6 +464,7 @@ def test_const_array_like_and_record_arrays(target, rng):
 # 5. Block reductions, fences, match_*_sync
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_syncthreads_count_and_or(target, rng):
     @xpu.jit
@@ -524,6 +531,7 @@ def _match_any(vals, mask, active):
     return out.astype(np.uint32).view(np.int32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_match_any_and_all_sync(target, rng):
     @xpu.jit
@@ -600,6 +608,7 @@ def lf_brev(x):
     return cuda.brev(x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", _INT_TYPES)
 def test_popc_clz_ffs_brev_types_and_values(dtype, rng):
     dt = np.dtype(dtype)
@@ -717,6 +726,7 @@ def lf_fma(a, b, c):
     return cuda.fma(a, b, c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", ["cbrt", "fma", "brev"])
 def test_two_case_functions_take_numba_cuda_s_case(fn, rng):
     """numba.cuda types cbrt and fma with a float32 and a float64 case and brev with a
@@ -810,6 +820,7 @@ def _random_of(rng, name, n=40):
     return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", ["floor", "ceil", "trunc", "pow", "ldexp", "frexp_m", "frexp_e"])
 def test_math_functions_typed_as_numba_cuda_types_them(fn, rng):
     """numba.cuda types math.floor/ceil/trunc as floats (float32 of a float32; Numba's
@@ -950,6 +961,7 @@ def _add_scaled(r, x, y):
     r[0] = x + y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_signature_list_takes_the_best_match_as_numba_cuda_does(target):
     # the CPU target took the first signature the arguments converted to, lossily:
@@ -966,6 +978,7 @@ def test_a_signature_list_takes_the_best_match_as_numba_cuda_does(target):
     assert ri[0] == 2 ** 40 + 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_signature_refuses_arrays_of_another_dtype_and_complex_for_real(target):
     # one declared signature read an int64 array's bytes as float64 on the CPU, and
@@ -1004,6 +1017,7 @@ def test_a_device_function_s_signature_list_takes_the_best_match(target):
     assert out[0] == x[0]                                   # float64: not rounded to float32
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_declared_lane_function_refuses_arrays_of_another_dtype(target, rng):
     # a probe (twenty-second session): `@xpu.jit("int32(int32)")` called on a float64
@@ -1048,6 +1062,7 @@ def _copy_first(a, out):
     out[0] = a[0]
 
 
+@pytest.mark.slow
 def test_signature_forms():
     k1 = xpu.jit((float64, float64[:], float64[:]))(_saxpy)
     k2 = xpu.jit(void(float64, float64[::1], float64[::1]))(_saxpy)
@@ -1307,6 +1322,7 @@ LU_ARRAYS = (np.array([3.5, -1.0, 2.25]), np.arange(6, dtype=np.int16).reshape(2
              np.array([7.5, 0.5], np.float32))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS + ["python"])
 def test_literal_unroll_over_global_and_argument_tuples(target, rng):
     from numquad import Wave
@@ -1589,6 +1605,7 @@ def _energy(v):
     return Wave.reduceSum(v * v)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_signature_list_binds_a_lane_function_with_cross_lane_ops(target, rng):
     # the CPU target inlines such a function and honoured one signature only: with a

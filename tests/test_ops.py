@@ -9,16 +9,21 @@ import numpy as np
 import pytest
 
 from numquad import ops, opcheck
+from numquad.__main__ import check_types
 
 _PARAMS = [pytest.param(q, sm, id=f"{q}-{sm or 'nosel'}")
            for q, op in ops.OPS.items() for sm in opcheck.sel_modes(op)]
 
 
+@pytest.mark.every_value
 @pytest.mark.parametrize("qualname,sel_mode", _PARAMS)
-def test_op_every_type(qualname, sel_mode, target):
-    """All the op's types in one kernel, under each launch shape."""
+def test_op_every_type(qualname, sel_mode, target, full_tier):
+    """All the op's types in one kernel, under each launch shape (the quick tier:
+    every op once, on the main job's representative types)."""
     op = ops.get(qualname)
     dtypes = opcheck.dtypes_for(op)
+    if not full_tier and op.params:
+        dtypes = [np.dtype(d) for d in check_types(op)]
     failures = []
     for case in opcheck.CASES:
         for r in opcheck.check_many(op, dtypes, target, case, sel_mode):
@@ -46,6 +51,7 @@ def test_uniform_selector_every_value(qualname, target):
 _EARLY = [pytest.param(q, id=q) for q, op in ops.OPS.items() if op.params]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("qualname", _EARLY)
 def test_op_early_return(qualname, target):
     """The same checks with lanes put to sleep by early ``return`` statements."""

@@ -100,6 +100,7 @@ def _launch(k, n, rng, *args):
 _SHAPES = [(1, 1), (7, 3), (900, 256), (70_000, 256), (300_000, 5), (200_000, 4096)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])
 def test_histogram_equals_bincount(dtype, rng):
     for n, bins in _SHAPES:
@@ -119,6 +120,7 @@ def test_one_block_and_many_blocks(rng):
         np.testing.assert_array_equal(hist, np.bincount(x[:grid * tpb], minlength=256))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])
 def test_sub_and_negative_indices_equal_numpy(dtype, rng):
     for n, bins in [(5, 2), (100_000, 256), (80_000, 3)]:
@@ -198,6 +200,7 @@ def test_an_array_also_read_keeps_real_atomics(rng):
     assert hist[0] == 42 and (out == 42).all()
 
 
+@pytest.mark.slow
 def test_used_values_other_atomics_and_floats_keep_real_atomics(rng):
     x = rng.integers(0, 256, 100_000).astype(np.uint8)
     want = np.bincount(x, minlength=256)
@@ -222,6 +225,7 @@ def test_uint8_bins_are_refused_as_before():
         _k_hist[1, 32](np.zeros(4, np.uint8), np.zeros(256, np.uint8))
 
 
+@pytest.mark.slow
 def test_aliased_arguments(rng):
     x = rng.integers(0, 256, 100_000).astype(np.uint8)
     hist = np.zeros(256, np.int64)
@@ -306,6 +310,7 @@ print(json.dumps({"hits": sum(c.block._cache_hits.values()), "private": list(c.p
 '''
 
 
+@pytest.mark.slow
 def test_the_disk_cache_keeps_a_privatised_kernel(tmp_path):
     import json
     import os
@@ -356,6 +361,7 @@ def _k_dynshared_hist(x, hist):
         xpu.atomic.add(hist, s[t], 1)
 
 
+@pytest.mark.slow
 def test_strided_bins_and_dynamic_shared_memory(rng):
     x = rng.integers(0, 16, 120_000).astype(np.int32)
     want = np.bincount(x, minlength=16)

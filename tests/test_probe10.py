@@ -54,6 +54,7 @@ def k_unary_narrow(i8, u8, out):
     out[i, 2] = Wave.reduceSum(-u8[i])
 
 
+@pytest.mark.slow
 def test_unary_operators_of_narrow_integers_widen_as_numba_does_in_the_interpreter():
     rng = np.random.default_rng(10)
     i8 = rng.integers(-128, 128, 32).astype(np.int8)
@@ -76,6 +77,7 @@ def k_mixed_sign_cmp(u, s, out):
     out[i, 5] = u[i] >= s[i]
 
 
+@pytest.mark.slow
 def test_uint64_compared_with_int64_in_float64_in_the_interpreter():
     # Numba compares a uint64 with an int64 in float64 on both compiled targets
     # (2**63 + 1 == 2**63 - 1 is True); the interpreter used NumPy 2's exact compare

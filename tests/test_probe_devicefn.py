@@ -52,6 +52,7 @@ def test_a_shared_array_shaped_by_a_parameter_is_one_per_shape():
     np.testing.assert_array_equal(out, np.tile([4, 9, 4], (64, 1)))
 
 
+@pytest.mark.slow
 def test_a_shared_tile_shaped_by_parameters_has_its_calls_shape():
     out = np.full((32, 2), -1, np.int64)
     k_tiles.cpu[1, 32](out)

@@ -60,6 +60,7 @@ def _lane_store(x, j):
     return s[j]
 
 
+@pytest.mark.slow
 def test_a_lane_functions_own_arrays_are_checked_in_a_call_on_arrays(rng):
     x = rng.random(4)
     np.testing.assert_array_equal(_lane_store(x, np.array([0, 1, 2, 3])), x)

@@ -47,6 +47,7 @@ def k_param_across_barrier(out, k):
     out[i] = sh[(t + 1) % 64] + k + Wave.reduceSum(k)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", TARGETS)
 def test_a_reassigned_parameter_restarts_from_the_argument_in_every_wave(target, debug):
     # the CPU target kept the first wave's k = k + 1 for the next waves and blocks
@@ -135,6 +136,7 @@ def k_view_of_loop_variable(out, a, n):
     out[i] = acc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", TARGETS)
 def test_an_array_view_read_after_an_op_is_the_view_it_was_made_as(target, debug):
     # row = a[i + j, :] was recomputed after the op from the operands' new values
@@ -302,6 +304,7 @@ def k_views_under_guard_across_an_op(out, a):
         out[i, 1] = col[2] - s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", TARGETS)
 def test_a_view_under_a_bounds_guard_is_not_checked_where_the_guard_is_false(target, debug):
     """``if i < a.shape[0]: row = a[i]`` with more threads than rows raised a
@@ -362,6 +365,7 @@ def k_shadowing_locals(a, head, out):
     out[i] = acc + range + len + bool + Wave.prefixSum(np.int64(1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", TARGETS)
 def test_locals_named_range_len_bool(target, debug):
     """A kernel with a local named ``range`` failed on the CPU with Numba's raw
@@ -423,6 +427,7 @@ def k_chained_load_unguarded(a, out):
         out[y, x] = a[y][x + 1]             # <- chained load
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, debug", TARGETS)
 def test_chained_indexing_is_checked_like_a_tuple_index(target, debug):
     """``out[y][x] = v`` and ``a[y][x]`` (the DLI course's matrix kernels): the row's
@@ -463,6 +468,7 @@ def k_local_array_twice(x, out):
         out[tid + 1] = tmp[tid] + Wave.reduceSum(np.uint32(1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, debug", TARGETS)
 def test_one_name_for_two_local_arrays_of_one_shape(target, debug):
     """A MiMC hashing kernel allocates ``tmp = cuda.local.array(4, uint32)`` in two

@@ -45,6 +45,7 @@ def k_defaults(x, xi, out1, out2):
     out2[i] = shift(xi[i])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_an_omitted_default_is_typed_as_numba_types_the_constant(target, rng):
     x = np.concatenate([[1.0, 2.0 ** 24], rng.uniform(-5, 5, 30)]).astype(np.float32)

@@ -51,6 +51,7 @@ def add(x, y):
     return x + y
 
 
+@pytest.mark.slow
 def test_python_ints_alone_are_int64_as_numpy_reads_them(rng):
     a = int(rng.integers(0, 2**40))
     np.testing.assert_array_equal(add(a, 1), np.add(a, 1))
@@ -70,6 +71,7 @@ def k_hist_alias(h, g, out):
         out[i] = g[i]                   # ... and reads it back through the other mapping
 
 
+@pytest.mark.slow
 def test_two_mappings_of_one_file_see_each_others_atomics(tmp_path, rng):
     path = os.fspath(tmp_path / "h.bin")
     start = rng.integers(0, 100, 16)
@@ -156,6 +158,7 @@ def k_hint_store(out, x, off):
         cuda.stcs(out, i + off, x[i])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_cache_hint_loads_and_stores_are_bounds_checked(rng, debug):
     # they were plain helper calls past the bounds checks: a read past the array gave

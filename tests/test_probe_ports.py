@@ -98,6 +98,7 @@ def test_fastmath_debug_division_by_zero_does_not_raise(target):
         getattr(precise, target)[1, 10](r, 10.0, 0.0)
 
 
+@pytest.mark.slow
 def test_launch_bounds_are_checked_as_numba_cuda_checks_them(rng):
     from numquad import NumquadLaunchError
 

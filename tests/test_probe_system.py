@@ -3,6 +3,7 @@ the disk cache across processes, launches and arguments), each a regression test
 of a defect found that way. Expected values come from NumPy, never from the code
 under test."""
 
+import pytest
 import json
 import os
 import subprocess
@@ -76,6 +77,7 @@ def _cached_run(tmp_path, k, j, d):
     return res["hits"]
 
 
+@pytest.mark.slow
 def test_a_changed_module_attribute_is_a_new_cache_entry(tmp_path):
     # found by a probe: the key held a module global by its name only, so after
     # `cfg.K = 3` became `cfg.K = 5` (or a callee's module changed) the second
@@ -118,6 +120,7 @@ print(json.dumps(a.tolist()))
 '''
 
 
+@pytest.mark.slow
 def test_a_device_functions_declared_signature_is_in_the_cache_key(tmp_path):
     # found by a probe: `@cuda.jit(SIG, device=True)` with SIG a global of its module;
     # after SIG went from "float64(float64)" to "int64(int64)" the second process
@@ -182,6 +185,7 @@ def _modfuncs(tmp_path, monkeypatch, name):
     return importlib.import_module(name)
 
 
+@pytest.mark.slow
 def test_a_lane_function_calls_device_functions_through_a_module(tmp_path, monkeypatch):
     # found by a probe: `mod.triple(x)` in a plain lane function (one the CPU target
     # compiles as a scalar function) failed with "Unknown attribute 'triple' of type
@@ -237,6 +241,7 @@ def _exclusive_scan(a):
     return np.concatenate([np.concatenate([[0], np.cumsum(w)[:-1]]) for w in a.reshape(-1, 32)])
 
 
+@pytest.mark.slow
 def test_an_inlined_lane_function_takes_defaults_and_keywords():
     # found by a probe: `h(a[i])` of `def h(x, m=3, off=0.5)` holding Wave.prefixSum
     # was refused on the CPU ("h() takes 3 positional argument(s); got 1") and
@@ -303,6 +308,7 @@ except KeyboardInterrupt:
 '''
 
 
+@pytest.mark.slow
 def test_a_huge_launch_stops_at_ctrl_c(tmp_path):
     # found by a probe: Ctrl-C during k[2**31 - 1, 1024] raised KeyboardInterrupt in
     # the caller but the worker threads ran their chunks (a quarter of the grid each)
@@ -538,6 +544,7 @@ print(json.dumps({"hits": hits, "x": x.tolist(), "r": r.tolist()}))
 '''
 
 
+@pytest.mark.slow
 def test_a_cached_lane_function_called_on_arrays_is_loaded_from_disk(tmp_path):
     # found by a probe: @xpu.jit(cache=True) on a lane function called on arrays
     # compiled its wrapper in every process (the wrapper kernel was made without

@@ -162,6 +162,7 @@ def _check_derivatives(target, mode, dtype, rng):
         np.testing.assert_array_equal(_bits(got), _bits(exp), err_msg=f"Quad.{name} {dtype.__name__}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mode", _MODES)
 def test_derivatives_equal_numpy(target, mode, dtype, rng):
@@ -185,6 +186,7 @@ def _check_diverge(target, mode, dtype, rng):
         np.testing.assert_array_equal(_bits(got), _bits(exp), err_msg=f"Quad.{name} {dtype.__name__}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("mode", _MODES)
 def test_derivatives_under_divergence(target, mode, dtype, rng):

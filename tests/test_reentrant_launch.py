@@ -39,6 +39,7 @@ def _oob(dst):
     dst[i] = 1                      # no guard: the last block stores out of bounds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, block", [(1 << 17, 256), (4000, 64)], ids=["pool", "calling-thread"])
 def test_a_failing_launch_in_a_signal_handler_leaves_the_outer_launch_whole(n, block):
     fired = []

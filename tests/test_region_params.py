@@ -109,6 +109,7 @@ def k_other_param_under_a_branch(a, b, out):
     a[i] = -a[i]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_a_value_the_same_in_every_lane_starts_each_lane_from_its_entry_value(target):
     rng = np.random.default_rng(29)

@@ -159,6 +159,7 @@ def k_nested_def(a):
     a[i] = g(i)
 
 
+@pytest.mark.slow
 def test_nested_def_does_not_make_a_kernel_a_lane_function(rng):
     # (its return is the nested function's: k_nested_def is a kernel, run with the
     # nested def lifted out, numquad/cpu/nested.py)
@@ -181,6 +182,7 @@ def test_nested_return_only_does_not_make_a_lane_function():
 lam_twice = xpu.jit(lambda x: x * 2 + Quad.swapHorizontal(x))
 
 
+@pytest.mark.slow
 def test_lambda_is_a_lane_function_and_runs():
     assert not lam_twice.is_kernel and "lane function" in repr(lam_twice)
     x = np.arange(8.0)
@@ -250,6 +252,7 @@ def scan_rec(x, n):
     return scan_rec(Wave.prefixSum(x), n - 1)
 
 
+@pytest.mark.slow
 def test_recursive_lane_functions_run():
     n = np.arange(10)
     np.testing.assert_array_equal(countdown(n), n)
@@ -280,6 +283,7 @@ def test_recursive_lane_function_with_cross_lane_ops_is_an_error():
     assert f"line {line_of(scan_rec, 'return scan_rec(')}" in msg
 
 
+@pytest.mark.slow
 def test_unbounded_recursion_is_a_recursion_error_not_a_crash(tmp_path):
     # a base case never reached overflowed the machine stack: a segmentation fault
     # of the whole process, in a kernel, a debug kernel and a lane call on arrays
@@ -325,6 +329,7 @@ def test_unbounded_recursion_is_a_recursion_error_not_a_crash(tmp_path):
         assert line.startswith(f'RecursionError File "{script}", line ') and "calls itself more than" in line, line
 
 
+@pytest.mark.slow
 def test_positional_only_and_star_args_kernels_run_on_every_target(rng):
     # numba.cuda compiles both; the CPU target took neither ("Signature mismatch")
     def k_pos(out, a, /):
@@ -533,6 +538,7 @@ def test_2d_and_augmented_stores_are_checked_per_axis(rng):
         k_unguarded_2d[(5, 5), (8, 8)](img, out)
 
 
+@pytest.mark.slow
 def test_shared_array_stores_are_checked():
     with pytest.raises(NumquadIndexError, match="on axis 0 outside its size 32"):
         k_shared_past_the_end[1, 64](np.zeros(64, np.int64))
@@ -579,6 +585,7 @@ def test_negative_indices_still_wrap_as_numba_indexes():
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGABRT semantics")
 def test_far_out_of_bounds_read_in_an_njit_helper_raises_and_a_crash_prints_a_python_stack(tmp_path):
     # a kernel's loads and its device functions' are checked in release builds
@@ -627,6 +634,7 @@ def test_far_out_of_bounds_read_in_an_njit_helper_raises_and_a_crash_prints_a_py
     assert f'File "{script}", line 29' in r.stderr, r.stderr[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_an_njit_helper_s_accesses_are_checked_on_every_target(target):
     """A plain ``@numba.njit`` function a kernel calls is a device function, as
@@ -759,6 +767,7 @@ def test_module_level_dispatchers_pickle_by_reference():
     assert (a == 2).all()
 
 
+@pytest.mark.slow
 def test_kernel_runs_in_a_spawned_process():
     want = _run_k_two(k_two, 64)
     ctx = multiprocessing.get_context("spawn")
@@ -767,6 +776,7 @@ def test_kernel_runs_in_a_spawned_process():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.slow
 def test_a_scripts_kernel_pickles_by_value(tmp_path):
     """A kernel defined in a script (``__main__``) reaches an interpreter that never
     ran the script, as a dask or joblib worker is."""
@@ -807,6 +817,7 @@ def _make_closures(c):
     return k_closure, lane_closure
 
 
+@pytest.mark.slow
 def test_closures_pickle_by_value_and_run_in_a_fresh_interpreter(tmp_path):
     k, f = _make_closures(3.0)
     assert pickle.loads(pickle.dumps(k)) is k          # the same process: the same object
@@ -832,6 +843,7 @@ def test_closures_pickle_by_value_and_run_in_a_fresh_interpreter(tmp_path):
     assert "kernel k_closure" in rk and "lane function lane_closure" in rf
 
 
+@pytest.mark.slow
 def test_cloudpickle_as_dask_distributed_and_joblib_use_it(tmp_path):
     cloudpickle = pytest.importorskip("cloudpickle")
     k, _ = _make_closures(2.0)
@@ -868,6 +880,7 @@ def _expected(a, c):
     return (x * c + pre + swap).reshape(-1)
 
 
+@pytest.mark.slow
 def test_threads_compiling_different_and_same_kernels_get_right_results():
     kernels = [_make_kernel(float(c)) for c in range(8)]
     shared = _make_kernel(10.0)
@@ -905,6 +918,7 @@ def test_threads_compiling_different_and_same_kernels_get_right_results():
         np.testing.assert_array_equal(results[("same", n)], _expected(a, 10.0))
 
 
+@pytest.mark.slow
 def test_a_compile_in_progress_does_not_block_other_kernels():
     """Kernel A's compile is held in numquad's front end until kernel B has compiled
     and run: with one global compile lock (before), B would wait for A for good."""
@@ -984,6 +998,7 @@ def test_a_failed_compile_is_reported_to_every_thread():
 
 # -- 10. what a compile keeps ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_dispatchers_are_not_kept_alive_by_numquad():
     f = xpu.jit(lambda x: x + Quad.swapHorizontal(x))
     f(np.zeros(8))
@@ -1089,6 +1104,7 @@ def _k_add_one(a, b):
     b[i] = a[i] + Wave.shuffleXor(a[i], 1)
 
 
+@pytest.mark.slow
 def test_the_largest_legal_grid_starts_and_stops_on_ctrl_c(tmp_path):
     """A day-one probe (twenty-first session): ``k[(2**31 - 1, 65535, 65535), 32]``, a
     grid CUDA accepts, built a list of 2**46 chunk bounds before any block ran: a bare
@@ -1152,6 +1168,7 @@ def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
     assert len(calls) < 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("grid", [1, 4096])
 def test_a_kernel_that_never_ends_stops_on_ctrl_c(tmp_path, grid):
     """A lane that spins on a lock a lane of its own wave holds never ends on the CPU

@@ -109,6 +109,7 @@ def _launch(target, k, *args):
     getattr(k, target)[3, 64](*args)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ALL)
 def test_functions_without_ops_called_from_a_kernel(target, rng):
     n = 150
@@ -127,6 +128,7 @@ def test_functions_without_ops_called_from_a_kernel(target, rng):
     np.testing.assert_array_equal(o_bits, [bin(int(v) & (2**64 - 1)).count("1") for v in xi])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_functions_without_ops_called_on_arrays(target, rng):
     xf, xi = _inputs(rng, 100)
@@ -233,6 +235,7 @@ def _same_bits(got, want):
     np.testing.assert_array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ALL)
 def test_max_min_of_two_floats_follow_numba_cuda(target, rng):
     n = 150

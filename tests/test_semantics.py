@@ -75,6 +75,7 @@ def k_while_break_per_lane(out, lim):
     out[i] = c
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", VARIANTS)
 def test_uniform_values_after_per_lane_exits(target, debug):
     lanes = np.arange(32)
@@ -123,6 +124,7 @@ def k_barrier_ballot(out):
     out[i] = Wave.ballot(i & 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", VARIANTS)
 @pytest.mark.parametrize("n", [64, 544, 1024])
 def test_operands_after_barrier(target, debug, n):
@@ -213,6 +215,7 @@ SELECTORS = [np.int64(2**32 + 4), np.int64(-1), np.int64(-5), np.int32(-31), np.
              np.uint64(2**64 - 1), np.uint64(2**63), np.int64(-2**63), np.int8(-3), np.uint8(255), np.int64(3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", VARIANTS)
 @pytest.mark.parametrize("sel", SELECTORS, ids=lambda s: f"{type(s).__name__}({int(s)})")
 def test_runtime_selectors_exact(target, debug, sel):

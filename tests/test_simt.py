@@ -471,6 +471,7 @@ def k_busy(x, out):
     out[i] = v
 
 
+@pytest.mark.slow
 def test_a_busy_block_gives_the_cpu_targets_bits(rng):
     """256 threads, 32 op instances each, a lane-varying branch between them: the
     interpreter and the compiled CPU target agree (no timing asserted: shared machines)."""
@@ -544,6 +545,7 @@ def _numba_cuda_api_kernel():
     return k
 
 
+@pytest.mark.slow
 def test_numba_cuda_api_against_the_cpu(rng):
     pytest.importorskip("numba_cuda")
     k = _numba_cuda_api_kernel()
@@ -651,6 +653,7 @@ def k_float_promotion(f32, f64, u16, e, o):
         o[4, i] = f32[i] + u16[i]               # uint16 and float32 meet in float64
 
 
+@pytest.mark.slow
 def test_integer_arithmetic_is_widened_as_numba_widens_it(rng):
     """The python target computes integer operators in Numba's result types (uint64 when
     both operands are unsigned, else int64), as the CPU target does: NumPy's own rules
@@ -680,6 +683,7 @@ def test_integer_arithmetic_is_widened_as_numba_widens_it(rng):
     np.testing.assert_array_equal(got["python"][9], (a8 > b8) ^ (a32 > 0))
 
 
+@pytest.mark.slow
 def test_float_powers_and_mixed_types_as_numba_computes_them(rng):
     """A float to an integer power is square-and-multiply in Numba (NumPy's pow rounds
     otherwise in about half the cases); uint16 with float32 is float64."""

@@ -93,6 +93,7 @@ def test_a_grid2_tuple_indexes_after_an_op(debug, target, rng):
     np.testing.assert_array_equal(want, exp)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_tuples_across_ops_and_masked_branches(debug, target, rng):
     if debug and target == "cuda":
@@ -104,6 +105,7 @@ def test_tuples_across_ops_and_masked_branches(debug, target, rng):
          dtypes=(np.int64, np.float64))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_tuple_carried_around_a_loop_with_per_lane_exits(debug, target, rng):
     if debug and target == "cuda":
@@ -149,6 +151,7 @@ def test_a_tuple_of_arrays_is_uniform_and_a_mixed_one_still_refused(rng):
     assert "test_tuple_lanes.py" in str(e.value) and "tuples of them" in str(e.value)
 
 
+@pytest.mark.slow
 def test_the_generated_code_keeps_one_lane_array_per_element():
     k = xpu.jit(_tuple_across_ops_and_branches)
     src = k.inspect_cpu_source("void(int64[::1], float64[::1], int64[::1], float64[::1])")

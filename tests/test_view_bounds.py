@@ -71,6 +71,7 @@ def k_device_T(a, v):
     _put_T(a, i, v)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k, fits", [(k_T, 16), (k_transpose, 16), (k_swapaxes, 16),
                                      (k_ravel, 24), (k_reshape, 24), (k_device_T, 16)])
 def test_a_store_through_a_view_made_in_the_kernel_is_checked(k, fits, monkeypatch):
@@ -106,6 +107,7 @@ def k_tuple_load(t, out):
     out[i] = t[1][i + 10]
 
 
+@pytest.mark.slow
 def test_a_load_through_a_view_or_a_tuple_is_checked(rng, monkeypatch):
     monkeypatch.setattr(cuda.config, "CUDA_ENABLE_NRT", True)       # (.ravel(): as above)
     a = rng.normal(size=(16, 4))
@@ -145,6 +147,7 @@ def k_subarray_load(r, out):
     out[i] = r[i]["v"][i]
 
 
+@pytest.mark.slow
 def test_record_fields_and_subarrays_are_checked():
     for k, ok in ((k_field, 3), (k_subarray, 4)):
         buf = np.zeros(24, REC)

@@ -30,6 +30,7 @@ def _rows(img, out, lanes, ids):
         ids[z, y, x] = t + 100000 * (x + y + z)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block, debug", [
     ((16, 16, 1), False), ((8, 4, 1), False), ((64, 2, 1), False), ((32, 3, 1), False),
     ((8, 4, 2), False), ((4, 2, 4), False), ((128, 1, 1), False), ((12, 8, 1), False),
@@ -51,6 +52,7 @@ def test_wave_rows_keep_lane_numbers_and_values(block, debug, rng):
     assert (lanes // 1000 == (lanes // 10) % 100).all()   # Wave.laneId() == cuda.laneid
 
 
+@pytest.mark.slow
 def test_the_rows_loop_is_generated_only_where_rows_fit_waves():
     from numba import types
 

@@ -8,6 +8,7 @@ out: the ``skip_on_nvjitlink_13_1_sm_120`` skips (a link failure of nvjitlink 13
 on sm_120 GPUs; numba.cuda.testing imports ``filecheck``, absent here).
 """
 
+import pytest
 import numpy as np
 
 from numba import cuda
@@ -37,6 +38,7 @@ class TestArrayReductions(PortedCase):
         config.DISABLE_PERFORMANCE_WARNINGS = self.old_perf_warnings_setting
         super().tearDown()
 
+    @pytest.mark.slow
     def test_all_basic(self):
         cases = (
             np.float64([1.0, 0.0, float("inf"), float("nan")]),
@@ -59,6 +61,7 @@ class TestArrayReductions(PortedCase):
         got = out
         self.assertPreciseEqual(expected, got)
 
+    @pytest.mark.slow
     def test_any_basic(self):
         cases = (
             np.float64([0.0, -0.0, 0.0, 0.0]),
@@ -81,6 +84,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_sum_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -106,6 +110,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_mean_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -131,6 +136,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_var_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -156,6 +162,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out, prec="double")
 
+    @pytest.mark.slow
     def test_std_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -181,6 +188,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_min_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -206,6 +214,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_max_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -231,6 +240,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_nanmin_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -256,6 +266,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_nanmax_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -281,6 +292,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_nanmean_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -304,6 +316,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_nansum_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -329,6 +342,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_nanprod_basic(self):
         arrays = (
             np.float64([1.0, 2.0, 0.0, -0.0, 1.0, -1.5]),
@@ -354,6 +368,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_count_nonzero_basic(self):
         cases = (
             np.int64([1, 0, 2, 0, 3]),
@@ -397,6 +412,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_count_nonzero_2d(self):
         cases = (
             np.int64([[1, 0, 2], [0, 3, 0]]),

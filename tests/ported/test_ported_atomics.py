@@ -7,6 +7,7 @@ their source registered with linecache; the class-level compute-capability skip 
 the PTX check of float64 atomics are numba.cuda concerns and are dropped.
 """
 
+import pytest
 import numpy as np
 from textwrap import dedent
 
@@ -608,6 +609,7 @@ class TestCudaAtomics(CUDATestCase):
         super().setUp()
         np.random.seed(0)
 
+    @pytest.mark.slow
     def test_atomic_add(self):
         ary = np.random.randint(0, 32, size=32).astype(np.uint32)
         ary_wrap = ary.copy()
@@ -626,6 +628,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertTrue(np.all(ary == gold))
         self.assertTrue(np.all(ary_wrap == gold))
 
+    @pytest.mark.slow
     def test_atomic_add2(self):
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
         ary_wrap = ary.copy()
@@ -640,6 +643,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertTrue(np.all(ary == orig + 1))
         self.assertTrue(np.all(ary_wrap == orig + 1))
 
+    @pytest.mark.slow
     def test_atomic_add3(self):
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
         orig = ary.copy()
@@ -648,6 +652,7 @@ class TestCudaAtomics(CUDATestCase):
 
         self.assertTrue(np.all(ary == orig + 1))
 
+    @pytest.mark.slow
     def test_atomic_add_float(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float32)
         ary_wrap = ary.copy()
@@ -666,6 +671,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertTrue(np.all(ary == gold))
         self.assertTrue(np.all(ary_wrap == gold))
 
+    @pytest.mark.slow
     def test_atomic_add_float_2(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float32).reshape(4, 8)
         ary_wrap = ary.copy()
@@ -680,6 +686,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertTrue(np.all(ary == orig + 1))
         self.assertTrue(np.all(ary_wrap == orig + 1))
 
+    @pytest.mark.slow
     def test_atomic_add_float_3(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float32).reshape(4, 8)
         orig = ary.copy()
@@ -692,6 +699,7 @@ class TestCudaAtomics(CUDATestCase):
         # numba.cuda checks its PTX here (red/atom.add.f64); not a CPU concern
         return
 
+    @pytest.mark.slow
     def test_atomic_add_double(self):
         idx = np.random.randint(0, 32, size=32, dtype=np.int64)
         ary = np.zeros(32, np.float64)
@@ -712,6 +720,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertCorrectFloat64Atomics(cuda_fn)
         self.assertCorrectFloat64Atomics(wrap_fn)
 
+    @pytest.mark.slow
     def test_atomic_add_double_2(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         ary_wrap = ary.copy()
@@ -728,6 +737,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertCorrectFloat64Atomics(cuda_fn)
         self.assertCorrectFloat64Atomics(cuda_fn_wrap)
 
+    @pytest.mark.slow
     def test_atomic_add_double_3(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         orig = ary.copy()
@@ -758,6 +768,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertCorrectFloat64Atomics(cuda_func, shared=False)
         self.assertCorrectFloat64Atomics(wrap_cuda_func, shared=False)
 
+    @pytest.mark.slow
     def test_atomic_add_double_global_2(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         ary_wrap = ary.copy()
@@ -796,6 +807,7 @@ class TestCudaAtomics(CUDATestCase):
 
         self.assertTrue(np.all(ary == gold))
 
+    @pytest.mark.slow
     def test_atomic_sub2(self):
         ary = np.random.randint(0, 32, size=(4, 8), dtype=np.int32)
         orig = ary.copy()
@@ -803,6 +815,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_atomic_sub2[1, (4, 8)](ary)
         self.assertTrue(np.all(ary == orig - 1))
 
+    @pytest.mark.slow
     def test_atomic_sub3(self):
         ary = np.random.randint(0, 32, size=(4, 8), dtype=np.uint32)
         orig = ary.copy()
@@ -822,6 +835,7 @@ class TestCudaAtomics(CUDATestCase):
 
         self.assertTrue(np.all(ary == gold))
 
+    @pytest.mark.slow
     def test_atomic_sub_float_2(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float32).reshape(4, 8)
         orig = ary.copy()
@@ -829,6 +843,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_atomic_sub2[1, (4, 8)](ary)
         self.assertTrue(np.all(ary == orig - 1))
 
+    @pytest.mark.slow
     def test_atomic_sub_float_3(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float32).reshape(4, 8)
         orig = ary.copy()
@@ -848,6 +863,7 @@ class TestCudaAtomics(CUDATestCase):
 
         np.testing.assert_equal(ary, gold)
 
+    @pytest.mark.slow
     def test_atomic_sub_double_2(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         orig = ary.copy()
@@ -855,6 +871,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[1, (4, 8)](ary)
         np.testing.assert_equal(ary, orig - 1)
 
+    @pytest.mark.slow
     def test_atomic_sub_double_3(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         orig = ary.copy()
@@ -882,6 +899,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[1, (4, 8)](ary)
         np.testing.assert_equal(ary, orig - 1)
 
+    @pytest.mark.slow
     def test_atomic_sub_double_global_3(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         orig = ary.copy()
@@ -902,6 +920,7 @@ class TestCudaAtomics(CUDATestCase):
 
         self.assertTrue(np.all(ary == gold))
 
+    @pytest.mark.slow
     def test_atomic_and2(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -910,6 +929,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_atomic_and2[1, (4, 8)](ary, rand_const)
         self.assertTrue(np.all(ary == orig & rand_const))
 
+    @pytest.mark.slow
     def test_atomic_and3(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -932,6 +952,7 @@ class TestCudaAtomics(CUDATestCase):
 
         np.testing.assert_equal(ary, gold)
 
+    @pytest.mark.slow
     def test_atomic_and_global_2(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -953,6 +974,7 @@ class TestCudaAtomics(CUDATestCase):
 
         self.assertTrue(np.all(ary == gold))
 
+    @pytest.mark.slow
     def test_atomic_or2(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -961,6 +983,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_atomic_and2[1, (4, 8)](ary, rand_const)
         self.assertTrue(np.all(ary == orig | rand_const))
 
+    @pytest.mark.slow
     def test_atomic_or3(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -1004,6 +1027,7 @@ class TestCudaAtomics(CUDATestCase):
 
         self.assertTrue(np.all(ary == gold))
 
+    @pytest.mark.slow
     def test_atomic_xor2(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -1012,6 +1036,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_atomic_xor2[1, (4, 8)](ary, rand_const)
         self.assertTrue(np.all(ary == orig ^ rand_const))
 
+    @pytest.mark.slow
     def test_atomic_xor3(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -1076,21 +1101,25 @@ class TestCudaAtomics(CUDATestCase):
         sig = "void(uint32[:], uint32[:], uint32)"
         self.check_inc_index(ary, idx, rand_const, sig, 1, 32, atomic_inc32)
 
+    @pytest.mark.slow
     def test_atomic_inc_64(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint64)
         sig = "void(uint64[:], uint64[:], uint64)"
         self.check_inc_index(ary, idx, rand_const, sig, 1, 32, atomic_inc64)
 
+    @pytest.mark.slow
     def test_atomic_inc2_32(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint32)
         sig = "void(uint32[:,:], uint32)"
         self.check_inc(ary, rand_const, sig, 1, (4, 8), atomic_inc2_32)
 
+    @pytest.mark.slow
     def test_atomic_inc2_64(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint64)
         sig = "void(uint64[:,:], uint64)"
         self.check_inc(ary, rand_const, sig, 1, (4, 8), atomic_inc2_64)
 
+    @pytest.mark.slow
     def test_atomic_inc3(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint32)
         sig = "void(uint32[:,:], uint32)"
@@ -1153,26 +1182,31 @@ class TestCudaAtomics(CUDATestCase):
             ),
         )
 
+    @pytest.mark.slow
     def test_atomic_dec_32(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint32)
         sig = "void(uint32[:], uint32[:], uint32)"
         self.check_dec_index(ary, idx, rand_const, sig, 1, 32, atomic_dec32)
 
+    @pytest.mark.slow
     def test_atomic_dec_64(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint64)
         sig = "void(uint64[:], uint64[:], uint64)"
         self.check_dec_index(ary, idx, rand_const, sig, 1, 32, atomic_dec64)
 
+    @pytest.mark.slow
     def test_atomic_dec2_32(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint32)
         sig = "void(uint32[:,:], uint32)"
         self.check_dec(ary, rand_const, sig, 1, (4, 8), atomic_dec2_32)
 
+    @pytest.mark.slow
     def test_atomic_dec2_64(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint64)
         sig = "void(uint64[:,:], uint64)"
         self.check_dec(ary, rand_const, sig, 1, (4, 8), atomic_dec2_64)
 
+    @pytest.mark.slow
     def test_atomic_dec3_new(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint32)
         sig = "void(uint32[:,:], uint32)"
@@ -1212,6 +1246,7 @@ class TestCudaAtomics(CUDATestCase):
 
         np.testing.assert_equal(ary, rand_const)
 
+    @pytest.mark.slow
     def test_atomic_exch2(self):
         rand_const = np.random.randint(50, 100, dtype=np.uint32)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -1220,6 +1255,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[1, (4, 8)](ary, rand_const)
         np.testing.assert_equal(ary, rand_const)
 
+    @pytest.mark.slow
     def test_atomic_exch3(self):
         rand_const = np.random.randint(50, 100, dtype=np.uint64)
         ary = np.random.randint(0, 32, size=32).astype(np.uint64).reshape(4, 8)
@@ -1376,6 +1412,7 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_max_nan_val(self):
         self._test_atomic_minmax_nan_val(atomic_max)
 
+    @pytest.mark.slow
     def test_atomic_max_double_shared(self):
         vals = np.random.randint(0, 32, size=32).astype(np.float64)
         res = np.zeros(1, np.float64)
@@ -1386,6 +1423,7 @@ class TestCudaAtomics(CUDATestCase):
         gold = np.max(vals)
         np.testing.assert_equal(res, gold)
 
+    @pytest.mark.slow
     def test_atomic_min_double_shared(self):
         vals = np.random.randint(0, 32, size=32).astype(np.float64)
         res = np.ones(1, np.float64) * 32
@@ -1654,6 +1692,7 @@ class TestCudaAtomics(CUDATestCase):
             dtype=np.float64, lo=-65535, hi=65535, init_val=np.nan
         )
 
+    @pytest.mark.slow
     def test_atomic_nanmax_double_shared(self):
         vals = np.random.randint(0, 32, size=32).astype(np.float64)
         vals[1::2] = np.nan

@@ -12,6 +12,7 @@ NumquadTypeError for numba.cuda's TypingError. Left out: the PTX checks
 """
 
 
+import pytest
 from numba import cuda, errors, typeof, types
 import numpy as np
 
@@ -70,6 +71,7 @@ class TestCacheHints(PortedCase):
                     f[1, 1](r, x)
                     np.testing.assert_equal(r, x)
 
+    @pytest.mark.slow
     def test_loads(self):
         self._loads(wide_types)
 
@@ -96,6 +98,7 @@ class TestCacheHints(PortedCase):
                     f[1, 1](r, x)
                     np.testing.assert_equal(r, x)
 
+    @pytest.mark.slow
     def test_loads_2d(self):
         self._loads_2d(wide_types)
 
@@ -121,6 +124,7 @@ class TestCacheHints(PortedCase):
                     f[1, 1](r, x)
                     np.testing.assert_equal(r, x)
 
+    @pytest.mark.slow
     def test_stores(self):
         self._stores(wide_types)
 
@@ -147,6 +151,7 @@ class TestCacheHints(PortedCase):
                     f[1, 1](r, x)
                     np.testing.assert_equal(r, x)
 
+    @pytest.mark.slow
     def test_stores_2d(self):
         self._stores_2d(wide_types)
 

@@ -11,6 +11,7 @@ test_uint_to_float16_ptx, test_float16_to_float_ptx, test_native_cast:
 ``compile_ptx`` text checks).
 """
 
+import pytest
 import numpy as np
 
 from numba import cuda
@@ -132,6 +133,7 @@ class TestCasting(PortedCase):
                     self.assertEqual(cfunc(-12.3), pyfunc(-12.3))
                     self.assertEqual(cfunc(-12.3), int(-12.3))
 
+    @pytest.mark.slow
     def test_float_to_int(self):
         self._float_to_int(FLOATS[1:])
 
@@ -151,6 +153,7 @@ class TestCasting(PortedCase):
                     self.assertEqual(cfunc(12.3), pyfunc(12.3))
                     self.assertEqual(cfunc(12.3), int(12.3))
 
+    @pytest.mark.slow
     def test_float_to_uint(self):
         self._float_to_uint(FLOATS[1:])
 
@@ -165,6 +168,7 @@ class TestCasting(PortedCase):
                 cfunc = self._create_wrapped(pyfunc, np.int64, toty)
                 self.assertEqual(cfunc(321), pyfunc(321))
 
+    @pytest.mark.slow
     def test_int_to_float(self):
         self._int_to_float((to_float32, to_float64), FLOATS[1:])
 
@@ -206,6 +210,7 @@ class TestCasting(PortedCase):
         tys = FLOATS
         return list(itertools.product(zip(pyfuncs, tys), tys))
 
+    @pytest.mark.slow
     def test_float_to_float(self):
         self._float_to_float([c for c in self._float_to_float_cases()
                               if np.float16 not in (c[0][1], c[1])])
@@ -235,6 +240,7 @@ class TestCasting(PortedCase):
                         cfunc(-3.21), pyfunc(fromty(-3.21)) + 0j
                     )
 
+    @pytest.mark.slow
     def test_float_to_complex(self):
         self._float_to_complex(FLOATS[1:])
 

@@ -192,9 +192,11 @@ class TestComplex(BaseComplexTest):
     def test_real(self):
         self.check_real_image(real_usecase)
 
+    @pytest.mark.slow
     def test_imag(self):
         self.check_real_image(imag_usecase)
 
+    @pytest.mark.slow
     def test_conjugate(self):
         pyfunc = conjugate_usecase
         values = self.basic_values()
@@ -248,12 +250,15 @@ class TestCMath(BaseComplexTest):
 
     # Conversions
 
+    @pytest.mark.slow
     def test_phase(self):
         self.check_unary_func(phase_usecase, returns_float=True)
 
+    @pytest.mark.slow
     def test_polar(self):
         self.check_unary_func(polar_as_complex_usecase)
 
+    @pytest.mark.slow
     def test_rect(self):
         def do_test(tp, seed_values):
             values = [
@@ -270,23 +275,28 @@ class TestCMath(BaseComplexTest):
 
     # Classification
 
+    @pytest.mark.slow
     def test_isnan(self):
         self.check_predicate_func(isnan_usecase)
 
     def test_isinf(self):
         self.check_predicate_func(isinf_usecase)
 
+    @pytest.mark.slow
     def test_isfinite(self):
         self.check_predicate_func(isfinite_usecase)
 
     # Power and logarithms
 
+    @pytest.mark.slow
     def test_exp(self):
         self.check_unary_func(exp_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_log(self):
         self.check_unary_func(log_usecase)
 
+    @pytest.mark.slow
     @pytest.mark.xfail(
         sys.version_info[:2] >= (3, 14),
         reason="python 3.14 cmath.log behavior is different than previous versions",
@@ -299,52 +309,66 @@ class TestCMath(BaseComplexTest):
         ]
         self.run_binary(log_base_usecase, value_types, values, ulps=3)
 
+    @pytest.mark.slow
     def test_log10(self):
         self.check_unary_func(log10_usecase)
 
+    @pytest.mark.slow
     def test_sqrt(self):
         self.check_unary_func(sqrt_usecase)
 
     # Trigonometric functions
 
+    @pytest.mark.slow
     def test_acos(self):
         self.check_unary_func(acos_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_asin(self):
         self.check_unary_func(asin_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_atan(self):
         self.check_unary_func(
             atan_usecase, ulps=2, values=self.non_nan_values()
         )
 
+    @pytest.mark.slow
     def test_cos(self):
         self.check_unary_func(cos_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_sin(self):
         # See test_sinh.
         self.check_unary_func(sin_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_tan(self):
         self.check_unary_func(tan_usecase, ulps=2, ignore_sign_on_zero=True)
 
     # Hyperbolic functions
 
+    @pytest.mark.slow
     def test_acosh(self):
         self.check_unary_func(acosh_usecase)
 
+    @pytest.mark.slow
     def test_asinh(self):
         self.check_unary_func(asinh_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_atanh(self):
         self.check_unary_func(atanh_usecase, ulps=2, ignore_sign_on_zero=True)
 
+    @pytest.mark.slow
     def test_cosh(self):
         self.check_unary_func(cosh_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_sinh(self):
         self.check_unary_func(sinh_usecase, ulps=2)
 
+    @pytest.mark.slow
     def test_tanh(self):
         self.check_unary_func(tanh_usecase, ulps=2, ignore_sign_on_zero=True)
 

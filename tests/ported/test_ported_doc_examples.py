@@ -8,6 +8,7 @@ test_sessionize (host-side APIs). test_ufunc.py is ported (a ufunc writing into
 the output a kernel passes).
 """
 
+import pytest
 import math
 
 import numpy as np
@@ -17,6 +18,7 @@ from _port import PortedCase, on_cuda
 
 
 class TestDocMatmul(PortedCase):
+    @pytest.mark.slow
     def test_matmul(self):
         from numba.cuda import float32
 
@@ -116,6 +118,7 @@ class TestDocMatmul(PortedCase):
 
 
 class TestDocReduction(PortedCase):
+    @pytest.mark.slow
     def test_ex_reduction(self):
         from numba.cuda.types import int32
 
@@ -243,6 +246,7 @@ class TestDocCpuGpuCompat(PortedCase):
 
 
 class TestDocUFunc(PortedCase):
+    @pytest.mark.slow
     def test_ex_cuda_ufunc_call(self):
         # A kernel calling a ufunc (sin, in this case)
         @self.jit

@@ -10,6 +10,7 @@ cuda.jit on kernels -> self.jit, streams and device arrays -> host arrays; the L
 and the matmul 10x10 blocks (numba-cuda: 50x50); PTX checks are left out.
 """
 
+import pytest
 import math
 from types import ModuleType
 
@@ -64,6 +65,7 @@ def randfloat(rand_var, low, high):
 
 
 class TestBlackScholes(PortedCase):
+    @pytest.mark.slow
     def test_blackscholes(self):
         OPT_N = 400
         iterations = 2
@@ -134,6 +136,7 @@ SM_SIZE = tpb, tpb
 
 
 class TestCudaLaplace(PortedCase):
+    @pytest.mark.slow
     def test_laplace_small(self):
         @cuda.jit(float64(float64, float64), device=True, inline="always")
         def get_max(a, b):
@@ -238,6 +241,7 @@ MM_SM_SIZE = (mm_tpb, mm_tpb)
 
 
 class TestMatmul(PortedCase):
+    @pytest.mark.slow
     def test_cuda_matmul(self):
         @self.jit(void(float32[:, ::1], float32[:, ::1], float32[:, ::1]))
         def cu_square_matrix_mul(A, B, C):
@@ -485,6 +489,7 @@ class TestCudaConstantMemory(PortedCase):
         jcuconstAlign[1, 3](A)
         self.assertTrue(np.all(A == (CONST3BYTES + CONST1D[:3])))
 
+    @pytest.mark.slow
     def test_const_array_2d(self):
         sig = (int32[:, :],)
         jcuconst2d = self.jit(sig)(cuconst2d)
@@ -610,6 +615,7 @@ class TestCudaTestGlobal(PortedCase):
 
         self.assertTrue(np.all(ary == np.arange(nelem, dtype=np.int32)))
 
+    @pytest.mark.slow
     def test_global_tuple_const(self):
         # (skipped in numba-cuda with unittest.SkipTest; it passes here)
         compiled = self.jit("void(float32[:,:])")(coop_smem2d)

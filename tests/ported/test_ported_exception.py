@@ -98,6 +98,7 @@ class TestException(PortedCase):
         np.testing.assert_almost_equal(expect_x, got_x)
         np.testing.assert_almost_equal(expect_y, got_y)
 
+    @pytest.mark.slow
     def test_raise_causing_warp_diverge(self):
         """Test case for issue #2655."""
         self.case_raise_causing_warp_diverge(with_debug_mode=False)

@@ -6,6 +6,7 @@ grid() typing-error tests (numba.cuda's message), and the PTX branch counts of
 test_selp (its results are kept).
 """
 
+import pytest
 import itertools
 
 import numpy as np
@@ -152,6 +153,7 @@ class TestCudaIntrinsic(PortedCase):
         compiled[1, N](ary)
         self.assertTrue(np.all(ary == exp))
 
+    @pytest.mark.slow
     def test_fill3d_threadidx(self):
         X, Y, Z = 4, 5, 6
 
@@ -231,6 +233,7 @@ class TestCudaIntrinsic(PortedCase):
         self.assertEqual(ary[0], nctaid[0] * ntid[0])
         self.assertEqual(ary[1], nctaid[1] * ntid[1])
 
+    @pytest.mark.slow
     def test_intrinsic_forloop_step(self):
         compiled = self.jit("void(int32[:,::1])")(intrinsic_forloop_step)
         ntid = (4, 3)
@@ -453,6 +456,7 @@ class TestCudaIntrinsic(PortedCase):
             compiled[1, 1](ary, i)
             self.assertEqual(ary[0], round(i))
 
+    @pytest.mark.slow
     def test_round_to_f4(self):
         compiled = self.jit("void(float32[:], float32, int32)")(simple_round_to)
         ary = np.zeros(1, dtype=np.float32)

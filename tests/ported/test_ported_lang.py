@@ -3,6 +3,7 @@
 Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda import float64
@@ -40,6 +41,7 @@ class TestLang(PortedCase):
         c = np.array(t2)
         self.assertTrue(np.all(a == (b + c).sum()))
 
+    @pytest.mark.slow
     def test_issue_872(self):
         """
         Ensure that typing and lowering of CUDA kernel API primitives works in

@@ -345,6 +345,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_acos
 
+    @pytest.mark.slow
     def test_math_acos(self):
         self.unary_template_float32(math_acos, np.arccos)
         self.unary_template_float64(math_acos, np.arccos)
@@ -356,6 +357,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_asin
 
+    @pytest.mark.slow
     def test_math_asin(self):
         self.unary_template_float32(math_asin, np.arcsin)
         self.unary_template_float64(math_asin, np.arcsin)
@@ -367,6 +369,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_atan
 
+    @pytest.mark.slow
     def test_math_atan(self):
         self.unary_template_float32(math_atan, np.arctan)
         self.unary_template_float64(math_atan, np.arctan)
@@ -376,6 +379,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_acosh
 
+    @pytest.mark.slow
     def test_math_acosh(self):
         self.unary_template_float32(math_acosh, np.arccosh, start=1, stop=2)
         self.unary_template_float64(math_acosh, np.arccosh, start=1, stop=2)
@@ -385,6 +389,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_asinh
 
+    @pytest.mark.slow
     def test_math_asinh(self):
         self.unary_template_float32(math_asinh, np.arcsinh)
         self.unary_template_float64(math_asinh, np.arcsinh)
@@ -394,6 +399,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_atanh
 
+    @pytest.mark.slow
     def test_math_atanh(self):
         self.unary_template_float32(math_atanh, np.arctanh, start=0, stop=0.9)
         self.unary_template_float64(math_atanh, np.arctanh, start=0, stop=0.9)
@@ -403,6 +409,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_cos
 
+    @pytest.mark.slow
     def test_math_cos(self):
         self.unary_template_float32(math_cos, np.cos)
         self.unary_template_float64(math_cos, np.cos)
@@ -434,6 +441,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_sin
 
+    @pytest.mark.slow
     def test_math_sin(self):
         self.unary_template_float32(math_sin, np.sin)
         self.unary_template_float64(math_sin, np.sin)
@@ -443,6 +451,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_tan
 
+    @pytest.mark.slow
     def test_math_tan(self):
         self.unary_template_float32(math_tan, np.tan)
         self.unary_template_float64(math_tan, np.tan)
@@ -452,6 +461,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_cosh
 
+    @pytest.mark.slow
     def test_math_cosh(self):
         self.unary_template_float32(math_cosh, np.cosh)
         self.unary_template_float64(math_cosh, np.cosh)
@@ -461,6 +471,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_sinh
 
+    @pytest.mark.slow
     def test_math_sinh(self):
         self.unary_template_float32(math_sinh, np.sinh)
         self.unary_template_float64(math_sinh, np.sinh)
@@ -470,6 +481,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_tanh
 
+    @pytest.mark.slow
     def test_math_tanh(self):
         self.unary_template_float32(math_tanh, np.tanh)
         self.unary_template_float64(math_tanh, np.tanh)
@@ -479,6 +491,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_atan2
 
+    @pytest.mark.slow
     def test_math_atan2(self):
         self.binary_template_float32(math_atan2, np.arctan2)
         self.binary_template_float64(math_atan2, np.arctan2)
@@ -488,6 +501,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_erf
 
+    @pytest.mark.slow
     def test_math_erf(self):
         @vectorize
         def ufunc(x):
@@ -501,6 +515,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_erfc
 
+    @pytest.mark.slow
     def test_math_erfc(self):
         @vectorize
         def ufunc(x):
@@ -514,6 +529,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_exp
 
+    @pytest.mark.slow
     def test_math_exp(self):
         self.unary_template_float32(math_exp, np.exp)
         self.unary_template_float64(math_exp, np.exp)
@@ -523,6 +539,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_exp2
 
+    @pytest.mark.slow
     @unittest.skipUnless(sys.version_info >= (3, 11), "Python 3.11+ required")
     def test_math_exp2(self):
         self.unary_template_float32(math_exp2, np.exp2)
@@ -533,6 +550,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_expm1
 
+    @pytest.mark.slow
     def test_math_expm1(self):
         self.unary_template_float32(math_expm1, np.expm1)
         self.unary_template_float64(math_expm1, np.expm1)
@@ -542,6 +560,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_fabs
 
+    @pytest.mark.slow
     def test_math_fabs(self):
         self.unary_template_float32(math_fabs, np.fabs, start=-1)
         self.unary_template_float64(math_fabs, np.fabs, start=-1)
@@ -551,6 +570,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_gamma
 
+    @pytest.mark.slow
     def test_math_gamma(self):
         @vectorize
         def ufunc(x):
@@ -564,6 +584,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_lgamma
 
+    @pytest.mark.slow
     def test_math_lgamma(self):
         @vectorize
         def ufunc(x):
@@ -577,6 +598,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_log
 
+    @pytest.mark.slow
     def test_math_log(self):
         self.unary_template_float32(math_log, np.log, start=1)
         self.unary_template_float64(math_log, np.log, start=1)
@@ -586,6 +608,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_log2
 
+    @pytest.mark.slow
     def test_math_log2(self):
         self.unary_template_float32(math_log2, np.log2, start=1)
         self.unary_template_float64(math_log2, np.log2, start=1)
@@ -595,6 +618,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_log10
 
+    @pytest.mark.slow
     def test_math_log10(self):
         self.unary_template_float32(math_log10, np.log10, start=1)
         self.unary_template_float64(math_log10, np.log10, start=1)
@@ -604,6 +628,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_log1p
 
+    @pytest.mark.slow
     def test_math_log1p(self):
         self.unary_template_float32(math_log1p, np.log1p)
         self.unary_template_float64(math_log1p, np.log1p)
@@ -613,6 +638,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_remainder
 
+    @pytest.mark.slow
     def test_math_remainder(self):
         self.binary_template_float32(math_remainder, np.remainder, start=1e-11)
         self.binary_template_float64(math_remainder, np.remainder, start=1e-11)
@@ -632,6 +658,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_nextafter
 
+    @pytest.mark.slow
     def test_math_nextafter(self):
         self.binary_template_float32(math_nextafter, np.nextafter, start=1e-11)
         self.binary_template_float64(math_remainder, np.remainder, start=1e-11)
@@ -641,6 +668,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_sqrt
 
+    @pytest.mark.slow
     def test_math_sqrt(self):
         self.unary_template_float32(math_sqrt, np.sqrt)
         self.unary_template_float64(math_sqrt, np.sqrt)
@@ -650,6 +678,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_hypot
 
+    @pytest.mark.slow
     def test_math_hypot(self):
         self.binary_template_float32(math_hypot, np.hypot)
         self.binary_template_float64(math_hypot, np.hypot)
@@ -677,6 +706,7 @@ class TestCudaMath(CUDATestCase):
 
         np.testing.assert_allclose(np.power(A, B).astype(npdtype), C, rtol=1e-6)
 
+    @pytest.mark.slow
     def test_math_pow(self):
         self.binary_template_float32(math_pow, np.power)
         self.binary_template_float64(math_pow, np.power)
@@ -694,6 +724,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_ceil
 
+    @pytest.mark.slow
     def test_math_ceil(self):
         self.unary_template_float32(math_ceil, np.ceil)
         self.unary_template_float64(math_ceil, np.ceil)
@@ -703,6 +734,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_floor
 
+    @pytest.mark.slow
     def test_math_floor(self):
         self.unary_template_float32(math_floor, np.floor)
         self.unary_template_float64(math_floor, np.floor)
@@ -721,6 +753,7 @@ class TestCudaMath(CUDATestCase):
     def test_math_trunc(self):
         self.unary_template_float64(math_trunc, np.trunc)
 
+    @pytest.mark.slow
     @skip_on_cudasim("trunc only supported on NumPy float64")
     def test_math_trunc_non_float64(self):
         self.unary_template_float32(math_trunc, np.trunc)
@@ -737,6 +770,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_modf
 
+    @pytest.mark.slow
     def test_math_modf(self):
         def modf_template_nan(dtype, arytype):
             A = np.array([np.nan], dtype=dtype)
@@ -789,6 +823,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_fmod
 
+    @pytest.mark.slow
     def test_math_fmod(self):
         self.binary_template_float32(math_fmod, np.fmod, start=1)
         self.binary_template_float64(math_fmod, np.fmod, start=1)
@@ -796,6 +831,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_mod_binop
 
+    @pytest.mark.slow
     def test_math_mod_binop(self):
         self.binary_template_float32(math_mod_binop, np.fmod, start=1)
         self.binary_template_float64(math_mod_binop, np.fmod, start=1)
@@ -803,6 +839,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_isnan
 
+    @pytest.mark.slow
     def test_math_isnan(self):
         self.unary_bool_template_float32(math_isnan, np.isnan)
         self.unary_bool_template_float64(math_isnan, np.isnan)
@@ -814,6 +851,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_isinf
 
+    @pytest.mark.slow
     def test_math_isinf(self):
         self.unary_bool_template_float32(math_isinf, np.isinf)
         self.unary_bool_template_float64(math_isinf, np.isinf)
@@ -825,6 +863,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_isfinite
 
+    @pytest.mark.slow
     def test_math_isfinite(self):
         self.unary_bool_template_float32(math_isfinite, np.isfinite)
         self.unary_bool_template_float64(math_isfinite, np.isfinite)

@@ -5,6 +5,7 @@ test (``max.f64`` etc. in inspect_asm) is numba.cuda codegen and is left out,
 the numerical check stays.
 """
 
+import pytest
 import numpy as np
 
 from numba import cuda
@@ -71,6 +72,7 @@ class TestCudaMinMax(PortedCase):
     def test_min_f8f4(self):
         self._run(builtin_min, np.minimum, "min.f64", np.float64, np.float32)
 
+    @pytest.mark.slow
     def test_min_f4f4(self):
         self._run(builtin_min, np.minimum, "min.f32", np.float32, np.float32)
 

@@ -9,6 +9,7 @@ same function run as Python. Left out: test_jit_debug_simulator (the simulator's
 config), test_enums.py's test_vectorize (cuda.vectorize, a host-side API).
 """
 
+import pytest
 import enum
 import math
 
@@ -101,6 +102,7 @@ class TestCudaJitNoTypes(PortedCase):
         foo[10, 1](x, y)
         self.assertTrue(np.all(x == y))
 
+    @pytest.mark.slow
     def test_device_jit(self):
         @cuda.jit(device=True)
         def mapper(args):
@@ -161,6 +163,7 @@ def mandel(tid, min_x, max_x, min_y, max_y, width, height, iters):
 
 
 class TestCudaMandel(PortedCase):
+    @pytest.mark.slow
     def test_mandel(self):
         """numba-cuda compiles the device function (compile_ptx); here a kernel runs it."""
         dev = cuda.jit((uint32, float64, float64, float64, float64, uint32, uint32, uint32),

@@ -8,6 +8,7 @@ Left out: test_invalid_context_error_with_d2h and test_invalid_context_error_wit
 no kernel).
 """
 
+import pytest
 import multiprocessing
 import numpy as np
 from numba import cuda
@@ -46,6 +47,7 @@ class TestMultiThreadCompiling(PortedCase):
     def test_concurrent_compiling(self):
         check_concurrent_compiling(self.target)
 
+    @pytest.mark.slow
     @unittest.skipIf(not has_mp_get_context, "no multiprocessing.get_context")
     def test_spawn_concurrent_compilation(self):
         # force CUDA context init

@@ -3,6 +3,7 @@
 Adapted: cuda.jit -> self.jit (xpu.jit on one target), device arrays -> host arrays.
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda import float32, void
@@ -17,6 +18,7 @@ def generate_input(n):
 
 
 class TestCudaNonDet(PortedCase):
+    @pytest.mark.slow
     def test_for_pre(self):
         """Test issue with loop not running due to bad sign-extension at the for
         loop precondition.

@@ -3,6 +3,7 @@
 Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 """
 
+import pytest
 import math
 import numpy as np
 from numba import cuda
@@ -58,6 +59,7 @@ def random_complex(N):
 
 
 class TestCudaPowi(PortedCase):
+    @pytest.mark.slow
     def test_powi(self):
         dec = self.jit(void(float64[:, :], int8, float64[:, :]))
         kernel = dec(cu_mat_power)
@@ -68,6 +70,7 @@ class TestCudaPowi(PortedCase):
         kernel[1, A.shape](A, power, Aout)
         self.assertTrue(np.allclose(Aout, A**power))
 
+    @pytest.mark.slow
     def test_powi_binop(self):
         dec = self.jit(void(float64[:, :], int8, float64[:, :]))
         kernel = dec(cu_mat_power_binop)

@@ -8,6 +8,7 @@ tests (returning arrays from device functions) stay expected failures, except
 test_set_array, which passes on the CPU (a record argument is a reference to the
 caller's record): an expected failure on the CUDA target only.
 """
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda import types
@@ -227,6 +228,7 @@ class TestRecordDtype(PortedCase):
         # Test again to check if coercion works
         self._test_set_equal(set_a, 3.0, types.float32)
 
+    @pytest.mark.slow
     def test_set_b(self):
         self._test_set_equal(set_b, 123, types.int32)
         # Test again to check if coercion works
@@ -393,6 +395,7 @@ class TestNestedArrays(PortedCase):
 
         return host
 
+    @pytest.mark.slow
     def test_record_read_array(self):
         # Test reading from a 1D array within a structured type
         nbval = np.recarray(1, dtype=recordwitharray)
@@ -406,6 +409,7 @@ class TestNestedArrays(PortedCase):
         res = cfunc(nbval[0])
         np.testing.assert_equal(res, nbval[0].h[1])
 
+    @pytest.mark.slow
     def test_record_read_2d_array(self):
         # Test reading from a 2D array within a structured type
         nbval = np.recarray(1, dtype=recordwith2darray)
@@ -445,6 +449,7 @@ class TestNestedArrays(PortedCase):
         cfunc[1, 1](*cuargs)
         np.testing.assert_equal(pyargs, cuargs)
 
+    @pytest.mark.slow
     def test_getitem_idx(self):
         # Test __getitem__ with numerical index
 

@@ -40,12 +40,15 @@ class TestSelfRecursion(PortedCase):
         expected = 55
         self.assertPreciseEqual(actual, expected)
 
+    @pytest.mark.slow
     def test_global_explicit_sig(self):
         self.check_fib(self.mod.fib1)
 
+    @pytest.mark.slow
     def test_inner_explicit_sig(self):
         self.check_fib(self.mod.fib2)
 
+    @pytest.mark.slow
     def test_global_implicit_sig(self):
         self.check_fib(self.mod.fib3)
 

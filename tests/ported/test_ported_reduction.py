@@ -6,6 +6,7 @@ Adapted: the kernel is built with ``xpu.jit`` (its device functions keep
 launches; the sizes of test_sum_reduce stop at 34567 (numba-cuda also runs 1M).
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda.np.numpy_support import from_dtype
@@ -212,6 +213,7 @@ class TestReduction(PortedCase):
         got = self.sum_reduce(A)
         self.assertEqual(expect, got)
 
+    @pytest.mark.slow
     def test_sum_reduce(self):
         test_sizes = [1, 15, 16, 17, 127, 128, 129, 1023, 1024, 1025, 1536, 34567]
         for n in test_sizes:
@@ -223,6 +225,7 @@ class TestReduction(PortedCase):
         got = self.sum_reduce(A)
         self.assertEqual(expect, got)
 
+    @pytest.mark.slow
     def test_prod_reduce(self):
         prod_reduce = Reduce(lambda a, b: a * b, self.target)
         A = np.arange(64, dtype=np.float64) + 1
@@ -230,6 +233,7 @@ class TestReduction(PortedCase):
         got = prod_reduce(A, init=1)
         np.testing.assert_allclose(expect, got)
 
+    @pytest.mark.slow
     def test_max_reduce(self):
         max_reduce = Reduce(lambda a, b: max(a, b), self.target)
         A = np.arange(3717, dtype=np.float64) + 1
@@ -237,6 +241,7 @@ class TestReduction(PortedCase):
         got = max_reduce(A, init=0)
         self.assertEqual(expect, got)
 
+    @pytest.mark.slow
     def test_non_identity_init(self):
         init = 3
         A = np.arange(10, dtype=np.float64) + 1
@@ -244,6 +249,7 @@ class TestReduction(PortedCase):
         got = self.sum_reduce(A, init=init)
         self.assertEqual(expect, got)
 
+    @pytest.mark.slow
     def test_result_on_device(self):
         A = np.arange(10, dtype=np.float64) + 1
         got = np.zeros(1, dtype=np.float64)

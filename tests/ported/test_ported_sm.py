@@ -7,6 +7,7 @@ out: extension/struct-model types and float16 (not supported by the CPU target),
 PTX inspection, and numba.cuda's own typing-error texts.
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda import int32, float32, float64, void
@@ -198,6 +199,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([1, 2], dtype=np.int32)
         self._test_dynshared_slice(slice_read, arr, expected)
 
+    @pytest.mark.slow
     def test_dynshared_slice_diff_sizes(self):
         @self.jit
         def slice_diff_sizes(x):

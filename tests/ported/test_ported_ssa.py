@@ -7,6 +7,7 @@ off numba.cuda's low-occupancy and implicit-copy warnings as numba-cuda's
 CUDATestCase does.
 """
 
+import pytest
 import sys
 import copy
 import logging
@@ -168,6 +169,7 @@ class TestSSA(SSABaseTest):
         with override_config("ALWAYS_WARN_UNINIT_VAR", 1):
             self.check_undefined_var(should_warn=True)
 
+    @pytest.mark.slow
     def test_phi_propagation(self):
         @self.jit
         def foo(result, actions):

@@ -5,6 +5,7 @@ threadfence tests (``membar.gl;`` in inspect_asm) are numba.cuda codegen checks
 and are left out.
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda import int32, float32
@@ -135,6 +136,7 @@ class TestCudaSync(PortedCase):
     def test_useless_syncwarp_with_mask(self):
         self._test_useless(useless_syncwarp_with_mask)
 
+    @pytest.mark.slow
     def test_coop_syncwarp(self):
         # coop_syncwarp computes the sum of all integers from 0 to 31 (496)
         # using a single warp
@@ -154,6 +156,7 @@ class TestCudaSync(PortedCase):
         compiled[1, nelem](ary)
         self.assertTrue(np.all(ary == np.arange(nelem, dtype=np.int32)))
 
+    @pytest.mark.slow
     def test_coop_smem2d(self):
         compiled = self.jit("void(float32[:,::1])")(coop_smem2d)
         shape = 10, 20

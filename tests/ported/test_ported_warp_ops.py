@@ -4,6 +4,7 @@ Adapted: cuda.jit -> self.jit; numba.cuda's checks of its own LLVM IR/PTX
 (constant shuffle/vote modes, compile_ptx for sm_100) are left out.
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda import int32, int64, float32, float64
@@ -144,6 +145,7 @@ class TestCudaWarpOperations(PortedCase):
         compiled[1, nelem](ary, xor)
         self.assertTrue(np.all(ary == exp))
 
+    @pytest.mark.slow
     def test_shfl_sync_types(self):
         types = int32, int64, float32, float64
         values = (
@@ -160,6 +162,7 @@ class TestCudaWarpOperations(PortedCase):
                 compiled[1, nelem](ary, val)
                 self.assertTrue(np.all(ary == val))
 
+    @pytest.mark.slow
     def test_vote_sync_type_validation(self):
         nelem = 32
 
@@ -289,6 +292,7 @@ class TestCudaWarpOperations(PortedCase):
         compiled[1, nelem](ary_in, ary_out)
         self.assertTrue(np.all(ary_out == 0))
 
+    @pytest.mark.slow
     def test_independent_scheduling(self):
         compiled = self.jit("void(uint32[:])")(use_independent_scheduling)
         arr = np.empty(32, dtype=np.uint32)
