@@ -207,6 +207,7 @@ def k_good_allocations(out):
     out[i] = a[(i + 1) % 32] + b[1, 2] + c[1].x + b.shape[0] + d.shape[0] * 0 + z[0].imag
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_good_allocations_still_work(target):
     out = np.zeros(32, np.float32)

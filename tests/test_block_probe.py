@@ -58,6 +58,7 @@ def test_an_atomic_converts_a_float_value_as_the_gpu_converts(target, dtype, rng
     np.testing.assert_array_equal(olds, start[:v.size])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_barrier_predicate_is_an_int32_first(target, rng):
     # numba.cuda types syncthreads_count/_and/_or as i4(i4): 2**32 is 0 there
@@ -294,6 +295,7 @@ def k_read_then_bump(buf, out):
     out[t] = buf[t] + _bump(buf, t)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_two_calls_with_barriers_in_one_statement_run_in_order(target, rng):
     # the CPU target refused `f(t) + f(t)` (each call "runs before the rest of its

@@ -74,6 +74,7 @@ def k_oob(a):
     a[i + 1] = Wave.laneId()
 
 
+@pytest.mark.slow
 def test_debug_bounds_check_points_at_the_kernel():
     with pytest.raises(IndexError) as e:
         k_oob.cpu[1, 32](np.zeros(32, np.int64))
@@ -167,6 +168,7 @@ def _k_count_digits(d, out):
     out[i] = c + np.uint32(v)
 
 
+@pytest.mark.slow
 def test_range_loop_unrolled_only_when_its_variable_is_a_selector(rng):
     src = _k_count_digits.inspect_cpu_source((numba.int32[::1], numba.uint32[::1]))
     assert re.search(r"for r in _nq_range\(", src)
@@ -220,6 +222,7 @@ def _k_dead_branch_after_constant_loop(x, out, s):
     out[i] = v + Wave.prefixSum(v)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_names_only_in_a_pruned_branch(rng, debug):
     """Fuzz seed 5 kernel 353 (H200 run): typing prunes a branch whose condition is a

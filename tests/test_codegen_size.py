@@ -224,6 +224,7 @@ def k_overwrite(x, out):
     out[i] = acc
 
 
+@pytest.mark.slow
 def test_a_value_overwritten_unread_is_not_loaded(rng):
     src = k_overwrite.inspect_cpu_source((numba.int32[::1], numba.int64[::1]))
     assert "acc = _nq_ld(_nq_v_acc" not in src, src

@@ -143,6 +143,7 @@ def test_conditional_ops_compile_for_the_gpu(fn):
     assert ".local" not in ptx
 
 
+@pytest.mark.slow
 def test_lambda_lane_function_with_a_ternary(rng):
     lam = xpu.jit(lambda v: Wave.prefixSum(v) if v > 0 else v)
     x = rng.integers(-3, 4, 70).astype(np.int64)

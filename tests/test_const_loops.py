@@ -78,6 +78,7 @@ def _waves(a):
     return a.reshape(-1, 32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_lane_returns_from_a_loop_over_constants_before_an_op(target, rng):
     x = rng.integers(1, 200, 64).astype(np.int32)

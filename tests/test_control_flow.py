@@ -100,6 +100,7 @@ def _model_while(x):
     return (v * 100 + n).ravel()
 
 
+@pytest.mark.slow
 def test_while_break_continue(target, rng):
     x = rng.integers(900, 1010, 128).astype(np.int64)
     out = np.zeros_like(x)
@@ -256,6 +257,7 @@ def k_cond_assign(x, out):
     out[i] += Quad.swapDiagonal(v)
 
 
+@pytest.mark.slow
 def test_no_state_leak_between_launches(target, rng):
     for _ in range(3):
         x = rng.integers(-5, 5, 128).astype(np.int64)
@@ -492,6 +494,7 @@ def k_inlined_tuple_loop(x, o):
     o[i] = _lf_tuple_loop_around_while(x[i])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_loop_over_constants_in_an_inlined_function(rng, debug):
     # fuzz seed 2027 #8832: the loop's `_nq_range(3)` was renamed with the inlined
@@ -521,6 +524,7 @@ def k_assigned_loop_variable(x, out):
     out[i] = s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_a_loop_over_constants_that_assigns_its_variable(rng, target):
     x = rng.integers(-100, 100, 64)

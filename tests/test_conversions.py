@@ -125,6 +125,7 @@ def test_python_int_of_a_float(target, debug):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.slow
 def test_the_cpu_ir_converts_saturating():
     """The mechanism: no fptosi/fptoui is left in the wave code's IR."""
     from numba import types
@@ -205,6 +206,7 @@ def _round_nd(x, nd):
     return r.astype(x.dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", TARGETS)
 @pytest.mark.parametrize("fdt", ["float32", "float64"])
 def test_floor_ceil_trunc_round(fdt, target, debug):

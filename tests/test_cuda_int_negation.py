@@ -51,6 +51,7 @@ def _want(a):
         (-a64).astype(np.int32), (-a8.astype(np.int64)).astype(np.int8)], 1).astype(np.int64)
 
 
+@pytest.mark.slow
 def test_the_cpu_target_wraps_as_numpy(rng):
     a = _inputs(rng)
     out = np.full((64, 7), -7, np.int64)

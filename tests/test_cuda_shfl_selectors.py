@@ -139,6 +139,7 @@ def test_per_lane_selectors_use_their_low_five_bits(target, dt, rng):
         np.testing.assert_array_equal(got, ptx_shfl(x, d, mode), err_msg=mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dt", [np.int32, np.float64])
 @pytest.mark.parametrize("target", TARGETS)
 def test_constant_selectors_use_their_low_five_bits(target, dt, rng):
@@ -149,6 +150,7 @@ def test_constant_selectors_use_their_low_five_bits(target, dt, rng):
         np.testing.assert_array_equal(got, ptx_shfl(x, np.full(N, c), mode), err_msg=mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [-1, 5, 31, 33, 2**31 - 1])
 @pytest.mark.parametrize("target", TARGETS)
 def test_uniform_runtime_selectors_use_their_low_five_bits(target, d, rng):

@@ -223,6 +223,7 @@ def test_no_kernel_parameter_is_assigned_in_its_body():
                 assert not params & stored, (seed, index, fn.name, params & stored)
 
 
+@pytest.mark.slow
 def test_an_inc_or_dec_array_has_one_limit():
     """``atomic.inc``/``dec`` give the same final memory in any thread order only when
     every statement on an array applies the same function: seed 2027 #7713 had

@@ -50,6 +50,7 @@ def _mandelbrot_ref(c):
     return np.array(its, np.int32), np.array(lasts, np.complex128)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_complex_local_under_the_bounds_guard(target, rng):
     c = (rng.uniform(-2, 1, 77) + 1j * rng.uniform(-1.5, 1.5, 77)).astype(np.complex128)
@@ -61,6 +62,7 @@ def test_a_complex_local_under_the_bounds_guard(target, rng):
     np.testing.assert_array_equal(last.view(np.uint64), want_last.view(np.uint64))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_a_complex_value_kept_across_a_cross_lane_op_keeps_its_bits(target, dtype, rng):

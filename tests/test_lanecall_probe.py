@@ -117,6 +117,7 @@ def _more(x):
     return Wave.any(x > 3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["python", "cpu", "cpu-debug"])
 def test_a_lane_function_as_a_while_test(target, rng):
     # the CPU target refused it ("calling it from another kernel is not supported"),
@@ -371,6 +372,7 @@ def k_chains_round_div(s, u, i8, b, o_chain, o_div, o_round):
         o_round[2, i] = round(b[i])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_chains_integer_division_and_round_of_integers_follow_numba(target, rng):
     # a probe (twenty-third session): the python target compared a chain exactly (a

@@ -138,6 +138,7 @@ def test_every_call_form_gives_the_same_bits(rng):
     np.testing.assert_array_equal(fma_swap(odd, odd), odd * odd + _swap_ref(odd))
 
 
+@pytest.mark.slow
 def test_zero_d_and_empty():
     r = plain(np.float64(3), 5.0)
     # a NumPy scalar, as a ufunc on scalars gives (it was a 0-d array)
@@ -249,6 +250,7 @@ def test_dask_chunks_off_the_wave_grid_are_an_error(rng):
         fma_swap(da.from_array(x, chunks=256), 1.0, out=np.empty(1000))
 
 
+@pytest.mark.slow
 def test_dask_example_runs():
     import importlib.util
     import pathlib

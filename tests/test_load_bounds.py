@@ -110,6 +110,7 @@ def k_row_view(out, m, r):
     out[i] = row[1] - row[0]
 
 
+@pytest.mark.slow
 def test_a_view_index_is_checked(rng):
     m = rng.normal(size=(4, 3))
     got, want = np.full(32, POISON), np.full(32, POISON)
@@ -166,6 +167,7 @@ def k_local(out, a, j):
     out[i] = loc[j] + Wave.prefixSum(loc[0])
 
 
+@pytest.mark.slow
 def test_a_local_load_is_checked(rng):
     a = rng.normal(size=32)
     got, want = np.full(32, POISON), np.full(32, POISON)
@@ -229,6 +231,7 @@ def k_row_past_the_end(img, out):
     out[y, x] = img[y, x + 1] + Wave.reduceSum(img[y, x])    # the last column reads past
 
 
+@pytest.mark.slow
 def test_a_release_bounds_error_names_the_array_its_axis_and_the_statement():
     img = np.random.default_rng(4).standard_normal((4, 32))
     out = np.full((4, 32), np.nan)

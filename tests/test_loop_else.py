@@ -33,6 +33,7 @@ def k_ballot_of_the_lanes_that_did_not_break(x, trip, out):
         out[i] = np.int64(Wave.ballot(True))
 
 
+@pytest.mark.slow
 def test_the_else_clause_runs_in_the_lanes_that_did_not_break(target, rng):
     n = 128
     x = rng.integers(0, 6, n).astype(np.int64)

@@ -97,6 +97,7 @@ def test_nested_defs_call_each_other_and_nest(target, rng):
     np.testing.assert_array_equal(out, ((x + 1) * 5 + x) - x * 3)
 
 
+@pytest.mark.slow
 def test_a_nested_def_in_a_kernel_with_cross_lane_ops(target, rng):
     @xpu.jit
     def k(out, x):
@@ -125,6 +126,7 @@ def test_a_nested_def_in_a_kernel_with_cross_lane_ops(target, rng):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.slow
 def test_a_nested_def_in_a_lane_function_called_on_arrays(rng):
     @xpu.jit
     def f(x, y):

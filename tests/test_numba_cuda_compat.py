@@ -97,6 +97,7 @@ def test_device_functions_with_and_without_signatures(target, rng):
     assert rgba[0] == 0x04010203
 
 
+@pytest.mark.slow
 def test_device_function_signature_casts_arguments_and_result():
     # float32(float32): float64 arguments are converted, the result is float32 (numba.cuda)
     @cuda.jit("float32(float32)", device=True)
@@ -191,6 +192,7 @@ def test_recursive_device_function(rng):
     np.testing.assert_array_equal(out, [math.factorial(v) for v in x])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS + ["python"])
 def test_a_cuda_jit_function_without_device_true_is_a_device_function(target, rng):
     """numba.cuda compiles a plain ``@cuda.jit`` function a kernel calls as a device
@@ -560,6 +562,7 @@ def test_match_any_and_all_sync(target, rng):
         np.testing.assert_array_equal(all_out[:n], act if same else 0)
 
 
+@pytest.mark.slow
 def test_match_any_sync_under_divergence(rng):
     @xpu.jit
     def k(v, out):
@@ -640,6 +643,7 @@ def test_popc_clz_ffs_brev_types_and_values(dtype, rng):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", _INT_TYPES)
 @pytest.mark.parametrize("target", TARGETS)
 def test_popc_clz_ffs_brev_in_a_kernel_on_every_target(target, dtype, rng):
@@ -1243,6 +1247,7 @@ def test_unsupported_names_are_one_clear_line(expr):
 # 11. docs/numba-cuda.md
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_docs_numba_cuda_md_is_generated_from_the_table():
     import pathlib
 
@@ -1565,6 +1570,7 @@ def _times_three_impl(x):
     return lambda x: x * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stub", ["cuda-only", "generic"])
 def test_overloads_run_on_the_cpu_and_are_refused_by_the_python_target(stub, rng):
     # an overload for the CUDA target was Numba's raw UnsupportedError on the CPU; on the

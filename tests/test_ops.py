@@ -36,6 +36,7 @@ def test_op_every_type(qualname, sel_mode, target, full_tier):
 _UNIFORM_SEL = [pytest.param(q, id=q) for q, op in ops.OPS.items() if op.selector]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("qualname", _UNIFORM_SEL)
 def test_uniform_selector_every_value(qualname, target):
     """A selector that is the same in every lane (a kernel argument), for every value

@@ -100,6 +100,7 @@ def test_a_float_to_an_integer_power_never_raises_and_matches_numpy(target, dt, 
     np.testing.assert_allclose(out[~finite], want[~finite], rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ALL)
 def test_constant_negative_exponents_and_device_functions_give_infinities(target, rng):
     a = _bases(rng, np.float64, 96)
@@ -160,6 +161,7 @@ def test_math_pow_of_a_runtime_int32_exponent(target, dt, rng):
         np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.slow
 def test_math_pow_of_an_int32_exponent_calls_no_compiler_rt():
     from numba import types as nt
     for ft in (nt.float32, nt.float64):
@@ -211,6 +213,7 @@ def _folded_kernel():
     return mod.k_folded
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_a_power_of_constants_is_the_constant_python_folds(target):
     k = _folded_kernel()

@@ -278,6 +278,7 @@ def test_copies_only_where_they_pay():
     assert size_of(np.zeros((8, 32), np.uint32), 1 << 20) == 256
 
 
+@pytest.mark.slow
 def test_large_bins_and_barriers_stay_right(rng):
     x = rng.integers(0, 20_000, 300_000).astype(np.int32)
     hist = np.zeros(20_000, np.int64)                       # 160 KB: real atomics at run time

@@ -45,6 +45,7 @@ def k_tiles(out):
     tile(3, 2, out, 1)
 
 
+@pytest.mark.slow
 def test_a_shared_array_shaped_by_a_parameter_is_one_per_shape():
     # (the python target refuses a shape parameter: docs/RELIABILITY.md, left)
     out = np.full((64, 3), -1, np.int64)
@@ -104,6 +105,7 @@ def _k_dtype_of_an_argument(a, o, p):
     p[t] = _stage(a, t)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.int32, np.float64, np.uint8])
 def test_a_device_functions_array_takes_the_dtype_of_its_argument(dtype, rng):
     """``cuda.local.array(2, dtype=a.dtype)`` inside a device function: numba.cuda

@@ -88,6 +88,7 @@ def k_remat_uniform_in_loop(out, k):
     out[i] = t + s + k
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", TARGETS)
 def test_a_value_built_from_thread_ids_keeps_the_uniform_it_was_computed_with(target, debug):
     # t = i + k was recomputed after the op with the new k
@@ -188,6 +189,7 @@ def k_uniform_load_after_continue(out, tab, n):
     out[i] = acc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", TARGETS)
 def test_uniform_code_after_every_lane_left_does_not_run(target, debug):
     # the CPU target ran t = tab[blockIdx.x * 100000000] in the waves whose lanes had
@@ -398,6 +400,7 @@ def k_unpacked_shape(a, out):
         out[i, j] = a[i, j] + 1 + Wave.reduceSum(np.int64(1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, debug", TARGETS)
 def test_a_value_recomputed_from_a_tuple_unpacked_shape(target, debug):
     """``n, m = a.shape`` then ``i = tid // m``: the value recomputed in each region

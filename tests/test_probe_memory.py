@@ -93,6 +93,7 @@ def k_reshape(src, dst):
         dst[i] = src.reshape(20)[i]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes are Python 3.11+")
 def test_a_numba_library_error_in_a_kernel_names_the_kernel():
     m = np.arange(20.0).reshape(4, 5)
@@ -123,6 +124,7 @@ def k_div_release(r, x, y):
     r[i] = y[i] / x[i]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_debug_division_by_zero_raises_as_numba_cuda_debug_builds_do(target, rng):
     # numba.cuda compiles debug=True with Numba's "python" error model

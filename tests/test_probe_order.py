@@ -386,6 +386,7 @@ def _keywords_in_order_or_pure(x, out):
     out[i] = lf2(v=Wave.prefixSum(x[i]), u=x[i]) + Wave.shuffle(srcLane=(i + 1) & 31, value=x[i])
 
 
+@pytest.mark.slow
 def test_keywords_out_of_order_without_writes_run(rng):
     x = rng.integers(-50, 50, 32)
     out = np.full(32, -1, np.int64)
@@ -444,6 +445,7 @@ def _k_view_of_an_atomic(out, cnt):
     row[1] = Wave.reduceSum(1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_views_index_that_reads_memory_is_evaluated_once(target, rng):
     """The CPU target rebuilt a lane-varying view in each region after an op from its
@@ -546,6 +548,7 @@ def _shfl_round_value(y, out):
     out[t] = cuda.shfl_down_sync(0xFFFFFFFF, round(y[t], 1), 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_min_max_and_round_in_a_warp_function_are_not_writes(target, rng):
     """numba.cuda's min, max and round run under numquad's names on the CPU

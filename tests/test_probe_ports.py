@@ -86,6 +86,7 @@ def _f10(r, x, y):
     r[0] = x / y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_fastmath_debug_division_by_zero_does_not_raise(target):
     # numba-cuda's test_fastmath.py test_divf_exception

@@ -25,6 +25,7 @@ def k_votes(a, shf, eq, al, mall, bal):
     bal[i] = cuda.ballot_sync(0xffffffff, cuda.atomic.add(a, 4, 1) % 2 == 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_warp_function_evaluates_its_arguments_once(target, rng):
     start = rng.integers(0, 100, 5)

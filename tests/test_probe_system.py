@@ -334,6 +334,7 @@ def test_a_huge_launch_stops_at_ctrl_c(tmp_path):
 # a Python int kernel argument outside int64/uint64
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_python_int_no_64_bit_integer_holds_is_refused_on_every_target():
     # found by a probe: k[1, 32](a, 2**64) ran on the python target (the oracle) and
     # stored 0, and -2**63 - 1 stored 2**63 - 1, where the CPU target refused both
@@ -490,6 +491,7 @@ def test_try_except_is_a_compile_error_at_its_line_on_cuda():
 # a lane function without source (python -c, the interactive interpreter)
 # ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_lane_function_without_source_is_not_called_a_kernel():
     # found by a probe: `python -c` with a lane function f(x, y) returning a value:
     # f(x, 1.0) said "f is a kernel: launch it as f[griddim, blockdim](...)", since

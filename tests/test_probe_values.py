@@ -20,6 +20,7 @@ def pick(x, y, lane):
     return Wave.shuffle(x, lane) + y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_a_python_int_beside_int64_and_uint64_arrays_stays_an_integer(target, rng):
     x = rng.integers(2**59, 2**60, 64, dtype=np.int64) | 1

@@ -138,6 +138,7 @@ def _check_pixels(target, mode):
     assert xy.dtype == np.int64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", _MODES)
 def test_quad_grid_covers_each_pixel_once(target, mode):
     if target == "cuda" and mode == "debug":
@@ -145,6 +146,7 @@ def test_quad_grid_covers_each_pixel_once(target, mode):
     _check_pixels(target, mode)
 
 
+@pytest.mark.slow
 def test_quad_grid_python_target():
     _check_pixels("python", "release")
 

@@ -47,6 +47,7 @@ def k_op_between(out, a):
     out[i] = a[0] + s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_each_lane_starts_from_the_argument(target):
     rng = np.random.default_rng(23)

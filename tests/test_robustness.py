@@ -510,6 +510,7 @@ def k_negative_indices_wrap(out):
     out[i - 32] = i                  # -32 .. -1: Numba's (and NumPy's) wrap-around
 
 
+@pytest.mark.slow
 def test_a_store_past_the_end_without_debug_is_an_index_error_and_nothing_else_is_written(rng):
     """The missing ``if i < n`` guard: 128 threads for 100 elements. A release build
     raises instead of writing past the array (which overwrote other memory and could
@@ -530,6 +531,7 @@ def test_a_store_past_the_end_without_debug_is_an_index_error_and_nothing_else_i
     np.testing.assert_array_equal(buf[108:], -7.0)
 
 
+@pytest.mark.slow
 def test_2d_and_augmented_stores_are_checked_per_axis(rng):
     img = rng.standard_normal((40, 40))
     out = np.zeros((30, 40))
@@ -958,6 +960,7 @@ def test_a_compile_in_progress_does_not_block_other_kernels():
     np.testing.assert_array_equal(out_b, _expected(a, 2.0))
 
 
+@pytest.mark.slow
 def test_lane_functions_called_from_threads():
     f = xpu.jit(lambda x, y: x * y + Wave.reduceSum(x))
     x = np.arange(96, dtype=np.float64)
@@ -1010,6 +1013,7 @@ def test_dispatchers_are_not_kept_alive_by_numquad():
     assert [r() for r in refs] == [None, None]
 
 
+@pytest.mark.slow
 def test_inspection_works_after_the_compile_state_is_dropped():
     import numba
     t = (numba.float64[::1], numba.float64[::1])

@@ -167,6 +167,7 @@ def k_odd_signatures(x, o_var, o_pos, o_lam, o_inv):
         o_inv[i] = lam_inverse(x[i])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_lambdas_varargs_and_positional_only_get_the_rewrites_too(target):
     """They compiled as written, without the rewrites: ``round(np.float32(0.3425), 3)``

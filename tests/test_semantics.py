@@ -98,6 +98,7 @@ def k_trip_scan(out, trip):
     out[i] = acc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", VARIANTS)
 def test_scan_in_loop_with_per_lane_trip_counts(target, debug):
     trip = np.random.default_rng(11).integers(0, 5, 64).astype(np.int64)
@@ -392,6 +393,7 @@ def k_float_div(a, b, q, fq, r):
         r[i] = a[i] % b[i]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target,debug", VARIANTS + [("python", False)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_float_division_by_zero_and_specials_give_numpys_results(target, debug, dtype, rng):

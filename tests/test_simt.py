@@ -726,6 +726,7 @@ def _records(r, out):
         r[i].a = r[i].a * 2
 
 
+@pytest.mark.slow
 def test_the_python_target_wraps_narrowing_stores_and_reads_record_fields(rng):
     """Day-one probes: the python target raised OverflowError on ``o8[i] = a[i] * 3``
     (NumPy refuses out-of-range integers; Numba wraps) and AttributeError on

@@ -117,6 +117,7 @@ def test_a_tuple_carried_around_a_loop_with_per_lane_exits(debug, target, rng):
          dtypes=(np.int64, np.float64))
 
 
+@pytest.mark.slow
 def test_a_match_all_result_kept_across_an_op(target, rng):
     x = rng.integers(0, 8, 64).astype(np.int64)
     x[:32] = 5                                      # wave 0: all equal; wave 1: random

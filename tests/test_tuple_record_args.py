@@ -140,6 +140,7 @@ def _loops_over_a_tuple_of_arrays(x, arrays, out):
     out[i] = Wave.prefixSum(s)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_loop_over_a_tuple_of_arrays(debug, target, rng):
     # the loop's target was kept as a lane array, refused for an array ("differs from
@@ -161,6 +162,7 @@ def _per_lane_index(x, t, out):
     out[i] = t[i % 3] * x[i] + s + Quad.broadcast(x[i], 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_tuple_of_one_type_read_with_a_per_lane_index(debug, target, rng):
     _skip_debug_on_cuda(debug, target)

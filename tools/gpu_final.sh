@@ -33,7 +33,7 @@ timeout $((SECS + 20)) python3 -m numquad.fuzz --target cuda --minutes "$MIN" --
     --jobs "$JOBS" --out "$OUT/fuzz" --shrink 0 --timeout 100 $FUZZ_ARGS > "$OUT/fuzz.log" 2>&1 &
 FUZZ=$!
 if [ "$TESTS" != "none" ]; then
-    timeout "$SECS" python3 -m pytest -q -p no:cacheprovider -n "${TEST_JOBS:-auto}" $TESTS -k "$TESTK" > "$OUT/tests.log" 2>&1
+    timeout "$SECS" python3 -m pytest -q -p no:cacheprovider --full -n "${TEST_JOBS:-auto}" $TESTS -k "$TESTK" > "$OUT/tests.log" 2>&1
     echo "tests rc=$?: $(tail -n 1 "$OUT/tests.log")"
 fi
 wait $FUZZ

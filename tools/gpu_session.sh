@@ -28,7 +28,7 @@ step() {  # name, command...
   echo "$name rc=$rc $(( $(date +%s) - t ))s: $(tail -n 1 "$OUT/$name.log")" | tee -a "$OUT/summary.txt"
 }
 
-step pytest python3 -m pytest -q -p no:cacheprovider -n 12 "${@:-tests}"
+step pytest python3 -m pytest -q -p no:cacheprovider --full -n 12 "${@:-tests}"
 step mainjob python3 -m numquad --target all --jobs 12
 step bench_gpu python3 benchmarks/bench_gpu.py --json "$OUT/bench_gpu.json"
 echo "---- summary ($(( $(date +%s) - T0 ))s)"

@@ -393,6 +393,7 @@ class TestArrayReductions(PortedCase):
         kernel[1, 1](out)
         self.assertPreciseEqual(expected, out)
 
+    @pytest.mark.slow
     def test_count_nonzero_bool(self):
         cases = (
             np.array([True, False, True, False, True]),

@@ -795,6 +795,7 @@ class TestCudaAtomics(CUDATestCase):
         np.testing.assert_equal(ary, orig + 1)
         self.assertCorrectFloat64Atomics(cuda_func, shared=False)
 
+    @pytest.mark.slow
     def test_atomic_sub(self):
         ary = np.random.randint(0, 32, size=32, dtype=np.int32)
         orig = ary.copy()
@@ -823,6 +824,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_atomic_sub3[1, (4, 8)](ary)
         self.assertTrue(np.all(ary == orig - 1))
 
+    @pytest.mark.slow
     def test_atomic_sub_float(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float32)
         orig = ary.copy().astype(np.intp)
@@ -851,6 +853,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_atomic_sub3[1, (4, 8)](ary)
         self.assertTrue(np.all(ary == orig - 1))
 
+    @pytest.mark.slow
     def test_atomic_sub_double(self):
         idx = np.random.randint(0, 32, size=32, dtype=np.int64)
         ary = np.zeros(32, np.float64)
@@ -892,6 +895,7 @@ class TestCudaAtomics(CUDATestCase):
 
         np.testing.assert_equal(ary, gold)
 
+    @pytest.mark.slow
     def test_atomic_sub_double_global_2(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         orig = ary.copy()
@@ -907,6 +911,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[1, (4, 8)](ary)
         np.testing.assert_equal(ary, orig - 1)
 
+    @pytest.mark.slow
     def test_atomic_and(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32)
@@ -961,6 +966,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[1, (4, 8)](ary, rand_const)
         np.testing.assert_equal(ary, orig & rand_const)
 
+    @pytest.mark.slow
     def test_atomic_or(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32)
@@ -1014,6 +1020,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[1, (4, 8)](ary, rand_const)
         np.testing.assert_equal(ary, orig | rand_const)
 
+    @pytest.mark.slow
     def test_atomic_xor(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32)
@@ -1059,6 +1066,7 @@ class TestCudaAtomics(CUDATestCase):
 
         np.testing.assert_equal(ary, gold)
 
+    @pytest.mark.slow
     def test_atomic_xor_global_2(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -1096,6 +1104,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[nblocks, blksize](ary, rconst)
         np.testing.assert_equal(ary, np.where(orig >= rconst, 0, orig + 1))
 
+    @pytest.mark.slow
     def test_atomic_inc_32(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint32)
         sig = "void(uint32[:], uint32[:], uint32)"
@@ -1139,11 +1148,13 @@ class TestCudaAtomics(CUDATestCase):
             ary, idx, rand_const, sig, 1, 32, atomic_inc_global
         )
 
+    @pytest.mark.slow
     def test_atomic_inc_global_2_32(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint32)
         sig = "void(uint32[:,:], uint32)"
         self.check_inc(ary, rand_const, sig, 1, (4, 8), atomic_inc_global_2)
 
+    @pytest.mark.slow
     def test_atomic_inc_global_2_64(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint64)
         sig = "void(uint64[:,:], uint64)"
@@ -1226,16 +1237,19 @@ class TestCudaAtomics(CUDATestCase):
             ary, idx, rand_const, sig, 1, 32, atomic_dec_global
         )
 
+    @pytest.mark.slow
     def test_atomic_dec_global2_32(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint32)
         sig = "void(uint32[:,:], uint32)"
         self.check_dec(ary, rand_const, sig, 1, (4, 8), atomic_dec_global_2)
 
+    @pytest.mark.slow
     def test_atomic_dec_global2_64(self):
         rand_const, ary = self.inc_dec_2dim_setup(np.uint64)
         sig = "void(uint64[:,:], uint64)"
         self.check_dec(ary, rand_const, sig, 1, (4, 8), atomic_dec_global_2)
 
+    @pytest.mark.slow
     def test_atomic_exch(self):
         rand_const = np.random.randint(50, 100, dtype=np.uint32)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32)
@@ -1288,9 +1302,11 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_max_uint32(self):
         self.check_atomic_max(dtype=np.uint32, lo=0, hi=65535)
 
+    @pytest.mark.slow
     def test_atomic_max_int64(self):
         self.check_atomic_max(dtype=np.int64, lo=-65535, hi=65535)
 
+    @pytest.mark.slow
     def test_atomic_max_uint64(self):
         self.check_atomic_max(dtype=np.uint64, lo=0, hi=65535)
 
@@ -1331,6 +1347,7 @@ class TestCudaAtomics(CUDATestCase):
         gold = np.min(vals)
         np.testing.assert_equal(res, gold)
 
+    @pytest.mark.slow
     def test_atomic_min_int32(self):
         self.check_atomic_min(dtype=np.int32, lo=-65535, hi=65535)
 
@@ -1753,6 +1770,7 @@ class TestCudaAtomics(CUDATestCase):
             dtype=np.float64, lo=-65535, hi=65535, init_val=np.nan
         )
 
+    @pytest.mark.slow
     def test_atomic_nanmin_double_shared(self):
         vals = np.random.randint(0, 32, size=32).astype(np.float64)
         vals[1::2] = np.nan

@@ -166,6 +166,7 @@ class TestCacheHints(PortedCase):
             return cuda.compile_ptx(pyfunc, sig)
         return self.jit(sig)(pyfunc)
 
+    @pytest.mark.slow
     def test_bad_indices(self):
         typing_errors = (errors.TypingError, NumquadTypeError)
 

@@ -189,6 +189,7 @@ class TestComplex(BaseComplexTest):
             values,
         )
 
+    @pytest.mark.slow
     def test_real(self):
         self.check_real_image(real_usecase)
 
@@ -279,6 +280,7 @@ class TestCMath(BaseComplexTest):
     def test_isnan(self):
         self.check_predicate_func(isnan_usecase)
 
+    @pytest.mark.slow
     def test_isinf(self):
         self.check_predicate_func(isinf_usecase)
 

@@ -5,6 +5,7 @@ _port.py): the kernel tests of TestConstString. Left out: TestConstStringCodegen
 Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 
@@ -31,6 +32,7 @@ class TestConstString(PortedCase):
         expected[-1] = ""
         np.testing.assert_equal(arr, expected)
 
+    @pytest.mark.slow
     def test_assign_const_byte_string(self):
         @self.jit
         def bytes_assign(arr):

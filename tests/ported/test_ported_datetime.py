@@ -6,6 +6,7 @@ views (host-side APIs).
 Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 
@@ -13,6 +14,7 @@ from _port import PortedCase, on_cuda
 
 
 class TestCudaDateTime(PortedCase):
+    @pytest.mark.slow
     def test_basic_datetime_kernel(self):
         @self.jit
         def foo(start, end, delta):
@@ -27,6 +29,7 @@ class TestCudaDateTime(PortedCase):
 
         self.assertPreciseEqual(delta, arr2 - arr1)
 
+    @pytest.mark.slow
     def test_scalar_datetime_kernel(self):
         @self.jit
         def foo(dates, target, delta, matches, outdelta):

@@ -497,6 +497,7 @@ class TestCudaConstantMemory(PortedCase):
         jcuconst2d[(2, 2), (5, 5)](A)
         self.assertTrue(np.all(A == CONST2D))
 
+    @pytest.mark.slow
     def test_const_array_3d(self):
         from numba.cuda import complex64
         sig = (complex64[:, :, :],)

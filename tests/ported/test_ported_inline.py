@@ -9,6 +9,7 @@ test_compile_forceinline_ltoir_only and test_compile_forceinline (``cuda.compile
 to LTO-IR, a host API with no kernel launch).
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 from numba.cuda import types
@@ -78,6 +79,7 @@ class TestCudaInline(PortedCase):
         expected = np.arange(2, dtype=np.int32)
         self.assertTrue(np.all(a == expected))
 
+    @pytest.mark.slow
     def test_call_forceinline_true(self):
         self._test_call_forceinline(True)
 

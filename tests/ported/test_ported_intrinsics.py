@@ -139,6 +139,7 @@ class TestCudaIntrinsic(PortedCase):
         super().setUp()
         np.random.seed(0)
 
+    @pytest.mark.slow
     def test_simple_threadidx(self):
         compiled = self.jit("void(int32[:])")(simple_threadidx)
         ary = np.ones(1, dtype=np.int32)
@@ -203,6 +204,7 @@ class TestCudaIntrinsic(PortedCase):
         compiled[nctaid, ntid](ary)
         self.assertEqual(ary[0], nctaid * ntid)
 
+    @pytest.mark.slow
     def test_selp(self):
         sig = (int64[:], int64, int64[:])
         cu_branching_with_ifs = self.jit(sig)(branching_with_ifs)
@@ -223,6 +225,7 @@ class TestCudaIntrinsic(PortedCase):
         cu_branching_with_selps[n, 1](a, b, c)
         np.testing.assert_array_equal(a, expected, err_msg="selp")
 
+    @pytest.mark.slow
     def test_simple_gridsize2d(self):
         compiled = self.jit("void(int32[::1])")(simple_gridsize2d)
         ntid = (4, 3)
@@ -477,6 +480,7 @@ class TestCudaIntrinsic(PortedCase):
         compiled[1, 1](ary, val, ndigits)
         self.assertPreciseEqual(ary[0], round(val, ndigits), prec="single")
 
+    @pytest.mark.slow
     def test_round_to_f8(self):
         compiled = self.jit("void(float64[:], float64, int32)")(simple_round_to)
         ary = np.zeros(1, dtype=np.float64)

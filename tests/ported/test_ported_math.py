@@ -717,6 +717,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_pow_binop
 
+    @pytest.mark.slow
     def test_math_pow_binop(self):
         self.binary_template_float32(math_pow_binop, np.power)
         self.binary_template_float64(math_pow_binop, np.power)
@@ -750,6 +751,7 @@ class TestCudaMath(CUDATestCase):
     # - https://github.com/numpy/numpy/issues/13375 - "Add methods from the
     #   builtin float types to the numpy floating point types"
 
+    @pytest.mark.slow
     def test_math_trunc(self):
         self.unary_template_float64(math_trunc, np.trunc)
 
@@ -763,6 +765,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_copysign
 
+    @pytest.mark.slow
     def test_math_copysign(self):
         self.binary_template_float32(math_copysign, np.copysign, start=-1)
         self.binary_template_float64(math_copysign, np.copysign, start=-1)
@@ -875,6 +878,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_degrees
 
+    @pytest.mark.slow
     def test_math_degrees(self):
         self.unary_bool_template_float32(math_degrees, np.degrees)
         self.unary_bool_template_float64(math_degrees, np.degrees)

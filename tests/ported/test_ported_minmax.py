@@ -51,12 +51,14 @@ class TestCudaMinMax(PortedCase):
         kernel[1, c.shape](a, b, c)
         np.testing.assert_allclose(c, numpy_equivalent(a, b))
 
+    @pytest.mark.slow
     def test_max_f8f8(self):
         self._run(builtin_max, np.maximum, "max.f64", np.float64, np.float64)
 
     def test_max_f4f8(self):
         self._run(builtin_max, np.maximum, "max.f64", np.float32, np.float64)
 
+    @pytest.mark.slow
     def test_max_f8f4(self):
         self._run(builtin_max, np.maximum, "max.f64", np.float64, np.float32)
 

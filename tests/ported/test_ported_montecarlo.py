@@ -4,6 +4,7 @@ Adapted: cuda.jit -> self.jit (xpu.jit on one target). numba-cuda's test only
 compiles the kernel (eager, from its signature); so does this one.
 """
 
+import pytest
 import math
 
 from numba import cuda
@@ -12,6 +13,7 @@ from _port import PortedCase, on_cuda
 
 
 class TestCudaMonteCarlo(PortedCase):
+    @pytest.mark.slow
     def test_montecarlo(self):
         """Just make sure we can compile this"""
 

@@ -104,6 +104,7 @@ class TestCudaPowi(PortedCase):
     def test_cpow_complex64_pow(self):
         self._test_cpow(np.complex64, vec_pow, rtol=3.0e-7)
 
+    @pytest.mark.slow
     def test_cpow_complex64_binop(self):
         self._test_cpow(np.complex64, vec_pow_binop, rtol=3.0e-7)
 

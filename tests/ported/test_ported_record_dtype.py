@@ -288,6 +288,7 @@ class TestRecordDtype(PortedCase):
     def test_rec_read_b(self):
         self._test_rec_read(np.int32(2), record_read_b, "b")
 
+    @pytest.mark.slow
     def test_rec_read_c(self):
         self._test_rec_read(np.complex64(4.0 + 5.0j), record_read_c, "c")
 
@@ -338,6 +339,7 @@ class TestRecordDtype(PortedCase):
 
         np.testing.assert_equal(rec["h"], arr)
 
+    @pytest.mark.slow
     def test_record_read_2d_array(self):
         """
         Test reading from a 2D array within a structured type
@@ -503,6 +505,7 @@ class TestNestedArrays(PortedCase):
 
         np.testing.assert_array_equal(expected, got)
 
+    @pytest.mark.slow
     def test_issue_7693(self):
         src_dtype = np.dtype(
             [("user", np.float64), ("array", np.int16, (3,))], align=True

@@ -73,6 +73,7 @@ class TestSelfRecursion(PortedCase):
 
         self.assertEqual(str(raises.exception), "raise_self")
 
+    @pytest.mark.slow
     def test_growing_return_tuple(self):
         cfunc = self.mod.make_growing_tuple_case(cuda.jit)
 

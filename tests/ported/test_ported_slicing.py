@@ -6,6 +6,7 @@ tests host-side DeviceNDArray slice assignment (cuda.device_array, cuda.to_devic
 no kernel.
 """
 
+import pytest
 import numpy as np
 from numba import cuda
 
@@ -23,6 +24,7 @@ def copy(inp, out):
 
 
 class TestCudaSlicing(PortedCase):
+    @pytest.mark.slow
     def test_slice_as_arg(self):
         global cufoo
         cufoo = cuda.jit("void(int32[:], int32[:])", device=True)(foo)

@@ -149,6 +149,7 @@ class TestSharedMemory(PortedCase):
         use_sm_chunk_copy[nblocks, nthreads](arr, d_result)
         np.testing.assert_array_equal(arr, d_result)
 
+    @pytest.mark.slow
     def test_shared_recarray(self):
         arr = np.recarray(128, dtype=recordwith2darray)
         for x in range(len(arr)):
@@ -158,6 +159,7 @@ class TestSharedMemory(PortedCase):
 
         self._test_shared(arr)
 
+    @pytest.mark.slow
     def test_shared_bool(self):
         arr = np.random.randint(2, size=(1024,), dtype=np.bool_)
         self._test_shared(arr)
@@ -183,6 +185,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([1, 2], dtype=np.int32)
         self._test_dynshared_slice(slice_write, arr, expected)
 
+    @pytest.mark.slow
     def test_dynshared_slice_read(self):
         @self.jit
         def slice_read(x):
@@ -239,6 +242,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([1, 2, 2, 3, 4], dtype=np.int32)
         self._test_dynshared_slice(slice_overlap, arr, expected)
 
+    @pytest.mark.slow
     def test_dynshared_slice_gaps(self):
         @self.jit
         def slice_gaps(x):
@@ -292,6 +296,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([2, 1, 4, 3], dtype=np.int32)
         self._test_dynshared_slice(slice_write_backwards, arr, expected)
 
+    @pytest.mark.slow
     def test_dynshared_slice_nonunit_stride(self):
         @self.jit
         def slice_nonunit_stride(x):
@@ -321,6 +326,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([1, 99, 2, 99, 3, 99], dtype=np.int32)
         self._test_dynshared_slice(slice_nonunit_stride, arr, expected)
 
+    @pytest.mark.slow
     def test_dynshared_slice_nonunit_reverse_stride(self):
         @self.jit
         def slice_nonunit_reverse_stride(x):
@@ -350,6 +356,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([99, 3, 99, 2, 99, 1], dtype=np.int32)
         self._test_dynshared_slice(slice_nonunit_reverse_stride, arr, expected)
 
+    @pytest.mark.slow
     def test_issue_5073(self):
         arr = np.arange(1024)
         nelem = len(arr)
@@ -401,6 +408,7 @@ class TestSharedMemoryCreation(PortedCase):
         udt = self.jit((float32[:],))(udt_global_constants)
         udt[1, 1](self.getarg())
 
+    @pytest.mark.slow
     def test_global_build_tuple(self):
         udt = self.jit((float32[:, :],))(udt_global_build_tuple)
         udt[1, 1](self.getarg2())
@@ -458,6 +466,7 @@ class TestCudaLocalMem(PortedCase):
         jculocal[1, 1](A, B)
         self.assertTrue(np.all(A == B))
 
+    @pytest.mark.slow
     def test_local_array_complex(self):
         sig = "void(complex128[:], complex128[:])"
         jculocalcomplex = self.jit(sig)(culocalcomplex)
@@ -466,6 +475,7 @@ class TestCudaLocalMem(PortedCase):
         jculocalcomplex[1, 1](A, B)
         self.assertTrue(np.all(A == B))
 
+    @pytest.mark.slow
     def test_numba_dtype(self):
         @self.jit(void(int32[::1]))
         def f(x):

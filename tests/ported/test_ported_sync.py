@@ -182,6 +182,7 @@ class TestCudaSync(PortedCase):
         compiled[1, 1](ary)
         self.assertEqual(123 + 321, ary[0])
 
+    @pytest.mark.slow
     def test_threadfence_block_codegen(self):
         sig = (int32[:],)
         compiled = self.jit(sig)(use_threadfence_block)
@@ -225,6 +226,7 @@ class TestCudaSync(PortedCase):
         compiled[1, nelem](ary_in, ary_out)
         self.assertTrue(np.all(ary_out == 0))
 
+    @pytest.mark.slow
     def test_syncthreads_and(self):
         self._test_syncthreads_and(np.int32)
 

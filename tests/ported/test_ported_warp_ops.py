@@ -116,6 +116,7 @@ class TestCudaWarpOperations(PortedCase):
         compiled[1, nelem](ary, idx)
         self.assertTrue(np.all(ary == idx))
 
+    @pytest.mark.slow
     def test_shfl_sync_up(self):
         compiled = self.jit("void(int32[:], int32)")(use_shfl_sync_up)
         nelem = 32
