@@ -106,13 +106,16 @@ class NumquadUnconfiguredKernelError(NumquadLaunchError, TypeError):
 class NumquadRuntimeError(NumquadError, RuntimeError):
     """A contract check of ``debug=True`` failed inside a running kernel.
 
-    Raised from compiled code as ``(message, bx, by, bz, what, index)``: the block
-    and the wave or thread where the check failed.
+    Raised from compiled code as ``(message, bx, by, bz, what, index, *details)``:
+    the block and the wave or thread where the check failed, and values the message
+    formats as ``{0}``, ``{1}``, ...
     """
 
     def __str__(self):
-        if len(self.args) == 6:
-            msg, bx, by, bz, what, index = self.args
+        if len(self.args) >= 6:
+            msg, bx, by, bz, what, index, *details = self.args
+            if details:             # the message's {0}, {1}, ... (cpu/cudaapi.py, gen_sync_check)
+                msg = msg.format(*details)
             return f"{msg} [block ({bx}, {by}, {bz}), {what} {index}]"
         return super().__str__()
 

@@ -54,7 +54,9 @@ before the counter so that they never meet the fixed helper names below:
 ``_nq_T_<dtype>``      a scalar type token (a lane array's element type)
 ``_nq_loc_<name>``     a local array, one per lane; ``_nq_shape_/dtype_/nbytes_/
                        itemsize_<name>`` the constants of a local or shared array
-``_nq_cu_*``           numba.cuda's kernel API on the CPU (numquad/cpu/cudaapi.py)
+``_nq_cu_*``           numba.cuda's kernel API on the CPU (numquad/cpu/cudaapi.py);
+                       ``_nq_synck`` the result of a debug build's check of a
+                       numba.cuda warp function's mask rules (cudaapi.gen_sync_check)
 ``_nq_atomic_*``       atomics (numquad/cpu/atomics.py)
 ``_nq_patomic_*``,     an atomic add into an array's private copy ``_nq_pv_<name>``,
 ``_nq_pv_<name>``,     made by ``_nq_palloc`` and added into the array by
@@ -652,7 +654,8 @@ def _item_names(item):
     if isinstance(item, _fe.Uniform):
         return set(_fe._names_in(item.stmt)), set(_fe._names_in(item.stmt, ast.Store))
     if isinstance(item, _fe.XLCall):
-        return {item.target} | {a.id for a in item.args if isinstance(a, ast.Name)}, {item.target}
+        reads = {a.id for a in item.args if isinstance(a, ast.Name)} | ({item.check[1]} if item.check else set())
+        return {item.target} | reads, {item.target}
     if isinstance(item, _fe.If):
         return {item.cond}, set()
     if isinstance(item, _fe.UniformIf):
@@ -1630,6 +1633,8 @@ class _BlockGen:
             else:
                 args.append(self._lane_operand(a.id, out))
         call = [ast.Expr(_call(f"_nq_XL_{op.namespace}_{op.name}", *args))]
+        if it.check and self.debug:
+            call = _cudaapi.gen_sync_check(self, it, mask, args, out) + call
         if self.block_mode:
             # the operand loops above run over the whole block's lane arrays (their lane
             # index is the thread id); then one whole-wave op per wave of the block

@@ -22,6 +22,7 @@ or barriers itself:
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import math
 import dataclasses
@@ -138,9 +139,10 @@ def _rows():
         Api("threadfence_system", _G_SYNC, "system-wide memory fence", True, "as threadfence"),
         Api("shfl_sync", _G_WARP, "`(mask, value, src_lane)`: value of lane src_lane & 31", True,
             "value: 32/64-bit int or float (numba.cuda's rule); mask: an integer; the selector's "
-            "low five bits, as the GPU reads them (`shfl.sync`); a source lane that does not take "
-            "part (outside the mask, inactive, past a partial wave) gives the lane's own value, where "
-            "PTX leaves the result undefined", False),
+            "low five bits, as the GPU reads them (`shfl.sync`); a source lane that is inactive, "
+            "has exited or is past a partial wave gives the lane's own value, one outside the mask "
+            "but active its value, where PTX leaves both undefined (`debug=True` reports them: "
+            "item 13 above)", False),
         Api("shfl_up_sync", _G_WARP,
             "`(mask, value, delta)`: value of lane laneid - (delta & 31), own value below lane 0", True,
             "as shfl_sync (a delta of -1 reads lane laneid - 31, 33 reads laneid - 1)", False),
@@ -1207,6 +1209,96 @@ def _vote(fn, restype):
     return combine
 
 
+# ---------------------------------------------------------------------------
+# debug=True: numba.cuda's mask rules at each warp function
+# ---------------------------------------------------------------------------
+#
+# numba.cuda's ``*_sync`` functions take a lane mask, and CUDA leaves a call undefined
+# (a GPU may give any value, or hang) where (c) the calling lane is not in its mask,
+# (b) the mask names a lane that has not exited but does not make the same call with
+# the same mask (it is in another branch or loop iteration), or (a) a shuffle reads a
+# lane outside the mask, one that is inactive, has exited, or is past a partial wave.
+# The CPU gives defined values there (docs/numba-cuda.md), so the two targets may
+# differ: a debug build checks each call and raises NumquadRuntimeError naming the
+# rule, the lane and the mask.
+
+_SEL_KIND = {"lane": 0, "up": 1, "down": 2, "xor": 3}
+
+
+@numba.njit
+def _sync_check(act, live, mvals, sels, selkind):
+    """0, or the first broken rule of one wave's call: rule << 48 | lane << 40 |
+    other lane << 32 | mask. *act*, *live*: the wave's active and not-exited lanes;
+    *mvals*: each lane's mask; *sels*: each lane's selector (*selkind* < 0: a vote)."""
+    for k in range(32):
+        if not act[k]:
+            continue
+        m = np.int64(mvals[k]) & 0xFFFFFFFF
+        if not (m >> k) & 1:
+            return (np.int64(3) << 48) | (np.int64(k) << 40) | m
+        for j in range(32):
+            if (m >> j) & 1 and live[j] and (not act[j] or (np.int64(mvals[j]) & 0xFFFFFFFF) != m):
+                return (np.int64(2) << 48) | (np.int64(k) << 40) | (np.int64(j) << 32) | m
+        if selkind >= 0:
+            s = np.int64(sels[k]) & 31
+            src = s if selkind == 0 else k - s if selkind == 1 else k + s if selkind == 2 else k ^ s
+            if 0 <= src < 32 and not (act[src] and (m >> src) & 1):
+                return (np.int64(1) << 48) | (np.int64(k) << 40) | (np.int64(src) << 32) | m
+    return np.int64(0)
+
+
+@numba.njit
+def _sync_check1(act, live, mvals, sel, selkind):
+    """:func:`_sync_check` with one selector for every lane."""
+    return _sync_check(act, live, mvals, np.full(32, np.int64(sel)), selkind)
+
+
+_SYNC_RULES = {
+    3: "lane {0} calls it with mask {1:#010x}, which leaves that lane out",
+    2: "the mask {1:#010x} of lane {0} names lane {2}, which has not exited but does not make "
+       "this call with the same mask (it is in another branch or loop iteration, or its mask differs): "
+       "a GPU may hang here",
+    1: "lane {0} reads lane {2}, which is outside the mask {1:#010x}, inactive here, exited or "
+       "past a partial wave: the GPU's value is undefined (the CPU gives lane {0} its own value)",
+}
+
+
+def gen_sync_check(gen, it, mask, args, out):
+    """The debug check of numba.cuda's mask rules before the cross-lane call of
+    *it* (an XLCall whose ``check`` is (function name, mask temporary)); *args* the
+    call's arguments, *out* the statements before it (a splat of the mask goes
+    there). One statement: a call of :func:`_sync_check` per wave, and a raise."""
+    from . import codegen as _cg
+    name, tmp = it.check
+    mvals = gen._lane_operand(tmp, out)
+    kind = _SEL_KIND.get(it.op.sel_kind, -1) if name.startswith("shfl") else -1
+    sel = args[3] if kind >= 0 and len(args) > 3 else _cg._const(0)
+    fn = "_nq_cu_syncchk" if isinstance(sel, ast.Name) and sel.id.startswith("_nq_v_") else "_nq_cu_syncchk1"
+    code = _cg._name("_nq_synck", ast.Store)
+    where = [_cg._name("_nq_bix"), _cg._name("_nq_biy"), _cg._name("_nq_biz"), _cg._const("thread")]
+    lane = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(40)), ast.BitAnd(),
+                     _cg._const(255))
+    other = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(32)), ast.BitAnd(),
+                      _cg._const(255))
+    mval = ast.BinOp(_cg._name("_nq_synck"), ast.BitAnd(), _cg._const(0xFFFFFFFF))
+    thread = ast.BinOp(ast.BinOp(_cg._name("_nq_w"), ast.Mult(), _cg._const(32)), ast.Add(), copy.deepcopy(lane))
+    head = f'File "{gen.fe.filename}", line {it.node.lineno}: cuda.{name}(mask, ...): '.replace(
+        "{", "{{").replace("}", "}}")
+    tail = " (a debug=True check of numba.cuda's mask rules: docs/numba-cuda.md)"
+    raises = []
+    for rule, text in _SYNC_RULES.items():
+        exc = _cg._call("_nq_RuntimeError", _cg._const(head + text + tail), *copy.deepcopy(where),
+                        copy.deepcopy(thread), copy.deepcopy(lane), copy.deepcopy(mval), copy.deepcopy(other))
+        raises.append(ast.If(
+            test=ast.Compare(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(48)), [ast.Eq()],
+                             [_cg._const(rule)]),
+            body=[ast.Raise(exc=exc, cause=None)], orelse=[]))
+    return [_cg._assign(code, _cg._call(fn, _cg._name(mask), _cg._name("_nq_m_entry"), mvals, sel,
+                                        _cg._const(kind))),
+            ast.If(test=ast.Compare(_cg._name("_nq_synck"), [ast.NotEq()], [_cg._const(0)]),
+                   body=raises, orelse=[])]
+
+
 _SYNC_NAMES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
                "all_sync", "any_sync", "eq_sync", "match_any_sync", "match_all_sync")
 
@@ -1215,7 +1307,8 @@ def spelling_helpers():
     """Names the front end's rewrite of numba.cuda's warp functions refers to."""
     out = {"_nq_cu_match": _MATCH_FN, "_nq_cu_vote_all": _vote(_vote_all, types.boolean),
            "_nq_cu_vote_eq": _vote(_vote_eq, types.boolean),
-           "_nq_cu_vote_match_all": _vote(_vote_match_all, types.Tuple((types.int32, types.boolean)))}
+           "_nq_cu_vote_match_all": _vote(_vote_match_all, types.Tuple((types.int32, types.boolean))),
+           "_nq_cu_syncchk": _sync_check, "_nq_cu_syncchk1": _sync_check1}
     for n in _SYNC_NAMES:
         out[f"_nq_cu_mask_{n}"] = _mask_check(n)
         out[f"_nq_cu_pred_{n}"] = _pred_check(n)
@@ -1871,6 +1964,19 @@ def render_md(ported_root=None):
         "12. Import numquad (or `from numquad import xpu`) before the module that defines",
         "   `@cuda.jit(\"sig\", device=True)` functions: numba.cuda compiles those for a GPU when",
         "   they are defined, which fails on a machine without one unless numquad is loaded.",
+        "13. numba.cuda's `*_sync` warp functions take a lane mask, and CUDA leaves a call",
+        "   undefined (a GPU may return any value, or hang) where the calling lane is not in",
+        "   its mask; where the mask names a lane that has not exited but does not make the",
+        "   same call with the same mask (`if i < n:` around a call with mask `0xffffffff`,",
+        "   a loop whose lanes run different trip counts); or where a shuffle reads a lane",
+        "   outside the mask, inactive, exited or past a partial warp (`shfl_down_sync` in a",
+        "   block of 40 threads). The CPU gives defined values there, so the GPU's may differ.",
+        "   A `debug=True` build on the CPU checks every such call and raises",
+        "   `NumquadRuntimeError` naming the line, the rule, the lane and the mask (a lane",
+        "   whose value is discarded later is reported too; a mask computed by a call other",
+        "   than a numba.cuda warp function or a conversion such as `np.uint32(m)` is not",
+        "   checked). Exited lanes named in the mask are fine, as CUDA allows. numquad's own",
+        "   `Wave`/`Quad` ops are defined in every case, on both targets (docs/semantics.md).",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
         f"{total - failing} pass on the CPU, {failing} fail (marked `xfail` with the reason).",

@@ -468,6 +468,7 @@ class CPUTarget:
             filename = d.filename
             firstlineno = d.firstlineno
             source_tree = tree
+            debug = d.debug
         return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes)
 
     def _cpu_fn_for(self, callee):

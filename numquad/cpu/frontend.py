@@ -76,11 +76,15 @@ class Uniform:
 
 @dataclasses.dataclass
 class XLCall:
-    """``target = op(args)``: one whole-wave vector operation."""
+    """``target = op(args)``: one whole-wave vector operation. ``check`` is (the
+    numba.cuda function's name, the temporary holding its mask) where a debug build
+    checks the call against numba.cuda's mask rules (numquad/cpu/cudaapi.py,
+    ``sync_check``)."""
     target: str
     op: _ops.Op
     args: list          # ast.Name (a lane temporary) or ast.Constant (a selector)
     node: ast.stmt
+    check: Optional[tuple] = None
 
 
 @dataclasses.dataclass
@@ -372,37 +376,63 @@ class _CudaSpellings(ast.NodeTransformer):
                     return copy.deepcopy(kw[n.id]) if n.id in kw else n
             return Sub().visit(e)
 
-        # each argument holding a call appears once below: evaluated once, as numba.cuda
-        # evaluates it (an atomic or a device function's call as the value ran twice)
-        if name in self._SHFL:
-            # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py,
-            # the check returns the value); the selector's low five bits, as the GPU reads
-            # it (cudaapi._lane_bits). A value without calls stays the op's operand as
-            # written (no copy of it: the check, a separate tuple item, reads it again)
-            if not any(isinstance(n, ast.Call) for n in ast.walk(a[1])):
-                return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, "
-                         f"_nq_cu_lane_{name}(S)))[1]", M=a[0], V=a[1], S=a[2])
-            return P(f"_nq_Wave.{self._SHFL[name]}(_nq_cu_shfl_{name}(M, V), _nq_cu_lane_{name}(S))",
-                     M=a[0], V=a[1], S=a[2])
-        if name == "activemask":
-            return P("_nq_Wave.ballot(True)")
-        if name == "lanemask_lt":
-            return P("_nq_np.uint32((_nq_np.uint64(1) << _nq_Wave.laneId()) - _nq_np.uint64(1))")
-        mask = f"_nq_cu_mask_{name}(M)"          # an integer, as numba.cuda requires
-        if name == "match_any_sync":
-            return P(f"_nq_np.int32(_nq_cu_match(_nq_cu_mval_{name}(V)) & {mask})", M=a[0], V=a[1])
-        if name == "match_all_sync":
-            # (the active lanes of the mask if they all hold the value, else 0; all equal)
-            return P(f"_nq_cu_vote_match_all(_nq_cu_match(_nq_cu_mval_{name}(V)), _nq_Wave.ballot(True), "
-                     f"{mask})", M=a[0], V=a[1])
-        pred = f"_nq_cu_pred_{name}(Q)"          # an integer or bool, as numba.cuda requires
-        if name == "ballot_sync":
-            return P(f"_nq_np.int32(_nq_Wave.ballot({pred}) & {mask})", M=a[0], Q=a[1])
-        if name == "any_sync":
-            return P(f"(_nq_Wave.ballot({pred}) & {mask}) != 0", M=a[0], Q=a[1])
-        # all_sync, eq_sync (the predicate the same in every active lane of the mask)
-        return P(f"_nq_cu_vote_{name[:-5]}(_nq_Wave.ballot({pred}), _nq_Wave.ballot(True), {mask})",
-                 M=a[0], Q=a[1])
+        def spell():
+            # each argument holding a call appears once below: evaluated once, as numba.cuda
+            # evaluates it (an atomic or a device function's call as the value ran twice)
+            if name in self._SHFL:
+                # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py,
+                # the check returns the value); the selector's low five bits, as the GPU reads
+                # it (cudaapi._lane_bits). A value without calls stays the op's operand as
+                # written (no copy of it: the check, a separate tuple item, reads it again)
+                if not any(isinstance(n, ast.Call) for n in ast.walk(a[1])):
+                    return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, "
+                             f"_nq_cu_lane_{name}(S)))[1]", M=a[0], V=a[1], S=a[2])
+                return P(f"_nq_Wave.{self._SHFL[name]}(_nq_cu_shfl_{name}(M, V), _nq_cu_lane_{name}(S))",
+                         M=a[0], V=a[1], S=a[2])
+            if name == "activemask":
+                return P("_nq_Wave.ballot(True)")
+            if name == "lanemask_lt":
+                return P("_nq_np.uint32((_nq_np.uint64(1) << _nq_Wave.laneId()) - _nq_np.uint64(1))")
+            mask = f"_nq_cu_mask_{name}(M)"          # an integer, as numba.cuda requires
+            if name == "match_any_sync":
+                return P(f"_nq_np.int32(_nq_cu_match(_nq_cu_mval_{name}(V)) & {mask})", M=a[0], V=a[1])
+            if name == "match_all_sync":
+                # (the active lanes of the mask if they all hold the value, else 0; all equal)
+                return P(f"_nq_cu_vote_match_all(_nq_cu_match(_nq_cu_mval_{name}(V)), _nq_Wave.ballot(True), "
+                         f"{mask})", M=a[0], V=a[1])
+            pred = f"_nq_cu_pred_{name}(Q)"          # an integer or bool, as numba.cuda requires
+            if name == "ballot_sync":
+                return P(f"_nq_np.int32(_nq_Wave.ballot({pred}) & {mask})", M=a[0], Q=a[1])
+            if name == "any_sync":
+                return P(f"(_nq_Wave.ballot({pred}) & {mask}) != 0", M=a[0], Q=a[1])
+            # all_sync, eq_sync (the predicate the same in every active lane of the mask)
+            return P(f"_nq_cu_vote_{name[:-5]}(_nq_Wave.ballot({pred}), _nq_Wave.ballot(True), {mask})",
+                     M=a[0], Q=a[1])
+
+        return self._with_check(name, a, spell())
+
+    _CHECKED = frozenset(_cudaapi._SYNC_NAMES)
+
+    def _with_check(self, name, a, e):
+        """*e*, the rewrite of numba.cuda's *name*; in a debug build its cross-lane call
+        carries the mask expression, which the call's hoisting evaluates into a
+        temporary for the check of numba.cuda's mask rules (XLCall.check). A mask
+        with a call that is not a cross-lane op (which may have effects) is not
+        evaluated twice: that call goes unchecked."""
+        if not self.fe.debug or name not in self._CHECKED:
+            return e
+        mask = a[0]
+
+        def pure(n):                # a cross-lane op, or a conversion such as np.uint32(...)
+            obj = self.fe.env.resolve(n.func)
+            return self.fe.op_of(n) is not None or (isinstance(obj, type) and issubclass(obj, (int, np.generic)))
+        if any(isinstance(n, ast.Call) and not pure(n) for n in ast.walk(mask)):
+            return e
+        for n in ast.walk(e):
+            if isinstance(n, ast.Call) and self.fe.op_of(n) is not None:
+                n._nq_cucheck = (name, copy.deepcopy(mask))
+                break
+        return e
 
 
 def _all_names(body, fe):
@@ -564,6 +594,8 @@ class Frontend:
         self.arg_dtypes = arg_dtypes or {}
         self.pyfunc = dispatcher.py_func
         self.filename = dispatcher.filename
+        # debug=True: numba.cuda's warp functions are checked against their mask rules
+        self.debug = bool(getattr(dispatcher, "debug", False))
         self.fn = dispatcher.source_tree
         self.env = _Env(self.pyfunc, self.fn)
         self._counter = itertools.count()
@@ -1281,6 +1313,13 @@ class Frontend:
         stmt = ast.copy_location(ast.Assign(targets=[ast.Name(target, ast.Store())], value=call), node)
         ast.fix_missing_locations(stmt)
         stmt._nq_op = op
+        check = getattr(node, "_nq_cucheck", None)
+        if check is not None:
+            # (debug) numba.cuda's mask, a second time: it has no effects (_with_check)
+            tmp = self.fresh("a")
+            pre.append(ast.fix_missing_locations(ast.copy_location(ast.Assign(
+                targets=[ast.Name(tmp, ast.Store())], value=visitor.visit(check[1])), node)))
+            stmt._nq_cucheck = (check[0], tmp)
         pre.append(stmt)
         self.ops_used.add(op.qualname)
         return ast.copy_location(ast.Name(target, ast.Load()), node)
@@ -1940,7 +1979,7 @@ class Frontend:
     def _segment_masked(self, s):
         op = getattr(s, "_nq_op", None)
         if op is not None:
-            return [XLCall(s.targets[0].id, op, list(s.value.args), s)]
+            return [XLCall(s.targets[0].id, op, list(s.value.args), s, getattr(s, "_nq_cucheck", None))]
         red = getattr(s, "_nq_barrier", None)
         if red is not None:
             return [BarrierReduce(s.targets[0].id, red, s.value.args[0].id, s)]
