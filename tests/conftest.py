@@ -5,8 +5,8 @@ where ``numba.cuda.is_available()`` (else that parameter is skipped cleanly).
 
 Tiers. ``python -m pytest`` runs the quick tier (a few minutes on 2 cores):
 - tests marked ``slow`` are deselected;
-- of a parametrised test, the cases that bring a parameter value not yet seen
-  (not each pair), then at most three of them, run; a test marked
+- of a parametrised test, on each target, the cases that bring a parameter value
+  not yet seen (not each pair), then at most two of them, run; a test marked
   ``every_value`` runs each value once (every op once, say), one marked
   ``every_case`` every case;
 - a test that takes the ``full_tier`` fixture may shrink its own loops.
@@ -79,7 +79,7 @@ def _value_key(name, value, index):
     return name, f"#{index}"
 
 
-_CASES = 3      # the most cases of one parametrised test that the quick tier runs
+_CASES = 2      # the most cases of one parametrised test that the quick tier runs
 
 
 def _quick_tier(items, keep_slow):
@@ -92,8 +92,9 @@ def _quick_tier(items, keep_slow):
         elif getattr(item, "callspec", None) is None or item.get_closest_marker("every_case") is not None:
             keep.append(item)
         else:
+            # each target on its own: a GPU machine runs the same cases on both
             group = (item.path, item.cls.__name__ if getattr(item, "cls", None) else "",
-                     getattr(item, "originalname", item.name))
+                     getattr(item, "originalname", item.name), str(item.callspec.params.get("target")))
             groups.setdefault(group, []).append(item)
     for cases in groups.values():
         covered, new = set(), []
