@@ -73,6 +73,11 @@ def jit(func: Callable[..., Any], *, target: _Target = "auto", debug: bool = Fal
     specialisation, keyed by the generated code, the globals it reads, numquad's own
     source and the library versions (numquad/cpu/diskcache.py; ``$NUMQUAD_CACHE_DIR``,
     else ``~/.cache/numquad``); on CUDA, numba-cuda's cache.
+    ``debug=True`` on the CPU: Numba's Python error model (a division by zero raises
+    ZeroDivisionError), an out-of-bounds access names its index, ``syncthreads()`` reached
+    by part of a block raises, and each numba.cuda ``*_sync`` warp function is checked
+    against CUDA's mask rules (docs/numba-cuda.md, item 13); on CUDA, numba.cuda's
+    debug build.
 
     As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU
@@ -97,6 +102,11 @@ def jit(func: _Signature | None = None, *, target: _Target = "auto", debug: bool
     specialisation, keyed by the generated code, the globals it reads, numquad's own
     source and the library versions (numquad/cpu/diskcache.py; ``$NUMQUAD_CACHE_DIR``,
     else ``~/.cache/numquad``); on CUDA, numba-cuda's cache.
+    ``debug=True`` on the CPU: Numba's Python error model (a division by zero raises
+    ZeroDivisionError), an out-of-bounds access names its index, ``syncthreads()`` reached
+    by part of a block raises, and each numba.cuda ``*_sync`` warp function is checked
+    against CUDA's mask rules (docs/numba-cuda.md, item 13); on CUDA, numba.cuda's
+    debug build.
 
     As numba.cuda's ``cuda.jit``, it also takes a signature or a list of them
     (``@xpu.jit("void(float32[:], int32)")``, ``xpu.jit((float32[:],))(f)``): the CPU

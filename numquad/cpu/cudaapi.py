@@ -1975,7 +1975,8 @@ def render_md(ported_root=None):
         "   `NumquadRuntimeError` naming the line, the rule, the lane and the mask (a lane",
         "   whose value is discarded later is reported too; a mask computed by a call other",
         "   than a numba.cuda warp function or a conversion such as `np.uint32(m)` is not",
-        "   checked). Exited lanes named in the mask are fine, as CUDA allows. numquad's own",
+        "   checked; the python target gives the CPU's values unchecked). Exited lanes named in",
+        "   the mask are fine, as CUDA allows. numquad's own",
         "   `Wave`/`Quad` ops are defined in every case, on both targets (docs/semantics.md).",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
