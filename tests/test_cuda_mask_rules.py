@@ -191,3 +191,31 @@ def test_a_mask_computed_by_a_user_call_is_left_unchecked():
     k[1, 40](a, out)                                 # not evaluated twice, so not checked
     np.testing.assert_array_equal(out[:32], np.concatenate([a[16:32], a[16:32]]))
     np.testing.assert_array_equal(out[32:], a[32:])  # past the partial wave: own value
+
+
+@xpu.jit
+def _lane_shfl(v):
+    return cuda.shfl_down_sync(FULL, v, 16)
+
+
+@cuda.jit(device=True)
+def _device_shfl(v):
+    return cuda.shfl_down_sync(FULL, v, 16)
+
+
+@pytest.mark.parametrize("callee", [_lane_shfl, _device_shfl], ids=["lane_function", "cuda_device_function"])
+def test_a_call_inside_an_inlined_function_is_checked_by_the_kernels_debug_build(callee):
+    """The kernel's build decides, as for bounds checks: the callee is compiled without
+    debug=True, and its line is named."""
+    def k(a, out):
+        i = cuda.grid(1)
+        out[i] = callee(a[i])
+    a = np.random.default_rng(5).random(40).astype(np.float32)
+    out = np.zeros(40, np.float32)
+    xpu.jit(k)[1, 40](a, out)                        # release: the documented CPU values
+    np.testing.assert_array_equal(out[:32], np.concatenate([a[16:32], a[16:32]]))
+    np.testing.assert_array_equal(out[32:], a[32:])
+    line = callee.py_func.__code__.co_firstlineno + 2
+    with pytest.raises(NumquadRuntimeError, match=rf"line {line}: cuda.shfl_down_sync.*lane 0 reads lane 16.*"
+                                                  rf"mask 0xffffffff.*thread 32\]"):
+        xpu.jit(debug=True)(k)[1, 40](a, np.zeros(40, np.float32))

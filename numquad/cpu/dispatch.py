@@ -459,16 +459,19 @@ class CPUTarget:
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
-    def frontend(self, consts=None, argtypes=None, arg_dtypes=None):
+    def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None):
+        """The function's Frontend; *debug* (an inlining caller's build) in place of
+        the function's own."""
         d = self.dispatcher
         tree = copy.deepcopy(d.source_tree)
+        build_debug = d.debug if debug is None else debug
 
         class _Proxy:
             py_func = d.py_func
             filename = d.filename
             firstlineno = d.firstlineno
             source_tree = tree
-            debug = d.debug
+            debug = build_debug
         return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes)
 
     def _cpu_fn_for(self, callee):

@@ -1483,7 +1483,7 @@ class Frontend:
                 bindings[p.arg] = v
         dtypes = {p.arg: dt for p, a in zip(params, node.args)
                   if isinstance(a, ast.Name) and (dt := self._array_dtype(a.id)) is not None}
-        cfe = callee._target("cpu").frontend(consts=bindings, arg_dtypes=dtypes)
+        cfe = callee._target("cpu").frontend(consts=bindings, arg_dtypes=dtypes, debug=self.debug)
         cfe.signatures = getattr(callee, "signatures", None) or []
         cfe.callee = callee
         # a function passed as an argument (``apply(sq, x)``, numba.cuda's Dispatcher
@@ -1614,6 +1614,13 @@ class Frontend:
                         self_env = hoister_env
                         self_env.closure[alias] = obj
                         n.id = alias
+                return n
+
+            def visit_Assign(self, n):
+                self.generic_visit(n)
+                check = getattr(n, "_nq_cucheck", None)     # (debug) the mask's temporary
+                if check is not None and check[1] in rename:
+                    n._nq_cucheck = (check[0], rename[check[1]])
                 return n
 
         hoister_env = self.env
