@@ -1976,7 +1976,9 @@ def render_md(ported_root=None):
         "   whose value is discarded later is reported too; a mask computed by a call other",
         "   than a numba.cuda warp function or a conversion such as `np.uint32(m)` is not",
         "   checked; the python target gives the CPU's values unchecked). Exited lanes named in",
-        "   the mask are fine, as CUDA allows. numquad's own",
+        "   the mask are fine, as CUDA allows; a lane that exits only later, in a branch the",
+        "   call is not in (`if lane < 16: <call> else: return`), counts as not exited (PTX",
+        "   would let the call go on once it exits): return before the call. numquad's own",
         "   `Wave`/`Quad` ops are defined in every case, on both targets (docs/semantics.md).",
         "",
         f"Ported numba-cuda tests (`tests/ported/`, {files} files): {total} test functions, "
