@@ -45,7 +45,8 @@ __all__ = ["API", "unsupported", "scalar_call", "as_xpu", "check_supported", "lo
            "constant_value", "constant_shape", "allocation_wording", "local_constants", "compile_time_object",
            "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
            "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
-           "PURE_BUILTINS", "HINTS", "render_md", "signature_picker", "denied_name"]
+           "PURE_BUILTINS", "HINTS", "render_md", "signature_picker", "denied_name", "SYNC_NAMES",
+           "gen_sync_check"]
 
 DOC = "docs/numba-cuda.md"
 
@@ -1299,8 +1300,9 @@ def gen_sync_check(gen, it, mask, args, out):
                    body=raises, orelse=[])]
 
 
-_SYNC_NAMES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
-               "all_sync", "any_sync", "eq_sync", "match_any_sync", "match_all_sync")
+#: numba.cuda's warp functions that take a lane mask (each checked by a debug build)
+SYNC_NAMES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
+              "all_sync", "any_sync", "eq_sync", "match_any_sync", "match_all_sync")
 
 
 def spelling_helpers():
@@ -1309,7 +1311,7 @@ def spelling_helpers():
            "_nq_cu_vote_eq": _vote(_vote_eq, types.boolean),
            "_nq_cu_vote_match_all": _vote(_vote_match_all, types.Tuple((types.int32, types.boolean))),
            "_nq_cu_syncchk": _sync_check, "_nq_cu_syncchk1": _sync_check1}
-    for n in _SYNC_NAMES:
+    for n in SYNC_NAMES:
         out[f"_nq_cu_mask_{n}"] = _mask_check(n)
         out[f"_nq_cu_pred_{n}"] = _pred_check(n)
         out[f"_nq_cu_shfl_{n}"] = _shfl_check(n)

@@ -411,7 +411,7 @@ class _CudaSpellings(ast.NodeTransformer):
 
         return self._with_check(name, a, spell())
 
-    _CHECKED = frozenset(_cudaapi._SYNC_NAMES)
+    _CHECKED = frozenset(_cudaapi.SYNC_NAMES)
 
     def _with_check(self, name, a, e):
         """*e*, the rewrite of numba.cuda's *name*; in a debug build its cross-lane call
