@@ -386,6 +386,9 @@ class _Compiled:
         # positions of the arguments given private copies: the block function takes
         # _nq_pon, whether the launch allows them (cpu/private_atomics.py)
         self.private = private
+        # parameter position -> (name, line of a store) for the single record
+        # arguments the kernel stores into (a read-only one is refused at launch)
+        self.record_stores = {}
 
 
 def _reject_float16(d, argtypes):
@@ -596,7 +599,9 @@ class CPUTarget:
             _drop_compile_state(block)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
-        return _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private), static)
+        compiled = _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private), static)
+        compiled.record_stores = {fe.env.params.index(p): (p, line) for p, line in fe.record_stores.items()}
+        return compiled
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
@@ -636,6 +641,13 @@ class CPUTarget:
         compiled = self.compile(argtypes, nd)
         if self.dispatcher.signatures:
             compiled.block.disable_compile()        # C arrays run the declared 'A' code
+        for i, (p, (line, where)) in compiled.record_stores.items():
+            a = args[i]
+            if isinstance(a, np.void) and not a.flags.writeable:
+                # (a single record's Numba type does not say it is read-only: every
+                # launch with one comes here, _launch_key gives None)
+                raise NumquadTypeError(f'File "{self.dispatcher.filename}", line {line}, in {where}: '
+                                       f"{_fe.read_only_store_message(p)}")
         return compiled, args
 
     def _run(self, compiled, dims, extra, args):
