@@ -195,6 +195,7 @@ def test_the_same_kernel_in_two_modules_and_a_module_loaded_by_path(tmp_path):
         assert _run(tmp_path, tmp_path / "main.py", cache, "path", str(tmp_path / "p1" / "moda.py")) == want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["empty index", "truncated index", "empty data", "garbled data"])
 def test_a_damaged_entry_is_compiled_again(tmp_path, damage):
     _write(tmp_path / "mod.py", """

@@ -1991,12 +1991,31 @@ def _check_loads(fn, typemap, ns, allocs, immediate=False):
                                    fn.lineno)[0])
 
 
-def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True):
+def _refuse_mixed_versions(fe, gen, mixed):
+    """A variable kept in one lane array (or spread into one) across items, one of
+    whose values has another type than the array's and is read: the read would
+    compute in the array's type where Numba (and numba.cuda) computes in the
+    value's own. Refused, naming the variable, the types and the line."""
+    stored = gen.lane_vars | gen.splats
+    for name, (own, line, unified) in sorted(mixed.items()):
+        if name in stored and not name.startswith("_nq_"):
+            from ..errors import NumquadTypeError
+            raise NumquadTypeError(
+                f'File "{fe.filename}", line {line}, in {fe.pyfunc.__name__}: \'{name}\' holds a {own} '
+                f"value here and values of other types elsewhere, and lives across a cross-lane op or "
+                f"a barrier: the CPU target keeps such a variable in one type ({unified}), and would "
+                f"compute this line in it where Numba computes in {own}; give the value of the other "
+                f"type its own name")
+
+
+def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None):
     """(block function, its Python source, the parameters given private copies) for
     the Frontend *fe*. With private copies the block function takes ``_nq_pon``
-    after the user's parameters (and ``_nq_dynsmem``): cpu/private_atomics.py."""
+    after the user's parameters (and ``_nq_dynsmem``): cpu/private_atomics.py.
+    *mixed*: typing.shadow_types's variables with a version of another type."""
     gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
     fn_ast = gen.build(f"_nq_block_{fe.pyfunc.__name__}")
+    _refuse_mixed_versions(fe, gen, mixed or {})
     ns = _namespace(fe)
     for q, xl in _intr.XL_INTRINSICS.items():
         op = _ops.OPS[q]

@@ -571,7 +571,8 @@ class CPUTarget:
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
-                typemap = shadow_types(shadow, argtypes)
+                mixed = {}
+                typemap = shadow_types(shadow, argtypes, mixed)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
         except _nb_errors.UnsupportedBytecodeError as e:
@@ -582,7 +583,8 @@ class CPUTarget:
             if missing is None:
                 raise
             raise missing from None
-        block_py, source, private = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for)
+        block_py, source, private = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for,
+                                                       mixed=mixed)
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model=_error_model(d), boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)

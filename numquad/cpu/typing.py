@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from numba.core import compiler, errors, types
+from numba.core import compiler, errors, ir, types
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
 from numba.core.registry import cpu_target
 from numba.core.typed_passes import NopythonTypeInference
@@ -97,7 +97,128 @@ class _StopAfterTyping(FunctionPass):
         refusal = _cuda_refusal(state.func_ir, state.typemap, state.calltypes)
         if refusal is not None:
             typemap[_REFUSAL] = refusal
+        typemap[_MIXED] = _mixed_versions(state.func_ir, state.typemap)
         raise compiler._EarlyPipelineCompletion(typemap)
+
+
+def _unify(typingctx, tys):
+    t = tys[0]
+    for other in tys[1:]:
+        if other != t:
+            u = typingctx.unify_pairs(t, other)
+            t = u if u is not None else t
+    return t
+
+
+def _mixed_versions(func_ir, typemap):
+    """{variable: (the type of one of its SSA versions, the line of a use of that
+    version, the variable's unified type)} for the variables one of whose versions
+    has another type than the variable's unified one (:func:`shadow_types`) and is
+    read other than by a copy into another version (a phi). The code generator keeps
+    a variable that lives across a cross-lane op or a barrier in one array of the
+    unified type, so such a read would compute in that type where Numba computes in
+    the version's own (cpu/codegen.py refuses it)."""
+    typingctx = cpu_target.typing_context
+    versions, literal = {}, {}
+    for key, ty in typemap.items():
+        m = _VERSION.match(key)
+        if m:
+            versions.setdefault(m.group("name"), {})[key] = types.unliteral(ty)
+            if isinstance(ty, types.Literal):
+                literal[key] = ty.literal_value
+    unified = {n: _unify(typingctx, list(vs.values())) for n, vs in versions.items() if len(vs) > 1}
+    odd = {v: (n, t) for n, vs in versions.items() if n in unified
+           for v, t in vs.items() if t != unified[n]}
+    if not odd:
+        return {}
+
+    def base(name):
+        m = _VERSION.match(name)
+        return m.group("name") if m else None
+    out = {}
+    for block in func_ir.blocks.values():
+        for inst in block.body:
+            if isinstance(inst, ir.Del):
+                continue
+            if isinstance(inst, ir.Assign):
+                value, target = inst.value, inst.target.name
+                if isinstance(value, ir.Var) and base(value.name) == base(target):
+                    continue                    # a copy into another version
+                if isinstance(value, ir.Expr) and value.op == "phi":
+                    continue
+                used = value.list_vars() if hasattr(value, "list_vars") else []
+            else:
+                used = inst.list_vars()
+            for var in used:
+                hit = odd.get(var.name)
+                if hit is None or hit[0] in out:
+                    continue
+                if _exact(hit[1], unified[hit[0]], literal.get(var.name)) and \
+                        _same_result(typingctx, typemap, inst, var.name, unified[hit[0]]):
+                    continue
+                out[hit[0]] = (hit[1], inst.loc.line, unified[hit[0]])
+    return out
+
+
+def _exact(narrow, wide, value=None):
+    """Whether every value of Numba type *narrow* (or the constant *value*, a
+    literal's) converts to *wide* exactly."""
+    if narrow == wide:
+        return True
+    try:
+        a, b = np.dtype(as_dtype(narrow)), np.dtype(as_dtype(wide))
+    except Exception:
+        return False
+    if value is not None and isinstance(value, (bool, int, float)) and b.kind in "biufc":
+        try:
+            with np.errstate(all="ignore"):
+                return bool(np.array(value).astype(b) == value) and np.array(value).astype(b).item() == value
+        except (OverflowError, ValueError, TypeError):
+            return False
+    if a.kind == "b":
+        return b.kind in "biufc"
+    if a.kind in "iu" and b.kind in "iu":
+        ia, ib = np.iinfo(a), np.iinfo(b)
+        return ib.min <= ia.min and ia.max <= ib.max
+    if a.kind in "iu" and b.kind in "fc":
+        mant = {4: 24, 8: 53}.get(b.itemsize if b.kind == "f" else b.itemsize // 2)
+        return mant is not None and a.itemsize * 8 - (a.kind == "i") <= mant
+    if a.kind == "f" and b.kind in "fc":
+        return a.itemsize <= (b.itemsize if b.kind == "f" else b.itemsize // 2)
+    if a.kind == "c" and b.kind == "c":
+        return a.itemsize <= b.itemsize
+    return False
+
+
+def _same_result(typingctx, typemap, inst, name, wide):
+    """Whether *inst* reading variable *name* as *wide* (its exact widening) gives
+    what it gives reading it as its own type: an index, a stored or returned value,
+    an op's operand (converted to the op's type at the call), or an operator whose
+    result type Numba picks the same either way."""
+    if not isinstance(inst, ir.Assign):
+        return isinstance(inst, (ir.SetItem, ir.StaticSetItem, ir.Return, ir.Branch))
+    v = inst.value
+    if not isinstance(v, ir.Expr):
+        return False                            # a copy into another variable keeps the type
+    target = typemap.get(inst.target.name)
+    if v.op in ("getitem", "static_getitem") and v.value.name != name:
+        return True                             # an index
+    if v.op == "call":
+        fn = typemap.get(v.func.name)
+        return fn is not None and "intrinsic shadow_" in str(fn)     # an op's stand-in (STANDINS)
+    if v.op in ("binop", "inplace_binop", "unary"):
+        args = [v.lhs, v.rhs] if v.op != "unary" else [v.value]
+        tys = [wide if a.name == name else typemap.get(a.name) for a in args]
+        try:
+            sig = typingctx.resolve_function_type(v.fn, tuple(tys), {})
+        except Exception:
+            return False
+        return sig is not None and sig.return_type == target
+    return False
+
+
+#: the key of a typemap that holds :func:`_mixed_versions`
+_MIXED = "<versions of other types>"
 
 
 #: the key of a typemap that holds what numba.cuda would refuse (:func:`_cuda_refusal`)
@@ -264,10 +385,11 @@ def _typemap(func, argtypes):
     )
 
 
-def shadow_types(func, argtypes):
+def shadow_types(func, argtypes, mixed_out=None):
     """{variable name: Numba type} for the scalar function *func* at *argtypes*.
 
-    SSA versions of one variable (``x``, ``x.1``) are unified to one type.
+    SSA versions of one variable (``x``, ``x.1``) are unified to one type; the
+    dict *mixed_out* gets :func:`_mixed_versions`.
     """
     typingctx = cpu_target.typing_context
     typemap = _typemap(func, argtypes)
@@ -276,22 +398,16 @@ def shadow_types(func, argtypes):
         from ..errors import NumquadCompileError
         msg, filename, line = refusal
         raise NumquadCompileError(msg, filename, line)
+    mixed = typemap.pop(_MIXED, {})
     found = {}
     for key, ty in typemap.items():
         m = _VERSION.match(key)
         if not m:
             continue
         found.setdefault(m.group("name"), []).append(types.unliteral(ty))
-    out = {}
-    for name, tys in found.items():
-        t = tys[0]
-        for other in tys[1:]:
-            if other == t:
-                continue
-            u = typingctx.unify_pairs(t, other)
-            t = u if u is not None else t
-        out[name] = t
-    return out
+    if mixed_out is not None:
+        mixed_out.update(mixed)
+    return {name: _unify(typingctx, tys) for name, tys in found.items()}
 
 
 def expression_types(pyfunc, argtypes, exprs):

@@ -1,0 +1,122 @@
+"""A variable whose values have different Numba types, read across a cross-lane op.
+
+Numba types each assignment of a variable on its own (its SSA versions); the CPU
+target keeps a variable that lives across a cross-lane op in one lane array of the
+types' unification. A value read back from it in a wider type computed in that type
+(float32 arithmetic in float64, an int64 above 2**53 rounded through float64, ``~``
+of a bool as an int): silent wrong bits. Such a read is now refused, naming the
+variable and the line; one whose result Numba types the same either way (an exact
+widening under an operator with the same result type, an op's operand, an index or a
+stored value) still runs, with Numba's bits. The references are plain ``numba.njit``
+loops over the threads, with the op's result (a ballot of a full wave) written in.
+"""
+
+import numpy as np
+import numba
+import pytest
+
+from numquad import xpu, Wave
+from numquad.errors import NumquadTypeError
+
+FULL = np.uint32(0xFFFFFFFF)
+
+
+def f32_then_f64(a, out):
+    i = xpu.grid(1)
+    x = np.float32(a[i])
+    w = Wave.ballot(True)
+    out[i] = x * np.float32(1.1) + w * 0      # <- read
+    x = 2.5
+
+
+def u32_then_i64(a, out):
+    i = xpu.grid(1)
+    x = np.uint32(a[i])
+    w = Wave.ballot(True)
+    out[i] = x - np.uint32(5) + w * 0         # <- read
+    x = i
+
+
+def i64_then_f64(a, out):
+    i = xpu.grid(1)
+    x = a[i] * 90071992547409 + 1
+    w = Wave.ballot(True)
+    out[i] = x + w * 0                        # <- read
+    x = 0.5
+
+
+def bool_then_int(a, out):
+    i = xpu.grid(1)
+    b = a[i] > 3
+    w = Wave.ballot(True)
+    out[i] = ~b + w * 0                       # <- read
+    b = 7
+
+
+@pytest.mark.parametrize("fn", [f32_then_f64, u32_then_i64, i64_then_f64, bool_then_int])
+def test_a_read_in_a_wider_type_that_changes_the_result_is_refused(fn):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    line = first + next(k for k, t in enumerate(lines) if "<- read" in t)
+    a = np.arange(-3, 61, dtype=np.int64)
+    with pytest.raises(NumquadTypeError, match=r"holds a \w+ value here") as e:
+        xpu.jit(fn)[2, 32](a, np.zeros(64, np.float64))
+    assert f"line {line}" in str(e.value)
+
+
+@xpu.jit
+def butterfly(x, out):
+    i = xpu.grid(1)
+    v = x[i]                                  # int32, then int64 from the loop on
+    for k in range(5):
+        v = v + Wave.shuffleXor(v, 1 << k)
+    out[i] = v
+
+
+@xpu.jit
+def accumulate(x, out):
+    i = xpu.grid(1)
+    s = 0                                     # int, then float64
+    for k in range(4):
+        s += Wave.shuffle(x[i], (i + k) & 31) * 0.5
+    out[i] = s
+
+
+@xpu.jit
+def widen_then_use(x, out):
+    i = xpu.grid(1)
+    v = x[i]                                  # int32
+    w = Wave.ballot(True)
+    out[i] = v + np.int32(w & 1)              # int32 + int32 -> int64 in both types
+    v = np.int64(w)
+
+
+def test_exact_widenings_with_the_same_result_type_run_with_numbas_bits(rng):
+    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    out = np.full(64, -7, np.int64)
+    butterfly[2, 32](x, out)
+    want = x.reshape(2, 32).astype(np.int64).sum(axis=1).repeat(32)   # a butterfly of sums
+    np.testing.assert_array_equal(out, want)
+
+    xf = rng.random(64)
+    outf = np.full(64, np.nan)
+    accumulate[2, 32](xf, outf)
+    w = xf.reshape(2, 32)
+    want = np.zeros((2, 32))
+    for k in range(4):
+        want += w[:, (np.arange(32) + k) & 31] * 0.5
+    np.testing.assert_array_equal(outf, want.ravel())
+
+    out = np.full(64, -7, np.int64)
+    widen_then_use[2, 32](x, out)
+
+    @numba.njit
+    def ref(x, out):
+        for i in range(x.size):
+            v = x[i]
+            w = np.uint32(0xFFFFFFFF)
+            out[i] = v + np.int32(w & 1)
+            v = np.int64(w)
+    want = np.full(64, -7, np.int64)
+    ref(x, want)
+    np.testing.assert_array_equal(out, want)
