@@ -3,6 +3,7 @@
 Adapted: cuda.jit on kernels -> self.jit (xpu.jit on one target); the device
 function keeps cuda.jit(device=True); device arrays -> host arrays.
 """
+import pytest
 import numpy as np
 from collections import namedtuple
 
@@ -12,6 +13,7 @@ from _port import PortedCase, on_cuda
 
 
 class TestCudaArrayArg(PortedCase):
+    @pytest.mark.slow
     def test_array_ary(self):
         @cuda.jit("double(double[:],int64)", device=True, inline="always")
         def device_function(a, c):

@@ -747,6 +747,7 @@ class TestCudaAtomics(CUDATestCase):
         np.testing.assert_equal(ary, orig + 1)
         self.assertCorrectFloat64Atomics(cuda_func)
 
+    @pytest.mark.slow
     def test_atomic_add_double_global(self):
         idx = np.random.randint(0, 32, size=32, dtype=np.int64)
         ary = np.zeros(32, np.float64)
@@ -786,6 +787,7 @@ class TestCudaAtomics(CUDATestCase):
         self.assertCorrectFloat64Atomics(cuda_func, shared=False)
         self.assertCorrectFloat64Atomics(wrap_cuda_func, shared=False)
 
+    @pytest.mark.slow
     def test_atomic_add_double_global_3(self):
         ary = np.random.randint(0, 32, size=32).astype(np.float64).reshape(4, 8)
         orig = ary.copy()
@@ -1012,6 +1014,7 @@ class TestCudaAtomics(CUDATestCase):
 
         np.testing.assert_equal(ary, gold)
 
+    @pytest.mark.slow
     def test_atomic_or_global_2(self):
         rand_const = np.random.randint(500)
         ary = np.random.randint(0, 32, size=32).astype(np.uint32).reshape(4, 8)
@@ -1313,6 +1316,7 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_max_float32(self):
         self.check_atomic_max(dtype=np.float32, lo=-65535, hi=65535)
 
+    @pytest.mark.slow
     def test_atomic_max_double(self):
         self.check_atomic_max(dtype=np.float64, lo=-65535, hi=65535)
 
@@ -1357,6 +1361,7 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_min_int64(self):
         self.check_atomic_min(dtype=np.int64, lo=-65535, hi=65535)
 
+    @pytest.mark.slow
     def test_atomic_min_uint64(self):
         self.check_atomic_min(dtype=np.uint64, lo=0, hi=65535)
 
@@ -1487,6 +1492,7 @@ class TestCudaAtomics(CUDATestCase):
             cas_func=atomic_compare_and_swap,
         )
 
+    @pytest.mark.slow
     def test_atomic_compare_and_swap2(self):
         self.check_cas(
             n=100,
@@ -1571,6 +1577,7 @@ class TestCudaAtomics(CUDATestCase):
             ndim=2,
         )
 
+    @pytest.mark.slow
     def test_atomic_cas4_1dim(self):
         rfill = np.random.randint(50, 500, dtype=np.uint64)
         runfill = np.random.randint(1, 25, dtype=np.uint64)
@@ -1582,6 +1589,7 @@ class TestCudaAtomics(CUDATestCase):
             cas_func=atomic_cas_1dim,
         )
 
+    @pytest.mark.slow
     def test_atomic_cas4_2dim(self):
         rfill = np.random.randint(50, 500, dtype=np.uint64)
         runfill = np.random.randint(1, 25, dtype=np.uint64)
@@ -1683,6 +1691,7 @@ class TestCudaAtomics(CUDATestCase):
         gold = np.nanmax(vals)
         np.testing.assert_equal(res, gold)
 
+    @pytest.mark.slow
     def test_atomic_nanmax_int32(self):
         self.check_atomic_nanmax(
             dtype=np.int32, lo=-65535, hi=65535, init_val=0

@@ -51,6 +51,7 @@ class TestConstString(PortedCase):
         expected[-1] = b""
         np.testing.assert_equal(arr, expected)
 
+    @pytest.mark.slow
     def test_assign_const_string_in_record(self):
         @self.jit
         def f(a):
@@ -67,6 +68,7 @@ class TestConstString(PortedCase):
         reference = np.asarray([(1, "ABC"), (2, "XYZ")], dtype=dt)
         np.testing.assert_array_equal(reference, a)
 
+    @pytest.mark.slow
     def test_assign_const_bytes_in_record(self):
         @self.jit
         def f(a):

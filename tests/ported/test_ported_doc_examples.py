@@ -218,6 +218,7 @@ class TestDocGlobals(PortedCase):
 
 
 class TestDocCpuGpuCompat(PortedCase):
+    @pytest.mark.slow
     def test_ex_cpu_gpu_compat(self):
         from math import pi
 

@@ -310,6 +310,7 @@ class TestDeviceFunc(PortedCase):
 
         self.assertTrue(np.all(ary == exp), (ary, exp))
 
+    @pytest.mark.slow
     def test_indirect_add2f(self):
         @cuda.jit("float32(float32, float32)", device=True)
         def add2f(a, b):
@@ -506,6 +507,7 @@ class TestCudaConstantMemory(PortedCase):
         jcuconst3d[1, (5, 5, 5)](A)
         self.assertTrue(np.all(A == CONST3D))
 
+    @pytest.mark.slow
     def test_const_record_empty(self):
         jcuconstRecEmpty = self.jit("void(int64[:])")(cuconstRecEmpty)
         A = np.full(1, fill_value=-1, dtype=np.int64)
@@ -521,6 +523,7 @@ class TestCudaConstantMemory(PortedCase):
         np.testing.assert_allclose(A, CONST_RECORD["x"])
         np.testing.assert_allclose(B, CONST_RECORD["y"])
 
+    @pytest.mark.slow
     def test_const_record_align(self):
         A = np.zeros(2, dtype=np.float64)
         B = np.zeros(2, dtype=np.float64)
@@ -607,6 +610,7 @@ def coop_smem2d(ary):
 
 
 class TestCudaTestGlobal(PortedCase):
+    @pytest.mark.slow
     def test_global_int_const(self):
         compiled = self.jit("void(int32[:])")(simple_smem)
 

@@ -12,6 +12,7 @@ test_for_loop8_npm pass on the CPU (``range(1, 0, 0)`` raises ValueError in the
 kernel, as in Python): expected failures on the CUDA target only.
 """
 
+import pytest
 import itertools
 
 import unittest
@@ -258,6 +259,7 @@ class TestFlowControl(PortedCase):
     def test_for_loop4_npm(self):
         self.test_for_loop4()
 
+    @pytest.mark.slow
     def test_for_loop5(self):
         self.run_test(for_loop_usecase5, [100], [50], [0], [0])
 
@@ -302,6 +304,7 @@ class TestFlowControl(PortedCase):
     def test_while_loop1_npm(self):
         self.test_while_loop1()
 
+    @pytest.mark.slow
     def test_while_loop2(self):
         self.run_test(while_loop_usecase2, [10], [0], [0], [0])
 
@@ -362,6 +365,7 @@ class TestFlowControl(PortedCase):
     def test_ternary_ifelse1_npm(self):
         self.test_ternary_ifelse1()
 
+    @pytest.mark.slow
     def test_double_infinite_loop(self):
         self.run_test(double_infinite_loop, [10], [0], [0], [0])
 

@@ -83,6 +83,7 @@ class TestCudaInline(PortedCase):
     def test_call_forceinline_true(self):
         self._test_call_forceinline(True)
 
+    @pytest.mark.slow
     def test_call_forceinline_false(self):
         self._test_call_forceinline(False)
 

@@ -182,6 +182,7 @@ class TestCudaIntrinsic(PortedCase):
         compiled[nctaid, ntid](ary)
         self.assertTrue(np.all(ary == np.arange(nelem)))
 
+    @pytest.mark.slow
     def test_simple_grid2d(self):
         compiled = self.jit("void(int32[:,::1])")(simple_grid2d)
         ntid = (4, 3)
@@ -289,6 +290,7 @@ class TestCudaIntrinsic(PortedCase):
 
         self.assertTrue(np.all(arr))
 
+    @pytest.mark.slow
     def test_popc_u1(self):
         compiled = self.jit("void(int32[:], uint8)")(simple_popc)
         ary = np.zeros(1, dtype=np.int32)
@@ -313,6 +315,7 @@ class TestCudaIntrinsic(PortedCase):
         compiled[1, 1](ary, np.uint64(0xFFFFFFFFFFFFFFFF))
         self.assertEqual(ary[0], 64)
 
+    @pytest.mark.slow
     def test_bit_count_u1(self):
         compiled = self.jit("void(int32[:], uint8)")(simple_bit_count)
         ary = np.zeros(1, dtype=np.int32)
@@ -421,6 +424,7 @@ class TestCudaIntrinsic(PortedCase):
         compiled[1, 1](ary, 0x0)
         self.assertEqual(ary[0], 0)
 
+    @pytest.mark.slow
     def test_ffs_i8(self):
         compiled = self.jit("void(int32[:], int64)")(simple_ffs)
         ary = np.zeros(1, dtype=np.int32)
@@ -499,6 +503,7 @@ class TestCudaIntrinsic(PortedCase):
             compiled[1, 1](ary, val, ndigits)
             self.assertPreciseEqual(ary[0], round(val, ndigits), prec="double")
 
+    @pytest.mark.slow
     def test_round_to_f8_overflow(self):
         compiled = self.jit("void(float64[:], float64, int32)")(simple_round_to)
         ary = np.zeros(1, dtype=np.float64)

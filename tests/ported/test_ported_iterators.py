@@ -2,6 +2,7 @@
 
 Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 """
+import pytest
 from numba import cuda
 
 import numpy as np
@@ -58,6 +59,7 @@ class TestIterators(PortedCase):
 
         self._test_twoarg_function(zipper)
 
+    @pytest.mark.slow
     def test_enumerate_zip(self):
         @self.jit
         def enumerator_zipper(x, y, error):
@@ -78,6 +80,7 @@ class TestIterators(PortedCase):
 
         self._test_twoarg_function(enumerator_zipper)
 
+    @pytest.mark.slow
     def test_zip_enumerate(self):
         @self.jit
         def zipper_enumerator(x, y, error):

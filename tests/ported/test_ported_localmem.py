@@ -9,6 +9,7 @@ compiles those kernels for the target instead (``inspect_llvm`` on the CPU).
 The extension type (struct model) and the float16 tests are numba-cuda's as they are.
 """
 
+import pytest
 import numpy as np
 
 from numba import cuda
@@ -32,6 +33,7 @@ class TestCudaLocalMem(PortedCase):
         else:
             f.inspect_ptx(sig)
 
+    @pytest.mark.slow
     def test_numba_dtype(self):
         # Check that Numba types can be used as the dtype of a local array
         @self.jit(void(int32[::1]))

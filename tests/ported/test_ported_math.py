@@ -886,6 +886,7 @@ class TestCudaMath(CUDATestCase):
     # ---------------------------------------------------------------------------
     # test_math_radians
 
+    @pytest.mark.slow
     def test_math_radians(self):
         self.unary_bool_template_float32(math_radians, np.radians)
         self.unary_bool_template_float64(math_radians, np.radians)

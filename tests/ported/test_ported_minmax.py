@@ -55,6 +55,7 @@ class TestCudaMinMax(PortedCase):
     def test_max_f8f8(self):
         self._run(builtin_max, np.maximum, "max.f64", np.float64, np.float64)
 
+    @pytest.mark.slow
     def test_max_f4f8(self):
         self._run(builtin_max, np.maximum, "max.f64", np.float32, np.float64)
 
@@ -62,15 +63,19 @@ class TestCudaMinMax(PortedCase):
     def test_max_f8f4(self):
         self._run(builtin_max, np.maximum, "max.f64", np.float64, np.float32)
 
+    @pytest.mark.slow
     def test_max_f4f4(self):
         self._run(builtin_max, np.maximum, "max.f32", np.float32, np.float32)
 
+    @pytest.mark.slow
     def test_min_f8f8(self):
         self._run(builtin_min, np.minimum, "min.f64", np.float64, np.float64)
 
+    @pytest.mark.slow
     def test_min_f4f8(self):
         self._run(builtin_min, np.minimum, "min.f64", np.float32, np.float64)
 
+    @pytest.mark.slow
     def test_min_f8f4(self):
         self._run(builtin_min, np.minimum, "min.f64", np.float64, np.float32)
 

@@ -127,6 +127,7 @@ class TestCudaPowi(PortedCase):
     def test_cpow_complex64_inplace_binop(self):
         self._test_cpow_inplace_binop(np.complex64, rtol=3.0e-7)
 
+    @pytest.mark.slow
     def test_cpow_complex128_inplace_binop(self):
         self._test_cpow_inplace_binop(np.complex128, rtol=3.0e-7)
 

@@ -223,6 +223,7 @@ class TestRecordDtype(PortedCase):
             # Match the entire array to ensure no memory corruption
             self.assertTrue(np.all(expect == got))
 
+    @pytest.mark.slow
     def test_set_a(self):
         self._test_set_equal(set_a, 3.1415, types.float64)
         # Test again to check if coercion works
@@ -234,11 +235,13 @@ class TestRecordDtype(PortedCase):
         # Test again to check if coercion works
         self._test_set_equal(set_b, 123, types.float64)
 
+    @pytest.mark.slow
     def test_set_c(self):
         self._test_set_equal(set_c, 43j, types.complex64)
         # Test again to check if coercion works
         self._test_set_equal(set_c, 43j, types.complex128)
 
+    @pytest.mark.slow
     def test_set_record(self):
         pyfunc = set_record
         rec = numpy_support.from_dtype(recordtype)

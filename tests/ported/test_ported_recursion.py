@@ -64,6 +64,7 @@ class TestSelfRecursion(PortedCase):
             "cannot type infer runaway recursion", str(raises.exception)
         )
 
+    @pytest.mark.slow
     @expected_failure_on_cuda("numba issue #8036: exceptions raised in device functions are not reported")
     def test_raise(self):
         raise_self_kernel = self.jit(debug=True, opt=False)(

@@ -221,6 +221,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([1, 2, 3], dtype=np.int32)
         self._test_dynshared_slice(slice_diff_sizes, arr, expected)
 
+    @pytest.mark.slow
     def test_dynshared_slice_overlap(self):
         @self.jit
         def slice_overlap(x):
@@ -276,6 +277,7 @@ class TestSharedMemory(PortedCase):
         expected = np.array([99, 1, 2, 99, 3, 4, 99], dtype=np.int32)
         self._test_dynshared_slice(slice_gaps, arr, expected)
 
+    @pytest.mark.slow
     def test_dynshared_slice_write_backwards(self):
         @self.jit
         def slice_write_backwards(x):
@@ -404,6 +406,7 @@ class TestSharedMemoryCreation(PortedCase):
     def getarg2(self):
         return self.getarg().reshape(1, 1)
 
+    @pytest.mark.slow
     def test_global_constants(self):
         udt = self.jit((float32[:],))(udt_global_constants)
         udt[1, 1](self.getarg())
@@ -422,6 +425,7 @@ class TestSharedMemoryCreation(PortedCase):
         f[1, 1](x)
         self.assertEqual(x[0], 7)
 
+    @pytest.mark.slow
     def test_numba_dtype(self):
         @self.jit(void(int32[::1]))
         def f(x):
@@ -431,6 +435,7 @@ class TestSharedMemoryCreation(PortedCase):
 
         self._roundtrip(f)
 
+    @pytest.mark.slow
     def test_numpy_dtype(self):
         @self.jit(void(int32[::1]))
         def f(x):
@@ -440,6 +445,7 @@ class TestSharedMemoryCreation(PortedCase):
 
         self._roundtrip(f)
 
+    @pytest.mark.slow
     def test_string_dtype(self):
         @self.jit(void(int32[::1]))
         def f(x):
@@ -451,6 +457,7 @@ class TestSharedMemoryCreation(PortedCase):
 
 
 class TestCudaLocalMem(PortedCase):
+    @pytest.mark.slow
     def test_local_array(self):
         sig = (int32[:], int32[:])
         jculocal = self.jit(sig)(culocal)
@@ -459,6 +466,7 @@ class TestCudaLocalMem(PortedCase):
         jculocal[1, 1](A, B)
         self.assertTrue(np.all(A == B))
 
+    @pytest.mark.slow
     def test_local_array_1_tuple(self):
         jculocal = self.jit("void(int32[:], int32[:])")(culocal1tuple)
         A = np.arange(5, dtype="int32")

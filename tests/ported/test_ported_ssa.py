@@ -159,6 +159,7 @@ class TestSSA(SSABaseTest):
             result = np.array([0])
             foo.py_func(result, 0)
 
+    @pytest.mark.slow
     @cpu_xfail(
         "the CPU target does not emit numba.cuda's NumbaWarning 'Detected uninitialized variable c' "
         "(config ALWAYS_WARN_UNINIT_VAR)"
@@ -412,6 +413,7 @@ class TestReportedSSAIssues(SSABaseTest):
 
         self.check_func(foo, np.array([10]), 1, 5, 3)
 
+    @pytest.mark.slow
     def test_issue5493_unneeded_phi(self):
         # Test error that unneeded phi is inserted because variable does not
         # have a dominance definition.

@@ -282,6 +282,7 @@ class TestCudaWarpOperations(PortedCase):
         compiled[1, nelem](ary_in, ary_out)
         self.assertTrue(np.all(ary_out == exp))
 
+    @pytest.mark.slow
     def test_match_all_sync(self):
         compiled = self.jit("void(int32[:], int32[:])")(use_match_all_sync)
         nelem = 10
@@ -301,6 +302,7 @@ class TestCudaWarpOperations(PortedCase):
         compiled[1, 32](arr)
         self.assertTrue(np.all(arr == exp))
 
+    @pytest.mark.slow
     def test_activemask(self):
         @self.jit
         def use_activemask(x):
