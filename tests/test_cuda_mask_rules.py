@@ -46,41 +46,22 @@ def _model(nthreads, live_n, active, mask, op, sel):
 
 
 def _kernel(op):
-    if op == "shfl_sync":
-        def k(a, out, t, n, mask, sel):
-            i = cuda.grid(1)
-            if i >= n:
-                return
-            if a[i] > t:
-                out[i] = cuda.shfl_sync(mask, a[i], sel[i])
-    elif op == "shfl_up_sync":
-        def k(a, out, t, n, mask, sel):
-            i = cuda.grid(1)
-            if i >= n:
-                return
-            if a[i] > t:
-                out[i] = cuda.shfl_up_sync(mask, a[i], sel[i])
-    elif op == "shfl_down_sync":
-        def k(a, out, t, n, mask, sel):
-            i = cuda.grid(1)
-            if i >= n:
-                return
-            if a[i] > t:
-                out[i] = cuda.shfl_down_sync(mask, a[i], sel[i])
-    elif op == "shfl_xor_sync":
-        def k(a, out, t, n, mask, sel):
-            i = cuda.grid(1)
-            if i >= n:
-                return
-            if a[i] > t:
-                out[i] = cuda.shfl_xor_sync(mask, a[i], sel[i])
-    else:
+    if op == "ballot_sync":
         def k(a, out, t, n, mask, sel):
             i = cuda.grid(1)
             if i >= n:
                 return
             if a[i] > t:
                 out[i] = cuda.ballot_sync(mask, a[i] > 2 * t)
+        return k
+    shfl = getattr(cuda, op)                # a closure name: the front end resolves it
+
+    def k(a, out, t, n, mask, sel):
+        i = cuda.grid(1)
+        if i >= n:
+            return
+        if a[i] > t:
+            out[i] = shfl(mask, a[i], sel[i])
     return k
 
 
