@@ -356,9 +356,12 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
                                               numba.types.NPTimedelta))
                               or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
                               and _passable(ty)):
+            bad = _bad_element(a) if isinstance(a, tuple) else None
+            what = f"{type(a).__name__}" if bad is None else \
+                f"tuple, whose element {bad[0]} is {bad[1]}"
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
-                f"{type(a).__name__}, which the {target} target cannot pass; it takes NumPy "
+                f"{what}, which the {target} target cannot pass; it takes NumPy "
                 f"arrays, bool/int/float/complex scalars, Enum/IntEnum members, tuples of those "
                 f"and single records"
             )
@@ -373,6 +376,31 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             )
         out.append(ty)
     return tuple(out)
+
+
+def _bad_element(t, path=""):
+    """(``[j]...``, what it is) for the first element of tuple *t* (nested too) that a
+    kernel cannot take, or None."""
+    for j, e in enumerate(t):
+        where = f"{path}[{j}]"
+        if isinstance(e, tuple):
+            found = _bad_element(e, where)
+            if found is not None:
+                return found
+            continue
+        try:
+            ty = _typeof(e)
+        except (ValueError, TypeError, _nb_errors.NumbaError):
+            ty = None
+        if ty is not None and _passable(ty):
+            continue
+        if isinstance(e, np.ndarray):
+            order = " (non-native byte order)" if not e.dtype.isnative else ""
+            return where, f"an array of dtype {e.dtype.str}{order}"
+        if type(e) is int:
+            return where, f"the int {e}, outside int64's range"
+        return where, f"a {type(e).__name__}"
+    return None
 
 
 class _Compiled:
