@@ -67,6 +67,11 @@ def flat_store(out):
         out.flat[i] = 4.5                   # <- store
 
 
+def fill_store(out):
+    if cuda.grid(1) == 0:
+        out.fill(6.5)                       # <- store
+
+
 @cuda.jit(device=True)
 def _set_x(r, value):
     r.x = value
@@ -101,6 +106,7 @@ CASES = [
     (subarray_atomic, lambda: np.zeros(3, REC)),
     (alias_store, lambda: np.zeros(3, REC)),
     (flat_store, lambda: np.arange(3.0)),
+    (fill_store, lambda: np.arange(3.0)),
     (device_field_store, lambda: np.zeros(3, REC)),
     (device_flat_store, lambda: np.arange(3.0)),
 ]

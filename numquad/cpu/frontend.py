@@ -468,7 +468,7 @@ def _names_in(node, ctx=None):
 def _store_sites(body, params, resolve, builtin_of=None, depth=0):
     """{param: (node, detail)} for each of *params* (names) that a store in *body*
     (statements) reaches: ``x[...] = v``, ``x.f = v``, ``x.flat[j] += v``, an atomic
-    on ``x...``, whose target is reached from the parameter by indexing, attributes
+    on ``x...``, ``x.fill(v)``, whose target is reached from the parameter by indexing, attributes
     and method calls, also through names assigned such a value; and a call passing
     such a value to a user function (a device function) that stores into that
     parameter (*detail* then names the function and the store's line). *resolve*
@@ -507,6 +507,8 @@ def _store_sites(body, params, resolve, builtin_of=None, depth=0):
                 name = "atomic." + n.func.attr          # (in a callee: cuda.atomic.add)
             if name is not None and name.startswith("atomic.") and n.args:
                 hits.append((n, root(n.args[0]), None))
+            elif isinstance(n.func, ast.Attribute) and n.func.attr == "fill":
+                hits.append((n, root(n.func.value), None))       # a.fill(v): a store
             elif depth < 8:
                 hits += _callee_hits(n, root, resolve, depth)
         for node, param, detail in hits:
