@@ -80,7 +80,7 @@ class XLCall:
     """``target = op(args)``: one whole-wave vector operation. ``check`` is (the
     numba.cuda function's name, the temporary holding its mask) where a debug build
     checks the call against numba.cuda's mask rules (numquad/cpu/cudaapi.py,
-    ``sync_check``)."""
+    ``gen_sync_check``)."""
     target: str
     op: _ops.Op
     args: list          # ast.Name (a lane temporary) or ast.Constant (a selector)
@@ -468,8 +468,9 @@ def _names_in(node, ctx=None):
 def _store_sites(body, params, resolve, builtin_of=None, depth=0):
     """{param: (node, detail)} for each of *params* (names) that a store in *body*
     (statements) reaches: ``x[...] = v``, ``x.f = v``, ``x.flat[j] += v``, an atomic
-    on ``x...``, ``x.fill(v)``, whose target is reached from the parameter by indexing, attributes
-    and method calls, also through names assigned such a value; and a call passing
+    on ``x...``, ``x.fill(v)``, whose target is reached from the parameter by
+    indexing, attributes and method calls, also through names assigned such a
+    value; and a call passing
     such a value to a user function (a device function) that stores into that
     parameter (*detail* then names the function and the store's line). *resolve*
     maps a name or attribute node to its object."""
