@@ -1223,14 +1223,29 @@ def _vote(fn, restype):
 # differ: a debug build checks each call and raises NumquadRuntimeError naming the
 # rule, the lane and the mask.
 
-_SEL_KIND = {"lane": 0, "up": 1, "down": 2, "xor": 3}
+@numba.njit
+def _no_source(lane, sel):
+    return -1                       # a vote reads no other lane
+
+
+_SOURCES = {}
+
+
+def _source_of(op):
+    """The op's ``pattern`` (numquad/ops.py: (lane, sel) -> source lane) compiled, for
+    the check below; a source outside 0..31 reads no lane (the lane's own value)."""
+    fn = _SOURCES.get(op.qualname)
+    if fn is None:
+        fn = _SOURCES[op.qualname] = numba.njit(op.pattern)
+    return fn
 
 
 @numba.njit
-def _sync_check(act, live, mvals, sels, selkind):
+def _sync_check(act, live, mvals, sels, sel0, per_lane, source):
     """0, or the first broken rule of one wave's call: rule << 48 | lane << 40 |
     other lane << 32 | mask. *act*, *live*: the wave's active and not-exited lanes;
-    *mvals*: each lane's mask; *sels*: each lane's selector (*selkind* < 0: a vote)."""
+    *mvals*: each lane's mask; the selector is ``sels[k]`` (*per_lane*) or *sel0*;
+    *source*: (lane, selector) -> the lane a shuffle reads (:func:`_source_of`)."""
     for k in range(32):
         if not act[k]:
             continue
@@ -1240,18 +1255,10 @@ def _sync_check(act, live, mvals, sels, selkind):
         for j in range(32):
             if (m >> j) & 1 and live[j] and (not act[j] or (np.int64(mvals[j]) & 0xFFFFFFFF) != m):
                 return (np.int64(2) << 48) | (np.int64(k) << 40) | (np.int64(j) << 32) | m
-        if selkind >= 0:
-            s = np.int64(sels[k]) & 31
-            src = s if selkind == 0 else k - s if selkind == 1 else k + s if selkind == 2 else k ^ s
-            if 0 <= src < 32 and not (act[src] and (m >> src) & 1):
-                return (np.int64(1) << 48) | (np.int64(k) << 40) | (np.int64(src) << 32) | m
+        src = np.int64(source(k, np.int64(sels[k]) if per_lane else np.int64(sel0)))
+        if 0 <= src < 32 and not (act[src] and (m >> src) & 1):
+            return (np.int64(1) << 48) | (np.int64(k) << 40) | (np.int64(src) << 32) | m
     return np.int64(0)
-
-
-@numba.njit
-def _sync_check1(act, live, mvals, sel, selkind):
-    """:func:`_sync_check` with one selector for every lane."""
-    return _sync_check(act, live, mvals, np.full(32, np.int64(sel)), selkind)
 
 
 _SYNC_RULES = {
@@ -1272,9 +1279,11 @@ def gen_sync_check(gen, it, mask, args, out):
     from . import codegen as _cg
     name, tmp = it.check
     mvals = gen._lane_operand(tmp, out)
-    kind = _SEL_KIND.get(it.op.sel_kind, -1) if name.startswith("shfl") else -1
-    sel = args[3] if kind >= 0 and len(args) > 3 else _cg._const(0)
-    fn = "_nq_cu_syncchk" if isinstance(sel, ast.Name) and sel.id.startswith("_nq_v_") else "_nq_cu_syncchk1"
+    shuffle = name.startswith("shfl") and it.op.pattern is not None
+    sel = args[3] if shuffle and len(args) > 3 else _cg._const(0)
+    per_lane = isinstance(sel, ast.Name) and sel.id.startswith("_nq_v_")
+    source = f"_nq_cu_src_{it.op.namespace}_{it.op.name}" if shuffle else "_nq_cu_nosrc"
+    gen.fe.env.closure[source] = _source_of(it.op) if shuffle else _no_source
     code = _cg._name("_nq_synck", ast.Store)
     where = [_cg._name("_nq_bix"), _cg._name("_nq_biy"), _cg._name("_nq_biz"), _cg._const("thread")]
     lane = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(40)), ast.BitAnd(),
@@ -1294,8 +1303,9 @@ def gen_sync_check(gen, it, mask, args, out):
             test=ast.Compare(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(48)), [ast.Eq()],
                              [_cg._const(rule)]),
             body=[ast.Raise(exc=exc, cause=None)], orelse=[]))
-    return [_cg._assign(code, _cg._call(fn, _cg._name(mask), _cg._name("_nq_m_entry"), mvals, sel,
-                                        _cg._const(kind))),
+    return [_cg._assign(code, _cg._call("_nq_cu_syncchk", _cg._name(mask), _cg._name("_nq_m_entry"), mvals,
+                                        sel if per_lane else copy.deepcopy(mvals), _cg._const(0) if per_lane else sel,
+                                        _cg._const(per_lane), _cg._name(source))),
             ast.If(test=ast.Compare(_cg._name("_nq_synck"), [ast.NotEq()], [_cg._const(0)]),
                    body=raises, orelse=[])]
 
@@ -1310,7 +1320,7 @@ def spelling_helpers():
     out = {"_nq_cu_match": _MATCH_FN, "_nq_cu_vote_all": _vote(_vote_all, types.boolean),
            "_nq_cu_vote_eq": _vote(_vote_eq, types.boolean),
            "_nq_cu_vote_match_all": _vote(_vote_match_all, types.Tuple((types.int32, types.boolean))),
-           "_nq_cu_syncchk": _sync_check, "_nq_cu_syncchk1": _sync_check1}
+           "_nq_cu_syncchk": _sync_check}
     for n in SYNC_NAMES:
         out[f"_nq_cu_mask_{n}"] = _mask_check(n)
         out[f"_nq_cu_pred_{n}"] = _pred_check(n)
