@@ -154,7 +154,7 @@ def _mixed_versions(func_ir, typemap):
                 if hit is None or hit[0] in out:
                     continue
                 if _exact(hit[1], unified[hit[0]], literal.get(var.name)) and \
-                        _same_result(typingctx, typemap, inst, var.name, unified[hit[0]]):
+                        _same_result(typingctx, typemap, func_ir, inst, var.name, unified[hit[0]]):
                     continue
                 out[hit[0]] = (hit[1], inst.loc.line, unified[hit[0]])
     return out
@@ -190,7 +190,12 @@ def _exact(narrow, wide, value=None):
     return False
 
 
-def _same_result(typingctx, typemap, inst, name, wide):
+#: the generated calls whose argument is an op's operand, which the code generator
+#: converts to the op's type at the call
+_OPERAND_CALLS = ("_nq_SH_", "_nq_cu_shfl_", "_nq_cu_pred_", "_nq_cu_mval_", "_nq_cu_mask_", "_nq_cu_lane_")
+
+
+def _same_result(typingctx, typemap, func_ir, inst, name, wide):
     """Whether *inst* reading variable *name* as *wide* (its exact widening) gives
     what it gives reading it as its own type: an index, a stored or returned value,
     an op's operand (converted to the op's type at the call), or an operator whose
@@ -204,8 +209,13 @@ def _same_result(typingctx, typemap, inst, name, wide):
     if v.op in ("getitem", "static_getitem") and v.value.name != name:
         return True                             # an index
     if v.op == "call":
-        fn = typemap.get(v.func.name)
-        return fn is not None and "intrinsic shadow_" in str(fn)     # an op's stand-in (STANDINS)
+        # an op's stand-in (STANDINS), or a check of numba.cuda's argument types that
+        # hands its argument on to an op (cpu/frontend.py, _CudaSpellings)
+        try:
+            d = func_ir.get_definition(v.func)
+        except Exception:
+            return False
+        return isinstance(d, (ir.Global, ir.FreeVar)) and d.name.startswith(_OPERAND_CALLS)
     if v.op in ("binop", "inplace_binop", "unary"):
         args = [v.lhs, v.rhs] if v.op != "unary" else [v.value]
         tys = [wide if a.name == name else typemap.get(a.name) for a in args]
