@@ -37,6 +37,7 @@ from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
 from . import cudaapi as _cudaapi
 from . import nested as _nested
 from .. import _power
+from .._source import function_tree
 from .power import pow_ as _pow_intrinsic
 
 __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier",
@@ -532,26 +533,23 @@ def _callee_hits(call, root, resolve, depth):
     code = getattr(py, "__code__", None)
     if code is None:
         return []
-    try:
-        import inspect
-        import textwrap
-        tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
-    except (OSError, TypeError, SyntaxError):
+    tree = function_tree(py)
+    if tree is None:
         return []
     fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if fn is None:
         return []
     names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    scope = dict(py.__globals__)
+    closure = {}
     for k, cell in zip(code.co_freevars, py.__closure__ or ()):
         try:
-            scope[k] = cell.cell_contents
+            closure[k] = cell.cell_contents
         except ValueError:
             pass
 
     def resolve_inner(e):
         if isinstance(e, ast.Name):
-            return scope.get(e.id)
+            return closure[e.id] if e.id in closure else py.__globals__.get(e.id)
         if isinstance(e, ast.Attribute):
             base = resolve_inner(e.value)
             return getattr(base, e.attr, None) if base is not None else None
