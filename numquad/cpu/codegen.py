@@ -955,6 +955,9 @@ class _BlockGen:
     # -- storage decisions -------------------------------------------------------
     _LANE_BUILTINS = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid", "grid"}
 
+    #: typing._mixed_versions's variables (generate_block sets it)
+    mixed = {}
+
     def _lane_pure(self, e, ok_names):
         fe = self.fe
         if isinstance(e, ast.Constant):
@@ -1161,6 +1164,8 @@ class _BlockGen:
             shown = f"the value {ast.unparse(store.value)}" if store is not None else "a temporary value"
         else:
             shown = name
+        if name in self.mixed:
+            _mixed_version_error(self.fe, name, self.mixed[name])  # not one type, but several
         if isinstance(ty, types.Array):
             self.fe.error(
                 f"{shown} ({ty}) is an array that differs from lane to lane and lives across a "
@@ -1651,6 +1656,31 @@ class _BlockGen:
         out.extend(call)
         return _located(out, it.node.lineno)
 
+    def _undefined_is_zero(self):
+        """Statements, run as each wave (block) of threads starts, that set every
+        variable a thread may read before assigning it (:func:`_defined_before_reads`
+        on the kernel's statements) to 0 of its type: Numba, numba.cuda's lowering
+        too, reads an unassigned variable as 0 (its ``undef`` is a null constant),
+        where a lane array or a block-function local would hold another thread's
+        value. Variables of other types than scalars and tuples of them keep
+        Numba's own handling."""
+        out = []
+        kept = set(self.remat) | set(self.fused) | set(self.region_params) | set(self.fe.env.params)
+        for n in sorted(self.locals - kept):
+            if _defined_before_reads(self.fe.body, n, False)[0]:
+                continue
+            if n in self.lane_vars:
+                parts = self._tuple_parts(n)
+                arrays = ([(f"_nq_v_{n}", self.converted.get(n) or self._dtype(n))] if parts is None else
+                          [(f"_nq_v_{n}__{k}", dt) for k, dt in enumerate(parts)])
+                out.append(_lane_loop([_store(a, _call(_SCALAR_NAMES[np.dtype(dt)], _const(0)))
+                                       for a, dt in arrays]))
+                continue
+            ty = types.unliteral(self.typemap[n]) if n in self.typemap else None
+            if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
+                out.append(_assign(_name(n, ast.Store), _call(_SCALAR_NAMES[as_dtype(ty)], _const(0))))
+        return out
+
     def build(self, name):
         fe = self.fe
         line = fe.fn.lineno
@@ -1719,6 +1749,7 @@ class _BlockGen:
                     ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), _name("_nq_bdx")), ast.Mod(), _name("_nq_bdy")))),
                 _store("_nq_tz", _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
             ]))
+        wave_pro += self._undefined_is_zero()
         for p in self.reassigned_params:
             wave_pro.append(_lane_loop(self._store_var(p, f"_nq_p_{p}")))
         for p in self.rebound_params:
@@ -1997,15 +2028,23 @@ def _refuse_mixed_versions(fe, gen, mixed):
     compute in the array's type where Numba (and numba.cuda) computes in the
     value's own. Refused, naming the variable, the types and the line."""
     stored = gen.lane_vars | gen.splats
-    for name, (own, line, unified) in sorted(mixed.items()):
+    for name in sorted(mixed):
         if name in stored and not name.startswith("_nq_"):
-            from ..errors import NumquadTypeError
-            raise NumquadTypeError(
-                f'File "{fe.filename}", line {line}, in {fe.pyfunc.__name__}: \'{name}\' holds a {own} '
-                f"value here and values of other types elsewhere, and lives across a cross-lane op or "
-                f"a barrier: the CPU target keeps such a variable in one type ({unified}), and would "
-                f"compute this line in it where Numba computes in {own}; give the value of the other "
-                f"type its own name")
+            _mixed_version_error(fe, name, mixed[name])
+
+
+def _mixed_version_error(fe, name, found):
+    """:func:`_refuse_mixed_versions`'s error for variable *name*, *found* its
+    (version's type, line, unified type)."""
+    own, line, unified = found
+    from ..errors import NumquadTypeError
+    an = "an" if str(own).startswith(("int", "array")) else "a"
+    raise NumquadTypeError(
+        f'File "{fe.filename}", line {line}, in {fe.pyfunc.__name__}: \'{name}\' holds {an} {own} '
+        f"value here and values of other types elsewhere, and lives across a cross-lane op or "
+        f"a barrier: the CPU target keeps such a variable in one type ({unified}), and would "
+        f"read it on this line in that type where Numba reads {an} {own}; give the value of the other "
+        f"type its own name")
 
 
 def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None):
@@ -2014,6 +2053,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
     after the user's parameters (and ``_nq_dynsmem``): cpu/private_atomics.py.
     *mixed*: typing.shadow_types's variables with a version of another type."""
     gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
+    gen.mixed = mixed or {}
     fn_ast = gen.build(f"_nq_block_{fe.pyfunc.__name__}")
     _refuse_mixed_versions(fe, gen, mixed or {})
     ns = _namespace(fe)

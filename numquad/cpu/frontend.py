@@ -39,6 +39,7 @@ from . import nested as _nested
 from .. import _power
 from .._source import function_tree
 from .power import pow_ as _pow_intrinsic
+from .intrinsics import zero_like as _zero_like
 
 __all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier",
            "BarrierReduce"]
@@ -1797,6 +1798,16 @@ class Frontend:
         for n, a in cfe.allocs.items():
             self.allocs[rename[n]] = a
             self.env.locals.add(rename[n])
+        # each call starts with the callee's locals unassigned, which Numba reads as 0
+        # (cpu/intrinsics.py zero_like): one a call may read before assigning it is set
+        # to 0 after the call (the kernel's variables are 0 as each thread starts:
+        # cpu/codegen.py _undefined_is_zero), or the next call (in a loop) would read
+        # this call's value. (Not before it: Numba refuses a read no assignment reaches.)
+        from .codegen import _defined_before_reads
+        unset = [n for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
+                 if n in rename and n not in direct and not _defined_before_reads(cfe.body, n, False)[0]]
+        if unset:
+            self.env.closure[prefix + "zero"] = _zero_like
         rtype = sig[1] if sig is not None else None
         if rtype is not None:
             for r in returns:
@@ -1852,6 +1863,10 @@ class Frontend:
                 ast.copy_location(ast.While(test=ast.Constant(True),
                                             body=body + [ast.copy_location(ast.Break(), node)],
                                             orelse=[]), node)]
+        body += [ast.copy_location(ast.Assign(
+            targets=[ast.Name(rename[n], ast.Store())],
+            value=ast.Call(func=ast.Name(prefix + "zero", ast.Load()),
+                           args=[ast.Name(rename[n], ast.Load())], keywords=[])), node) for n in unset]
         for st in binds + body:
             ast.fix_missing_locations(st)
             for n in ast.walk(st):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
+from numba.core.imputils import impl_ret_borrowed
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, register_jitable
 from numba.np.numpy_support import as_dtype
@@ -100,6 +101,29 @@ lanes = intrinsic(_lanes_impl(W))
 lanes.__doc__ = "``lanes(np.float32)``: a 64-byte-aligned [32 x T] stack array (zeroed at entry)."
 lanes_block = intrinsic(_lanes_impl(BLOCK_LANES))
 lanes_block.__doc__ = "``lanes_block(np.float32)``: a 64-byte-aligned [1024 x T] stack array."
+
+
+def _null_is_zero(ty):
+    """Whether Numba's null constant of *ty* is its zero value (scalars, complex
+    numbers and tuples of them)."""
+    if isinstance(ty, (types.Integer, types.Float, types.Boolean, types.Complex)):
+        return True
+    return isinstance(ty, types.BaseTuple) and all(_null_is_zero(t) for t in ty)
+
+
+@intrinsic
+def zero_like(typingctx, x):
+    """``zero_like(x)``: 0 of x's type, as Numba reads a variable no assignment
+    reached (its ``undef``: a null constant); x itself where the type's null is no
+    value (arrays, records). cpu/frontend.py sets a callee's locals with it at each
+    inlined call."""
+    ty = types.unliteral(x)
+
+    def codegen(context, builder, sig, args):
+        if _null_is_zero(sig.return_type):
+            return context.get_constant_null(sig.return_type)
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+    return ty(ty), codegen
 
 
 @intrinsic
