@@ -59,7 +59,7 @@ def test_a_read_in_a_wider_type_that_changes_the_result_is_refused(fn):
     lines, first = inspect.getsourcelines(fn)
     line = first + next(k for k, t in enumerate(lines) if "<- read" in t)
     a = np.arange(-3, 61, dtype=np.int64)
-    with pytest.raises(NumquadTypeError, match=r"holds a \w+ value here") as e:
+    with pytest.raises(NumquadTypeError, match=r"holds an? \w+ value here") as e:
         xpu.jit(fn)[2, 32](a, np.zeros(64, np.float64))
     assert f"line {line}" in str(e.value)
 
@@ -120,3 +120,108 @@ def test_exact_widenings_with_the_same_result_type_run_with_numbas_bits(rng):
     want = np.full(64, -7, np.int64)
     ref(x, want)
     np.testing.assert_array_equal(out, want)
+
+
+# A version read where the wide type would change more than arithmetic (found by a
+# probe with its own wave model): a value stored into an array of another dtype
+# converts from the wide type (an int32 into a uint32 array wraps in Numba and
+# saturates from a float64; a float32 NaN into an int32 array is 0, a float64 NaN
+# -2**31), and an index or a selector of a float type is no index. Each gave wrong
+# bits without an error, or an error naming numquad's internals.
+
+def int_into_uint_array(x, o, f):
+    i = xpu.grid(1)
+    v = x[i]
+    t = Wave.shuffleXor(v, 1)
+    o[i] = v                                  # <- read
+    v = v * 0.5 + t
+    f[i] = v
+
+
+def ballot_into_int_array(x, o, f):
+    i = xpu.grid(1)
+    b = Wave.ballot(x[i] > 0)
+    c = Wave.countBits(x[i] > 0)
+    o[i] = b                                  # <- read
+    b = b / 32.0 + c
+    f[i] = b
+
+
+def literal_into_uint_array(x, o, f):
+    i = xpu.grid(1)
+    k = -1
+    s = Wave.reduceMax(x[i])
+    o[i] = k                                  # <- read
+    k = s * 2.0
+    f[i] = k
+
+
+def float32_nan_into_int_array(x, o, f):
+    i = xpu.grid(1)
+    v = np.float32(x[i]) * np.float32(np.nan)
+    t = Wave.shuffleXor(v, 1)
+    o[i] = v                                  # <- read
+    v = 3
+    f[i] = v + t
+
+
+def index_after_an_op(x, o, f):
+    i = xpu.grid(1)
+    v = np.int32(x[i] & 31)
+    t = Wave.shuffleXor(x[i], 1)
+    o[i] = x[v]                               # <- read
+    v = v * 0.5 + t
+    f[i] = v
+
+
+def selector_after_an_op(x, o, f):
+    i = xpu.grid(1)
+    d = np.int32(x[i] & 31)
+    t = Wave.shuffleXor(x[i], 1)
+    o[i] = Wave.shuffle(x[i], d)              # <- read
+    d = d * 0.5 + t
+    f[i] = d
+
+
+def array_then_scalar(x, o, f):
+    i = xpu.grid(1)
+    v = x
+    v = v[i]
+    s = Wave.reduceSum(v)                     # <- read
+    o[i] = v + s
+    f[i] = s
+
+
+@pytest.mark.parametrize("fn, odtype", [
+    (int_into_uint_array, np.uint32), (ballot_into_int_array, np.int32), (literal_into_uint_array, np.uint32),
+    (float32_nan_into_int_array, np.int32), (index_after_an_op, np.int32), (selector_after_an_op, np.int32),
+    (array_then_scalar, np.int32)])
+def test_a_store_index_or_selector_that_the_wide_type_would_change_is_refused(fn, odtype, rng):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    line = first + next(k for k, t in enumerate(lines) if "<- read" in t)
+    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    o, f = np.full(64, 7, odtype), np.full(64, np.nan)
+    with pytest.raises(NumquadTypeError, match=r"holds an? \w+ value here and values of other types") as e:
+        xpu.jit(fn)[2, 32](x, o, f)
+    assert f"line {line}" in str(e.value)
+    assert (o == 7).all()
+
+
+def store_of_the_own_dtype(x, o, f):
+    i = xpu.grid(1)
+    v = x[i]
+    t = Wave.shuffleXor(v, 1)
+    o[i] = v                                  # int32 into int32: the same from float64
+    f[i] = v                                  # int32 into float64: exact
+    v = v * 0.5 + t
+    f[i] += v
+
+
+def test_a_store_that_converts_exactly_from_either_type_runs(rng):
+    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    o, f = np.full(64, 7, np.int32), np.full(64, np.nan)
+    xpu.jit(store_of_the_own_dtype)[2, 32](x, o, f)
+    t = x.reshape(2, 32)[:, np.arange(32) ^ 1].ravel()
+    np.testing.assert_array_equal(o, x)
+    np.testing.assert_array_equal(f, x + (x * 0.5 + t))

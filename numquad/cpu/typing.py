@@ -200,22 +200,44 @@ def _same_result(typingctx, typemap, func_ir, inst, name, wide):
     what it gives reading it as its own type: an index, a stored or returned value,
     an op's operand (converted to the op's type at the call), or an operator whose
     result type Numba picks the same either way."""
+    own = types.unliteral(typemap.get(name))
+    integral = isinstance(wide, (types.Integer, types.Boolean))
+    if isinstance(inst, (ir.SetItem, ir.StaticSetItem)):
+        if inst.value.name == name:
+            # a stored value converts to the array's dtype from the wide type, where
+            # Numba converts from its own: the same only where that conversion is
+            # exact (an int32 into an int64 array: yes; into a uint32 array Numba wraps
+            # and a float64 saturates; a float32 NaN into an int32 array is 0, a
+            # float64 one -2**31)
+            arr = typemap.get(inst.target.name)
+            dtype = getattr(arr, "dtype", None)
+            return dtype is not None and (dtype == own or _exact(own, dtype))
+        return integral                         # an index: a float one is no index
     if not isinstance(inst, ir.Assign):
-        return isinstance(inst, (ir.SetItem, ir.StaticSetItem, ir.Return, ir.Branch))
+        return isinstance(inst, (ir.Return, ir.Branch))
     v = inst.value
     if not isinstance(v, ir.Expr):
         return False                            # a copy into another variable keeps the type
     target = typemap.get(inst.target.name)
     if v.op in ("getitem", "static_getitem") and v.value.name != name:
-        return True                             # an index
+        return integral                         # an index
     if v.op == "call":
         # an op's stand-in (STANDINS), or a check of numba.cuda's argument types that
-        # hands its argument on to an op (cpu/frontend.py, _CudaSpellings)
+        # hands its argument on to an op (cpu/frontend.py, _CudaSpellings): the
+        # operand is converted to the op's type at the call; a selector, a lane or a
+        # mask is not, and must stay an integer
         try:
             d = func_ir.get_definition(v.func)
         except Exception:
             return False
-        return isinstance(d, (ir.Global, ir.FreeVar)) and d.name.startswith(_OPERAND_CALLS)
+        if not (isinstance(d, (ir.Global, ir.FreeVar)) and d.name.startswith(_OPERAND_CALLS)):
+            return False
+        if d.name.startswith(("_nq_cu_mask_", "_nq_cu_lane_")):
+            return integral
+        if d.name.startswith("_nq_SH_"):
+            return bool(v.args) and v.args[0].name == name and name not in [a.name for a in v.args[1:]] \
+                or integral
+        return True
     if v.op in ("binop", "inplace_binop", "unary"):
         args = [v.lhs, v.rhs] if v.op != "unary" else [v.value]
         tys = [wide if a.name == name else typemap.get(a.name) for a in args]
