@@ -56,4 +56,8 @@ def unsupported_construct(disp, error):
         if tree is not None and "with" in text:
             withs = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.With, ast.AsyncWith))]
             line = min(withs, default=line)
+        if tree is not None and "IMPORT_" in text:
+            imports = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+            line = min(imports, default=line)
+            text += "; import modules at the top of the file, outside the kernel"
     return NumquadCompileError(f"{text} (in {disp.__name__})", disp.filename, line)

@@ -201,6 +201,8 @@ def as_xpu(obj):
         # a plain Numba function's compiled signatures are its CPU callers' (numba.cuda
         # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
         d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
+        from .cpu.cudaapi import check_arity
+        check_arity(d, d.signatures)
         d._numquad_foreign = obj
         obj.__dict__["_numquad_xpu"] = d
     return d

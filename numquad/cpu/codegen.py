@@ -1486,16 +1486,20 @@ class _BlockGen:
             # here; debug=True checks that no live thread is missing (a divergent barrier)
             if not self.debug:
                 return []
-            msg = (f'File "{self.fe.filename}", line {it.node.lineno}: xpu.syncthreads() reached '
-                   f'by only part of the block (under a divergent condition or loop); on a GPU '
-                   f'this is undefined (debug=True check)')
-            chk = ast.If(test=ast.Compare(_sub(mask), [ast.NotEq()], [_sub("_nq_m_entry")]),
-                         body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg), *self._where("thread", L)),
-                                         cause=None)], orelse=[])
-            return _located([_lane_loop([chk])], it.node.lineno)
+            return _located(self.barrier_check(mask, it.node.lineno, "xpu.syncthreads()"), it.node.lineno)
         if isinstance(it, _fe.BarrierReduce):
             return _cudaapi.gen_barrier_reduce(self, it, mask)
         raise AssertionError(it)
+
+    def barrier_check(self, mask, line, what):
+        """(debug=True) statements raising where a live thread of the block is not in
+        *mask* at the barrier *what* of *line*: a divergent barrier."""
+        msg = (f'File "{self.fe.filename}", line {line}: {what} reached by only part of the block '
+               f'(under a divergent condition or loop); on a GPU this is undefined (debug=True check)')
+        chk = ast.If(test=ast.Compare(_sub(mask), [ast.NotEq()], [_sub("_nq_m_entry")]),
+                     body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg), *self._where("thread", L)),
+                                     cause=None)], orelse=[])
+        return [_lane_loop([chk])]
 
     def gen_if(self, it, frames, cond_region=None):
         """A masked ``if``: the then/else masks, then each side under its mask. With

@@ -1367,7 +1367,7 @@ def gen_barrier_reduce(gen, it, mask):
     of the block is in step here (lane loops run over the whole block), so the
     reduction is one pass over the block's lanes under the current mask."""
     from . import codegen as _cg
-    out = []
+    out = gen.barrier_check(mask, it.node.lineno, f"xpu.{it.kind}()") if gen.debug else []
     operand = gen._lane_operand(it.arg, out)
     kind = BARRIER_REDUCE[it.kind]
     pred = _cg._call(f"_nq_cu_syncpred_{it.kind}", _cg._sub(operand.id))
@@ -1639,6 +1639,18 @@ def parse_signatures(sig):
     return out
 
 
+def check_arity(d, sigs):
+    """A TypeError naming *d*'s definition where one of *sigs* ([(argument types,
+    return type)]) has another number of arguments than *d* takes."""
+    fewest, most = d._arity
+    for args, _ in sigs:
+        if not fewest <= len(args) <= (most if most is not None else len(args)):
+            takes = f"{fewest}" if fewest == most else f"{fewest} to {most}" if most is not None \
+                else f"at least {fewest}"
+            raise TypeError(f"{d.where}: the signature ({', '.join(map(str, args))}) of {d.__name__} has "
+                            f"{len(args)} argument type(s); {d.__name__} takes {takes} argument(s)")
+
+
 def declare_signatures(d, sigs):
     """Declare *sigs* on the xpu Dispatcher *d*; a kernel compiles for them now on
     the CPU (unless its target is "cuda").
@@ -1648,13 +1660,7 @@ def declare_signatures(d, sigs):
     error is then raised by the first CPU launch, which compiles again. An error
     of the kernel itself (CUDA cannot compile it either, or CUDA is not there to
     ask) is raised here, at decoration, as numba.cuda's ``cuda.jit(sig)`` does."""
-    fewest, most = d._arity
-    for args, _ in sigs:
-        if not fewest <= len(args) <= (most if most is not None else len(args)):
-            takes = f"{fewest}" if fewest == most else f"{fewest} to {most}" if most is not None \
-                else f"at least {fewest}"
-            raise TypeError(f"{d.where}: the signature ({', '.join(map(str, args))}) of {d.__name__} has "
-                            f"{len(args)} argument type(s); {d.__name__} takes {takes} argument(s)")
+    check_arity(d, sigs)
     d.signatures = list(sigs)
     if d.is_kernel:
         for args, ret in sigs:

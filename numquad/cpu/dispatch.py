@@ -596,6 +596,12 @@ class CPUTarget:
         fe = self.frontend(argtypes=argtypes)
         static = _xpu.check_memory_sizes(d, [(k, shape, dt, getattr(node, "lineno", d.firstlineno))
                                              for k, shape, dt, node in fe.allocs.values()])
+        for k, _shape, dt, node in fe.allocs.values():
+            if np.dtype(dt) == np.float16:
+                raise NumquadTypeError(
+                    f'File "{d.filename}", line {getattr(node, "lineno", d.firstlineno)}, in {d.__name__}: '
+                    f"a {k} array of float16: float16 is not supported by numquad's CPU target "
+                    f"(docs/numba-cuda.md); use float32 there, or run on the CUDA target")
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
@@ -603,6 +609,16 @@ class CPUTarget:
                 typemap = shadow_types(shadow, argtypes, mixed)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
+        except _nb_errors.NotDefinedError as e:
+            # a name read where no assignment reaches it on any path (Python's
+            # UnboundLocalError on every call): Numba and numba.cuda refuse it
+            m = re.search(r"Variable '([^']+)' is not defined", str(e))
+            err = _typing_error(d, e)
+            if m:
+                err = NumquadTypeError(re.sub(r"(line \d+, in \w+: ).*", lambda g: g.group(1) + (
+                    f"'{m.group(1)}' is read before any assignment to it (Python raises "
+                    f"UnboundLocalError; Numba and numba.cuda refuse the kernel)"), str(err), count=1))
+            raise _as_numba_typing(err) from None
         except _nb_errors.UnsupportedBytecodeError as e:
             from .._numbatext import unsupported_construct
             raise unsupported_construct(d, e) from None

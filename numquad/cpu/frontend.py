@@ -350,6 +350,13 @@ class _CudaSpellings(ast.NodeTransformer):
             arr, idx, _ = self._hint_args(b, node)
             return ast.copy_location(ast.Subscript(value=arr, slice=idx, ctx=ast.Load()), node)
         self.generic_visit(node)
+        called = self.fe.env.resolve(node.func)
+        if isinstance(called, _ops._Namespace) or _xpu.is_namespace(called) or \
+                called is _xpu or called is sys.modules.get("numba.cuda"):
+            shown = ast.unparse(node.func)
+            some = ", ".join(f"{shown}.{n}" for n in list(getattr(called, "__all__", ()))[1:4])
+            self.fe.error(f"{shown} is a namespace, not a function: call one of its names"
+                          + (f" ({some}, ...)" if some else ""), node)
         # hasattr, round(x, n), x.bit_count(): as a device function compiles them too
         rewritten = _cudaapi.scalar_call(self.fe.env, node, self.fe.env.closure.__setitem__)
         if rewritten is not None:
@@ -1661,7 +1668,8 @@ class Frontend:
             return
         names = [a.arg for a in fargs.posonlyargs + fargs.args]
         if len(node.args) > len(names):
-            return
+            self.error(f"{callee.__name__}() takes {len(names)} positional argument(s) "
+                       f"({', '.join(names)}); got {len(node.args)}", node)
         bound = dict(zip(names, node.args))
         for k in node.keywords:
             if k.arg in {a.arg for a in fargs.posonlyargs}:

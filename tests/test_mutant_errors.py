@@ -1,0 +1,151 @@
+"""User mistakes a mutation probe found misreported (twenty-ninth session): 486 single
+mistakes in eleven kernels, each run in a process of its own. Each case below gave
+numquad's or Numba's internals (a hidden parameter, a bare NotImplementedError, an
+AttributeError from Numba's typing), the wrong line, or no error where a debug
+build promises one; each is now one error naming what was wrong and the user's line.
+"""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from numquad import Quad, xpu
+from numquad.errors import NumquadCompileError, NumquadRuntimeError, NumquadTypeError
+
+THIS = __file__
+
+
+def _line(marker):
+    """The line of this file holding *marker* (a comment at the user's statement)."""
+    for n, text in enumerate(open(THIS).read().splitlines(), 1):
+        if marker in text and "_line(" not in text:
+            return n
+    raise AssertionError(marker)
+
+
+@cuda.jit(device=True)
+def _sq(a, b):
+    return a * a + b
+
+
+def test_a_device_function_given_one_argument_too_many_says_how_many_it_takes(rng):
+    @xpu.jit
+    def k(src, dst):
+        i = cuda.grid(1)
+        dst[i] = _sq(src[i], 1.0, 2.0)          # <- too many
+
+    src = rng.random(32)
+    dst = np.full(32, np.nan)
+    with pytest.raises(NumquadCompileError, match=r"_sq\(\) takes 2 positional argument\(s\) \(a, b\); got 3") as e:
+        k[1, 32](src, dst)
+    assert f"line {_line('<- too many')}" in str(e.value)
+    assert "_nq_" not in str(e.value)
+    assert np.isnan(dst).all()
+
+
+def test_a_device_function_signature_of_the_wrong_arity_names_its_definition(rng):
+    def sq2(a, b):
+        return a * a + b
+    dev = cuda.jit("int32(int32)", device=True)(sq2)
+
+    @xpu.jit
+    def k(src, dst):
+        i = cuda.grid(1)
+        dst[i] = dev(src[i], 1)
+
+    src = rng.integers(0, 100, 32).astype(np.int32)
+    with pytest.raises(TypeError, match=r"line \d+, in sq2: the signature \(int32\) of sq2 has 1 argument "
+                                        r"type\(s\); sq2 takes 2 argument\(s\)"):
+        k[1, 32](src, np.zeros(32, np.int32))
+
+
+def test_calling_a_namespace_says_it_is_one(rng):
+    @xpu.jit
+    def k(src, dst):
+        i = xpu.grid(1)
+        dst[i] = Quad(src[i])                   # <- a namespace
+
+    with pytest.raises(NumquadCompileError, match=r"Quad is a namespace, not a function: call one of its "
+                                                  r"names \(Quad\.broadcast") as e:
+        k[1, 32](rng.random(32).astype(np.float32), np.zeros(32, np.float32))
+    assert f"line {_line('<- a namespace')}" in str(e.value)
+
+
+def test_a_float16_local_array_is_refused_at_its_line():
+    @xpu.jit
+    def k(dst):
+        i = cuda.grid(1)
+        tmp = cuda.local.array(4, np.float16)   # <- float16
+        tmp[0] = 1.0
+        dst[i] = tmp[0]
+
+    with pytest.raises(NumquadTypeError, match="a local array of float16: float16 is not supported") as e:
+        k.cpu[1, 32](np.zeros(32, np.float32))
+    assert f"line {_line('<- float16')}" in str(e.value)
+
+
+def test_an_import_in_a_kernel_is_reported_at_its_line():
+    @xpu.jit
+    def k(dst):
+        i = xpu.grid(1)
+        import math                             # <- import
+        dst[i] = math.pi
+
+    with pytest.raises(NumquadCompileError, match="import modules at the top of the file") as e:
+        k.cpu[1, 32](np.zeros(32))
+    assert f"line {_line('<- import')}" in str(e.value)
+
+
+def test_a_name_read_before_any_assignment_is_one_numquad_error():
+    @xpu.jit
+    def k(dst):
+        if t > 200:                             # <- read first  # noqa: F821
+            return
+        t = xpu.threadIdx.x
+        dst[t] = t
+
+    with pytest.raises(NumquadTypeError, match="'t' is read before any assignment to it") as e:
+        k.cpu[1, 32](np.zeros(32, np.int64))
+    assert f"line {_line('<- read first')}" in str(e.value)
+    assert "\x1b[" not in str(e.value) and "shadow" not in str(e.value)
+
+
+@pytest.mark.parametrize("which", ["count", "and", "or"])
+def test_debug_names_a_block_reduction_only_part_of_the_block_reaches(which):
+    sync = getattr(xpu, f"syncthreads_{which}")
+
+    @xpu.jit(debug=True)
+    def k(out):
+        t = xpu.threadIdx.x
+        n = -1
+        if t < 10:
+            n = sync(np.int32(1))               # <- part of the block
+        out[t] = n
+
+    out = np.zeros(64, np.int64)
+    with pytest.raises(NumquadRuntimeError, match=rf"xpu\.syncthreads_{which}\(\) reached by only part of "
+                                                  rf"the block") as e:
+        k[1, 64](out)
+    assert f"line {_line('<- part of the block')}" in str(e.value)
+
+    @xpu.jit(debug=True)
+    def whole(out):
+        t = xpu.threadIdx.x
+        out[t] = sync(np.int32(t < 10))
+
+    whole[1, 64](out)
+    want = {"count": 10, "and": 0, "or": 1}[which]
+    np.testing.assert_array_equal(out, np.full(64, want))
+
+
+def test_debug_names_a_block_reduction_in_a_loop_of_lane_varying_trips():
+    @xpu.jit(debug=True)
+    def k(out):
+        t = xpu.threadIdx.x
+        n = 0
+        for q in range(t % 3):
+            n += xpu.syncthreads_count(np.int32(1))
+        out[t] = n
+
+    with pytest.raises(NumquadRuntimeError, match=r"syncthreads_count\(\) reached by only part"):
+        k[1, 64](np.zeros(64, np.int64))
