@@ -7,9 +7,11 @@ numba.cuda's lowering as in Numba's. So ``if i < n: v = x[i]`` then
 such a variable in a lane array (or a block-function local) that still held another
 thread's value: the lanes past ``n`` added another wave's elements, without an error.
 Each thread now starts with those variables at 0 (cpu/codegen.py
-``_undefined_is_zero``), and each inlined call with its callee's (cpu/frontend.py,
-``_inline_call``). Expected values: NumPy, with ops.py's reference for the ops, on
-random inputs with poisoned outputs. The python target raises Python's
+``_undefined_is_zero``), and each call of a device function numba.cuda compiles
+once with its locals at 0 (cpu/frontend.py, ``_inline_call``); an inlined function
+keeps its local from the call before, as Numba's IR inlining gives on the GPU.
+Expected values: NumPy, with ops.py's reference for the ops, on random inputs with
+poisoned outputs. The python target raises Python's
 UnboundLocalError instead (docs/semantics.md).
 """
 
@@ -108,6 +110,21 @@ def inlined_callee_in_a_loop(x, out):
     out[i] = acc
 
 
+@cuda.jit(device=True)
+def _maybe_device(v, c):
+    if c:
+        t = v
+    return t + cuda.shfl_xor_sync(0xFFFFFFFF, v, 1)
+
+
+def device_function_in_a_loop(x, out):
+    i = cuda.grid(1)
+    acc = np.int64(0)
+    for j in range(3):
+        acc += _maybe_device(x[i], j == 0)
+    out[i] = acc
+
+
 def test_a_lane_that_did_not_assign_adds_zero_to_a_reduction(target, build, rng):
     x = rng.integers(-1000, 1000, 128).astype(np.int64)
     n = int(rng.integers(40, 100))
@@ -159,12 +176,23 @@ def test_a_loop_that_did_not_run_leaves_its_variable_zero(target, build, rng):
     np.testing.assert_array_equal(out, last + _per_wave("Wave.prefixSum", x))
 
 
-def test_each_call_of_an_inlined_function_starts_with_its_locals_zero(target, build, rng):
+def test_each_call_of_a_device_function_starts_with_its_locals_zero(target, build, rng):
+    # numba.cuda compiles a @cuda.jit(device=True) function once and calls it: the
+    # first call assigns t, the other two read it unassigned (0)
+    x = rng.integers(-100, 100, 64).astype(np.int64)
+    out = np.full(64, -777, np.int64)
+    getattr(_jit(device_function_in_a_loop, build), target)[1, 64](x, out)
+    np.testing.assert_array_equal(out, x + 3 * x[np.arange(64) ^ 1])
+
+
+def test_an_inlined_lane_function_keeps_its_local_from_the_call_before(target, build, rng):
+    # an @xpu.jit function is inlined on both targets (on CUDA by Numba's IR inliner,
+    # inline="always"), so its t is one variable of the loop: each call reads the
+    # value the call before assigned (the H100 gave these bits)
     x = rng.integers(-100, 100, 64).astype(np.int64)
     out = np.full(64, -777, np.int64)
     getattr(_jit(inlined_callee_in_a_loop, build), target)[1, 64](x, out)
-    # the first call assigns t; the other two read it unassigned
-    np.testing.assert_array_equal(out, x + 3 * _per_wave("Wave.reduceSum", x))
+    np.testing.assert_array_equal(out, 3 * x + 3 * _per_wave("Wave.reduceSum", x))
 
 
 def test_the_python_target_names_the_unassigned_variable(rng):

@@ -1806,14 +1806,19 @@ class Frontend:
         for n, a in cfe.allocs.items():
             self.allocs[rename[n]] = a
             self.env.locals.add(rename[n])
-        # each call starts with the callee's locals unassigned, which Numba reads as 0
-        # (cpu/intrinsics.py zero_like): one a call may read before assigning it is set
-        # to 0 after the call (the kernel's variables are 0 as each thread starts:
-        # cpu/codegen.py _undefined_is_zero), or the next call (in a loop) would read
-        # this call's value. (Not before it: Numba refuses a read no assignment reaches.)
+        # a function numba.cuda compiles once and calls (_compiled_once) starts each call
+        # with its locals unassigned, which Numba reads as 0 (cpu/intrinsics.py
+        # zero_like): one a call may read before assigning it is set to 0 after the
+        # call (the kernel's variables are 0 as each thread starts: cpu/codegen.py
+        # _undefined_is_zero), or the next call (in a loop) would read this call's
+        # value. (Not before it: Numba refuses a read no assignment reaches.) A
+        # function numba.cuda inlines in Numba's IR (an @xpu.jit function on the CUDA
+        # target, inline="always") keeps that value, as its inlined copy does there
+        # (the H100 gave it, docs/GPU.md)
         from .codegen import _defined_before_reads
-        unset = [n for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
-                 if n in rename and n not in direct and not _defined_before_reads(cfe.body, n, False)[0]]
+        unset = [] if not _compiled_once(getattr(cfe, "callee", None)) else [
+            n for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
+            if n in rename and n not in direct and not _defined_before_reads(cfe.body, n, False)[0]]
         if unset:
             self.env.closure[prefix + "zero"] = _zero_like
         rtype = sig[1] if sig is not None else None
