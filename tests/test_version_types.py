@@ -225,3 +225,30 @@ def test_a_store_that_converts_exactly_from_either_type_runs(rng):
     t = x.reshape(2, 32)[:, np.arange(32) ^ 1].ravel()
     np.testing.assert_array_equal(o, x)
     np.testing.assert_array_equal(f, x + (x * 0.5 + t))
+
+
+@xpu.jit
+def _lane_with_two_types(x):
+    v = np.float32(x)
+    w = Wave.ballot(True)
+    r = v * np.float32(1.1) + w * 0           # <- callee read
+    v = 2.5
+    return r + v
+
+
+def calls_the_lane_function(a, out):
+    i = xpu.grid(1)
+    out[i] = _lane_with_two_types(a[i])
+
+
+def test_an_inlined_lane_functions_local_is_checked_and_named_in_its_function(rng):
+    # its local was renamed for the inlining (numquad's reserved names), which the
+    # check passed over: float32 arithmetic done in float64, silently
+    import inspect
+    lines, first = inspect.getsourcelines(_lane_with_two_types.py_func)
+    line = first + next(k for k, t in enumerate(lines) if "<- callee read" in t)
+    a = (rng.random(64) * 100).astype(np.float32)
+    out = np.full(64, np.nan)
+    with pytest.raises(NumquadTypeError, match=rf"line {line}, in _lane_with_two_types: 'v' holds a float32 "):
+        xpu.jit(calls_the_lane_function)[2, 32](a, out)
+    assert np.isnan(out).all()

@@ -2033,8 +2033,17 @@ def _refuse_mixed_versions(fe, gen, mixed):
     value's own. Refused, naming the variable, the types and the line."""
     stored = gen.lane_vars | gen.splats
     for name in sorted(mixed):
-        if name in stored and not name.startswith("_nq_"):
+        if name in stored and (not name.startswith("_nq_") or _inlined_local(fe, name)):
             _mixed_version_error(fe, name, mixed[name])
+
+
+def _inlined_local(fe, name):
+    """(user's name, function, file) of an inlined lane function's local *name*
+    (``_nq_f<k>_<name>``: frontend._inline_call), else None."""
+    m = re.match(r"(_nq_f\d+_)(.+)$", name)
+    hit = fe.inlined.get(m.group(1)) if m else None
+    # (a local of a function that one inlines: ``_nq_f<k>_nq_f<j>_<name>``)
+    return None if hit is None else (re.sub(r"^(nq_f\d+_)+", "", m.group(2)), hit[0], hit[1])
 
 
 def _mixed_version_error(fe, name, found):
@@ -2043,8 +2052,12 @@ def _mixed_version_error(fe, name, found):
     own, line, unified = found
     from ..errors import NumquadTypeError
     an = "an" if str(own).startswith(("int", "array")) else "a"
+    where, fn = fe.filename, fe.pyfunc.__name__
+    inlined = _inlined_local(fe, name) if name.startswith("_nq_") else None
+    if inlined is not None:
+        name, fn, where = inlined
     raise NumquadTypeError(
-        f'File "{fe.filename}", line {line}, in {fe.pyfunc.__name__}: \'{name}\' holds {an} {own} '
+        f'File "{where}", line {line}, in {fn}: \'{name}\' holds {an} {own} '
         f"value here and values of other types elsewhere, and lives across a cross-lane op or "
         f"a barrier: the CPU target keeps such a variable in one type ({unified}), and would "
         f"read it on this line in that type where Numba reads {an} {own}; give the value of the other "

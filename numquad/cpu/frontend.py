@@ -723,6 +723,8 @@ class Frontend:
         # (a numba.cuda device function's, callee, its name there) -> the one name of a
         # shared array every inlined copy of that function uses (_inline_call)
         self.shared_once = {}
+        # the prefix of each inlined call's renamed locals -> (callee name, its file)
+        self.inlined = {}
         self.env.closure.update({"_nq_Wave": _ops.Wave, "_nq_np": np})
         self.env.closure.update(_cudaapi.helpers())
         _cudaapi.check_supported(self)
@@ -1718,6 +1720,7 @@ class Frontend:
                        f"argument(s); got {len(node.args)}", node)
         k = next(self._counter)
         prefix = f"{_RESERVED}f{k}_"
+        self.inlined[prefix] = (cfe.pyfunc.__name__, cfe.filename)
         args = [visitor.visit(a) for a in node.args]
         body = copy.deepcopy(cfe.body)
         ret = prefix + "ret"
