@@ -4,11 +4,15 @@ Numba types each assignment of a variable on its own (its SSA versions); the CPU
 target keeps a variable that lives across a cross-lane op in one lane array of the
 types' unification. A value read back from it in a wider type computed in that type
 (float32 arithmetic in float64, an int64 above 2**53 rounded through float64, ``~``
-of a bool as an int): silent wrong bits. Such a read is now refused, naming the
-variable and the line; one whose result Numba types the same either way (an exact
-widening under an operator with the same result type, an op's operand, an index or a
-stored value) still runs, with Numba's bits. The references are plain ``numba.njit``
-loops over the threads, with the op's result (a ballot of a full wave) written in.
+of a bool as an int, a store converting from the wide type): silent wrong bits. Such
+a kernel is now compiled once more with a name per top-level assignment of the
+variable (cpu/splitnames.py), which gives every version its own type; where a store
+of the other type is nested in a branch or loop, the read is refused, naming the
+variable and the line. A read whose result Numba types the same either way (an exact
+widening under an operator with the same result type, an op's operand, an integer
+index, a store that converts exactly) runs, with Numba's bits. The references are
+plain ``numba.njit`` loops over the threads, with the op's result written in, or
+the python target, where each value keeps its own type.
 """
 
 import numpy as np
@@ -54,7 +58,39 @@ def bool_then_int(a, out):
 
 
 @pytest.mark.parametrize("fn", [f32_then_f64, u32_then_i64, i64_then_f64, bool_then_int])
+def test_a_top_level_reassignment_to_another_type_runs_with_numbas_bits(fn, target):
+    # each top-level assignment of such a variable becomes a name of its own
+    # (cpu/splitnames.py): every version keeps its own type, as in Numba. The
+    # reference is the python target, where every value keeps its own type
+    a = np.arange(-3, 61, dtype=np.int64) * 977
+    out, want = np.full(64, np.nan), np.full(64, np.nan)
+    getattr(xpu.jit(fn), target)[2, 32](a, out)
+    xpu.jit(fn).python[2, 32](a, want)
+    np.testing.assert_array_equal(out, want)
+
+
+def f32_then_f64_under_a_branch(a, out):
+    i = xpu.grid(1)
+    x = np.float32(a[i])
+    w = Wave.ballot(True)
+    out[i] = x * np.float32(1.1) + w * 0      # <- read
+    if a[i] > 1000:
+        x = 2.5
+
+
+def i64_then_f64_in_a_loop(a, out):
+    i = xpu.grid(1)
+    x = a[i] * 90071992547409 + 1
+    for k in range(2):
+        w = Wave.ballot(True)
+        out[i] = x + w * 0                    # <- read
+    for k in range(2):
+        x = 0.5
+
+
+@pytest.mark.parametrize("fn", [f32_then_f64_under_a_branch, i64_then_f64_in_a_loop])
 def test_a_read_in_a_wider_type_that_changes_the_result_is_refused(fn):
+    # the other type's store is nested in a branch or loop: no top-level split
     import inspect
     lines, first = inspect.getsourcelines(fn)
     line = first + next(k for k, t in enumerate(lines) if "<- read" in t)
@@ -196,12 +232,46 @@ def array_then_scalar(x, o, f):
     (int_into_uint_array, np.uint32), (ballot_into_int_array, np.int32), (literal_into_uint_array, np.uint32),
     (float32_nan_into_int_array, np.int32), (index_after_an_op, np.int32), (selector_after_an_op, np.int32),
     (array_then_scalar, np.int32)])
-def test_a_store_index_or_selector_that_the_wide_type_would_change_is_refused(fn, odtype, rng):
+def test_a_store_index_or_selector_after_a_top_level_reassignment_gets_numbas_bits(fn, odtype, target, rng):
+    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    o, f = np.full(64, 7, odtype), np.full(64, np.nan)
+    getattr(xpu.jit(fn), target)[2, 32](x, o, f)
+    wo, wf = np.full(64, 7, odtype), np.full(64, np.nan)
+    xpu.jit(fn).python[2, 32](x, wo, wf)
+    np.testing.assert_array_equal(o, wo)
+    np.testing.assert_array_equal(f, wf)
+
+
+def int_into_uint_array_under_a_branch(x, o, f):
+    i = xpu.grid(1)
+    v = x[i]
+    t = Wave.shuffleXor(v, 1)
+    o[i] = v                                  # <- read
+    if t > 0:
+        v = v * 0.5 + t
+    f[i] = v
+
+
+def index_after_an_op_in_a_loop(x, o, f):
+    i = xpu.grid(1)
+    v = np.int32(x[i] & 31)
+    t = Wave.shuffleXor(x[i], 1)
+    o[i] = x[v]                               # <- read
+    for k in range(1):
+        v = v * 0.5 + t
+    f[i] = v
+
+
+@pytest.mark.parametrize("fn", [int_into_uint_array_under_a_branch, index_after_an_op_in_a_loop])
+def test_a_store_or_index_that_the_wide_type_would_change_is_refused(fn, rng):
+    # a store converting from the wide type (an int32 into a uint32 array wraps in
+    # Numba and saturates from a float64), or a float index: refused where the other
+    # type's store is nested, so that no split separates them
     import inspect
     lines, first = inspect.getsourcelines(fn)
     line = first + next(k for k, t in enumerate(lines) if "<- read" in t)
     x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
-    o, f = np.full(64, 7, odtype), np.full(64, np.nan)
+    o, f = np.full(64, 7, np.uint32), np.full(64, np.nan)
     with pytest.raises(NumquadTypeError, match=r"holds an? \w+ value here and values of other types") as e:
         xpu.jit(fn)[2, 32](x, o, f)
     assert f"line {line}" in str(e.value)
@@ -252,3 +322,41 @@ def test_an_inlined_lane_functions_local_is_checked_and_named_in_its_function(rn
     with pytest.raises(NumquadTypeError, match=rf"line {line}, in _lane_with_two_types: 'v' holds a float32 "):
         xpu.jit(calls_the_lane_function)[2, 32](a, out)
     assert np.isnan(out).all()
+
+
+def split_then_loop(x, out, out2):
+    i = xpu.grid(1)
+    v = x[i]                                  # float32
+    s = Wave.reduceSum(v)
+    out[i] = v * v + s                        # float32 arithmetic
+    v *= 0.5                                  # float64 from here: a name of its own
+    for k in range(3):
+        v = v + Wave.shuffleXor(v, 1 << k)    # stores in the loop stay with that name
+    out2[i] = v
+
+
+def parameter_reassigned(x, n, out, out2):
+    i = xpu.grid(1)
+    w = Wave.ballot(x[i] > 0.5)
+    out[i] = n // 3 + w % 2                   # n the int64 argument
+    n = n * 0.5                               # float64
+    out2[i] = n + Wave.reduceMax(x[i])
+
+
+def test_a_split_keeps_loops_and_parameters_exact(target, rng):
+    x = rng.random(96).astype(np.float32)
+    out, out2 = np.full(96, np.nan, np.float32), np.full(96, np.nan)
+    getattr(xpu.jit(split_then_loop), target)[3, 32](x, out, out2)
+    w1, w2 = np.full(96, np.nan, np.float32), np.full(96, np.nan)
+    xpu.jit(split_then_loop).python[3, 32](x, w1, w2)
+    np.testing.assert_array_equal(out, w1)
+    np.testing.assert_array_equal(out2, w2)
+
+    o1, o2 = np.full(96, -1, np.int64), np.full(96, np.nan)
+    getattr(xpu.jit(parameter_reassigned), target)[3, 32](x, 2 ** 53 + 1, o1, o2)
+    p1, p2 = np.full(96, -1, np.int64), np.full(96, np.nan)
+    xpu.jit(parameter_reassigned).python[3, 32](x, 2 ** 53 + 1, p1, p2)
+    np.testing.assert_array_equal(o1, p1)
+    np.testing.assert_array_equal(o2, p2)
+    # (and against NumPy: n // 3 of the int64, exactly)
+    assert (o1 - (2 ** 53 + 1) // 3 >= 0).all() and (o1 - (2 ** 53 + 1) // 3 <= 1).all()

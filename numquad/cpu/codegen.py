@@ -2056,12 +2056,14 @@ def _mixed_version_error(fe, name, found):
     inlined = _inlined_local(fe, name) if name.startswith("_nq_") else None
     if inlined is not None:
         name, fn, where = inlined
-    raise NumquadTypeError(
+    err = NumquadTypeError(
         f'File "{where}", line {line}, in {fn}: \'{name}\' holds {an} {own} '
         f"value here and values of other types elsewhere, and lives across a cross-lane op or "
         f"a barrier: the CPU target keeps such a variable in one type ({unified}), and would "
         f"read it on this line in that type where Numba reads {an} {own}; give the value of the other "
         f"type its own name")
+    err.mixed_version = True        # (cpu/dispatch.py compiles once more with the variable split)
+    raise err
 
 
 def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None):

@@ -490,7 +490,7 @@ class CPUTarget:
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
-    def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None):
+    def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None, split=None):
         """The function's Frontend; *debug* (an inlining caller's build) in place of
         the function's own."""
         d = self.dispatcher
@@ -503,7 +503,7 @@ class CPUTarget:
             firstlineno = d.firstlineno
             source_tree = tree
             debug = build_debug
-        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes)
+        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes, split=split)
 
     def _cpu_fn_for(self, callee):
         """The scalar CPU function used when a kernel calls another xpu.jit function."""
@@ -602,10 +602,51 @@ class CPUTarget:
                     f'File "{d.filename}", line {getattr(node, "lineno", d.firstlineno)}, in {d.__name__}: '
                     f"a {k} array of float16: float16 is not supported by numquad's CPU target "
                     f"(docs/numba-cuda.md); use float32 there, or run on the CUDA target")
+        mixed = {}
+        try:
+            block_py, source, private = self._block(fe, argtypes, nd, mixed)
+        except NumquadTypeError as e:
+            # a variable holding values of several types, kept in one lane array: once
+            # more with a name per top-level assignment (cpu/splitnames.py), else the error
+            if not getattr(e, "mixed_version", False):
+                raise
+            fe = self.frontend(argtypes=argtypes, split={n for n in mixed if not n.startswith("_nq_")})
+            if not fe.split:
+                raise
+            try:
+                block_py, source, private = self._block(fe, argtypes, nd, {})
+            except NumquadTypeError as again:
+                if getattr(again, "mixed_version", False):
+                    raise e from None
+                raise
+        block_py = _trim_globals(block_py)
+        block = numba.njit(block_py, error_model=_error_model(d), boundscheck=d.debug or None,
+                           fastmath=d.fastmath, nogil=True)
+        if d.cache and _diskcache.writable_cache_dir():   # the machine code on disk (cpu/diskcache.py)
+            key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug,
+                                       d.fastmath)
+            if key is not None:
+                block._cache = _diskcache.BlockCache(block_py, key)
+        dynsmem = any(a[0] == "dynshared" for a in fe.allocs.values())
+        block_sig = tuple(argtypes) + (numba.types.int64,) * (len(_cg.BLOCK_PARAMS) + dynsmem + bool(private))
+        try:
+            with _wave_codegen():
+                block.compile(block_sig)
+            _drop_compile_state(block)
+        except _nb_errors.TypingError as e:
+            raise _typing_error(d, e) from None
+        compiled = _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private), static)
+        compiled.record_stores = {fe.env.params.index(p): (p, line) for p, line in fe.record_stores.items()}
+        return compiled
+
+    def _block(self, fe, argtypes, nd, mixed):
+        """(block function, its source, the parameters given private copies) of the
+        Frontend *fe*: its shadow typed (*mixed* gets typing._mixed_versions), then
+        the code generator's."""
+        d = self.dispatcher
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
-                mixed = {}
                 typemap = shadow_types(shadow, argtypes, mixed)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
@@ -627,27 +668,7 @@ class CPUTarget:
             if missing is None:
                 raise
             raise missing from None
-        block_py, source, private = _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for,
-                                                       mixed=mixed)
-        block_py = _trim_globals(block_py)
-        block = numba.njit(block_py, error_model=_error_model(d), boundscheck=d.debug or None,
-                           fastmath=d.fastmath, nogil=True)
-        if d.cache and _diskcache.writable_cache_dir():   # the machine code on disk (cpu/diskcache.py)
-            key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug,
-                                       d.fastmath)
-            if key is not None:
-                block._cache = _diskcache.BlockCache(block_py, key)
-        dynsmem = any(a[0] == "dynshared" for a in fe.allocs.values())
-        block_sig = tuple(argtypes) + (numba.types.int64,) * (len(_cg.BLOCK_PARAMS) + dynsmem + bool(private))
-        try:
-            with _wave_codegen():
-                block.compile(block_sig)
-            _drop_compile_state(block)
-        except _nb_errors.TypingError as e:
-            raise _typing_error(d, e) from None
-        compiled = _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private), static)
-        compiled.record_stores = {fe.env.params.index(p): (p, line) for p, line in fe.record_stores.items()}
-        return compiled
+        return _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for, mixed=mixed)
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):

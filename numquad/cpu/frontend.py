@@ -36,6 +36,7 @@ from .. import xpu as _xpu
 from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
 from . import cudaapi as _cudaapi
 from . import nested as _nested
+from . import splitnames as _splitnames
 from .. import _power
 from .._source import function_tree
 from .power import pow_ as _pow_intrinsic
@@ -699,7 +700,7 @@ def _exits_loop(loop):
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
-    def __init__(self, dispatcher, consts=None, argtypes=None, arg_dtypes=None):
+    def __init__(self, dispatcher, consts=None, argtypes=None, arg_dtypes=None, split=None):
         self.dispatcher = dispatcher
         # the Numba types of the parameters, where known: for numba.cuda's words in errors
         self.argtypes = argtypes
@@ -718,6 +719,10 @@ class Frontend:
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
         _nested.lift(self)          # nested defs become functions it calls
         self._unroll_literal_loops(self.fn)
+        # variables whose values have several types, kept in one lane array of their
+        # unification: a name per top-level assignment (cpu/splitnames.py)
+        self.split = _splitnames.split(self.fn, split, set(self.env.params)) if split else {}
+        self.env.locals |= set(self.split)
         self.ops_used = set()
         self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)
         # (a numba.cuda device function's, callee, its name there) -> the one name of a

@@ -1,0 +1,136 @@
+"""A variable's assignments at a function's top level as variables of their own.
+
+Numba types each assignment of a variable on its own (its SSA versions: ``v = x[i]``
+a float32, a later ``v = v * 0.5`` a float64). The CPU target keeps a variable that
+lives across a cross-lane op or a barrier in one lane array, of the versions'
+unified type, and refuses a kernel where reading a version back in that type would
+change a result (cpu/typing.py ``_mixed_versions``). Before refusing, cpu/dispatch.py
+compiles such a kernel again with those variables split here::
+
+    v = x[i]                     v = x[i]
+    s = Wave.reduceSum(v)        s = Wave.reduceSum(v)
+    out[i] = v * v + s     ->    out[i] = v * v + s
+    v = v * 0.5                  v__1 = v * 0.5
+    out2[i] = v                  out2[i] = v__1
+
+Each assignment at the top level after the first (and the first too, of a
+parameter) starts a new name, read until the next one. A top-level statement runs
+once per thread, in order, so no value flows back across it: renaming is exact.
+Stores nested in an ``if`` or a loop keep the name of the segment they are in. A
+variable is left whole where a name could be bound other than by a plain store:
+``global``, ``nonlocal``, ``del``, ``:=``, a ``match`` capture, a nested function
+or lambda (numquad/cpu/nested.py has lifted those before this runs), a starred
+target, or a store that also reads it in its target (``a[v], v = ...``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["split"]
+
+
+def split(fn, names, params):
+    """Split each variable of *names* in function *fn* (an ast.FunctionDef, changed
+    in place) at its top-level assignments; *params* are the function's parameter
+    names. Returns {new name: the variable's name}."""
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    made = {}
+    for v in sorted(names):
+        if not _splittable(fn, v):
+            continue
+        points = [k for k, s in enumerate(fn.body) if _stores_at_top(s, v)]
+        first = 0 if v in params else 1
+        if len(points) <= first:
+            continue
+        prev = v
+        for j, start in enumerate(points[first:], 1):
+            new = f"{v}__{j}"
+            while new in taken:
+                new += "_"
+            taken.add(new)
+            made[new] = v
+            end = points[first + j] if first + j < len(points) else len(fn.body)
+            fn.body[start] = _split_store(fn.body[start], v, prev, new)
+            for k in range(start + 1, end):
+                _Rename(v, new).visit(fn.body[k])
+            prev = new
+    return made
+
+
+def _stores_at_top(stmt, v):
+    """Does *stmt* store *v* itself, outside any ``if`` or loop (a name among its
+    targets, or an augmented or annotated assignment of it)?"""
+    if isinstance(stmt, ast.Assign):
+        return any(isinstance(n, ast.Name) and n.id == v and isinstance(n.ctx, ast.Store)
+                   for t in stmt.targets for n in _target_names(t))
+    if isinstance(stmt, ast.AugAssign):
+        return isinstance(stmt.target, ast.Name) and stmt.target.id == v
+    if isinstance(stmt, ast.AnnAssign):
+        return isinstance(stmt.target, ast.Name) and stmt.target.id == v and stmt.value is not None
+    return False
+
+
+def _target_names(t):
+    """The names a target stores, through tuples and lists."""
+    if isinstance(t, ast.Name):
+        return [t]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in _target_names(e)]
+    return []
+
+
+def _splittable(fn, v):
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and v in n.names:
+            return False
+        if isinstance(n, ast.Delete) and any(isinstance(t, ast.Name) and t.id == v for t in n.targets):
+            return False
+        if isinstance(n, ast.NamedExpr) and n.target.id == v:
+            return False
+        if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == v:
+            return False
+        if isinstance(n, ast.MatchMapping) and n.rest == v:
+            return False
+        if isinstance(n, ast.Starred) and any(isinstance(m, ast.Name) and m.id == v for m in ast.walk(n)):
+            return False
+        if n is not fn and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) \
+                and any(isinstance(m, ast.Name) and m.id == v or isinstance(m, ast.arg) and m.arg == v
+                        for m in ast.walk(n)):
+            return False
+    for s in fn.body:
+        if _stores_at_top(s, v):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            stored = {id(n) for t in targets for n in _target_names(t)}
+            if any(isinstance(n, ast.Name) and n.id == v and id(n) not in stored
+                   for t in targets for n in ast.walk(t)):
+                return False
+    return True
+
+
+def _split_store(stmt, v, prev, new):
+    """The top-level store *stmt* of *v*: what it reads of *v* reads *prev*, what it
+    stores is *new* (an augmented assignment becomes ``new = prev op value``)."""
+    if isinstance(stmt, ast.AugAssign):
+        value = _Rename(v, prev).visit(stmt.value)
+        out = ast.Assign(targets=[ast.Name(new, ast.Store())],
+                         value=ast.BinOp(left=ast.Name(prev, ast.Load()), op=stmt.op, right=value))
+        return ast.fix_missing_locations(ast.copy_location(out, stmt))
+    stmt.value = _Rename(v, prev).visit(stmt.value)
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    for t in targets:
+        for n in _target_names(t):
+            if n.id == v:
+                n.id = new
+    return stmt
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, old, new):
+        self.old, self.new = old, new
+
+    def visit_Name(self, n):
+        if n.id == self.old:
+            n.id = self.new
+        return n
