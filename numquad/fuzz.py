@@ -30,7 +30,8 @@ a device function writes the thread's own element of ``fx`` beside a load of it 
 cross-lane op (``fx[i] + fxl(fx, i, v)``, inside ``and``, a conditional expression,
 an augmented assignment): a target keeps Python's order or refuses the kernel with
 its statement-order message, which counts as an answer (the result's details say
-"refused").
+"refused"). Retypes (``Generator.retype``, in about a quarter of the kernels) give a
+variable a value of another type at the top level, read in that type from then on.
 """
 
 from __future__ import annotations
@@ -239,6 +240,10 @@ class Generator:
         self.fx_r = random.Random(f"numquad-fuzz-fx:{seed}:{index}")
         self.fx_on = self.fx_r.random() < 0.25
         self.fx = 0
+        # top-level assignments of another type (Generator.retype): a stream of their own
+        self.rt_r = random.Random(f"numquad-fuzz-rt:{seed}:{index}")
+        self.rt_on = self.rt_r.random() < 0.25
+        self.retypes = 0
         self.fx_writers = set()
         self.args = {}                  # name -> Arg (order of first use)
         self.counter = 0
@@ -474,6 +479,7 @@ class Generator:
             self.statement(sc, lines, ind)
             self.tap(sc, lines, ind)
             self.effect(sc, lines, ind)
+            self.retype(sc, lines, ind)
             n += 1
             if n > 4:
                 break
@@ -490,6 +496,33 @@ class Generator:
         self.features.add("tap")
         name = self.arg(f"tap{self.taps}", "out", sc.vars.get(v) or sc.ro[v])
         lines.append(f"{'    ' * ind}{name}[i] = {v}")
+
+    def retype(self, sc, lines, ind):
+        """Sometimes (in about a quarter of the kernels) a top-level assignment that
+        gives a variable a value of another type, read in that type from then on:
+        Numba types each assignment on its own, where the CPU target keeps a variable
+        that lives across an op in one lane array (it splits such a variable:
+        numquad/cpu/splitnames.py). A stream of its own, so the kernel is otherwise
+        the one the generator made before."""
+        r = self.rt_r
+        if not self.rt_on or sc.depth or sc.lanefn or not sc.arrays or not sc.vars or self.retypes >= 2 \
+                or r.random() >= 0.3:
+            return
+        self.retypes += 1
+        self.features.add("retype")
+        names = sorted(sc.vars)
+        v = names[r.randrange(len(names))]
+        old = sc.vars[v]
+        new = [t for t in ALL_TYPES if t != old][r.randrange(len(ALL_TYPES) - 1)]
+        main, self.r = self.r, r            # (the expression from this stream too)
+        try:
+            value = self.expr(new, sc, 1)
+        finally:
+            self.r = main
+        # the old value converted, or a value of the new type
+        text = f"np.{new}({v})" if r.random() < 0.5 else value
+        lines.append(f"{'    ' * ind}{v} = {text}")
+        sc.vars[v] = new
 
     #: statements with a device function that writes memory beside a load and an op:
     #: the CPU target runs ops and inlined lane functions before their statement, so
