@@ -149,3 +149,27 @@ def test_debug_names_a_block_reduction_in_a_loop_of_lane_varying_trips():
 
     with pytest.raises(NumquadRuntimeError, match=r"syncthreads_count\(\) reached by only part"):
         k[1, 64](np.zeros(64, np.int64))
+
+
+def test_debug_names_a_shift_count_outside_0_to_63(rng):
+    # undefined (LLVM poison): x86 masks the count to 6 bits, PTX clamps it; in a 2-D
+    # launch the CPU gave 3 << 80 == 3 << 16, the python target 0 (docs/semantics.md)
+    def k(a, c):
+        r, s = cuda.grid(2)
+        acc = a[r, s] + 0
+        c[r, s] = acc << s * 20                 # <- shift
+
+    a = rng.integers(1, 9, (8, 8)).astype(np.int64)
+    c = np.full((8, 8), -7, np.int64)
+    with pytest.raises(NumquadRuntimeError, match=r"a shift by a count outside 0\.\.63 \(the count of "
+                                                  r"acc << s \* 20\)") as e:
+        xpu.jit(debug=True)(k)[(1, 1), (8, 8)](a, c)
+    assert f"line {_line('<- shift')}" in str(e.value)
+
+    def ok(a, c):
+        i = cuda.grid(1)
+        c[i] = (a[i] << (i & 63)) >> 3
+    x = rng.integers(-9, 9, 64).astype(np.int64)
+    got = np.full(64, -7, np.int64)
+    xpu.jit(debug=True)(ok)[1, 64](x, got)
+    np.testing.assert_array_equal(got, (x << (np.arange(64) & 63)) >> 3)

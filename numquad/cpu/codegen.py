@@ -349,6 +349,19 @@ class _Subst(ast.NodeTransformer):
             return _call("_nq_i64", _const(0))
         return ast.BinOp(_call("_nq_i64", _name(f"_nq_gd{axis}")), ast.Mult(), _name(f"_nq_bd{axis}"))
 
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if self.debug and self.mode != "shadow" and isinstance(node.op, (ast.LShift, ast.RShift)) and not (
+                isinstance(node.right, ast.Constant) and isinstance(node.right.value, int)
+                and 0 <= node.right.value < 64):
+            # a count outside 0..63 is undefined on every target (LLVM poison: PTX clamps
+            # it, x86 masks it to 6 bits; docs/semantics.md): debug=True names it
+            msg = (f'File "{self.fe.filename}", line {node.lineno}: a shift by a count outside 0..63 '
+                   f"(the count of {ast.unparse(node)[:80]}); the result is undefined, and differs between "
+                   f"a GPU and a CPU (debug=True check)")
+            node.right = ast.copy_location(_call("_nq_shcount", node.right, _const(msg)), node.right)
+        return node
+
     def visit_Attribute(self, node):
         b = self.fe.builtin_of(node)
         if b is not None and "." in b and b.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
@@ -2066,6 +2079,25 @@ def _mixed_version_error(fe, name, found):
     raise err
 
 
+_SHIFT_COUNT = []
+
+
+def _shift_count():
+    """``_nq_shcount(count, message)``: the count of a shift where it is 0..63, else
+    NumquadRuntimeError(message) (debug=True builds: _Subst.visit_BinOp)."""
+    if not _SHIFT_COUNT:
+        import numba
+        from ..errors import NumquadRuntimeError
+
+        @numba.njit
+        def shcount(n, msg):
+            if n < 0 or n > 63:
+                raise NumquadRuntimeError(msg)
+            return n
+        _SHIFT_COUNT.append(shcount)
+    return _SHIFT_COUNT[0]
+
+
 def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None):
     """(block function, its Python source, the parameters given private copies) for
     the Frontend *fe*. With private copies the block function takes ``_nq_pon``
@@ -2081,6 +2113,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
         ns[f"_nq_XL_{op.namespace}_{op.name}"] = xl
     from ..errors import NumquadRuntimeError
     ns["_nq_RuntimeError"] = NumquadRuntimeError
+    ns["_nq_shcount"] = _shift_count()
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for, set(_fe._names_in(fn_ast)))
     # debug builds too, every check raising at once: the message names the line and index
