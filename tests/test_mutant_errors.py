@@ -173,3 +173,34 @@ def test_debug_names_a_shift_count_outside_0_to_63(rng):
     got = np.full(64, -7, np.int64)
     xpu.jit(debug=True)(ok)[1, 64](x, got)
     np.testing.assert_array_equal(got, (x << (np.arange(64) & 63)) >> 3)
+
+
+def test_debug_names_the_line_of_a_division_by_zero(rng):
+    # Numba's own check (its "python" error model) raised ZeroDivisionError with no
+    # line of the kernel; the divisor is now checked where it stands
+    def k(a, b, o):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            o[i] = a[i] % b[i]                  # <- modulo
+
+    def k2(a, b, o):
+        i = cuda.grid(1)
+        v = a[i]
+        v //= b[i]                              # <- floor division
+        o[i] = v
+
+    b = np.array([1.0, 0.0, 2.0, 3.0])
+    with pytest.raises(ZeroDivisionError, match=rf"line {_line('<- modulo')}: division by zero "
+                                                r"\(the divisor of a\[i\] % b\[i\]\)"):
+        xpu.jit(debug=True)(k)[1, 32](np.ones(4), b, np.zeros(4))
+    with pytest.raises(ZeroDivisionError, match=rf"line {_line('<- floor division')}: division by zero"):
+        xpu.jit(debug=True)(k2)[1, 4](np.arange(4), np.array([1, 2, 0, 3]), np.zeros(4, np.int64))
+    # release builds: numba.cuda's release values (0 for integers), no error
+    o = np.full(4, -7, np.int64)
+    xpu.jit(k2)[1, 4](np.arange(4), np.array([1, 2, 0, 3]), o)
+    np.testing.assert_array_equal(o, [0, 0, 0, 1])
+    # debug with nonzero divisors: the values
+    a, d = rng.integers(-50, 50, 32), rng.integers(1, 9, 32)
+    o = np.full(32, -7, np.int64)
+    xpu.jit(debug=True)(k2)[1, 32](a, d, o)
+    np.testing.assert_array_equal(o, a // d)

@@ -199,3 +199,53 @@ def test_the_python_target_names_the_unassigned_variable(rng):
     x = rng.integers(-1000, 1000, 64).astype(np.int64)
     with pytest.raises(UnboundLocalError, match="'v'"):
         xpu.jit(partial_reduce).python[1, 64](x, np.zeros(64, np.int64), 40)
+
+
+@xpu.jit
+def _maybe_plain(v, c):
+    if c:
+        t = v * 2
+    return t + 1
+
+
+def plain_lane_function_in_a_loop(x, out):
+    i = cuda.grid(1)
+    acc = np.int64(0)
+    for j in range(3):
+        acc += _maybe_plain(x[i], j == 0)
+    out[i] = acc
+
+
+def test_a_lane_function_without_ops_keeps_its_local_too(target, build, rng):
+    # no cross-lane op, so the CPU target would call it as a function of its own,
+    # where each call starts at 0; the CUDA target inlines it in Numba's IR
+    # (inline="always"), so the CPU inlines a function that may read a local
+    # unassigned: each call reads 2 * x, the value the first call assigned
+    x = rng.integers(-100, 100, 64).astype(np.int64)
+    out = np.full(64, -777, np.int64)
+    getattr(_jit(plain_lane_function_in_a_loop, build), target)[1, 64](x, out)
+    np.testing.assert_array_equal(out, 3 * (2 * x + 1))
+
+
+def uniform_tuple_and_complex(x, out):
+    i = cuda.grid(1)
+    if cuda.blockIdx.x == 0:
+        p = (7, 2.5)
+        c = 1.5 + 2j
+        s = Wave.reduceSum(x[i])            # noqa: F841 - an op under the branch
+    for k in range(2 - cuda.blockIdx.x):
+        q = (k + 1, np.float32(0.5))
+        s = Wave.reduceSum(x[i])            # noqa: F841 - an op in the loop
+    out[i, 0] = p[0] + p[1]
+    out[i, 1] = c.imag
+    out[i, 2] = q[0] + q[1]
+
+
+def test_a_uniform_tuple_or_complex_is_zero_in_blocks_that_did_not_assign_it(target, build, rng):
+    x = rng.random(96)
+    out = np.full((96, 3), np.nan)
+    getattr(_jit(uniform_tuple_and_complex, build), target)[3, 32](x, out)
+    b = np.arange(96) // 32
+    want = np.stack([np.where(b == 0, 9.5, 0.0), np.where(b == 0, 2.0, 0.0),
+                     np.select([b == 0, b == 1], [2.5, 1.5], 0.0)], axis=1)
+    np.testing.assert_array_equal(out, want)

@@ -270,7 +270,10 @@ class _Subst(ast.NodeTransformer):
         return self._checked_stores(self.generic_visit(node))
 
     def visit_AugAssign(self, node):
-        return self._checked_stores(self.generic_visit(node))
+        node = self.generic_visit(node)
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+            node.value = self._divisor(node, node.value, node.lineno)
+        return self._checked_stores(node)
 
     def visit_Assert(self, node):
         """``assert c, msg`` as ``if not c: raise AssertionError(msg)``, which names the
@@ -349,8 +352,22 @@ class _Subst(ast.NodeTransformer):
             return _call("_nq_i64", _const(0))
         return ast.BinOp(_call("_nq_i64", _name(f"_nq_gd{axis}")), ast.Mult(), _name(f"_nq_bd{axis}"))
 
+    #: a division by zero raises (Numba's "python" error model, debug=True builds):
+    #: the divisor is checked where it stands, so the error names the line
+    zero_division = False
+
+    def _divisor(self, node, right, line):
+        if not (self.zero_division and self.mode != "shadow") or \
+                isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and right.value != 0:
+            return right
+        msg = (f'File "{self.fe.filename}", line {line}: division by zero (the divisor of '
+               f"{ast.unparse(node)[:80]})")
+        return ast.copy_location(_call("_nq_divisor", right, _const(msg)), right)
+
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+            node.right = self._divisor(node, node.right, node.lineno)
         if self.debug and self.mode != "shadow" and isinstance(node.op, (ast.LShift, ast.RShift)) and not (
                 isinstance(node.right, ast.Constant) and isinstance(node.right.value, int)
                 and 0 <= node.right.value < 64):
@@ -777,6 +794,20 @@ def _first_is_plain_store(region, name):
         if inside == sum(_fe._names_in(s).count(name) for s in region.stmts):
             return True
     return _defined_before_reads(region.stmts, name, False)[0]
+
+
+def _zero_expr(ty):
+    """An expression for 0 of Numba type *ty* (a scalar, a complex number, a tuple of
+    them), as Numba's null constant of it; None for other types."""
+    if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
+        return _call(_SCALAR_NAMES[as_dtype(ty)], _const(0))
+    if isinstance(ty, types.Complex):
+        z = _call("_nq_complex", _const(0.0), _const(0.0))
+        return _call("_nq_c64", z) if ty.bitwidth == 64 else z
+    if isinstance(ty, types.BaseTuple) and not isinstance(ty, types.NamedTuple):
+        parts = [_zero_expr(t) for t in ty]
+        return None if any(p is None for p in parts) else ast.Tuple(elts=parts, ctx=ast.Load())
+    return None
 
 
 def _reads(node, name):
@@ -1387,10 +1418,16 @@ class _BlockGen:
         return m
 
     # -- emission -------------------------------------------------------------------
+    #: (generate_block) a division by zero raises: Numba's "python" error model
+    zero_division = False
+
     def subst(self, stmts, mode):
-        return [_Subst(self.fe, mode, self.fn_names, self.block_mode, self.debug,
-                       self.private).visit(copy.deepcopy(s))
-                for s in stmts]
+        out = []
+        for s in stmts:
+            t = _Subst(self.fe, mode, self.fn_names, self.block_mode, self.debug, self.private)
+            t.zero_division = self.zero_division
+            out.append(t.visit(copy.deepcopy(s)))
+        return out
 
     def gen_items(self, items, frames):
         out = []
@@ -1693,9 +1730,9 @@ class _BlockGen:
                 out.append(_lane_loop([_store(a, _call(_SCALAR_NAMES[np.dtype(dt)], _const(0)))
                                        for a, dt in arrays]))
                 continue
-            ty = types.unliteral(self.typemap[n]) if n in self.typemap else None
-            if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
-                out.append(_assign(_name(n, ast.Store), _call(_SCALAR_NAMES[as_dtype(ty)], _const(0))))
+            zero = _zero_expr(types.unliteral(self.typemap[n])) if n in self.typemap else None
+            if zero is not None:
+                out.append(_assign(_name(n, ast.Store), zero))
         return out
 
     def build(self, name):
@@ -2079,13 +2116,14 @@ def _mixed_version_error(fe, name, found):
     raise err
 
 
-_SHIFT_COUNT = []
+_DEBUG_CHECKS = []
 
 
-def _shift_count():
-    """``_nq_shcount(count, message)``: the count of a shift where it is 0..63, else
-    NumquadRuntimeError(message) (debug=True builds: _Subst.visit_BinOp)."""
-    if not _SHIFT_COUNT:
+def _debug_checks():
+    """(``_nq_shcount(count, message)``, ``_nq_divisor(d, message)``): the count of a
+    shift where it is 0..63, else NumquadRuntimeError(message); a divisor where it is
+    not 0, else ZeroDivisionError(message) (debug=True builds: _Subst.visit_BinOp)."""
+    if not _DEBUG_CHECKS:
         import numba
         from ..errors import NumquadRuntimeError
 
@@ -2094,17 +2132,24 @@ def _shift_count():
             if n < 0 or n > 63:
                 raise NumquadRuntimeError(msg)
             return n
-        _SHIFT_COUNT.append(shcount)
-    return _SHIFT_COUNT[0]
+
+        @numba.njit
+        def divisor(d, msg):
+            if d == 0:
+                raise ZeroDivisionError(msg)
+            return d
+        _DEBUG_CHECKS.extend((shcount, divisor))
+    return tuple(_DEBUG_CHECKS)
 
 
-def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None):
+def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None, zero_division=False):
     """(block function, its Python source, the parameters given private copies) for
     the Frontend *fe*. With private copies the block function takes ``_nq_pon``
     after the user's parameters (and ``_nq_dynsmem``): cpu/private_atomics.py.
     *mixed*: typing.shadow_types's variables with a version of another type."""
     gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
     gen.mixed = mixed or {}
+    gen.zero_division = zero_division
     fn_ast = gen.build(f"_nq_block_{fe.pyfunc.__name__}")
     _refuse_mixed_versions(fe, gen, mixed or {})
     ns = _namespace(fe)
@@ -2113,7 +2158,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
         ns[f"_nq_XL_{op.namespace}_{op.name}"] = xl
     from ..errors import NumquadRuntimeError
     ns["_nq_RuntimeError"] = NumquadRuntimeError
-    ns["_nq_shcount"] = _shift_count()
+    ns["_nq_shcount"], ns["_nq_divisor"] = _debug_checks()
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for, set(_fe._names_in(fn_ast)))
     # debug builds too, every check raising at once: the message names the line and index

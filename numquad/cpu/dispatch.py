@@ -466,7 +466,10 @@ def _note_kernel(e, d):
     """Name kernel *d* on an exception its launch raised without a line of the user's
     file in its traceback (Numba's own checks inside a library function the kernel
     calls: ``a.reshape(n)`` of a non-contiguous array raises NotImplementedError
-    there): a note, so that the exception keeps its type."""
+    there): a note, so that the exception keeps its type. (Not on one whose message
+    names the user's file already: numquad's own debug checks.)"""
+    if str(e).startswith(f'File "{d.filename}", line '):
+        return
     tb = e.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == d.filename and tb.tb_frame.f_code.co_name == d.__name__:
@@ -668,7 +671,8 @@ class CPUTarget:
             if missing is None:
                 raise
             raise missing from None
-        return _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for, mixed=mixed)
+        return _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for, mixed=mixed,
+                                  zero_division=_error_model(d) == "python")
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):

@@ -621,6 +621,37 @@ def _compiled_once(callee):
     return inline not in ("always", True)
 
 
+def _numba_inlines(callee):
+    """Is *callee* (an ``@xpu.jit`` Dispatcher, or None) inlined in Numba's IR where a
+    GPU kernel calls it, rather than compiled once and called: an ``@xpu.jit``
+    function without declared signatures (cuda/dispatch.py, ``inline="always"``), or a
+    numba.cuda or Numba function with ``inline="always"``?"""
+    if callee is None:
+        return False
+    foreign = getattr(callee, "_numquad_foreign", None)
+    if foreign is not None:
+        return (getattr(foreign, "targetoptions", None) or {}).get("inline", "never") in ("always", True)
+    return not getattr(callee, "signatures", None)
+
+
+def _recursive(callee):
+    """Does *callee* call itself, directly or through other functions?"""
+    from ..xpu import Dispatcher
+    for _, v in _global_values(callee):
+        v = _cudaapi.as_xpu(v)
+        if isinstance(v, Dispatcher) and _call_cycle(v, callee.py_func) is not None:
+            return True
+    return False
+
+
+def _reads_unassigned(cfe):
+    """May a call of the function of Frontend *cfe* read one of its locals before
+    assigning it (codegen._defined_before_reads)?"""
+    from .codegen import _defined_before_reads
+    return any(not _defined_before_reads(cfe.body, n, False)[0]
+               for n in cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
+
+
 def _call_cycle(callee, pyfunc):
     """The ``@xpu.jit`` functions callee -> ... -> (the one of *pyfunc*) when *callee*
     calls back, directly or not, into *pyfunc*; else None."""
@@ -1648,6 +1679,11 @@ class Frontend:
                               for v in bindings.values())
         if cfe.ops_used or cfe.uses_builtins() or passes_function:
             return cfe
+        if _numba_inlines(callee) and not _recursive(callee) and _reads_unassigned(cfe):
+            # a local a call may read unassigned: the CUDA target's copy is inlined in
+            # Numba's IR, where the local keeps the call before's value (docs/semantics.md);
+            # only an inlined copy keeps it here too (a scalar function starts at 0)
+            return cfe
         return None
 
     def _array_dtype(self, name):
@@ -1814,8 +1850,8 @@ class Frontend:
         for n, a in cfe.allocs.items():
             self.allocs[rename[n]] = a
             self.env.locals.add(rename[n])
-        # a function numba.cuda compiles once and calls (_compiled_once) starts each call
-        # with its locals unassigned, which Numba reads as 0 (cpu/intrinsics.py
+        # a function numba.cuda compiles once and calls (not _numba_inlines) starts each
+        # call with its locals unassigned, which Numba reads as 0 (cpu/intrinsics.py
         # zero_like): one a call may read before assigning it is set to 0 after the
         # call (the kernel's variables are 0 as each thread starts: cpu/codegen.py
         # _undefined_is_zero), or the next call (in a loop) would read this call's
@@ -1824,7 +1860,7 @@ class Frontend:
         # target, inline="always") keeps that value, as its inlined copy does there
         # (the H100 gave it, docs/GPU.md)
         from .codegen import _defined_before_reads
-        unset = [] if not _compiled_once(getattr(cfe, "callee", None)) else [
+        unset = [] if _numba_inlines(getattr(cfe, "callee", None)) else [
             n for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
             if n in rename and n not in direct and not _defined_before_reads(cfe.body, n, False)[0]]
         if unset:
