@@ -46,6 +46,8 @@ def test_a_device_function_given_one_argument_too_many_says_how_many_it_takes(rn
 def test_a_device_function_signature_of_the_wrong_arity_names_its_definition(rng):
     def sq2(a, b):
         return a * a + b
+    if cuda.is_available():
+        pytest.skip("with a GPU, numba.cuda compiles the signature at decoration and refuses it itself")
     dev = cuda.jit("int32(int32)", device=True)(sq2)
 
     @xpu.jit

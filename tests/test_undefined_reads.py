@@ -246,6 +246,31 @@ def test_a_uniform_tuple_or_complex_is_zero_in_blocks_that_did_not_assign_it(tar
     out = np.full((96, 3), np.nan)
     getattr(_jit(uniform_tuple_and_complex, build), target)[3, 32](x, out)
     b = np.arange(96) // 32
-    want = np.stack([np.where(b == 0, 9.5, 0.0), np.where(b == 0, 2.0, 0.0),
+    # p is typed (Literal[int](7), float64): Numba reads its literal element as 7
+    # where no assignment reached (the H100 gave 7.0 there), its float as 0.0
+    want = np.stack([np.where(b == 0, 9.5, 7.0), np.where(b == 0, 2.0, 0.0),
                      np.select([b == 0, b == 1], [2.5, 1.5], 0.0)], axis=1)
+    np.testing.assert_array_equal(out, want)
+
+
+def literal_types(x, out):
+    i = cuda.grid(1)
+    if x[i] > 0.5:
+        t = 7
+        b = True
+        u = 9 + i
+    w = Wave.ballot(True)
+    out[i, 0] = t + w * 0
+    out[i, 1] = b
+    out[i, 2] = u
+
+
+def test_a_variable_typed_as_a_literal_reads_its_literal_where_unassigned(target, build, rng):
+    # ``t = 7`` in every assignment: Numba types t Literal[int](7) and reads 7 on every
+    # path, as numba.cuda compiles it; ``u = 9 + i`` is an int64, read as 0
+    x = rng.random(64)
+    out = np.full((64, 3), -777, np.int64)
+    getattr(_jit(literal_types, build), target)[2, 32](x, out)
+    hit = x > 0.5
+    want = np.stack([np.full(64, 7), np.ones(64, np.int64), np.where(hit, 9 + np.arange(64), 0)], axis=1)
     np.testing.assert_array_equal(out, want)

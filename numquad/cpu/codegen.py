@@ -796,9 +796,29 @@ def _first_is_plain_store(region, name):
     return _defined_before_reads(region.stmts, name, False)[0]
 
 
+def _unassigned_leaves(ty):
+    """What Numba reads for an unassigned variable of type *ty*, leaf by leaf (a
+    tuple's elements in order, a complex number's two parts): 0, or a literal type's
+    value (``t = 7`` under a branch is typed Literal[int](7), so Numba reads 7 on
+    every path); None for other types."""
+    if isinstance(ty, types.Literal) and isinstance(ty, (types.Integer, types.Boolean, types.Float)):
+        return [ty.literal_value]
+    if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
+        return [0]
+    if isinstance(ty, types.Complex):
+        return [0.0, 0.0]
+    if isinstance(ty, types.BaseTuple) and not isinstance(ty, types.NamedTuple):
+        parts = [_unassigned_leaves(t) for t in ty]
+        return None if any(p is None for p in parts) else [v for p in parts for v in p]
+    return None
+
+
 def _zero_expr(ty):
-    """An expression for 0 of Numba type *ty* (a scalar, a complex number, a tuple of
-    them), as Numba's null constant of it; None for other types."""
+    """An expression for what Numba reads for an unassigned variable of type *ty* (a
+    scalar, a complex number, a tuple of them): its null constant, 0, or a literal
+    type's value (:func:`_unassigned_leaves`); None for other types."""
+    if isinstance(ty, types.Literal) and isinstance(ty, (types.Integer, types.Boolean, types.Float)):
+        return _call(_SCALAR_NAMES[as_dtype(types.unliteral(ty))], _const(ty.literal_value))
     if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
         return _call(_SCALAR_NAMES[as_dtype(ty)], _const(0))
     if isinstance(ty, types.Complex):
@@ -1001,6 +1021,8 @@ class _BlockGen:
 
     #: typing._mixed_versions's variables (generate_block sets it)
     mixed = {}
+    #: the variables whose one type holds a literal (typing.shadow_types)
+    literal = {}
 
     def _lane_pure(self, e, ok_names):
         fe = self.fe
@@ -1713,11 +1735,12 @@ class _BlockGen:
     def _undefined_is_zero(self):
         """Statements, run as each wave (block) of threads starts, that set every
         variable a thread may read before assigning it (:func:`_defined_before_reads`
-        on the kernel's statements) to 0 of its type: Numba, numba.cuda's lowering
-        too, reads an unassigned variable as 0 (its ``undef`` is a null constant),
-        where a lane array or a block-function local would hold another thread's
-        value. Variables of other types than scalars and tuples of them keep
-        Numba's own handling."""
+        on the kernel's statements) to what Numba reads there: numba.cuda's lowering,
+        as Numba's, reads an unassigned variable as 0 (its ``undef`` is a null
+        constant), or as its literal type's value (:func:`_unassigned_leaves`), where
+        a lane array or a block-function local would hold another thread's value.
+        Variables of other types than scalars and tuples of them keep Numba's own
+        handling."""
         out = []
         kept = set(self.remat) | set(self.fused) | set(self.region_params) | set(self.fe.env.params)
         for n in sorted(self.locals - kept):
@@ -1727,10 +1750,13 @@ class _BlockGen:
                 parts = self._tuple_parts(n)
                 arrays = ([(f"_nq_v_{n}", self.converted.get(n) or self._dtype(n))] if parts is None else
                           [(f"_nq_v_{n}__{k}", dt) for k, dt in enumerate(parts)])
-                out.append(_lane_loop([_store(a, _call(_SCALAR_NAMES[np.dtype(dt)], _const(0)))
-                                       for a, dt in arrays]))
+                values = _unassigned_leaves(self.literal.get(n, self.typemap.get(n)))
+                if values is None or len(values) != len(arrays):
+                    values = [0] * len(arrays)
+                out.append(_lane_loop([_store(a, _call(_SCALAR_NAMES[np.dtype(dt)], _const(v)))
+                                       for (a, dt), v in zip(arrays, values)]))
                 continue
-            zero = _zero_expr(types.unliteral(self.typemap[n])) if n in self.typemap else None
+            zero = _zero_expr(self.literal.get(n, self.typemap[n])) if n in self.typemap else None
             if zero is not None:
                 out.append(_assign(_name(n, ast.Store), zero))
         return out
@@ -2142,7 +2168,8 @@ def _debug_checks():
     return tuple(_DEBUG_CHECKS)
 
 
-def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None, zero_division=False):
+def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None, zero_division=False,
+                   literal=None):
     """(block function, its Python source, the parameters given private copies) for
     the Frontend *fe*. With private copies the block function takes ``_nq_pon``
     after the user's parameters (and ``_nq_dynsmem``): cpu/private_atomics.py.
@@ -2150,6 +2177,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
     gen = _BlockGen(fe, typemap, nd, debug, fast_path=fast_path)
     gen.mixed = mixed or {}
     gen.zero_division = zero_division
+    gen.literal = literal or {}
     fn_ast = gen.build(f"_nq_block_{fe.pyfunc.__name__}")
     _refuse_mixed_versions(fe, gen, mixed or {})
     ns = _namespace(fe)

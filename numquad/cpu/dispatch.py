@@ -650,7 +650,8 @@ class CPUTarget:
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
-                typemap = shadow_types(shadow, argtypes, mixed)
+                literal = {}
+                typemap = shadow_types(shadow, argtypes, mixed, literal)
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
         except _nb_errors.NotDefinedError as e:
@@ -672,7 +673,7 @@ class CPUTarget:
                 raise
             raise missing from None
         return _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for, mixed=mixed,
-                                  zero_division=_error_model(d) == "python")
+                                  zero_division=_error_model(d) == "python", literal=literal)
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):

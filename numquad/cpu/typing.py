@@ -417,11 +417,14 @@ def _typemap(func, argtypes):
     )
 
 
-def shadow_types(func, argtypes, mixed_out=None):
+def shadow_types(func, argtypes, mixed_out=None, literal_out=None):
     """{variable name: Numba type} for the scalar function *func* at *argtypes*.
 
     SSA versions of one variable (``x``, ``x.1``) are unified to one type; the
-    dict *mixed_out* gets :func:`_mixed_versions`.
+    dict *mixed_out* gets :func:`_mixed_versions`, the dict *literal_out* the
+    variables all of whose versions have one type that holds a literal (``t = 7``
+    under a branch: Literal[int](7); ``p = (7, x)``), which Numba reads where no
+    assignment reached.
     """
     typingctx = cpu_target.typing_context
     typemap = _typemap(func, argtypes)
@@ -439,6 +442,14 @@ def shadow_types(func, argtypes, mixed_out=None):
         found.setdefault(m.group("name"), []).append(types.unliteral(ty))
     if mixed_out is not None:
         mixed_out.update(mixed)
+    if literal_out is not None:
+        raw = {}
+        for key, ty in typemap.items():
+            m = _VERSION.match(key)
+            if m:
+                raw.setdefault(m.group("name"), set()).add(ty)
+        literal_out.update({name: next(iter(tys)) for name, tys in raw.items()
+                            if len(tys) == 1 and next(iter(tys)) != types.unliteral(next(iter(tys)))})
     return {name: _unify(typingctx, tys) for name, tys in found.items()}
 
 
