@@ -25,9 +25,33 @@ import math
 import operator
 import warnings
 
-__all__ = ["NAME", "float_power", "rewrite", "cpython_constant", "NOT_CONSTANT"]
+__all__ = ["NAME", "float_power", "power_typer", "rewrite", "cpython_constant", "NOT_CONSTANT"]
 
 NAME = "_nq_pow"
+
+
+def power_typer(types_, name):
+    """The typing function of ``_nq_pow(a, b)`` for a target's ``@intrinsic``, named
+    *name*; *types_* is that target's Numba types module (``numba.types``, or
+    numba-cuda's ``numba.cuda.types``): ``a ** b`` typed as that target's Numba types
+    it, a float to an integer power computed by :func:`float_power`, any other pair
+    by the target's own ``**``."""
+    def typer(typingctx, a, b):
+        sig = typingctx.resolve_function_type(operator.pow, (a, b), {})
+        if sig is None:
+            return None
+
+        def codegen(context, builder, s, args):
+            real = typingctx.resolve_function_type(operator.pow, tuple(s.args), {})
+            xa, xb = (context.cast(builder, v, t, u) for v, t, u in zip(args, s.args, real.args))
+            ta, tb = (types_.unliteral(t) for t in real.args)
+            if isinstance(ta, types_.Float) and isinstance(tb, types_.Integer):
+                impl = float_power(real.return_type, tb.signed)
+                return context.compile_internal(builder, impl, real.return_type(ta, tb), [xa, xb])
+            return context.get_function(operator.pow, real)(builder, [xa, xb])
+        return sig.return_type(a, b), codegen
+    typer.__name__ = typer.__qualname__ = name
+    return typer
 
 
 def float_power(tp, signed):

@@ -206,3 +206,23 @@ def test_debug_names_the_line_of_a_division_by_zero(rng):
     o = np.full(32, -7, np.int64)
     xpu.jit(debug=True)(k2)[1, 32](a, d, o)
     np.testing.assert_array_equal(o, a // d)
+
+
+def test_a_local_array_name_rebound_while_another_name_keeps_the_first_is_refused():
+    # numba.cuda: two call sites, two arrays; the CPU target took one per name, so
+    # b and the new a shared storage (o1 read -100..: b's writes)
+    @xpu.jit
+    def k(x, y, o1, o2):
+        i = cuda.grid(1)
+        a = cuda.local.array(4, np.float32)
+        b = a
+        a = cuda.local.array(4, np.float32)     # <- second
+        a[0] = x[i]
+        b[0] = y[i]
+        o1[i] = a[0]
+        o2[i] = b[0]
+
+    x = np.arange(32, dtype=np.float32)
+    with pytest.raises(NumquadCompileError, match="a is assigned two local arrays and another name keeps one") as e:
+        k.cpu[1, 32](x, -x, np.zeros(32, np.float32), np.zeros(32, np.float32))
+    assert f"line {_line('<- second')}" in str(e.value)

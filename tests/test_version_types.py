@@ -18,6 +18,7 @@ the python target, where each value keeps its own type.
 import numpy as np
 import numba
 import pytest
+from numba import literal_unroll
 
 from numquad import xpu, Wave
 from numquad.errors import NumquadTypeError
@@ -360,3 +361,110 @@ def test_a_split_keeps_loops_and_parameters_exact(target, rng):
     np.testing.assert_array_equal(o2, p2)
     # (and against NumPy: n // 3 of the int64, exactly)
     assert (o1 - (2 ** 53 + 1) // 3 >= 0).all() and (o1 - (2 ** 53 + 1) // 3 <= 1).all()
+
+
+# Found by a probe of the split with its own njit model (twenty-ninth session).
+
+def nested_versions(x, out):
+    i = xpu.grid(1)
+    v = x[i] > 0                              # bool
+    v = not v                                 # bool (Numba's SSA name v.1)
+    if i % 2 == 0:
+        v = v + 1                             # int64 (v.1.1): v is int64 after the if
+    s = Wave.shuffleXor(i, 1)
+    out[i] = ~v + s
+
+
+def test_versions_with_nested_ssa_names_are_seen(target, rng):
+    # Numba names a version stored under a branch after a top-level one ``v.1.1``: the
+    # check read one ``.N`` only, so the int64 versions were not seen and ``~v`` was a
+    # bool's ~ (1, 0 where Numba gives -1, -2)
+    x = rng.standard_normal(64).astype(np.float32)
+    out = np.full(64, -999, np.int64)
+    getattr(xpu.jit(nested_versions), target)[2, 32](x, out)
+    lane = np.arange(64) % 32
+    v = (~(x > 0)).astype(np.int64) + (lane % 2 == 0)
+    np.testing.assert_array_equal(out, ~v + (np.arange(64) ^ 1))
+
+
+def unrolled_butterfly(x, y, out):
+    i = xpu.grid(1)
+    v = x[i]                                  # float32 before the loop
+    for k in range(5):                        # k reaches the selector: written out copy by copy
+        v = v * 0.5 + Wave.shuffleXor(v, 1 << k) * y[i]    # float64 in Numba's loop
+    out[i] = v
+
+
+def unrolled_tuple_loop(x, out):
+    i = xpu.grid(1)
+    v = x[i] > 0
+    for m in (1,):
+        w = Wave.shuffleXor(v, m)
+        out[i] = ~w
+        v = v + 1                             # int64: Numba's w is an int64 in the loop
+
+
+def test_a_loop_over_constants_types_its_variables_as_numba_types_the_loop(target, rng):
+    # the CPU target writes such a loop out copy by copy, and typed each copy on its own
+    # (float32 arithmetic in the first, where Numba's loop is float64 throughout); it now
+    # runs the loop as a loop where a variable stored in it changes type
+    @numba.njit
+    def step(v, s, yv):
+        return v * 0.5 + s * yv
+    x = rng.standard_normal(64).astype(np.float32)
+    y = rng.standard_normal(64).astype(np.float32)
+    out = np.full(64, np.nan, np.float32)
+    getattr(xpu.jit(unrolled_butterfly), target)[2, 32](x, y, out)
+    v = x.astype(np.float64)
+    for k in range(5):
+        s = v[np.arange(64) ^ (1 << k)]
+        v = np.array([step(v[j], s[j], y[j]) for j in range(64)])
+    np.testing.assert_array_equal(out, v.astype(np.float32))
+
+    o = np.full(64, -999, np.int64)
+    getattr(xpu.jit(unrolled_tuple_loop), target)[2, 32](x, o)
+    np.testing.assert_array_equal(o, ~(x[np.arange(64) ^ 1] > 0).astype(np.int64))
+
+
+def escaping_loop(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    acc = np.float32(0)
+    for c in (1, 2):                          # a lane may return: segmented as around an op
+        if i == 1000:
+            return
+        acc = acc + v * v
+        v = v * 0.5
+    out[i] = acc
+
+
+def test_a_loop_a_lane_may_leave_types_as_numba_types_it(rng):
+    x = (rng.standard_normal(64) * 3).astype(np.float32)
+    out = np.full(64, np.nan, np.float32)
+    xpu.jit(escaping_loop)[2, 32](x, out)
+    want = np.full(64, np.nan, np.float32)
+    for i in range(64):
+        v, acc = np.float64(x[i]), np.float64(0)   # float64 from the first iteration on
+        for c in (1, 2):
+            acc = acc + v * v
+            v = v * 0.5
+        want[i] = acc
+    np.testing.assert_array_equal(out, want)
+
+
+def literal_unroll_retyped(x, out):
+    i = xpu.grid(1)
+    v = x[i]
+    acc = np.float32(0)
+    for c in literal_unroll((1, 2)):
+        acc = acc + v * v
+        v = v * 0.5
+    out[i] = acc
+
+
+def test_a_literal_unroll_loop_whose_variable_changes_type_is_refused(rng):
+    # written out once per element, each copy typed on its own, where Numba types the
+    # loop once: float32 arithmetic in the first copy (9 of 64 threads differed)
+    with pytest.raises(NumquadTypeError, match=r"'(acc|v)' holds values of several types in or around a "
+                                               r"literal_unroll loop"):
+        xpu.jit(literal_unroll_retyped)[2, 32](rng.random(64).astype(np.float32), np.zeros(64, np.float32))

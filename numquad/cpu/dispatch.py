@@ -493,7 +493,7 @@ class CPUTarget:
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
-    def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None, split=None):
+    def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None, split=None, no_unroll=False):
         """The function's Frontend; *debug* (an inlining caller's build) in place of
         the function's own."""
         d = self.dispatcher
@@ -506,7 +506,8 @@ class CPUTarget:
             firstlineno = d.firstlineno
             source_tree = tree
             debug = build_debug
-        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes, split=split)
+        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes, split=split,
+                            no_unroll=no_unroll)
 
     def _cpu_fn_for(self, callee):
         """The scalar CPU function used when a kernel calls another xpu.jit function."""
@@ -605,23 +606,7 @@ class CPUTarget:
                     f'File "{d.filename}", line {getattr(node, "lineno", d.firstlineno)}, in {d.__name__}: '
                     f"a {k} array of float16: float16 is not supported by numquad's CPU target "
                     f"(docs/numba-cuda.md); use float32 there, or run on the CUDA target")
-        mixed = {}
-        try:
-            block_py, source, private = self._block(fe, argtypes, nd, mixed)
-        except NumquadTypeError as e:
-            # a variable holding values of several types, kept in one lane array: once
-            # more with a name per top-level assignment (cpu/splitnames.py), else the error
-            if not getattr(e, "mixed_version", False):
-                raise
-            fe = self.frontend(argtypes=argtypes, split={n for n in mixed if not n.startswith("_nq_")})
-            if not fe.split:
-                raise
-            try:
-                block_py, source, private = self._block(fe, argtypes, nd, {})
-            except NumquadTypeError as again:
-                if getattr(again, "mixed_version", False):
-                    raise e from None
-                raise
+        fe, block_py, source, private = self._typed_block(fe, argtypes, nd)
         block_py = _trim_globals(block_py)
         block = numba.njit(block_py, error_model=_error_model(d), boundscheck=d.debug or None,
                            fastmath=d.fastmath, nogil=True)
@@ -642,16 +627,70 @@ class CPUTarget:
         compiled.record_stores = {fe.env.params.index(p): (p, line) for p, line in fe.record_stores.items()}
         return compiled
 
-    def _block(self, fe, argtypes, nd, mixed):
+    def _typed_block(self, fe, argtypes, nd):
+        """(Frontend, block function, its source, the parameters given private copies)
+        for the Frontend *fe* of the function, compiled again where Numba's types of a
+        variable need it:
+        - a loop over constants written out copy by copy types each copy on its own,
+          where Numba types the loop's variables once for every iteration: where a
+          variable stored in such a loop has values of several types, the loops run as
+          loops (``no_unroll``);
+        - a variable holding values of several types, kept in one lane array, is split
+          at its top-level assignments (cpu/splitnames.py);
+        otherwise the first error stands."""
+        opts, first = {}, None
+        for _ in range(4):
+            info = {"mixed": {}, "multi": set()}
+            try:
+                block_py, source, private = self._block(fe, argtypes, nd, info)
+            except NumquadTypeError as e:
+                if not getattr(e, "mixed_version", False):
+                    raise
+                self._literal_unroll_types(fe, info)
+                first = first or e
+                new = dict(opts)
+                if fe.unrolled_stores & info["multi"]:
+                    new["no_unroll"] = True
+                names = {n for n in info["mixed"] if not n.startswith("_nq_")} | opts.get("split", set())
+                if names != opts.get("split", set()):
+                    new["split"] = names
+                if new == opts:
+                    raise first from None
+                opts = new
+                fe = self.frontend(argtypes=argtypes, **opts)
+                continue
+            if fe.unrolled_stores & info["multi"] and not opts.get("no_unroll"):
+                opts = dict(opts, no_unroll=True)
+                fe = self.frontend(argtypes=argtypes, **opts)
+                continue
+            self._literal_unroll_types(fe, info)
+            return fe, block_py, source, private
+        raise first
+
+    def _literal_unroll_types(self, fe, info):
+        """A variable a ``literal_unroll`` loop stores that has values of several types:
+        the CPU target writes the loop out once per element, each copy typed on its own
+        (frontend._unrolled), where Numba types it once for every element; refused."""
+        odd = sorted(n for n in fe.literal_unrolled_stores & info["multi"] if not n.startswith("_nq_"))
+        if odd:
+            raise NumquadTypeError(
+                f"{self.dispatcher.where}: {odd[0]!r} holds values of several types in or around a "
+                f"literal_unroll loop; the CPU target writes the loop out once per element, each copy "
+                f"typed on its own, where Numba types the loop's variables once for every element: "
+                f"give {odd[0]!r} one type (convert it before the loop)")
+
+    def _block(self, fe, argtypes, nd, info):
         """(block function, its source, the parameters given private copies) of the
-        Frontend *fe*: its shadow typed (*mixed* gets typing._mixed_versions), then
-        the code generator's."""
+        Frontend *fe*: its shadow typed (*info*["mixed"] gets typing._mixed_versions,
+        *info*["multi"] the variables with values of several types), then the code
+        generator's."""
         d = self.dispatcher
+        mixed = info["mixed"]
         shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
                 literal = {}
-                typemap = shadow_types(shadow, argtypes, mixed, literal)
+                typemap = shadow_types(shadow, argtypes, mixed, literal, info["multi"])
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
         except _nb_errors.NotDefinedError as e:

@@ -621,6 +621,29 @@ def _compiled_once(callee):
     return inline not in ("always", True)
 
 
+def _stored_names(stmts):
+    """The names *stmts* store (assignments, loop targets), at any depth."""
+    return {n.id for st in stmts for n in ast.walk(st)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _aliased(fn, name):
+    """Is the value of *name* bound to another name somewhere in *fn* (``b = name``,
+    ``b, c = name, x``, ``t = (name, x)``, ``(b := name)``)?"""
+    def holds(e):
+        if isinstance(e, ast.Name):
+            return e.id == name
+        if isinstance(e, (ast.Tuple, ast.List)):
+            return any(holds(x) for x in e.elts)
+        if isinstance(e, ast.IfExp):
+            return holds(e.body) or holds(e.orelse)
+        return False
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and n.value is not None and holds(n.value):
+            return True
+    return False
+
+
 def _numba_inlines(callee):
     """Is *callee* (an ``@xpu.jit`` Dispatcher, or None) inlined in Numba's IR where a
     GPU kernel calls it, rather than compiled once and called: an ``@xpu.jit``
@@ -731,8 +754,15 @@ def _exits_loop(loop):
 class Frontend:
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
-    def __init__(self, dispatcher, consts=None, argtypes=None, arg_dtypes=None, split=None):
+    def __init__(self, dispatcher, consts=None, argtypes=None, arg_dtypes=None, split=None, no_unroll=False):
         self.dispatcher = dispatcher
+        # (cpu/dispatch.py) loops over constants run as loops, as Numba types them, not
+        # written out copy by copy: a variable they store changes type in them
+        self.no_unroll = no_unroll
+        # the names stored in the bodies of loops written out copy by copy (each copy
+        # typed on its own, where Numba's loop types them as one: cpu/dispatch.py)
+        self.unrolled_stores = set()
+        self.literal_unrolled_stores = set()
         # the Numba types of the parameters, where known: for numba.cuda's words in errors
         self.argtypes = argtypes
         # an inlined function's array parameters whose element type the call fixes
@@ -868,6 +898,7 @@ class Frontend:
                            f"loop is not supported by the CPU target (it writes the body out once per "
                            f"element)", sub)
         name = st.target.id
+        self.literal_unrolled_stores |= _stored_names(st.body)
         out = []
         for k in range(n):
             fresh = self.fresh(f"lu_{name}")
@@ -1079,8 +1110,11 @@ class Frontend:
             # a range is unrolled only when its variable reaches an op's selector (a
             # constant selector); unrolling nested loops for nothing multiplied the code
             # (fuzz seed 2 kernel 126: 20 copies of a while loop, 87 s to compile)
-            if consts is not None and not (is_range and not (self._unrollable(s)
-                                                             and self._var_in_op(s))):
+            if consts is not None and self.no_unroll:
+                if not is_range:
+                    self._index_constants(s, consts)     # as below: by index, as Numba runs it
+            elif consts is not None and not (is_range and not (self._unrollable(s)
+                                                               and self._var_in_op(s))):
                 # a loop left by break/continue is not written out copy by copy: each
                 # copy would need the mask of the lanes still in the loop (probe: `for
                 # c in (3, 5): if x % c == 0: break` around an op was refused)
@@ -1265,6 +1299,7 @@ class Frontend:
                     return c
                 return n
 
+        self.unrolled_stores |= _stored_names(s.body)
         out = []
         for v in values:
             body = [Bind(v).visit(copy.deepcopy(st)) for st in s.body]
@@ -1598,7 +1633,13 @@ class Frontend:
             if kind == "local" and k0 == "local" and dims0 == tuple(dims) and dt0 == dt:
                 # the same shape and dtype again (``tmp = cuda.local.array(4, uint32)`` in two
                 # branches): one thread's storage for both, as a loop's allocation reuses
-                # its own (a new local array's contents are undefined)
+                # its own (a new local array's contents are undefined); not where another
+                # name keeps the first array (``b = a`` then ``a = cuda.local.array(...)``:
+                # two arrays in numba.cuda, one storage here)
+                if _aliased(self.fn, name):
+                    self.error(f"{name} is assigned two local arrays and another name keeps one of "
+                               f"them; each local.array call is an array of its own, and the CPU "
+                               f"target takes one local array per name: use one name per array", s)
                 return
             if k0 == kind and dims0 == tuple(dims) and dt0 == dt:
                 self.error(f"{name} is assigned two {what} arrays; each shared.array call is an "
@@ -1669,7 +1710,8 @@ class Frontend:
                 bindings[p.arg] = v
         dtypes = {p.arg: dt for p, a in zip(params, node.args)
                   if isinstance(a, ast.Name) and (dt := self._array_dtype(a.id)) is not None}
-        cfe = callee._target("cpu").frontend(consts=bindings, arg_dtypes=dtypes, debug=self.debug)
+        cfe = callee._target("cpu").frontend(consts=bindings, arg_dtypes=dtypes, debug=self.debug,
+                                             no_unroll=self.no_unroll)
         cfe.signatures = getattr(callee, "signatures", None) or []
         cfe.callee = callee
         # a function passed as an argument (``apply(sq, x)``, numba.cuda's Dispatcher
@@ -1850,6 +1892,8 @@ class Frontend:
         for n, a in cfe.allocs.items():
             self.allocs[rename[n]] = a
             self.env.locals.add(rename[n])
+        self.unrolled_stores |= {rename.get(n, n) for n in cfe.unrolled_stores}
+        self.literal_unrolled_stores |= {rename.get(n, n) for n in cfe.literal_unrolled_stores}
         # a function numba.cuda compiles once and calls (not _numba_inlines) starts each
         # call with its locals unassigned, which Numba reads as 0 (cpu/intrinsics.py
         # zero_like): one a call may read before assigning it is set to 0 after the

@@ -399,7 +399,7 @@ class _ShadowCompiler(compiler.CompilerBase):
         return [pm]
 
 
-_VERSION = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(\.\d+)?$")
+_VERSION = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(\.\d+)*$")
 
 
 def _typemap(func, argtypes):
@@ -417,14 +417,15 @@ def _typemap(func, argtypes):
     )
 
 
-def shadow_types(func, argtypes, mixed_out=None, literal_out=None):
+def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=None):
     """{variable name: Numba type} for the scalar function *func* at *argtypes*.
 
     SSA versions of one variable (``x``, ``x.1``) are unified to one type; the
     dict *mixed_out* gets :func:`_mixed_versions`, the dict *literal_out* the
     variables all of whose versions have one type that holds a literal (``t = 7``
     under a branch: Literal[int](7); ``p = (7, x)``), which Numba reads where no
-    assignment reached.
+    assignment reached; the set *multi_out* the variables whose versions have more
+    than one type.
     """
     typingctx = cpu_target.typing_context
     typemap = _typemap(func, argtypes)
@@ -442,6 +443,8 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None):
         found.setdefault(m.group("name"), []).append(types.unliteral(ty))
     if mixed_out is not None:
         mixed_out.update(mixed)
+    if multi_out is not None:
+        multi_out.update(name for name, tys in found.items() if len(set(tys)) > 1)
     if literal_out is not None:
         raw = {}
         for key, ty in typemap.items():

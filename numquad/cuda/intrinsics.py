@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import operator
 import threading
 import types as _pytypes
 
@@ -868,25 +867,11 @@ if not hasattr(cuda, "quad_grid"):
     cuda.quad_grid = quad_grid
 
 
-@intrinsic
-def power(typingctx, a, b):
-    """``_nq_pow(a, b)`` (numquad/_power.py): ``a ** b`` as numba.cuda types it, a
-    float to an integer power by :func:`numquad._power.float_power` (numba.cuda's own
-    raises OverflowError for an exponent of -2**31 or -2**63, and the thread of a
-    release kernel that raises returns early), any other pair by numba.cuda's ``**``."""
-    sig = typingctx.resolve_function_type(operator.pow, (a, b), {})
-    if sig is None:
-        return None
-
-    def codegen(context, builder, s, args):
-        real = typingctx.resolve_function_type(operator.pow, tuple(s.args), {})
-        xa, xb = (context.cast(builder, v, t, u) for v, t, u in zip(args, s.args, real.args))
-        ta, tb = (types.unliteral(t) for t in real.args)
-        if isinstance(ta, types.Float) and isinstance(tb, types.Integer):
-            impl = _power.float_power(real.return_type, tb.signed)
-            return context.compile_internal(builder, impl, real.return_type(ta, tb), [xa, xb])
-        return context.get_function(operator.pow, real)(builder, [xa, xb])
-    return sig.return_type(a, b), codegen
+#: ``_nq_pow(a, b)`` (numquad/_power.py): ``a ** b`` as numba.cuda types it, a float to an
+#: integer power by :func:`numquad._power.float_power` (numba.cuda's own raises
+#: OverflowError for an exponent of -2**31 or -2**63, and the thread of a release kernel
+#: that raises returns early), any other pair by numba.cuda's ``**``
+power = intrinsic(_power.power_typer(types, "power"))
 
 
 #: The helpers by the names numquad/_control.py's generated code calls them.
