@@ -468,3 +468,40 @@ def test_a_literal_unroll_loop_whose_variable_changes_type_is_refused(rng):
     with pytest.raises(NumquadTypeError, match=r"'(acc|v)' holds values of several types in or around a "
                                                r"literal_unroll loop"):
         xpu.jit(literal_unroll_retyped)[2, 32](rng.random(64).astype(np.float32), np.zeros(64, np.float32))
+
+
+def first_store_nested(x, o1, o2):
+    i = xpu.grid(1)
+    if i < 40:
+        v = x[i]                              # float32, under a branch
+    s = Wave.shuffleXor(v, 1)
+    o1[i] = v * v + s
+    v = i * 0.5                               # the first top-level store: a name of its own
+    o2[i] = v * s
+
+
+def two_blockers(x, y, o1, o2):
+    i = xpu.grid(1)
+    a = x[i]
+    s = Wave.shuffleXor(a, 1)
+    o1[i] = a * a + s                         # fixed by the split of a
+    a = a * 0.5
+    w = y[i]
+    t = Wave.shuffleXor(w, 2)
+    if i % 2:
+        w = w * w * 0.5                       # nested: no split separates it
+    o2[i] = a * a + t * w                     # <- blocker
+
+
+def test_a_first_nested_store_splits_and_the_error_names_what_still_blocks(rng):
+    x = rng.random(64).astype(np.float32)
+    o1, o2 = np.full(64, np.nan, np.float32), np.full(64, np.nan)
+    xpu.jit(first_store_nested)[2, 32](x, o1, o2)
+    xv = np.where(np.arange(64) < 40, x, np.float32(0))       # unassigned: 0
+    s = xv[np.arange(64) ^ 1]
+    np.testing.assert_array_equal(o1, xv * xv + s)
+    np.testing.assert_array_equal(o2, np.arange(64) * 0.5 * s.astype(np.float64))
+
+    with pytest.raises(NumquadTypeError, match=r"'w' holds a float32 value here") as e:
+        xpu.jit(two_blockers)[2, 32](x, x, np.zeros(64, np.float32), np.zeros(64, np.float32))
+    assert "__" not in str(e.value).split(":")[2]

@@ -648,6 +648,7 @@ class CPUTarget:
                     raise
                 self._literal_unroll_types(fe, info)
                 first = first or e
+                last = e
                 new = dict(opts)
                 if fe.unrolled_stores & info["multi"]:
                     new["no_unroll"] = True
@@ -655,7 +656,14 @@ class CPUTarget:
                 if names != opts.get("split", set()):
                     new["split"] = names
                 if new == opts:
-                    raise first from None
+                    # the error of the last compile names what still blocks (the first one's
+                    # variable may be the one the split fixed), in the user's names
+                    text = str(last)
+                    for made, name in fe.split.items():
+                        text = text.replace(f"'{made}'", f"'{name}'")
+                    err = NumquadTypeError(text)
+                    err.mixed_version = True
+                    raise err from None
                 opts = new
                 fe = self.frontend(argtypes=argtypes, **opts)
                 continue

@@ -14,7 +14,8 @@ compiles such a kernel again with those variables split here::
     out2[i] = v                  out2[i] = v__1
 
 Each assignment at the top level after the first (and the first too, of a
-parameter) starts a new name, read until the next one. A top-level statement runs
+parameter or of a variable named before it) starts a new name, read until the next
+one. A top-level statement runs
 once per thread, in order, so no value flows back across it: renaming is exact.
 Stores nested in an ``if`` or a loop keep the name of the segment they are in. A
 variable is left whole where a name could be bound other than by a plain store:
@@ -41,7 +42,10 @@ def split(fn, names, params):
         if not _splittable(fn, v):
             continue
         points = [k for k, s in enumerate(fn.body) if _stores_at_top(s, v)]
-        first = 0 if v in params else 1
+        # the first top-level store starts a name of its own too where the variable is
+        # a parameter or is named before it (a store nested in an ``if`` or a loop)
+        first = 0 if v in params or points and any(
+            isinstance(n, ast.Name) and n.id == v for s in fn.body[:points[0]] for n in ast.walk(s)) else 1
         if len(points) <= first:
             continue
         prev = v
