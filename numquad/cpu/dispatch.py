@@ -452,6 +452,21 @@ def _missing_field(d, argtypes, e):
                             f"{name!r}; its fields are {fields}")
 
 
+def _retyped_in_loops(fe, info):
+    """Does a variable stored in a loop over constants that Frontend *fe* wrote out
+    copy by copy have values of several types (*info*["multi"]), where typing each
+    copy on its own could change a result? Not where they are all signed integers,
+    or all unsigned ones: Numba computes each of them in int64 (uint64), so each
+    value, and each op's result, is the same in either type."""
+    for name in fe.unrolled_stores & set(info["multi"]):
+        tys = info["multi"][name]
+        if all(isinstance(t, numba.types.Integer) and t.signed for t in tys) or \
+                all(isinstance(t, numba.types.Integer) and not t.signed for t in tys):
+            continue
+        return True
+    return False
+
+
 def _error_model(d):
     """Numba's error model for *d*, as numba.cuda picks it: "python" with debug=True (a
     division by zero raises ZeroDivisionError), else "numpy" (it gives inf, nan or 0).
@@ -633,14 +648,14 @@ class CPUTarget:
         variable need it:
         - a loop over constants written out copy by copy types each copy on its own,
           where Numba types the loop's variables once for every iteration: where a
-          variable stored in such a loop has values of several types, the loops run as
-          loops (``no_unroll``);
+          variable stored in such a loop has values of several types
+          (:func:`_retyped_in_loops`), the loops run as loops (``no_unroll``);
         - a variable holding values of several types, kept in one lane array, is split
           at its top-level assignments (cpu/splitnames.py);
         otherwise the first error stands."""
         opts, first = {}, None
         for _ in range(4):
-            info = {"mixed": {}, "multi": set()}
+            info = {"mixed": {}, "multi": {}}
             try:
                 block_py, source, private = self._block(fe, argtypes, nd, info)
             except NumquadTypeError as e:
@@ -650,7 +665,7 @@ class CPUTarget:
                 first = first or e
                 last = e
                 new = dict(opts)
-                if fe.unrolled_stores & info["multi"]:
+                if _retyped_in_loops(fe, info):
                     new["no_unroll"] = True
                 names = {n for n in info["mixed"] if not n.startswith("_nq_")} | opts.get("split", set())
                 if names != opts.get("split", set()):
@@ -667,7 +682,7 @@ class CPUTarget:
                 opts = new
                 fe = self.frontend(argtypes=argtypes, **opts)
                 continue
-            if fe.unrolled_stores & info["multi"] and not opts.get("no_unroll"):
+            if _retyped_in_loops(fe, info) and not opts.get("no_unroll"):
                 opts = dict(opts, no_unroll=True)
                 fe = self.frontend(argtypes=argtypes, **opts)
                 continue
@@ -679,7 +694,7 @@ class CPUTarget:
         """A variable a ``literal_unroll`` loop stores that has values of several types:
         the CPU target writes the loop out once per element, each copy typed on its own
         (frontend._unrolled), where Numba types it once for every element; refused."""
-        odd = sorted(n for n in fe.literal_unrolled_stores & info["multi"] if not n.startswith("_nq_"))
+        odd = sorted(n for n in fe.literal_unrolled_stores & set(info["mixed"]) if not n.startswith("_nq_"))
         if odd:
             raise NumquadTypeError(
                 f"{self.dispatcher.where}: {odd[0]!r} holds values of several types in or around a "

@@ -1299,11 +1299,11 @@ class Frontend:
                     return c
                 return n
 
-        self.unrolled_stores |= _stored_names(s.body)
         out = []
         for v in values:
             body = [Bind(v).visit(copy.deepcopy(st)) for st in s.body]
             out.extend(self._normalise_block(body, in_loop))
+        self.unrolled_stores |= _stored_names(out)      # (an op's temporaries too)
         if values:
             last = ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())],
                                                 value=ast.Constant(values[-1])), s)

@@ -424,8 +424,8 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=Non
     dict *mixed_out* gets :func:`_mixed_versions`, the dict *literal_out* the
     variables all of whose versions have one type that holds a literal (``t = 7``
     under a branch: Literal[int](7); ``p = (7, x)``), which Numba reads where no
-    assignment reached; the set *multi_out* the variables whose versions have more
-    than one type.
+    assignment reached; the dict *multi_out* the variables whose versions have more
+    than one type, with those types.
     """
     typingctx = cpu_target.typing_context
     typemap = _typemap(func, argtypes)
@@ -444,7 +444,7 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=Non
     if mixed_out is not None:
         mixed_out.update(mixed)
     if multi_out is not None:
-        multi_out.update(name for name, tys in found.items() if len(set(tys)) > 1)
+        multi_out.update({name: set(tys) for name, tys in found.items() if len(set(tys)) > 1})
     if literal_out is not None:
         raw = {}
         for key, ty in typemap.items():
