@@ -13,7 +13,7 @@ import sys
 import textwrap
 import types
 
-__all__ = ["code_names", "exec_source", "function_tree", "module_copy", "note_source", "same_source"]
+__all__ = ["code_names", "exec_source", "file_tree", "function_tree", "module_copy", "note_source", "same_source"]
 
 
 def function_tree(py):
@@ -23,6 +23,17 @@ def function_tree(py):
         note_source(py, text)
         return ast.parse(textwrap.dedent(text))
     except (OSError, TypeError, SyntaxError):
+        return None
+
+
+def file_tree(filename):
+    """The parsed text of file *filename* as :mod:`linecache` has it, or None."""
+    text = "".join(linecache.getlines(filename))
+    if not text:
+        return None
+    try:
+        return ast.parse(text)
+    except SyntaxError:
         return None
 
 

@@ -226,3 +226,20 @@ def test_a_local_array_name_rebound_while_another_name_keeps_the_first_is_refuse
     with pytest.raises(NumquadCompileError, match="a is assigned two local arrays and another name keeps one") as e:
         k.cpu[1, 32](x, -x, np.zeros(32, np.float32), np.zeros(32, np.float32))
     assert f"line {_line('<- second')}" in str(e.value)
+
+
+@cuda.jit(device=True)
+def _bad_helper(v):
+    return v.nonexistent_attr                   # <- helper's line
+
+
+def test_a_typing_error_in_a_device_function_names_that_function():
+    @xpu.jit
+    def kern(x, y):
+        i = cuda.grid(1)
+        if i < x.shape[0]:
+            y[i] = _bad_helper(x[i])
+
+    with pytest.raises(NumquadTypeError, match=rf"line {_line('<- helper' + chr(39) + 's line')}, in _bad_helper: "
+                                               r"Unknown attribute 'nonexistent_attr'"):
+        kern.cpu[1, 32](np.zeros(2), np.zeros(2))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import ast
 import re
 import threading
 import types as _pytypes
@@ -231,9 +232,24 @@ def _typing_error(dispatcher, err):
     f, n = locs[0] if locs else (dispatcher.filename, dispatcher.firstlineno)
     detail = ""             # one line; Numba's full text stays on the exception (.numba_text)
     err = NumquadTypeError(
-        f'File "{dispatcher.filename}", line {n}, in {dispatcher.__name__}: {msg}{detail}')
+        f'File "{dispatcher.filename}", line {n}, in {_function_at(dispatcher, n)}: {msg}{detail}')
     err.numba_text = text
     return _as_numba_typing(err)
+
+
+def _function_at(dispatcher, line):
+    """The name of the function of *dispatcher*'s file whose definition holds *line*
+    (a device function the kernel calls, defined in the same file), else the
+    dispatcher's own name."""
+    from .._source import file_tree
+    tree = file_tree(dispatcher.filename)
+    best = None
+    for n in ast.walk(tree) if tree is not None else ():
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                n.lineno <= line <= (n.end_lineno or n.lineno):
+            if best is None or n.lineno > best.lineno:
+                best = n                    # the innermost
+    return best.name if best is not None else dispatcher.__name__
 
 
 def _numba_reason(text):
