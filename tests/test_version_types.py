@@ -505,3 +505,40 @@ def test_a_first_nested_store_splits_and_the_error_names_what_still_blocks(rng):
     with pytest.raises(NumquadTypeError, match=r"'w' holds a float32 value here") as e:
         xpu.jit(two_blockers)[2, 32](x, x, np.zeros(64, np.float32), np.zeros(64, np.float32))
     assert "__" not in str(e.value).split(":")[2]
+
+
+def widening_sum_loop(x, out):
+    i = xpu.grid(1)
+    v = x[i]                                  # int16
+    for m in (1, 2):
+        v = Wave.reduceSum(v) * 2             # int64: Numba's loop sums int64 from the first pass
+    out[i] = v
+
+
+def widening_abs_loop(x, out):
+    i = xpu.grid(1)
+    v = x[i]                                  # int16
+    for m in (1, 2):
+        v = abs(v) * 2 + Wave.shuffleXor(v, m)
+    out[i] = v
+
+
+def test_a_loop_over_constants_widening_an_integer_sums_in_the_wide_type(target, rng):
+    # found by a probe: int16 -> int64 (one signedness) was left written out copy by
+    # copy, and the first copy's sum wrapped in int16 (-1141248 for 7247360)
+    x = rng.integers(-32768, 32768, 64).astype(np.int16)
+    out = np.full(64, -1, np.int64)
+    getattr(xpu.jit(widening_sum_loop), target)[2, 32](x, out)
+    v = x.astype(np.int64).reshape(2, 32)
+    for m in (1, 2):
+        v = np.repeat(v.sum(axis=1, keepdims=True), 32, axis=1) * 2
+    np.testing.assert_array_equal(out, v.ravel())
+
+    x[0::2] = -32768
+    out = np.full(64, -1, np.int64)
+    getattr(xpu.jit(widening_abs_loop), target)[2, 32](x, out)      # was refused
+    lane = np.arange(64) % 32
+    v = x.astype(np.int64)
+    for m in (1, 2):
+        v = np.abs(v) * 2 + v[(np.arange(64) - lane) + (lane ^ m)]
+    np.testing.assert_array_equal(out, v)

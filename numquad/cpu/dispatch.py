@@ -470,17 +470,11 @@ def _missing_field(d, argtypes, e):
 
 def _retyped_in_loops(fe, info):
     """Does a variable stored in a loop over constants that Frontend *fe* wrote out
-    copy by copy have values of several types (*info*["multi"]), where typing each
-    copy on its own could change a result? Not where they are all signed integers,
-    or all unsigned ones: Numba computes each of them in int64 (uint64), so each
-    value, and each op's result, is the same in either type."""
-    for name in fe.unrolled_stores & set(info["multi"]):
-        tys = info["multi"][name]
-        if all(isinstance(t, numba.types.Integer) and t.signed for t in tys) or \
-                all(isinstance(t, numba.types.Integer) and not t.signed for t in tys):
-            continue
-        return True
-    return False
+    copy by copy have values of several types (*info*["multi"])? Typing each copy on
+    its own then differs from Numba's typing of the loop, where such a variable has
+    one type in every iteration: an int16 carried into an int64 is summed by
+    ``Wave.reduceSum`` in int16 in the first copy (it wraps), in int64 by Numba."""
+    return bool(fe.unrolled_stores & set(info["multi"]))
 
 
 def _error_model(d):
