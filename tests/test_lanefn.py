@@ -378,3 +378,27 @@ def test_out_overlapping_an_array_like_input_computes_as_numpy_does(rng):
         want = a[:-1] + a[1:]
         add(wrap(a[:-1]), wrap(a[1:]), out=a[1:])
         np.testing.assert_array_equal(a[1:], want, err_msg=wrap.__name__)
+
+
+@xpu.jit
+def _butterfly_step(v):
+    return v + Wave.shuffleXor(v, 1)
+
+
+def test_a_loop_over_a_tuple_calling_a_lane_function_with_ops_runs(rng):
+    # found by a probe: refused with "a loop around cross-lane ops must iterate over
+    # range(...)" (the loop's test did not see the inlined call's op); numba.cuda runs it
+    @xpu.jit
+    def k(x, out):
+        i = xpu.grid(1)
+        v = x[i]
+        s = 0
+        for m in (1, 2):
+            s += _butterfly_step(v) * m
+        out[i] = s
+
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    out = np.full(64, -7, np.int64)
+    k[2, 32](x, out)
+    pair = x.astype(np.int64) + x[np.arange(64) ^ 1]
+    np.testing.assert_array_equal(out, 3 * pair)

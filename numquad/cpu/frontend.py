@@ -1104,7 +1104,8 @@ class Frontend:
             ast.fix_missing_locations(s)
         # (a loop that a lane may leave by ``return`` is segmented like one around
         # an op: probe: ``for c in (3, 5, 7): if x % c == 0: return`` was refused)
-        if isinstance(s, ast.For) and (self.contains_xl(s) or self._escapes(s)):
+        if isinstance(s, ast.For) and (self.contains_xl(s) or self._escapes(s) or
+                                       any(self._inlined(n) for n in ast.walk(s))):
             consts = self._constant_sequence(s.iter)
             is_range = isinstance(s.iter, ast.Call)
             # a range is unrolled only when its variable reaches an op's selector (a
