@@ -274,3 +274,36 @@ def test_a_variable_typed_as_a_literal_reads_its_literal_where_unassigned(target
     hit = x > 0.5
     want = np.stack([np.full(64, 7), np.ones(64, np.int64), np.where(hit, 9 + np.arange(64), 0)], axis=1)
     np.testing.assert_array_equal(out, want)
+
+
+def literal_version_then_float(x, y, o):
+    i = cuda.grid(1)
+    if y[i] > 0:
+        t = -129
+    o[i] = x[i] // t                          # this version of t is Literal[int](-129)
+    t = x[i] * 2.5                            # another version, a float64
+    o[i] += Wave.reduceSum(t) * 0
+
+
+def loop_literal(x, n, o):
+    i = cuda.grid(1)
+    for k in range(n):
+        t = 7
+    o[i] = x[i] + t                           # n == 0: Numba's version is Literal[int](7)
+    t = Wave.reduceSum(x[i])
+
+
+def test_the_literal_of_the_version_a_path_reads_unassigned(target, build, rng):
+    # found by a probe's random kernels: the literal was taken only where every
+    # version of the variable had it; Numba types each version, and the phi merging
+    # the unassigned path is the literal one
+    x = (rng.integers(1, 50, 64) * 100 + 1).astype(np.float64)
+    y = np.where(np.arange(64) % 2 == 0, 1, -1).astype(np.int32)
+    o = np.full(64, np.nan)
+    getattr(_jit(literal_version_then_float, build), target)[2, 32](x, y, o)
+    np.testing.assert_array_equal(o, x // -129)
+
+    xi = rng.integers(-100, 100, 64).astype(np.int64)
+    oi = np.full(64, -777, np.int64)
+    getattr(_jit(loop_literal, build), target)[2, 32](xi, 0, oi)
+    np.testing.assert_array_equal(oi, xi + 7)

@@ -542,3 +542,20 @@ def test_a_loop_over_constants_widening_an_integer_sums_in_the_wide_type(target,
     for m in (1, 2):
         v = np.abs(v) * 2 + v[(np.arange(64) - lane) + (lane ^ m)]
     np.testing.assert_array_equal(out, v)
+
+
+def negated_narrow(x, o):
+    i = xpu.grid(1)
+    v = x[i]                                  # uint16
+    s = Wave.reduceSum(v)
+    o[i] = -v + s * 0                         # Numba negates in uint16 and widens: 65535 for 1
+    v += np.uint8(7)                          # int64 from here
+
+
+def test_a_unary_minus_of_a_narrow_integer_version_wraps_as_in_numba(target, rng):
+    # found by a probe's random kernels: the result type (int64) is the same either
+    # way, but Numba computes -x in x's own type: -uint16(1) is 65535, not -1
+    x = rng.integers(0, 2 ** 16, 64).astype(np.uint16)
+    o = np.full(64, -7, np.int64)
+    getattr(xpu.jit(negated_narrow), target)[2, 32](x, o)
+    np.testing.assert_array_equal(o, (-x).astype(np.int64))

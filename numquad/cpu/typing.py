@@ -98,7 +98,26 @@ class _StopAfterTyping(FunctionPass):
         if refusal is not None:
             typemap[_REFUSAL] = refusal
         typemap[_MIXED] = _mixed_versions(state.func_ir, state.typemap)
+        typemap[_UNDEF] = _unassigned_reads(state.func_ir, state.typemap)
         raise compiler._EarlyPipelineCompletion(typemap)
+
+
+def _unassigned_reads(func_ir, typemap):
+    """{variable: the type Numba gives the versions that merge a path where no
+    assignment reached it} (its SSA phis with an undefined incoming value), where
+    those are all one type: Numba reads 0 of it there, or the value of a literal type
+    (``if c: t = -129`` then ``x // t``: the phi is Literal[int](-129), read as -129
+    on every path, though a later ``t = x * 2.5`` is a float64)."""
+    found = {}
+    for block in func_ir.blocks.values():
+        for inst in block.body:
+            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "phi" \
+                    and any(v is ir.UNDEFINED for v in inst.value.incoming_values):
+                m = _VERSION.match(inst.target.name)
+                ty = typemap.get(inst.target.name)
+                if m and ty is not None:
+                    found.setdefault(m.group("name"), set()).add(ty)
+    return {name: next(iter(tys)) for name, tys in found.items() if len(tys) == 1}
 
 
 def _unify(typingctx, tys):
@@ -238,6 +257,10 @@ def _same_result(typingctx, typemap, func_ir, inst, name, wide):
             return bool(v.args) and v.args[0].name == name and name not in [a.name for a in v.args[1:]] \
                 or integral
         return True
+    if v.op == "unary" and isinstance(own, (types.Integer, types.Boolean)) and own != wide and v.fn != "not":
+        # Numba computes ``-x``, ``+x`` and ``~x`` of an integer in its own type and
+        # widens the result: -uint16(1) is 65535, where the wide type's is -1
+        return False
     if v.op in ("binop", "inplace_binop", "unary"):
         args = [v.lhs, v.rhs] if v.op != "unary" else [v.value]
         tys = [wide if a.name == name else typemap.get(a.name) for a in args]
@@ -251,6 +274,9 @@ def _same_result(typingctx, typemap, func_ir, inst, name, wide):
 
 #: the key of a typemap that holds :func:`_mixed_versions`
 _MIXED = "<versions of other types>"
+
+#: the key of a typemap that holds :func:`_unassigned_reads`
+_UNDEF = "<read unassigned>"
 
 
 #: the key of a typemap that holds what numba.cuda would refuse (:func:`_cuda_refusal`)
@@ -422,9 +448,9 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=Non
 
     SSA versions of one variable (``x``, ``x.1``) are unified to one type; the
     dict *mixed_out* gets :func:`_mixed_versions`, the dict *literal_out* the
-    variables all of whose versions have one type that holds a literal (``t = 7``
-    under a branch: Literal[int](7); ``p = (7, x)``), which Numba reads where no
-    assignment reached; the dict *multi_out* the variables whose versions have more
+    variables whose versions that merge an unassigned path have one type that holds
+    a literal (``t = 7`` under a branch: Literal[int](7); ``p = (7, x)``), which
+    Numba reads there (:func:`_unassigned_reads`); the dict *multi_out* the variables whose versions have more
     than one type, with those types.
     """
     typingctx = cpu_target.typing_context
@@ -435,6 +461,7 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=Non
         msg, filename, line = refusal
         raise NumquadCompileError(msg, filename, line)
     mixed = typemap.pop(_MIXED, {})
+    unassigned = typemap.pop(_UNDEF, {})
     found = {}
     for key, ty in typemap.items():
         m = _VERSION.match(key)
@@ -446,13 +473,7 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=Non
     if multi_out is not None:
         multi_out.update({name: set(tys) for name, tys in found.items() if len(set(tys)) > 1})
     if literal_out is not None:
-        raw = {}
-        for key, ty in typemap.items():
-            m = _VERSION.match(key)
-            if m:
-                raw.setdefault(m.group("name"), set()).add(ty)
-        literal_out.update({name: next(iter(tys)) for name, tys in raw.items()
-                            if len(tys) == 1 and next(iter(tys)) != types.unliteral(next(iter(tys)))})
+        literal_out.update({name: ty for name, ty in unassigned.items() if ty != types.unliteral(ty)})
     return {name: _unify(typingctx, tys) for name, tys in found.items()}
 
 
