@@ -12,15 +12,14 @@ from numba import cuda
 from numquad import Quad, xpu
 from numquad.errors import NumquadCompileError, NumquadRuntimeError, NumquadTypeError
 
+from _marks import line_of
+
 THIS = __file__
 
 
 def _line(marker):
     """The line of this file holding *marker* (a comment at the user's statement)."""
-    for n, text in enumerate(open(THIS).read().splitlines(), 1):
-        if marker in text and "_line(" not in text:
-            return n
-    raise AssertionError(marker)
+    return line_of(THIS, marker)
 
 
 @cuda.jit(device=True)

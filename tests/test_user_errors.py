@@ -13,15 +13,14 @@ import pytest
 
 from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, Wave, xpu
 
+from _marks import line_of
+
 THIS = __file__
 
 
 def _line(marker):
     """The line of this file holding *marker* (a comment at the user's statement)."""
-    for n, text in enumerate(open(THIS).read().splitlines(), 1):
-        if marker in text and "_line(" not in text:
-            return n
-    raise AssertionError(marker)
+    return line_of(THIS, marker)
 
 
 @xpu.jit
