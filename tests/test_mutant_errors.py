@@ -242,3 +242,37 @@ def test_a_typing_error_in_a_device_function_names_that_function():
     with pytest.raises(NumquadTypeError, match=rf"line {_line('<- helper' + chr(39) + 's line')}, in _bad_helper: "
                                                r"Unknown attribute 'nonexistent_attr'"):
         kern.cpu[1, 32](np.zeros(2), np.zeros(2))
+
+
+@xpu.jit(debug=True)
+def _lane_shift(x, s):
+    return x << s                               # <- lane shift
+
+
+@xpu.jit(debug=True)
+def _lane_div(x, d):
+    return x // d                               # <- lane division
+
+
+def test_debug_checks_reach_augmented_shifts_and_lane_functions_of_their_own(rng):
+    # found by a probe: ``v <<= s`` and a lane function without ops (compiled on its
+    # own, not inlined) went unchecked, and its division by zero named no line
+    x = rng.integers(1, 9, 32).astype(np.int64)
+    s = rng.integers(0, 8, 32).astype(np.int64)
+    s[3] = 70
+    with pytest.raises(NumquadRuntimeError, match=rf"line {_line('<- lane shift')}: a shift by a count outside"):
+        _lane_shift(x, s)
+
+    def k(x, s, out):
+        i = cuda.grid(1)
+        v = x[i]
+        v <<= s[i]                              # <- augmented
+        out[i] = v
+
+    with pytest.raises(NumquadRuntimeError, match=rf"line {_line('<- augmented')}: a shift by a count outside"):
+        xpu.jit(debug=True)(k)[1, 32](x, s, np.zeros(32, np.int64))
+    with pytest.raises(ZeroDivisionError, match=rf"line {_line('<- lane division')}: division by zero"):
+        _lane_div(x, s * 0)
+    s[3] = 5
+    np.testing.assert_array_equal(_lane_shift(x, s), x << s)
+    np.testing.assert_array_equal(_lane_div(x * 9, s + 1), (x * 9) // (s + 1))

@@ -273,6 +273,8 @@ class _Subst(ast.NodeTransformer):
         node = self.generic_visit(node)
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
             node.value = self._divisor(node, node.value, node.lineno)
+        if isinstance(node.op, (ast.LShift, ast.RShift)):
+            node.value = self._shift_count(node, node.value, node.lineno)
         return self._checked_stores(node)
 
     def visit_Assert(self, node):
@@ -360,23 +362,25 @@ class _Subst(ast.NodeTransformer):
         if not (self.zero_division and self.mode != "shadow") or \
                 isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and right.value != 0:
             return right
-        msg = (f'File "{self.fe.filename}", line {line}: division by zero (the divisor of '
-               f"{ast.unparse(node)[:80]})")
+        msg = _devicefn.division_message(self.fe.filename, line, _shown(node))
         return ast.copy_location(_call("_nq_divisor", right, _const(msg)), right)
+
+    def _shift_count(self, node, right, line):
+        """(debug=True) the count *right* of the shift *node*, checked to be 0..63: a
+        count outside is undefined on every target (LLVM poison: PTX clamps it, x86
+        masks it to 6 bits; docs/semantics.md)."""
+        if not (self.debug and self.mode != "shadow") or \
+                isinstance(right, ast.Constant) and isinstance(right.value, int) and 0 <= right.value < 64:
+            return right
+        msg = _devicefn.shift_message(self.fe.filename, line, _shown(node))
+        return ast.copy_location(_call("_nq_shcount", right, _const(msg)), right)
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
             node.right = self._divisor(node, node.right, node.lineno)
-        if self.debug and self.mode != "shadow" and isinstance(node.op, (ast.LShift, ast.RShift)) and not (
-                isinstance(node.right, ast.Constant) and isinstance(node.right.value, int)
-                and 0 <= node.right.value < 64):
-            # a count outside 0..63 is undefined on every target (LLVM poison: PTX clamps
-            # it, x86 masks it to 6 bits; docs/semantics.md): debug=True names it
-            msg = (f'File "{self.fe.filename}", line {node.lineno}: a shift by a count outside 0..63 '
-                   f"(the count of {ast.unparse(node)[:80]}); the result is undefined, and differs between "
-                   f"a GPU and a CPU (debug=True check)")
-            node.right = ast.copy_location(_call("_nq_shcount", node.right, _const(msg)), node.right)
+        if isinstance(node.op, (ast.LShift, ast.RShift)):
+            node.right = self._shift_count(node, node.right, node.lineno)
         return node
 
     def visit_Attribute(self, node):
@@ -811,6 +815,12 @@ def _unassigned_leaves(ty):
         parts = [_unassigned_leaves(t) for t in ty]
         return None if any(p is None for p in parts) else [v for p in parts for v in p]
     return None
+
+
+def _shown(node):
+    """*node*'s text for a message, with the names an inlined call gave its locals
+    (``_nq_f0_x``: frontend._inline_call) back as the user wrote them."""
+    return re.sub(r"\b_nq_f\d+_(?:nq_f\d+_)*", "", ast.unparse(node))[:80]
 
 
 def _zero_expr(ty):
@@ -2134,38 +2144,15 @@ def _mixed_version_error(fe, name, found):
         name, fn, where = inlined
     err = NumquadTypeError(
         f'File "{where}", line {line}, in {fn}: \'{name}\' holds {an} {own} '
-        f"value here and values of other types elsewhere, and lives across a cross-lane op or "
-        f"a barrier: the CPU target keeps such a variable in one type ({unified}), and would "
+        f"value here and values of other types elsewhere, and lives across a cross-lane op, a "
+        f"barrier or a lane-varying branch or loop: the CPU target keeps such a variable in one "
+        f"type ({unified}), and would "
         f"read it on this line in that type where Numba reads {an} {own}; give the value of the other "
         f"type its own name")
     err.mixed_version = True        # (cpu/dispatch.py compiles once more with the variable split)
     raise err
 
 
-_DEBUG_CHECKS = []
-
-
-def _debug_checks():
-    """(``_nq_shcount(count, message)``, ``_nq_divisor(d, message)``): the count of a
-    shift where it is 0..63, else NumquadRuntimeError(message); a divisor where it is
-    not 0, else ZeroDivisionError(message) (debug=True builds: _Subst.visit_BinOp)."""
-    if not _DEBUG_CHECKS:
-        import numba
-        from ..errors import NumquadRuntimeError
-
-        @numba.njit
-        def shcount(n, msg):
-            if n < 0 or n > 63:
-                raise NumquadRuntimeError(msg)
-            return n
-
-        @numba.njit
-        def divisor(d, msg):
-            if d == 0:
-                raise ZeroDivisionError(msg)
-            return d
-        _DEBUG_CHECKS.extend((shcount, divisor))
-    return tuple(_DEBUG_CHECKS)
 
 
 def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None, zero_division=False,
@@ -2186,7 +2173,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
         ns[f"_nq_XL_{op.namespace}_{op.name}"] = xl
     from ..errors import NumquadRuntimeError
     ns["_nq_RuntimeError"] = NumquadRuntimeError
-    ns["_nq_shcount"], ns["_nq_divisor"] = _debug_checks()
+    ns["_nq_shcount"], ns["_nq_divisor"] = _devicefn.debug_checks()
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for, set(_fe._names_in(fn_ast)))
     # debug builds too, every check raising at once: the message names the line and index

@@ -220,6 +220,79 @@ class _Checks(ast.NodeTransformer):
     visit_FunctionDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
 
 
+_DEBUG_CHECKS = []
+
+
+def debug_checks():
+    """(``_nq_shcount(count, message)``, ``_nq_divisor(d, message)``): the count of a
+    shift where it is 0..63, else NumquadRuntimeError(message); a divisor where it is
+    not 0, else ZeroDivisionError(message). debug=True builds call them around every
+    shift count and divisor (cpu/codegen.py ``_Subst``, :class:`_DebugChecks`)."""
+    if not _DEBUG_CHECKS:
+        import numba
+        from ..errors import NumquadRuntimeError
+
+        @numba.njit
+        def shcount(n, msg):
+            if n < 0 or n > 63:
+                raise NumquadRuntimeError(msg)
+            return n
+
+        @numba.njit
+        def divisor(d, msg):
+            if d == 0:
+                raise ZeroDivisionError(msg)
+            return d
+        _DEBUG_CHECKS.extend((shcount, divisor))
+    return tuple(_DEBUG_CHECKS)
+
+
+def shift_message(filename, line, shown):
+    return (f'File "{filename}", line {line}: a shift by a count outside 0..63 (the count of {shown}); '
+            f"the result is undefined, and differs between a GPU and a CPU (debug=True check)")
+
+
+def division_message(filename, line, shown):
+    return f'File "{filename}", line {line}: division by zero (the divisor of {shown})'
+
+
+class _DebugChecks(ast.NodeTransformer):
+    """(debug=True) every shift count checked to be 0..63 and, with Numba's "python"
+    error model, every divisor checked to be nonzero, naming the line, in a function
+    compiled on its own (a lane function without ops, a device function)."""
+
+    def __init__(self, filename, divisions):
+        self.filename, self.divisions = filename, divisions
+
+    def _wrap(self, node, operand):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node.op, (ast.LShift, ast.RShift)):
+            if isinstance(operand, ast.Constant) and isinstance(operand.value, int) and 0 <= operand.value < 64:
+                return operand
+            return ast.copy_location(ast.Call(func=_name("_nq_shcount"), args=[operand, ast.Constant(
+                shift_message(self.filename, line, ast.unparse(node)[:80]))], keywords=[]), operand)
+        if self.divisions and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not (
+                isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float)) and operand.value):
+            return ast.copy_location(ast.Call(func=_name("_nq_divisor"), args=[operand, ast.Constant(
+                division_message(self.filename, line, ast.unparse(node)[:80]))], keywords=[]), operand)
+        return operand
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        node.right = self._wrap(node, node.right)
+        return node
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        node.value = self._wrap(node, node.value)
+        return node
+
+    def visit_Lambda(self, node):           # their own scopes: left as written
+        return node
+
+    visit_FunctionDef = visit_Lambda
+
+
 class _Calls(ast.NodeTransformer):
     """The calls a kernel's frontend rewrites, rewritten the same way (cpu/cudaapi.py
     ``scalar_call``): without it a function with no cross-lane op, which is compiled
@@ -284,6 +357,10 @@ def checked_function(dispatcher, pyfunc, self_names):
     # a function that calls itself checks its depth: without, a missing base case
     # overflowed the thread's stack (a segmentation fault of the whole process)
     guarded = not plain and any(isinstance(n, ast.Call) and is_self_call(n.func) for n in ast.walk(tree))
+    debug = bool(getattr(dispatcher, "debug", False))
+    if debug:                               # before the power rewrite: a ** b is no division
+        divisions = not getattr(dispatcher, "fastmath", False)
+        tree.body = [_DebugChecks(dispatcher.filename, divisions).visit(st) for st in tree.body]
     pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (numquad/_power.py)
     bound = {}                              # hasattr, round(x, n), bit_count: as in a kernel
     tree = _Calls(_control.Env(dispatcher.py_func, tree), bound).visit(tree)
@@ -337,6 +414,8 @@ def checked_function(dispatcher, pyfunc, self_names):
         glbls[_power.NAME] = _pow_intrinsic
     if guarded:
         glbls["_nq_stk"] = _stack_guard
+    if debug:
+        glbls["_nq_shcount"], glbls["_nq_divisor"] = debug_checks()
     glbls.update(bound)
     closure = tuple(cells[n] for n in inner.co_freevars) or None
     fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + ((None,) if not plain else ())
