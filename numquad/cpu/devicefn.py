@@ -359,7 +359,9 @@ def checked_function(dispatcher, pyfunc, self_names):
     guarded = not plain and any(isinstance(n, ast.Call) and is_self_call(n.func) for n in ast.walk(tree))
     debug = bool(getattr(dispatcher, "debug", False))
     if debug:                               # before the power rewrite: a ** b is no division
-        divisions = not getattr(dispatcher, "fastmath", False)
+        # (Numba's "python" error model, as cpu/dispatch.py _error_model picks it)
+        divisions = (getattr(dispatcher, "_error_model", None) or
+                     ("numpy" if getattr(dispatcher, "fastmath", False) else "python")) == "python"
         tree.body = [_DebugChecks(dispatcher.filename, divisions).visit(st) for st in tree.body]
     pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (numquad/_power.py)
     bound = {}                              # hasattr, round(x, n), bit_count: as in a kernel
