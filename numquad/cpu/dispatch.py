@@ -662,7 +662,7 @@ class CPUTarget:
           (:func:`_retyped_in_loops`), the loops run as loops (``no_unroll``);
         - a variable holding values of several types, kept in one lane array, is split
           at its top-level assignments (cpu/splitnames.py);
-        otherwise the first error stands."""
+        where neither helps, the last compile's refusal, in the user's names."""
         opts, first = {}, None
         for _ in range(4):
             info = {"mixed": {}, "multi": {}}
