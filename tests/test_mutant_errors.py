@@ -276,3 +276,14 @@ def test_debug_checks_reach_augmented_shifts_and_lane_functions_of_their_own(rng
     s[3] = 5
     np.testing.assert_array_equal(_lane_shift(x, s), x << s)
     np.testing.assert_array_equal(_lane_div(x * 9, s + 1), (x * 9) // (s + 1))
+
+
+def test_a_float_index_says_an_index_must_be_an_integer(rng):
+    @xpu.jit
+    def k(x, out):
+        i = xpu.grid(1)
+        out[i] = x[i * 0.5]                     # <- float index
+
+    with pytest.raises(NumquadTypeError, match=rf"line {_line('<- float index')}, in k: an array index must be an "
+                                               r"integer .*; got float64"):
+        k.cpu[1, 32](rng.random(32), np.zeros(32))

@@ -224,6 +224,10 @@ def _typing_error(dispatcher, err):
     m = _OP_MSG.search(text) or _XPU_MSG.search(text) or _CUDA_MSG.search(text) or \
         _INDEX_MSG.search(text) or _SIG_MSG.search(text)
     msg = m.group(1).strip() if m else _numba_reason(text)
+    bad_index = re.search(r"(?:get|set)item\(array\([^)]*\), (float\d+|complex\d+|bool)\b", msg)
+    if bad_index:
+        msg = (f"an array index must be an integer (or a tuple of integers or slices); got "
+               f"{bad_index.group(1)}: convert it (int(...)) [{msg}]")
     if re.search(r"setitem\(readonly array", msg):
         msg = (f"a store into a read-only array (an argument whose writeable flag is False, or "
                f"a const array): pass a writeable array (a.copy()) [{msg}]")
