@@ -1695,9 +1695,9 @@ class Frontend:
                 self.error(f"mutually recursive lane functions ({chain}) are not supported by "
                            f"the CPU target (a function that calls itself is)", node)
             if any(_uses_wave_features(d) for d in cycle):
-                self.error(f"recursive call ({chain}): a lane function that uses cross-lane ops "
-                           f"or thread builtins is inlined into its caller, so it cannot be "
-                           f"recursive", node)
+                self.error(f"recursive call ({chain}): a function that uses cross-lane ops or "
+                           f"thread builtins (a kernel, or a lane function) is inlined into its "
+                           f"caller, so it cannot be recursive", node)
             return None
         self._bind_call(node, callee)
         # parameters the call binds to constants (a shape passed down to the callee)
