@@ -162,9 +162,9 @@ def _k_count_digits(d, out):
     c = np.uint32(0)
     for r in range(16):                     # r is an operand, not a selector: a loop
         c += Wave.countBits(d[i] == r)
-    v = d[i]
-    for k in range(5):                      # k is a selector: unrolled, immediate shuffles
-        v = v + Wave.shuffleXor(v, 1 << k)
+    v = np.int64(d[i])                      # one type: an int32 made int64 in the loop would
+    for k in range(5):                      # keep the loop a loop (cpu/dispatch.py _typed_block)
+        v = v + Wave.shuffleXor(v, 1 << k)  # k is a selector: unrolled, immediate shuffles
     out[i] = c + np.uint32(v)
 
 
