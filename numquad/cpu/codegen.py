@@ -825,19 +825,17 @@ def _shown(node):
 
 def _zero_expr(ty):
     """An expression for what Numba reads for an unassigned variable of type *ty* (a
-    scalar, a complex number, a tuple of them): its null constant, 0, or a literal
-    type's value (:func:`_unassigned_leaves`); None for other types."""
-    if isinstance(ty, types.Literal) and isinstance(ty, (types.Integer, types.Boolean, types.Float)):
-        return _call(_SCALAR_NAMES[as_dtype(types.unliteral(ty))], _const(ty.literal_value))
-    if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
-        return _call(_SCALAR_NAMES[as_dtype(ty)], _const(0))
+    scalar, a complex number, a tuple of them): :func:`_unassigned_leaves` in the
+    variable's own shape; None for other types."""
+    leaves = _unassigned_leaves(ty)
+    if leaves is None:
+        return None
+    if isinstance(ty, types.BaseTuple):
+        return ast.Tuple(elts=[_zero_expr(t) for t in ty], ctx=ast.Load())
     if isinstance(ty, types.Complex):
-        z = _call("_nq_complex", _const(0.0), _const(0.0))
+        z = _call("_nq_complex", *map(_const, leaves))
         return _call("_nq_c64", z) if ty.bitwidth == 64 else z
-    if isinstance(ty, types.BaseTuple) and not isinstance(ty, types.NamedTuple):
-        parts = [_zero_expr(t) for t in ty]
-        return None if any(p is None for p in parts) else ast.Tuple(elts=parts, ctx=ast.Load())
-    return None
+    return _call(_SCALAR_NAMES[as_dtype(types.unliteral(ty))], _const(leaves[0]))
 
 
 def _reads(node, name):
@@ -2151,8 +2149,6 @@ def _mixed_version_error(fe, name, found):
         f"type its own name")
     err.mixed_version = True        # (cpu/dispatch.py compiles once more with the variable split)
     raise err
-
-
 
 
 def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None, zero_division=False,

@@ -667,12 +667,12 @@ def _recursive(callee):
     return False
 
 
-def _reads_unassigned(cfe):
-    """May a call of the function of Frontend *cfe* read one of its locals before
-    assigning it (codegen._defined_before_reads)?"""
+def _unassigned_locals(cfe):
+    """The locals a call of the function of Frontend *cfe* may read before assigning
+    them (codegen._defined_before_reads), sorted."""
     from .codegen import _defined_before_reads
-    return any(not _defined_before_reads(cfe.body, n, False)[0]
-               for n in cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
+    return [n for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
+            if not _defined_before_reads(cfe.body, n, False)[0]]
 
 
 def _call_cycle(callee, pyfunc):
@@ -1722,7 +1722,7 @@ class Frontend:
                               for v in bindings.values())
         if cfe.ops_used or cfe.uses_builtins() or passes_function:
             return cfe
-        if _numba_inlines(callee) and not _recursive(callee) and _reads_unassigned(cfe):
+        if _numba_inlines(callee) and not _recursive(callee) and _unassigned_locals(cfe):
             # a local a call may read unassigned: the CUDA target's copy is inlined in
             # Numba's IR, where the local keeps the call before's value (docs/semantics.md);
             # only an inlined copy keeps it here too (a scalar function starts at 0)
@@ -1904,10 +1904,8 @@ class Frontend:
         # function numba.cuda inlines in Numba's IR (an @xpu.jit function on the CUDA
         # target, inline="always") keeps that value, as its inlined copy does there
         # (the H100 gave it, docs/GPU.md)
-        from .codegen import _defined_before_reads
         unset = [] if _numba_inlines(getattr(cfe, "callee", None)) else [
-            n for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
-            if n in rename and n not in direct and not _defined_before_reads(cfe.body, n, False)[0]]
+            n for n in _unassigned_locals(cfe) if n in rename and n not in direct]
         if unset:
             self.env.closure[prefix + "zero"] = _zero_like
         rtype = sig[1] if sig is not None else None

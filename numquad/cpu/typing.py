@@ -450,8 +450,8 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=Non
     dict *mixed_out* gets :func:`_mixed_versions`, the dict *literal_out* the
     variables whose versions that merge an unassigned path have one type that holds
     a literal (``t = 7`` under a branch: Literal[int](7); ``p = (7, x)``), which
-    Numba reads there (:func:`_unassigned_reads`); the dict *multi_out* the variables whose versions have more
-    than one type, with those types.
+    Numba reads there (:func:`_unassigned_reads`); the dict *multi_out* the
+    variables whose versions have more than one type, with those types.
     """
     typingctx = cpu_target.typing_context
     typemap = _typemap(func, argtypes)
