@@ -121,7 +121,7 @@ __all__ = [
     "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
     "Analysis", "CallSite", "BranchInfo", "LoopInfo",
     "analyze", "needs_mask", "masked_function", "fold_array_shapes", "allocation_complaint",
-    "python_type_dtype", "hasattr_constant",
+    "python_type_dtype", "hasattr_constant", "local_names", "shape_value",
     "fold_hasattr", "Env", "MISSING", "BUILTIN_ALIASES",
 ]
 
@@ -210,7 +210,7 @@ def _builtin_name(obj):
     return None
 
 
-def _local_names(fn):
+def local_names(fn):
     a = fn.args
     names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
     for x in (a.vararg, a.kwarg):
@@ -244,7 +244,7 @@ class Env:
                     self.closure[name] = cell.cell_contents
                 except ValueError:                      # an empty cell
                     pass
-        self.locals = _local_names(fn)
+        self.locals = local_names(fn)
 
     def lookup(self, name):
         if name in BUILTIN_ALIASES:             # generated code's builtins (never a user's name)
@@ -975,14 +975,14 @@ def _is_int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _shape_value(env, consts, node):
+def shape_value(env, consts, node):
     """The int or tuple of ints *node* stands for at compile time, else None:
     literals, names bound to them (a local assigned once at the top level, a
     global, a closure variable, a module attribute) and arithmetic on those."""
     if isinstance(node, ast.Constant):
         return int(node.value) if _is_int(node.value) else None
     if isinstance(node, ast.Tuple):
-        vals = [_shape_value(env, consts, e) for e in node.elts]
+        vals = [shape_value(env, consts, e) for e in node.elts]
         return tuple(vals) if all(isinstance(v, int) for v in vals) else None
     if isinstance(node, ast.Name) and node.id in consts:
         return consts[node.id]
@@ -994,11 +994,11 @@ def _shape_value(env, consts, node):
             return tuple(int(v) for v in obj)
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _shape_value(env, consts, node.operand)
+        v = shape_value(env, consts, node.operand)
         return (-v if isinstance(node.op, ast.USub) else v) if isinstance(v, int) else None
     if isinstance(node, ast.BinOp) and type(node.op) in _FOLD_OPS:
-        a = _shape_value(env, consts, node.left)
-        b = _shape_value(env, consts, node.right)
+        a = shape_value(env, consts, node.left)
+        b = shape_value(env, consts, node.right)
         if isinstance(a, int) and isinstance(b, int):
             try:
                 return _FOLD_OPS[type(node.op)](a, b)
@@ -1032,7 +1032,7 @@ def fold_array_shapes(tree, pyfunc) -> bool:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             name = s.targets[0].id
             if stores.get(name) == 1 and name not in params:
-                v = _shape_value(env, consts, s.value)
+                v = shape_value(env, consts, s.value)
                 if v is not None:
                     consts[name] = v
     changed = False
@@ -1045,7 +1045,7 @@ def fold_array_shapes(tree, pyfunc) -> bool:
             node = container[key] if container is not None else key.value
             if _is_literal_shape(node):
                 continue
-            v = _shape_value(env, consts, node)
+            v = shape_value(env, consts, node)
             if v is None:
                 continue
             lit = ast.copy_location(ast.Constant(v) if isinstance(v, int) else

@@ -80,10 +80,10 @@ def _typing_rebuild(base, args, state):
     err = base.__new__(base)
     err.args = args
     vars(err).update(state)
-    return _as_numba_typing(err)
+    return as_numba_typing(err)
 
 
-def _as_numba_typing(error):
+def as_numba_typing(error):
     """*error* (a NumquadTypeError or NumquadCompileError), its class made a subclass
     that is also Numba's TypingError, so that numba.cuda code catching TypingError
     catches it. numba is imported here, on the error path only."""

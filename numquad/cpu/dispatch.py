@@ -27,7 +27,7 @@ from .. import _lanecall
 from .. import _userraise
 from .._source import code_names
 from .. import xpu as _xpu
-from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
+from ..errors import NumquadCompileError, NumquadTypeError, as_numba_typing
 from . import bounds as _bounds
 from . import codegen as _cg
 from . import devicefn as _devicefn
@@ -238,7 +238,7 @@ def _typing_error(dispatcher, err):
     err = NumquadTypeError(
         f'File "{dispatcher.filename}", line {n}, in {_function_at(dispatcher, n)}: {msg}{detail}')
     err.numba_text = text
-    return _as_numba_typing(err)
+    return as_numba_typing(err)
 
 
 def _function_at(dispatcher, line):
@@ -739,7 +739,7 @@ class CPUTarget:
                 err = NumquadTypeError(re.sub(r"(line \d+, in \w+: ).*", lambda g: g.group(1) + (
                     f"'{m.group(1)}' is read before any assignment to it (Python raises "
                     f"UnboundLocalError; Numba and numba.cuda refuse the kernel)"), str(err), count=1))
-            raise _as_numba_typing(err) from None
+            raise as_numba_typing(err) from None
         except _nb_errors.UnsupportedBytecodeError as e:
             from .._numbatext import unsupported_construct
             raise unsupported_construct(d, e) from None

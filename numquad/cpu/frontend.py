@@ -33,7 +33,7 @@ from .. import _control
 from .._control import MISSING as _MISSING, Env as _SharedEnv
 from .. import ops as _ops
 from .. import xpu as _xpu
-from ..errors import NumquadCompileError, NumquadTypeError, _as_numba_typing
+from ..errors import NumquadCompileError, NumquadTypeError, as_numba_typing
 from . import cudaapi as _cudaapi
 from . import nested as _nested
 from . import splitnames as _splitnames
@@ -305,7 +305,7 @@ class _CudaSpellings(ast.NodeTransformer):
         holder = ast.Module(body=[ast.Expr(node) if isinstance(node, ast.BinOp) else node], type_ignores=[])
 
         def is_int_constant(n):
-            return isinstance(_control._shape_value(self.fe.env, self.fe.consts, n), int)
+            return isinstance(_control.shape_value(self.fe.env, self.fe.consts, n), int)
         if not _power.rewrite(holder, is_int_constant):
             return node
         self.fe.env.closure[_power.NAME] = _pow_intrinsic
@@ -932,7 +932,7 @@ class Frontend:
         if call is not None and self.argtypes is not None:
             kind = self.builtin_of(call.func).split(".")[0]
             _cudaapi.allocation_wording(err, kind, call, self.pyfunc, self.argtypes)
-        raise _as_numba_typing(err)
+        raise as_numba_typing(err)
 
     def fresh(self, stem):
         # "_nq_<stem>_<n>": the underscore keeps temporaries apart from the helpers

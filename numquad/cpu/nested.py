@@ -35,7 +35,7 @@ import copy
 import inspect
 
 from .. import _desugar
-from .._control import _local_names
+from .._control import local_names
 
 __all__ = ["lift", "CAPTURE", "is_capture"]
 
@@ -292,7 +292,7 @@ def lift(fe):
         fe.env.closure[alias] = disp
         space[alias] = disp
     _remove(fn, {id(d) for d in defs})
-    fe.env.locals = _local_names(fn)
+    fe.env.locals = local_names(fn)
     return True
 
 

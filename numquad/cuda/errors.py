@@ -18,7 +18,7 @@ from numba.cuda.core import errors as _cuda_errors
 
 from .._control import Env, allocation_complaint, fold_array_shapes
 from .._numbatext import numba_reason, unsupported_construct
-from ..errors import NumquadCompileError, NumquadRuntimeError, NumquadTypeError, _as_numba_typing
+from ..errors import NumquadCompileError, NumquadRuntimeError, NumquadTypeError, as_numba_typing
 from .intrinsics import recording
 
 __all__ = ["NUMBA_ERRORS", "NoGPUError", "numquad_error", "user_errors"]
@@ -105,7 +105,7 @@ def numquad_error(error, disp, log):
     if not isinstance(error, _TYPING_ERRORS):
         err = NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
     else:                                               # a TypingError still, as numba.cuda's
-        err = _as_numba_typing(
+        err = as_numba_typing(
             NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}'))
     err.numba_text = text
     return err
