@@ -472,9 +472,10 @@ def test_ptxas_accepts(op):
         _ptxas(_ptx(op, dt), "sm_90")
         if op.selector:
             _ptxas(_ptx(op, dt, sel="lane"), "sm_90")
-    if op.kind == "reduce":
+    if op.kind == "reduce":         # sm_75 has no redux.sync: the shfl.sync butterfly
         k = _KERNELS[(op.qualname, "const")]
-        ptx = k.inspect_ptx((types.int8[::1], types.int32[::1], types.int8[::1]), cc=(7, 5))
+        t = _NB[op.accepted[1]]        # int8, or float64 for a float-only reduction
+        ptx = k.inspect_ptx((t[::1], types.int32[::1], t[::1]), cc=(7, 5))
         _ptxas(ptx, "sm_75")
 
 
