@@ -21,7 +21,7 @@ import pytest
 from numba import literal_unroll
 
 from numquad import xpu, Wave
-from numquad.errors import NumquadTypeError
+from numquad.errors import NumquadCompileError, NumquadTypeError
 
 FULL = np.uint32(0xFFFFFFFF)
 
@@ -559,3 +559,44 @@ def test_a_unary_minus_of_a_narrow_integer_version_wraps_as_in_numba(target, rng
     o = np.full(64, -7, np.int64)
     getattr(xpu.jit(negated_narrow), target)[2, 32](x, o)
     np.testing.assert_array_equal(o, (-x).astype(np.int64))
+
+
+def view_again_after_barrier(x, o1, o2):
+    i = xpu.grid(1)
+    row = x[i % x.shape[0], :]
+    o1[i] = row[1]
+    xpu.syncwarp()
+    row = x[(i + 1) % x.shape[0], :]          # the first view is dead here
+    o2[i] = row[2] + Wave.reduceSum(row[0])
+
+
+def view_read_after_op(x, o1, o2):
+    i = xpu.grid(1)
+    row = x[i % x.shape[0], :]
+    if i % 3 == 0:
+        row = x[(i + 2) % x.shape[0], :]
+    o1[i] = Wave.reduceSum(row[1])
+    o2[i] = row[0]                            # <- a lane-varying view read across the op
+
+
+def test_a_view_assigned_again_at_the_top_level_is_split(target, rng):
+    # found by a probe of the fast paths: a lane-varying view whose name is assigned
+    # again after a barrier was refused as "lives across a cross-lane op"; numba.cuda
+    # runs it. Split at its top-level assignments, each view lives in its own region.
+    x = rng.integers(-1000, 1000, (7, 3)).astype(np.int64)
+    o1, o2 = np.full(40, -9, np.int64), np.full(40, -9, np.int64)
+    getattr(xpu.jit(view_again_after_barrier), target)[1, 40](x, o1, o2)
+    i = np.arange(40)
+    np.testing.assert_array_equal(o1, x[i % 7, 1])
+    nxt = (i + 1) % 7
+    wave_sum = np.array([x[nxt[i < 32], 0].sum(), x[nxt[i >= 32], 0].sum()])[i // 32]
+    np.testing.assert_array_equal(o2, x[nxt, 2] + wave_sum)
+
+
+def test_a_view_read_across_an_op_is_still_refused_at_its_first_line(rng):
+    x = rng.integers(-1000, 1000, (7, 3)).astype(np.int64)
+    o = np.zeros(40, np.int64)
+    with pytest.raises(NumquadCompileError, match=r"line \d+: row \(array\(int64, 1d, C\)\) is an array that "
+                       r"differs from lane to lane") as e:
+        xpu.jit(view_read_after_op)[1, 40](x, o, o.copy())
+    assert f"line {view_read_after_op.__code__.co_firstlineno + 2}:" in str(e.value)

@@ -99,6 +99,7 @@ from . import cudaapi as _cudaapi
 from . import private_atomics as _private
 from . import interrupt as _interrupt
 from .. import _userraise
+from ..errors import NumquadCompileError
 from .atomics import ATOMICS
 from .typing import STANDINS
 
@@ -1241,12 +1242,19 @@ class _BlockGen:
         if name in self.mixed:
             _mixed_version_error(self.fe, name, self.mixed[name])  # not one type, but several
         if isinstance(ty, types.Array):
-            self.fe.error(
-                f"{shown} ({ty}) is an array that differs from lane to lane and lives across a "
-                f"cross-lane op or a lane-varying branch; the CPU target keeps only bool, integer "
-                f"and float scalars and tuples of them there: pass the whole array and its index "
-                f"(index it after the op), or make the view after the op",
-                node or store or self.fe.fn)
+            try:
+                self.fe.error(
+                    f"{shown} ({ty}) is an array that differs from lane to lane and lives across a "
+                    f"cross-lane op or a lane-varying branch; the CPU target keeps only bool, integer "
+                    f"and float scalars and tuples of them there: pass the whole array and its index "
+                    f"(index it after the op), or make the view after the op",
+                    node or store or self.fe.fn)
+            except NumquadCompileError as e:
+                # a view assigned again at the top level may live across only by its name
+                # (``row = x[i]`` ... barrier ... ``row = x[j]``): cpu/dispatch.py compiles
+                # once more with the variable split at those assignments (cpu/splitnames.py)
+                e.split_candidate = name
+                raise
         self.fe.error(
             f"{shown} ({ty}) differs from lane to lane and lives across a cross-lane op or a "
             f"lane-varying branch; the CPU target keeps only bool, integer and float scalars and "

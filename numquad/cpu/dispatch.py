@@ -672,9 +672,20 @@ class CPUTarget:
             info = {"mixed": {}, "multi": {}}
             try:
                 block_py, source, private = self._block(fe, argtypes, nd, info)
-            except NumquadTypeError as e:
-                if not getattr(e, "mixed_version", False):
+            except (NumquadTypeError, NumquadCompileError) as e:
+                view = getattr(e, "split_candidate", None)
+                if not getattr(e, "mixed_version", False) and view is None:
                     raise
+                if view is not None:
+                    # a lane-varying view that lives across an op: split it once, like a
+                    # variable of several types; where that does not help, the first refusal
+                    if view.startswith("_nq_") or view in opts.get("split", set()) or view in fe.split:
+                        raise (first or e) from None
+                    names = opts.get("split", set()) | {view}
+                    first = first or e
+                    opts = dict(opts, split=names)
+                    fe = self.frontend(argtypes=argtypes, **opts)
+                    continue
                 self._literal_unroll_types(fe, info)
                 first = first or e
                 last = e

@@ -5,7 +5,8 @@ a float32, a later ``v = v * 0.5`` a float64). The CPU target keeps a variable t
 lives across a cross-lane op or a barrier in one lane array, of the versions'
 unified type, and refuses a kernel where reading a version back in that type would
 change a result (cpu/typing.py ``_mixed_versions``). Before refusing, cpu/dispatch.py
-compiles such a kernel again with those variables split here::
+compiles such a kernel again with those variables split here (and a lane-varying
+array view that would live across an op, cpu/codegen.py ``split_candidate``)::
 
     v = x[i]                     v = x[i]
     s = Wave.reduceSum(v)        s = Wave.reduceSum(v)
