@@ -701,11 +701,13 @@ _OPS = [
        "[1 3 4 ...] -> [6 6 6 ...]", types="bitwise", combine="xor"),
     Op("Wave", "prefixMin", "scan", ("value",),
        "Exclusive minimum over the active lanes below this one (the lowest active lane gets the "
-       "type's maximum, +inf for floats).",
+       "type's maximum, +inf for floats; a NaN loses to a number, so a lane gets NaN only where "
+       "every active lane below it holds NaN).",
        "[3 1 2 ...] -> [MAX 3 1 ...]", combine="min"),
     Op("Wave", "prefixMax", "scan", ("value",),
        "Exclusive maximum over the active lanes below this one (the lowest active lane gets the "
-       "type's minimum, -inf for floats).",
+       "type's minimum, -inf for floats; a NaN loses to a number, so a lane gets NaN only where "
+       "every active lane below it holds NaN).",
        "[3 1 4 ...] -> [MIN 3 3 ...]", combine="max"),
     Op("Wave", "prefixAnd", "scan", ("value",),
        "Exclusive bitwise AND over the active lanes below this one (the lowest active lane gets "

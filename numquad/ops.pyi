@@ -445,7 +445,7 @@ class Wave:
     def prefixMin(value: _ValueT) -> _ValueT:
         """Wave.prefixMin(value)
 
-        Exclusive minimum over the active lanes below this one (the lowest active lane gets the type's maximum, +inf for floats).
+        Exclusive minimum over the active lanes below this one (the lowest active lane gets the type's maximum, +inf for floats; a NaN loses to a number, so a lane gets NaN only where every active lane below it holds NaN).
 
         Example: [3 1 2 ...] -> [MAX 3 1 ...]
         """
@@ -454,7 +454,7 @@ class Wave:
     def prefixMax(value: _ValueT) -> _ValueT:
         """Wave.prefixMax(value)
 
-        Exclusive maximum over the active lanes below this one (the lowest active lane gets the type's minimum, -inf for floats).
+        Exclusive maximum over the active lanes below this one (the lowest active lane gets the type's minimum, -inf for floats; a NaN loses to a number, so a lane gets NaN only where every active lane below it holds NaN).
 
         Example: [3 1 4 ...] -> [MIN 3 3 ...]
         """

@@ -373,7 +373,7 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
         if ty is None or not (isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
                                               numba.types.Complex, numba.types.Boolean,
                                               numba.types.EnumMember, numba.types.NPDatetime,
-                                              numba.types.NPTimedelta))
+                                              numba.types.NPTimedelta, numba.types.NoneType))
                               or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
                               and _passable(ty)):
             bad = _bad_element(a) if isinstance(a, tuple) else None
@@ -382,8 +382,8 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
                 f"{what}, which the {target} target cannot pass; it takes NumPy "
-                f"arrays, bool/int/float/complex scalars, Enum/IntEnum members, tuples of those "
-                f"and single records"
+                f"arrays, bool/int/float/complex scalars, Enum/IntEnum members, None, tuples of "
+                f"those and single records"
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
                 ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
