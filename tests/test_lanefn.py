@@ -402,3 +402,51 @@ def test_a_loop_over_a_tuple_calling_a_lane_function_with_ops_runs(rng):
     k[2, 32](x, out)
     pair = x.astype(np.int64) + x[np.arange(64) ^ 1]
     np.testing.assert_array_equal(out, 3 * pair)
+
+
+@xpu.jit
+def _scaled_by_default(a, s=np.float32(0.1)):  # noqa: B008
+    return a * s
+
+
+@xpu.jit
+def _sum_with_tuple_default(a, t=(np.int8(-3), 2)):  # noqa: B008
+    return Wave.reduceSum(a * t[0]) + t[1]
+
+
+@xpu.jit
+def _calls_with_defaults(x, o, o2):
+    i = xpu.grid(1)
+    o[i] = _scaled_by_default(x[i])
+    o2[i] = _sum_with_tuple_default(x[i])
+
+
+_ONES = np.ones(2)
+
+
+@xpu.jit
+def _list_default(a, s=_ONES):
+    return a + s[0]
+
+
+@xpu.jit
+def _calls_list_default(x, o):
+    i = xpu.grid(1)
+    o[i] = _list_default(x[i])
+
+
+def test_numpy_scalar_defaults_of_an_inlined_lane_function_keep_their_type(target, rng):
+    # found by a probe of argument typing: np.float32(0.1) as a default was refused
+    # ("number, bool, None or string defaults only"), though Numba reads it as a float32
+    x = rng.integers(-100, 100, 64).astype(np.int32)
+    o, o2 = np.full(64, np.nan), np.full(64, -777777, np.int64)
+    getattr(_calls_with_defaults, target)[2, 32](x, o, o2)
+    np.testing.assert_array_equal(o, x * np.float32(0.1))       # int32 * float32: float64, as Numba
+    np.testing.assert_array_equal(o2, (x.astype(np.int64) * -3).reshape(2, 32).sum(1).repeat(32) + 2)
+
+
+def test_a_default_that_is_no_scalar_is_refused_in_one_line(rng):
+    x = rng.integers(-100, 100, 32).astype(np.int64)
+    with pytest.raises(NumquadCompileError, match=r"_list_default\(\): the default of 's' is a ndarray; .* "
+                                                  r"pass 's' explicitly"):
+        _calls_list_default[1, 32](x, np.zeros(32, np.int64))

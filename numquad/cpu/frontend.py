@@ -606,6 +606,13 @@ def _constant_default(value):
     return value is None or isinstance(value, (bool, int, float, complex, str))
 
 
+def _global_default(value):
+    """Can default *value* be read in an inlined call as a global (its own type)?"""
+    if isinstance(value, tuple):
+        return all(_constant_default(v) or _global_default(v) for v in value)
+    return isinstance(value, np.generic) and value.dtype.kind in "biufc"
+
+
 def _compiled_once(callee):
     """Does numba.cuda compile *callee* (an ``@xpu.jit`` Dispatcher, or None) once and
     call it, rather than inline it at each call: a ``@cuda.jit(device=True)``
@@ -1776,12 +1783,19 @@ class Frontend:
                 args.append(bound[name])
             elif j >= first_default:
                 value = defaults[j - first_default]
-                if not _constant_default(value):
+                if _constant_default(value):
+                    args.append(ast.copy_location(ast.Constant(value), node))
+                    continue
+                if not _global_default(value):
                     self.error(f"{callee.__name__}(): the default of '{name}' is a "
-                               f"{type(value).__name__}; the CPU target inlines a lane "
-                               f"function with cross-lane ops with number, bool, None or "
+                               f"{type(value).__name__}; the CPU target inlines this "
+                               f"function with number (NumPy scalars too), bool, None or "
                                f"string defaults only: pass '{name}' explicitly", node)
-                args.append(ast.copy_location(ast.Constant(value), node))
+                # a NumPy scalar (np.float32(0.1)) keeps its type: a global, as Numba
+                # reads a default it cannot splice in as a literal
+                glob = f"{_RESERVED}dflt{len(self.env.closure)}_{name}"
+                self.env.closure[glob] = value
+                args.append(ast.copy_location(ast.Name(glob, ast.Load()), node))
             else:
                 self.error(f"{callee.__name__}() missing argument '{name}'; it takes "
                            f"({', '.join(names)})", node)
