@@ -1711,6 +1711,76 @@ def test_a_cuda_overload_is_preferred_to_a_generic_one_and_a_cpu_one_is_refused(
         kc.cpu[1, 1](np.ones(1, np.int32))
 
 
+def _stamp(x):
+    pass
+
+
+def _stamp_cuda_only(x):
+    pass
+
+
+@numba.extending.overload(_stamp, target="generic")
+def _stamp_generic_impl(x):
+    def impl(x):
+        x[0] = 1
+    return impl
+
+
+@numba.extending.overload(_stamp, target="cuda")
+def _stamp_cuda_impl(x):
+    def impl(x):
+        x[0] = 2
+    return impl
+
+
+@numba.extending.overload(_stamp_cuda_only, target="cuda")
+def _stamp_cuda_only_impl(x):
+    def impl(x):
+        x[0] = 3
+    return impl
+
+
+@numba.njit
+def _stamps(x):
+    _stamp(x)
+
+
+def test_the_cpu_copy_of_a_cuda_overload_stays_out_of_plain_numba_code():
+    # found by a probe running numba-cuda's test_overload.py: after a kernel called a
+    # function with a generic and a CUDA overload, plain numba.njit code in the process
+    # took the CUDA one (numquad had registered its CPU copy in Numba's one registry),
+    # and a CUDA-only overload, which Numba's CPU target refuses, ran
+    @xpu.jit
+    def k(x, y, z):
+        _stamp(x)
+        _stamps(y)                      # an njit helper: compiled from its source for the kernel
+        _stamp_cuda_only(z)
+
+    x, y, z = (np.zeros(1, np.int32) for _ in range(3))
+    k.cpu[1, 1](x, y, z)
+    assert (x[0], y[0], z[0]) == (2, 2, 3)          # numba.cuda's choices in a kernel
+
+    def plain(x):
+        _stamp(x)
+
+    def plain_cuda_only(x):
+        _stamp_cuda_only(x)
+
+    b, c = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    numba.njit(plain)(b)
+    _stamps(c)
+    assert (b[0], c[0]) == (1, 1)                   # Numba's CPU choice: the generic one
+    with pytest.raises(numba.core.errors.NumbaError):       # as without numquad
+        numba.njit(plain_cuda_only)(np.zeros(1, np.int32))
+    x[0] = y[0] = z[0] = 0
+    k.cpu[1, 1](x, y, z)                            # and the kernel still has its own
+    assert (x[0], y[0], z[0]) == (2, 2, 3)
+    k2 = xpu.jit(k.py_func)                         # a new compile after plain Numba's
+    x[0] = y[0] = z[0] = 0
+    k2.cpu[1, 1](x, y, z)
+    assert (x[0], y[0], z[0]) == (2, 2, 3)
+
+
 @numba.extending.register_jitable
 def _jitable_floor(x):
     return math.floor(x) + math.ceil(x) * 0.5 + x ** -1

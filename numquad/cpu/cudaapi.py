@@ -22,11 +22,13 @@ or barriers itself:
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import functools
 import math
 import dataclasses
 import sys
+import threading
 import types as _pytypes
 
 import numba
@@ -46,7 +48,7 @@ __all__ = ["API", "unsupported", "scalar_call", "as_xpu", "check_supported", "lo
            "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
            "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
            "PURE_BUILTINS", "HINTS", "render_md", "signature_picker", "denied_name", "SYNC_NAMES",
-           "gen_sync_check"]
+           "gen_sync_check", "numquad_compile"]
 
 DOC = "docs/numba-cuda.md"
 
@@ -381,9 +383,47 @@ def _overload_for_the_cpu(fn):
         overload(fn, jit_options=options, strict=getattr(template, "_strict", True), inline=inline,
                  prefer_literal=getattr(template, "prefer_literal", False),
                  target="generic" if target == "generic" else "cpu")(copy)
+        _only_for_numquad(fn, copy)
         copied.add(id(func))
     _CPU_OVERLOADS[id(fn)] = (fn, frozenset(copied))
     return bool(copied)
+
+
+_COMPILING = threading.local()
+
+
+@contextlib.contextmanager
+def numquad_compile():
+    """Marks this thread's Numba compiles as numquad's for the block: the CPU copies
+    of numba.cuda's overloads are visible to them only (:func:`_only_for_numquad`)."""
+    depth = getattr(_COMPILING, "depth", 0)
+    _COMPILING.depth = depth + 1
+    try:
+        yield
+    finally:
+        _COMPILING.depth = depth
+
+
+def _only_for_numquad(fn, copy):
+    """Make the CPU copy *copy* of a numba.cuda overload of *fn* invisible to any
+    compile but numquad's: registered in Numba's one CPU typing registry, it would
+    otherwise be picked, as the more specific overload, by a user's plain
+    ``numba.njit`` code calling *fn* later in the process (the CUDA implementation
+    where Numba's CPU target takes the generic one). Numba tries the next overload
+    when one raises a TypingError."""
+    from ..xpu import overload_templates
+    for template, _ in overload_templates(fn):
+        if template._overload_func is not copy or getattr(template, "_nq_gated", False):
+            continue
+        ungated = template.generic
+
+        def generic(self, args, kws, _ungated=ungated):
+            if not getattr(_COMPILING, "depth", 0):
+                raise TypingError(f"numquad's CPU copy of a numba.cuda overload of "
+                                  f"{getattr(fn, '__name__', fn)} is for numquad's kernels only")
+            return _ungated(self, args, kws)
+        template.generic = generic
+        template._nq_gated = True
 
 
 def _global_loads(fe):
@@ -1893,7 +1933,9 @@ def render_md(ported_root=None):
         "   runs on the CPU target (a CUDA one preferred to a generic one, as numba.cuda does; a",
         "   `target=\"cpu\"` one is refused), its implementation compiled by Numba's CPU target",
         "   with Numba's CPU semantics (`math.floor` gives an int there, `round` and `**` differ,",
-        "   no bounds checks); the python target refuses an `overload` stub in one line.",
+        "   no bounds checks); the python target refuses an `overload` stub in one line. The",
+        "   CPU copy of a CUDA overload that numquad registers is seen by numquad's compiles",
+        "   only: plain `numba.njit` code in the same process still gets Numba's own choice.",
         "   `t = cuda.threadIdx` (a dim3) works where `t` is read as `t.x`, `t.y`, `t.z`.",
         "2. `cuda.to_device(a)` -> `a`, `d.copy_to_host()` -> `d`: NumPy arrays launch on the",
         "   CPU (device arrays launch on the GPU). `kernel[grid, block, stream, nbytes]` and",
@@ -1912,7 +1954,9 @@ def render_md(ported_root=None):
         "   namedtuples of those (nested too; the same in every lane: indexed, unpacked, `len(t)`,",
         "   `for v in t`; a per-lane index only into a tuple of one type, as in Numba), and a single",
         "   record (`arr[0]` of a structured array), read and written by field in the caller's array;",
-        "   `Enum`/`IntEnum` members too (`==`, `!=`, `is`; an `IntEnum` member is also an int).",
+        "   `Enum`/`IntEnum` members too (`==`, `!=`, `is`; an `IntEnum` member is also an int);",
+        "   `None` (Numba's `none` type: `if s is None:` is a constant, and the other side is",
+        "   dropped, as numba.cuda does; not inside a tuple).",
         "6. `raise` and `assert` in a kernel raise on the host on the CPU and python targets,",
         "   `debug=True` or not: a failing check stops the launch (its other threads may not have",
         "   run) and names the user's line. numba.cuda reports them only with `debug=True`; a",

@@ -28,6 +28,7 @@ from .. import _userraise
 from .._source import code_names
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, NumquadTypeError, as_numba_typing
+from . import cudaapi as _cudaapi
 from . import bounds as _bounds
 from . import codegen as _cg
 from . import devicefn as _devicefn
@@ -106,7 +107,7 @@ class _ScalarDispatcher(CPUDispatcher):
     machine code (``int(inf)`` in a device function was -2**63, not 2**63 - 1)."""
 
     def compile(self, sig):
-        with _numba_lock, _saturating_conversions():
+        with _numba_lock, _saturating_conversions(), _cudaapi.numquad_compile():
             return super().compile(sig)
 
 
@@ -614,7 +615,8 @@ class CPUTarget:
                     f"compiling for them", self.dispatcher.filename, self.dispatcher.firstlineno)
             pending[0].wait()       # then the cache has it, or that compile failed: retry here
         try:
-            compiled = self._compile(argtypes, nd)
+            with _cudaapi.numquad_compile():
+                compiled = self._compile(argtypes, nd)
             with self._lock:
                 self._cache[key] = compiled
             return compiled
