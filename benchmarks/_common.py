@@ -49,8 +49,7 @@ if ROOT not in sys.path:
 def parser(description):
     """The common command line: ``--quick`` and ``--json PATH``."""
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--quick", action="store_true",
-                   help="fewer repetitions / smaller sizes (a smoke run)")
+    p.add_argument("--quick", action="store_true", help="fewer repetitions / smaller sizes (a smoke run)")
     p.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH")
     return p
 
@@ -92,13 +91,16 @@ def one_line(exc, limit=300):
     text = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
     text = _ANSI.sub("", text)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    key = [ln for ln in lines if ln.startswith(("Unknown attribute", "No implementation",
-                                                "Untyped global", "Cannot", "Invalid use"))]
+    key = [
+        ln
+        for ln in lines
+        if ln.startswith(("Unknown attribute", "No implementation", "Untyped global", "Cannot", "Invalid use"))
+    ]
     text = lines[0] if lines else ""
     if key and key[0] not in text:
         text = f"{text} ... {key[0]}"
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _check(value, bar):
@@ -117,7 +119,7 @@ class Rows:
         self.args = args
         self.rows = []
         self.notes = []
-        self.busy = []          # other processes' share of the cores, sampled (busy_note)
+        self.busy = []  # other processes' share of the cores, sampled (busy_note)
         self.t0 = time.perf_counter()
 
     def add(self, id, metric, value, unit="", bar=None, detail="", error=None):
@@ -140,8 +142,7 @@ class Rows:
     def fail(self, id, metric, exc, bar=None, unit=""):
         """A row whose measurement raised: printed as 'not available: <error>'."""
         text = one_line(exc)
-        return self.add(id, metric, None, unit=unit, bar=bar,
-                        error=f"not available: {text}")
+        return self.add(id, metric, None, unit=unit, bar=bar, error=f"not available: {text}")
 
     def note(self, text):
         self.notes.append(text)
@@ -189,8 +190,7 @@ class Rows:
         if barred:
             print(f"\n== {self.script}: bars", flush=True)
             for r in barred:
-                print(f"  {r['metric']:<58} {self._value_text(r):>16}  "
-                      f"bar {r['bar']:<7} {self._status(r)}")
+                print(f"  {r['metric']:<58} {self._value_text(r):>16}  bar {r['bar']:<7} {self._status(r)}")
         print(f"\n({self.script}: {time.perf_counter() - self.t0:.1f} s wall)", flush=True)
         if self.args.json:
             out = {
@@ -210,7 +210,7 @@ def _cpu_times():
     with open("/proc/stat") as f:
         parts = f.readline().split()[1:]
     vals = [int(v) for v in parts]
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)      # idle + iowait
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
     return sum(vals), idle
 
 
@@ -268,6 +268,7 @@ def machine_info():
     import llvmlite
     import numba
     import numpy
+
     info = {
         "cpu": _cpu_model(),
         "cpu_flags": " ".join(_cpu_flags()),
@@ -282,19 +283,23 @@ def machine_info():
     }
     try:
         from importlib.metadata import version
+
         info["numba_cuda"] = version("numba-cuda")
     except Exception:  # noqa: BLE001 - optional package
         info["numba_cuda"] = None
     try:
         import numquad
+
         info["numquad"] = numquad.__version__
         info["numquad_path"] = os.path.dirname(numquad.__file__)
-        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10)
+        rev = subprocess.run(
+            ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         info["git"] = rev.stdout.strip() or None
         if info["git"]:
-            dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "numquad"],
-                                   capture_output=True, text=True, timeout=10)
+            dirty = subprocess.run(
+                ["git", "-C", ROOT, "status", "--porcelain", "numquad"], capture_output=True, text=True, timeout=10
+            )
             if dirty.stdout.strip():
                 info["git"] += " + uncommitted changes in numquad/"
     except Exception:  # noqa: BLE001
@@ -313,8 +318,9 @@ def run_python(code, env=None, timeout=300):
     full_env["PYTHONPATH"] = os.pathsep.join([ROOT, HERE, full_env.get("PYTHONPATH", "")])
     if env:
         full_env.update(env)
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=full_env, cwd=ROOT, timeout=timeout)
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=full_env, cwd=ROOT, timeout=timeout
+    )
     lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
     if p.returncode != 0 or not lines:
         tail = (p.stderr or p.stdout).strip().splitlines()[-5:]
@@ -327,13 +333,13 @@ def run_sections(name, sections, argv, default, sample_before=None):
     a busy-cores note first (unless the section samples itself), keep going past a
     failing section, restore the thread count, print the summary; the Rows."""
     import numba
+
     p = parser(sys.modules["__main__"].__doc__.splitlines()[0] if sys.modules["__main__"].__doc__ else name)
     p.add_argument("--only", default=default, help=f"sections to run, e.g. --only {default[:2]}")
     args = p.parse_args(argv)
     rows = Rows(name, args)
     threads0 = numba.get_num_threads()
-    print(f"{name}: {os.cpu_count()} cores, NUMBA_NUM_THREADS="
-          f"{numba.config.NUMBA_NUM_THREADS}, quick={args.quick}")
+    print(f"{name}: {os.cpu_count()} cores, NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS}, quick={args.quick}")
     for s in args.only:
         if sample_before is None or s in sample_before:
             busy_note(rows, f"section ({s})")

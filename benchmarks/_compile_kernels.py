@@ -18,6 +18,7 @@ __all__ = ["nq_quad", "nj_quad", "np_quad", "nq_typical", "nj_typical", "np_typi
 
 # -- the README example: a streaming quad kernel --------------------
 
+
 @xpu.jit
 def nq_quad(src, dst):
     i = xpu.grid(1)
@@ -38,6 +39,7 @@ def np_quad(src, dst):
 
 
 # -- a typical kernel: bounds check, a quad swap, a wave scan --------------
+
 
 @xpu.jit
 def nq_typical(src, dst):

@@ -78,7 +78,7 @@ def _median_pair(f_nq, f_nb, repeat):
     f_nb()
     t = {f_nq: [], f_nb: []}
     for i in range(repeat):
-        for f in ((f_nq, f_nb) if i % 2 == 0 else (f_nb, f_nq)):
+        for f in (f_nq, f_nb) if i % 2 == 0 else (f_nb, f_nq):
             t0 = time.perf_counter()
             f()
             t[f].append(time.perf_counter() - t0)
@@ -92,8 +92,10 @@ def main(argv=None):
     repeat = 5 if args.quick else 15
     rng = np.random.default_rng(5)
     img = rng.random((h, w), dtype=np.float32)
-    rows.header(f"2-D kernels without barriers, {h} x {w} float32, {numba.get_num_threads()} threads, "
-                f"median of {repeat}; ratio = Numba prange time / numquad time")
+    rows.header(
+        f"2-D kernels without barriers, {h} x {w} float32, {numba.get_num_threads()} threads, "
+        f"median of {repeat}; ratio = Numba prange time / numquad time"
+    )
     for name, k_nq, k_nb in (("scale", scale_nq, scale_nb), ("blur", blur_nq, blur_nb)):
         want = np.full_like(img, np.nan)
         k_nb(img, want)
@@ -105,10 +107,14 @@ def main(argv=None):
                 print(f"FAIL {name} {bx}x{by}: numquad differs from Numba", flush=True)
                 sys.exit(1)
             print(f"check {name} {bx}x{by}: OK", flush=True)
-            t_nq, t_nb = _median_pair(lambda: k_nq[grid, (bx, by)](img, out), lambda: k_nb(img, want),
-                                      repeat)
-            rows.add(f"{name}_{bx}x{by}", f"{name}, blocks of {bx} x {by}: Numba / numquad", t_nb / t_nq,
-                     "x", detail=f"numquad {t_nq * 1e3:.2f} ms, Numba {t_nb * 1e3:.2f} ms")
+            t_nq, t_nb = _median_pair(lambda: k_nq[grid, (bx, by)](img, out), lambda: k_nb(img, want), repeat)
+            rows.add(
+                f"{name}_{bx}x{by}",
+                f"{name}, blocks of {bx} x {by}: Numba / numquad",
+                t_nb / t_nq,
+                "x",
+                detail=f"numquad {t_nq * 1e3:.2f} ms, Numba {t_nb * 1e3:.2f} ms",
+            )
     rows.summary()
 
 

@@ -39,20 +39,21 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import best_of, one_line, run_python, run_sections  # noqa: E402
 
-try:        # numba-cuda: the kernels below spell numba.cuda's API
+try:  # numba-cuda: the kernels below spell numba.cuda's API
     from numba import cuda  # noqa: E402
 except ImportError:
     cuda = None
 
 from numquad import Wave, xpu  # noqa: E402
 
-TPB = 256   # threads per block for every launch here
+TPB = 256  # threads per block for every launch here
 
 
 # ---------------------------------------------------------------------------
 # numba.cuda kernels (module level: xpu.jit reads their source, and section
 # (c) sends the same source to the simulator with @cuda.jit)
 # ---------------------------------------------------------------------------
+
 
 @xpu.jit
 def shared_sum(data, out):
@@ -94,6 +95,7 @@ def warp_sum(data, out):
 
 # -- (b) other spellings of the same reductions ------------------------------
 
+
 @xpu.jit
 def shared_sum_seq(data, out):
     tid = cuda.threadIdx.x
@@ -133,6 +135,7 @@ def wave_sum(data, out):
 
 # -- plain Numba ---------------------------------------------------------------
 
+
 @numba.njit(nogil=True, parallel=True)
 def prange_sum(data):
     s = 0
@@ -150,6 +153,7 @@ def serial_sum(data):
 
 
 # ---------------------------------------------------------------------------
+
 
 def _data(n):
     rng = np.random.default_rng(4)
@@ -175,8 +179,10 @@ def section_a(rows, quick):
     n = 1 << 24
     rep = 3 if quick else 7
     allt = numba.config.NUMBA_NUM_THREADS
-    rows.header(f"(a) sum of {n} int64 (2^24, values in [-1000, 1000): exact), launch "
-                f"[n/{TPB}, {TPB}], {allt} threads and 1 thread, best of {rep}")
+    rows.header(
+        f"(a) sum of {n} int64 (2^24, values in [-1000, 1000): exact), launch "
+        f"[n/{TPB}, {TPB}], {allt} threads and 1 thread, best of {rep}"
+    )
     if cuda is None:
         raise RuntimeError("numba-cuda is not installed (the kernels spell numba.cuda's API)")
     data = _data(n)
@@ -186,9 +192,10 @@ def section_a(rows, quick):
         if f(data) != want:
             raise AssertionError(f"{f.__name__}: wrong sum")
     rows.note(f"every sum is checked exactly against np.sum ({want}) before it is timed")
-    kernels = {"sh": ("shared", "shared-memory block sum", "shared_sum (numba.cuda docs style)",
-                      shared_sum),
-               "wp": ("warp", "shfl_down warp sum", "warp_sum (shfl_down_sync loop)", warp_sum)}
+    kernels = {
+        "sh": ("shared", "shared-memory block sum", "shared_sum (numba.cuda docs style)", shared_sum),
+        "wp": ("warp", "shfl_down warp sum", "warp_sum (shfl_down_sync loop)", warp_sum),
+    }
     runs, errors = {}, {}
     numba.set_num_threads(allt)
     for key, (_, _, _, kernel) in kernels.items():
@@ -211,10 +218,14 @@ def section_a(rows, quick):
         th = f"{nt} thread" + ("s" if nt > 1 else "")
         for key, (name, _, kname, _) in kernels.items():
             if key in runs:
-                rows.add(f"a.t_{name}_{nt}", f"numquad {kname}, {th}", t[(key, nt)], "s",
-                         detail=gbs(t[(key, nt)]))
-        rows.add(f"a.t_prange_{nt}", f"plain @njit(parallel=True) prange sum, {th}",
-                 t[("pr", nt)], "s", detail=gbs(t[("pr", nt)]))
+                rows.add(f"a.t_{name}_{nt}", f"numquad {kname}, {th}", t[(key, nt)], "s", detail=gbs(t[(key, nt)]))
+        rows.add(
+            f"a.t_prange_{nt}",
+            f"plain @njit(parallel=True) prange sum, {th}",
+            t[("pr", nt)],
+            "s",
+            detail=gbs(t[("pr", nt)]),
+        )
     rows.add("a.t_serial", "plain @njit serial sum", t_serial, "s", detail=gbs(t_serial))
     rows.add("a.t_numpy", "np.sum (int64)", t_np, "s", detail=gbs(t_np))
     for key, (name, what, kname, _) in kernels.items():
@@ -223,22 +234,24 @@ def section_a(rows, quick):
             rows.fail(f"a.ratio_{name}", metric, errors[key], bar=">= 0.5")
             continue
         rows.add(f"a.ratio_{name}", metric, t[("pr", allt)] / t[(key, allt)], "x", bar=">= 0.5")
-        rows.add(f"a.ratio_{name}_1", f"{what}: numquad / prange (1 thread, speed)",
-                 t[("pr", 1)] / t[(key, 1)], "x")
-        rows.add(f"a.ratio_{name}_serial", f"{what}: numquad ({allt} threads) / serial @njit",
-                 t_serial / t[(key, allt)], "x")
-        rows.add(f"a.scaling_{name}", f"{what}: numquad 1 thread / {allt} threads",
-                 t[(key, 1)] / t[(key, allt)], "x")
-    rows.add("a.scaling_prange", f"plain prange sum: 1 thread / {allt} threads (memory-bound)",
-             t[("pr", 1)] / t[("pr", allt)], "x")
+        rows.add(f"a.ratio_{name}_1", f"{what}: numquad / prange (1 thread, speed)", t[("pr", 1)] / t[(key, 1)], "x")
+        rows.add(
+            f"a.ratio_{name}_serial", f"{what}: numquad ({allt} threads) / serial @njit", t_serial / t[(key, allt)], "x"
+        )
+        rows.add(f"a.scaling_{name}", f"{what}: numquad 1 thread / {allt} threads", t[(key, 1)] / t[(key, allt)], "x")
+    rows.add(
+        "a.scaling_prange",
+        f"plain prange sum: 1 thread / {allt} threads (memory-bound)",
+        t[("pr", 1)] / t[("pr", allt)],
+        "x",
+    )
 
 
 def section_b(rows, quick):
     n = 1 << 24
     rep = 3 if quick else 7
     allt = numba.config.NUMBA_NUM_THREADS
-    rows.header(f"(b) the same sums in other spellings, {n} int64, {allt} threads, best of {rep} "
-                f"(informational)")
+    rows.header(f"(b) the same sums in other spellings, {n} int64, {allt} threads, best of {rep} (informational)")
     if cuda is None:
         raise RuntimeError("numba-cuda is not installed (the kernels spell numba.cuda's API)")
     data = _data(n)
@@ -247,13 +260,25 @@ def section_b(rows, quick):
     numba.set_num_threads(allt)
     t_pr = best_of(lambda: prange_sum(data), rep)[0]
     for id_, metric, kernel, why in (
-            ("shared_seq", "shared tree, sequential addressing (`if tid < s`)", shared_sum_seq,
-             "the CUDA samples' reduction #3; fewer taken branches, same number of lane steps"),
-            ("warp_literal", "shfl_down_sync with literal offsets 16, 8, 4, 2, 1",
-             warp_sum_literal, "each shuffle one shufflevector; a runtime offset is a "
-                               "per-lane gather"),
-            ("wave_sum", "Wave.reduceSum, xpu.atomic.add from lane 0", wave_sum,
-             "numquad's own spelling: one whole-wave butterfly")):
+        (
+            "shared_seq",
+            "shared tree, sequential addressing (`if tid < s`)",
+            shared_sum_seq,
+            "the CUDA samples' reduction #3; fewer taken branches, same number of lane steps",
+        ),
+        (
+            "warp_literal",
+            "shfl_down_sync with literal offsets 16, 8, 4, 2, 1",
+            warp_sum_literal,
+            "each shuffle one shufflevector; a runtime offset is a per-lane gather",
+        ),
+        (
+            "wave_sum",
+            "Wave.reduceSum, xpu.atomic.add from lane 0",
+            wave_sum,
+            "numquad's own spelling: one whole-wave butterfly",
+        ),
+    ):
         try:
             run = _nq_runner(kernel, data, out, want)
             t = best_of(run, rep)[0]
@@ -261,8 +286,7 @@ def section_b(rows, quick):
             rows.fail(f"b.t_{id_}", f"numquad {metric}", e)
             continue
         rows.add(f"b.t_{id_}", f"numquad {metric}", t, "s", detail=why)
-        rows.add(f"b.ratio_{id_}", f"{id_}: numquad / prange ({allt} threads, speed)",
-                 t_pr / t, "x")
+        rows.add(f"b.ratio_{id_}", f"{id_}: numquad / prange ({allt} threads, speed)", t_pr / t, "x")
 
 
 _SIM_CODE = r"""
@@ -305,9 +329,11 @@ def section_c(rows, quick):
     rep_sim = 1 if quick else 2
     rep = 3 if quick else 7
     n = 1 << 24
-    rows.header(f"(c) numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) on the same kernel source: "
-                f"simulator {n_sim} threads best of {rep_sim}, numquad {n} threads 1 thread "
-                f"best of {rep}")
+    rows.header(
+        f"(c) numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1) on the same kernel source: "
+        f"simulator {n_sim} threads best of {rep_sim}, numquad {n} threads 1 thread "
+        f"best of {rep}"
+    )
     if cuda is None:
         raise RuntimeError("numba-cuda is not installed (the kernels spell numba.cuda's API)")
     numba.set_num_threads(1)
@@ -316,8 +342,9 @@ def section_c(rows, quick):
     run = _nq_runner(shared_sum, data, out, int(data.sum()))
     t_nq = best_of(run, rep)[0]
     rows.add("c.numquad_tps", "numquad shared_sum, threads/s (1 thread)", n / t_nq, "thr/s")
-    code = _SIM_CODE.format(tpb=TPB, n=n_sim, rep=rep_sim, shared_src=_cuda_source(shared_sum),
-                            warp_src=_cuda_source(warp_sum))
+    code = _SIM_CODE.format(
+        tpb=TPB, n=n_sim, rep=rep_sim, shared_src=_cuda_source(shared_sum), warp_src=_cuda_source(warp_sum)
+    )
     try:
         r = run_python(code, env={"NUMBA_ENABLE_CUDASIM": "1"})
     except Exception as e:  # noqa: BLE001 - reported as a row
@@ -325,14 +352,21 @@ def section_c(rows, quick):
         rows.fail("c.ratio", "shared_sum: numquad (1 thread) / CUDA simulator (threads/s)", e)
         return
     sim_tps = n_sim / r["t"]
-    rows.add("c.sim_tps", "CUDA simulator shared_sum, threads/s", sim_tps, "thr/s",
-             detail=("sum ok" if r["ok"] else "sum WRONG") + f"; {n_sim} threads in "
-                    f"{r['t']:.2f} s")
-    rows.add("c.ratio", "shared_sum: numquad (1 thread) / CUDA simulator (threads/s)",
-             n / t_nq / sim_tps, "x")
-    rows.add("c.sim_warp", "CUDA simulator runs warp_sum (shfl_down_sync) (1 = yes)",
-             1.0 if r["warp_error"].startswith("no error") else 0.0, "",
-             detail=r["warp_error"])
+    rows.add(
+        "c.sim_tps",
+        "CUDA simulator shared_sum, threads/s",
+        sim_tps,
+        "thr/s",
+        detail=("sum ok" if r["ok"] else "sum WRONG") + f"; {n_sim} threads in {r['t']:.2f} s",
+    )
+    rows.add("c.ratio", "shared_sum: numquad (1 thread) / CUDA simulator (threads/s)", n / t_nq / sim_tps, "x")
+    rows.add(
+        "c.sim_warp",
+        "CUDA simulator runs warp_sum (shfl_down_sync) (1 = yes)",
+        1.0 if r["warp_error"].startswith("no error") else 0.0,
+        "",
+        detail=r["warp_error"],
+    )
     small = data[:64]
     o = np.zeros(1, np.int64)
     try:
@@ -340,8 +374,9 @@ def section_c(rows, quick):
         res = "ok" if int(o[0]) == int(small.sum()) else "WRONG result"
     except Exception as e:  # noqa: BLE001
         res = one_line(e)
-    rows.add("c.numquad_warp", "numquad CPU runs the same warp_sum (1 = yes)",
-             1.0 if res == "ok" else 0.0, "", detail=res)
+    rows.add(
+        "c.numquad_warp", "numquad CPU runs the same warp_sum (1 = yes)", 1.0 if res == "ok" else 0.0, "", detail=res
+    )
 
 
 SECTIONS = {"a": section_a, "b": section_b, "c": section_c}

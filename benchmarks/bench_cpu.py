@@ -25,19 +25,20 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import best_of, busy_note, one_line, run_python, run_sections  # noqa: E402
 
-try:        # numba-cuda: only its spellings, in section (e); (a)-(d) run without it
+try:  # numba-cuda: only its spellings, in section (e); (a)-(d) run without it
     from numba import cuda  # noqa: E402
 except ImportError:
     cuda = None
 
 from numquad import Quad, Wave, ops, xpu  # noqa: E402
 
-TPB = 256   # threads per block for every launch here
+TPB = 256  # threads per block for every launch here
 
 
 # ---------------------------------------------------------------------------
 # Kernels (module level: xpu.jit reads their source)
 # ---------------------------------------------------------------------------
+
 
 @xpu.jit
 def quad_stream(src, dst):
@@ -90,7 +91,7 @@ def plain_compute_bound(src, dst, a, b):
     for i in numba.prange(src.size // 2):
         j = 2 * i
         u = src[j]
-        for _ in range(200):        # one chain after the other, as numquad's lanes
+        for _ in range(200):  # one chain after the other, as numquad's lanes
             u = math.sin(u) * a + b
         v = src[j + 1]
         for _ in range(200):
@@ -101,7 +102,7 @@ def plain_compute_bound(src, dst, a, b):
 
 @xpu.jit
 def saxpy(a, x, y, out):
-    i = cuda.grid(1)          # a numba.cuda kernel, only the decorator changed
+    i = cuda.grid(1)  # a numba.cuda kernel, only the decorator changed
     if i < x.size:
         out[i] = a * x[i] + y[i]
 
@@ -113,6 +114,7 @@ def shfl_kernel(src, dst):
 
 
 # ---------------------------------------------------------------------------
+
 
 def _launch(k, n):
     return k[n // TPB, TPB]
@@ -127,7 +129,7 @@ def section_a(rows, quick):
     src = rng.random(n, dtype=np.float32)
     dst = np.empty_like(src)
     ref = src + src.reshape(-1, 2)[:, ::-1].ravel()
-    nbytes = 2 * n * 4          # read src + write dst
+    nbytes = 2 * n * 4  # read src + write dst
 
     def t_of(fn, name):
         dst.fill(0)
@@ -142,17 +144,16 @@ def section_a(rows, quick):
     t_nqc = t_of(lambda: launch_c(src, dst), "numquad checked")
     t_plain = t_of(lambda: plain_stream(src, dst), "plain")
     t_copy = t_of(lambda: np.copyto(dst, src), None)
-    for id_, name, t in (("a.t_numquad", "numquad quad_stream (the README example)", t_nq),
-                         ("a.t_numquad_checked", "numquad quad_stream with `if i < n`", t_nqc),
-                         ("a.t_plain", "plain numba loop src[i] + src[i ^ 1]", t_plain),
-                         ("a.t_copyto", "np.copyto(dst, src)", t_copy)):
+    for id_, name, t in (
+        ("a.t_numquad", "numquad quad_stream (the README example)", t_nq),
+        ("a.t_numquad_checked", "numquad quad_stream with `if i < n`", t_nqc),
+        ("a.t_plain", "plain numba loop src[i] + src[i ^ 1]", t_plain),
+        ("a.t_copyto", "np.copyto(dst, src)", t_copy),
+    ):
         rows.add(id_, name, t, "s", detail=f"{nbytes / t / 1e9:.1f} GB/s (read+write)")
-    rows.add("a.ratio_plain", "quad stream: numquad / plain numba (speed)", t_plain / t_nq, "x",
-             bar=">= 0.8")
-    rows.add("a.ratio_copyto", "quad stream: numquad / np.copyto bandwidth", t_copy / t_nq, "x",
-             bar=">= 0.5")
-    rows.add("a.ratio_plain_checked", "quad stream with bounds check / plain numba",
-             t_plain / t_nqc, "x")
+    rows.add("a.ratio_plain", "quad stream: numquad / plain numba (speed)", t_plain / t_nq, "x", bar=">= 0.8")
+    rows.add("a.ratio_copyto", "quad stream: numquad / np.copyto bandwidth", t_copy / t_nq, "x", bar=">= 0.5")
+    rows.add("a.ratio_plain_checked", "quad stream with bounds check / plain numba", t_plain / t_nqc, "x")
 
 
 def section_b(rows, quick):
@@ -177,10 +178,10 @@ def section_b(rows, quick):
             raise AssertionError(f"Wave.prefixSum {name}: differs from ops.py's reference")
         t_nq = best_of(lambda: launch(x, y), rep)[0]
 
-        def numpy_design():        # the cumsum formulation (int32 sums in int64)
+        def numpy_design():  # the cumsum formulation (int32 sums in int64)
             return np.cumsum(x2, axis=1) - x2
 
-        def numpy_samedtype():     # the same, accumulating in the input dtype
+        def numpy_samedtype():  # the same, accumulating in the input dtype
             return np.cumsum(x2, axis=1, dtype=x.dtype) - x2
 
         npy = numpy_design()
@@ -189,24 +190,26 @@ def section_b(rows, quick):
             note = "exact match"
         else:
             err = np.abs(npy.ravel() - y).max()
-            note = (f"NumPy sums left to right, numquad log-step: max |diff| {err:.2g} "
-                    f"(numquad matches ops.py's reference bit for bit)")
+            note = (
+                f"NumPy sums left to right, numquad log-step: max |diff| {err:.2g} "
+                f"(numquad matches ops.py's reference bit for bit)"
+            )
         t_np = best_of(numpy_design, rep)[0]
         t_np2 = best_of(numpy_samedtype, rep)[0]
         t_pl = best_of(lambda: plain_wave_prefix(x, y), rep)[0]
-        rows.add(f"b.t_numquad_{name}", f"numquad Wave.prefixSum {name}", t_nq, "s",
-                 detail=f"{2 * x.nbytes / t_nq / 1e9:.1f} GB/s (read+write)")
-        rows.add(f"b.t_numpy_{name}", f"NumPy cumsum(x2, axis=1) - x2, {name}", t_np, "s",
-                 detail=note)
-        rows.add(f"b.t_numpy_dtype_{name}",
-                 f"NumPy cumsum(x2, axis=1, dtype={name}) - x2", t_np2, "s")
+        rows.add(
+            f"b.t_numquad_{name}",
+            f"numquad Wave.prefixSum {name}",
+            t_nq,
+            "s",
+            detail=f"{2 * x.nbytes / t_nq / 1e9:.1f} GB/s (read+write)",
+        )
+        rows.add(f"b.t_numpy_{name}", f"NumPy cumsum(x2, axis=1) - x2, {name}", t_np, "s", detail=note)
+        rows.add(f"b.t_numpy_dtype_{name}", f"NumPy cumsum(x2, axis=1, dtype={name}) - x2", t_np2, "s")
         rows.add(f"b.t_plain_{name}", f"plain numba sequential scan per 32, {name}", t_pl, "s")
-        rows.add(f"b.ratio_{name}", f"prefixSum {name}: numquad / NumPy (cumsum formula)",
-                 t_np / t_nq, "x", bar=">= 3")
-        rows.add(f"b.ratio_dtype_{name}",
-                 f"prefixSum {name}: numquad / NumPy (cumsum dtype={name})", t_np2 / t_nq, "x")
-        rows.add(f"b.ratio_plain_{name}", f"prefixSum {name}: numquad / plain numba scan",
-                 t_pl / t_nq, "x")
+        rows.add(f"b.ratio_{name}", f"prefixSum {name}: numquad / NumPy (cumsum formula)", t_np / t_nq, "x", bar=">= 3")
+        rows.add(f"b.ratio_dtype_{name}", f"prefixSum {name}: numquad / NumPy (cumsum dtype={name})", t_np2 / t_nq, "x")
+        rows.add(f"b.ratio_plain_{name}", f"prefixSum {name}: numquad / plain numba scan", t_pl / t_nq, "x")
 
 
 def section_c(rows, quick):
@@ -214,8 +217,10 @@ def section_c(rows, quick):
     rep = 3 if quick else 7
     cores = os.cpu_count()
     allt = numba.config.NUMBA_NUM_THREADS
-    rows.header(f"(c) compute-bound kernel (200 x sin+fma per element, then a quad swap), "
-                f"{n} float32, 1 vs {allt} threads, best of {rep}, interleaved")
+    rows.header(
+        f"(c) compute-bound kernel (200 x sin+fma per element, then a quad swap), "
+        f"{n} float32, 1 vs {allt} threads, best of {rep}, interleaved"
+    )
     rng = np.random.default_rng(2)
     src = rng.random(n, dtype=np.float32)
     dst = np.empty_like(src)
@@ -231,25 +236,44 @@ def section_c(rows, quick):
     for _ in range(rep):
         for nt in (1, allt):
             numba.set_num_threads(nt)
-            for key, fn in (("nq", lambda: launch(src, dst, a, b)),
-                            ("pl", lambda: plain_compute_bound(src, dst2, a, b))):
+            for key, fn in (
+                ("nq", lambda: launch(src, dst, a, b)),
+                ("pl", lambda: plain_compute_bound(src, dst2, a, b)),
+            ):
                 times[(key, nt)].append(best_of(fn, 1, warmup=0)[0])
     numba.set_num_threads(allt)
     best = {k: min(v) for k, v in times.items()}
     rows.add("c.t_numquad_1", "numquad compute_bound, 1 thread", best[("nq", 1)], "s")
     rows.add("c.t_numquad_all", f"numquad compute_bound, {allt} threads", best[("nq", allt)], "s")
-    rows.add("c.t_plain_1", "plain numba prange equivalent, 1 thread", best[("pl", 1)], "s",
-             detail=f"max |numquad - plain| = {err:.2g}")
-    rows.add("c.t_plain_all", f"plain numba prange equivalent, {allt} threads",
-             best[("pl", allt)], "s")
+    rows.add(
+        "c.t_plain_1",
+        "plain numba prange equivalent, 1 thread",
+        best[("pl", 1)],
+        "s",
+        detail=f"max |numquad - plain| = {err:.2g}",
+    )
+    rows.add("c.t_plain_all", f"plain numba prange equivalent, {allt} threads", best[("pl", allt)], "s")
     bar = ">= 1.7" if allt == 2 else None
-    rows.add("c.scaling", f"numquad: 1 thread / {allt} threads ({cores} cores)",
-             best[("nq", 1)] / best[("nq", allt)], "x", bar=bar,
-             detail="" if busy is None else f"cores busy with other work before: {100 * busy:.0f}%")
-    rows.add("c.scaling_plain", f"plain numba prange: 1 / {allt} threads (machine ceiling)",
-             best[("pl", 1)] / best[("pl", allt)], "x")
-    rows.add("c.ratio_plain_1", "compute-bound, 1 thread: numquad / plain numba (speed)",
-             best[("pl", 1)] / best[("nq", 1)], "x")
+    rows.add(
+        "c.scaling",
+        f"numquad: 1 thread / {allt} threads ({cores} cores)",
+        best[("nq", 1)] / best[("nq", allt)],
+        "x",
+        bar=bar,
+        detail="" if busy is None else f"cores busy with other work before: {100 * busy:.0f}%",
+    )
+    rows.add(
+        "c.scaling_plain",
+        f"plain numba prange: 1 / {allt} threads (machine ceiling)",
+        best[("pl", 1)] / best[("pl", allt)],
+        "x",
+    )
+    rows.add(
+        "c.ratio_plain_1",
+        "compute-bound, 1 thread: numquad / plain numba (speed)",
+        best[("pl", 1)] / best[("nq", 1)],
+        "x",
+    )
     if bar is None:
         rows.note(f"the 1.7x bar is for 2 cores; this machine runs {allt} threads")
 
@@ -275,10 +299,13 @@ print(json.dumps({{"t": time.perf_counter() - t0}}))
 def section_d(rows, quick):
     rep = 1 if quick else 3
     kernels = ["typical"] if quick else ["quad", "typical"]
-    rows.header(f"(d) first-launch compile time, fresh process per measurement, best of {rep} "
-                f"(4096 float32, launch [16, 256])")
-    rows.note("time from the first call to its return, after `import numpy, numba, numquad` "
-              "and the kernel module; numquad's lazily imported compiler modules count")
+    rows.header(
+        f"(d) first-launch compile time, fresh process per measurement, best of {rep} (4096 float32, launch [16, 256])"
+    )
+    rows.note(
+        "time from the first call to its return, after `import numpy, numba, numquad` "
+        "and the kernel module; numquad's lazily imported compiler modules count"
+    )
 
     def measure(name, warm=False):
         code = _COMPILE_CODE.format(name=name, warm=warm)
@@ -291,18 +318,15 @@ def section_d(rows, quick):
         rows.add(f"d.t_numquad_{k}", f"{k}: numquad first launch (cold process)", t_nq, "s")
         rows.add(f"d.t_njit_{k}", f"{k}: plain @njit first call (cold process)", t_nj, "s")
         rows.add(f"d.t_prange_{k}", f"{k}: @njit(parallel=True) prange first call", t_np, "s")
-        rows.add(f"d.ratio_njit_{k}", f"{k}: compile numquad / @njit", t_nq / t_nj, "x",
-                 bar="<= 3")
-        rows.add(f"d.ratio_prange_{k}", f"{k}: compile numquad / @njit(parallel=True)",
-                 t_nq / t_np, "x")
+        rows.add(f"d.ratio_njit_{k}", f"{k}: compile numquad / @njit", t_nq / t_nj, "x", bar="<= 3")
+        rows.add(f"d.ratio_prange_{k}", f"{k}: compile numquad / @njit(parallel=True)", t_nq / t_np, "x")
     if not quick:
         k = "typical"
         t_nq = measure(f"nq_{k}", warm=True)
         t_nj = measure(f"nj_{k}", warm=True)
         rows.add(f"d.t_numquad_{k}_warm", f"{k}: numquad first launch, Numba warmed up", t_nq, "s")
         rows.add(f"d.t_njit_{k}_warm", f"{k}: @njit first call, Numba warmed up", t_nj, "s")
-        rows.add(f"d.ratio_njit_{k}_warm", f"{k}: compile numquad / @njit, Numba warmed up",
-                 t_nq / t_nj, "x")
+        rows.add(f"d.ratio_njit_{k}_warm", f"{k}: compile numquad / @njit, Numba warmed up", t_nq / t_nj, "x")
 
 
 _SIM_CODE = r"""
@@ -347,9 +371,11 @@ def section_e(rows, quick):
     rep_sim = 1 if quick else 2
     n = 1 << 22
     rep = 5 if quick else 10
-    rows.header(f"(e) numquad CPU vs numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1): saxpy "
-                f"with cuda.grid(1); simulator {n_sim} threads best of {rep_sim}, "
-                f"numquad {n} threads 1 core best of {rep}")
+    rows.header(
+        f"(e) numquad CPU vs numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1): saxpy "
+        f"with cuda.grid(1); simulator {n_sim} threads best of {rep_sim}, "
+        f"numquad {n} threads 1 core best of {rep}"
+    )
     if cuda is None:
         raise RuntimeError("numba-cuda is not installed (numba.cuda spellings, CUDA simulator)")
     numba.set_num_threads(1)
@@ -363,15 +389,19 @@ def section_e(rows, quick):
     t_nq = best_of(lambda: launch(a, x, y, out), rep)[0]
     rows.add("e.numquad_tps", "numquad saxpy, threads/s (1 core)", n / t_nq, "thr/s")
     try:
-        r = run_python(_SIM_CODE.format(n=n_sim, rep=rep_sim),
-                       env={"NUMBA_ENABLE_CUDASIM": "1"})
+        r = run_python(_SIM_CODE.format(n=n_sim, rep=rep_sim), env={"NUMBA_ENABLE_CUDASIM": "1"})
     except Exception as e:  # noqa: BLE001 - reported as a row
         rows.fail("e.sim_tps", "CUDA simulator saxpy, threads/s", e)
         rows.fail("e.ratio", "saxpy: numquad / CUDA simulator (threads/s)", e)
         return
     sim_tps = n_sim / r["t"]
-    rows.add("e.sim_tps", "CUDA simulator saxpy, threads/s", sim_tps, "thr/s",
-             detail="result ok" if r["ok"] else "result WRONG")
+    rows.add(
+        "e.sim_tps",
+        "CUDA simulator saxpy, threads/s",
+        sim_tps,
+        "thr/s",
+        detail="result ok" if r["ok"] else "result WRONG",
+    )
     rows.add("e.ratio", "saxpy: numquad / CUDA simulator (threads/s)", n / t_nq / sim_tps, "x")
     # numquad runs the same shfl_sync kernel on the CPU (docs/architecture.md section 1)
     s = np.arange(64, dtype=np.float32)
@@ -382,11 +412,20 @@ def section_e(rows, quick):
         res = "ok" if np.array_equal(d, want) else "WRONG result"
     except Exception as e:  # noqa: BLE001
         res = one_line(e)
-    rows.add("e.sim_shfl", "CUDA simulator runs a cuda.shfl_sync kernel (1 = yes)",
-             0.0 if not r["shfl_error"].startswith("no error") else 1.0, "",
-             detail=r["shfl_error"])
-    rows.add("e.numquad_shfl", "numquad CPU runs the same cuda.shfl_sync kernel (1 = yes)",
-             1.0 if res == "ok" else 0.0, "", detail=res)
+    rows.add(
+        "e.sim_shfl",
+        "CUDA simulator runs a cuda.shfl_sync kernel (1 = yes)",
+        0.0 if not r["shfl_error"].startswith("no error") else 1.0,
+        "",
+        detail=r["shfl_error"],
+    )
+    rows.add(
+        "e.numquad_shfl",
+        "numquad CPU runs the same cuda.shfl_sync kernel (1 = yes)",
+        1.0 if res == "ok" else 0.0,
+        "",
+        detail=res,
+    )
 
 
 SECTIONS = {"a": section_a, "b": section_b, "c": section_c, "d": section_d, "e": section_e}

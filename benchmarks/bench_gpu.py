@@ -57,6 +57,7 @@ FULL = 0xFFFFFFFF
 # numquad kernels
 # ---------------------------------------------------------------------------
 
+
 @xpu.jit
 def nq_quad(src, dst):
     i = xpu.grid(1)
@@ -97,6 +98,7 @@ def nq_shuffles(src, dst):
 # Hand-written numba.cuda kernels (compiled lazily, at first use)
 # ---------------------------------------------------------------------------
 
+
 @cuda.jit
 def hand_copy(src, dst):
     i = cuda.grid(1)
@@ -114,6 +116,7 @@ def _hand_prefix(T):
     """Log-step (Kogge-Stone) inclusive scan with shfl_up_sync, shifted up one
     lane for the exclusive result: 6 shuffles. ``T(...)`` keeps int32 sums in
     int32 (Numba types int32 + int32 as int64, which would shuffle twice)."""
+
     def hand_prefix(src, dst):
         i = cuda.grid(1)
         lane = cuda.laneid
@@ -137,6 +140,7 @@ def _hand_prefix(T):
         if lane == 0:
             e = T(0)
         dst[i] = e
+
     return cuda.jit(hand_prefix)
 
 
@@ -172,6 +176,7 @@ def hand_shuffles(src, dst):
 # Timing
 # ---------------------------------------------------------------------------
 
+
 def gpu_time(launch, rep, inner, warmup=3):
     """Median, min, max seconds per launch of *launch* (enqueues one kernel/copy)."""
     for _ in range(warmup):
@@ -180,7 +185,7 @@ def gpu_time(launch, rep, inner, warmup=3):
     start, end = cuda.event(), cuda.event()
     per = []
     for _ in range(rep):
-        launch()                       # GPU busy while the timed batch is enqueued
+        launch()  # GPU busy while the timed batch is enqueued
         start.record()
         for _ in range(inner):
             launch()
@@ -202,8 +207,7 @@ def _check(name, got, want, exact=True):
         ok = np.allclose(got, want, rtol=1e-5, atol=1e-5)
     if not ok:
         bad = np.flatnonzero(got != want)[:3]
-        raise AssertionError(f"{name}: wrong result at {bad.tolist()}: "
-                             f"{got[bad].tolist()} != {want[bad].tolist()}")
+        raise AssertionError(f"{name}: wrong result at {bad.tolist()}: {got[bad].tolist()} != {want[bad].tolist()}")
 
 
 def _reference(opname, x):
@@ -221,8 +225,10 @@ def timings(rows, args):
     name = getattr(dev, "name", "?")
     name = name.decode() if isinstance(name, bytes) else name
     rows.note(f"device: {name}, cc {getattr(dev, 'compute_capability', '?')}")
-    rows.header(f"GPU timings: n = 2^{args.n_log2} = {n}, [{blocks}, {TPB}] launches, "
-                f"median of {rep} runs x {inner} launches (CUDA events)")
+    rows.header(
+        f"GPU timings: n = 2^{args.n_log2} = {n}, [{blocks}, {TPB}] launches, "
+        f"median of {rep} runs x {inner} launches (CUDA events)"
+    )
     rng = np.random.default_rng(4)
     h_f = rng.standard_normal(n, dtype=np.float32)
     h_i = rng.integers(-1000, 1000, n, dtype=np.int32)
@@ -230,7 +236,7 @@ def timings(rows, args):
     d_i = cuda.to_device(h_i)
     d_of = cuda.device_array(n, np.float32)
     d_oi = cuda.device_array(n, np.int32)
-    m = min(n, 1 << 20)                # prefix of the output that is checked
+    m = min(n, 1 << 20)  # prefix of the output that is checked
     bytes_rw = 2 * n * 4
 
     def bw(t):
@@ -262,12 +268,18 @@ def timings(rows, args):
 
     # (1) copy bandwidth
     rows.header("(1) device-to-device copy")
-    row("copy_kernel", "numba.cuda copy kernel dst[i] = src[i]",
+    row(
+        "copy_kernel",
+        "numba.cuda copy kernel dst[i] = src[i]",
         lambda: hand_copy[blocks, TPB](d_f, d_of),
-        check=lambda: _check("copy kernel", d_of[:m].copy_to_host(), h_f[:m]))
-    row("copy_d2d", "d_dst.copy_to_device(d_src) (cuMemcpyDtoD)",
+        check=lambda: _check("copy kernel", d_of[:m].copy_to_host(), h_f[:m]),
+    )
+    row(
+        "copy_d2d",
+        "d_dst.copy_to_device(d_src) (cuMemcpyDtoD)",
         lambda: d_of.copy_to_device(d_f),
-        check=lambda: _check("copy_to_device", d_of[:m].copy_to_host(), h_f[:m]))
+        check=lambda: _check("copy_to_device", d_of[:m].copy_to_host(), h_f[:m]),
+    )
     best_copy = [k for k in ("copy_kernel", "copy_d2d") if k in results]
     if best_copy:
         results["copy"] = min((results[k] for k in best_copy), key=lambda t: t[0])
@@ -276,83 +288,151 @@ def timings(rows, args):
     # (2) streaming quad kernel
     rows.header("(2) streaming quad kernel dst[i] = v + swapHorizontal(v), float32")
     want_quad = h_f[:m] + h_f[:m].reshape(-1, 2)[:, ::-1].ravel()
-    row("nq_quad", "numquad quad_stream (k.cuda on device arrays)",
+    row(
+        "nq_quad",
+        "numquad quad_stream (k.cuda on device arrays)",
         lambda: nq_quad.cuda[blocks, TPB](d_f, d_of),
-        check=lambda: _check("numquad quad", d_of[:m].copy_to_host(), want_quad))
-    row("hand_quad", "hand-written shfl_xor_sync quad swap",
+        check=lambda: _check("numquad quad", d_of[:m].copy_to_host(), want_quad),
+    )
+    row(
+        "hand_quad",
+        "hand-written shfl_xor_sync quad swap",
         lambda: hand_quad[blocks, TPB](d_f, d_of),
-        check=lambda: _check("hand quad", d_of[:m].copy_to_host(), want_quad))
-    ratio("quad_pct_copy", "numquad quad stream, % of copy bandwidth", "copy", "nq_quad",
-          bar=">= 85", unit="%", scale=100.0)
+        check=lambda: _check("hand quad", d_of[:m].copy_to_host(), want_quad),
+    )
+    ratio(
+        "quad_pct_copy",
+        "numquad quad stream, % of copy bandwidth",
+        "copy",
+        "nq_quad",
+        bar=">= 85",
+        unit="%",
+        scale=100.0,
+    )
     ratio("quad_vs_hand", "quad swap: hand-written / numquad time", "hand_quad", "nq_quad")
 
     # (2b) the same work as a lane function on device arrays (numquad writes the kernel)
     rows.header("(2b) lane function on device arrays: lane_quad(d_x, out=d_out) and lane_quad(d_x)")
-    row("lane_out", "numquad lane_quad(d_x, out=d_out)",
+    row(
+        "lane_out",
+        "numquad lane_quad(d_x, out=d_out)",
         lambda: lane_quad(d_f, out=d_of),
-        check=lambda: _check("lane call, out=", d_of[:m].copy_to_host(), want_quad))
-    row("lane_alloc", "numquad lane_quad(d_x) (allocates its result)",
+        check=lambda: _check("lane call, out=", d_of[:m].copy_to_host(), want_quad),
+    )
+    row(
+        "lane_alloc",
+        "numquad lane_quad(d_x) (allocates its result)",
         lambda: lane_quad(d_f),
-        check=lambda: _check("lane call", lane_quad(d_f)[:m].copy_to_host(), want_quad))
-    ratio("lane_out_pct_d2d", "lane call with out=, % of cuMemcpyDtoD bandwidth", "copy_d2d",
-          "lane_out", bar=">= 90", unit="%", scale=100.0)
-    ratio("lane_alloc_pct_d2d", "lane call without out=, % of cuMemcpyDtoD bandwidth", "copy_d2d",
-          "lane_alloc", unit="%", scale=100.0)
+        check=lambda: _check("lane call", lane_quad(d_f)[:m].copy_to_host(), want_quad),
+    )
+    ratio(
+        "lane_out_pct_d2d",
+        "lane call with out=, % of cuMemcpyDtoD bandwidth",
+        "copy_d2d",
+        "lane_out",
+        bar=">= 90",
+        unit="%",
+        scale=100.0,
+    )
+    ratio(
+        "lane_alloc_pct_d2d",
+        "lane call without out=, % of cuMemcpyDtoD bandwidth",
+        "copy_d2d",
+        "lane_alloc",
+        unit="%",
+        scale=100.0,
+    )
 
     # (3) prefix scans
     rows.header("(3) Wave.prefixSum vs hand-written shfl_up_sync exclusive scan")
-    for name, d_in, d_out, h_in, hand in (("int32", d_i, d_oi, h_i, hand_prefix_int32),
-                                          ("float32", d_f, d_of, h_f, hand_prefix_float32)):
+    for name, d_in, d_out, h_in, hand in (
+        ("int32", d_i, d_oi, h_i, hand_prefix_int32),
+        ("float32", d_f, d_of, h_f, hand_prefix_float32),
+    ):
         want = _reference("Wave.prefixSum", h_in[:m])
-        row(f"nq_prefix_{name}", f"numquad Wave.prefixSum {name}",
+        row(
+            f"nq_prefix_{name}",
+            f"numquad Wave.prefixSum {name}",
             lambda d_in=d_in, d_out=d_out: nq_prefix.cuda[blocks, TPB](d_in, d_out),
             check=lambda d_out=d_out, want=want, name=name: _check(
-                f"numquad prefixSum {name}", d_out[:m].copy_to_host(), want))
-        row(f"hand_prefix_{name}", f"hand-written shfl_up scan {name}",
+                f"numquad prefixSum {name}", d_out[:m].copy_to_host(), want
+            ),
+        )
+        row(
+            f"hand_prefix_{name}",
+            f"hand-written shfl_up scan {name}",
             lambda d_in=d_in, d_out=d_out, hand=hand: hand[blocks, TPB](d_in, d_out),
             check=lambda d_out=d_out, want=want, name=name: _check(
-                f"hand prefix {name}", d_out[:m].copy_to_host(), want))
-        ratio(f"prefix_vs_hand_{name}", f"prefixSum {name}: hand-written / numquad time",
-              f"hand_prefix_{name}", f"nq_prefix_{name}", bar=">= 1.0")
-        ratio(f"prefix_pct_copy_{name}", f"prefixSum {name}, % of copy bandwidth", "copy",
-              f"nq_prefix_{name}", unit="%", scale=100.0)
+                f"hand prefix {name}", d_out[:m].copy_to_host(), want
+            ),
+        )
+        ratio(
+            f"prefix_vs_hand_{name}",
+            f"prefixSum {name}: hand-written / numquad time",
+            f"hand_prefix_{name}",
+            f"nq_prefix_{name}",
+            bar=">= 1.0",
+        )
+        ratio(
+            f"prefix_pct_copy_{name}",
+            f"prefixSum {name}, % of copy bandwidth",
+            "copy",
+            f"nq_prefix_{name}",
+            unit="%",
+            scale=100.0,
+        )
 
     # (4) reduction and a shuffle-heavy kernel
     rows.header("(4) Wave.reduceSum and five Wave.shuffleXor steps, float32")
     want_red = _reference("Wave.reduceSum", h_f[:m])
-    row("nq_reduce", "numquad Wave.reduceSum float32",
+    row(
+        "nq_reduce",
+        "numquad Wave.reduceSum float32",
         lambda: nq_reduce.cuda[blocks, TPB](d_f, d_of),
-        check=lambda: _check("numquad reduceSum", d_of[:m].copy_to_host(), want_red))
-    row("hand_reduce", "hand-written shfl_xor_sync butterfly",
+        check=lambda: _check("numquad reduceSum", d_of[:m].copy_to_host(), want_red),
+    )
+    row(
+        "hand_reduce",
+        "hand-written shfl_xor_sync butterfly",
         lambda: hand_reduce[blocks, TPB](d_f, d_of),
-        check=lambda: _check("hand reduce", d_of[:m].copy_to_host(), want_red))
+        check=lambda: _check("hand reduce", d_of[:m].copy_to_host(), want_red),
+    )
     ratio("reduce_vs_hand", "reduceSum: hand-written / numquad time", "hand_reduce", "nq_reduce")
     v = h_f[:m].reshape(-1, 32)
     lanes = np.arange(32)
     for mask in (1, 3, 7, 15, 31):
         v = v + v[:, lanes ^ mask]
     want_sh = v.ravel()
-    row("nq_shuffles", "numquad 5 x Wave.shuffleXor float32",
+    row(
+        "nq_shuffles",
+        "numquad 5 x Wave.shuffleXor float32",
         lambda: nq_shuffles.cuda[blocks, TPB](d_f, d_of),
-        check=lambda: _check("numquad shuffles", d_of[:m].copy_to_host(), want_sh))
-    row("hand_shuffles", "hand-written 5 x shfl_xor_sync",
+        check=lambda: _check("numquad shuffles", d_of[:m].copy_to_host(), want_sh),
+    )
+    row(
+        "hand_shuffles",
+        "hand-written 5 x shfl_xor_sync",
         lambda: hand_shuffles[blocks, TPB](d_f, d_of),
-        check=lambda: _check("hand shuffles", d_of[:m].copy_to_host(), want_sh))
-    ratio("shuffles_vs_hand", "5 x shuffleXor: hand-written / numquad time",
-          "hand_shuffles", "nq_shuffles")
+        check=lambda: _check("hand shuffles", d_of[:m].copy_to_host(), want_sh),
+    )
+    ratio("shuffles_vs_hand", "5 x shuffleXor: hand-written / numquad time", "hand_shuffles", "nq_shuffles")
 
     # (5) host-side launch overhead
-    rows.header("(5) host-side launch overhead (Python time per launch, no sync, 2^16 threads; "
-                "best of 10 interleaved rounds of 100)")
+    rows.header(
+        "(5) host-side launch overhead (Python time per launch, no sync, 2^16 threads; "
+        "best of 10 interleaved rounds of 100)"
+    )
     small = 1 << 16
     ds, dd = d_f[:small], d_of[:small]
     launches = (
-        ("launch_nq", "numquad nq_quad.cuda[g, b](...) per launch",
-         lambda: nq_quad.cuda[small // TPB, TPB](ds, dd)),
-        ("launch_nq_auto", "numquad nq_quad[g, b](...) (auto target) per launch",
-         lambda: nq_quad[small // TPB, TPB](ds, dd)),
-        ("launch_hand", "numba.cuda hand_quad[g, b](...) per launch",
-         lambda: hand_quad[small // TPB, TPB](ds, dd)))
+        ("launch_nq", "numquad nq_quad.cuda[g, b](...) per launch", lambda: nq_quad.cuda[small // TPB, TPB](ds, dd)),
+        (
+            "launch_nq_auto",
+            "numquad nq_quad[g, b](...) (auto target) per launch",
+            lambda: nq_quad[small // TPB, TPB](ds, dd),
+        ),
+        ("launch_hand", "numba.cuda hand_quad[g, b](...) per launch", lambda: hand_quad[small // TPB, TPB](ds, dd)),
+    )
     # rounds interleaved (the host's speed drifts), best round of 100 launches each
     best = {}
     for _ in range(10):
@@ -383,12 +463,14 @@ def timings(rows, args):
 # Code inspection (no GPU needed)
 # ---------------------------------------------------------------------------
 
+
 def _find_tool(name):
     path = shutil.which(name)
     if path:
         return path
     try:
         from cuda import pathfinder
+
         path = pathfinder.find_nvidia_binary_utility(name)
         if path:
             return path
@@ -406,8 +488,7 @@ def _sass(cubin_path):
     for tool, flags in (("cuobjdump", ["-sass"]), ("nvdisasm", [])):
         exe = _find_tool(tool)
         if exe:
-            p = subprocess.run([exe, *flags, cubin_path], capture_output=True, text=True,
-                               timeout=60)
+            p = subprocess.run([exe, *flags, cubin_path], capture_output=True, text=True, timeout=60)
             if p.returncode == 0 and p.stdout.strip():
                 return p.stdout, tool
     raise RuntimeError("neither cuobjdump nor nvdisasm found (CUDA toolkit binaries)")
@@ -421,12 +502,14 @@ def _link_cubin(ptx, cc):
             from cuda.core import Linker, LinkerOptions, ObjectCode
         except ImportError:
             from cuda.core.experimental import Linker, LinkerOptions, ObjectCode
-        linker = Linker(ObjectCode.from_ptx(ptx.encode()),
-                        options=LinkerOptions(arch=f"sm_{cc[0]}{cc[1]}", verbose=True))
+        linker = Linker(
+            ObjectCode.from_ptx(ptx.encode()), options=LinkerOptions(arch=f"sm_{cc[0]}{cc[1]}", verbose=True)
+        )
         code = linker.link("cubin").code
         log = linker.get_info_log() or ""
     except (ImportError, AttributeError, TypeError):
         from numba.cuda.cudadrv import driver
+
         linker = driver._Linker(cc=cc)
         linker.add_ptx(ptx.encode())
         code = linker.complete().code
@@ -447,8 +530,10 @@ def code_inspection(rows, args):
             cc = tuple(cuda.get_current_device().compute_capability)
         except Exception:  # noqa: BLE001
             pass
-    rows.header(f"(6) shuffles in the generated code of the launches above (blocks of {TPB}), cc {cc[0]}.{cc[1]} "
-                f"(PTX shfl.sync; SASS SHFL via a cubin linked from that PTX)")
+    rows.header(
+        f"(6) shuffles in the generated code of the launches above (blocks of {TPB}), cc {cc[0]}.{cc[1]} "
+        f"(PTX shfl.sync; SASS SHFL via a cubin linked from that PTX)"
+    )
     f32 = (types.float32[::1], types.float32[::1])
     i32 = (types.int32[::1], types.int32[::1])
     f64 = (types.float64[::1], types.float64[::1])
@@ -456,19 +541,15 @@ def code_inspection(rows, args):
         ("quad", "numquad quad swap", lambda: nq_quad.inspect_ptx(f32, cc=cc, blockdim=TPB)),
         ("quad_hand", "hand-written quad swap", lambda: _ptx(hand_quad, f32, cc)),
         ("prefix_i32", "numquad prefixSum int32", lambda: nq_prefix.inspect_ptx(i32, cc=cc, blockdim=TPB)),
-        ("prefix_i32_hand", "hand-written scan int32",
-         lambda: _ptx(hand_prefix_int32, i32, cc)),
+        ("prefix_i32_hand", "hand-written scan int32", lambda: _ptx(hand_prefix_int32, i32, cc)),
         ("prefix_f32", "numquad prefixSum float32", lambda: nq_prefix.inspect_ptx(f32, cc=cc, blockdim=TPB)),
-        ("prefix_f32_hand", "hand-written scan float32",
-         lambda: _ptx(hand_prefix_float32, f32, cc)),
+        ("prefix_f32_hand", "hand-written scan float32", lambda: _ptx(hand_prefix_float32, f32, cc)),
         ("quad_f64", "numquad quad swap float64", lambda: nq_quad.inspect_ptx(f64, cc=cc, blockdim=TPB)),
         ("quad_f64_hand", "hand-written quad swap float64", lambda: _ptx(hand_quad, f64, cc)),
         ("reduce", "numquad reduceSum float32", lambda: nq_reduce.inspect_ptx(f32, cc=cc, blockdim=TPB)),
         ("reduce_hand", "hand-written butterfly float32", lambda: _ptx(hand_reduce, f32, cc)),
-        ("shuffles", "numquad 5 x shuffleXor float32",
-         lambda: nq_shuffles.inspect_ptx(f32, cc=cc, blockdim=TPB)),
-        ("shuffles_hand", "hand-written 5 x shfl_xor float32",
-         lambda: _ptx(hand_shuffles, f32, cc)),
+        ("shuffles", "numquad 5 x shuffleXor float32", lambda: nq_shuffles.inspect_ptx(f32, cc=cc, blockdim=TPB)),
+        ("shuffles_hand", "hand-written 5 x shfl_xor float32", lambda: _ptx(hand_shuffles, f32, cc)),
     ]
     outdir = args.sass_dir or tempfile.mkdtemp(prefix="numquad-sass-")
     os.makedirs(outdir, exist_ok=True)
@@ -486,8 +567,7 @@ def code_inspection(rows, args):
             cubin, stats = _link_cubin(ptx, cc)
         except Exception as e:  # noqa: BLE001
             cubin, stats = None, f"link to cubin failed: {one_line(e)}"
-        rows.add(f"ptx_shfl_{key}", f"{what}: shfl.sync in PTX", n_shfl, "",
-                 detail=stats)
+        rows.add(f"ptx_shfl_{key}", f"{what}: shfl.sync in PTX", n_shfl, "", detail=stats)
         if cubin is None:
             rows.fail(f"sass_shfl_{key}", f"{what}: SHFL in SASS", stats)
             continue
@@ -503,8 +583,13 @@ def code_inspection(rows, args):
             f.write(sass)
         insns = [m.group(2) for m in _SASS_INSN.finditer(sass)]
         n_shfl = sum(1 for op in insns if op.startswith("SHFL"))
-        rows.add(f"sass_shfl_{key}", f"{what}: SHFL in SASS", n_shfl, "",
-                 detail=f"{len(insns)} SASS instructions ({tool}); {outdir}/{key}.sass")
+        rows.add(
+            f"sass_shfl_{key}",
+            f"{what}: SHFL in SASS",
+            n_shfl,
+            "",
+            detail=f"{len(insns)} SASS instructions ({tool}); {outdir}/{key}.sass",
+        )
 
 
 def _ptx(dispatcher, sig, cc):
@@ -526,8 +611,10 @@ def main(argv=None):
         except Exception as e:  # noqa: BLE001
             rows.fail("timings", "GPU timings", e)
     else:
-        msg = ("skipped: numba.cuda.is_available() is False (no CUDA GPU or driver here); "
-               "run this script on the GPU machine. The code inspection below needs no GPU.")
+        msg = (
+            "skipped: numba.cuda.is_available() is False (no CUDA GPU or driver here); "
+            "run this script on the GPU machine. The code inspection below needs no GPU."
+        )
         print(f"bench_gpu: GPU timings {msg}", flush=True)
         rows.note(f"GPU timings {msg}")
     try:

@@ -88,8 +88,7 @@ def same(name, got, want, what):
     if not np.array_equal(got, want):
         bad = np.argwhere(got != want)
         p = tuple(int(i) for i in bad[0]) if bad.size else ()
-        raise Mismatch(f"{name}: {what}: differs at {len(bad)} places, first {p}: "
-                       f"got {got[p]}, want {want[p]}")
+        raise Mismatch(f"{name}: {what}: differs at {len(bad)} places, first {p}: got {got[p]}, want {want[p]}")
 
 
 # ---------------------------------------------------------------------------
@@ -97,8 +96,9 @@ def same(name, got, want, what):
 # after checking the first runs
 # ---------------------------------------------------------------------------
 
+
 def case_compaction(quick, rng):
-    n = 200_003 if quick else 4_000_037              # a partial last wave, as the example
+    n = 200_003 if quick else 4_000_037  # a partial last wave, as the example
     x = rng.standard_normal(n).astype(np.float32)
     t = np.float32(0.5)
     want = ex_compact.compact_numpy(x, t)
@@ -111,27 +111,34 @@ def case_compaction(quick, rng):
     same("compaction", got_nb, want.size, "Numba count vs NumPy")
     same("compaction", out[:got], want, "numquad vs x[x > t]")
     same("compaction", out_nb[:got_nb], out[:got], "Numba vs numquad")
-    return (f"{n:,} float32, keep x > 0.5",
-            "numquad == Numba == NumPy x[x > t] (bit for bit)",
-            lambda: ex_compact.compact_ordered(CPU, x, t, out, counts),
-            lambda: ex_compact.compact_numba(x, t, out_nb))
+    return (
+        f"{n:,} float32, keep x > 0.5",
+        "numquad == Numba == NumPy x[x > t] (bit for bit)",
+        lambda: ex_compact.compact_ordered(CPU, x, t, out, counts),
+        lambda: ex_compact.compact_numba(x, t, out_nb),
+    )
 
 
 def case_derivatives(quick, rng):
-    h, w = (239, 319) if quick else (719, 1279)      # odd: half tiles at two edges
+    h, w = (239, 319) if quick else (719, 1279)  # odd: half tiles at two edges
     img = ex_deriv.make_image(h, w, rng)
-    nq = (np.full((h, w), np.nan, np.float32), np.full((h, w), np.nan, np.float32),
-          np.full((h, w, 3), np.nan, np.float32))
+    nq = (
+        np.full((h, w), np.nan, np.float32),
+        np.full((h, w), np.nan, np.float32),
+        np.full((h, w, 3), np.nan, np.float32),
+    )
     nb = tuple(np.full_like(a, np.nan) for a in nq)
     ex_deriv.derivatives_numquad(img, *nq)
     ex_deriv.derivatives_numba(img, *nb)
     for what, a, b, c in zip(("ddx", "ddy", "Sobel"), nq, nb, ex_deriv.derivatives_numpy(img)):
         same("derivatives", a, c, f"numquad {what} vs NumPy")
         same("derivatives", b, a, f"Numba {what} vs numquad")
-    return (f"{h} x {w} float32 image: ddx, ddy, Sobel gx, gy, magnitude",
-            "numquad == Numba == NumPy (bit for bit)",
-            lambda: ex_deriv.derivatives_numquad(img, *nq),
-            lambda: ex_deriv.derivatives_numba(img, *nb))
+    return (
+        f"{h} x {w} float32 image: ddx, ddy, Sobel gx, gy, magnitude",
+        "numquad == Numba == NumPy (bit for bit)",
+        lambda: ex_deriv.derivatives_numquad(img, *nq),
+        lambda: ex_deriv.derivatives_numba(img, *nb),
+    )
 
 
 def case_block_scan(quick, rng):
@@ -146,15 +153,17 @@ def case_block_scan(quick, rng):
     want = ex_scan.scan_numpy(x)
     same("block_scan", out, want, "numquad vs np.cumsum per block")
     same("block_scan", out_nb, out, "Numba vs numquad")
-    return (f"{nblocks:,} blocks of {tpb} int32 -> int64, exclusive",
-            "numquad == Numba == NumPy cumsum per block (exact)",
-            lambda: k(x, out),
-            lambda: ex_scan.scan_numba(x, out_nb))
+    return (
+        f"{nblocks:,} blocks of {tpb} int32 -> int64, exclusive",
+        "numquad == Numba == NumPy cumsum per block (exact)",
+        lambda: k(x, out),
+        lambda: ex_scan.scan_numba(x, out_nb),
+    )
 
 
 def case_radix_pass(quick, rng):
     tpb = ex_scan.TPB
-    n = 200_003 if quick else 500_003                # a partial last block and wave
+    n = 200_003 if quick else 500_003  # a partial last block and wave
     keys = rng.integers(0, 2**32, n, dtype=np.uint32)
     kb = (n + tpb - 1) // tpb
     counts = np.full((ex_scan.RADIX, kb), -1, np.int64)
@@ -169,10 +178,12 @@ def case_radix_pass(quick, rng):
     same("radix_pass", out_keys, want_keys, "numquad keys vs NumPy")
     same("radix_pass", nb_index, out_index, "Numba permutation vs numquad")
     same("radix_pass", nb_keys, out_keys, "Numba keys vs numquad")
-    return (f"{n:,} uint32 keys, stable pass on bits {ex_scan.SHIFT}..{ex_scan.SHIFT + 3}",
-            "numquad == Numba == NumPy argsort(kind='stable') (exact)",
-            lambda: ex_scan.radix_pass(CPU, keys, counts, out_keys, out_index),
-            lambda: ex_scan.radix_pass_numba(keys, nb_keys, nb_index))
+    return (
+        f"{n:,} uint32 keys, stable pass on bits {ex_scan.SHIFT}..{ex_scan.SHIFT + 3}",
+        "numquad == Numba == NumPy argsort(kind='stable') (exact)",
+        lambda: ex_scan.radix_pass(CPU, keys, counts, out_keys, out_index),
+        lambda: ex_scan.radix_pass_numba(keys, nb_keys, nb_index),
+    )
 
 
 def case_histogram(quick, rng):
@@ -182,7 +193,7 @@ def case_histogram(quick, rng):
     kernel = ex_hist.k_hist_atomic
 
     def run_nq():
-        hist[:] = 0                                  # the kernel adds to hist
+        hist[:] = 0  # the kernel adds to hist
         ex_hist.hist_numquad(kernel, x, hist)
 
     run_nq()
@@ -190,14 +201,16 @@ def case_histogram(quick, rng):
     want = np.bincount(x, minlength=ex_hist.BINS)
     same("histogram", hist.astype(np.int64), want, "numquad vs np.bincount")
     same("histogram", got_nb, want, "Numba vs np.bincount")
-    return (f"{n:,} uniform uint8 into {ex_hist.BINS} bins, 1 atomic per element",
-            "numquad == Numba == np.bincount (exact)",
-            run_nq,
-            lambda: ex_hist.hist_numba(x))
+    return (
+        f"{n:,} uniform uint8 into {ex_hist.BINS} bins, 1 atomic per element",
+        "numquad == Numba == np.bincount (exact)",
+        run_nq,
+        lambda: ex_hist.hist_numba(x),
+    )
 
 
 def case_matmul(quick, rng):
-    m, kk, n = (100, 70, 130) if quick else (250, 300, 200)     # not multiples of 16
+    m, kk, n = (100, 70, 130) if quick else (250, 300, 200)  # not multiples of 16
     A = rng.standard_normal((m, kk)).astype(np.float32)
     B = rng.standard_normal((kk, n)).astype(np.float32)
     C = np.full((m, n), np.nan, np.float32)
@@ -209,22 +222,26 @@ def case_matmul(quick, rng):
     bound = 2.0 * ex_mm.gamma(kk) * (np.abs(A).astype(np.float64) @ np.abs(B).astype(np.float64))
     for who, got in (("numquad", C), ("Numba", C_nb)):
         err = np.abs(got.astype(np.float64) - P)
-        if not (err <= bound).all():          # NaN (unwritten) fails this too
-            raise Mismatch(f"matmul: {who} differs from A @ B beyond the float32 bound at "
-                           f"{np.count_nonzero(~(err <= bound))} places")
+        if not (err <= bound).all():  # NaN (unwritten) fails this too
+            raise Mismatch(
+                f"matmul: {who} differs from A @ B beyond the float32 bound at "
+                f"{np.count_nonzero(~(err <= bound))} places"
+            )
     diff = np.abs(C.astype(np.float64) - C_nb.astype(np.float64))
     if not (diff <= bound).all():
         raise Mismatch("matmul: numquad and Numba differ by more than the float32 bound")
     exact = "bit for bit" if np.array_equal(C, C_nb) else f"within the bound, max diff {diff.max():.2e}"
-    return (f"{m} x {kk} @ {kk} x {n} float32",
-            f"numquad == k-ordered NumPy loop (bit for bit); numquad, Numba within the float32 bound "
-            f"of A @ B; numquad vs Numba {exact}",
-            lambda: ex_mm.matmul_numquad(A, B, C),
-            lambda: ex_mm.matmul_numba(A, B, C_nb))
+    return (
+        f"{m} x {kk} @ {kk} x {n} float32",
+        f"numquad == k-ordered NumPy loop (bit for bit); numquad, Numba within the float32 bound "
+        f"of A @ B; numquad vs Numba {exact}",
+        lambda: ex_mm.matmul_numquad(A, B, C),
+        lambda: ex_mm.matmul_numba(A, B, C_nb),
+    )
 
 
 def case_stencil(quick, rng):
-    h, w, steps = (70, 100, 5) if quick else (410, 500, 6)    # not multiples of 16
+    h, w, steps = (70, 100, 5) if quick else (410, 500, 6)  # not multiples of 16
     alpha = 0.2
     u0 = rng.random((h, w))
     u0[0, :] = 1.0
@@ -237,10 +254,12 @@ def case_stencil(quick, rng):
     same("stencil", got_change, want_change, "numquad last max change vs NumPy")
     same("stencil", nb_u, got, "Numba grid vs numquad")
     same("stencil", nb_change, got_change, "Numba last max change vs numquad")
-    return (f"{h} x {w} float64, {steps} steps",
-            "numquad == Numba == NumPy, grid and last max change (bit for bit)",
-            lambda: ex_stencil.heat_numquad(CPU, u0, alpha, steps, a, b),
-            lambda: ex_stencil.heat_numba(u0, alpha, steps))
+    return (
+        f"{h} x {w} float64, {steps} steps",
+        "numquad == Numba == NumPy, grid and last max change (bit for bit)",
+        lambda: ex_stencil.heat_numquad(CPU, u0, alpha, steps, a, b),
+        lambda: ex_stencil.heat_numba(u0, alpha, steps),
+    )
 
 
 def _block_sum(kernel, name, quick, rng):
@@ -251,17 +270,19 @@ def _block_sum(kernel, name, quick, rng):
     launch = kernel[n // tpb, tpb]
 
     def run_nq():
-        out[0] = 0                                   # the kernel adds to out[0]
+        out[0] = 0  # the kernel adds to out[0]
         launch(data, out)
 
     run_nq()
     want = int(data.sum())
     same(name, int(out[0]), want, "numquad vs np.sum")
     same(name, int(bench_block.prange_sum(data)), want, "Numba prange sum vs np.sum")
-    return (f"{n:,} int64 (2^{n.bit_length() - 1}), [n/{tpb}, {tpb}]",
-            "numquad == Numba == np.sum (exact)",
-            run_nq,
-            lambda: bench_block.prange_sum(data))
+    return (
+        f"{n:,} int64 (2^{n.bit_length() - 1}), [n/{tpb}, {tpb}]",
+        "numquad == Numba == np.sum (exact)",
+        run_nq,
+        lambda: bench_block.prange_sum(data),
+    )
 
 
 def case_tree_sum(quick, rng):
@@ -293,7 +314,7 @@ def time_pair(f_nq, f_nb, repeat):
     f_nb()
     t = {f_nq: ([], []), f_nb: ([], [])}
     for i in range(repeat):
-        for f in ((f_nq, f_nb) if i % 2 == 0 else (f_nb, f_nq)):
+        for f in (f_nq, f_nb) if i % 2 == 0 else (f_nb, f_nq):
             c0 = time.process_time()
             t0 = time.perf_counter()
             f()
@@ -305,13 +326,22 @@ def time_pair(f_nq, f_nb, repeat):
 
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--repeat", type=int, default=None, metavar="N",
-                   help="timed runs of each side (default 15, --quick 3)")
-    p.add_argument("--threads", type=int, default=None, metavar="T",
-                   help="numba.set_num_threads(T) first: both sides run on T threads "
-                        "(default: all, NUMBA_NUM_THREADS)")
-    p.add_argument("--only", default=None, metavar="K,K",
-                   help="run only these kernels (names as in the table: " + ", ".join(n for n, _ in CASES) + ")")
+    p.add_argument(
+        "--repeat", type=int, default=None, metavar="N", help="timed runs of each side (default 15, --quick 3)"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="T",
+        help="numba.set_num_threads(T) first: both sides run on T threads (default: all, NUMBA_NUM_THREADS)",
+    )
+    p.add_argument(
+        "--only",
+        default=None,
+        metavar="K,K",
+        help="run only these kernels (names as in the table: " + ", ".join(n for n, _ in CASES) + ")",
+    )
     args = p.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 15)
     only = args.only.split(",") if args.only else [n for n, _ in CASES]
@@ -319,15 +349,19 @@ def main(argv=None):
     if unknown:
         p.error(f"--only: no kernel {', '.join(unknown)}")
     if args.threads:
-        numba.set_num_threads(args.threads)     # numquad's launches read it too (numquad/cpu/launch.py)
+        numba.set_num_threads(args.threads)  # numquad's launches read it too (numquad/cpu/launch.py)
     rows = Rows(SCRIPT, args)
-    rows._print_row = lambda row: None           # the table below is this script's output
+    rows._print_row = lambda row: None  # the table below is this script's output
     info = machine_info()
-    print(f"{SCRIPT}: {info['cpu']} ({info['cpu_flags']}), {os.cpu_count()} cores, "
-          f"numba.get_num_threads() = {numba.get_num_threads()} (numquad and Numba alike), "
-          f"quick={args.quick}")
-    print(f"  numba {info['numba']}, numpy {info['numpy']}, numquad {info.get('numquad')} "
-          f"({info.get('git')}), {info['date']}")
+    print(
+        f"{SCRIPT}: {info['cpu']} ({info['cpu_flags']}), {os.cpu_count()} cores, "
+        f"numba.get_num_threads() = {numba.get_num_threads()} (numquad and Numba alike), "
+        f"quick={args.quick}"
+    )
+    print(
+        f"  numba {info['numba']}, numpy {info['numpy']}, numquad {info.get('numquad')} "
+        f"({info.get('git')}), {info['date']}"
+    )
     rng = np.random.default_rng(2026)
 
     # every check first: a mismatch stops the script before any timing
@@ -344,8 +378,10 @@ def main(argv=None):
         cases.append((name, size, f_nq, f_nb))
 
     busy_note(rows, "timing")
-    print(f"\n  median of {repeat} runs after 1 warm-up, numquad and Numba alternating; "
-          f"ratio = Numba time / numquad time (> 1: numquad faster)")
+    print(
+        f"\n  median of {repeat} runs after 1 warm-up, numquad and Numba alternating; "
+        f"ratio = Numba time / numquad time (> 1: numquad faster)"
+    )
     head = f"  {'kernel':<12} {'numquad ms':>11} {'Numba par. ms':>14} {'ratio':>7}  bar >= {BAR_EACH}x"
     print(head)
     print("  " + "-" * (len(head) - 2))
@@ -356,23 +392,31 @@ def main(argv=None):
         cpu.append((name, c_nq, c_nb))
         r = t_nb / t_nq
         ratios.append(r)
-        row = rows.add(f"ratio_{name}", f"{name}: Numba parallel / numquad time", r, "x",
-                       bar=f">= {BAR_EACH}", detail=f"{size}; numquad {t_nq * 1e3:.2f} ms, Numba "
-                       f"{t_nb * 1e3:.2f} ms, median of {repeat}")
+        row = rows.add(
+            f"ratio_{name}",
+            f"{name}: Numba parallel / numquad time",
+            r,
+            "x",
+            bar=f">= {BAR_EACH}",
+            detail=f"{size}; numquad {t_nq * 1e3:.2f} ms, Numba {t_nb * 1e3:.2f} ms, median of {repeat}",
+        )
         rows.add(f"t_numquad_{name}", f"{name}: numquad", t_nq, "s")
         rows.add(f"t_numba_{name}", f"{name}: Numba @njit(parallel=True)", t_nb, "s")
         rows.add(f"cpu_numquad_{name}", f"{name}: numquad, process CPU time", c_nq, "s")
         rows.add(f"cpu_numba_{name}", f"{name}: Numba, process CPU time", c_nb, "s")
-        print(f"  {name:<12} {t_nq * 1e3:>11.2f} {t_nb * 1e3:>14.2f} {r:>6.2f}x  "
-              f"{'PASS' if row['ok'] else 'FAIL'}", flush=True)
+        print(
+            f"  {name:<12} {t_nq * 1e3:>11.2f} {t_nb * 1e3:>14.2f} {r:>6.2f}x  {'PASS' if row['ok'] else 'FAIL'}",
+            flush=True,
+        )
     gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     row = rows.add("geomean", f"geometric mean of the {len(ratios)} ratios", gm, "x", bar=f">= {BAR_GEOMEAN}")
     print("  " + "-" * (len(head) - 2))
-    print(f"  {'geomean':<12} {'':>11} {'':>14} {gm:>6.2f}x  bar >= {BAR_GEOMEAN}x "
-          f"{'PASS' if row['ok'] else 'FAIL'}")
+    print(f"  {'geomean':<12} {'':>11} {'':>14} {gm:>6.2f}x  bar >= {BAR_GEOMEAN}x {'PASS' if row['ok'] else 'FAIL'}")
     n_fail = sum(1 for r in ratios if r < BAR_EACH)
-    print(f"\n  {len(ratios) - n_fail} of {len(ratios)} kernels >= {BAR_EACH}x; "
-          f"geometric mean {'>=' if row['ok'] else '<'} {BAR_GEOMEAN}x")
+    print(
+        f"\n  {len(ratios) - n_fail} of {len(ratios)} kernels >= {BAR_EACH}x; "
+        f"geometric mean {'>=' if row['ok'] else '<'} {BAR_GEOMEAN}x"
+    )
     # context, no bar: CPU time does not count the time a thread waits for a core, so on
     # a loaded machine it shows the work each side does where wall times show the scheduler
     print("\n  context (no bar): median process CPU time per run, all threads")
@@ -385,9 +429,19 @@ def main(argv=None):
     print(f"({SCRIPT}: {wall:.1f} s wall)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"script": SCRIPT, "quick": bool(args.quick), "machine": info,
-                       "rows": rows.rows, "notes": rows.notes, "busy": rows.busy,
-                       "wall_s": wall}, f, indent=1)
+            json.dump(
+                {
+                    "script": SCRIPT,
+                    "quick": bool(args.quick),
+                    "machine": info,
+                    "rows": rows.rows,
+                    "notes": rows.notes,
+                    "busy": rows.busy,
+                    "wall_s": wall,
+                },
+                f,
+                indent=1,
+            )
     return 0
 
 

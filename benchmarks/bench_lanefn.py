@@ -49,8 +49,9 @@ def main(argv=None):
     rep = 5 if args.quick else 15
     threads0 = numba.get_num_threads()
     numba.set_num_threads(1)
-    rows.header(f"lane function x * y + Quad.swapHorizontal(x), {n} float32 (2^24), "
-                f"1 core, best of {rep} after a warm-up call")
+    rows.header(
+        f"lane function x * y + Quad.swapHorizontal(x), {n} float32 (2^24), 1 core, best of {rep} after a warm-up call"
+    )
     rng = np.random.default_rng(3)
     x = rng.standard_normal(n, dtype=np.float32)
     y = np.float32(2.0)
@@ -67,8 +68,7 @@ def main(argv=None):
     ref = numpy_expr()
     t_np = best_of(numpy_expr, rep)[0]
     rows.add("t_numpy", "NumPy x * y + x.reshape(-1, 2)[:, ::-1].ravel()", t_np, "s")
-    rows.add("t_numpy_noalloc", "NumPy multiply(out=) then += swapped view",
-             best_of(numpy_noalloc, rep)[0], "s")
+    rows.add("t_numpy_noalloc", "NumPy multiply(out=) then += swapped view", best_of(numpy_noalloc, rep)[0], "s")
 
     def measure(id_, metric, fn, bar=None, ratio_metric=None):
         try:
@@ -79,7 +79,7 @@ def main(argv=None):
             detail = f"result dtype {r.dtype}"
             if r.dtype == ref.dtype:
                 same = np.array_equal(r, ref)
-            else:       # e.g. float64 from a Python float y: compare values
+            else:  # e.g. float64 from a Python float y: compare values
                 same = np.allclose(r, ref, rtol=1e-6, atol=1e-6)
             if not same:
                 raise AssertionError("result differs from the NumPy expression")
@@ -94,20 +94,32 @@ def main(argv=None):
             rows.add(id_ + "_ratio", ratio_metric, t_np / t, "x", bar=bar)
         return t
 
-    measure("lanefn", "numquad lanefn(x, np.float32(2))", lambda: lanefn(x, y),
-            bar=">= 1.5", ratio_metric="lane function on arrays / NumPy expression")
-    measure("lanefn_out", "numquad lanefn(x, y, out=out)", lambda: lanefn(x, y, out=out),
-            ratio_metric="lanefn(..., out=) / NumPy expression")
-    measure("lanefn_pyfloat", "numquad lanefn(x, 2.0) (Python float y)",
-            lambda: lanefn(x, 2.0))
+    measure(
+        "lanefn",
+        "numquad lanefn(x, np.float32(2))",
+        lambda: lanefn(x, y),
+        bar=">= 1.5",
+        ratio_metric="lane function on arrays / NumPy expression",
+    )
+    measure(
+        "lanefn_out",
+        "numquad lanefn(x, y, out=out)",
+        lambda: lanefn(x, y, out=out),
+        ratio_metric="lanefn(..., out=) / NumPy expression",
+    )
+    measure("lanefn_pyfloat", "numquad lanefn(x, 2.0) (Python float y)", lambda: lanefn(x, 2.0))
     launch = lanefn_kernel[n // 256, 256]
 
     def kernel_form():
         launch(x, y, out)
         return out
 
-    measure("kernel", "same work as a kernel, [n/256, 256], preallocated out", kernel_form,
-            ratio_metric="kernel form / NumPy expression")
+    measure(
+        "kernel",
+        "same work as a kernel, [n/256, 256], preallocated out",
+        kernel_form,
+        ratio_metric="kernel form / NumPy expression",
+    )
     numba.set_num_threads(threads0)
     rows.summary()
     return rows

@@ -46,7 +46,7 @@ from _common import Rows, best_of, busy_note, parser  # noqa: E402
 from numquad import Wave, ops, xpu  # noqa: E402
 
 TPB = 256
-SAMPLE = 1 << 16        # elements checked against ops.py's reference
+SAMPLE = 1 << 16  # elements checked against ops.py's reference
 
 
 @xpu.jit
@@ -152,23 +152,25 @@ def main(argv=None):
     rep = 3 if args.quick else 10
     threads0 = numba.get_num_threads()
     numba.set_num_threads(1)
-    rows.header(f"Wave.reduceSum and 5 x Wave.shuffleXor, {n} float32 (2^24), launch "
-                f"[n/{TPB}, {TPB}], 1 core, best of {rep}")
+    rows.header(
+        f"Wave.reduceSum and 5 x Wave.shuffleXor, {n} float32 (2^24), launch [n/{TPB}, {TPB}], 1 core, best of {rep}"
+    )
     rng = np.random.default_rng(6)
     x = rng.standard_normal(n, dtype=np.float32)
     x2 = x.reshape(-1, 32)
     y = np.empty_like(x)
-    want = reference(x2[:SAMPLE // 32])
-    rows.note(f"results checked on the first {SAMPLE} elements against ops.py's reference "
-              f"(bit for bit unless 'other rounding')")
+    want = reference(x2[: SAMPLE // 32])
+    rows.note(
+        f"results checked on the first {SAMPLE} elements against ops.py's reference "
+        f"(bit for bit unless 'other rounding')"
+    )
 
     def check(name, got, exact=True):
         got = np.asarray(got).ravel()[:SAMPLE]
         if exact:
             if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
                 bad = int(np.count_nonzero(got.view(np.uint32) != want.view(np.uint32)))
-                raise AssertionError(f"{name}: {bad} of {SAMPLE} elements differ from "
-                                     f"ops.py's reference")
+                raise AssertionError(f"{name}: {bad} of {SAMPLE} elements differ from ops.py's reference")
             return "bit-identical to ops.py's reference"
         return f"other rounding: max |diff| {np.abs(got - want).max():.2g} vs the reference"
 
@@ -197,25 +199,39 @@ def main(argv=None):
     def keep(key, f):
         def run():
             res[key] = f(x2)
+
         return run
 
     measure("nq_reduce", "numquad Wave.reduceSum kernel", kernel(nq_reduce), lambda: y)
-    measure("nq_shuffles", "numquad 5 x shuffleXor(v, 1 << k), for-loop", kernel(nq_shuffles),
-            lambda: y)
-    measure("nq_shuffles_literal", "numquad 5 x shuffleXor, literal masks 1..16",
-            kernel(nq_shuffles_literal), lambda: y,
-            detail="the same steps written out: each one shufflevector")
-    measure("plain", "plain numba butterfly on a local copy per 32",
-            lambda: plain_butterfly(x, y), lambda: y)
-    measure("plain_seq", "plain numba sequential sum per 32",
-            lambda: plain_seqsum(x, y), lambda: y, exact=False,
-            detail="31 adds per 32 lanes instead of 160")
-    measure("numpy_fancy", "NumPy butterfly v + v[:, lanes ^ d] (ops.py)",
-            keep("fancy", numpy_fancy), lambda: res["fancy"])
-    measure("numpy_views", "NumPy butterfly through reshaped flipped views",
-            keep("views", numpy_views), lambda: res["views"])
-    measure("numpy_sum", "NumPy x2.sum(axis=1) into all 32 lanes",
-            keep("sum", numpy_sum), lambda: res["sum"], exact=False)
+    measure("nq_shuffles", "numquad 5 x shuffleXor(v, 1 << k), for-loop", kernel(nq_shuffles), lambda: y)
+    measure(
+        "nq_shuffles_literal",
+        "numquad 5 x shuffleXor, literal masks 1..16",
+        kernel(nq_shuffles_literal),
+        lambda: y,
+        detail="the same steps written out: each one shufflevector",
+    )
+    measure("plain", "plain numba butterfly on a local copy per 32", lambda: plain_butterfly(x, y), lambda: y)
+    measure(
+        "plain_seq",
+        "plain numba sequential sum per 32",
+        lambda: plain_seqsum(x, y),
+        lambda: y,
+        exact=False,
+        detail="31 adds per 32 lanes instead of 160",
+    )
+    measure(
+        "numpy_fancy", "NumPy butterfly v + v[:, lanes ^ d] (ops.py)", keep("fancy", numpy_fancy), lambda: res["fancy"]
+    )
+    measure(
+        "numpy_views",
+        "NumPy butterfly through reshaped flipped views",
+        keep("views", numpy_views),
+        lambda: res["views"],
+    )
+    measure(
+        "numpy_sum", "NumPy x2.sum(axis=1) into all 32 lanes", keep("sum", numpy_sum), lambda: res["sum"], exact=False
+    )
 
     def ratio(id_, metric, base, nq, bar=None, detail=""):
         if base in times and nq in times:
@@ -226,16 +242,27 @@ def main(argv=None):
 
     numpy_best = min(("numpy_fancy", "numpy_views"), key=lambda k: times.get(k, float("inf")))
     for nq, what in (("nq_reduce", "reduceSum"), ("nq_shuffles", "5 x shuffleXor loop")):
-        ratio(f"ratio_plain_{nq[3:]}", f"{what}: numquad / plain numba butterfly (speed)",
-              "plain", nq, bar=">= 0.8")
-        ratio(f"ratio_numpy_{nq[3:]}", f"{what}: numquad / NumPy butterfly (fastest)",
-              numpy_best, nq, detail=f"fastest NumPy formulation: {numpy_best}")
-        ratio(f"ratio_numpy_sum_{nq[3:]}", f"{what}: numquad / NumPy x2.sum(axis=1)",
-              "numpy_sum", nq)
-    ratio("ratio_plain_shuffles_literal", "5 x shuffleXor literal masks: numquad / plain numba",
-          "plain", "nq_shuffles_literal")
-    ratio("ratio_loop_literal", "5 x shuffleXor: literal masks / for-loop 1 << k (speed)",
-          "nq_shuffles", "nq_shuffles_literal")
+        ratio(f"ratio_plain_{nq[3:]}", f"{what}: numquad / plain numba butterfly (speed)", "plain", nq, bar=">= 0.8")
+        ratio(
+            f"ratio_numpy_{nq[3:]}",
+            f"{what}: numquad / NumPy butterfly (fastest)",
+            numpy_best,
+            nq,
+            detail=f"fastest NumPy formulation: {numpy_best}",
+        )
+        ratio(f"ratio_numpy_sum_{nq[3:]}", f"{what}: numquad / NumPy x2.sum(axis=1)", "numpy_sum", nq)
+    ratio(
+        "ratio_plain_shuffles_literal",
+        "5 x shuffleXor literal masks: numquad / plain numba",
+        "plain",
+        "nq_shuffles_literal",
+    )
+    ratio(
+        "ratio_loop_literal",
+        "5 x shuffleXor: literal masks / for-loop 1 << k (speed)",
+        "nq_shuffles",
+        "nq_shuffles_literal",
+    )
     numba.set_num_threads(threads0)
     rows.summary()
     return rows

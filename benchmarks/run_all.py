@@ -23,8 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import HERE, ROOT, Rows, cpu_busy, machine_info, parser  # noqa: E402
 
-CPU_SCRIPTS = ["bench_cpu.py", "bench_lanefn.py", "bench_block.py", "bench_wave_cpu.py",
-               "bench_kernels.py"]
+CPU_SCRIPTS = ["bench_cpu.py", "bench_lanefn.py", "bench_block.py", "bench_wave_cpu.py", "bench_kernels.py"]
 GPU_SCRIPTS = ["bench_gpu.py"]
 
 #: Informational rows shown in the summary next to the bars (script, id).
@@ -75,8 +74,7 @@ def wait_idle(limit_s, threshold=0.15):
         if b is None or b <= threshold:
             return b
         if time.perf_counter() - t0 > limit_s:
-            print(f"run_all: cores still {100 * b:.0f}% busy after {limit_s:.0f} s; "
-                  f"running anyway", flush=True)
+            print(f"run_all: cores still {100 * b:.0f}% busy after {limit_s:.0f} s; running anyway", flush=True)
             return b
         time.sleep(2.0)
 
@@ -89,8 +87,9 @@ def run_script(name, quick, quiet):
         cmd.append("--quick")
     print(f"\n######## {' '.join([os.path.basename(cmd[0])] + cmd[1:])}", flush=True)
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE if quiet else None,
-                       stderr=subprocess.STDOUT if quiet else None, text=True)
+    p = subprocess.run(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE if quiet else None, stderr=subprocess.STDOUT if quiet else None, text=True
+    )
     wall = time.perf_counter() - t0
     try:
         with open(path) as f:
@@ -113,11 +112,14 @@ def _value(row):
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--gpu", action="store_true", help="also run bench_gpu.py")
-    p.add_argument("--wait-idle", type=float, default=0, metavar="S",
-                   help="before each script, wait up to S seconds for the cores to be idle "
-                        "(on a shared machine)")
-    p.add_argument("--summary-only", action="store_true",
-                   help="hide the scripts' own output, print only the summary")
+    p.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0,
+        metavar="S",
+        help="before each script, wait up to S seconds for the cores to be idle (on a shared machine)",
+    )
+    p.add_argument("--summary-only", action="store_true", help="hide the scripts' own output, print only the summary")
     args = p.parse_args(argv)
     scripts = CPU_SCRIPTS + (GPU_SCRIPTS if args.gpu else [])
     results = {}
@@ -136,19 +138,24 @@ def main(argv=None):
     info = machine_info()
     print("\n" + "=" * 96)
     print("numquad benchmarks: summary" + (" (--quick)" if args.quick else ""))
-    print(f"  machine : {info['cpu']} ({info['cpu_flags']}), {info['cores']} cores, "
-          f"NUMBA_NUM_THREADS={info['numba_threads']}, {info['platform']}")
-    print(f"  versions: Python {info['python']}, numba {info['numba']}, numpy {info['numpy']}, "
-          f"llvmlite {info['llvmlite']}, numba-cuda {info.get('numba_cuda')}, "
-          f"numquad {info.get('numquad')} ({info.get('git')})")
+    print(
+        f"  machine : {info['cpu']} ({info['cpu_flags']}), {info['cores']} cores, "
+        f"NUMBA_NUM_THREADS={info['numba_threads']}, {info['platform']}"
+    )
+    print(
+        f"  versions: Python {info['python']}, numba {info['numba']}, numpy {info['numpy']}, "
+        f"llvmlite {info['llvmlite']}, numba-cuda {info.get('numba_cuda')}, "
+        f"numquad {info.get('numquad')} ({info.get('git')})"
+    )
     print(f"  date    : {info['date']}")
     print("  wall    : " + ", ".join(f"{k} {v:.0f} s" for k, v in walls.items()))
     busy = {k: max(v.get("busy") or [0]) for k, v in results.items()}
     if busy:
-        print("  others  : other processes' share of the cores when sampled (max): "
-              + ", ".join(f"{k} {100 * v:.0f}%" for k, v in busy.items())
-              + ("  -- WARNING: not idle, figures unreliable" if max(busy.values()) > 0.15
-                 else ""))
+        print(
+            "  others  : other processes' share of the cores when sampled (max): "
+            + ", ".join(f"{k} {100 * v:.0f}%" for k, v in busy.items())
+            + ("  -- WARNING: not idle, figures unreliable" if max(busy.values()) > 0.15 else "")
+        )
     print()
     print(f"  {'metric':<60} {'value':>14}  {'bar':<8} result")
     print(f"  {'-' * 60} {'-' * 14}  {'-' * 8} ------")
@@ -178,8 +185,7 @@ def main(argv=None):
     print(f"\n  {n_pass} bars pass, {n_fail} fail")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": info, "quick": bool(args.quick), "walls": walls,
-                       "results": results}, f, indent=1)
+            json.dump({"machine": info, "quick": bool(args.quick), "walls": walls, "results": results}, f, indent=1)
     return 0 if ok else 1
 
 

@@ -26,9 +26,13 @@ TARGETS = ("cpu", "cuda")
 
 def add_option(ap):
     """Add ``--target {cpu,cuda}`` (default cpu) to the argparse parser *ap*."""
-    ap.add_argument("--target", choices=TARGETS, default="cpu",
-                    help="run the numquad kernels on the CPU (NumPy arrays, the default) or on a "
-                         "CUDA GPU (numba.cuda device arrays)")
+    ap.add_argument(
+        "--target",
+        choices=TARGETS,
+        default="cpu",
+        help="run the numquad kernels on the CPU (NumPy arrays, the default) or on a "
+        "CUDA GPU (numba.cuda device arrays)",
+    )
 
 
 def cuda_unavailable():
@@ -39,6 +43,7 @@ def cuda_unavailable():
         return "the numba-cuda package is not installed (pip install 'numquad[cuda]')"
     try:
         from numba import cuda
+
         if cuda.is_available():
             return None
     except Exception as e:  # noqa: BLE001 - a driver that fails to load, ...
@@ -56,6 +61,7 @@ class Target:
         self.cuda = None
         if name == "cuda":
             from numba import cuda
+
             self.cuda = cuda
 
     def __str__(self):
@@ -88,7 +94,7 @@ class Target:
         """``dst[...] = value`` for *dst* on the target and *value* a scalar or a host array."""
         if self.cuda is None:
             dst[...] = value
-        else:                                   # copy_to_device wants the same dtype and shape
+        else:  # copy_to_device wants the same dtype and shape
             host = np.broadcast_to(np.asarray(value, dtype=dst.dtype), dst.shape)
             dst.copy_to_device(np.ascontiguousarray(host))
 
@@ -99,9 +105,11 @@ class Target:
 
     def median_time(self, fn, repeats):
         """The median wall time of *repeats* calls of ``fn()``, each followed by :meth:`sync`."""
+
         def run():
             fn()
             self.sync()
+
         return median_time(run, repeats)
 
 

@@ -36,26 +36,27 @@ import _target  # examples/_target.py
 from _timing import median_time, report  # examples/_timing.py
 from numquad import Wave, xpu
 
-TPB = 256                  # threads per block
-WAVES = TPB // 32          # waves per block
-RADIX = 16                 # a 4-bit digit
-SHIFT = 4                  # the pass sorts on bits 4..7
+TPB = 256  # threads per block
+WAVES = TPB // 32  # waves per block
+RADIX = 16  # a 4-bit digit
+SHIFT = 4  # the pass sorts on bits 4..7
 
 
 # -- 1. block-wide exclusive scan --------------------------------------------------------
+
 
 @xpu.jit
 def k_block_scan(x, out):
     wave_sum = xpu.shared.array(32, np.int64)
     tid = xpu.threadIdx.x
     i = xpu.grid(1)
-    v = np.int64(x[i])                           # x holds whole blocks: no bounds test
-    s = Wave.prefixSum(v)                        # exclusive scan within the wave
+    v = np.int64(x[i])  # x holds whole blocks: no bounds test
+    s = Wave.prefixSum(v)  # exclusive scan within the wave
     w = tid // 32
     if Wave.laneId() == 31:
-        wave_sum[w] = s + v                      # the wave's total
+        wave_sum[w] = s + v  # the wave's total
     xpu.syncthreads()
-    if tid < 32:                                 # the first wave scans the wave totals
+    if tid < 32:  # the first wave scans the wave totals
         t = np.int64(0)
         if tid < WAVES:
             t = wave_sum[tid]
@@ -80,16 +81,17 @@ def scan_numpy(x):
 
 # -- 2. one stable radix pass on a 4-bit digit -----------------------------------------------
 
+
 @xpu.jit
 def k_digit_counts(keys, counts):
     wave_count = xpu.shared.array((RADIX, WAVES), np.int64)
     tid = xpu.threadIdx.x
     i = xpu.grid(1)
-    d = np.int64(-1)                             # lanes past the end hold no digit
+    d = np.int64(-1)  # lanes past the end hold no digit
     if i < keys.shape[0]:
         d = np.int64((keys[i] >> SHIFT) & (RADIX - 1))
     for r in range(RADIX):
-        c = Wave.countBits(d == r)      # r is no selector: the CPU keeps this a loop
+        c = Wave.countBits(d == r)  # r is no selector: the CPU keeps this a loop
         if Wave.laneId() == 0:
             wave_count[r, tid // 32] = c
     xpu.syncthreads()
@@ -111,14 +113,14 @@ def k_digit_scatter(keys, offsets, out_keys, out_index):
     rank = np.int64(0)
     for r in range(RADIX):
         mine = d == r
-        below = Wave.prefixCountBits(mine)       # lanes below with the same digit
+        below = Wave.prefixCountBits(mine)  # lanes below with the same digit
         c = Wave.countBits(mine)
         if mine:
             rank = np.int64(below)
         if Wave.laneId() == 0:
             wave_base[r, tid // 32] = c
     xpu.syncthreads()
-    if tid < RADIX:                              # per digit: exclusive scan over the waves
+    if tid < RADIX:  # per digit: exclusive scan over the waves
         acc = np.int64(0)
         for w in range(WAVES):
             c = wave_base[tid, w]
@@ -134,7 +136,7 @@ def k_digit_scatter(keys, offsets, out_keys, out_index):
 def radix_pass(tgt, keys, counts, out_keys, out_index):
     nblocks = counts.shape[1]
     k_digit_counts[nblocks, TPB](keys, counts)
-    flat = tgt.to_host(counts).ravel()           # digit-major: digit 0 of every block first
+    flat = tgt.to_host(counts).ravel()  # digit-major: digit 0 of every block first
     offsets = (np.cumsum(flat) - flat).reshape(counts.shape)
     k_digit_scatter[nblocks, TPB](keys, tgt.to_device(offsets), out_keys, out_index)
 
@@ -154,7 +156,7 @@ def radix_pass_numba(keys, out_keys, out_index):
             counts[c, (keys[j] >> SHIFT) & (RADIX - 1)] += 1
     offsets = np.zeros((chunks, RADIX), np.int64)
     acc = 0
-    for r in range(RADIX):                       # digit-major, as the kernels
+    for r in range(RADIX):  # digit-major, as the kernels
         for c in range(chunks):
             offsets[c, r] = acc
             acc += counts[c, r]
@@ -168,6 +170,7 @@ def radix_pass_numba(keys, out_keys, out_index):
 
 # -- driver -------------------------------------------------------------------------------
 
+
 def fail(msg):
     print(f"FAIL block_scan_radix: {msg}")
     sys.exit(1)
@@ -180,7 +183,7 @@ def main():
     args = ap.parse_args()
     tgt = _target.from_args(args, "block_scan_radix")
     nblocks = 200 if args.small else 16_384
-    n_keys = 100_003 if args.small else 4_000_037       # a partial last block and wave
+    n_keys = 100_003 if args.small else 4_000_037  # a partial last block and wave
     repeats = 3 if args.small else 7
     rng = np.random.default_rng(11)
     if tgt.is_cuda:
@@ -189,30 +192,35 @@ def main():
 
     # 1. block scan
     x = rng.integers(-1000, 1000, nblocks * TPB).astype(np.int32)
-    dx = tgt.to_device(x)                                        # x itself on the CPU
-    d_out = tgt.full(x.size, np.iinfo(np.int64).min, np.int64)   # poison
+    dx = tgt.to_device(x)  # x itself on the CPU
+    d_out = tgt.full(x.size, np.iinfo(np.int64).min, np.int64)  # poison
     k_block_scan[nblocks, TPB](dx, d_out)
     out = tgt.to_host(d_out)
     want = scan_numpy(x)
     if not np.array_equal(out, want):
         bad = np.flatnonzero(out != want)
-        fail(f"block scan differs from np.cumsum at {bad.size} places, first {bad[:5]}: "
-             f"got {out[bad[:5]]}, want {want[bad[:5]]}")
+        fail(
+            f"block scan differs from np.cumsum at {bad.size} places, first {bad[:5]}: "
+            f"got {out[bad[:5]]}, want {want[bad[:5]]}"
+        )
     out_nb = np.empty_like(out)
     scan_numba(x, out_nb)
     if not np.array_equal(out_nb, want):
         fail("the Numba scan differs from np.cumsum")
-    report(f"exclusive scan of {nblocks:,} blocks of {TPB} int32 -> int64", [
-        ("numquad k_block_scan", tgt.median_time(lambda: k_block_scan[nblocks, TPB](dx, d_out), repeats)),
-        ("NumPy cumsum(axis=1) - x", median_time(lambda: scan_numpy(x), repeats)),
-        ("Numba njit(parallel=True)", median_time(lambda: scan_numba(x, out_nb), repeats)),
-    ])
+    report(
+        f"exclusive scan of {nblocks:,} blocks of {TPB} int32 -> int64",
+        [
+            ("numquad k_block_scan", tgt.median_time(lambda: k_block_scan[nblocks, TPB](dx, d_out), repeats)),
+            ("NumPy cumsum(axis=1) - x", median_time(lambda: scan_numpy(x), repeats)),
+            ("Numba njit(parallel=True)", median_time(lambda: scan_numba(x, out_nb), repeats)),
+        ],
+    )
 
     # 2. one radix pass
     keys = rng.integers(0, 2**32, n_keys, dtype=np.uint32)
     kb = (n_keys + TPB - 1) // TPB
     d_keys = tgt.to_device(keys)
-    d_counts = tgt.full((RADIX, kb), -1, np.int64)               # poison
+    d_counts = tgt.full((RADIX, kb), -1, np.int64)  # poison
     d_out_keys = tgt.full(n_keys, 0xFFFFFFFF, np.uint32)
     d_out_index = tgt.full(n_keys, -1, np.int64)
     radix_pass(tgt, d_keys, d_counts, d_out_keys, d_out_index)
@@ -226,8 +234,10 @@ def main():
         fail("per-block digit counts differ from NumPy's")
     if not np.array_equal(out_index, want_index):
         bad = np.flatnonzero(out_index != want_index)
-        fail(f"radix pass: permutation differs from argsort(kind='stable') at {bad.size} places, "
-             f"first {bad[:5]}: got {out_index[bad[:5]]}, want {want_index[bad[:5]]}")
+        fail(
+            f"radix pass: permutation differs from argsort(kind='stable') at {bad.size} places, "
+            f"first {bad[:5]}: got {out_index[bad[:5]]}, want {want_index[bad[:5]]}"
+        )
     if not np.array_equal(out_keys, want_keys):
         fail("radix pass: keys are not keys[argsort(digit, kind='stable')]")
     nb_keys = np.empty_like(out_keys)
@@ -235,14 +245,21 @@ def main():
     radix_pass_numba(keys, nb_keys, nb_index)
     if not (np.array_equal(nb_index, want_index) and np.array_equal(nb_keys, want_keys)):
         fail("the Numba radix pass differs from NumPy's")
-    report(f"stable radix pass on bits {SHIFT}..{SHIFT + 3} of {n_keys:,} uint32 keys", [
-        ("numquad counts + scatter",
-         tgt.median_time(lambda: radix_pass(tgt, d_keys, d_counts, d_out_keys, d_out_index), repeats)),
-        ("NumPy argsort(stable) + take", median_time(lambda: radix_pass_numpy(keys), repeats)),
-        ("Numba njit(parallel=True)", median_time(lambda: radix_pass_numba(keys, nb_keys, nb_index), repeats)),
-    ])
-    print(f"OK block_scan_radix: block scan equals np.cumsum per block ({nblocks:,} blocks) and the "
-          f"radix pass equals argsort(kind='stable') ({n_keys:,} keys) [target {tgt}]")
+    report(
+        f"stable radix pass on bits {SHIFT}..{SHIFT + 3} of {n_keys:,} uint32 keys",
+        [
+            (
+                "numquad counts + scatter",
+                tgt.median_time(lambda: radix_pass(tgt, d_keys, d_counts, d_out_keys, d_out_index), repeats),
+            ),
+            ("NumPy argsort(stable) + take", median_time(lambda: radix_pass_numpy(keys), repeats)),
+            ("Numba njit(parallel=True)", median_time(lambda: radix_pass_numba(keys, nb_keys, nb_index), repeats)),
+        ],
+    )
+    print(
+        f"OK block_scan_radix: block scan equals np.cumsum per block ({nblocks:,} blocks) and the "
+        f"radix pass equals argsort(kind='stable') ({n_keys:,} keys) [target {tgt}]"
+    )
 
 
 if __name__ == "__main__":

@@ -26,15 +26,16 @@ def smooth(x, w):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv:                    # (it accepted --small or a typo silently)
-        print(f"usage: python examples/dask_lane_function.py (it takes no options; got {' '.join(argv)})",
-              file=sys.stderr)
+    if argv:  # (it accepted --small or a typo silently)
+        print(
+            f"usage: python examples/dask_lane_function.py (it takes no options; got {' '.join(argv)})", file=sys.stderr
+        )
         return 2
     n = 1 << 22
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
-    dx = da.from_array(x, chunks=1 << 18)                 # 2**18 is a multiple of 32
+    dx = da.from_array(x, chunks=1 << 18)  # 2**18 is a multiple of 32
     lazy = dx.map_blocks(smooth, np.float32(0.5), dtype=np.float32)
-    out = lazy.compute()                                  # local threaded scheduler
+    out = lazy.compute()  # local threaded scheduler
     same = np.array_equal(out, smooth(x, np.float32(0.5)))
     print(f"{n} lanes in {dx.numblocks[0]} chunks; equal to one call: {same}")
     return 0 if same else 1

@@ -50,13 +50,13 @@ def k_hist_wave(x, hist):
         v = x[i]
         lane = Wave.laneId()
         while True:
-            cur = Wave.readFirst(v)                 # a value some lane still holds
+            cur = Wave.readFirst(v)  # a value some lane still holds
             same = v == cur
-            count = Wave.countBits(same)            # lanes holding it
-            if lane == Wave.readFirst(lane):        # the first lane left (it holds cur)
+            count = Wave.countBits(same)  # lanes holding it
+            if lane == Wave.readFirst(lane):  # the first lane left (it holds cur)
                 xpu.atomic.add(hist, cur, count)
             if same:
-                break                               # counted: leave; the others go round again
+                break  # counted: leave; the others go round again
 
 
 def hist_numquad(kernel, x, hist):
@@ -82,10 +82,10 @@ def fail(msg):
 
 def run_input(tgt, name, x, rng, repeats):
     n = x.size
-    dx = tgt.to_device(x)                       # x itself on the CPU
+    dx = tgt.to_device(x)  # x itself on the CPU
     want = np.bincount(x, minlength=BINS)
     waves = np.sort(x[: n // 32 * 32].reshape(-1, 32), axis=1)
-    per_wave = 1 + np.count_nonzero(np.diff(waves, axis=1), axis=1)     # distinct values per wave
+    per_wave = 1 + np.count_nonzero(np.diff(waves, axis=1), axis=1)  # distinct values per wave
     for kernel in (k_hist_atomic, k_hist_wave):
         # the kernels add to hist, so instead of a sentinel it starts at random counts:
         # a bin that is overwritten instead of added to, or a lost count, shows
@@ -95,8 +95,7 @@ def run_input(tgt, name, x, rng, repeats):
         got = tgt.to_host(hist) - start
         if not np.array_equal(got, want):
             bad = np.flatnonzero(got != want)
-            fail(f"{kernel.__name__} on {name} input: bins {bad[:5]} got {got[bad[:5]]}, "
-                 f"want {want[bad[:5]]}")
+            fail(f"{kernel.__name__} on {name} input: bins {bad[:5]} got {got[bad[:5]]}, want {want[bad[:5]]}")
     if not np.array_equal(hist_numba(x), want):
         fail(f"the Numba version differs from np.bincount on {name} input")
 
@@ -122,7 +121,7 @@ def main():
     _target.add_option(ap)
     args = ap.parse_args()
     tgt = _target.from_args(args, "histogram")
-    n = 200_001 if args.small else 8_000_001          # a partial last wave
+    n = 200_001 if args.small else 8_000_001  # a partial last wave
     repeats = 3 if args.small else 7
 
     rng = np.random.default_rng(7)
@@ -133,8 +132,7 @@ def main():
     }
     if tgt.is_cuda:
         print(f"numquad kernels on the GPU: {tgt.device_name()}")
-    print(f"histogram of {n:,} uint8 values into {BINS} bins "
-          f"({numba.get_num_threads()} threads, median of {repeats})")
+    print(f"histogram of {n:,} uint8 values into {BINS} bins ({numba.get_num_threads()} threads, median of {repeats})")
     for name, x in inputs.items():
         run_input(tgt, name, x, rng, repeats)
     print(f"OK histogram: both numquad kernels match np.bincount on both inputs [target {tgt}]")

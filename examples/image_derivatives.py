@@ -55,15 +55,15 @@ import _target  # examples/_target.py
 from _timing import median_time  # examples/_timing.py
 from numquad import Quad, xpu
 
-BLOCK = (16, 16)           # threads per block: 16 x 16 pixels as 8 x 8 quads of 2 x 2 (both even)
+BLOCK = (16, 16)  # threads per block: 16 x 16 pixels as 8 x 8 quads of 2 x 2 (both even)
 
 
 @xpu.jit
 def k_derivatives(img, ddx, ddy, sobel):
     # docs/lanes.md: with quad_grid each quad of the block is a 2 x 2 pixel tile
-    x, y = xpu.quad_grid(2)                     # this thread's pixel
-    ox = x & 1                                  # 0 left, 1 right (blocks start on even pixels)
-    oy = y & 1                                  # 0 top, 1 bottom
+    x, y = xpu.quad_grid(2)  # this thread's pixel
+    ox = x & 1  # 0 left, 1 right (blocks start on even pixels)
+    oy = y & 1  # 0 top, 1 bottom
     h = img.shape[0]
     w = img.shape[1]
 
@@ -71,24 +71,24 @@ def k_derivatives(img, ddx, ddy, sobel):
     cy = min(y, h - 1)
     cx = min(x, w - 1)
     v = img[cy, cx]
-    dx = Quad.ddx(v)                            # right minus left, in the tile's row
-    dy = Quad.ddy(v)                            # bottom minus top, in the tile's column
-    sh = Quad.swapHorizontal(v)                 # the pixel left or right, in the tile
-    sv = Quad.swapVertical(v)                   # the pixel above or below
-    sd = Quad.swapDiagonal(v)                   # the tile's opposite corner
+    dx = Quad.ddx(v)  # right minus left, in the tile's row
+    dy = Quad.ddy(v)  # bottom minus top, in the tile's column
+    sh = Quad.swapHorizontal(v)  # the pixel left or right, in the tile
+    sv = Quad.swapVertical(v)  # the pixel above or below
+    sd = Quad.swapDiagonal(v)  # the tile's opposite corner
 
     # Sobel. Seen from this pixel, its 3 x 3 window has an "out" row and column (on
     # the side away from the tile's centre: y - 1 for a top pixel, y + 1 for a
     # bottom one), its own ("mid") row and column, and a "far" row and column (the
     # other half of the tile). This lane loads the out values; the far ones are the
     # neighbour lanes' own and out values, read with the same swaps.
-    ro = min(max(y + 2 * oy - 1, 0), h - 1)     # out row, clamped
-    co = min(max(x + 2 * ox - 1, 0), w - 1)     # out column, clamped
-    oo = img[ro, co]                            # window[out row, out column]
-    om = img[ro, cx]                            # window[out row, mid column]
-    mo = img[cy, co]                            # window[mid row, out column]
-    of = Quad.swapHorizontal(om)                # window[out row, far column]: the neighbour's om
-    fo = Quad.swapVertical(mo)                  # window[far row, out column]: the neighbour's mo
+    ro = min(max(y + 2 * oy - 1, 0), h - 1)  # out row, clamped
+    co = min(max(x + 2 * ox - 1, 0), w - 1)  # out column, clamped
+    oo = img[ro, co]  # window[out row, out column]
+    om = img[ro, cx]  # window[out row, mid column]
+    mo = img[cy, co]  # window[mid row, out column]
+    of = Quad.swapHorizontal(om)  # window[out row, far column]: the neighbour's om
+    fo = Quad.swapVertical(mo)  # window[far row, out column]: the neighbour's mo
     # right minus left along each row (left is the out column for a left pixel, ox == 0)
     gx_o = of - oo if ox == 0 else oo - of
     gx_m = sh - mo if ox == 0 else mo - sh
@@ -120,10 +120,10 @@ def derivatives_numquad(img, ddx, ddy, sobel):
 def derivatives_numpy(img):
     """(ddx, ddy, sobel) as the kernel computes them, from whole-array NumPy operations."""
     h, w = img.shape
-    e = np.pad(img, ((0, h % 2), (0, w % 2)), mode="edge")    # whole 2 x 2 tiles, clamped
+    e = np.pad(img, ((0, h % 2), (0, w % 2)), mode="edge")  # whole 2 x 2 tiles, clamped
     ddx = np.repeat(e[:, 1::2] - e[:, 0::2], 2, axis=1)[:h, :w]
     ddy = np.repeat(e[1::2, :] - e[0::2, :], 2, axis=0)[:h, :w]
-    p = np.pad(img, 1, mode="edge")                            # p[y + 1, x + 1] = img[y, x]
+    p = np.pad(img, 1, mode="edge")  # p[y + 1, x + 1] = img[y, x]
     two = np.float32(2.0)
     gx = (p[:-2, 2:] - p[:-2, :-2]) + two * (p[1:-1, 2:] - p[1:-1, :-2]) + (p[2:, 2:] - p[2:, :-2])
     gy = (p[2:, :-2] - p[:-2, :-2]) + two * (p[2:, 1:-1] - p[:-2, 1:-1]) + (p[2:, 2:] - p[:-2, 2:])
@@ -136,7 +136,7 @@ def derivatives_numba(img, ddx, ddy, sobel):
     h, w = img.shape
     two = np.float32(2.0)
     for y in prange(h):
-        ty = y - (y & 1)                        # the tile's top row
+        ty = y - (y & 1)  # the tile's top row
         yb = min(ty + 1, h - 1)
         ym = max(y - 1, 0)
         yp = min(y + 1, h - 1)
@@ -155,6 +155,7 @@ def derivatives_numba(img, ddx, ddy, sobel):
 
 
 # -- images -------------------------------------------------------------------------------
+
 
 def make_image(h, w, rng):
     """A float32 test image in [0, 1]: smooth waves, a bright disc, a dark bar, noise."""
@@ -182,7 +183,8 @@ def png_writer():
         from PIL import Image
 
         def write(path, a):
-            Image.fromarray(np.rint(255.0 * a).astype(np.uint8)).save(path)   # uint8 2-D: grey ("L")
+            Image.fromarray(np.rint(255.0 * a).astype(np.uint8)).save(path)  # uint8 2-D: grey ("L")
+
         return write
     except ImportError:
         pass
@@ -191,12 +193,14 @@ def png_writer():
 
         def write(path, a):
             mpimg.imsave(path, a, cmap="gray", vmin=0.0, vmax=1.0)
+
         return write
     except ImportError:
         return None
 
 
 # -- driver ---------------------------------------------------------------------------------
+
 
 def fail(msg):
     print(f"FAIL image_derivatives: {msg}")
@@ -207,8 +211,7 @@ def compare(name, got, want):
     if not np.array_equal(got, want):
         bad = np.argwhere(got != want)
         p = tuple(int(i) for i in bad[0])
-        fail(f"{name} differs from NumPy's bits at {len(bad)} places, first {p}: "
-             f"got {got[p]!r}, want {want[p]!r}")
+        fail(f"{name} differs from NumPy's bits at {len(bad)} places, first {p}: got {got[p]!r}, want {want[p]!r}")
 
 
 def main():
@@ -223,8 +226,9 @@ def main():
     if args.png:
         write_png = png_writer()
         if write_png is None:
-            print(f"image_derivatives: --png {args.png} needs Pillow or matplotlib "
-                  f"(pip install pillow)", file=sys.stderr)
+            print(
+                f"image_derivatives: --png {args.png} needs Pillow or matplotlib (pip install pillow)", file=sys.stderr
+            )
             sys.exit(2)
     repeats = 3 if args.small else 7
     rng = np.random.default_rng(17)
@@ -232,15 +236,15 @@ def main():
         img = read_image(args.image)
         source = args.image
     else:
-        h, w = (239, 319) if args.small else (1079, 1917)      # odd: half tiles at two edges
+        h, w = (239, 319) if args.small else (1079, 1917)  # odd: half tiles at two edges
         img = make_image(h, w, rng)
         source = "generated"
     h, w = img.shape
     if tgt.is_cuda:
         print(f"numquad kernels on the GPU: {tgt.device_name()}")
 
-    d_img = tgt.to_device(img)                                  # img itself on the CPU
-    d_ddx = tgt.full((h, w), np.nan, np.float32)                # poison: an unwritten pixel stays NaN
+    d_img = tgt.to_device(img)  # img itself on the CPU
+    d_ddx = tgt.full((h, w), np.nan, np.float32)  # poison: an unwritten pixel stays NaN
     d_ddy = tgt.full((h, w), np.nan, np.float32)
     d_sobel = tgt.full((h, w, 3), np.nan, np.float32)
     derivatives_numquad(d_img, d_ddx, d_ddy, d_sobel)
@@ -258,14 +262,15 @@ def main():
             fail(f"the Numba version's {name} differs from NumPy's bits")
 
     timings = [
-        ("numquad, 2 x 2 quads", tgt.median_time(lambda: derivatives_numquad(d_img, d_ddx, d_ddy, d_sobel),
-                                                  repeats)),
+        ("numquad, 2 x 2 quads", tgt.median_time(lambda: derivatives_numquad(d_img, d_ddx, d_ddy, d_sobel), repeats)),
         ("NumPy (padded slices)", median_time(lambda: derivatives_numpy(img), repeats)),
         ("Numba njit(parallel=True)", median_time(lambda: derivatives_numba(img, *nb), repeats)),
     ]
     base = timings[1][1]
-    print(f"ddx, ddy and Sobel of a {h} x {w} float32 image ({source}; "
-          f"{numba.get_num_threads()} threads, median of {repeats})")
+    print(
+        f"ddx, ddy and Sobel of a {h} x {w} float32 image ({source}; "
+        f"{numba.get_num_threads()} threads, median of {repeats})"
+    )
     for name, sec in timings:
         print(f"  {name:30s} {sec * 1e3:9.3f} ms   {sec / base:6.2f}x NumPy's time")
     if write_png is not None:

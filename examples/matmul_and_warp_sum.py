@@ -58,24 +58,25 @@ import _target  # examples/_target.py
 from _timing import median_time, report  # examples/_timing.py
 from numquad import xpu
 
-TPB = 16                   # the matmul's tile: 16 x 16 threads, 16 x 16 elements
-WARP_TPB = 256             # threads per block of the sums
-U32 = 2.0 ** -24           # float32's unit roundoff
+TPB = 16  # the matmul's tile: 16 x 16 threads, 16 x 16 elements
+WARP_TPB = 256  # threads per block of the sums
+U32 = 2.0**-24  # float32's unit roundoff
 
 
 # -- 1. tiled matmul ----------------------------------------------------------------------
+
 
 @xpu.jit
 def fast_matmul(A, B, C):
     sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
     sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-    col, row = cuda.grid(2)                  # x runs along C's columns, y along its rows
+    col, row = cuda.grid(2)  # x runs along C's columns, y along its rows
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     acc = float32(0.0)
     for tile in range((A.shape[1] + TPB - 1) // TPB):
         k0 = tile * TPB
-        a = float32(0.0)                     # 0 past the edges: adds nothing
+        a = float32(0.0)  # 0 past the edges: adds nothing
         if row < A.shape[0] and k0 + tx < A.shape[1]:
             a = A[row, k0 + tx]
         sA[ty, tx] = a
@@ -83,10 +84,10 @@ def fast_matmul(A, B, C):
         if col < B.shape[1] and k0 + ty < B.shape[0]:
             b = B[k0 + ty, col]
         sB[ty, tx] = b
-        cuda.syncthreads()                   # both tiles loaded
+        cuda.syncthreads()  # both tiles loaded
         for k in range(TPB):
             acc += sA[ty, k] * sB[k, tx]
-        cuda.syncthreads()                   # everyone done with them before the next load
+        cuda.syncthreads()  # everyone done with them before the next load
     if row < C.shape[0] and col < C.shape[1]:
         C[row, col] = acc
 
@@ -101,7 +102,7 @@ def matmul_k_order(A, B):
     multiply and per add."""
     acc = np.zeros((A.shape[0], B.shape[1]), np.float32)
     for k in range(A.shape[1]):
-        acc += A[:, k:k + 1] * B[k:k + 1, :]
+        acc += A[:, k : k + 1] * B[k : k + 1, :]
     return acc
 
 
@@ -120,12 +121,13 @@ def matmul_numba(A, B, C):
 
 # -- 2. warp-shuffle sum --------------------------------------------------------------------
 
+
 @xpu.jit
 def warp_reduce(v):
     """The sum of v over the warp, in lane 0 (the other lanes hold partial sums)."""
     offset = 16
     while offset > 0:
-        v += cuda.shfl_down_sync(0xffffffff, v, offset)
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
         offset //= 2
     return v
 
@@ -169,6 +171,7 @@ def sum_numba(x):
 
 # -- driver ---------------------------------------------------------------------------------
 
+
 def fail(msg):
     print(f"FAIL matmul_and_warp_sum: {msg}")
     sys.exit(1)
@@ -184,8 +187,8 @@ def main():
     _target.add_option(ap)
     args = ap.parse_args()
     tgt = _target.from_args(args, "matmul_and_warp_sum")
-    m, kk, n = (100, 70, 130) if args.small else (600, 700, 500)     # not multiples of 16
-    size = 100_003 if args.small else 4_000_037                       # a partial last warp
+    m, kk, n = (100, 70, 130) if args.small else (600, 700, 500)  # not multiples of 16
+    size = 100_003 if args.small else 4_000_037  # a partial last warp
     repeats = 3 if args.small else 5
     rng = np.random.default_rng(5)
     if tgt.is_cuda:
@@ -196,7 +199,7 @@ def main():
     A = rng.standard_normal((m, kk)).astype(np.float32)
     B = rng.standard_normal((kk, n)).astype(np.float32)
     dA, dB = tgt.to_device(A), tgt.to_device(B)
-    dC = tgt.full((m, n), np.nan, np.float32)                # poison: an unwritten element stays NaN
+    dC = tgt.full((m, n), np.nan, np.float32)  # poison: an unwritten element stays NaN
     matmul_numquad(dA, dB, dC)
     C = tgt.to_host(dC)
     if np.isnan(C).any():
@@ -206,31 +209,38 @@ def main():
     err = np.abs(C.astype(np.float64) - P)
     if not (err <= bound).all():
         p = tuple(int(i) for i in np.unravel_index(np.argmax(err - bound), err.shape))
-        fail(f"matmul differs from A @ B beyond the float32 bound at {np.count_nonzero(err > bound)} "
-             f"places, first {p}: got {C[p]!r}, want {P[p]!r} +- {bound[p]:.3g}")
+        fail(
+            f"matmul differs from A @ B beyond the float32 bound at {np.count_nonzero(err > bound)} "
+            f"places, first {p}: got {C[p]!r}, want {P[p]!r} +- {bound[p]:.3g}"
+        )
     want = matmul_k_order(A, B)
     if not np.array_equal(C, want):
         bad = np.argwhere(C != want)
         p = tuple(int(i) for i in bad[0])
-        fail(f"matmul differs from the k-ordered NumPy loop at {len(bad)} places, first {p}: "
-             f"got {C[p]!r}, want {want[p]!r}")
+        fail(
+            f"matmul differs from the k-ordered NumPy loop at {len(bad)} places, first {p}: "
+            f"got {C[p]!r}, want {want[p]!r}"
+        )
     C_nb = np.empty_like(C)
     matmul_numba(A, B, C_nb)
     if not (np.abs(C_nb.astype(np.float64) - P) <= bound).all():
         fail("the Numba matmul differs from A @ B beyond the float32 bound")
-    report(f"matmul {m} x {kk} @ {kk} x {n} float32, 16 x 16 shared tiles "
-           f"(largest difference from A @ B {err.max():.2e}, bound {bound.max():.2e})", [
-               ("numquad fast_matmul", tgt.median_time(lambda: matmul_numquad(dA, dB, dC), repeats)),
-               ("NumPy A @ B", median_time(lambda: A @ B, repeats)),
-               ("Numba njit(parallel=True)", median_time(lambda: matmul_numba(A, B, C_nb), repeats)),
-           ])
+    report(
+        f"matmul {m} x {kk} @ {kk} x {n} float32, 16 x 16 shared tiles "
+        f"(largest difference from A @ B {err.max():.2e}, bound {bound.max():.2e})",
+        [
+            ("numquad fast_matmul", tgt.median_time(lambda: matmul_numquad(dA, dB, dC), repeats)),
+            ("NumPy A @ B", median_time(lambda: A @ B, repeats)),
+            ("Numba njit(parallel=True)", median_time(lambda: matmul_numba(A, B, C_nb), repeats)),
+        ],
+    )
 
     # 2. warp sums
     xi = rng.integers(-1_000_000, 1_000_000, size).astype(np.int32)
     dxi = tgt.to_device(xi)
     # the kernels add to total[0], so instead of a poison it starts at a random value:
     # a warp that overwrites the total instead of adding to it shows
-    start = int(rng.integers(-2**40, 2**40))
+    start = int(rng.integers(-(2**40), 2**40))
     total_i = tgt.full(1, -1, np.int64)
     got_i = int(sum_numquad(tgt, warp_sum_int, dxi, total_i, start)) - start
     want_i = int(xi.sum(dtype=np.int64))
@@ -248,16 +258,19 @@ def main():
     tol = gamma(5 + warps) * float(np.abs(xf).sum(dtype=np.float64))
     if not abs(got_f - want_f) <= tol:
         fail(f"float32 warp sum: got {got_f!r}, float64 sum {want_f!r}, differs by more than {tol:.3g}")
-    report(f"warp-shuffle sum of {size:,} int32 (one atomic per warp; float32: {got_f:.6g}, "
-           f"float64 sum {want_f:.6g})", [
-               ("numquad warp_sum_int", tgt.median_time(lambda: sum_numquad(tgt, warp_sum_int, dxi, total_i),
-                                                        repeats)),
-               ("NumPy x.sum()", median_time(lambda: xi.sum(dtype=np.int64), repeats)),
-               ("Numba njit(parallel=True)", median_time(lambda: sum_numba(xi), repeats)),
-           ])
-    print(f"OK matmul_and_warp_sum: matmul within the float32 bound of A @ B and equal to the k-ordered "
-          f"sum ({m} x {kk} @ {kk} x {n}); warp sums exact (int32) and within the bound (float32) "
-          f"({size:,} elements) [target {tgt}]")
+    report(
+        f"warp-shuffle sum of {size:,} int32 (one atomic per warp; float32: {got_f:.6g}, float64 sum {want_f:.6g})",
+        [
+            ("numquad warp_sum_int", tgt.median_time(lambda: sum_numquad(tgt, warp_sum_int, dxi, total_i), repeats)),
+            ("NumPy x.sum()", median_time(lambda: xi.sum(dtype=np.int64), repeats)),
+            ("Numba njit(parallel=True)", median_time(lambda: sum_numba(xi), repeats)),
+        ],
+    )
+    print(
+        f"OK matmul_and_warp_sum: matmul within the float32 bound of A @ B and equal to the k-ordered "
+        f"sum ({m} x {kk} @ {kk} x {n}); warp sums exact (int32) and within the bound (float32) "
+        f"({size:,} elements) [target {tgt}]"
+    )
 
 
 if __name__ == "__main__":

@@ -44,13 +44,13 @@ def k_heat_step(u, out, alpha, max_change):
     tile = xpu.shared.array((TILE + 2, TILE + 2), np.float64)
     tx = xpu.threadIdx.x
     ty = xpu.threadIdx.y
-    j, i = xpu.grid(2)                          # x is the column, y the row
+    j, i = xpu.grid(2)  # x is the column, y the row
     h = u.shape[0]
     w = u.shape[1]
     inside = i < h and j < w
     if inside:
         tile[ty + 1, tx + 1] = u[i, j]
-        if tx == 0 and j > 0:                   # the halo: edge threads load the neighbours
+        if tx == 0 and j > 0:  # the halo: edge threads load the neighbours
             tile[ty + 1, 0] = u[i, j - 1]
         if tx == TILE - 1 and j + 1 < w:
             tile[ty + 1, TILE + 1] = u[i, j + 1]
@@ -58,14 +58,15 @@ def k_heat_step(u, out, alpha, max_change):
             tile[0, tx + 1] = u[i - 1, j]
         if ty == TILE - 1 and i + 1 < h:
             tile[TILE + 1, tx + 1] = u[i + 1, j]
-    xpu.syncthreads()                           # every thread of the block, outside any if
+    xpu.syncthreads()  # every thread of the block, outside any if
     change = 0.0
     if inside:
         c = tile[ty + 1, tx + 1]
         new = c
         if i > 0 and i < h - 1 and j > 0 and j < w - 1:
-            new = c + alpha * (tile[ty, tx + 1] + tile[ty + 2, tx + 1] + tile[ty + 1, tx]
-                               + tile[ty + 1, tx + 2] - 4.0 * c)
+            new = c + alpha * (
+                tile[ty, tx + 1] + tile[ty + 2, tx + 1] + tile[ty + 1, tx] + tile[ty + 1, tx + 2] - 4.0 * c
+            )
         out[i, j] = new
         change = abs(new - c)
     m = Wave.reduceMax(change)
@@ -129,14 +130,14 @@ def main():
     _target.add_option(ap)
     args = ap.parse_args()
     tgt = _target.from_args(args, "stencil_2d")
-    h, w, steps = (70, 100, 5) if args.small else (1000, 1200, 20)    # not multiples of 16
+    h, w, steps = (70, 100, 5) if args.small else (1000, 1200, 20)  # not multiples of 16
     repeats = 3 if args.small else 5
-    alpha = 0.2                                  # stable for alpha <= 0.25
+    alpha = 0.2  # stable for alpha <= 0.25
 
     rng = np.random.default_rng(3)
     u0 = rng.random((h, w))
-    u0[0, :] = 1.0                               # a hot top edge
-    a = tgt.full((h, w), np.nan, np.float64)     # poison: an unwritten point stays NaN
+    u0[0, :] = 1.0  # a hot top edge
+    a = tgt.full((h, w), np.nan, np.float64)  # poison: an unwritten point stays NaN
     b = tgt.full((h, w), np.nan, np.float64)
     got, got_change = heat_numquad(tgt, u0, alpha, steps, a, b)
     got = tgt.to_host(got)
@@ -159,12 +160,10 @@ def main():
     base = timings[1][1]
     if tgt.is_cuda:
         print(f"numquad kernels on the GPU: {tgt.device_name()}")
-    print(f"heat stencil on {h} x {w} float64, {steps} steps "
-          f"({numba.get_num_threads()} threads, median of {repeats})")
+    print(f"heat stencil on {h} x {w} float64, {steps} steps ({numba.get_num_threads()} threads, median of {repeats})")
     for name, sec in timings:
         print(f"  {name:30s} {sec * 1e3:9.3f} ms   {sec / base:6.2f}x NumPy's time")
-    print(f"OK stencil_2d: {steps} steps equal NumPy bit for bit (last max change {got_change:.3e}) "
-          f"[target {tgt}]")
+    print(f"OK stencil_2d: {steps} steps equal NumPy bit for bit (last max change {got_change:.3e}) [target {tgt}]")
 
 
 if __name__ == "__main__":

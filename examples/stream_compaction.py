@@ -39,8 +39,8 @@ import _target  # examples/_target.py
 from _timing import median_time  # examples/_timing.py
 from numquad import Wave, xpu
 
-TPB = 256                  # threads per block
-WAVES = TPB // 32          # waves per block
+TPB = 256  # threads per block
+WAVES = TPB // 32  # waves per block
 
 
 @xpu.jit
@@ -49,13 +49,13 @@ def k_compact_atomic(x, t, out, counter):
     if i < x.shape[0]:
         v = x[i]
         keep = v > t
-        slot = Wave.prefixCountBits(keep)          # kept lanes below this one
-        total = Wave.countBits(keep)               # kept lanes in the wave
+        slot = Wave.prefixCountBits(keep)  # kept lanes below this one
+        total = Wave.countBits(keep)  # kept lanes in the wave
         lane = Wave.laneId()
         base = np.int64(0)
-        if lane == Wave.readFirst(lane) and total > 0:     # the wave's first active lane
+        if lane == Wave.readFirst(lane) and total > 0:  # the wave's first active lane
             base = xpu.atomic.add(counter, 0, np.int64(total))
-        base = Wave.readFirst(base)                # that lane's reservation, in every lane
+        base = Wave.readFirst(base)  # that lane's reservation, in every lane
         if keep:
             out[base + slot] = v
 
@@ -94,7 +94,7 @@ def k_block_write(x, t, offsets, out):
     if Wave.laneId() == 0:
         wave_base[tid // 32] = c
     xpu.syncthreads()
-    if tid < 32:                                   # the first wave scans the wave counts
+    if tid < 32:  # the first wave scans the wave counts
         w = np.int64(0)
         if tid < WAVES:
             w = wave_base[tid]
@@ -113,8 +113,8 @@ def compact_atomic(tgt, x, t, out):
 def compact_ordered(tgt, x, t, out, counts):
     nblocks = counts.size
     k_block_counts[nblocks, TPB](x, t, counts)
-    c = tgt.to_host(counts)                        # the NumPy step runs on the host
-    offsets = np.cumsum(c) - c                     # exclusive scan of the block counts
+    c = tgt.to_host(counts)  # the NumPy step runs on the host
+    offsets = np.cumsum(c) - c  # exclusive scan of the block counts
     k_block_write[nblocks, TPB](x, t, tgt.to_device(offsets), out)
     return int(offsets[-1] + c[-1])
 
@@ -128,7 +128,7 @@ def compact_numba(x, t, out):
     n = x.size
     chunks = 4 * numba.get_num_threads()
     offsets = np.zeros(chunks + 1, np.int64)
-    for c in prange(chunks):                       # pass 1: count per chunk
+    for c in prange(chunks):  # pass 1: count per chunk
         k = 0
         for j in range(n * c // chunks, n * (c + 1) // chunks):
             if x[j] > t:
@@ -136,7 +136,7 @@ def compact_numba(x, t, out):
         offsets[c + 1] = k
     for c in range(chunks):
         offsets[c + 1] += offsets[c]
-    for c in prange(chunks):                       # pass 2: write at the chunk's offset
+    for c in prange(chunks):  # pass 2: write at the chunk's offset
         p = offsets[c]
         for j in range(n * c // chunks, n * (c + 1) // chunks):
             if x[j] > t:
@@ -156,7 +156,7 @@ def main():
     _target.add_option(ap)
     args = ap.parse_args()
     tgt = _target.from_args(args, "stream_compaction")
-    n = 100_003 if args.small else 4_000_037          # not a multiple of 32: a partial last wave
+    n = 100_003 if args.small else 4_000_037  # not a multiple of 32: a partial last wave
     repeats = 3 if args.small else 7
 
     rng = np.random.default_rng(2026)
@@ -164,10 +164,10 @@ def main():
     t = np.float32(0.5)
     want = compact_numpy(x, t)
     nblocks = (n + TPB - 1) // TPB
-    dx = tgt.to_device(x)                            # x itself on the CPU
+    dx = tgt.to_device(x)  # x itself on the CPU
 
     # one pass, one atomic per wave: the right multiset, in some wave order
-    d_out = tgt.full(n, np.nan, np.float32)          # poison: an unwritten slot stays NaN
+    d_out = tgt.full(n, np.nan, np.float32)  # poison: an unwritten slot stays NaN
     got = compact_atomic(tgt, dx, t, d_out)
     out = tgt.to_host(d_out)
     if got != want.size:
@@ -180,7 +180,7 @@ def main():
 
     # two kernels and a NumPy scan: exactly x[x > t]
     d_out2 = tgt.full(n, np.nan, np.float32)
-    d_counts = tgt.full(nblocks, -1, np.int64)       # poison: a block that writes no count shows
+    d_counts = tgt.full(nblocks, -1, np.int64)  # poison: a block that writes no count shows
     got2 = compact_ordered(tgt, dx, t, d_out2, d_counts)
     out2, counts = tgt.to_host(d_out2), tgt.to_host(d_counts)
     if not np.array_equal(counts, np.add.reduceat((x > t).astype(np.int64), np.arange(0, n, TPB))):
@@ -189,8 +189,10 @@ def main():
         fail(f"ordered variant kept {got2} elements (NumPy {want.size}) or wrote past its count")
     if not np.array_equal(out2[:got2], want):
         bad = np.flatnonzero(out2[:got2] != want)
-        fail(f"ordered variant differs from x[x > t] at {bad.size} places, first {bad[:5]}: "
-             f"got {out2[bad[:5]]}, want {want[bad[:5]]}")
+        fail(
+            f"ordered variant differs from x[x > t] at {bad.size} places, first {bad[:5]}: "
+            f"got {out2[bad[:5]]}, want {want[bad[:5]]}"
+        )
 
     out3 = np.full(n, np.nan, np.float32)
     got3 = compact_numba(x, t, out3)
@@ -199,20 +201,23 @@ def main():
 
     timings = [
         ("numquad, 1 atomic per wave", tgt.median_time(lambda: compact_atomic(tgt, dx, t, d_out), repeats)),
-        ("numquad, 2 kernels (ordered)",
-         tgt.median_time(lambda: compact_ordered(tgt, dx, t, d_out2, d_counts), repeats)),
+        (
+            "numquad, 2 kernels (ordered)",
+            tgt.median_time(lambda: compact_ordered(tgt, dx, t, d_out2, d_counts), repeats),
+        ),
         ("NumPy x[x > t]", median_time(lambda: compact_numpy(x, t), repeats)),
         ("Numba njit(parallel=True)", median_time(lambda: compact_numba(x, t, out3), repeats)),
     ]
     base = timings[2][1]
     if tgt.is_cuda:
         print(f"numquad kernels on the GPU: {tgt.device_name()}")
-    print(f"stream compaction of {n:,} float32, keep x > {t}: {want.size:,} kept "
-          f"({numba.get_num_threads()} threads, median of {repeats})")
+    print(
+        f"stream compaction of {n:,} float32, keep x > {t}: {want.size:,} kept "
+        f"({numba.get_num_threads()} threads, median of {repeats})"
+    )
     for name, sec in timings:
         print(f"  {name:30s} {sec * 1e3:9.3f} ms   {sec / base:6.2f}x NumPy's time")
-    print(f"OK stream_compaction: both numquad variants match NumPy ({want.size:,} of {n:,} kept) "
-          f"[target {tgt}]")
+    print(f"OK stream_compaction: both numquad variants match NumPy ({want.size:,} of {n:,} kept) [target {tgt}]")
 
 
 if __name__ == "__main__":

@@ -77,6 +77,7 @@ def cuda_available():
     try:
         import numba_cuda  # noqa: F401  (numba.cuda alone may be a shim without it)
         from numba import cuda
+
         return bool(cuda.is_available())
     except Exception:
         return False
@@ -91,12 +92,12 @@ def rng():
 
 
 def run_features(launcher, x):
-    out = np.full((x.size, 4), -7777, np.int64)         # poison: an unwritten slot shows
+    out = np.full((x.size, 4), -7777, np.int64)  # poison: an unwritten slot shows
     launcher[(x.size + 127) // 128, 128](x, out)
     return out
 
 
-@pytest.mark.parametrize("n", [32, 1000])               # 1000: a partial last wave
+@pytest.mark.parametrize("n", [32, 1000])  # 1000: a partial last wave
 def test_features_cpu_matches_numpy(rng, n):
     x = rng.integers(-50, 50, n).astype(np.int64)
     got = run_features(k_wave_features.cpu, x)
@@ -108,7 +109,7 @@ def test_float_scan_cpu_matches_numpy_bits(rng):
     out = np.full_like(x, np.nan)
     k_float_scan.cpu[4096 // 256, 256](x, out)
     want = float_scan_reference(x)
-    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))   # bits, not a tolerance
+    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))  # bits, not a tolerance
     # the log-step order is not a running sum: np.cumsum rounds differently
     assert not np.array_equal(out, (np.cumsum(x.reshape(-1, W), axis=1) - x.reshape(-1, W)).ravel())
 
@@ -116,6 +117,7 @@ def test_float_scan_cpu_matches_numpy_bits(rng):
 @needs_gpu
 def test_features_gpu_equals_cpu(rng):
     from numba import cuda
+
     x = rng.integers(-50, 50, 1000).astype(np.int64)
     cpu = run_features(k_wave_features.cpu, x)
     d_out = cuda.to_device(np.full((x.size, 4), -7777, np.int64))
@@ -126,6 +128,7 @@ def test_features_gpu_equals_cpu(rng):
 @needs_gpu
 def test_float_scan_gpu_bits_equal_cpu(rng):
     from numba import cuda
+
     x = rng.standard_normal(4096).astype(np.float32)
     cpu = np.full_like(x, np.nan)
     k_float_scan.cpu[4096 // 256, 256](x, cpu)

@@ -30,7 +30,7 @@ __all__ = ["main", "REPRESENTATIVE", "check_types"]
 #: (bool, signed, unsigned, float) plus the 64-bit widths of signed ints and floats.
 REPRESENTATIVE = ("bool", "int32", "uint32", "int64", "float32", "float64")
 
-_NO_OPERAND = "-"     # the type column of ops without an operand (queries)
+_NO_OPERAND = "-"  # the type column of ops without an operand (queries)
 
 
 def check_types(op, full=False):
@@ -58,6 +58,7 @@ def _versions():
             return None
 
     import numquad
+
     out = [("numquad", numquad.__version__)]
     out += [(d, v(d) or "not installed") for d in ("numba", "llvmlite", "numpy", "numba-cuda")]
     return out
@@ -65,13 +66,13 @@ def _versions():
 
 def _version_line():
     (_, nq), *rest = _versions()
-    return (f"numquad {nq} ({', '.join(f'{d} {ver}' for d, ver in rest)}; "
-            f"Python {platform.python_version()})")
+    return f"numquad {nq} ({', '.join(f'{d} {ver}' for d, ver in rest)}; Python {platform.python_version()})"
 
 
 def _cuda_ok():
     try:
         from numba import cuda
+
         return bool(cuda.is_available())
     except Exception:
         return False
@@ -120,6 +121,7 @@ def _abbr(name):
     if name == _NO_OPERAND or name == "bool":
         return name
     import numpy as np
+
     d = np.dtype(name)
     return f"{d.kind}{8 * d.itemsize}" if d.kind in "iuf" else name
 
@@ -128,6 +130,7 @@ def _run(tasks, weights, jobs, progress):
     """Run the tasks; their result rows, in task order."""
     by_task = [None] * len(tasks)
     from numquad import opcheck
+
     if jobs == 1:
         for k, t in enumerate(tasks):
             progress.show(f"{t[0]} on {t[2]}")
@@ -143,8 +146,8 @@ def _run(tasks, weights, jobs, progress):
             pending = set(futs)
             while pending:
                 done, pending = concurrent.futures.wait(
-                    pending, timeout=1.0 if progress.on else None,
-                    return_when=concurrent.futures.FIRST_COMPLETED)
+                    pending, timeout=1.0 if progress.on else None, return_when=concurrent.futures.FIRST_COMPLETED
+                )
                 for f in done:
                     k = futs[f]
                     by_task[k] = f.result()
@@ -167,8 +170,7 @@ def _matrix(results, target, catalogue, out):
     heads = [_abbr(t) for t in types]
     widths = [max(4, len(h)) for h in heads]
     opw = max([len("op")] + [len(r[0]) for r in rows])
-    print(f"{target:<{opw}} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths)) + "  Glanes/s",
-          file=out)
+    print(f"{target:<{opw}} " + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths)) + "  Glanes/s", file=out)
     cells = {(r[0], r[1]): r for r in rows}
     rates = []
     for q in dict.fromkeys(r[0] for r in rows):
@@ -180,14 +182,13 @@ def _matrix(results, target, catalogue, out):
         rate = mine[0][5] if all(r[3] for r in mine) else 0.0
         if rate:
             rates.append(rate)
-        print(f"{q:<{opw}} " + " ".join(line) + (f"  {rate / 1e9:8.3f}" if rate else f"  {'-':>8}"),
-              file=out)
+        print(f"{q:<{opw}} " + " ".join(line) + (f"  {rate / 1e9:8.3f}" if rate else f"  {'-':>8}"), file=out)
     return rates
 
 
 _EPILOG = f"""\
 types: by default each op is checked on the types it takes among
-  {', '.join(REPRESENTATIVE)}
+  {", ".join(REPRESENTATIVE)}
 (plus its first type of any kind that list lacks), so every op is checked
 with every kind it takes: bool, signed and unsigned integers, floats. --full
 checks every type it takes (bool, int8..int64, uint8..uint64, float32,
@@ -211,21 +212,33 @@ def main(argv=None):
         prog="python -m numquad",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compile and run every numquad op on representative types (--full: every "
-                    "type) and every target, check each result against the NumPy reference "
-                    "and print an op x type matrix.",
-        epilog=_EPILOG)
-    p.add_argument("--target", choices=("cpu", "cuda", "all"), default="all",
-                   help="targets to check; 'all' (default) is cpu plus cuda where a GPU is present")
-    p.add_argument("--full", action="store_true",
-                   help="check every type each op takes (default: the representative types below)")
-    p.add_argument("--size", type=int, default=1 << 20,
-                   help="lanes in the throughput launch (default 2**20)")
+        "type) and every target, check each result against the NumPy reference "
+        "and print an op x type matrix.",
+        epilog=_EPILOG,
+    )
+    p.add_argument(
+        "--target",
+        choices=("cpu", "cuda", "all"),
+        default="all",
+        help="targets to check; 'all' (default) is cpu plus cuda where a GPU is present",
+    )
+    p.add_argument(
+        "--full", action="store_true", help="check every type each op takes (default: the representative types below)"
+    )
+    p.add_argument("--size", type=int, default=1 << 20, help="lanes in the throughput launch (default 2**20)")
     p.add_argument("--ops", default="", help="comma-separated op names to check (default: all)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default: one per core); 1 runs in this process")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes (default: one per core); 1 runs in this process",
+    )
     p.add_argument("--json", metavar="PATH", help="also write every result row to PATH as JSON")
-    p.add_argument("--version", action="store_true",
-                   help="print the versions of numquad, numba, llvmlite, numpy and numba-cuda and exit")
+    p.add_argument(
+        "--version",
+        action="store_true",
+        help="print the versions of numquad, numba, llvmlite, numpy and numba-cuda and exit",
+    )
     args = p.parse_args(argv)
     if args.version:
         print(_version_line())
@@ -236,6 +249,7 @@ def main(argv=None):
         p.error("--jobs must be >= 1")
 
     from numquad import ops, opcheck
+
     targets = ["cpu", "cuda"] if args.target == "all" else [args.target]
     if "cuda" in targets and not _cuda_ok():
         if args.target == "cuda":
@@ -247,10 +261,12 @@ def main(argv=None):
     unknown = wanted - set(ops.OPS)
     if unknown:
         import difflib
+
         hints = []
         for u in sorted(unknown):
-            close = difflib.get_close_matches(u, list(ops.OPS), n=1, cutoff=0.6) or \
-                [q for q in ops.OPS if q.lower() == u.lower()]
+            close = difflib.get_close_matches(u, list(ops.OPS), n=1, cutoff=0.6) or [
+                q for q in ops.OPS if q.lower() == u.lower()
+            ]
             hints.append(f"{u} (did you mean {close[0]}?)" if close else u)
         p.error(f"unknown op(s): {', '.join(hints)}; known: {', '.join(ops.OPS)}")
     tasks, weights = [], []
@@ -268,10 +284,13 @@ def main(argv=None):
 
     import numba
     import numpy
+
     how = "every type" if args.full else f"representative types ({nfull} cells with --full)"
-    print(f"numquad {_versions()[0][1]}: {len(tasks) // len(targets)} ops, {ncells} op x type "
-          f"cells on {', '.join(targets)}, {how}; {platform.machine()}, {os.cpu_count()} cores, "
-          f"numba {numba.__version__}, numpy {numpy.__version__}")
+    print(
+        f"numquad {_versions()[0][1]}: {len(tasks) // len(targets)} ops, {ncells} op x type "
+        f"cells on {', '.join(targets)}, {how}; {platform.machine()}, {os.cpu_count()} cores, "
+        f"numba {numba.__version__}, numpy {numpy.__version__}"
+    )
     t0 = time.perf_counter()
     jobs = max(1, min(args.jobs, len(tasks)))
     results = _run(tasks, weights, jobs, _Progress(weights, sys.stderr))
@@ -282,23 +301,33 @@ def main(argv=None):
         print()
         rates[target] = _matrix(results, target, ops, sys.stdout)
     failed = [r for r in results if not r[3]]
-    print(f"\n{len(results)} checked, {len(failed)} failed, {wall:.0f} s (--jobs {jobs}, "
-          f"{'every type' if args.full else f'representative types; --full checks {nfull}'})")
+    print(
+        f"\n{len(results)} checked, {len(failed)} failed, {wall:.0f} s (--jobs {jobs}, "
+        f"{'every type' if args.full else f'representative types; --full checks {nfull}'})"
+    )
     for target, rs in rates.items():
         if rs:
-            print(f"throughput on {target}: median {statistics.median(rs) / 1e9:.3f} Glanes/s "
-                  f"over {len(rs)} ops (min {min(rs) / 1e9:.3f}, max {max(rs) / 1e9:.3f}; "
-                  f"--size {args.size})")
+            print(
+                f"throughput on {target}: median {statistics.median(rs) / 1e9:.3f} Glanes/s "
+                f"over {len(rs)} ops (min {min(rs) / 1e9:.3f}, max {max(rs) / 1e9:.3f}; "
+                f"--size {args.size})"
+            )
     if failed:
         print("\nfailures:")
         for q, dt, target, _, detail, _, _ in failed:
             print(f"  {q} {dt} on {target}: {detail}")
     if args.json:
-        doc = {"numquad": _versions()[0][1], "targets": targets, "full": args.full,
-               "size": args.size, "seconds": wall,
-               "rows": [dict(op=q, type=dt, target=tg, ok=bool(ok), detail=detail,
-                             lanes_per_s=float(rate), seconds=float(secs))
-                        for q, dt, tg, ok, detail, rate, secs in results]}
+        doc = {
+            "numquad": _versions()[0][1],
+            "targets": targets,
+            "full": args.full,
+            "size": args.size,
+            "seconds": wall,
+            "rows": [
+                dict(op=q, type=dt, target=tg, ok=bool(ok), detail=detail, lanes_per_s=float(rate), seconds=float(secs))
+                for q, dt, tg, ok, detail, rate, secs in results
+            ],
+        }
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")

@@ -118,11 +118,30 @@ from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadTypeError
 
 __all__ = [
-    "MASK", "ENTRY_MASK", "BALLOT", "ANDNOT", "HELPERS", "FOREVER", "name_forever_loops",
-    "Analysis", "CallSite", "BranchInfo", "LoopInfo",
-    "analyze", "needs_mask", "masked_function", "fold_array_shapes", "allocation_complaint",
-    "python_type_dtype", "hasattr_constant", "local_names", "shape_value",
-    "fold_hasattr", "Env", "MISSING", "BUILTIN_ALIASES",
+    "MASK",
+    "ENTRY_MASK",
+    "BALLOT",
+    "ANDNOT",
+    "HELPERS",
+    "FOREVER",
+    "name_forever_loops",
+    "Analysis",
+    "CallSite",
+    "BranchInfo",
+    "LoopInfo",
+    "analyze",
+    "needs_mask",
+    "masked_function",
+    "fold_array_shapes",
+    "allocation_complaint",
+    "python_type_dtype",
+    "hasattr_constant",
+    "local_names",
+    "shape_value",
+    "fold_hasattr",
+    "Env",
+    "MISSING",
+    "BUILTIN_ALIASES",
 ]
 
 #: The mask variable of the generated code (uint32, bit i: lane i takes part).
@@ -140,13 +159,16 @@ HELPERS = (ENTRY_MASK, BALLOT, ANDNOT)
 FOREVER = "_nq_forever"
 
 
-
 def name_forever_loops(tree):
     """Rewrite every ``while True:`` (``while 1:``) in *tree* as ``while _nq_forever:``,
     in place; the code's globals must bind ``FOREVER`` to True."""
     for node in ast.walk(tree):
-        if isinstance(node, ast.While) and isinstance(node.test, ast.Constant) \
-                and node.test.value is not None and bool(node.test.value):
+        if (
+            isinstance(node, ast.While)
+            and isinstance(node.test, ast.Constant)
+            and node.test.value is not None
+            and bool(node.test.value)
+        ):
             node.test = ast.copy_location(ast.Name(id=FOREVER, ctx=ast.Load()), node.test)
     return tree
 
@@ -165,8 +187,7 @@ MISSING = object()
 _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic")
 
 #: Builtins whose value is the same in every lane of a wave.
-UNIFORM_BUILTINS = frozenset(
-    [f"{g}.{c}" for g in ("blockIdx", "blockDim", "gridDim") for c in "xyz"] + ["warpsize"])
+UNIFORM_BUILTINS = frozenset([f"{g}.{c}" for g in ("blockIdx", "blockDim", "gridDim") for c in "xyz"] + ["warpsize"])
 #: Builtin calls whose result is the same in every lane when their arguments are.
 _UNIFORM_BUILTIN_CALLS = frozenset(["gridsize"])
 _PURE_CALLS = (len, min, max, int, float, abs, bool, round, complex)
@@ -183,8 +204,12 @@ def _cuda_table():
         if obj is not None:
             table[id(obj)] = (obj, name)
     # a group's functions bound to another name (``atomic_add = cuda.atomic.add``)
-    for group, names in (("shared", ("array",)), ("local", ("array",)), ("const", ("array_like",)),
-                         ("atomic", tuple(_xpu.atomic.__all__))):
+    for group, names in (
+        ("shared", ("array",)),
+        ("local", ("array",)),
+        ("const", ("array_like",)),
+        ("atomic", tuple(_xpu.atomic.__all__)),
+    ):
         g = getattr(cuda, group, None)
         for n in names:
             obj = getattr(g, n, None) if g is not None else None
@@ -242,12 +267,12 @@ class Env:
             for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
                 try:
                     self.closure[name] = cell.cell_contents
-                except ValueError:                      # an empty cell
+                except ValueError:  # an empty cell
                     pass
         self.locals = local_names(fn)
 
     def lookup(self, name):
-        if name in BUILTIN_ALIASES:             # generated code's builtins (never a user's name)
+        if name in BUILTIN_ALIASES:  # generated code's builtins (never a user's name)
             return BUILTIN_ALIASES[name]
         if name in self.locals:
             return MISSING
@@ -291,6 +316,7 @@ class Env:
 # Annotations
 # ---------------------------------------------------------------------------
 
+
 class _Immutable:
     """Annotations travel with deep copies of their nodes, as themselves."""
 
@@ -303,6 +329,7 @@ class CallSite(_Immutable):
     """A call that needs the current mask: ``kind`` "op" (``op`` set), "lane" (a
     call of ``callee``, an ``@xpu.jit`` function that needs a mask) or
     "activemask" (numba.cuda's ``activemask()``, which becomes the mask itself)."""
+
     kind: str
     op: Optional[_ops.Op] = None
     callee: object = None
@@ -313,6 +340,7 @@ class BranchInfo(_Immutable):
     """An ``if``: ``uniform`` when its test is the same in every lane that
     evaluates it; ``masked`` when its branches hold mask-taking calls, so a
     lane-varying test needs a ballot."""
+
     uniform: bool
     masked: bool
 
@@ -331,6 +359,7 @@ class LoopInfo(_Immutable):
     ``"while"`` (``while True`` whose head recomputes the lanes still in it,
     with a ballot when ``masked``).
     """
+
     uniform_exit: bool
     uniform_values: bool
     masked: bool
@@ -366,20 +395,28 @@ def _walk_stmts(stmts):
 
 def _range_args(env, it):
     """The argument nodes of ``range(...)`` (1 to 3, no keywords), else None."""
-    if isinstance(it, ast.Call) and env.resolve(it.func) is range and not it.keywords \
-            and 1 <= len(it.args) <= 3 and not any(isinstance(a, ast.Starred) for a in it.args):
+    if (
+        isinstance(it, ast.Call)
+        and env.resolve(it.func) is range
+        and not it.keywords
+        and 1 <= len(it.args) <= 3
+        and not any(isinstance(a, ast.Starred) for a in it.args)
+    ):
         return it.args
     return None
 
 
 def literal_unroll_arg(env, it):
     """The tuple node of ``literal_unroll(t)`` (Numba's or numba.cuda's), else None."""
-    if not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))
-            and len(it.args) == 1 and not it.keywords):
+    if not (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, (ast.Name, ast.Attribute))
+        and len(it.args) == 1
+        and not it.keywords
+    ):
         return None
     obj = env.resolve(it.func)
-    if getattr(obj, "__name__", None) == "literal_unroll" and \
-            str(getattr(obj, "__module__", "")).startswith("numba"):
+    if getattr(obj, "__name__", None) == "literal_unroll" and str(getattr(obj, "__module__", "")).startswith("numba"):
         return it.args[0]
     return None
 
@@ -423,7 +460,7 @@ def analyze(dispatcher) -> "Analysis":
 
 def needs_mask(dispatcher) -> bool:
     """Does *dispatcher* call a cross-lane op, directly or through lane functions?"""
-    if id(dispatcher) in _busy():       # recursion: not supported by the targets anyway
+    if id(dispatcher) in _busy():  # recursion: not supported by the targets anyway
         return False
     return analyze(dispatcher).needs_mask
 
@@ -448,8 +485,7 @@ class Analysis:
         self.env = Env(dispatcher.py_func, self.tree)
         for name in sorted(self.env.locals):
             if name.startswith(_RESERVED) and not _desugar.is_temporary(name):
-                self.error(f"names starting with {_RESERVED!r} are reserved by numquad; "
-                           f"got {name!r}", self.tree)
+                self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.tree)
         self._find_calls()
         self.needs_mask = any(getattr(n, "_nq_call", None) is not None for n in ast.walk(self.tree))
         self.uniform = frozenset()
@@ -476,8 +512,7 @@ class Analysis:
         return bool(getattr(node, "_nq_conv", False))
 
     def error(self, msg, node):
-        raise NumquadCompileError(f"{msg} (in {self.name})", self.filename,
-                                  getattr(node, "lineno", self.firstlineno))
+        raise NumquadCompileError(f"{msg} (in {self.name})", self.filename, getattr(node, "lineno", self.firstlineno))
 
     # -- calls ----------------------------------------------------------------------
     def _find_calls(self):
@@ -491,15 +526,14 @@ class Analysis:
             if op is not None:
                 if op.kind != "query":
                     node._nq_call = CallSite("op", op=op)
-                else:                   # a query takes nothing (numba.cuda: a raw TypeError)
+                else:  # a query takes nothing (numba.cuda: a raw TypeError)
                     complaint = op.check_arity(node.args, {k.arg: k.value for k in node.keywords})[1]
                     if complaint:
                         self.error(complaint, node)
             elif _is_activemask(obj):
-                if not node.args and not node.keywords:   # else numba.cuda's own error
+                if not node.args and not node.keywords:  # else numba.cuda's own error
                     node._nq_call = CallSite("activemask")
-            elif _xpu.is_foreign_device_function(obj) or _xpu.is_jitable(obj) or \
-                    isinstance(obj, _xpu.Dispatcher):
+            elif _xpu.is_foreign_device_function(obj) or _xpu.is_jitable(obj) or isinstance(obj, _xpu.Dispatcher):
                 # (a numba.cuda or Numba device function runs as its @xpu.jit Dispatcher
                 # where it uses ops: numquad/cuda/substitute.py)
                 obj = _xpu.as_xpu(obj)
@@ -507,14 +541,17 @@ class Analysis:
                     continue
                 try:
                     callee_needs = needs_mask(obj)
-                except NumquadTypeError:     # no source: its own target decides (and says so)
+                except NumquadTypeError:  # no source: its own target decides (and says so)
                     callee_needs = False
                 if callee_needs and obj.is_kernel:
                     # its masked code starts from its own wave's lanes (_nq_entry_mask)
                     # and takes no mask: it could not run on the caller's lanes
-                    self.error(f"{obj.__name__} uses cross-lane ops and returns nothing (a kernel), "
-                               f"so the CUDA target cannot call it; make it a lane function by "
-                               f"returning a value (e.g. return 0)", node)
+                    self.error(
+                        f"{obj.__name__} uses cross-lane ops and returns nothing (a kernel), "
+                        f"so the CUDA target cannot call it; make it a lane function by "
+                        f"returning a value (e.g. return 0)",
+                        node,
+                    )
                 if callee_needs:
                     node._nq_call = CallSite("lane", callee=obj)
 
@@ -525,31 +562,48 @@ class Analysis:
 
     def _check_constructs(self):
         """Constructs that cannot hold a mask-taking call (the CPU target's rules)."""
+
         def name(c):
             site = c._nq_call
-            return site.op.qualname if site.kind == "op" else "cuda.activemask()" \
-                if site.kind == "activemask" else f"{site.callee.__name__}()"
+            return (
+                site.op.qualname
+                if site.kind == "op"
+                else "cuda.activemask()"
+                if site.kind == "activemask"
+                else f"{site.callee.__name__}()"
+            )
 
         def refuse(node, what):
             for n in _walk(node):
                 if getattr(n, "_nq_call", None) is not None:
-                    self.error(f"{name(n)} inside {what}: cross-lane ops cannot be masked "
-                               f"there; assign the result to a variable in a plain statement "
-                               f"first", n)
+                    self.error(
+                        f"{name(n)} inside {what}: cross-lane ops cannot be masked "
+                        f"there; assign the result to a variable in a plain statement "
+                        f"first",
+                        n,
+                    )
 
         for node in ast.walk(self.tree):
             if node is self.tree:
                 continue
             if isinstance(node, _NESTED_SCOPES) or isinstance(
-                    node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+            ):
                 for n in ast.walk(node):
                     if getattr(n, "_nq_call", None) is not None:
-                        what = "a lambda" if isinstance(node, ast.Lambda) else \
-                            "a comprehension or generator" if not isinstance(node, _NESTED_SCOPES) \
+                        what = (
+                            "a lambda"
+                            if isinstance(node, ast.Lambda)
+                            else "a comprehension or generator"
+                            if not isinstance(node, _NESTED_SCOPES)
                             else f"a nested {type(node).__name__}"
-                        self.error(f"{name(n)} inside {what}: cross-lane ops cannot be masked "
-                                   f"there; assign the result to a variable in a plain "
-                                   f"statement first", n)
+                        )
+                        self.error(
+                            f"{name(n)} inside {what}: cross-lane ops cannot be masked "
+                            f"there; assign the result to a variable in a plain "
+                            f"statement first",
+                            n,
+                        )
             elif isinstance(node, ast.IfExp):
                 refuse(node.body, "a conditional expression (x if c else y)")
                 refuse(node.orelse, "a conditional expression (x if c else y)")
@@ -559,34 +613,42 @@ class Analysis:
             elif isinstance(node, ast.Compare):
                 for v in node.comparators[1:]:
                     refuse(v, "a later operand of a comparison chain (a < b < c)")
-            elif isinstance(node, (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor)) or \
-                    type(node).__name__ in ("TryStar", "Match"):
+            elif isinstance(node, (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor)) or type(node).__name__ in (
+                "TryStar",
+                "Match",
+            ):
                 for n in _walk(node):
-                    if getattr(n, "_nq_call", None) is not None or \
-                            isinstance(n, (ast.Return, ast.Break, ast.Continue)):
-                        self.error(f"a {type(node).__name__.lower()} statement cannot hold "
-                                   f"cross-lane ops or jumps in a function that uses cross-lane "
-                                   f"ops", n)
+                    if getattr(n, "_nq_call", None) is not None or isinstance(n, (ast.Return, ast.Break, ast.Continue)):
+                        self.error(
+                            f"a {type(node).__name__.lower()} statement cannot hold "
+                            f"cross-lane ops or jumps in a function that uses cross-lane "
+                            f"ops",
+                            n,
+                        )
             elif isinstance(node, ast.Call):
                 site = getattr(node, "_nq_call", None)
                 if site is not None:
-                    if any(isinstance(a, ast.Starred) for a in node.args) or \
-                            any(k.arg is None for k in node.keywords):
-                        self.error(f"{name(node)}: *args/**kwargs are not supported in a call "
-                                   f"that takes part in cross-lane ops", node)
+                    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                        self.error(
+                            f"{name(node)}: *args/**kwargs are not supported in a call "
+                            f"that takes part in cross-lane ops",
+                            node,
+                        )
         if not self.is_kernel:
             a = self.tree.args
             if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
-                self.error("a lane function that uses cross-lane ops takes plain positional "
-                           "parameters (no *args, **kwargs, keyword-only or positional-only)",
-                           self.tree)
+                self.error(
+                    "a lane function that uses cross-lane ops takes plain positional "
+                    "parameters (no *args, **kwargs, keyword-only or positional-only)",
+                    self.tree,
+                )
 
     # -- uniform expressions ------------------------------------------------------
     def is_uniform(self, e, U=None) -> bool:
         """Is expression *e* the same in every lane that evaluates it, given the
         uniform locals *U* (default: the solved set)?"""
         U = self.uniform if U is None else U
-        u = lambda x: self.is_uniform(x, U)          # noqa: E731
+        u = lambda x: self.is_uniform(x, U)  # noqa: E731
         if e is None or isinstance(e, ast.Constant):
             return True
         if isinstance(e, ast.Name):
@@ -607,7 +669,7 @@ class Analysis:
             shape = isinstance(v, ast.Attribute) and v.attr in ("shape", "strides")
             const = self.env.resolve(v) is not MISSING and self._uniform_object(self.env.resolve(v))
             return (shape or const) and u(v) and u(e.slice)
-        if isinstance(e, ast.Index):                      # Python < 3.9
+        if isinstance(e, ast.Index):  # Python < 3.9
             return u(e.value)
         if isinstance(e, ast.Slice):
             return u(e.lower) and u(e.upper) and u(e.step)
@@ -631,13 +693,17 @@ class Analysis:
                 return False
             op = _ops.of_function(f)
             if op is not None:
-                return op.query == "width"       # the wave width: a constant
+                return op.query == "width"  # the wave width: a constant
             b = _builtin_name(f)
             if b is not None and b not in _UNIFORM_BUILTIN_CALLS:
                 return False
-            pure = b is not None or any(f is p for p in _PURE_CALLS) or \
-                (isinstance(f, type) and issubclass(f, np.generic)) or isinstance(f, np.ufunc) or \
-                getattr(f, "__module__", None) == "math"
+            pure = (
+                b is not None
+                or any(f is p for p in _PURE_CALLS)
+                or (isinstance(f, type) and issubclass(f, np.generic))
+                or isinstance(f, np.ufunc)
+                or getattr(f, "__module__", None) == "math"
+            )
             return pure and all(u(a) for a in e.args) and all(u(k.value) for k in e.keywords)
         return False
 
@@ -656,7 +722,7 @@ class Analysis:
         params = {a.arg for a in self.tree.args.args}
         U = set(self.env.locals)
         if not self.is_kernel:
-            U -= params                      # a lane function's arguments differ per lane
+            U -= params  # a lane function's arguments differ per lane
         conv = set()
         while True:
             self._conv = conv
@@ -668,8 +734,7 @@ class Analysis:
             self._block(self.tree.body, ctx)
             varying = set()
             for n in _walk_stmts(self.tree.body):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) \
-                        and id(n) not in self._ok_stores:
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in self._ok_stores:
                     varying.add(n.id)
                 elif isinstance(n, ast.ExceptHandler) and n.name:
                     varying.add(n.name)
@@ -689,8 +754,7 @@ class Analysis:
                 n._nq_if = info
             elif isinstance(info, LoopInfo):
                 n._nq_loop = info
-        self.converted_returns = any(isinstance(n, ast.Return) and id(n) in conv
-                                     for n in _walk(self.tree))
+        self.converted_returns = any(isinstance(n, ast.Return) and id(n) in conv for n in _walk(self.tree))
         del self._conv, self._ok_stores, self._new_conv, self._infos, self._U
 
     def _is_conv(self, node, conv):
@@ -716,6 +780,7 @@ class Analysis:
                 return
             for c in ast.iter_child_nodes(node):
                 walk(c, in_loop)
+
         walk(s, False)
         return out
 
@@ -741,13 +806,14 @@ class Analysis:
                 return
             for c in ast.iter_child_nodes(node):
                 walk(c, own)
+
         for s in loop.body:
             walk(s, True)
         return brk, cnt, ret
 
     def _block(self, stmts, ctx):
         for j, s in enumerate(stmts):
-            after = ctx.after or self._has_calls(stmts[j + 1:])
+            after = ctx.after or self._has_calls(stmts[j + 1 :])
             self._stmt(s, ctx, after)
             kinds = self._leaving(s, self._conv)
             if "ret" in kinds:
@@ -775,14 +841,14 @@ class Analysis:
         if isinstance(s, (ast.Break, ast.Continue)):
             L = ctx.loop
             # a loop with an else clause and a jump form knows "no break" only from a flag
-            if L is not None and ((self._has_calls(L) and not ctx.loop_u) or
-                                  (isinstance(s, ast.Break) and L.orelse)):
+            if L is not None and ((self._has_calls(L) and not ctx.loop_u) or (isinstance(s, ast.Break) and L.orelse)):
                 self._new_conv.add(id(s))
             return
         if isinstance(s, ast.If):
             tu = self.is_uniform(s.test, U)
-            inner = dataclasses.replace(ctx, pos_u=ctx.pos_u and tu, fn_u=ctx.fn_u and tu,
-                                        loop_u=ctx.loop_u and tu, after=after)
+            inner = dataclasses.replace(
+                ctx, pos_u=ctx.pos_u and tu, fn_u=ctx.fn_u and tu, loop_u=ctx.loop_u and tu, after=after
+            )
             self._block(s.body, inner)
             self._block(s.orelse, inner)
             self._infos[id(s)] = BranchInfo(uniform=tu, masked=self._has_calls(s.body + s.orelse))
@@ -835,39 +901,59 @@ class Analysis:
         uniform_values = cu and not brk
         if isinstance(s, ast.For):
             self._store(s.target, ctx.pos_u and target_u and uniform_values)
-        body_ctx = _Ctx(pos_u=ctx.pos_u and uniform_values, fn_u=ctx.fn_u and uniform_exit,
-                        loop=s, loop_u=True, after=after or self._has_calls(s))
+        body_ctx = _Ctx(
+            pos_u=ctx.pos_u and uniform_values,
+            fn_u=ctx.fn_u and uniform_exit,
+            loop=s,
+            loop_u=True,
+            after=after or self._has_calls(s),
+        )
         self._block(s.body, body_ctx)
-        else_ctx = dataclasses.replace(ctx, pos_u=ctx.pos_u and not brk,
-                                       fn_u=ctx.fn_u and not (brk or ret),
-                                       loop_u=ctx.loop_u and not (brk or ret), after=after)
+        else_ctx = dataclasses.replace(
+            ctx,
+            pos_u=ctx.pos_u and not brk,
+            fn_u=ctx.fn_u and not (brk or ret),
+            loop_u=ctx.loop_u and not (brk or ret),
+            after=after,
+        )
         self._block(s.orelse, else_ctx)
         if uniform_exit:
             form = "kept"
         elif isinstance(s, ast.For) and literal_unroll_arg(env, s.iter) is not None and masked:
-            self.error(f"{'break' if brk else 'return'} in a literal_unroll loop around "
-                       "cross-lane ops is not supported (a heterogeneous tuple has no runtime "
-                       "index); use an if around the rest of the body", s)
+            self.error(
+                f"{'break' if brk else 'return'} in a literal_unroll loop around "
+                "cross-lane ops is not supported (a heterogeneous tuple has no runtime "
+                "index); use an if around the rest of the body",
+                s,
+            )
         elif masked or brk or ret:
             form = "while"
         else:
-            form = "kept"                  # per-lane trip count, nothing inside needs a mask
-        self._infos[id(s)] = LoopInfo(uniform_exit=uniform_exit, uniform_values=uniform_values,
-                                      masked=masked, brk=brk, cnt=cnt, ret=ret, form=form)
+            form = "kept"  # per-lane trip count, nothing inside needs a mask
+        self._infos[id(s)] = LoopInfo(
+            uniform_exit=uniform_exit,
+            uniform_values=uniform_values,
+            masked=masked,
+            brk=brk,
+            cnt=cnt,
+            ret=ret,
+            form=form,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class _Ctx:
-    pos_u: bool       # a value stored here is the same in every lane that stores it
-    fn_u: bool        # every live lane of the function's mask is here (a return may stay real)
-    loop: object      # the innermost enclosing loop
-    loop_u: bool      # every lane of the loop's current iteration is here (break/continue may stay real)
-    after: bool       # a mask-taking call may run after this point (for lanes that leave)
+    pos_u: bool  # a value stored here is the same in every lane that stores it
+    fn_u: bool  # every live lane of the function's mask is here (a return may stay real)
+    loop: object  # the innermost enclosing loop
+    loop_u: bool  # every lane of the loop's current iteration is here (break/continue may stay real)
+    after: bool  # a mask-taking call may run after this point (for lanes that leave)
 
 
 # ---------------------------------------------------------------------------
 # The transform
 # ---------------------------------------------------------------------------
+
 
 def masked_function(dispatcher) -> ast.FunctionDef:
     """The function of *dispatcher* with the mask threaded through its control
@@ -882,6 +968,7 @@ def masked_function(dispatcher) -> ast.FunctionDef:
 # ---------------------------------------------------------------------------
 # hasattr of a module or class
 # ---------------------------------------------------------------------------
+
 
 def hasattr_constant(env, node):
     """``hasattr(M, "name")`` (*node*, an ``ast.Call``) with M a module or class the
@@ -964,10 +1051,17 @@ def fold_literal_unroll(tree, pyfunc) -> bool:
 
 _SHAPED = ("shared.array", "local.array")
 _FOLD_OPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-    ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
 }
 
 
@@ -1010,8 +1104,7 @@ def shape_value(env, consts, node):
 def _is_literal_shape(node):
     if isinstance(node, ast.Constant):
         return _is_int(node.value)
-    return isinstance(node, ast.Tuple) and all(
-        isinstance(e, ast.Constant) and _is_int(e.value) for e in node.elts)
+    return isinstance(node, ast.Tuple) and all(isinstance(e, ast.Constant) and _is_int(e.value) for e in node.elts)
 
 
 def fold_array_shapes(tree, pyfunc) -> bool:
@@ -1048,8 +1141,9 @@ def fold_array_shapes(tree, pyfunc) -> bool:
             v = shape_value(env, consts, node)
             if v is None:
                 continue
-            lit = ast.copy_location(ast.Constant(v) if isinstance(v, int) else
-                                    ast.Tuple([ast.Constant(x) for x in v], ast.Load()), node)
+            lit = ast.copy_location(
+                ast.Constant(v) if isinstance(v, int) else ast.Tuple([ast.Constant(x) for x in v], ast.Load()), node
+            )
             ast.fix_missing_locations(lit)
             if container is not None:
                 container[key] = lit
@@ -1073,6 +1167,7 @@ def _allocation_dtype(obj):
     try:
         from numba.core import types as _nbt
         from numba.np.numpy_support import as_dtype
+
         if isinstance(obj, _nbt.Type):
             return as_dtype(obj)
     except Exception:  # noqa: BLE001 - a Numba type NumPy has no dtype for
@@ -1112,8 +1207,12 @@ def python_type_dtype(what, obj):
     Function(<class 'float'>))"), so every target refuses them alike."""
     if not any(obj is t for t in (float, int, bool, complex)):
         return None
-    best = {float: "np.float64 (or numba.float64)", int: "np.int64 (or numba.int64)",
-            bool: "np.bool_ (or numba.boolean)", complex: "np.complex128 (or numba.complex128)"}[obj]
+    best = {
+        float: "np.float64 (or numba.float64)",
+        int: "np.int64 (or numba.int64)",
+        bool: "np.bool_ (or numba.boolean)",
+        complex: "np.complex128 (or numba.complex128)",
+    }[obj]
     return f"{what}: dtype {obj.__name__} is Python's type, which numba.cuda does not take as a dtype; use {best}"
 
 
@@ -1144,16 +1243,25 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
     if dims is None and lenient and not _never_a_shape(shape, resolve, missing):
         return None
     if dims is None or (not dynamic and any(d < 1 for d in dims)):
-        return (f"{what}: the shape must be a constant positive int or tuple of ints (a literal, "
-                f"a global, closure or module name, a local assigned once, or arithmetic on "
-                f"those); got {ast.unparse(shape)}")
-    obj = resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
-        (dtype.value if isinstance(dtype, ast.Constant) else missing)
+        return (
+            f"{what}: the shape must be a constant positive int or tuple of ints (a literal, "
+            f"a global, closure or module name, a local assigned once, or arithmetic on "
+            f"those); got {ast.unparse(shape)}"
+        )
+    obj = (
+        resolve(dtype)
+        if isinstance(dtype, (ast.Name, ast.Attribute))
+        else (dtype.value if isinstance(dtype, ast.Constant) else missing)
+    )
     if obj is missing and lenient and not isinstance(dtype, (ast.Name, ast.Constant)):
         return None
-    if obj is missing and isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" and \
-            isinstance(dtype.value, ast.Name):
-        return None             # ``dtype=ary.dtype``: an argument's, known at the compile
+    if (
+        obj is missing
+        and isinstance(dtype, ast.Attribute)
+        and dtype.attr == "dtype"
+        and isinstance(dtype.value, ast.Name)
+    ):
+        return None  # ``dtype=ary.dtype``: an argument's, known at the compile
     python_type = python_type_dtype(what, obj)
     if python_type:
         return python_type
@@ -1162,10 +1270,12 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
         return None
     if dt is None or not (dt.kind in "biufc" or dt.fields):
         # a string NumPy does not know: numba.cuda's words for it (as cpu/frontend.py)
-        bad = f"Invalid NumPy dtype specified: '{obj}'" if isinstance(obj, str) and dt is None \
+        bad = (
+            f"Invalid NumPy dtype specified: '{obj}'"
+            if isinstance(obj, str) and dt is None
             else f"unsupported dtype {ast.unparse(dtype)}"
-        return (f"{what}: {bad}; it takes a bool, integer, float or complex NumPy/Numba type, "
-                f"or a record dtype")
+        )
+        return f"{what}: {bad}; it takes a bool, integer, float or complex NumPy/Numba type, or a record dtype"
     return None
 
 
@@ -1190,8 +1300,7 @@ def _not_any(flags):
 
 
 def _reads_mask(stmts):
-    return any(isinstance(n, ast.Name) and n.id == MASK and isinstance(n.ctx, ast.Load)
-               for n in _walk_stmts(stmts))
+    return any(isinstance(n, ast.Name) and n.id == MASK and isinstance(n.ctx, ast.Load) for n in _walk_stmts(stmts))
 
 
 def _located(stmts, where):
@@ -1206,7 +1315,7 @@ def _located(stmts, where):
 
 @dataclasses.dataclass(frozen=True)
 class _ECtx:
-    brk: Optional[str] = None        # flag names of the innermost loop
+    brk: Optional[str] = None  # flag names of the innermost loop
     cnt: Optional[str] = None
 
 
@@ -1236,8 +1345,12 @@ class _Emitter:
         new.args = copy.deepcopy(fn.args)
         body = list(fn.body)
         doc = []
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             doc = [copy.deepcopy(body.pop(0))]
         first = body[0] if body else fn
         prologue = []
@@ -1288,7 +1401,7 @@ class _Emitter:
                     if f is not None and f not in flags:
                         flags.append(f)
             if isinstance(s, (ast.Return, ast.Break, ast.Continue)):
-                return out                     # the rest of the block is dead code
+                return out  # the rest of the block is dead code
         out.extend(self.guard(flags, seg, start))
         return out
 
@@ -1371,8 +1484,7 @@ class _Emitter:
     def while_form(self, s, info, ctx):
         a = self.a
         k = self._k("brk", "cnt", "i", "e", "s", "n", "q", "c", "a", "m")
-        inner = _ECtx(brk=f"_nq_brk{k}" if info.brk else None,
-                      cnt=f"_nq_cnt{k}" if info.cnt else None)
+        inner = _ECtx(brk=f"_nq_brk{k}" if info.brk else None, cnt=f"_nq_cnt{k}" if info.cnt else None)
         pre, head, bind = [], [], []
         if inner.brk:
             pre.append(_assign(inner.brk, ast.Constant(False)))
@@ -1384,8 +1496,11 @@ class _Emitter:
             if rargs is not None:
                 e_, st = f"_nq_e{k}", f"_nq_s{k}"
                 rargs = [self.expr(x) for x in rargs]
-                start, stop, step = (ast.Constant(0), rargs[0], ast.Constant(1)) if len(rargs) == 1 \
+                start, stop, step = (
+                    (ast.Constant(0), rargs[0], ast.Constant(1))
+                    if len(rargs) == 1
                     else (rargs[0], rargs[1], rargs[2] if len(rargs) == 3 else ast.Constant(1))
+                )
                 pre += [_assign(i, start), _assign(e_, stop), _assign(st, step)]
                 const = _constant_int(step)
                 if const == 0:
@@ -1396,28 +1511,46 @@ class _Emitter:
                     cond = up if const > 0 else down
                 else:
                     zero = ast.Constant(0)
-                    cond = ast.BoolOp(op=ast.Or(), values=[
-                        ast.BoolOp(op=ast.And(), values=[
-                            ast.Compare(left=_name(st), ops=[ast.Gt()], comparators=[zero]), up]),
-                        ast.BoolOp(op=ast.And(), values=[
-                            ast.Compare(left=_name(st), ops=[ast.Lt()], comparators=[zero]), down])])
-                bind = [ast.Assign(targets=[copy.deepcopy(s.target)], value=_name(i)),
-                        ast.AugAssign(target=_name(i, True), op=ast.Add(), value=_name(st))]
+                    cond = ast.BoolOp(
+                        op=ast.Or(),
+                        values=[
+                            ast.BoolOp(
+                                op=ast.And(),
+                                values=[ast.Compare(left=_name(st), ops=[ast.Gt()], comparators=[zero]), up],
+                            ),
+                            ast.BoolOp(
+                                op=ast.And(),
+                                values=[ast.Compare(left=_name(st), ops=[ast.Lt()], comparators=[zero]), down],
+                            ),
+                        ],
+                    )
+                bind = [
+                    ast.Assign(targets=[copy.deepcopy(s.target)], value=_name(i)),
+                    ast.AugAssign(target=_name(i, True), op=ast.Add(), value=_name(st)),
+                ]
             else:
                 q, n = f"_nq_q{k}", f"_nq_n{k}"
-                pre += [_assign(q, self.expr(s.iter)), _assign(n, _call("_nq_len", _name(q))),
-                        _assign(i, ast.Constant(0))]
+                pre += [
+                    _assign(q, self.expr(s.iter)),
+                    _assign(n, _call("_nq_len", _name(q))),
+                    _assign(i, ast.Constant(0)),
+                ]
                 cond = ast.Compare(left=_name(i), ops=[ast.Lt()], comparators=[_name(n)])
-                bind = [ast.Assign(targets=[copy.deepcopy(s.target)],
-                                   value=ast.Subscript(value=_name(q), slice=_name(i),
-                                                       ctx=ast.Load())),
-                        ast.AugAssign(target=_name(i, True), op=ast.Add(), value=ast.Constant(1))]
+                bind = [
+                    ast.Assign(
+                        targets=[copy.deepcopy(s.target)],
+                        value=ast.Subscript(value=_name(q), slice=_name(i), ctx=ast.Load()),
+                    ),
+                    ast.AugAssign(target=_name(i, True), op=ast.Add(), value=ast.Constant(1)),
+                ]
         body = self.block(s.body, inner)
         cond_reads = _reads_mask([ast.Expr(value=cond)])
         masked = _reads_mask(body) or cond_reads
         flags = [f for f in (inner.brk, _RET if info.ret else None) if f]
-        exit_ = lambda c: ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_name(c)),   # noqa: E731
-                                 body=[ast.Break()], orelse=[])
+
+        def exit_(c):
+            return ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_name(c)), body=[ast.Break()], orelse=[])
+
         if inner.cnt:
             head.append(_assign(inner.cnt, ast.Constant(False)))
         c = f"_nq_c{k}"
@@ -1428,8 +1561,7 @@ class _Emitter:
             head.append(exit_(live))
             head.append(_assign(c, _call("_nq_bool", cond)))
         elif flags:
-            head.append(_assign(c, ast.BoolOp(op=ast.And(),
-                                              values=[_not_any(flags), _call("_nq_bool", cond)])))
+            head.append(_assign(c, ast.BoolOp(op=ast.And(), values=[_not_any(flags), _call("_nq_bool", cond)])))
         else:
             head.append(_assign(c, _call("_nq_bool", cond)))
         if masked:
@@ -1481,8 +1613,11 @@ class _CallMasker(ast.NodeTransformer):
                 self.a.error(complaint, node)
             new = ast.Call(func=node.func, args=args + [_name(MASK)], keywords=[])
         else:
-            new = ast.Call(func=node.func, args=list(node.args),
-                           keywords=list(node.keywords) + [ast.keyword(arg=MASK, value=_name(MASK))])
+            new = ast.Call(
+                func=node.func,
+                args=list(node.args),
+                keywords=list(node.keywords) + [ast.keyword(arg=MASK, value=_name(MASK))],
+            )
         return ast.fix_missing_locations(ast.copy_location(new, node))
 
 

@@ -31,7 +31,9 @@ __all__ = ["nan_bits", "rewrite", "saturating_conversions", "cvt_rzi"]
 _CONV = re.compile(
     r"^(?P<pad>[ \t]*)(?P<res>%\S+) = (?P<op>fptosi|fptoui) "
     r"(?P<ft>(?:<(?P<n>\d+) x )?(?:float|double)>?) (?P<val>\S+) to "
-    r"(?P<it>(?:<\d+ x )?i(?P<bits>\d+)>?)[ \t]*$", re.M)
+    r"(?P<it>(?:<\d+ x )?i(?P<bits>\d+)>?)[ \t]*$",
+    re.M,
+)
 
 
 def _suffix(ty):
@@ -76,7 +78,7 @@ def rewrite(text):
     def sub(m):
         op, ft, it, bits = m["op"], m["ft"], m["it"], int(m["bits"])
         if bits < 8:
-            return m[0]                       # i1: never a value conversion in Numba's IR
+            return m[0]  # i1: never a value conversion in Numba's IR
         pad, val = m["pad"], m["val"]
         wide = _with_bits(it, 16) if bits == 8 else it
         name = f"llvm.{op}.sat.{_suffix(wide)}.{_suffix(ft)}"
@@ -90,12 +92,11 @@ def rewrite(text):
             r = r8
         nan = nan_bits(64 if "double" in ft else 32, bits)
         if nan:
-            signed = nan - (1 << bits)          # LLVM prints iN constants signed
+            signed = nan - (1 << bits)  # LLVM prints iN constants signed
             isnan = tmp()
             out.append(f"{isnan} = fcmp uno {ft} {val}, {val}")
             r2 = tmp()
-            out.append(f"{r2} = select {_with_bits(it, 1)} {isnan}, {it} {_splat(it, signed)}, "
-                       f"{it} {r}")
+            out.append(f"{r2} = select {_with_bits(it, 1)} {isnan}, {it} {_splat(it, signed)}, {it} {r}")
             r = r2
         # the result keeps its name: the last step computes it
         out[-1] = f"{m['res']} = " + out[-1].split(" = ", 1)[1]
@@ -141,6 +142,7 @@ def cvt_rzi(text):
     ``cvt.rzi`` (8-bit results through 16 bits, as NVPTX lowers them). Left to
     NVVM, a conversion of a constant out of range folds to poison, and a store of
     poison may be dropped: the output was left unwritten (measured on the H200)."""
+
     def sub(m):
         op, ft, it, bits = m["op"], m["ft"], m["it"], int(m["bits"])
         if bits < 8 or it.startswith("<"):
@@ -150,11 +152,10 @@ def cvt_rzi(text):
         src = "f64" if ft == "double" else "f32"
         out_c = {16: "h", 32: "r", 64: "l"}[width]
         in_c = "d" if ft == "double" else "f"
-        call = (f'call i{width} asm "cvt.rzi.{kind}{width}.{src} $0, $1;", '
-                f'"={out_c},{in_c}"({ft} {m["val"]})')
+        call = f'call i{width} asm "cvt.rzi.{kind}{width}.{src} $0, $1;", "={out_c},{in_c}"({ft} {m["val"]})'
         if bits == width:
             return f"{m['pad']}{m['res']} = {call}"
         tmp = f'%"nq.cvt.{m.start()}"'
-        return (f"{m['pad']}{tmp} = {call}\n"
-                f"{m['pad']}{m['res']} = trunc i{width} {tmp} to {it}")
+        return f"{m['pad']}{tmp} = {call}\n{m['pad']}{m['res']} = trunc i{width} {tmp} to {it}"
+
     return _CONV.sub(sub, text)

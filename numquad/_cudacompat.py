@@ -53,13 +53,13 @@ class _NoDriverDevice:
     def __init__(self, cc):
         self.compute_capability = cc
 
+
 _TARGET = "numba.cuda.dispatcher"
 
 
 def _from_decorator():
     f = sys._getframe(2)
-    return f.f_code.co_name == "_jit" and f.f_code.co_filename.replace("\\", "/").endswith(
-        "numba/cuda/decorators.py")
+    return f.f_code.co_name == "_jit" and f.f_code.co_filename.replace("\\", "/").endswith("numba/cuda/decorators.py")
 
 
 def _patch(mod):
@@ -71,12 +71,11 @@ def _patch(mod):
     def compile_one(self, args, return_type, from_decorator):
         try:
             return orig(self, args, return_type)
-        except Exception as e:                      # noqa: BLE001 - re-raised below
+        except Exception as e:  # noqa: BLE001 - re-raised below
             if type(e).__name__ != "CudaSupportError":
                 raise
             if from_decorator:
-                self.__dict__.setdefault("_numquad_signatures", []).append(
-                    (tuple(args), return_type))
+                self.__dict__.setdefault("_numquad_signatures", []).append((tuple(args), return_type))
                 return None
             cc = getattr(_tls, "cc", None)
             if cc is None:
@@ -144,6 +143,7 @@ class _Finder(importlib.abc.MetaPathFinder):
                 _patch(module)
             finally:
                 _remove()
+
         loader.exec_module = exec_module
         return spec
 

@@ -60,31 +60,58 @@ import re
 from . import ops as _ops
 from .errors import NumquadCompileError
 
-__all__ = ["CAPTURE", "warp_function_arity", "warp_call_complaint", "lower", "check_returns", "loop_level",
-           "is_temporary", "RESERVED"]
+__all__ = [
+    "CAPTURE",
+    "warp_function_arity",
+    "warp_call_complaint",
+    "lower",
+    "check_returns",
+    "loop_level",
+    "is_temporary",
+    "RESERVED",
+]
 
 #: The prefix of numquad's names in generated code (a user's name may not start so).
 RESERVED = "_nq_"
 #: the prefix of a lifted nested function's captures (numquad/cpu/nested.py): not a
 #: user's name
 CAPTURE = "_nq_cap_"
-_TEMPORARY = re.compile(r"_nq_cx\d+")   # no other rewrite makes _nq_cx names
+_TEMPORARY = re.compile(r"_nq_cx\d+")  # no other rewrite makes _nq_cx names
 
 _PURE_MODULES = ("math", "numpy", "builtins")
 #: xpu/numba.cuda functions without side effects (atomics, barriers, fences and
 #: warp functions are not).
-_PURE_KERNEL_FUNCTIONS = frozenset({"grid", "gridsize", "popc", "brev", "clz", "ffs", "fma",
-                                    "cbrt", "selp"})
+_PURE_KERNEL_FUNCTIONS = frozenset({"grid", "gridsize", "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp"})
 #: numba.cuda's warp functions: cross-lane, evaluated only by the lanes that reach them
-_CUDA_WARP_FUNCTIONS = frozenset({"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
-                                  "ballot_sync", "all_sync", "any_sync", "eq_sync", "activemask",
-                                  "match_any_sync", "match_all_sync"})
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_CUDA_WARP_FUNCTIONS = frozenset(
+    {
+        "shfl_sync",
+        "shfl_up_sync",
+        "shfl_down_sync",
+        "shfl_xor_sync",
+        "ballot_sync",
+        "all_sync",
+        "any_sync",
+        "eq_sync",
+        "activemask",
+        "match_any_sync",
+        "match_all_sync",
+    }
+)
+_NESTED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 
 
 def _kind(env, call, missing):
-    """"op" (a cross-lane op or a function that may hold one), "pure" or "other"; *env*
+    """ "op" (a cross-lane op or a function that may hold one), "pure" or "other"; *env*
     resolves names as numquad/_control.py's analysis does."""
     obj = env.resolve(call.func)
     if obj is missing:
@@ -92,19 +119,20 @@ def _kind(env, call, missing):
     if _ops.of_function(obj) is not None:
         return "op"
     from .xpu import Dispatcher, is_foreign_device_function
+
     if isinstance(obj, Dispatcher) or is_foreign_device_function(obj):
-        return "op"             # a device function: may hold ops, runs where it is called
+        return "op"  # a device function: may hold ops, runs where it is called
     if obj is print:
         return "other"
     if getattr(obj, "_nq_pure", False) is True:
-        return "pure"           # numquad's spelling of numba.cuda's min, max, round (cpu/cudaapi.py)
+        return "pure"  # numquad's spelling of numba.cuda's min, max, round (cpu/cudaapi.py)
     module = getattr(obj, "__module__", None) or ""
     if module == "numquad.xpu" or module.startswith("numba.cuda"):
         name = (getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "")).split(".")[-1]
         if name in _CUDA_WARP_FUNCTIONS and module.startswith("numba.cuda"):
             return "op"
         return "pure" if name in _PURE_KERNEL_FUNCTIONS else "other"
-    if module.split(".")[0] in _PURE_MODULES:            # math.sqrt, np.float32, min ...
+    if module.split(".")[0] in _PURE_MODULES:  # math.sqrt, np.float32, min ...
         return "pure"
     return "other"
 
@@ -114,6 +142,7 @@ def _writer_object(v):
     numba.cuda or xpu, their ``atomic`` namespaces (``aadd = cuda.atomic.add``, ``A =
     cuda.atomic``, ``xat = xpu.atomic``), ``operator.setitem``, ``setattr``?"""
     import operator
+
     if v is operator.setitem or v is setattr:
         return True
     module = getattr(v, "__module__", None) or ""
@@ -128,6 +157,7 @@ def may_write(fn, seen=None):
     memory when called: a store to an element or an attribute, an atomic, ``print``,
     or a function it names that may? Without its source: yes."""
     from ._source import function_tree
+
     py = getattr(fn, "py_func", None)
     seen = set() if seen is None else seen
     if py is None or id(py) in seen:
@@ -152,11 +182,12 @@ def may_write(fn, seen=None):
     if "atomic" in names:
         return True
     from .xpu import Dispatcher, is_foreign_device_function
+
     for v in values:
         if v is print or _writer_object(v):
             return True
         if isinstance(v, types.ModuleType) and any(_writer_object(getattr(v, n, None)) for n in names):
-            return True                         # ``operator.setitem(a, i, v)``
+            return True  # ``operator.setitem(a, i, v)``
         if (isinstance(v, Dispatcher) or is_foreign_device_function(v)) and may_write(v, seen):
             return True
     return False
@@ -173,7 +204,8 @@ def _walk(node):
 
 class _Lowering:
     def __init__(self, pyfunc, fn):
-        from ._control import MISSING as missing, Env   # _control imports this module
+        from ._control import MISSING as missing, Env  # _control imports this module
+
         self.env = Env(pyfunc, fn)
         self.missing = missing
         self.count = 0
@@ -187,6 +219,7 @@ class _Lowering:
         """Does *node* call an ``@xpu.jit`` or numba.cuda device function (not a
         cross-lane op itself)?"""
         from .xpu import Dispatcher, is_foreign_device_function
+
         for n in _walk(node):
             if isinstance(n, ast.Call):
                 f = self.env.resolve(n.func)
@@ -203,7 +236,7 @@ class _Lowering:
             return [node.body, node.orelse]
         if isinstance(node, ast.BoolOp):
             return node.values[1:]
-        if isinstance(node, ast.Compare):           # a < b < c: c only where a < b
+        if isinstance(node, ast.Compare):  # a < b < c: c only where a < b
             return node.comparators[1:]
         return []
 
@@ -220,12 +253,14 @@ class _Lowering:
                 return
             for c in ast.iter_child_nodes(n):
                 visit(c)
+
         visit(expr)
         return found
 
     def _writes(self, call):
         """May *call*, a function that is not a cross-lane op, write memory?"""
         from .xpu import Dispatcher, is_foreign_device_function
+
         f = self.env.resolve(call.func)
         device = isinstance(f, Dispatcher) or is_foreign_device_function(f)
         return device and may_write(f)
@@ -253,8 +288,9 @@ class _Lowering:
                 for n in _walk(t):
                     # an atomic or another call that may write (``Wave.any(atomic.add(a, i,
                     # 1) > 0)``), or a device function that writes
-                    if isinstance(n, ast.Call) and (self.kind(n) == "other" or
-                                                    self.kind(n) == "op" and self._writes(n)):
+                    if isinstance(n, ast.Call) and (
+                        self.kind(n) == "other" or self.kind(n) == "op" and self._writes(n)
+                    ):
                         return False
         return True
 
@@ -270,8 +306,16 @@ class _Lowering:
     def _compute(self, node, name):
         """Statements that leave the value of IfExp/BoolOp/Compare *node* in *name*."""
         if isinstance(node, ast.IfExp):
-            out = [ast.copy_location(ast.If(test=node.test, body=[self._assign(name, node.body, node)],
-                                            orelse=[self._assign(name, node.orelse, node)]), node)]
+            out = [
+                ast.copy_location(
+                    ast.If(
+                        test=node.test,
+                        body=[self._assign(name, node.body, node)],
+                        orelse=[self._assign(name, node.orelse, node)],
+                    ),
+                    node,
+                )
+            ]
             return out
         if isinstance(node, ast.Compare):
             # a < b < c: a and b once each, then c and b < c where a < b holds
@@ -285,12 +329,15 @@ class _Lowering:
                     t = self._temp()
                     body.append(self._assign(t, comp, comp))
                     rhs = ast.copy_location(ast.Name(t, ast.Load()), comp)
-                cmp = ast.copy_location(ast.Compare(left=ast.copy_location(ast.Name(prev, ast.Load()), comp),
-                                                    ops=[op], comparators=[rhs]), comp)
+                cmp = ast.copy_location(
+                    ast.Compare(left=ast.copy_location(ast.Name(prev, ast.Load()), comp), ops=[op], comparators=[rhs]),
+                    comp,
+                )
                 body.append(self._assign(name, cmp, comp))
                 if k < len(node.ops) - 1:
-                    nxt = ast.copy_location(ast.If(test=ast.copy_location(ast.Name(name, ast.Load()), comp),
-                                                   body=[], orelse=[]), comp)
+                    nxt = ast.copy_location(
+                        ast.If(test=ast.copy_location(ast.Name(name, ast.Load()), comp), body=[], orelse=[]), comp
+                    )
                     body.append(nxt)
                     body, prev = nxt.body, t
             return out
@@ -301,8 +348,9 @@ class _Lowering:
             test = ast.Name(name, ast.Load())
             if isinstance(node.op, ast.Or):
                 test = ast.UnaryOp(ast.Not(), test)
-            nxt = ast.copy_location(ast.If(test=ast.copy_location(test, v),
-                                           body=[self._assign(name, v, v)], orelse=[]), v)
+            nxt = ast.copy_location(
+                ast.If(test=ast.copy_location(test, v), body=[self._assign(name, v, v)], orelse=[]), v
+            )
             body.append(nxt)
             body = nxt.body
         return out
@@ -322,6 +370,7 @@ class _Lowering:
                 if id(n) in repl:
                     return ast.copy_location(ast.Name(repl[id(n)], ast.Load()), n)
                 return super().visit(n)
+
         setattr(holder, field, _Sub().visit(getattr(holder, field)))
         return pre
 
@@ -342,8 +391,8 @@ class _Lowering:
                 if isinstance(t, ast.Break):
                     out.append(self._assign(flag, ast.copy_location(ast.Constant(True), t), t))
                 elif isinstance(t, (ast.For, ast.While)):
-                    t.orelse = mark(t.orelse)      # a nested loop's else is at this level
-                elif not isinstance(t, _NESTED):            # if, with, try, match
+                    t.orelse = mark(t.orelse)  # a nested loop's else is at this level
+                elif not isinstance(t, _NESTED):  # if, with, try, match
                     for field in ("body", "orelse", "finalbody"):
                         if getattr(t, field, None):
                             setattr(t, field, mark(getattr(t, field)))
@@ -351,6 +400,7 @@ class _Lowering:
                         part.body = mark(part.body)
                 out.append(t)
             return out
+
         loop.body = mark(loop.body)
         orelse, loop.orelse = loop.orelse, []
         init = self._assign(flag, ast.copy_location(ast.Constant(False), loop), loop)
@@ -363,8 +413,11 @@ class _Lowering:
             return [s]
         # statements in nested blocks first
         for field in ("body", "orelse", "finalbody"):
-            if isinstance(getattr(s, field, None), list) and getattr(s, field) and \
-                    isinstance(getattr(s, field)[0], ast.stmt):
+            if (
+                isinstance(getattr(s, field, None), list)
+                and getattr(s, field)
+                and isinstance(getattr(s, field)[0], ast.stmt)
+            ):
                 setattr(s, field, self.block(getattr(s, field)))
         if isinstance(s, (ast.For, ast.While)) and s.orelse and self.lower_loop_else:
             init, tail = self._loop_else(s)
@@ -374,8 +427,14 @@ class _Lowering:
             # statement (``while True: if not more(x): break``), where the targets
             # call lane functions as they call them in an ``if``
             test = s.test
-            brk = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(ast.Not(), test), test),
-                                           body=[ast.copy_location(ast.Break(), test)], orelse=[]), test)
+            brk = ast.copy_location(
+                ast.If(
+                    test=ast.copy_location(ast.UnaryOp(ast.Not(), test), test),
+                    body=[ast.copy_location(ast.Break(), test)],
+                    orelse=[],
+                ),
+                test,
+            )
             s.test = ast.copy_location(ast.Constant(True), test)
             # (the new test is an if's: lowered as one, ``while c and more(x):`` too)
             s.body = self.stmt(brk) + s.body
@@ -387,14 +446,27 @@ class _Lowering:
                 return [s]
             test = s.test
             pre = self._hoist(s, "test", targets)
-            brk = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(ast.Not(), s.test), test),
-                                           body=[ast.copy_location(ast.Break(), test)], orelse=[]), test)
+            brk = ast.copy_location(
+                ast.If(
+                    test=ast.copy_location(ast.UnaryOp(ast.Not(), s.test), test),
+                    body=[ast.copy_location(ast.Break(), test)],
+                    orelse=[],
+                ),
+                test,
+            )
             s.test = ast.copy_location(ast.Constant(True), test)
             s.body = self.block(pre) + [brk] + s.body
             return [s]
-        fields = {ast.If: ["test"], ast.For: ["iter"], ast.Return: ["value"], ast.Expr: ["value"],
-                  ast.Assign: ["value", "targets"], ast.AugAssign: ["value", "target"],
-                  ast.AnnAssign: ["value", "target"], ast.Assert: ["test", "msg"]}.get(type(s))
+        fields = {
+            ast.If: ["test"],
+            ast.For: ["iter"],
+            ast.Return: ["value"],
+            ast.Expr: ["value"],
+            ast.Assign: ["value", "targets"],
+            ast.AugAssign: ["value", "target"],
+            ast.AnnAssign: ["value", "target"],
+            ast.Assert: ["test", "msg"],
+        }.get(type(s))
         if fields is None:
             return [s]
         field = fields[0]
@@ -407,8 +479,11 @@ class _Lowering:
         # (an assignment's targets are evaluated after its whole value, so a lowered
         # expression of the value still runs before them; an augmented assignment
         # loads its target first)
-        others = [getattr(s, f) for f in fields[1:] if getattr(s, f, None) is not None
-                  and not (isinstance(s, ast.Assign) and f == "targets")]
+        others = [
+            getattr(s, f)
+            for f in fields[1:]
+            if getattr(s, f, None) is not None and not (isinstance(s, ast.Assign) and f == "targets")
+        ]
         others = [x for o in others for x in (o if isinstance(o, list) else [o])]
         if not self._safe([expr] + others, targets):
             return [s]
@@ -424,8 +499,13 @@ def is_temporary(name):
 #: (fewest, most) arguments of the barriers, as numba.cuda types them: checked on
 #: every target (an argument to ``syncthreads`` ran as a plain barrier on the CPU and
 #: in the interpreter, and was a raw TypeError without a line on CUDA)
-_BARRIER_ARITY = {"syncthreads": (0, 0), "syncthreads_count": (1, 1), "syncthreads_and": (1, 1),
-                  "syncthreads_or": (1, 1), "syncwarp": (0, 1)}
+_BARRIER_ARITY = {
+    "syncthreads": (0, 0),
+    "syncthreads_count": (1, 1),
+    "syncthreads_and": (1, 1),
+    "syncthreads_or": (1, 1),
+    "syncwarp": (0, 1),
+}
 
 
 def _cuda_barrier(obj):
@@ -456,9 +536,15 @@ def warp_call_complaint(name, call):
     if call.keywords:
         # (a probe: ``width=8``, CUDA C++'s parameter, read as a fourth positional one)
         kws = ", ".join(f"{k.arg}=" if k.arg else "**" for k in call.keywords)
-        return (f"cuda.{name} takes {want} positional argument(s) and no keyword argument; got "
-                f"{len(call.args)} and {kws}" + (" (numba.cuda's shuffles have no width: CUDA C++'s "
-                                                "width parameter is not there)" if "width" in kws else ""))
+        return (
+            f"cuda.{name} takes {want} positional argument(s) and no keyword argument; got "
+            f"{len(call.args)} and {kws}"
+            + (
+                " (numba.cuda's shuffles have no width: CUDA C++'s width parameter is not there)"
+                if "width" in kws
+                else ""
+            )
+        )
     return f"cuda.{name} takes {want} positional argument(s); got {got}"
 
 
@@ -469,12 +555,18 @@ def _check_barrier_arity(call, builtin, pyfunc):
     n = len(call.args) + len(call.keywords)
     if fewest <= n <= most and not call.keywords:
         return
-    form, takes = {(0, 0): ("()", "no arguments"), (1, 1): ("(pred)", "1 argument"),
-                   (0, 1): ("(mask)", "at most one argument")}[(fewest, most)]
+    form, takes = {
+        (0, 0): ("()", "no arguments"),
+        (1, 1): ("(pred)", "1 argument"),
+        (0, 1): ("(mask)", "at most one argument"),
+    }[(fewest, most)]
     got = f"keyword argument(s) {', '.join(k.arg or '**' for k in call.keywords)}" if call.keywords else str(n)
     hint = "; for the lanes of a warp, syncwarp(mask)" if builtin == "syncthreads" else ""
-    raise NumquadCompileError(f"{ast.unparse(call.func)}{form} takes {takes}; got {got}{hint} "
-                              f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(call, "lineno", None))
+    raise NumquadCompileError(
+        f"{ast.unparse(call.func)}{form} takes {takes}; got {got}{hint} (in {pyfunc.__name__})",
+        pyfunc.__code__.co_filename,
+        getattr(call, "lineno", None),
+    )
 
 
 def _check_op_values(fn, pyfunc):
@@ -483,8 +575,9 @@ def _check_op_values(fn, pyfunc):
     one clear error for both compiled targets (Numba's was "Unknown attribute
     'prefixSum' of type Module(...)", as if the op did not exist)."""
     from ._control import MISSING, Env
+
     env = Env(pyfunc, fn)
-    allowed = set()                 # a call's function, an attribute's base, hasattr's object
+    allowed = set()  # a call's function, an attribute's base, hasattr's object
     for n in ast.walk(fn):
         if isinstance(n, ast.Call):
             allowed.add(id(n.func))
@@ -493,14 +586,17 @@ def _check_op_values(fn, pyfunc):
         elif isinstance(n, ast.Attribute):
             allowed.add(id(n.value))
     for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and (any(isinstance(a, ast.Starred) for a in n.args)
-                                        or any(k.arg is None for k in n.keywords)):
+        if isinstance(n, ast.Call) and (
+            any(isinstance(a, ast.Starred) for a in n.args) or any(k.arg is None for k in n.keywords)
+        ):
             op = _ops.of_function(env.resolve(n.func))
             if op is not None:
                 raise NumquadCompileError(
                     f"{op.qualname}({', '.join(op.params)}) takes its arguments one by one; got "
                     f"{ast.unparse(n)} (unpacked with * or **) (in {pyfunc.__name__})",
-                    pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                    pyfunc.__code__.co_filename,
+                    getattr(n, "lineno", None),
+                )
         if isinstance(n, ast.Call) and not any(isinstance(a, ast.Starred) for a in n.args):
             _check_barrier_arity(n, env.builtin(n.func) or _cuda_barrier(env.resolve(n.func)), pyfunc)
         if not isinstance(n, (ast.Name, ast.Attribute)) or not isinstance(n.ctx, ast.Load) or id(n) in allowed:
@@ -516,8 +612,11 @@ def _check_op_values(fn, pyfunc):
             what = f"{name} is numquad's namespace of ops: call them through it, {name}.<op>(...)"
         else:
             continue
-        raise NumquadCompileError(f"{what}; an op cannot be stored, passed or chosen as a value "
-                                  f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+        raise NumquadCompileError(
+            f"{what}; an op cannot be stored, passed or chosen as a value (in {pyfunc.__name__})",
+            pyfunc.__code__.co_filename,
+            getattr(n, "lineno", None),
+        )
 
 
 def check_comprehensions(fn, pyfunc):
@@ -531,14 +630,30 @@ def check_comprehensions(fn, pyfunc):
             raise NumquadCompileError(
                 f"{what} ({ast.unparse(n)[:60]}) is not supported inside a kernel (numba.cuda "
                 f"compiles no lists or generators for the GPU); write a loop (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 #: Python builtins numba.cuda cannot compile in a kernel (each checked with
 #: ``inspect_ptx(..., cc=(9, 0))`` against numba-cuda 0.30.4): no implementation for
 #: the GPU, with or without its NRT ...
-_NO_CUDA_BUILTINS = ("sorted", "hash", "str", "list", "dict", "set", "frozenset", "repr", "ascii",
-                     "format", "bin", "hex", "oct", "reversed")
+_NO_CUDA_BUILTINS = (
+    "sorted",
+    "hash",
+    "str",
+    "list",
+    "dict",
+    "set",
+    "frozenset",
+    "repr",
+    "ascii",
+    "format",
+    "bin",
+    "hex",
+    "oct",
+    "reversed",
+)
 #: ... and those it compiles only with its NRT (``numba.cuda.config.CUDA_ENABLE_NRT``)
 _NRT_BUILTINS = ("chr", "getattr")
 
@@ -553,15 +668,24 @@ def check_containers(fn, pyfunc):
     import builtins
     from ._control import Env
     from ._numpy_calls import cuda_nrt
+
     nrt = cuda_nrt()
     env = Env(pyfunc, fn)
     allowed = {id(n.iter) for n in ast.walk(fn) if isinstance(n, ast.For)}
     # (a shape given as a list: the allocation's own check names it, as numba.cuda does)
-    allowed |= {id(a) for n in ast.walk(fn) if isinstance(n, ast.Call) and
-                (env.builtin(n.func) or "").endswith(("array", "array_like"))
-                for a in list(n.args) + [k.value for k in n.keywords]}
-    allowed |= {id(c) for n in ast.walk(fn) if isinstance(n, ast.Compare)
-                for o, c in zip(n.ops, n.comparators) if isinstance(o, (ast.In, ast.NotIn))}
+    allowed |= {
+        id(a)
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call) and (env.builtin(n.func) or "").endswith(("array", "array_like"))
+        for a in list(n.args) + [k.value for k in n.keywords]
+    }
+    allowed |= {
+        id(c)
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Compare)
+        for o, c in zip(n.ops, n.comparators)
+        if isinstance(o, (ast.In, ast.NotIn))
+    }
     for n in ast.walk(fn):
         what = None
         if isinstance(n, ast.Dict):
@@ -569,21 +693,28 @@ def check_containers(fn, pyfunc):
         elif isinstance(n, ast.Set):
             what = f"a set ({ast.unparse(n)[:40]})"
         elif isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) and id(n) not in allowed and not nrt:
-            what = (f"a list ({ast.unparse(n)[:40]}) other than what a for loop iterates or an `in` "
-                    f"tests")
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
-                (n.func.id in _NO_CUDA_BUILTINS or n.func.id in _NRT_BUILTINS and not nrt) and \
-                env.resolve(n.func) is getattr(builtins, n.func.id):
+            what = f"a list ({ast.unparse(n)[:40]}) other than what a for loop iterates or an `in` tests"
+        elif (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and (n.func.id in _NO_CUDA_BUILTINS or n.func.id in _NRT_BUILTINS and not nrt)
+            and env.resolve(n.func) is getattr(builtins, n.func.id)
+        ):
             raise NumquadCompileError(
                 f"{n.func.id}(...) is not supported inside a kernel: numba.cuda has no "
                 f"implementation of it for the GPU{'' if n.func.id in _NO_CUDA_BUILTINS else ' without its NRT'} "
-                f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                f"(in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
         if what is not None:
             raise NumquadCompileError(
                 f"{what} is not supported inside a kernel: numba.cuda compiles no Python lists, "
                 f"dicts or sets for the GPU; use a tuple, an array argument or "
-                f"cuda.local.array (in {pyfunc.__name__})", pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None))
+                f"cuda.local.array (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 def check_keyword_order(fn, pyfunc):
@@ -595,6 +726,7 @@ def check_keyword_order(fn, pyfunc):
     import inspect
     from ._control import MISSING, Env
     from .xpu import Dispatcher, is_foreign_device_function
+
     env = Env(pyfunc, fn)
 
     def writes(c):
@@ -623,8 +755,11 @@ def check_keyword_order(fn, pyfunc):
         where = [params.index(k.arg) if k.arg in params else len(params) for k in n.keywords]
         if where == sorted(where):
             continue
-        if any(isinstance(c, ast.Call) and writes(c)
-               for a in list(n.args) + [k.value for k in n.keywords] for c in ast.walk(a)):
+        if any(
+            isinstance(c, ast.Call) and writes(c)
+            for a in list(n.args) + [k.value for k in n.keywords]
+            for c in ast.walk(a)
+        ):
             name = op.qualname if op is not None else getattr(obj, "__name__", "the function")
             raise NumquadCompileError(
                 f"{name}() gets keyword arguments out of their parameters' order "
@@ -632,7 +767,9 @@ def check_keyword_order(fn, pyfunc):
                 f"of them calls a function that may write memory: the targets evaluate the "
                 f"arguments in parameter order, Python as written; pass them in parameter order "
                 f"(in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 def check_walrus(fn, pyfunc):
@@ -645,7 +782,10 @@ def check_walrus(fn, pyfunc):
             raise NumquadCompileError(
                 f"an assignment expression ({ast.unparse(n)[:60]}) is not supported inside a "
                 f"kernel (Numba cannot compile `:=`); assign {ast.unparse(n.target)} in a statement "
-                f"first (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                f"first (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 def check_try(fn, pyfunc):
@@ -659,7 +799,10 @@ def check_try(fn, pyfunc):
             raise NumquadCompileError(
                 f"try/except is not supported by numba.cuda (numba-cuda cannot compile exception "
                 f"handling in a kernel or device function); test the condition with an if instead "
-                f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                f"(in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 def check_print_keywords(fn, pyfunc):
@@ -669,14 +812,21 @@ def check_print_keywords(fn, pyfunc):
     python target printed)."""
     import builtins
     from ._control import Env
+
     env = Env(pyfunc, fn)
     for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and n.keywords and isinstance(n.func, ast.Name) and \
-                env.resolve(n.func) is builtins.print:
+        if (
+            isinstance(n, ast.Call)
+            and n.keywords
+            and isinstance(n.func, ast.Name)
+            and env.resolve(n.func) is builtins.print
+        ):
             kws = ", ".join(f"{k.arg}=" if k.arg else "**" for k in n.keywords)
             raise NumquadCompileError(
-                f"print() in a kernel takes no keyword arguments ({kws}), as numba.cuda's print "
-                f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                f"print() in a kernel takes no keyword arguments ({kws}), as numba.cuda's print (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 def check_closure_keywords(fn, pyfunc):
@@ -686,8 +836,14 @@ def check_closure_keywords(fn, pyfunc):
     parameter with a default keeps the default, one without fails an assertion), so
     the GPU would compute what Python does not; the CPU target follows Python."""
     local = {n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
-    local |= {n.targets[0].id for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
-              and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Lambda)}
+    local |= {
+        n.targets[0].id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.Lambda)
+    }
     for n in ast.walk(fn):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local and n.keywords:
             kws = ", ".join(k.arg or "**" for k in n.keywords)
@@ -695,7 +851,10 @@ def check_closure_keywords(fn, pyfunc):
                 f"{n.func.id}() is called with keyword argument(s) {kws}: numba.cuda ignores the "
                 f"keyword arguments of a function defined inside a kernel (it keeps the defaults; "
                 f"Numba issue #5000), so the GPU would compute another result; pass them by "
-                f"position (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                f"position (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 def check_numpy_calls(fn, pyfunc):
@@ -706,6 +865,7 @@ def check_numpy_calls(fn, pyfunc):
     ``RecursionError`` for ``np.random``)."""
     from ._control import MISSING, Env
     from ._numpy_calls import complaint
+
     env = Env(pyfunc, fn)
     for n in ast.walk(fn):
         if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
@@ -714,8 +874,9 @@ def check_numpy_calls(fn, pyfunc):
                 continue
             why = complaint(obj, f"{ast.unparse(n.func)}(...)")
             if why:
-                raise NumquadCompileError(f"{why} (in {pyfunc.__name__})", pyfunc.__code__.co_filename,
-                                          getattr(n, "lineno", None))
+                raise NumquadCompileError(
+                    f"{why} (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None)
+                )
 
 
 def check_nested_launches(fn, pyfunc):
@@ -724,14 +885,21 @@ def check_nested_launches(fn, pyfunc):
     target ran the launch)."""
     from ._control import Env
     from .xpu import Dispatcher
+
     env = Env(pyfunc, fn)
     for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and \
-                isinstance(env.resolve(n.func.value), Dispatcher):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Subscript)
+            and isinstance(env.resolve(n.func.value), Dispatcher)
+        ):
             raise NumquadCompileError(
                 f"{ast.unparse(n.func)}(...): a kernel cannot launch a kernel (CUDA's dynamic "
                 f"parallelism is not supported); launch it from the host, or call a device "
-                f"function (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None))
+                f"function (in {pyfunc.__name__})",
+                pyfunc.__code__.co_filename,
+                getattr(n, "lineno", None),
+            )
 
 
 def check_builtin_stores(fn, pyfunc):
@@ -740,6 +908,7 @@ def check_builtin_stores(fn, pyfunc):
     clear error on every target (the CPU target's was Python's "expression which
     can't be assigned to", the python target changed the module for everyone)."""
     from ._control import Env
+
     env = Env(pyfunc, fn)
     for n in ast.walk(fn):
         if not (isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del))):
@@ -748,12 +917,16 @@ def check_builtin_stores(fn, pyfunc):
         base = env.resolve(n.value)
         if name is None and not isinstance(base, types.ModuleType):
             continue
-        what = (f"{ast.unparse(n)} is numquad's builtin {name}, read-only in a kernel" if name
-                else f"{ast.unparse(n)} is an attribute of the module {base.__name__}, which a kernel "
-                     f"only reads")
-        raise NumquadCompileError(f"{what}; assign a local instead (x = {ast.unparse(n)}) "
-                                  f"(in {pyfunc.__name__})", pyfunc.__code__.co_filename,
-                                  getattr(n, "lineno", None))
+        what = (
+            f"{ast.unparse(n)} is numquad's builtin {name}, read-only in a kernel"
+            if name
+            else f"{ast.unparse(n)} is an attribute of the module {base.__name__}, which a kernel only reads"
+        )
+        raise NumquadCompileError(
+            f"{what}; assign a local instead (x = {ast.unparse(n)}) (in {pyfunc.__name__})",
+            pyfunc.__code__.co_filename,
+            getattr(n, "lineno", None),
+        )
 
 
 def _falls_through(stmts):
@@ -772,8 +945,9 @@ def _falls_through(stmts):
     if isinstance(last, ast.Try):
         if last.finalbody and not _falls_through(last.finalbody):
             return False
-        return _falls_through(last.orelse if last.orelse else last.body) or \
-            any(_falls_through(h.body) for h in last.handlers)
+        return _falls_through(last.orelse if last.orelse else last.body) or any(
+            _falls_through(h.body) for h in last.handlers
+        )
     if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value is True:
         return any(isinstance(n, ast.Break) for n in loop_level(last.body))
     return True
@@ -789,8 +963,11 @@ def loop_level(stmts):
         elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                 for child in getattr(s, field, []) or []:
-                    yield from loop_level(child.body if isinstance(child, (ast.ExceptHandler,)) or
-                                           type(child).__name__ == "match_case" else [child])
+                    yield from loop_level(
+                        child.body
+                        if isinstance(child, (ast.ExceptHandler,)) or type(child).__name__ == "match_case"
+                        else [child]
+                    )
 
 
 def check_returns(fn, pyfunc):
@@ -799,17 +976,22 @@ def check_returns(fn, pyfunc):
     one clear error on every target. The CPU inlines such a function, and its lanes
     read 0 there (the value was never set), where Python gives None."""
     from ._control import Env
+
     env = Env(pyfunc, fn)
     # only a function the CPU inlines (cross-lane ops, thread builtins): one compiled on
     # its own returns Numba's Optional, which a caller may test (``r is None``)
-    if not any((isinstance(n, ast.Call) and _ops.of_function(env.resolve(n.func)) is not None) or
-               (isinstance(n, (ast.Name, ast.Attribute)) and env.builtin(n) is not None) for n in _walk(fn)):
+    if not any(
+        (isinstance(n, ast.Call) and _ops.of_function(env.resolve(n.func)) is not None)
+        or (isinstance(n, (ast.Name, ast.Attribute)) and env.builtin(n) is not None)
+        for n in _walk(fn)
+    ):
         return
     values, bare = [], []
     for n in _walk(fn):
         if isinstance(n, ast.Return):
-            (bare if n.value is None or (isinstance(n.value, ast.Constant) and n.value.value is None)
-             else values).append(n)
+            (
+                bare if n.value is None or (isinstance(n.value, ast.Constant) and n.value.value is None) else values
+            ).append(n)
     if not values:
         return
     where = bare[0].lineno if bare else None
@@ -821,7 +1003,10 @@ def check_returns(fn, pyfunc):
         f"{pyfunc.__name__} returns a value (line {values[0].lineno}) but None on another path "
         f"({'a bare return' if bare else 'it can run off its end after this line'}): a lane function "
         f"returns a value on every path (add a final return), a kernel on none (write `return` "
-        f"without a value)", pyfunc.__code__.co_filename, where)
+        f"without a value)",
+        pyfunc.__code__.co_filename,
+        where,
+    )
 
 
 _DIM3 = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -833,13 +1018,19 @@ def _inline_dim3_names(fn, pyfunc):
     from ``threadIdx``, ``blockIdx``, ``blockDim`` or ``gridDim``, and read only as
     ``.x``, ``.y`` or ``.z``, is replaced by the builtin at each read (the assignment
     becomes ``pass`` on its line). Any other use is left, and the targets name it."""
-    candidates = [n for n in _walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                  and isinstance(n.targets[0], ast.Name)
-                  and isinstance(n.value, (ast.Name, ast.Attribute))
-                  and (n.value.attr if isinstance(n.value, ast.Attribute) else n.value.id) in _DIM3]
+    candidates = [
+        n
+        for n in _walk(fn)
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, (ast.Name, ast.Attribute))
+        and (n.value.attr if isinstance(n.value, ast.Attribute) else n.value.id) in _DIM3
+    ]
     if not candidates:
         return
     from ._control import Env
+
     env = Env(pyfunc, fn)
     stores, loads = {}, {}
     parents = {}
@@ -856,8 +1047,12 @@ def _inline_dim3_names(fn, pyfunc):
         if env.builtin(a.value) not in _DIM3 or len(stores.get(name, ())) != 1:
             continue
         uses = loads.get(name, [])
-        if all(isinstance(parents.get(id(u)), ast.Attribute) and parents[id(u)].value is u
-               and parents[id(u)].attr in ("x", "y", "z") for u in uses):
+        if all(
+            isinstance(parents.get(id(u)), ast.Attribute)
+            and parents[id(u)].value is u
+            and parents[id(u)].attr in ("x", "y", "z")
+            for u in uses
+        ):
             values[name] = a
 
     class _Inline(ast.NodeTransformer):
@@ -867,8 +1062,7 @@ def _inline_dim3_names(fn, pyfunc):
             return self.generic_visit(node)
 
         def visit_Attribute(self, node):
-            if isinstance(node.value, ast.Name) and node.value.id in values and \
-                    isinstance(node.value.ctx, ast.Load):
+            if isinstance(node.value, ast.Name) and node.value.id in values and isinstance(node.value.ctx, ast.Load):
                 value = copy.deepcopy(values[node.value.id].value)
                 for n in ast.walk(value):
                     if hasattr(n, "lineno"):
@@ -903,16 +1097,22 @@ def lower(fn, pyfunc):
     _inline_dim3_names(fn, pyfunc)
     lowering = _Lowering(pyfunc, fn)
     lowering.lower_loop_else = any(isinstance(n, (ast.For, ast.While)) and n.orelse for n in _walk(fn))
-    if not lowering.lower_loop_else and \
-            not any(lowering._targets(n) for n in ast.walk(fn)
-                    if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Compare))) and \
-            not any(isinstance(n, ast.While) and lowering._calls_device_function(n.test)
-                    for n in _walk(fn)):
+    if (
+        not lowering.lower_loop_else
+        and not any(lowering._targets(n) for n in ast.walk(fn) if isinstance(n, (ast.IfExp, ast.BoolOp, ast.Compare)))
+        and not any(isinstance(n, ast.While) and lowering._calls_device_function(n.test) for n in _walk(fn))
+    ):
         return fn
-    if any(isinstance(n, ast.Name) and n.id.startswith(RESERVED) and not n.id.startswith(CAPTURE) or
-           isinstance(n, ast.arg) and n.arg.startswith(RESERVED) and not n.arg.startswith(CAPTURE)
-           for n in ast.walk(fn)):
-        return fn              # the user's own _nq_ names: the targets refuse them as they are
+    if any(
+        isinstance(n, ast.Name)
+        and n.id.startswith(RESERVED)
+        and not n.id.startswith(CAPTURE)
+        or isinstance(n, ast.arg)
+        and n.arg.startswith(RESERVED)
+        and not n.arg.startswith(CAPTURE)
+        for n in ast.walk(fn)
+    ):
+        return fn  # the user's own _nq_ names: the targets refuse them as they are
     fn.body = lowering.block(fn.body)
     if lowering.count:
         ast.fix_missing_locations(fn)

@@ -77,13 +77,13 @@ def render_ops_md():
         lines.append(f"| {call} | {types} | {_result(op)} | {_inactive(op)} | {op.example} |")
     lines += ["", "## Details", ""]
     for op in _ops.OPS.values():
-        lines += [f"### `{op.qualname}({', '.join(op.params)})`", "", op.summary, "",
-                  f"Example: {op.example}", ""]
+        lines += [f"### `{op.qualname}({', '.join(op.params)})`", "", op.summary, "", f"Example: {op.example}", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
 def _doc(obj):
     import inspect
+
     return inspect.cleandoc(obj.__doc__ or "(no docstring)")
 
 
@@ -95,13 +95,23 @@ def _member_doc(cls, name):
 
 
 #: the Dispatcher members a user calls, in reading order
-_DISPATCHER = ("cpu", "cuda", "python", "forall", "specialize", "inspect_cpu_source",
-               "inspect_llvm", "inspect_asm", "inspect_ptx")
+_DISPATCHER = (
+    "cpu",
+    "cuda",
+    "python",
+    "forall",
+    "specialize",
+    "inspect_cpu_source",
+    "inspect_llvm",
+    "inspect_asm",
+    "inspect_ptx",
+)
 
 
 def render_api_md():
     from . import errors as _errors
     from . import xpu as _xpu
+
     lines = [
         "# numquad API reference",
         "",
@@ -121,9 +131,13 @@ def render_api_md():
     ]
     for name in _DISPATCHER:
         lines += [f"### `.{name}`", "", _member_doc(_xpu.Dispatcher, name), ""]
-    lines += ["## Kernel builtins", "",
-              "Meaningful only inside an `@xpu.jit` function; each is also reachable by its",
-              "numba.cuda spelling (`cuda.grid`, `cuda.threadIdx`, ...).", ""]
+    lines += [
+        "## Kernel builtins",
+        "",
+        "Meaningful only inside an `@xpu.jit` function; each is also reachable by its",
+        "numba.cuda spelling (`cuda.grid`, `cuda.threadIdx`, ...).",
+        "",
+    ]
     for name in _xpu.__all__:
         obj = getattr(_xpu, name)
         if _xpu.builtin_name(obj) is None:
@@ -140,4 +154,5 @@ def render_api_md():
 
 if __name__ == "__main__":
     import sys
+
     sys.stdout.write(render_api_md() if sys.argv[1:] == ["api"] else render_ops_md())

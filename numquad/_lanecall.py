@@ -33,8 +33,7 @@ import numpy as np
 from ._sites import call_site, defined_at
 from .errors import NumquadLaunchError, NumquadTypeError
 
-__all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous", "is_dask", "dask_call",
-           "signature_args"]
+__all__ = ["Plan", "plan", "check_out", "not_a_scalar", "cai_c_contiguous", "is_dask", "dask_call", "signature_args"]
 
 _OK_KINDS = "biuf"
 
@@ -43,10 +42,10 @@ _OK_KINDS = "biuf"
 class Plan:
     """What a lane call runs on: one entry per argument, and the broadcast shape."""
 
-    values: tuple        #: arrays (host or device) and NumPy scalars, weak ones converted
-    dtypes: tuple        #: the element dtype of each argument
-    is_array: tuple      #: True where the argument is an array of at least one dimension
-    shape: tuple         #: the broadcast shape, the shape of the result
+    values: tuple  #: arrays (host or device) and NumPy scalars, weak ones converted
+    dtypes: tuple  #: the element dtype of each argument
+    is_array: tuple  #: True where the argument is an array of at least one dimension
+    shape: tuple  #: the broadcast shape, the shape of the result
 
 
 def cai_c_contiguous(cai):
@@ -90,7 +89,8 @@ def _check_dtype(d, name, dtype, device):
         return
     raise NumquadTypeError(
         f"{_site(d)}: argument '{name}' of {d.__name__} has dtype {dtype}; lane functions "
-        f"take bool, integer, float32 and float64 arrays and scalars (float16 on the CUDA target only)")
+        f"take bool, integer, float32 and float64 arrays and scalars (float16 on the CUDA target only)"
+    )
 
 
 def plan(d, args, *, device=False):
@@ -101,8 +101,8 @@ def plan(d, args, *, device=False):
     names = _param_names(d)
     if len(args) != len(names):
         raise NumquadTypeError(
-            f"{_site(d)}: {d.__name__}({', '.join(names)}) takes {len(names)} arguments; "
-            f"got {len(args)}")
+            f"{_site(d)}: {d.__name__}({', '.join(names)}) takes {len(names)} arguments; got {len(args)}"
+        )
     values, dtypes, is_array, shapes = [], [], [], []
     for name, a in zip(names, args):
         if hasattr(a, "__cuda_array_interface__"):
@@ -110,14 +110,15 @@ def plan(d, args, *, device=False):
                 raise NumquadTypeError(
                     f"{_site(d)}: argument '{name}' of {d.__name__} is a CUDA device array but "
                     f"this call runs on the CPU; pass host arrays, or call "
-                    f"{d.__name__}.cuda(...) with device arrays")
+                    f"{d.__name__}.cuda(...) with device arrays"
+                )
             cai = a.__cuda_array_interface__
             dt = np.dtype(cai["typestr"])
             _check_dtype(d, name, dt, device)
             shape = tuple(cai["shape"])
             values.append(a)
             dtypes.append(dt)
-            is_array.append(True)                   # used in place, never as a scalar
+            is_array.append(True)  # used in place, never as a scalar
             shapes.append(shape)
             continue
         if a is None:
@@ -126,9 +127,10 @@ def plan(d, args, *, device=False):
                 f"{_site(d)}: argument '{name}' of {d.__name__} is None{' (its default)' if default else ''}; "
                 f"a lane function called on arrays takes bool, integer and float arrays and scalars "
                 f"for every parameter: pass {name}, or call {d.__name__} from a kernel, where None "
-                f"is a constant")
+                f"is a constant"
+            )
         if isinstance(a, (bool, int, float)) and not isinstance(a, np.generic):
-            values.append(a)                        # weak: typed below
+            values.append(a)  # weak: typed below
             dtypes.append(None)
             is_array.append(False)
             continue
@@ -142,10 +144,11 @@ def plan(d, args, *, device=False):
             raise NumquadTypeError(
                 f"{_site(d)}: argument '{name}' of {d.__name__} is a masked array (numpy.ma); a "
                 f"lane function reads every element and would ignore the mask: pass "
-                f"{name}.filled(value) (or {name}.data) and apply the mask to the result")
+                f"{name}.filled(value) (or {name}.data) and apply the mask to the result"
+            )
         arr = a if isinstance(a, np.ndarray) else np.asarray(a)
         _check_dtype(d, name, arr.dtype, device)
-        if not arr.dtype.isnative:                  # read as NumPy's ufuncs read it
+        if not arr.dtype.isnative:  # read as NumPy's ufuncs read it
             arr = arr.astype(arr.dtype.newbyteorder("="))
         if arr.ndim == 0:
             values.append(arr[()])
@@ -158,10 +161,10 @@ def plan(d, args, *, device=False):
         shapes.append(arr.shape)
     try:
         shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
-    except ValueError as e:             # NumPy's own words name the arguments and shapes
+    except ValueError as e:  # NumPy's own words name the arguments and shapes
         raise NumquadLaunchError(
-            f"{_site(d)}: {d.__name__}(...): the arguments do not broadcast together: "
-            f"{e}") from None
+            f"{_site(d)}: {d.__name__}(...): the arguments do not broadcast together: {e}"
+        ) from None
     strong = [dt for dt in dtypes if dt is not None]
     for k, (name, v) in enumerate(zip(names, values)):
         if dtypes[k] is not None:
@@ -181,18 +184,25 @@ def plan(d, args, *, device=False):
         try:
             if dt.kind not in _OK_KINDS:
                 raise OverflowError
-            with np.errstate(over="ignore"):        # a float too large is inf, as in NumPy
+            with np.errstate(over="ignore"):  # a float too large is inf, as in NumPy
                 values[k] = dt.type(v)
         except OverflowError:
-            held = "which fits neither int64 nor uint64" if dt.kind not in _OK_KINDS or \
-                isinstance(v, int) and not -2**63 <= v < 2**64 else f"which {dt} cannot hold"
-            rule = "a Python scalar takes the type of the call's arrays of its kind" if same else \
-                f"with no {'float' if kinds == 'f' else 'integer'} array in the call a Python " \
+            held = (
+                "which fits neither int64 nor uint64"
+                if dt.kind not in _OK_KINDS or isinstance(v, int) and not -(2**63) <= v < 2**64
+                else f"which {dt} cannot hold"
+            )
+            rule = (
+                "a Python scalar takes the type of the call's arrays of its kind"
+                if same
+                else f"with no {'float' if kinds == 'f' else 'integer'} array in the call a Python "
                 f"{type(v).__name__} is {dt}"
+            )
             raise NumquadTypeError(
                 f"{_site(d)}: argument '{name}' of {d.__name__} is the Python "
                 f"{type(v).__name__} {v!r}, {held}; {rule} (pass a NumPy scalar to choose "
-                f"another)") from None
+                f"another)"
+            ) from None
         dtypes[k] = dt
     if getattr(d, "signatures", None):
         _check_declared(d, names, values, dtypes, is_array)
@@ -226,7 +236,8 @@ def _check_declared(d, names, values, dtypes, is_array):
                 raise NumquadTypeError(
                     f"{_site(d)}: argument '{name}' of {d.__name__} is {article} {dt} array; "
                     f"{d.__name__} is declared for {declared}, and an array must have the "
-                    f"declared dtype{hint}")
+                    f"declared dtype{hint}"
+                )
         return
     for k, (name, a) in enumerate(zip(names, values)):
         if is_array[k]:
@@ -240,7 +251,8 @@ def _check_declared(d, names, values, dtypes, is_array):
             if not info.min <= int(a) <= info.max:
                 raise NumquadTypeError(
                     f"{_site(d)}: argument '{name}' of {d.__name__} is {int(a)!r}, which {dt} "
-                    f"cannot hold; {d.__name__} is declared for {declared}")
+                    f"cannot hold; {d.__name__} is declared for {declared}"
+                )
 
 
 def check_out(d, out, shape, dtype, *, device=False, strided_ok=True):
@@ -256,7 +268,8 @@ def check_out(d, out, shape, dtype, *, device=False, strided_ok=True):
         if not device:
             raise NumquadTypeError(
                 f"{_site(d)}: out= of {d.__name__} is a CUDA device array but this call runs "
-                f"on the CPU; out= must be {takes}")
+                f"on the CPU; out= must be {takes}"
+            )
         cai = out.__cuda_array_interface__
         oshape, odtype = tuple(cai["shape"]), np.dtype(cai["typestr"])
         contiguous, writeable, host = cai_c_contiguous(cai), not cai["data"][1], False
@@ -264,20 +277,15 @@ def check_out(d, out, shape, dtype, *, device=False, strided_ok=True):
         oshape, odtype = out.shape, out.dtype
         contiguous, writeable, host = out.flags.c_contiguous, out.flags.writeable, True
     else:
-        raise NumquadTypeError(
-            f"{_site(d)}: out= of {d.__name__} is a {type(out).__name__}; out= must be {takes}")
+        raise NumquadTypeError(f"{_site(d)}: out= of {d.__name__} is a {type(out).__name__}; out= must be {takes}")
     if oshape != tuple(shape):
-        raise NumquadLaunchError(
-            f"{_site(d)}: out= has shape {oshape}; {d.__name__}(...) gives shape {tuple(shape)}")
+        raise NumquadLaunchError(f"{_site(d)}: out= has shape {oshape}; {d.__name__}(...) gives shape {tuple(shape)}")
     if odtype != dtype:
-        raise NumquadTypeError(
-            f"{_site(d)}: out= has dtype {odtype}; {d.__name__}(...) returns {dtype} here")
+        raise NumquadTypeError(f"{_site(d)}: out= has dtype {odtype}; {d.__name__}(...) returns {dtype} here")
     if not writeable:
-        raise NumquadLaunchError(
-            f"{_site(d)}: out= is read-only; {d.__name__}(...) writes its result there")
+        raise NumquadLaunchError(f"{_site(d)}: out= is read-only; {d.__name__}(...) writes its result there")
     if not contiguous and not (host and strided_ok):
-        raise NumquadLaunchError(
-            f"{_site(d)}: out= is not C-contiguous; on this target out= must be")
+        raise NumquadLaunchError(f"{_site(d)}: out= is not C-contiguous; on this target out= must be")
 
 
 def not_a_scalar(d, restype, argtypes):
@@ -285,12 +293,14 @@ def not_a_scalar(d, restype, argtypes):
     return NumquadTypeError(
         f"{_site(d)}: {d.__name__} returns {restype} for arguments of types "
         f"({', '.join(map(str, argtypes))}); a lane function called on arrays must return "
-        f"a bool, integer or float scalar")
+        f"a bool, integer or float scalar"
+    )
 
 
 # ---------------------------------------------------------------------------
 # dask arrays: a lazy call, one lane-function call per block
 # ---------------------------------------------------------------------------
+
 
 def is_dask(a):
     """Is *a* a dask array (without importing dask)?"""
@@ -305,7 +315,7 @@ def _block_call(call, *blocks):
 def _ndim(a):
     try:
         return np.ndim(a)
-    except Exception:       # noqa: BLE001 - not array-like: the plan's own error later
+    except Exception:  # noqa: BLE001 - not array-like: the plan's own error later
         return 0
 
 
@@ -317,11 +327,13 @@ def dask_call(d, args, out, call):
     every block but the last a multiple of 32 elements. Anything else is an error
     that says how to rechunk, never a silently different answer."""
     import dask.array as da
+
     names = _param_names(d)
     if out is not None:
         raise NumquadTypeError(
             f"{_site(d)}: {d.__name__}(...) on dask arrays returns a new lazy dask array; "
-            f"it takes no out= (use dask's da.store to write the result)")
+            f"it takes no out= (use dask's da.store to write the result)"
+        )
     first = None
     for name, a in zip(names, args):
         if is_dask(a):
@@ -331,7 +343,8 @@ def dask_call(d, args, out, call):
                 raise NumquadLaunchError(
                     f"{_site(d)}: {d.__name__}(...): dask arguments '{first[0]}' and '{name}' "
                     f"differ in shape or chunks ({first[1].shape} {first[1].chunks} vs "
-                    f"{a.shape} {a.chunks}); give them the same chunks (a.rechunk(b.chunks))")
+                    f"{a.shape} {a.chunks}); give them the same chunks (a.rechunk(b.chunks))"
+                )
         elif _ndim(a) > 0:
             # (a list too: broadcast block by block, it gave each block another shape
             # than the lazy array's)
@@ -339,20 +352,22 @@ def dask_call(d, args, out, call):
             raise NumquadTypeError(
                 f"{_site(d)}: {d.__name__}(...): argument '{name}' is {kind} beside "
                 f"dask arrays; pass it as a dask array with the same chunks "
-                f"(da.from_array({name}, chunks=...)) or as a scalar")
+                f"(da.from_array({name}, chunks=...)) or as a scalar"
+            )
     name, a = first
     row = int(np.prod(a.shape[1:], dtype=np.int64))
     whole_rows = all(len(c) == 1 for c in a.chunks[1:])
     starts_ok = all((c * row) % 32 == 0 for c in a.chunks[0][:-1]) if a.ndim else True
     if not (whole_rows and starts_ok):
-        rows = 32 // int(np.gcd(32, max(row, 1)))     # rows per block: a multiple of this
+        rows = 32 // int(np.gcd(32, max(row, 1)))  # rows per block: a multiple of this
         size = -(-a.chunks[0][0] // rows) * rows
         hint = ", ".join([f"0: {size}"] + [f"{k}: -1" for k in range(1, a.ndim)])
         raise NumquadLaunchError(
             f"{_site(d)}: {d.__name__}(...): the chunks of dask argument '{name}' {a.chunks} "
             f"do not start on wave boundaries (element k of the whole array, in C order, "
             f"is lane k % 32 of wave k // 32): split the first axis only, in blocks of a "
-            f"multiple of {rows} row(s), e.g. {name}.rechunk({{{hint}}})")
+            f"multiple of {rows} row(s), e.g. {name}.rechunk({{{hint}}})"
+        )
     probe = [np.empty((0,) + x.shape[1:], x.dtype) if is_dask(x) else x for x in args]
     dtype = call(tuple(probe)).dtype
     return da.map_blocks(functools.partial(_block_call, call), *args, dtype=dtype)
@@ -362,11 +377,13 @@ def signature_args(text, name, method):
     """The argument types of a signature string (``"void(float32[:], int32)"``), for
     the inspect methods of both targets; *name*.*method* words the error."""
     from numba.core import sigutils
+
     try:
         args, _ = sigutils.normalize_signature(text)
     except Exception as e:
         raise NumquadTypeError(
             f"{name}.{method}: cannot read the signature {text!r} ({e}); it takes "
             f"argument types, e.g. (numba.float32[:], numba.int32), or a string such as "
-            f"'void(float32[:], int32)'") from None
+            f"'void(float32[:], int32)'"
+        ) from None
     return args

@@ -25,14 +25,18 @@ def numba_reason(text):
     ':' gets the next one. A device function compiled on its own is named as the
     user's function (``Invalid use of the device function f with parameters ...``)."""
     text = _SCALAR_DISPATCHER.sub(r"the device function \1", text)
-    text = _UNPACK.sub(lambda m: f"cannot unpack a tuple of {m.group(2)} values into "
-                                 f"{m.group(1)} names (e.g. x, y = xpu.grid(2) gives 2)", text)
+    text = _UNPACK.sub(
+        lambda m: (
+            f"cannot unpack a tuple of {m.group(2)} values into {m.group(1)} names (e.g. x, y = xpu.grid(2) gives 2)"
+        ),
+        text,
+    )
     lines = [ln.strip() for ln in text.splitlines()]
     for k, line in enumerate(lines):
         if not line or _BOILERPLATE.match(line):
             continue
         if line.endswith(":"):
-            rest = next((x for x in lines[k + 1:] if x and not _BOILERPLATE.match(x)), "")
+            rest = next((x for x in lines[k + 1 :] if x and not _BOILERPLATE.match(x)), "")
             line = f"{line} {rest.lstrip('>').strip()}"
         return line
     return lines[0] if lines else "Numba could not type the function"
@@ -44,6 +48,7 @@ def unsupported_construct(disp, error):
     None"): the line of the first such statement in the function, else its def line."""
     import ast
     from .errors import NumquadCompileError
+
     text = re.sub(r"\.*\s*Raised from .*$", "", str(error).strip(), flags=re.S)
     loc = getattr(error, "loc", None)
     line = getattr(loc, "line", None)
@@ -51,7 +56,7 @@ def unsupported_construct(disp, error):
         line = disp.firstlineno
         try:
             tree = disp.source_tree
-        except Exception:                           # noqa: BLE001 - no source: the def line
+        except Exception:  # noqa: BLE001 - no source: the def line
             tree = None
         if tree is not None and "with" in text:
             withs = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.With, ast.AsyncWith))]

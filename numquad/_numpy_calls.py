@@ -26,25 +26,134 @@ __all__ = ["CUDA_UFUNCS", "REFUSED", "complaint", "cuda_nrt"]
 #: The NumPy ufuncs numba.cuda compiles in a kernel: the keys of numba-cuda's
 #: ``numba.cuda.ufuncs.ufunc_db()`` (0.30.4; tests/test_user_errors.py checks the
 #: two agree where numba-cuda is installed).
-CUDA_UFUNCS = frozenset({
-    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "conjugate", "cos", "cosh", "deg2rad",
-    "degrees", "divide", "equal", "fmax", "fmin", "greater", "greater_equal", "hypot",
-    "invert", "isnan", "left_shift", "less", "less_equal", "log", "log10", "log2",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum",
-    "not_equal", "rad2deg", "radians", "right_shift", "sin", "sinh", "tan", "tanh",
-})
+CUDA_UFUNCS = frozenset(
+    {
+        "arccos",
+        "arccosh",
+        "arcsin",
+        "arcsinh",
+        "arctan",
+        "arctan2",
+        "arctanh",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "conjugate",
+        "cos",
+        "cosh",
+        "deg2rad",
+        "degrees",
+        "divide",
+        "equal",
+        "fmax",
+        "fmin",
+        "greater",
+        "greater_equal",
+        "hypot",
+        "invert",
+        "isnan",
+        "left_shift",
+        "less",
+        "less_equal",
+        "log",
+        "log10",
+        "log2",
+        "logical_and",
+        "logical_not",
+        "logical_or",
+        "logical_xor",
+        "maximum",
+        "minimum",
+        "not_equal",
+        "rad2deg",
+        "radians",
+        "right_shift",
+        "sin",
+        "sinh",
+        "tan",
+        "tanh",
+    }
+)
 
-_CREATE = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-           "array", "asarray", "ascontiguousarray", "asfortranarray", "arange", "linspace",
-           "logspace", "geomspace", "eye", "identity", "copy", "frombuffer", "fromiter", "tri",
-           "tril", "triu", "diag", "meshgrid", "indices")
-_NEW_ARRAY = ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "cumsum",
-              "cumprod", "diff", "unique", "repeat", "tile", "outer", "append", "insert", "delete",
-              "flip", "fliplr", "flipud", "roll", "rot90", "convolve", "correlate", "interp",
-              "histogram", "bincount", "nonzero", "argwhere", "flatnonzero", "kron", "cross")
-_NEEDS_NRT = ("max", "min", "amax", "amin", "nanmax", "nanmin", "ptp", "median", "nanmedian",
-              "percentile", "quantile", "where", "clip", "nan_to_num", "trace")
+_CREATE = (
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "array",
+    "asarray",
+    "ascontiguousarray",
+    "asfortranarray",
+    "arange",
+    "linspace",
+    "logspace",
+    "geomspace",
+    "eye",
+    "identity",
+    "copy",
+    "frombuffer",
+    "fromiter",
+    "tri",
+    "tril",
+    "triu",
+    "diag",
+    "meshgrid",
+    "indices",
+)
+_NEW_ARRAY = (
+    "concatenate",
+    "stack",
+    "hstack",
+    "vstack",
+    "dstack",
+    "column_stack",
+    "cumsum",
+    "cumprod",
+    "diff",
+    "unique",
+    "repeat",
+    "tile",
+    "outer",
+    "append",
+    "insert",
+    "delete",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "rot90",
+    "convolve",
+    "correlate",
+    "interp",
+    "histogram",
+    "bincount",
+    "nonzero",
+    "argwhere",
+    "flatnonzero",
+    "kron",
+    "cross",
+)
+_NEEDS_NRT = (
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "nanmax",
+    "nanmin",
+    "ptp",
+    "median",
+    "nanmedian",
+    "percentile",
+    "quantile",
+    "where",
+    "clip",
+    "nan_to_num",
+    "trace",
+)
 _NO_IMPL = ("sort", "argsort", "round", "around", "dot", "vdot")
 
 #: NumPy functions (not ufuncs) numba.cuda refuses in a kernel, by name, with why
@@ -55,13 +164,17 @@ _NO_IMPL = ("sort", "argsort", "round", "around", "dot", "vdot")
 #: and functions it compiles in no configuration (``np.sort``: no lowering;
 #: ``np.round``: invalid NVVM IR; ``np.dot``). Every function of ``np.linalg``,
 #: ``np.fft`` and ``np.random`` is refused too.
-REFUSED = {**{n: "creates an array" for n in _CREATE},
-           **{n: "returns a new array" for n in _NEW_ARRAY},
-           **{n: "is implemented by numba.cuda only with its NRT" for n in _NEEDS_NRT},
-           **{n: "has no numba.cuda implementation" for n in _NO_IMPL}}
-_MODULES = {"numpy.linalg": "has no numba.cuda implementation (no LAPACK on the GPU)",
-            "numpy.fft": "has no numba.cuda implementation",
-            "numpy.random": "draws random numbers, which numba.cuda cannot do with NumPy"}
+REFUSED = {
+    **{n: "creates an array" for n in _CREATE},
+    **{n: "returns a new array" for n in _NEW_ARRAY},
+    **{n: "is implemented by numba.cuda only with its NRT" for n in _NEEDS_NRT},
+    **{n: "has no numba.cuda implementation" for n in _NO_IMPL},
+}
+_MODULES = {
+    "numpy.linalg": "has no numba.cuda implementation (no LAPACK on the GPU)",
+    "numpy.fft": "has no numba.cuda implementation",
+    "numpy.random": "draws random numbers, which numba.cuda cannot do with NumPy",
+}
 
 
 def cuda_nrt():
@@ -78,8 +191,18 @@ def _suggestion(name):
         return "abs(x)"
     if name in ("power", "float_power", "pow"):
         return "x ** y"
-    if name in ("add", "subtract", "multiply", "negative", "positive", "floor_divide",
-                "remainder", "mod", "true_divide", "square"):
+    if name in (
+        "add",
+        "subtract",
+        "multiply",
+        "negative",
+        "positive",
+        "floor_divide",
+        "remainder",
+        "mod",
+        "true_divide",
+        "square",
+    ):
         return "the operator (+, -, *, //, %, x * x)"
     if name == "sign":
         return "(x > 0) - (x < 0)"
@@ -89,8 +212,18 @@ def _suggestion(name):
         return "a conditional expression (a if c else b)"
     if name in ("round", "around"):
         return "round(x) (half to even, as np.round) or math.floor(x + 0.5)"
-    if name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-                "full_like", "array", "copy"):
+    if name in (
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "array",
+        "copy",
+    ):
         return "cuda.local.array(shape, dtype) (xpu.local.array) for a per-thread array"
     if hasattr(math, name):
         return f"math.{name}(x)"
@@ -102,8 +235,10 @@ def complaint(obj, shown):
     if isinstance(obj, np.ufunc):
         if obj.__name__ in CUDA_UFUNCS:
             return None
-        why = (f"{shown} is not among the NumPy ufuncs numba.cuda compiles in a kernel "
-               f"(np.sin, np.log, np.maximum, ...: docs/numba-cuda.md)")
+        why = (
+            f"{shown} is not among the NumPy ufuncs numba.cuda compiles in a kernel "
+            f"(np.sin, np.log, np.maximum, ...: docs/numba-cuda.md)"
+        )
         hint = _suggestion(obj.__name__)
         return why + (f"; use {hint}" if hint else "")
     owner = getattr(obj, "__self__", None)
@@ -112,9 +247,11 @@ def complaint(obj, shown):
         module = "numpy.random"
     for prefix, why in _MODULES.items():
         if module == prefix or module.startswith(prefix + "."):
-            hint = ("draw them on the host and pass them in (on the GPU alone: "
-                    "numba.cuda.random's xoroshiro128p)") if prefix == "numpy.random" else \
-                "compute it on the host, or write the loop"
+            hint = (
+                ("draw them on the host and pass them in (on the GPU alone: numba.cuda.random's xoroshiro128p)")
+                if prefix == "numpy.random"
+                else "compute it on the host, or write the loop"
+            )
             return f"{shown} {why} in a kernel; {hint}"
     name = getattr(obj, "__name__", None)
     if module.split(".")[0] != "numpy" or name not in REFUSED or getattr(np, name, None) is not obj:
@@ -123,9 +260,11 @@ def complaint(obj, shown):
     if why == "has no numba.cuda implementation":
         why += " in a kernel"
     elif cuda_nrt():
-        return None                     # numba.cuda allocates with its NRT on
+        return None  # numba.cuda allocates with its NRT on
     else:
-        why += (" in a kernel, which numba.cuda does only with its NRT on "
-                "(numba.cuda.config.CUDA_ENABLE_NRT, off by default)")
+        why += (
+            " in a kernel, which numba.cuda does only with its NRT on "
+            "(numba.cuda.config.CUDA_ENABLE_NRT, off by default)"
+        )
     hint = _suggestion(name)
     return f"{shown} {why}" + (f"; use {hint}" if hint else "")

@@ -36,6 +36,7 @@ def power_typer(types_, name):
     numba-cuda's ``numba.cuda.types``): ``a ** b`` typed as that target's Numba types
     it, a float to an integer power computed by :func:`float_power`, any other pair
     by the target's own ``**``."""
+
     def typer(typingctx, a, b):
         sig = typingctx.resolve_function_type(operator.pow, (a, b), {})
         if sig is None:
@@ -49,7 +50,9 @@ def power_typer(types_, name):
                 impl = float_power(real.return_type, tb.signed)
                 return context.compile_internal(builder, impl, real.return_type(ta, tb), [xa, xb])
             return context.get_function(operator.pow, real)(builder, [xa, xb])
+
         return sig.return_type(a, b), codegen
+
     typer.__name__ = typer.__qualname__ = name
     return typer
 
@@ -60,10 +63,11 @@ def float_power(tp, signed):
     one = tp(1)
     inf = tp(math.inf)
     if signed:
+
         def impl(a, b):
             r, x = one, tp(a)
             e = -b if b < 0 else b
-            if e > 0x10000 or e < 0:            # Numba's cutoff (and -(-2**63))
+            if e > 0x10000 or e < 0:  # Numba's cutoff (and -(-2**63))
                 return tp(math.pow(a, float(b)))
             while e != 0:
                 if e & 1:
@@ -74,6 +78,7 @@ def float_power(tp, signed):
                 return r
             return one / r if r != 0 else tp(math.copysign(inf, r))
     else:
+
         def impl(a, b):
             r, x = one, tp(a)
             e = b
@@ -85,6 +90,7 @@ def float_power(tp, signed):
                 e >>= 1
                 x *= x
             return r
+
     return impl
 
 
@@ -98,8 +104,12 @@ class _Rewrite(ast.NodeTransformer):
         if not isinstance(node.op, ast.Pow) or self.keep(node):
             return node
         self.changed = True
-        return ast.copy_location(ast.Call(func=ast.copy_location(ast.Name(NAME, ast.Load()), node),
-                                          args=[node.left, node.right], keywords=[]), node)
+        return ast.copy_location(
+            ast.Call(
+                func=ast.copy_location(ast.Name(NAME, ast.Load()), node), args=[node.left, node.right], keywords=[]
+            ),
+            node,
+        )
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
@@ -133,9 +143,10 @@ def cpython_constant(node):
             return NOT_CONSTANT
         try:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)     # ~True
-                return {ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Invert: lambda: ~v,
-                        ast.Not: lambda: not v}[type(node.op)]()
+                warnings.simplefilter("ignore", DeprecationWarning)  # ~True
+                return {ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Invert: lambda: ~v, ast.Not: lambda: not v}[
+                    type(node.op)
+                ]()
         except (TypeError, ValueError, ArithmeticError):
             return NOT_CONSTANT
     if isinstance(node, ast.BinOp):
@@ -150,25 +161,34 @@ def cpython_constant(node):
             return NOT_CONSTANT
         if ints and op is ast.LShift and b > 0 and a and abs(a).bit_length() > _MAX_INT_BITS - b:
             return NOT_CONSTANT
-        fn = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-              ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-              ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-              ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor}.get(op)
+        fn = {
+            ast.Add: operator.add,
+            ast.Sub: operator.sub,
+            ast.Mult: operator.mul,
+            ast.Div: operator.truediv,
+            ast.FloorDiv: operator.floordiv,
+            ast.Mod: operator.mod,
+            ast.Pow: operator.pow,
+            ast.LShift: operator.lshift,
+            ast.RShift: operator.rshift,
+            ast.BitAnd: operator.and_,
+            ast.BitOr: operator.or_,
+            ast.BitXor: operator.xor,
+        }.get(op)
         if fn is None:
             return NOT_CONSTANT
         try:
             v = fn(a, b)
         except (TypeError, ValueError, ArithmeticError):
             return NOT_CONSTANT
-        return v if type(v) in (bool, int, float) else NOT_CONSTANT     # (a complex power: left)
+        return v if type(v) in (bool, int, float) else NOT_CONSTANT  # (a complex power: left)
     return NOT_CONSTANT
 
 
 def _small_exponent(node):
     """``x ** 2``: a non-negative integer literal exponent never inverts."""
     r = node.right
-    return isinstance(r, ast.Constant) and isinstance(r.value, int) and not isinstance(r.value, bool) \
-        and r.value >= 0
+    return isinstance(r, ast.Constant) and isinstance(r.value, int) and not isinstance(r.value, bool) and r.value >= 0
 
 
 def rewrite(tree, is_int_constant=lambda node: False):

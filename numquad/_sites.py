@@ -42,6 +42,8 @@ def int_out_of_range(where, kernel, i, name, value):
     (Numba types a Python int as int64, or uint64 from 2**63 on), the same on every
     target: the python target would otherwise compute with a value the compiled
     targets cannot pass."""
-    return (f"{where}: argument {i}{name} of {kernel.__name__} is the Python int {value}, "
-            f"which fits neither int64 nor uint64 (a Python int argument is one of them); "
-            f"pass a value in -2**63 .. 2**64 - 1, or a float")
+    return (
+        f"{where}: argument {i}{name} of {kernel.__name__} is the Python int {value}, "
+        f"which fits neither int64 nor uint64 (a Python int argument is one of them); "
+        f"pass a value in -2**63 .. 2**64 - 1, or a float"
+    )

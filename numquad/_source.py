@@ -37,7 +37,7 @@ def file_tree(filename):
         return None
 
 
-_FIRST_TEXT = {}        # id(code) -> (code, the function's source text first read)
+_FIRST_TEXT = {}  # id(code) -> (code, the function's source text first read)
 
 
 def note_source(py, text):

@@ -35,8 +35,10 @@ from . import xpu as _xpu
 
 __all__ = ["render_stubs", "main"]
 
-_HEADER = ("# Generated from {sources} by `python -m numquad._stubgen`; do not edit.\n"
-           "# tests/test_stubs.py checks that it is current.\n")
+_HEADER = (
+    "# Generated from {sources} by `python -m numquad._stubgen`; do not edit.\n"
+    "# tests/test_stubs.py checks that it is current.\n"
+)
 
 #: A parameter the stub leaves out (accepted by the runtime signature only to
 #: raise a clearer error, such as keyword arguments to a kernel launch).
@@ -122,8 +124,14 @@ def _params(params, types):
 _ANNOTATION_NAMES = {"Any", "Callable", "Optional", "np"}
 #: Generic types a runtime annotation may leave bare, with the parameters that
 #: make them explicit (mypy --strict: disallow_any_generics).
-_BARE_GENERICS = {"Callable": "Callable[..., Any]", "tuple": "tuple[Any, ...]", "list": "list[Any]",
-                  "dict": "dict[Any, Any]", "np.dtype": "np.dtype[Any]", "np.ndarray": "np.ndarray[Any, Any]"}
+_BARE_GENERICS = {
+    "Callable": "Callable[..., Any]",
+    "tuple": "tuple[Any, ...]",
+    "list": "list[Any]",
+    "dict": "dict[Any, Any]",
+    "np.dtype": "np.dtype[Any]",
+    "np.ndarray": "np.ndarray[Any, Any]",
+}
 
 
 def _annotation(ann):
@@ -142,7 +150,7 @@ def _annotation(ann):
             return node
 
         def visit_Subscript(self, node):
-            node.slice = self.visit(node.slice)       # the subscripted type is not bare
+            node.slice = self.visit(node.slice)  # the subscripted type is not bare
             return node
 
         def _bare(self, node):
@@ -161,10 +169,16 @@ def _annotation(ann):
 
     tree = _Fix().visit(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not hasattr(builtins, node.id) and \
-                node.id not in _ANNOTATION_NAMES and node.id not in _ops.__all__:
-            raise ValueError(f"numquad/_stubgen.py: annotation {ann!r} names {node.id}, which "
-                             f"the stubs do not import; add it to _ANNOTATION_NAMES and the imports")
+        if (
+            isinstance(node, ast.Name)
+            and not hasattr(builtins, node.id)
+            and node.id not in _ANNOTATION_NAMES
+            and node.id not in _ops.__all__
+        ):
+            raise ValueError(
+                f"numquad/_stubgen.py: annotation {ann!r} names {node.id}, which "
+                f"the stubs do not import; add it to _ANNOTATION_NAMES and the imports"
+            )
     return ast.unparse(tree)
 
 
@@ -181,8 +195,7 @@ def _signature_lines(fn, types, indent="", decorators=(), name=None):
     """A def for the runtime function *fn* with *types* (see _params; "->": the result);
     what neither *types* nor the runtime annotates is Any (but ``self``)."""
     sig = inspect.signature(fn)
-    types = {p.name: "Any" for p in sig.parameters.values()
-             if p.annotation is p.empty and p.name != "self"} | types
+    types = {p.name: "Any" for p in sig.parameters.values() if p.annotation is p.empty and p.name != "self"} | types
     ret = types["->"] if "->" in types else _annotation(sig.return_annotation) or "Any"
     doc = inspect.cleandoc(fn.__doc__) if fn.__doc__ else None
     return _def(name or fn.__name__, _params(sig.parameters.values(), types), ret, doc, indent, decorators)
@@ -219,7 +232,7 @@ class _OpTypes:
     """The TypeVars and unions the op signatures use, named by type class."""
 
     def __init__(self):
-        self.decls = {}          # name -> declaration line
+        self.decls = {}  # name -> declaration line
 
     def _members(self, dtypes):
         py = [name for name, dt in _PY_SCALARS if dt in dtypes]
@@ -233,7 +246,7 @@ class _OpTypes:
             raise ValueError(f"numquad/_stubgen.py: {dtypes} is not within type class {types!r}")
         if not missing:
             return name
-        if len(dtypes) <= len(missing):            # _Value_bool: the bools of class value
+        if len(dtypes) <= len(missing):  # _Value_bool: the bools of class value
             return name + "".join(f"_{dt.name}" for dt in dtypes)
         return name + "".join(f"_no_{dt.name}" for dt in missing)
 
@@ -242,7 +255,7 @@ class _OpTypes:
         members = self._members(dtypes)
         if len(members) > 1:
             self.decls.setdefault(name, f'{name} = TypeVar("{name}", {", ".join(members)})')
-        else:       # a TypeVar takes two constraints or more
+        else:  # a TypeVar takes two constraints or more
             self.decls.setdefault(name, f'{name} = TypeVar("{name}", bound={members[0]})')
         return name
 
@@ -292,7 +305,7 @@ def _op_overloads(op, tv):
     out = []
     for k, (group, params, ret) in enumerate(groups):
         mine = {py for py, dt in _PY_SCALARS if dt in group}
-        later = {py for g, _, _ in groups[k + 1:] for py, dt in _PY_SCALARS if dt in g}
+        later = {py for g, _, _ in groups[k + 1 :] for py, dt in _PY_SCALARS if dt in g}
         overlaps = any((a, b) in _PY_PROMOTES for a in mine for b in later)
         out.append((params, ret, "  # type: ignore[overload-overlap]" if overlaps else ""))
     return out
@@ -334,13 +347,13 @@ def _value_type(name, value):
         return f"Final = {_literal(value)}"
     if isinstance(value, tuple) and all(isinstance(v, np.dtype) for v in value):
         return "tuple[np.dtype[Any], ...]"
-    if isinstance(value, dict) and all(type(k) is str for k in value) and \
-            len({type(v) for v in value.values()}) == 1:
+    if isinstance(value, dict) and all(type(k) is str for k in value) and len({type(v) for v in value.values()}) == 1:
         vt = type(next(iter(value.values())))
         if getattr(_ops, vt.__name__, None) is vt and vt.__name__ in _ops.__all__:
             return f"dict[str, {vt.__name__}]"
-    raise ValueError(f"numquad/_stubgen.py: no stub type for ops.{name} ({type(value).__name__}); "
-                     f"add one to _value_type")
+    raise ValueError(
+        f"numquad/_stubgen.py: no stub type for ops.{name} ({type(value).__name__}); add one to _value_type"
+    )
 
 
 def _render_ops():
@@ -357,13 +370,18 @@ def _render_ops():
             body += _signature_lines(obj, {})
         else:
             body.append(f"{name}: {_value_type(name, obj)}")
-    lines = _header("numquad/ops.py", _ops.__doc__) + [
-        "import dataclasses",
-        "from typing import Any, Callable, Final, Optional, TypeAlias, TypeVar, overload",
-        "",
-        "import numpy as np",
-        "",
-    ] + _all(_ops.__all__) + [""]
+    lines = (
+        _header("numquad/ops.py", _ops.__doc__)
+        + [
+            "import dataclasses",
+            "from typing import Any, Callable, Final, Optional, TypeAlias, TypeVar, overload",
+            "",
+            "import numpy as np",
+            "",
+        ]
+        + _all(_ops.__all__)
+        + [""]
+    )
     lines += list(tv.decls.values()) + body
     return lines
 
@@ -372,7 +390,7 @@ def _render_ops():
 # numquad/xpu.pyi: the builtins, @xpu.jit and the Dispatcher
 # ---------------------------------------------------------------------------
 
-_XPU_PRELUDE = '''\
+_XPU_PRELUDE = """\
 import ast
 from typing import Any, Callable, Literal, TypeAlias, TypeVar, overload, type_check_only
 
@@ -391,7 +409,7 @@ _Target: TypeAlias = Literal["auto", "cpu", "cuda"]
 _Signature: TypeAlias = str | tuple[Any, ...] | list[Any]
 # kernel[griddim, blockdim] or kernel[griddim, blockdim, stream, sharedmem]
 _LaunchConfig: TypeAlias = tuple[Any, ...]
-'''
+"""
 
 #: The types of each builtin's parameters and of its result ("->"), by name or
 #: fnmatch pattern (first match); a list is one overload per entry. The names
@@ -435,8 +453,7 @@ _BUILTIN_TYPES = {
 }
 
 #: @xpu.jit's parameters; "func" is typed per overload (_jit_lines).
-_JIT_TYPES = {"target": "_Target", "debug": "bool", "fastmath": "bool", "cache": "bool",
-              "cuda_options": "Any"}
+_JIT_TYPES = {"target": "_Target", "debug": "bool", "fastmath": "bool", "cache": "bool", "cuda_options": "Any"}
 
 #: The Dispatcher's attributes (assigned in Dispatcher.__init__; one not listed is Any).
 _DISPATCHER_ATTRS = {
@@ -455,8 +472,14 @@ _DISPATCHER_ATTRS = {
 #: _BUILTIN_TYPES; a public member of the Dispatcher not listed is typed Any.
 _CLASS_TYPES = {
     "Dispatcher": {
-        "__init__": {"pyfunc": "Callable[..., Any]", "target": "_Target", "debug": "bool",
-                     "fastmath": "bool", "cache": "bool", "->": "None"},
+        "__init__": {
+            "pyfunc": "Callable[..., Any]",
+            "target": "_Target",
+            "debug": "bool",
+            "fastmath": "bool",
+            "cache": "bool",
+            "->": "None",
+        },
         "source_tree": {"->": "ast.FunctionDef"},
         "is_kernel": {"->": "bool"},
         "cpu": {"->": "_TargetView"},
@@ -490,9 +513,10 @@ def _call_form(b):
     if not first.startswith(prefix):
         return None
     if not first.endswith(")"):
-        raise ValueError(f"numquad/xpu.py: the doc of xpu.{b.name} starts with {first!r}, "
-                         f"not a call form xpu.{b.name}(...)")
-    form = first[len(prefix):-1]
+        raise ValueError(
+            f"numquad/xpu.py: the doc of xpu.{b.name} starts with {first!r}, not a call form xpu.{b.name}(...)"
+        )
+    form = first[len(prefix) : -1]
     src = f"def f({form}): pass"
     try:
         a = ast.parse(src).body[0].args
@@ -500,9 +524,10 @@ def _call_form(b):
         # a call form with a fixed argument, xpu.f(2): a positional-only parameter
         # that takes that constant
         call = ast.parse(f"f({form})", mode="eval").body
-        return [inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_ONLY,
-                                  annotation=f"Literal[{ast.unparse(arg)}]")
-                for i, arg in enumerate(call.args)]
+        return [
+            inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_ONLY, annotation=f"Literal[{ast.unparse(arg)}]")
+            for i, arg in enumerate(call.args)
+        ]
     defaults = [None] * (len(a.args) - len(a.defaults)) + list(a.defaults)
     params = []
     for arg, d in zip(a.args, defaults):
@@ -526,8 +551,7 @@ def _builtin_lines(b, attr, indent, in_class):
         deco = ["overload"] + deco
     lines = []
     for e in entries:
-        types = {p.name: e.get(p.name, "Any" if p.annotation is p.empty else p.annotation)
-                 for p in params}
+        types = {p.name: e.get(p.name, "Any" if p.annotation is p.empty else p.annotation) for p in params}
         if lines:
             lines.append("")
         lines += _def(attr, _params(params, types), e.get("->", "Any"), b.__doc__, indent, deco)
@@ -551,11 +575,14 @@ def _jit_lines(fn):
     first = next(iter(sig.parameters))
     rest = [p for p in sig.parameters.values() if p.name != first]
     lines = []
-    for ftype, default, ret in (("Callable[..., Any]", inspect.Parameter.empty, "Dispatcher"),
-                                ("_Signature | None", None, "Callable[[Callable[..., Any]], Dispatcher]")):
+    for ftype, default, ret in (
+        ("Callable[..., Any]", inspect.Parameter.empty, "Dispatcher"),
+        ("_Signature | None", None, "Callable[[Callable[..., Any]], Dispatcher]"),
+    ):
         p = sig.parameters[first].replace(default=default)
-        lines += _def(fn.__name__, _params([p] + rest, {first: ftype, **_JIT_TYPES}), ret,
-                      inspect.getdoc(fn), "", ["overload"])
+        lines += _def(
+            fn.__name__, _params([p] + rest, {first: ftype, **_JIT_TYPES}), ret, inspect.getdoc(fn), "", ["overload"]
+        )
         lines.append("")
     return lines[:-1]
 
@@ -565,11 +592,17 @@ def _init_attributes(cls):
     src = textwrap.dedent(inspect.getsource(cls.__init__))
     names = []
     for node in ast.walk(ast.parse(src)):
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         for t in targets:
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" \
-                    and not t.attr.startswith("_") and t.attr not in names:
+            if (
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                and not t.attr.startswith("_")
+                and t.attr not in names
+            ):
                 names.append(t.attr)
     return names
 
@@ -598,8 +631,9 @@ def _class_lines(cls, public):
             lines += _signature_lines(member, types, "    ")
     missing = set(table) - set(vars(cls))
     if missing:
-        raise ValueError(f"numquad/_stubgen.py: _CLASS_TYPES names {sorted(missing)}, which "
-                         f"xpu.{cls.__name__} no longer has")
+        raise ValueError(
+            f"numquad/_stubgen.py: _CLASS_TYPES names {sorted(missing)}, which xpu.{cls.__name__} no longer has"
+        )
     return lines
 
 
@@ -628,8 +662,10 @@ def _render_xpu():
 # numquad/__init__.pyi: the package's names
 # ---------------------------------------------------------------------------
 
+
 def _render_init():
     import numquad
+
     lines = _header("numquad/__init__.py", numquad.__doc__)
     subs = {"ops": _ops, "xpu": _xpu, "errors": _errors}
     for name in numquad.__all__:
@@ -638,8 +674,9 @@ def _render_init():
             lines.append(f"from . import {name} as {name}")
             continue
         # the module that defines it (xpu imports the errors too), else the one holding it
-        where = [s for s, m in subs.items() if getattr(obj, "__module__", None) == m.__name__] or \
-            [s for s, m in subs.items() if getattr(m, name, None) is obj]
+        where = [s for s, m in subs.items() if getattr(obj, "__module__", None) == m.__name__] or [
+            s for s, m in subs.items() if getattr(m, name, None) is obj
+        ]
         if not where:
             raise ValueError(f"numquad/_stubgen.py: numquad.{name} is not from ops, xpu or errors")
         lines.append(f"from .{where[0]} import {name} as {name}")

@@ -31,8 +31,7 @@ def plain_exception_class(obj):
         # (numquad's own errors carry their own arguments; a KeyboardInterrupt or
         # SystemExit passes the launch's ``except Exception`` as it is)
         return False
-    if any(c.__module__ != "builtins" and ("__init__" in c.__dict__ or "__new__" in c.__dict__)
-           for c in obj.__mro__):
+    if any(c.__module__ != "builtins" and ("__init__" in c.__dict__ or "__new__" in c.__dict__) for c in obj.__mro__):
         return False
     try:
         obj(USER_RAISE, 0, 0, 0, 0, 0, 0)
@@ -69,7 +68,7 @@ def user_exception(e, elements=None):
     try:
         new = type(e)(*args)
     except Exception:
-        e.args = rest               # (a class that takes them raised with them)
+        e.args = rest  # (a class that takes them raised with them)
         return e
     return new.with_traceback(e.__traceback__)
 
@@ -77,9 +76,11 @@ def user_exception(e, elements=None):
 def assert_as_raise(node):
     """``assert test, msg`` (an ast.Assert) as ``if not test: raise AssertionError(msg)``,
     at its line: what Python runs, with the ``raise`` the targets prefix."""
-    exc = ast.Call(func=ast.Name("AssertionError", ast.Load()), args=[node.msg] if node.msg else [],
-                   keywords=[])
-    new = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=node.test),
-                 body=[ast.copy_location(ast.Raise(exc=exc, cause=None), node)], orelse=[])
+    exc = ast.Call(func=ast.Name("AssertionError", ast.Load()), args=[node.msg] if node.msg else [], keywords=[])
+    new = ast.If(
+        test=ast.UnaryOp(op=ast.Not(), operand=node.test),
+        body=[ast.copy_location(ast.Raise(exc=exc, cause=None), node)],
+        orelse=[],
+    )
     ast.copy_location(new, node)
     return ast.fix_missing_locations(new)

@@ -57,17 +57,26 @@ def _numba_typing_class(base):
     cls = _TYPING_CLASSES.get(base)
     if cls is None:
         from numba.core.errors import TypingError
+
         bases = (base, TypingError)
         try:
             from numba.cuda.core.errors import TypingError as CudaTypingError
-        except ImportError:             # no numba-cuda: numba's own class only
+        except ImportError:  # no numba-cuda: numba's own class only
             pass
         else:
             bases = (base, CudaTypingError, TypingError)
         # numquad's name in tracebacks; pickled as what _typing_rebuild makes again
-        cls = type(base.__name__, bases, {
-            "__module__": __name__, "__qualname__": base.__qualname__, "__doc__": base.__doc__,
-            "loc": None, "__reduce__": _typing_reduce})
+        cls = type(
+            base.__name__,
+            bases,
+            {
+                "__module__": __name__,
+                "__qualname__": base.__qualname__,
+                "__doc__": base.__doc__,
+                "loc": None,
+                "__reduce__": _typing_reduce,
+            },
+        )
         _TYPING_CLASSES[base] = cls
     return cls
 
@@ -89,7 +98,7 @@ def as_numba_typing(error):
     catches it. numba is imported here, on the error path only."""
     if type(error) not in _TYPING_CLASSES.values():
         error.__class__ = _numba_typing_class(type(error))
-        error.msg = str(error)          # NumbaError's fields
+        error.msg = str(error)  # NumbaError's fields
     return error
 
 
@@ -114,7 +123,7 @@ class NumquadRuntimeError(NumquadError, RuntimeError):
     def __str__(self):
         if len(self.args) >= 6:
             msg, bx, by, bz, what, index, *details = self.args
-            if details:             # the message's {0}, {1}, ... (cpu/cudaapi.py, gen_sync_check)
+            if details:  # the message's {0}, {1}, ... (cpu/cudaapi.py, gen_sync_check)
                 msg = msg.format(*details)
             return f"{msg} [block ({bx}, {by}, {bz}), {what} {index}]"
         return super().__str__()

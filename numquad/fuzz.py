@@ -63,7 +63,7 @@ INT_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "ui
 FLOAT_TYPES = ("float32", "float64")
 ALL_TYPES = ("bool",) + INT_TYPES + FLOAT_TYPES
 ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64")
-POISON = 0xA5            # every output byte before a run
+POISON = 0xA5  # every output byte before a run
 KERNEL = "kern"
 
 # the ops, by name (kept here rather than read from ops.py so the generator is
@@ -106,20 +106,52 @@ OPS = {
     "Wave.shuffleUp": ("move", "value", "lane"),
     "Wave.shuffleDown": ("move", "value", "lane"),
 }
-_CLASS_TYPES = {"value": ALL_TYPES, "bitwise": ("bool",) + INT_TYPES, "pred": ("bool",) + INT_TYPES,
-                "float": FLOAT_TYPES}
+_CLASS_TYPES = {
+    "value": ALL_TYPES,
+    "bitwise": ("bool",) + INT_TYPES,
+    "pred": ("bool",) + INT_TYPES,
+    "float": FLOAT_TYPES,
+}
 
 # selectors that are the same in every lane, passed as kernel scalars
 SPECIAL_SELECTORS = [
-    ("int64", 2**32 + 4), ("int64", -3), ("int64", 2**63 - 1), ("int64", -2**63),
-    ("uint32", 4294967295), ("uint64", 2**64 - 1), ("uint64", 2**32 + 1), ("int32", -1),
-    ("int32", 33), ("int8", -1), ("uint8", 200), ("int16", 31), ("int32", 5), ("uint32", 3),
-    ("int64", 1), ("int32", -32), ("uint16", 65535), ("int64", 16),
+    ("int64", 2**32 + 4),
+    ("int64", -3),
+    ("int64", 2**63 - 1),
+    ("int64", -(2**63)),
+    ("uint32", 4294967295),
+    ("uint64", 2**64 - 1),
+    ("uint64", 2**32 + 1),
+    ("int32", -1),
+    ("int32", 33),
+    ("int8", -1),
+    ("uint8", 200),
+    ("int16", 31),
+    ("int32", 5),
+    ("uint32", 3),
+    ("int64", 1),
+    ("int32", -32),
+    ("uint16", 65535),
+    ("int64", 16),
 ]
 
 BLOCKS_1D = (1, 7, 32, 33, 48, 64, 100, 128, 256, 1024)
-BLOCKS_ND = ((8, 4), (16, 3), (5, 7), (33, 2), (4, 4, 4), (3, 5, 7), (32, 2, 2), (2, 16),
-             (1, 40), (6, 6, 3), (10, 10), (64, 2), (16, 2, 2), (16, 8))
+BLOCKS_ND = (
+    (8, 4),
+    (16, 3),
+    (5, 7),
+    (33, 2),
+    (4, 4, 4),
+    (3, 5, 7),
+    (32, 2, 2),
+    (2, 16),
+    (1, 40),
+    (6, 6, 3),
+    (10, 10),
+    (64, 2),
+    (16, 2, 2),
+    (16, 8),
+)
 
 
 def _debug_build(pyfunc):
@@ -128,6 +160,7 @@ def _debug_build(pyfunc):
     debug=True raises as numba.cuda's debug build does (cpu/dispatch.py,
     ``_error_model``); the debug target is here for its checks."""
     from . import xpu
+
     d = xpu.jit(debug=True)(pyfunc)
     d._error_model = "numpy"
     return d
@@ -143,7 +176,7 @@ def arith(dt, a, o, b):
     """
     if dt == "int64" and o in "+-*" and not os.environ.get("NUMQUAD_FUZZ_SIGNED_OVERFLOW"):
         return f"np.int64(np.uint64({a}) {o} np.uint64({b}))"
-    if dt == "int64" and o == "//":         # -2**63 // -1 overflows: divisors >= 0 (0 gives 0)
+    if dt == "int64" and o == "//":  # -2**63 // -1 overflows: divisors >= 0 (0 gives 0)
         return f"np.int64({a} // ({b} & np.int64({2**63 - 1})))"
     return f"np.{dt}({a} {o} {b})"
 
@@ -176,10 +209,11 @@ _PRODUCERS = {rt: _ops_producing(rt) for rt in ALL_TYPES}
 # The kernel generator
 # ---------------------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class Arg:
     name: str
-    role: str            # in, trip, sel, out, scratch, acc, n, scalar
+    role: str  # in, trip, sel, out, scratch, acc, n, scalar
     dtype: str
     size: int = 0
     value: object = None  # scalars
@@ -206,19 +240,25 @@ class Spec:
 
 class _Scope:
     def __init__(self, vars_, arrays, loops=(), lanefn=None, allow_return=False, depth=0):
-        self.vars = dict(vars_)          # name -> dtype (assignable)
-        self.ro = {}                     # name -> dtype (readable only)
-        self.arrays = arrays             # kernel: True
+        self.vars = dict(vars_)  # name -> dtype (assignable)
+        self.ro = {}  # name -> dtype (readable only)
+        self.arrays = arrays  # kernel: True
         self.loops = list(loops)
-        self.lanefn = lanefn             # (return var, dtype) inside a lane function
+        self.lanefn = lanefn  # (return var, dtype) inside a lane function
         self.allow_return = allow_return
         self.depth = depth
-        self.no_jump = False             # no break/continue/return here (some loops over constants)
-        self.no_ops = False              # a plain lane function: no op, no thread builtin
+        self.no_jump = False  # no break/continue/return here (some loops over constants)
+        self.no_ops = False  # a plain lane function: no op, no thread builtin
 
     def child(self, loop=None, no_jump=False):
-        s = _Scope(self.vars, self.arrays, self.loops + ([loop] if loop else []), self.lanefn,
-                   self.allow_return, self.depth + 1)
+        s = _Scope(
+            self.vars,
+            self.arrays,
+            self.loops + ([loop] if loop else []),
+            self.lanefn,
+            self.allow_return,
+            self.depth + 1,
+        )
         s.ro = dict(self.ro)
         s.no_jump = self.no_jump or no_jump
         s.no_ops = self.no_ops
@@ -245,20 +285,20 @@ class Generator:
         self.rt_on = self.rt_r.random() < 0.25
         self.retypes = 0
         self.fx_writers = set()
-        self.args = {}                  # name -> Arg (order of first use)
+        self.args = {}  # name -> Arg (order of first use)
         self.counter = 0
         self.budget = self.r.randint(3, 14)
         self.features = set()
-        self.lanefns = []               # (name, [param dtypes], return dtype, array dtype or None)
-        self.allocs = []                # lines at the top of the kernel
+        self.lanefns = []  # (name, [param dtypes], return dtype, array dtype or None)
+        self.allocs = []  # lines at the top of the kernel
         self.calls = 0
-        self.atomic_limits = {}         # an inc/dec array's one limit (st_atomic)
-        self.local = None               # (name, dtype) of a per-thread array
+        self.atomic_limits = {}  # an inc/dec array's one limit (st_atomic)
+        self.local = None  # (name, dtype) of a per-thread array
         # numba.cuda's spellings: votes and matches anywhere (their mask is
         # cuda.activemask()); shuffles only where every lane of every wave is
         # active (a read of an inactive lane is undefined on the GPU)
         self.cuda_spell = self.chance(0.3)
-        self.converged = False          # set while the kernel's top level is converged
+        self.converged = False  # set while the kernel's top level is converged
 
     # -- small helpers ---------------------------------------------------------
     def fresh(self, stem):
@@ -281,8 +321,9 @@ class Generator:
         if dt == "bool":
             return f"np.bool_({r.random() < 0.5})"
         if dt in FLOAT_TYPES:
-            v = self.pick(["0.0", "-0.0", "1.0", "0.5", "-2.25", "3.0", "1e-40", "-1e-300",
-                           "3e+38", "1e+300", "-7.75", "0.1"])
+            v = self.pick(
+                ["0.0", "-0.0", "1.0", "0.5", "-2.25", "3.0", "1e-40", "-1e-300", "3e+38", "1e+300", "-7.75", "0.1"]
+            )
             return f"np.{dt}({v})"
         info = np.iinfo(dt)
         if self.chance(0.2):
@@ -296,15 +337,16 @@ class Generator:
         r = self.r
         names = [n for n, d in list(sc.vars.items()) + list(sc.ro.items()) if d == dt]
         roll = r.random()
-        if sc.no_ops:                   # a plain lane function: its values, or constants
+        if sc.no_ops:  # a plain lane function: its values, or constants
             return self.pick(names) if names and roll < 0.75 else self.const(dt)
         if names and roll < 0.45:
             return self.pick(names)
         if sc.arrays and roll < 0.65:
             return f"{self.arg('x_' + dt, 'in', dt)}[i]"
         if roll < 0.75 and dt != "bool":
-            src = self.pick(["t", "Wave.laneId()", "Quad.laneId()", "xpu.laneid", "xpu.warpsize"] +
-                            (["i"] if sc.arrays else []))
+            src = self.pick(
+                ["t", "Wave.laneId()", "Quad.laneId()", "xpu.laneid", "xpu.warpsize"] + (["i"] if sc.arrays else [])
+            )
             if sc.lanefn and src in ("t", "i"):
                 src = "Wave.laneId()"
             return f"np.{dt}({src})"
@@ -342,20 +384,33 @@ class Generator:
                 self.features.add("bitops")
                 fn = self.pick(["popc", "clz", "ffs", "brev"])
                 return f"np.{dt}(xpu.{fn}({self.expr(self.pick(INT_TYPES), sc, depth - 1)}))"
-            if dt not in ("bool", "int8", "uint8") and r.random() < 0.05 and not sc.no_ops:   # selp
+            if dt not in ("bool", "int8", "uint8") and r.random() < 0.05 and not sc.no_ops:  # selp
                 self.features.add("selp")
-                return (f"xpu.selp({self.expr('bool', sc, depth - 1)}, {self.expr(dt, sc, depth - 1)}, "
-                        f"{self.expr(dt, sc, depth - 1)})")
+                return (
+                    f"xpu.selp({self.expr('bool', sc, depth - 1)}, {self.expr(dt, sc, depth - 1)}, "
+                    f"{self.expr(dt, sc, depth - 1)})"
+                )
             if dt in FLOAT_TYPES and r.random() < 0.3:
                 # the math functions inside the bit-for-bit promise (docs/semantics.md)
                 self.features.add("math")
-                fn = self.pick(["math.sqrt", "math.fabs", "abs", "math.fmod", "math.copysign",
-                                "math.floor", "math.ceil", "math.trunc", "math.ldexp"])
+                fn = self.pick(
+                    [
+                        "math.sqrt",
+                        "math.fabs",
+                        "abs",
+                        "math.fmod",
+                        "math.copysign",
+                        "math.floor",
+                        "math.ceil",
+                        "math.trunc",
+                        "math.ldexp",
+                    ]
+                )
                 if fn in ("math.floor", "math.ceil", "math.trunc") and r.random() < 0.3:
                     # of an integer: float64 in numba.cuda (its int64 case), rounded once
                     return f"np.{dt}({fn}({self.expr(self.pick(INT_TYPES), sc, depth - 1)}))"
                 a = self.expr(dt, sc, depth - 1)
-                if fn == "math.ldexp":              # exact; the exponent within +-40
+                if fn == "math.ldexp":  # exact; the exponent within +-40
                     n = self.expr(self.pick(INT_TYPES), sc, depth - 1)
                     return f"np.{dt}({fn}({a}, np.int32(np.int32({n}) % np.int32(41))))"
                 if fn == "math.copysign":
@@ -401,16 +456,29 @@ class Generator:
         if roll < 0.65 and sc.arrays:
             self.features.add("lane-selector")
             base = f"{self.arg('sel', 'sel', 'int32')}[i]"
-            return self.pick([base, f"np.int64({base}) + np.int64(4294967296)",
-                              f"np.int64({base}) - np.int64(4294967296)", f"np.uint32({base})",
-                              f"np.uint64({base})", f"np.int8({base})"])
+            return self.pick(
+                [
+                    base,
+                    f"np.int64({base}) + np.int64(4294967296)",
+                    f"np.int64({base}) - np.int64(4294967296)",
+                    f"np.uint32({base})",
+                    f"np.uint64({base})",
+                    f"np.int8({base})",
+                ]
+            )
         t = self.pick(INT_TYPES)
         return self.expr(t, sc, depth)
 
     def opcall(self, dt, sc, depth):
         op, odt = self.pick(_PRODUCERS[dt])
-        if self.cuda_spell and self.converged and sc.depth == 0 and sc.lanefn is None \
-                and dt in ("int32", "int64", "float32", "float64") and self.chance(0.5):
+        if (
+            self.cuda_spell
+            and self.converged
+            and sc.depth == 0
+            and sc.lanefn is None
+            and dt in ("int32", "int64", "float32", "float64")
+            and self.chance(0.5)
+        ):
             op = self.pick(("Wave.shuffle", "Wave.shuffleXor", "Wave.shuffleUp", "Wave.shuffleDown"))
             self.features.add("cuda-" + op)
             return self.cuda_spelled(op, dt, sc, depth)
@@ -447,13 +515,21 @@ class Generator:
             v = self.expr(odt, sc, depth)
             # all active lanes hold the lowest active lane's value
             return f"(np.uint32(cuda.match_any_sync({mask}, {v})) == {mask})"
-        if op in ("Wave.shuffle", "Wave.shuffleXor", "Wave.shuffleUp", "Wave.shuffleDown") \
-                and odt in ("int32", "int64", "float32", "float64") and self.converged \
-                and sc.depth == 0 and sc.lanefn is None:
-            fn = {"Wave.shuffle": "shfl_sync", "Wave.shuffleXor": "shfl_xor_sync",
-                  "Wave.shuffleUp": "shfl_up_sync", "Wave.shuffleDown": "shfl_down_sync"}[op]
+        if (
+            op in ("Wave.shuffle", "Wave.shuffleXor", "Wave.shuffleUp", "Wave.shuffleDown")
+            and odt in ("int32", "int64", "float32", "float64")
+            and self.converged
+            and sc.depth == 0
+            and sc.lanefn is None
+        ):
+            fn = {
+                "Wave.shuffle": "shfl_sync",
+                "Wave.shuffleXor": "shfl_xor_sync",
+                "Wave.shuffleUp": "shfl_up_sync",
+                "Wave.shuffleDown": "shfl_down_sync",
+            }[op]
             m = self.pick([mask, "0xFFFFFFFF", "np.uint32(4294967295)"])
-            st = self.pick(("int32", "int64"))          # numba-cuda truncates 32/64-bit selectors
+            st = self.pick(("int32", "int64"))  # numba-cuda truncates 32/64-bit selectors
             sel = self.pick([str(self.r.randrange(-40, 70)), f"np.{st}({self.selector(op, sc, depth)})"])
             return f"cuda.{fn}({m}, {self.expr(odt, sc, depth)}, {sel})"
         return None
@@ -505,8 +581,15 @@ class Generator:
         numquad/cpu/splitnames.py). A stream of its own, so the kernel is otherwise
         the one the generator made before."""
         r = self.rt_r
-        if not self.rt_on or sc.depth or sc.lanefn or not sc.arrays or not sc.vars or self.retypes >= 2 \
-                or r.random() >= 0.3:
+        if (
+            not self.rt_on
+            or sc.depth
+            or sc.lanefn
+            or not sc.arrays
+            or not sc.vars
+            or self.retypes >= 2
+            or r.random() >= 0.3
+        ):
             return
         self.retypes += 1
         self.features.add("retype")
@@ -514,7 +597,7 @@ class Generator:
         v = names[r.randrange(len(names))]
         old = sc.vars[v]
         new = [t for t in ALL_TYPES if t != old][r.randrange(len(ALL_TYPES) - 1)]
-        main, self.r = self.r, r            # (the expression from this stream too)
+        main, self.r = self.r, r  # (the expression from this stream too)
         try:
             value = self.expr(new, sc, 1)
         finally:
@@ -532,18 +615,21 @@ class Generator:
     #: holds an op, ``C`` a condition, ``V`` the value written.
     _EFFECTS = (
         # kept in Python's order by the CPU target (each written three times: weights)
-        *(3 * (
-            "{O} = {F} * np.int64(3) + {W}",
-            "{O} = {W} + {F}",
-            "{O} = Wave.reduceSum({F}) + {W}",
-            "{O} = {L} + {F}",
-            "{O} = np.int64(({C}) and ({L} > np.int64(3)))",
-            "{O} = np.int64(({C}) or ({L} > np.int64(3)))",
-            "{O} = ({L}) if ({C}) else ({F})",
-            "{O} = ({W}) if ({C}) else (Wave.reduceMax({F}))",
-            "{F} += Wave.reduceSum({V})",
-            "{O} = {L}",
-        )),
+        *(
+            3
+            * (
+                "{O} = {F} * np.int64(3) + {W}",
+                "{O} = {W} + {F}",
+                "{O} = Wave.reduceSum({F}) + {W}",
+                "{O} = {L} + {F}",
+                "{O} = np.int64(({C}) and ({L} > np.int64(3)))",
+                "{O} = np.int64(({C}) or ({L} > np.int64(3)))",
+                "{O} = ({L}) if ({C}) else ({F})",
+                "{O} = ({W}) if ({C}) else (Wave.reduceMax({F}))",
+                "{F} += Wave.reduceSum({V})",
+                "{O} = {L}",
+            )
+        ),
         # refused by the CPU target today (a load before a write that runs first)
         "{O} = {F} + Wave.reduceSum({W})",
         "{O} = {F} + {L}",
@@ -563,16 +649,19 @@ class Generator:
         fx = self.arg("fx", "fx", "int64")
         form = self._EFFECTS[r.randrange(len(self._EFFECTS))]
         value = self._EFFECT_VALUES[r.randrange(len(self._EFFECT_VALUES))]
-        cond = ["Wave.laneId() < np.uint32({})".format(r.randint(0, 32)),
-                f"{fx}[i] > np.int64({r.randint(-40, 40)})",
-                "(i & np.int64(1)) == np.int64(0)"][r.randrange(3)]
+        cond = [
+            "Wave.laneId() < np.uint32({})".format(r.randint(0, 32)),
+            f"{fx}[i] > np.int64({r.randint(-40, 40)})",
+            "(i & np.int64(1)) == np.int64(0)",
+        ][r.randrange(3)]
         if "{W}" in form:
             self.fx_writers.add("fxw")
         if "{L}" in form:
             self.fx_writers.add("fxl")
         out = self.arg(f"fxo{self.fx}", "out", "int64")
-        text = form.format(O=f"{out}[i]", F=f"{fx}[i]", C=cond, W=f"fxw({fx}, i, {value})",
-                           L=f"fxl({fx}, i, {value})", V=value)
+        text = form.format(
+            O=f"{out}[i]", F=f"{fx}[i]", C=cond, W=f"fxw({fx}, i, {value})", L=f"fxl({fx}, i, {value})", V=value
+        )
         lines.append(f"{'    ' * ind}{text}")
         if not text.startswith(f"{out}[i]"):
             lines.append(f"{'    ' * ind}{out}[i] = {fx}[i]")
@@ -597,8 +686,14 @@ class Generator:
         if sc.arrays:
             kinds += [("store", 1.5), ("atomic", 0.6)]
         if deep_ok:
-            kinds += [("if", 3), ("for", 1.5), ("while", 1.2), ("constloop", 0.8),
-                      ("halving", 0.5), ("shortcircuit", 0.7)]
+            kinds += [
+                ("if", 3),
+                ("for", 1.5),
+                ("while", 1.2),
+                ("constloop", 0.8),
+                ("halving", 0.5),
+                ("shortcircuit", 0.7),
+            ]
         if sc.loops and not sc.no_jump:
             kinds += [("break", 1.2), ("continue", 1.0)]
         if sc.allow_return and not (sc.lanefn and sc.loops) and not sc.no_jump:
@@ -676,7 +771,7 @@ class Generator:
         word = self.pick(["and", "or"])
         cond = self.cond(sc)
         with self._some_lanes():
-            right = self.opcall('bool', sc, 2)
+            right = self.opcall("bool", sc, 2)
         lines.append(f"{pad}if ({cond}) {word} ({right}):")
         self.block(sc.child(), lines, ind + 1)
         if self.chance(0.3):
@@ -698,8 +793,7 @@ class Generator:
         bits = kind in ("and_", "or_", "xor", "inc", "dec")
         name = self.arg(f"acc_{kind}_{dt}", "acc_rand" if bits else "acc", dt, size=16)
         self.features.add("atomic" if not bits else "atomic-" + kind.rstrip("_"))
-        idx = self.pick(["t & np.int32(15)", "np.int64(Wave.laneId() & np.uint32(15))",
-                         "np.int32(3)"])
+        idx = self.pick(["t & np.int32(15)", "np.int64(Wave.laneId() & np.uint32(15))", "np.int32(3)"])
         if kind in ("inc", "dec"):
             # one limit per array: inc with 7 in one statement and 20 in another made
             # the result depend on the threads' order (seed 2027 #7713: the python
@@ -720,12 +814,16 @@ class Generator:
         j = self.fresh("j")
         self.features.add("for")
         if sc.arrays:
-            bound = self.pick([f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
-                               f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
-                               str(self.r.randint(0, 4)),
-                               f"np.int64({self.arg('trip', 'trip', 'int32')}[i] & np.int32(1)) + np.int64(1)",
-                               f"np.int64({self.arg('u_int32', 'scalar', 'int32', value=self._uniform_value('int32'))}"
-                               f" & np.int32(3))"])
+            bound = self.pick(
+                [
+                    f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
+                    f"np.int64({self.arg('trip', 'trip', 'int32')}[i])",
+                    str(self.r.randint(0, 4)),
+                    f"np.int64({self.arg('trip', 'trip', 'int32')}[i] & np.int32(1)) + np.int64(1)",
+                    f"np.int64({self.arg('u_int32', 'scalar', 'int32', value=self._uniform_value('int32'))}"
+                    f" & np.int32(3))",
+                ]
+            )
         else:
             bound = self.pick([str(self.r.randint(1, 3)), "np.int64(Wave.laneId() & np.uint32(3))"])
         lines.append(f"{pad}{j} = np.int64(-1)")
@@ -733,7 +831,7 @@ class Generator:
         inner = sc.child(loop="for")
         inner.ro[j] = "int64"
         self.block(inner, lines, ind + 1)
-        sc.ro[j] = "int64"          # read after the loop: per-lane exits
+        sc.ro[j] = "int64"  # read after the loop: per-lane exits
         self._loop_else(sc, lines, pad, ind)
 
     def _loop_else(self, sc, lines, pad, ind):
@@ -748,12 +846,19 @@ class Generator:
         """A loop over constants around ops (the CPU unrolls it into constant selectors)."""
         k = self.fresh("k")
         self.features.add("constloop")
-        seq = self.pick(["(16, 8, 4, 2, 1)", "(1, 2, 4, 8, 16)", "range(5)", "range(3)",
-                         "(3, 1, 2)", "(0, 31)"])
+        seq = self.pick(["(16, 8, 4, 2, 1)", "(1, 2, 4, 8, 16)", "range(5)", "range(3)", "(3, 1, 2)", "(0, 31)"])
         v = self.assignable(sc)
         dt = sc.vars[v]
-        op = self.pick(["Wave.shuffleXor", "Wave.shuffleDown", "Wave.shuffleUp", "Wave.broadcast",
-                        "Quad.broadcast", "Wave.shuffle"])
+        op = self.pick(
+            [
+                "Wave.shuffleXor",
+                "Wave.shuffleDown",
+                "Wave.shuffleUp",
+                "Wave.broadcast",
+                "Quad.broadcast",
+                "Wave.shuffle",
+            ]
+        )
         sel = f"{k} & 3" if op == "Quad.broadcast" else (f"1 << {k}" if seq == "range(5)" else k)
         if seq.startswith("range") and op != "Quad.broadcast" and self.chance(0.3):
             sel = f"{k} * 7"
@@ -777,9 +882,17 @@ class Generator:
         """A loop whose trip count is the same in every lane: s = 16, 8, 4, 2, 1, 0."""
         h = self.fresh("s")
         self.features.add("uniform-while")
-        start = self.pick(["np.int64(32)", "np.int64(16)", "np.int64(5)"] +
-                          ([f"np.int64({self.arg('u_int64', 'scalar', 'int64', value=self._uniform_value('int64'))}"
-                            f" & np.int64(31))"] if sc.arrays else []))
+        start = self.pick(
+            ["np.int64(32)", "np.int64(16)", "np.int64(5)"]
+            + (
+                [
+                    f"np.int64({self.arg('u_int64', 'scalar', 'int64', value=self._uniform_value('int64'))}"
+                    f" & np.int64(31))"
+                ]
+                if sc.arrays
+                else []
+            )
+        )
         lines.append(f"{pad}{h} = {start}  # keep")
         lines.append(f"{pad}while {h} > np.int64(0):  # keep")
         lines.append(f"{pad}    {h} = np.int64({h} >> np.int64(1))  # keep")
@@ -809,22 +922,34 @@ class Generator:
             if vt == dt:
                 lines.append(f"{pad}{v} = {read}")
             else:
-                lines.append(f"{pad}{v} = np.bool_({v} ^ ({read} == {self.const(dt)}))" if vt == "bool"
-                             else f"{pad}{v} = {self.expr(vt, sc, 1)}")
+                lines.append(
+                    f"{pad}{v} = np.bool_({v} ^ ({read} == {self.const(dt)}))"
+                    if vt == "bool"
+                    else f"{pad}{v} = {self.expr(vt, sc, 1)}"
+                )
 
     def st_while(self, sc, lines, pad, ind):
         w = self.fresh("w")
         self.features.add("while")
         if sc.arrays:
             trip = self.arg("trip", "trip", "int32")
-            limit = self.pick([f"{w} < {trip}[i]", f"Wave.any({w} < {trip}[i])",
-                               f"{w} < np.int32({self.r.randint(0, 3)})",
-                               f"Wave.any({w} < np.int32({self.r.randint(1, 3)}))",
-                               f"Quad.any({w} < {trip}[i])"])
+            limit = self.pick(
+                [
+                    f"{w} < {trip}[i]",
+                    f"Wave.any({w} < {trip}[i])",
+                    f"{w} < np.int32({self.r.randint(0, 3)})",
+                    f"Wave.any({w} < np.int32({self.r.randint(1, 3)}))",
+                    f"Quad.any({w} < {trip}[i])",
+                ]
+            )
         else:
-            limit = self.pick([f"{w} < np.int32(Wave.laneId() & np.uint32(3))",
-                               f"Wave.any({w} < np.int32(Wave.laneId() & np.uint32(3)))",
-                               f"{w} < np.int32(2)"])
+            limit = self.pick(
+                [
+                    f"{w} < np.int32(Wave.laneId() & np.uint32(3))",
+                    f"Wave.any({w} < np.int32(Wave.laneId() & np.uint32(3)))",
+                    f"{w} < np.int32(2)",
+                ]
+            )
         if "any(" in limit:
             self.features.add("while-any")
         lines.append(f"{pad}{w} = np.int32(0)  # keep")
@@ -857,7 +982,7 @@ class Generator:
             lines.append(f"{pad}    return")
 
     def st_call(self, sc, lines, pad, ind):
-        fns = [f for f in self.lanefns if f[3] is None or sc.arrays]     # (arrays: the kernel's)
+        fns = [f for f in self.lanefns if f[3] is None or sc.arrays]  # (arrays: the kernel's)
         if not fns:
             return self.st_assign(sc, lines, pad, ind)
         self.calls += 1
@@ -964,8 +1089,7 @@ class Generator:
         # its shuffles are defined (see cuda_spelled)
         whole = self.cuda_spell and self.chance(0.5)
         if whole and int(np.prod(blockdim)) % 32:
-            blockdim = self.pick([(32,), (64,), (96,), (256,), (8, 4), (2, 16), (32, 2, 2),
-                                  (4, 4, 2)])
+            blockdim = self.pick([(32,), (64,), (96,), (256,), (8, 4), (2, 16), (32, 2, 2), (4, 4, 2)])
             griddim = tuple(r.randint(1, 2) for _ in blockdim)
         B = int(np.prod(blockdim))
         N = B * int(np.prod(griddim))
@@ -1052,8 +1176,13 @@ class Generator:
         lines.append(f"def {KERNEL}({', '.join(params)}):")
         lines += ["    " + l for l in self.allocs + body]
         src = "\n".join(lines) + "\n"
-        feats = sorted(self.features | {f"block-{B}"} | ({"barrier"} if has_barrier else set())
-                       | ({"syncwarp"} if has_syncwarp else set()) | {f"guard-{guard}"})
+        feats = sorted(
+            self.features
+            | {f"block-{B}"}
+            | ({"barrier"} if has_barrier else set())
+            | ({"syncwarp"} if has_syncwarp else set())
+            | {f"guard-{guard}"}
+        )
         return Spec(self.seed, self.index, src, griddim, blockdim, list(self.args.values()), feats)
 
     def shared_segment(self, sc, body, B):
@@ -1071,7 +1200,7 @@ class Generator:
             body.append(f"        {k}[q] = {init.format(dt)}  # keep")
             body.append("xpu.syncthreads()  # keep")
             body.append(f"if {self.cond(sc, uniform_ok=False)}:")
-            with self._some_lanes():        # (seed 72 #127 hung the H200: a full-mask shfl here)
+            with self._some_lanes():  # (seed 72 #127 hung the H200: a full-mask shfl here)
                 val = self.expr(dt, sc, 2)
             body.append(f"    xpu.atomic.{kind}({k}, t & np.int32(15), {val})")
             body.append("xpu.syncthreads()  # keep")
@@ -1104,11 +1233,17 @@ class Generator:
         p2 = 1
         while p2 * 2 <= B:
             p2 *= 2
-        idx = self.pick([f"t & np.int32({m})", f"t % np.int32({max(1, m)})",
-                         f"(t ^ np.int32({m})) % np.int32({B})", f"np.int32({B - 1}) - t",
-                         f"(t * np.int32(7) + np.int32(3)) % np.int32({B})",
-                         f"(t * np.int32(7) + np.int32(3)) & np.int32({p2 - 1})",
-                         "t & np.int32(7)"])
+        idx = self.pick(
+            [
+                f"t & np.int32({m})",
+                f"t % np.int32({max(1, m)})",
+                f"(t ^ np.int32({m})) % np.int32({B})",
+                f"np.int32({B - 1}) - t",
+                f"(t * np.int32(7) + np.int32(3)) % np.int32({B})",
+                f"(t * np.int32(7) + np.int32(3)) & np.int32({p2 - 1})",
+                "t & np.int32(7)",
+            ]
+        )
         targets = [v for v, d in sc.vars.items() if d == dt]
         if not targets:
             v = self.fresh("z")
@@ -1163,8 +1298,25 @@ def generate(seed, index) -> Spec:
 # Inputs
 # ---------------------------------------------------------------------------
 
-_SPECIAL_F = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-310, 1.0, -1.0, 0.5, 2.5,
-              -1.5, 128.0, 3e9, -3e9, 2.0**63, 1e20]
+_SPECIAL_F = [
+    0.0,
+    -0.0,
+    np.inf,
+    -np.inf,
+    np.nan,
+    1e-40,
+    -1e-310,
+    1.0,
+    -1.0,
+    0.5,
+    2.5,
+    -1.5,
+    128.0,
+    3e9,
+    -3e9,
+    2.0**63,
+    1e20,
+]
 
 
 def _random_array(rng, dt, size):
@@ -1191,9 +1343,9 @@ def make_inputs(spec: Spec):
             mode = rng.integers(0, 3)
             if mode == 0:
                 v = rng.integers(0, 5, a.size)
-            elif mode == 1:                      # the same trip count in each wave
-                v = np.repeat(rng.integers(0, 5, -(-a.size // 32)), 32)[:a.size]
-            else:                                # decreasing with the lane: prefix masks
+            elif mode == 1:  # the same trip count in each wave
+                v = np.repeat(rng.integers(0, 5, -(-a.size // 32)), 32)[: a.size]
+            else:  # decreasing with the lane: prefix masks
                 v = np.maximum(0, 4 - (np.arange(a.size) % 32) // rng.integers(4, 12))
             out.append(v.astype(np.int32))
         elif a.role == "sel":
@@ -1206,7 +1358,7 @@ def make_inputs(spec: Spec):
             out.append(np.zeros(a.size, a.dtype))
         elif a.role == "acc_rand":
             out.append(_random_array(rng, a.dtype, a.size))
-        elif a.role == "fx":                    # Generator.effect's array
+        elif a.role == "fx":  # Generator.effect's array
             out.append(rng.integers(-50, 50, a.size).astype(a.dtype))
         elif a.role == "n":
             roll = rng.random()
@@ -1223,6 +1375,7 @@ def make_inputs(spec: Spec):
 # Running one kernel on the targets
 # ---------------------------------------------------------------------------
 
+
 def _copy_args(args):
     return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
@@ -1237,12 +1390,14 @@ def _launch(kernel, target, griddim, blockdim, args):
         kernel.cpu[g, b](*args)
     elif target == "cpu-debug":
         _debug_build(kernel.py_func).cpu[g, b](*args)
-    elif target == "cuda-ptx":                      # compile only: needs no GPU
+    elif target == "cuda-ptx":  # compile only: needs no GPU
         import numba
+
         kernel.inspect_ptx(tuple(numba.typeof(a) for a in args))
         return None
     elif target == "cuda":
         from numba import cuda
+
         dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
         kernel.cuda[g, b](*dev)
         cuda.synchronize()
@@ -1276,8 +1431,15 @@ def compare(names, ref, got, limit=4):
     return out
 
 
-_COMPILE_ERRORS = ("NumquadCompileError", "NumquadTypeError", "TypingError", "LoweringError",
-                   "UnsupportedError", "NumbaError", "NotImplementedError")
+_COMPILE_ERRORS = (
+    "NumquadCompileError",
+    "NumquadTypeError",
+    "TypingError",
+    "LoweringError",
+    "UnsupportedError",
+    "NumbaError",
+    "NotImplementedError",
+)
 
 
 #: the words of the refusals of a statement whose order a target cannot keep
@@ -1323,15 +1485,23 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
         mod = load_module(path, name)
         kernel = getattr(mod, KERNEL)
     except Exception as e:
-        return {"status": "generator_error", "failing": {}, "details": [f"import: {_short(e)}"],
-                "traceback": traceback.format_exc()}
+        return {
+            "status": "generator_error",
+            "failing": {},
+            "details": [f"import: {_short(e)}"],
+            "traceback": traceback.format_exc(),
+        }
     args = make_inputs(spec)
     names = [a.name for a in spec.args]
     try:
         ref = _launch(kernel, "python", griddim, spec.blockdim, args)
     except Exception as e:
-        return {"status": "generator_error", "failing": {"python": "error"},
-                "details": [f"python: {_short(e)}"], "traceback": traceback.format_exc()}
+        return {
+            "status": "generator_error",
+            "failing": {"python": "error"},
+            "details": [f"python: {_short(e)}"],
+            "traceback": traceback.format_exc(),
+        }
     failing, details, messages = {}, [], {}
     refused = []
     for target in targets:
@@ -1339,13 +1509,13 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
             got = _launch(kernel, target, griddim, spec.blockdim, args)
         except Exception as e:
             if "effects" in spec.features and _order_refusal(e):
-                refused.append(target)          # a correct answer too (Generator.effect)
+                refused.append(target)  # a correct answer too (Generator.effect)
                 continue
             failing[target] = _classify(e)
             details.append(f"{target}: {_short(e)}")
             messages[target] = f"{type(e).__name__}: {e}"[:3000]
             continue
-        if got is None:                             # compiled only
+        if got is None:  # compiled only
             continue
         diff = compare(names, ref, got)
         if diff:
@@ -1363,13 +1533,16 @@ def run_one(spec: Spec, source: str, targets, workdir, tag="", griddim=None):
 # The child process
 # ---------------------------------------------------------------------------
 
+
 def _worker(targets, workdir):
     """Read job lines (seed index) from stdin, answer JSON lines on the saved stdout."""
     proto = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)                    # anything else printed goes to stderr
+    os.dup2(2, 1)  # anything else printed goes to stderr
     import faulthandler
-    faulthandler.register(signal.SIGUSR1, all_threads=True)   # the parent asks on a hang
+
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the parent asks on a hang
     import warnings
+
     warnings.simplefilter("ignore")
     for line in sys.stdin:
         line = line.strip()
@@ -1384,13 +1557,17 @@ def _worker(targets, workdir):
             res = run_one(spec, spec.source, targets, workdir)
             res["features"] = spec.features
         except Exception as e:
-            res = {"status": "generator_error", "failing": {}, "details": [f"fuzz: {_short(e)}"],
-                   "traceback": traceback.format_exc()}
+            res = {
+                "status": "generator_error",
+                "failing": {},
+                "details": [f"fuzz: {_short(e)}"],
+                "traceback": traceback.format_exc(),
+            }
         res["index"] = index
         res["seconds"] = round(time.time() - t0, 2)
         proto.write(json.dumps(res) + "\n")
         if any("CUDA_ERROR" in d for d in res.get("details", [])):
-            return          # the CUDA context is lost for good: the parent starts a new child
+            return  # the CUDA context is lost for good: the parent starts a new child
 
 
 def _selftest(index):
@@ -1411,14 +1588,23 @@ def _targets(text):
 class _Child:
     def __init__(self, targets, workdir, logdir, k):
         self.log = open(os.path.join(logdir, f"worker{k}.log"), "ab")
-        cmd = [sys.executable, "-m", "numquad.fuzz", "--worker", "--target-list", ",".join(targets),
-               "--workdir", workdir]
+        cmd = [
+            sys.executable,
+            "-m",
+            "numquad.fuzz",
+            "--worker",
+            "--target-list",
+            ",".join(targets),
+            "--workdir",
+            workdir,
+        ]
         env = dict(os.environ)
         env.setdefault("NUMBA_NUM_THREADS", "1")
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=self.log, env=env, text=True, bufsize=1)
+        self.p = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, text=True, bufsize=1
+        )
         self.buf = ""
-        self.job = None             # (seed, index) in flight
+        self.job = None  # (seed, index) in flight
         self.since = None
         self.started = False
         self.dead = False
@@ -1466,18 +1652,19 @@ def _stderr_tail(child, n=1500):
 def _cpu_limit(seconds):
     """A subprocess's preexec_fn: at most *seconds* of CPU time (SIGXCPU, then SIGKILL)."""
     import resource
+
     soft = max(1, int(seconds))
 
     def limit():
         resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 10))
+
     return limit
 
 
 class Campaign:
     """Feed kernels to child processes, one in flight per child; record each outcome."""
 
-    def __init__(self, seed, targets, out, jobs, minutes, count, timeout, max_jobs=40, quiet=False,
-                 start=0):
+    def __init__(self, seed, targets, out, jobs, minutes, count, timeout, max_jobs=40, quiet=False, start=0):
         self.seed, self.targets, self.out = seed, targets, out
         self.start = start
         self.jobs, self.minutes, self.count = jobs, minutes, count
@@ -1544,7 +1731,7 @@ class Campaign:
             c = self._spawn()
         try:
             c.send(self.seed, index)
-        except OSError:                 # it died meanwhile: EOF on its stdout says so
+        except OSError:  # it died meanwhile: EOF on its stdout says so
             c.job = (self.seed, index)
         return True
 
@@ -1573,7 +1760,7 @@ class Campaign:
                         c.count += 1
                         c.job = None
                         self._record(msg)
-                        self._feed(c)          # (may retire c for a fresh child)
+                        self._feed(c)  # (may retire c for a fresh child)
                     if eof and c in self.live:
                         self._child_died(c)
                 now = time.time()
@@ -1597,8 +1784,14 @@ class Campaign:
             # counted (never dropped silently)
             for index in range(self.start, self.next_index):
                 if index not in self.results:
-                    self._record({"index": index, "status": "crashed", "failing": {},
-                                  "details": ["no outcome recorded: lost by the fuzzer's runner"]})
+                    self._record(
+                        {
+                            "index": index,
+                            "status": "crashed",
+                            "failing": {},
+                            "details": ["no outcome recorded: lost by the fuzzer's runner"],
+                        }
+                    )
         return self.results
 
     def _hung(self, c):
@@ -1607,7 +1800,7 @@ class Campaign:
         starved, or a compile can take long under load)."""
         index = c.job[1]
         try:
-            os.kill(c.p.pid, signal.SIGUSR1)        # faulthandler: every thread's stack
+            os.kill(c.p.pid, signal.SIGUSR1)  # faulthandler: every thread's stack
             time.sleep(1.0)
         except OSError:
             pass
@@ -1615,14 +1808,19 @@ class Campaign:
         c.kill()
         self._retire(c)
         t0 = time.time()
-        st = self._confirm_crash(index, "its batch child gave no answer within "
-                                 f"{self.timeout:g} s; alone it answered in")
+        st = self._confirm_crash(
+            index, f"its batch child gave no answer within {self.timeout:g} s; alone it answered in"
+        )
         if st["status"] in ("hung", "crashed"):
-            st = dict(st, details=st.get("details", []) + [
-                f"no answer within {self.timeout:g} s in its batch child", stack[-1500:]])
+            st = dict(
+                st,
+                details=st.get("details", [])
+                + [f"no answer within {self.timeout:g} s in its batch child", stack[-1500:]],
+            )
         else:
-            st["details"] = [d.replace("answered in", f"answered in {time.time() - t0:.0f} s")
-                             for d in st.get("details", [])]
+            st["details"] = [
+                d.replace("answered in", f"answered in {time.time() - t0:.0f} s") for d in st.get("details", [])
+            ]
         self._record(dict(st, index=index))
         self._resume_clocks()
         self._feed(self._spawn())
@@ -1645,24 +1843,45 @@ class Campaign:
             # confirm alone: a crash must repeat in a fresh child
             st = self._confirm_crash(job[1])
             what = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}"
-            self._record({"index": job[1], "status": st["status"], "failing": st.get("failing", {}),
-                          "details": st.get("details", []) + [f"batch child: {what}", tail[-800:]]})
+            self._record(
+                {
+                    "index": job[1],
+                    "status": st["status"],
+                    "failing": st.get("failing", {}),
+                    "details": st.get("details", []) + [f"batch child: {what}", tail[-800:]],
+                }
+            )
             self._resume_clocks()
         elif job is not None:
             self.retry.append(job[1])
         self._feed(self._spawn())
 
     def _confirm_crash(self, index, why="its batch child died; alone it did not"):
-        cmd = [sys.executable, "-m", "numquad.fuzz", "--worker", "--target-list", ",".join(self.targets),
-               "--workdir", self.workdir]
+        cmd = [
+            sys.executable,
+            "-m",
+            "numquad.fuzz",
+            "--worker",
+            "--target-list",
+            ",".join(self.targets),
+            "--workdir",
+            self.workdir,
+        ]
         env = dict(os.environ)
         env.setdefault("NUMBA_NUM_THREADS", "1")
         # hung: the timeout's seconds of CPU spent (a loop that never ends spins); a
         # kernel that compiles slowly on a loaded machine gets four times the timeout
         # of wall time before it counts as hung (it was starved, not stuck)
         try:
-            p = subprocess.run(cmd, input=f"{self.seed} {index}\n", capture_output=True, text=True,
-                               timeout=4 * self.timeout, env=env, preexec_fn=_cpu_limit(self.timeout))
+            p = subprocess.run(
+                cmd,
+                input=f"{self.seed} {index}\n",
+                capture_output=True,
+                text=True,
+                timeout=4 * self.timeout,
+                env=env,
+                preexec_fn=_cpu_limit(self.timeout),
+            )
         except subprocess.TimeoutExpired:
             return {"status": "hung", "details": ["hung when run alone"]}
         if p.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
@@ -1683,17 +1902,17 @@ class Campaign:
         self.results[idx] = msg
         st = msg["status"]
         if st != "passed":
-            self.log(f"  #{idx}: {st} {json.dumps(msg.get('failing', {}))} "
-                     f"{(msg.get('details') or [''])[0][:200]}")
+            self.log(f"  #{idx}: {st} {json.dumps(msg.get('failing', {}))} {(msg.get('details') or [''])[0][:200]}")
             try:
                 write_repro(self.seed, idx, self.out, msg, self.targets)
-            except Exception as e:           # a repro is best effort
+            except Exception as e:  # a repro is best effort
                 self.log(f"    (could not write the repro: {_short(e)})")
 
 
 # ---------------------------------------------------------------------------
 # Repro scripts
 # ---------------------------------------------------------------------------
+
 
 def _array_literal(a):
     return f"np.frombuffer(bytes.fromhex({a.tobytes().hex()!r}), np.{a.dtype.name}).copy()"
@@ -1710,7 +1929,7 @@ def write_repro(seed, index, out, result, targets, source=None, griddim=None, no
     griddim = griddim or spec.griddim
     args = make_inputs(spec)
     names = [a.name for a in spec.args]
-    if source is not spec.source:               # shrunk: pass only what the kernel reads
+    if source is not spec.source:  # shrunk: pass only what the kernel reads
         used = _used_params(source)
         if used is not None and len(used) < len(names):
             source = _prune_params(source, set(used))
@@ -1722,8 +1941,10 @@ def write_repro(seed, index, out, result, targets, source=None, griddim=None, no
     if total > 96 * 1024:
         np.savez(base + ".npz", **{n: np.asarray(a) for n, a in zip(names, args)})
         lines.append("def inputs():")
-        lines.append("    d = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
-                     f"{os.path.basename(base) + '.npz'!r}))")
+        lines.append(
+            "    d = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+            f"{os.path.basename(base) + '.npz'!r}))"
+        )
         lines.append(f"    return [d[n].copy() if d[n].ndim else d[n][()] for n in {names!r}]")
     else:
         lines.append("def inputs():")
@@ -1735,19 +1956,25 @@ def write_repro(seed, index, out, result, targets, source=None, griddim=None, no
     g = griddim if len(griddim) > 1 else griddim[0]
     b = spec.blockdim if len(spec.blockdim) > 1 else spec.blockdim[0]
     failing = result.get("failing", {})
-    header = (f'"""numquad fuzz repro: seed {seed}, kernel {index}: {result["status"]} '
-              f'{json.dumps(failing)}\n\n')
+    header = f'"""numquad fuzz repro: seed {seed}, kernel {index}: {result["status"]} {json.dumps(failing)}\n\n'
     for d in result.get("details", [])[:6]:
         header += f"    {d[:300]}\n"
     for target, msg in result.get("messages", {}).items():
         msg = msg.replace('"' * 3, "'" * 3)
         header += f"\n{target} raised:\n" + "".join(f"    {ln}\n" for ln in msg.splitlines())
-    header += (f"\n{note}Run: python {os.path.basename(base)}.py   (exit status 1 while it fails; "
-               f"the python target is the oracle)\n\"\"\"\n")
+    header += (
+        f"\n{note}Run: python {os.path.basename(base)}.py   (exit status 1 while it fails; "
+        f'the python target is the oracle)\n"""\n'
+    )
     check = [t for t in targets if t != "python"] or ["cpu", "cpu-debug"]
-    text = header + "import os\nimport sys\n\n" + source.replace(
-        "import numpy as np\nfrom numquad import xpu, Quad, Wave\n",
-        "import numpy as np\nfrom numquad import xpu, Quad, Wave\n") + f"""
+    text = (
+        header
+        + "import os\nimport sys\n\n"
+        + source.replace(
+            "import numpy as np\nfrom numquad import xpu, Quad, Wave\n",
+            "import numpy as np\nfrom numquad import xpu, Quad, Wave\n",
+        )
+        + f"""
 
 GRID, BLOCK = {g!r}, {b!r}
 NAMES = {names!r}
@@ -1818,6 +2045,7 @@ if __name__ == "__main__":
             print(f"{{target}}: same as python")
     sys.exit(1 if bad else 0)
 """
+    )
     with open(base + ".py", "w") as f:
         f.write(text)
     if result.get("traceback"):
@@ -1829,6 +2057,7 @@ if __name__ == "__main__":
 # ---------------------------------------------------------------------------
 # Shrinking: delete statements while the failure persists
 # ---------------------------------------------------------------------------
+
 
 def _norm(text):
     text = re.sub(r'File "[^"]*", line \d+', "", text)
@@ -1854,6 +2083,7 @@ def _stmt_lists(tree):
                 out.append((depth, node, field))
                 for s in lst:
                     walk(s, depth + 1)
+
     walk(tree, 0)
     out.sort(key=lambda x: -x[0])
     return out
@@ -1878,10 +2108,16 @@ def _drop_dead_assignments(tree):
                     continue
                 keep = []
                 for st in lst:
-                    names = [t for tgt in getattr(st, "targets", []) for t in ast.walk(tgt)
-                             if isinstance(t, ast.Name)] if isinstance(st, ast.Assign) else None
-                    if names and all(isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets) and \
-                            not any(n.id in loads for n in names):
+                    names = (
+                        [t for tgt in getattr(st, "targets", []) for t in ast.walk(tgt) if isinstance(t, ast.Name)]
+                        if isinstance(st, ast.Assign)
+                        else None
+                    )
+                    if (
+                        names
+                        and all(isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets)
+                        and not any(n.id in loads for n in names)
+                    ):
                         removed = True
                         continue
                     keep.append(st)
@@ -1968,11 +2204,15 @@ def shrink(seed, index, target, seconds, workdir, log=lambda m: None):
             size = max(1, len(lst) // 2)
             while size >= 1:
                 for k in range(len(lst) - size, -1, -size):
-                    chunk = lst[k:k + size]
-                    if any(getattr(s, "_keep", False) or isinstance(s, (ast.Import, ast.ImportFrom))
-                           or (isinstance(s, ast.FunctionDef) and s.name == KERNEL) for s in chunk):
+                    chunk = lst[k : k + size]
+                    if any(
+                        getattr(s, "_keep", False)
+                        or isinstance(s, (ast.Import, ast.ImportFrom))
+                        or (isinstance(s, ast.FunctionDef) and s.name == KERNEL)
+                        for s in chunk
+                    ):
                         continue
-                    yield node, field, lst[:k] + lst[k + size:]
+                    yield node, field, lst[:k] + lst[k + size :]
                 size //= 2
         for depth, node, field in lists:
             lst = getattr(node, field)
@@ -1980,7 +2220,7 @@ def shrink(seed, index, target, seconds, workdir, log=lambda m: None):
                 if isinstance(s, (ast.If, ast.For)) and not getattr(s, "_keep", False):
                     for repl in (s.body, s.orelse):
                         if repl:
-                            yield node, field, lst[:k] + repl + lst[k + 1:]
+                            yield node, field, lst[:k] + repl + lst[k + 1 :]
 
     progress = True
     while progress and time.time() < deadline:
@@ -2003,11 +2243,25 @@ def shrink(seed, index, target, seconds, workdir, log=lambda m: None):
 # The command line
 # ---------------------------------------------------------------------------
 
-COLUMNS = ("generated", "passed", "mismatched", "crashed", "hung", "compile errors",
-           "runtime errors", "generator errors")
-_STATUS_COLUMN = {"passed": "passed", "mismatch": "mismatched", "crashed": "crashed", "hung": "hung",
-                  "compile_error": "compile errors", "runtime_error": "runtime errors",
-                  "generator_error": "generator errors"}
+COLUMNS = (
+    "generated",
+    "passed",
+    "mismatched",
+    "crashed",
+    "hung",
+    "compile errors",
+    "runtime errors",
+    "generator errors",
+)
+_STATUS_COLUMN = {
+    "passed": "passed",
+    "mismatch": "mismatched",
+    "crashed": "crashed",
+    "hung": "hung",
+    "compile_error": "compile errors",
+    "runtime_error": "runtime errors",
+    "generator_error": "generator errors",
+}
 
 
 def summarize(results):
@@ -2026,6 +2280,7 @@ def format_table(counts):
 
 def _threading_main():
     import threading
+
     return threading.current_thread() is threading.main_thread()
 
 
@@ -2033,8 +2288,19 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def fuzz(seed=0, minutes=None, count=None, targets=("cpu", "cpu-debug"), out="fuzz-out", jobs=None,
-         timeout=300, shrink_count=0, shrink_seconds=120, quiet=False, start=0):
+def fuzz(
+    seed=0,
+    minutes=None,
+    count=None,
+    targets=("cpu", "cpu-debug"),
+    out="fuzz-out",
+    jobs=None,
+    timeout=300,
+    shrink_count=0,
+    shrink_seconds=120,
+    quiet=False,
+    start=0,
+):
     """Run a campaign of the kernels ``start, start + 1, ...`` of *seed*; returns
     (counts, results)."""
     jobs = jobs or max(1, os.cpu_count() or 1)
@@ -2051,8 +2317,9 @@ def fuzz(seed=0, minutes=None, count=None, targets=("cpu", "cpu-debug"), out="fu
         if _threading_main():
             signal.signal(signal.SIGTERM, old_term)
     camp.log(f"fuzzed {len(results)} kernels in {time.time() - t0:.0f} s")
-    fails = [(i, r) for i, r in sorted(results.items())
-             if r["status"] in ("mismatch", "compile_error", "runtime_error")]
+    fails = [
+        (i, r) for i, r in sorted(results.items()) if r["status"] in ("mismatch", "compile_error", "runtime_error")
+    ]
     if shrink_count and fails and not camp.interrupted:
         _shrink_some(seed, fails, list(targets), out, jobs, shrink_count, shrink_seconds, camp)
     shutil.rmtree(camp.workdir, ignore_errors=True)
@@ -2076,16 +2343,42 @@ def _shrink_some(seed, fails, targets, out, jobs, count, seconds, camp):
         while pending and len(procs) < jobs:
             i = pending.pop(0)
             r = dict(camp.results[i])
-            target = sorted(r["failing"], key=lambda t: ("mismatch", "runtime_error",
-                                                         "compile_error").index(r["failing"][t])
-                            if r["failing"][t] in ("mismatch", "runtime_error", "compile_error") else 9)[0]
-            cmd = [sys.executable, "-m", "numquad.fuzz", "--shrink-one", str(i), "--seed", str(seed),
-                   "--shrink-target", target, "--shrink-seconds", str(seconds), "--out", out,
-                   "--workdir", camp.workdir, "--target-list", ",".join(targets)]
+            target = sorted(
+                r["failing"],
+                key=lambda t: (
+                    ("mismatch", "runtime_error", "compile_error").index(r["failing"][t])
+                    if r["failing"][t] in ("mismatch", "runtime_error", "compile_error")
+                    else 9
+                ),
+            )[0]
+            cmd = [
+                sys.executable,
+                "-m",
+                "numquad.fuzz",
+                "--shrink-one",
+                str(i),
+                "--seed",
+                str(seed),
+                "--shrink-target",
+                target,
+                "--shrink-seconds",
+                str(seconds),
+                "--out",
+                out,
+                "--workdir",
+                camp.workdir,
+                "--target-list",
+                ",".join(targets),
+            ]
             env = dict(os.environ)
             env.setdefault("NUMBA_NUM_THREADS", "1")
-            procs.append((i, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                              text=True, env=env), time.time()))
+            procs.append(
+                (
+                    i,
+                    subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env),
+                    time.time(),
+                )
+            )
         time.sleep(0.5)
         for item in list(procs):
             i, p, t0 = item
@@ -2102,6 +2395,7 @@ def _shrink_some(seed, fails, targets, out, jobs, count, seconds, camp):
 
 def _shrink_main(args):
     import warnings
+
     warnings.simplefilter("ignore")
     targets = _targets(args.target_list)
     os.makedirs(args.workdir, exist_ok=True)
@@ -2110,8 +2404,16 @@ def _shrink_main(args):
         print("did not fail again: not shrunk")
         return 0
     src, griddim, res = got
-    path = write_repro(args.seed, args.shrink_one, args.out, res, targets, source=src, griddim=griddim,
-                       note="(shrunk: statements deleted while the failure persists)\n")
+    path = write_repro(
+        args.seed,
+        args.shrink_one,
+        args.out,
+        res,
+        targets,
+        source=src,
+        griddim=griddim,
+        note="(shrunk: statements deleted while the failure persists)\n",
+    )
     print(f"shrunk to {len(src.splitlines())} lines: {path}")
     return 0
 
@@ -2119,15 +2421,23 @@ def _shrink_main(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m numquad.fuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=None, help="stop generating after this long")
-    ap.add_argument("--count", type=int, default=None, help="kernels to generate (default 20 "
-                    "without --minutes)")
+    ap.add_argument("--count", type=int, default=None, help="kernels to generate (default 20 without --minutes)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--start", type=int, default=0, metavar="N",
-                    help="the first kernel's index (default 0): a long run of one seed in parts, "
-                    "each part starting where the last one's kernels end")
-    ap.add_argument("--target", choices=("cpu", "cuda", "cuda-ptx"), default="cpu",
-                    help="cpu: interpreter vs CPU release vs CPU debug; cuda: also the CUDA "
-                    "target; cuda-ptx: also compile for CUDA (no GPU needed)")
+    ap.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the first kernel's index (default 0): a long run of one seed in parts, "
+        "each part starting where the last one's kernels end",
+    )
+    ap.add_argument(
+        "--target",
+        choices=("cpu", "cuda", "cuda-ptx"),
+        default="cpu",
+        help="cpu: interpreter vs CPU release vs CPU debug; cuda: also the CUDA "
+        "target; cuda-ptx: also compile for CUDA (no GPU needed)",
+    )
     ap.add_argument("--no-debug", action="store_true", help="skip the CPU debug=True build")
     ap.add_argument("--out", default="fuzz-out", help="where repro scripts go (default fuzz-out/)")
     ap.add_argument("--jobs", type=int, default=None, help="child processes (default: CPU count)")
@@ -2135,8 +2445,11 @@ def main(argv=None):
     ap.add_argument("--shrink", type=int, default=6, help="failures to shrink (0: none)")
     ap.add_argument("--shrink-seconds", type=float, default=150)
     ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--signed-overflow", action="store_true",
-                    help="also let int64 + - * overflow (undefined in Numba's lowering today)")
+    ap.add_argument(
+        "--signed-overflow",
+        action="store_true",
+        help="also let int64 + - * overflow (undefined in Numba's lowering today)",
+    )
     # internal
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--target-list", default=None, help=argparse.SUPPRESS)
@@ -2149,18 +2462,31 @@ def main(argv=None):
         _worker(_targets(args.target_list), args.workdir)
         return 0
     if args.signed_overflow:
-        os.environ["NUMQUAD_FUZZ_SIGNED_OVERFLOW"] = "1"       # children inherit it
+        os.environ["NUMQUAD_FUZZ_SIGNED_OVERFLOW"] = "1"  # children inherit it
     if args.shrink_one is not None:
         return _shrink_main(args)
     targets = ["cpu"] + ([] if args.no_debug else ["cpu-debug"])
     targets += [] if args.target == "cpu" else [args.target]
     t0 = time.time()
-    counts, results = fuzz(args.seed, args.minutes, args.count, targets, args.out, args.jobs,
-                           args.timeout, args.shrink, args.shrink_seconds, args.quiet, args.start)
+    counts, results = fuzz(
+        args.seed,
+        args.minutes,
+        args.count,
+        targets,
+        args.out,
+        args.jobs,
+        args.timeout,
+        args.shrink,
+        args.shrink_seconds,
+        args.quiet,
+        args.start,
+    )
     print()
     span = f"kernels #{min(results)}..#{max(results)}" if results else "no kernels"
-    print(f"numquad fuzz: seed {args.seed}, {span}, targets python (oracle) vs {', '.join(targets)}, "
-          f"{time.time() - t0:.0f} s")
+    print(
+        f"numquad fuzz: seed {args.seed}, {span}, targets python (oracle) vs {', '.join(targets)}, "
+        f"{time.time() - t0:.0f} s"
+    )
     print(format_table(counts))
     bad = {i: r for i, r in results.items() if r["status"] != "passed"}
     if bad:

@@ -23,25 +23,43 @@ from . import ops as _ops
 from . import xpu as _xpu
 from ._source import exec_source
 
-__all__ = ["CASES", "SEL_MODES", "Result", "check", "check_many", "dtypes_for", "expected",
-           "kernel_for", "random_values", "run_task", "sel_modes", "throughput"]
+__all__ = [
+    "CASES",
+    "SEL_MODES",
+    "Result",
+    "check",
+    "check_many",
+    "dtypes_for",
+    "expected",
+    "kernel_for",
+    "random_values",
+    "run_task",
+    "sel_modes",
+    "throughput",
+]
 
 W = _ops.WAVE
 
 #: Launch shapes: name -> (blocks, threads per block, how n and the active set are chosen)
 CASES = {
-    "full": (4, 128, "full"),          # every wave full, every lane active
-    "block48": (3, 48, "full"),        # blocks of 48: each block's second wave is partial
-    "tail": (3, 128, "tail"),          # a bounds-guarded tail: i < n with n inside a wave
-    "diverge": (3, 96, "random"),      # a divergent branch: a random set of lanes active
+    "full": (4, 128, "full"),  # every wave full, every lane active
+    "block48": (3, 48, "full"),  # blocks of 48: each block's second wave is partial
+    "tail": (3, 128, "tail"),  # a bounds-guarded tail: i < n with n inside a wave
+    "diverge": (3, 96, "random"),  # a divergent branch: a random set of lanes active
 }
 
 #: How a lane selector is passed: a constant in the source, a per-lane value, or a
 #: kernel argument (the same in every lane).
 SEL_MODES = ("const", "lane", "uniform")
 
-_CONST_SEL = {"Quad.broadcast": 2, "Wave.broadcast": 7, "Wave.shuffle": 9,
-              "Wave.shuffleXor": 5, "Wave.shuffleUp": 3, "Wave.shuffleDown": 6}
+_CONST_SEL = {
+    "Quad.broadcast": 2,
+    "Wave.broadcast": 7,
+    "Wave.shuffle": 9,
+    "Wave.shuffleXor": 5,
+    "Wave.shuffleUp": 3,
+    "Wave.shuffleDown": 6,
+}
 
 _TEMPLATES = {
     # the `if i < n` guard and the divergent `if act[i]` put lanes to sleep
@@ -97,8 +115,11 @@ def kernel_for(qualname, sel_mode=None, shape="guard", count=1):
     indent = "            " if shape == "guard" else "    "
     calls = "".join(f"{indent}o{k}[i] = {_call_text(op, sel_mode, f'x{k}')}\n" for k in range(count))
     src = _TEMPLATES[shape].format(
-        fname=fname, calls=calls,
-        xs=", ".join(f"x{k}" for k in range(count)), outs=", ".join(f"o{k}" for k in range(count)))
+        fname=fname,
+        calls=calls,
+        xs=", ".join(f"x{k}" for k in range(count)),
+        outs=", ".join(f"o{k}" for k in range(count)),
+    )
     filename = f"<numquad-opcheck {fname}>"
     ns = {"xpu": _xpu, "Quad": _ops.Quad, "Wave": _ops.Wave}
     exec_source(src, filename, ns)
@@ -139,7 +160,7 @@ class Result:
 
 def _out_dtype(op, dtype):
     r = op.result_dtype(dtype if op.params else None)
-    return np.dtype(np.uint8) if r.kind == "b" else r     # bools checked through uint8
+    return np.dtype(np.uint8) if r.kind == "b" else r  # bools checked through uint8
 
 
 def _active(op, case, rng):
@@ -159,7 +180,7 @@ def _active(op, case, rng):
             for w0 in range(0, threads, W):
                 k = int(rng.integers(0, W + 1))
                 lo = b * threads + w0
-                act[lo:lo + min(k, threads - w0)] = 1
+                act[lo : lo + min(k, threads - w0)] = 1
     sel = rng.integers(0, 40, size=N, dtype=np.int32)
     usel = np.int32(rng.integers(0, 40))
     return sel, usel, act, n
@@ -174,7 +195,7 @@ def _operand(op, dtype, case, rng):
         for b in range(blocks):
             for w0 in range(0, threads, 2 * W):
                 lo = b * threads + w0
-                x[lo:lo + min(W, threads - w0)] = x[lo]
+                x[lo : lo + min(W, threads - w0)] = x[lo]
     return x
 
 
@@ -234,13 +255,25 @@ def check_many(op, dtypes, target, case, sel_mode=None, shape="guard", seed=0, u
         if not ok_active:
             bad = np.flatnonzero(active & (out.view(u) != exp.view(u)))
             j = bad[0]
-            detail = (f"thread {j}: got {out[j]!r}, expected {exp[j]!r} "
-                      f"({len(bad)} of {int(active.sum())} active lanes differ)")
+            detail = (
+                f"thread {j}: got {out[j]!r}, expected {exp[j]!r} "
+                f"({len(bad)} of {int(active.sum())} active lanes differ)"
+            )
         elif not ok_idle:
             j = np.flatnonzero(~active & (out.view(u) != poison))[0]
             detail = f"inactive thread {j} was written: {out[j]!r}"
-        results.append(Result(op.qualname, d.name if op.params else "-", target, case,
-                              ok_active and ok_idle, detail, int(active.sum()), seconds))
+        results.append(
+            Result(
+                op.qualname,
+                d.name if op.params else "-",
+                target,
+                case,
+                ok_active and ok_idle,
+                detail,
+                int(active.sum()),
+                seconds,
+            )
+        )
     return results
 
 
@@ -262,8 +295,7 @@ def throughput(op, dtypes, target, size, sel_mode=None, repeat=3):
     blocks = -(-size // threads)
     N = blocks * threads
     dtypes = [np.dtype(d) for d in dtypes]
-    xs = [random_values(d if op.params else np.int32, N, rng, op.types if op.params else "value")
-          for d in dtypes]
+    xs = [random_values(d if op.params else np.int32, N, rng, op.types if op.params else "value") for d in dtypes]
     sel = rng.integers(0, 32, size=N, dtype=np.int32)
     act = np.ones(N, np.uint8)
     outs = [np.empty(N, _out_dtype(op, d)) for d in dtypes]
@@ -271,11 +303,14 @@ def throughput(op, dtypes, target, size, sel_mode=None, repeat=3):
     args = [sel, np.int32(5), act, size, *xs, *outs]
     if target == "cuda":
         from numba import cuda
+
         args = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
         sync = cuda.synchronize
     else:
+
         def sync():
             pass
+
     launcher(*args)
     sync()
     best = float("inf")
@@ -307,9 +342,8 @@ def run_task(args):
             rs = per[d.name]
             ok = all(r.ok for r in rs)
             detail = "; ".join(f"{r.case}: {r.detail}" for r in rs if not r.ok)
-            rows.append((qualname, d.name if op.params else "-", target, ok, detail,
-                         rate if ok else 0.0, 0.0))
-    except Exception as e:           # a compile or launch error fails every type of the op
+            rows.append((qualname, d.name if op.params else "-", target, ok, detail, rate if ok else 0.0, 0.0))
+    except Exception as e:  # a compile or launch error fails every type of the op
         msg = f"{type(e).__name__}: {e}".splitlines()[0]
         rows = [(qualname, d.name if op.params else "-", target, False, msg, 0.0, 0.0) for d in dtypes]
     secs = time.perf_counter() - t0

@@ -103,12 +103,13 @@ def unknown_value(field: str, value, op: Optional["Op"] = None) -> NotImplemente
 # Combine operators for scans and reductions
 # ---------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class _Combine:
     """One combine operator. The targets lower it by its fields: ``name`` is the
     operator, ``ident`` the identity element, ``bool_as`` the operator on bools."""
 
-    name: str            # the operator: add, mul, min, max, and, or, xor
+    name: str  # the operator: add, mul, min, max, and, or, xor
     ufunc: Callable
     # the identity element (see identity()): "zero" (-0.0 for floats), "one",
     # "all_zeros", "all_ones", "greatest" (the type's maximum, +inf, True) or
@@ -162,6 +163,7 @@ def _zero_tie(pick_negative):
             neg = np.signbit(a) | np.signbit(b) if pick_negative else np.signbit(a) & np.signbit(b)
             r = np.where(tie, np.where(neg, r.dtype.type(-0.0), r.dtype.type(0.0)), r)
         return r
+
     return ufunc_like
 
 
@@ -210,9 +212,7 @@ def _ballot_words(pred, active):
 
 def _popcount32(a):
     a = np.asarray(a, dtype=np.uint32)
-    return np.unpackbits(a.view(np.uint8).reshape(a.shape + (4,)), axis=-1).sum(
-        axis=-1
-    ).astype(np.uint32)
+    return np.unpackbits(a.view(np.uint8).reshape(a.shape + (4,)), axis=-1).sum(axis=-1).astype(np.uint32)
 
 
 def _scan_input(x, active, op: "Op"):
@@ -241,6 +241,7 @@ def _butterfly(v, comb):
 # Reference implementations, one per kind
 # ---------------------------------------------------------------------------
 
+
 def _ref_query(op, active, shape):
     lanes = np.broadcast_to(_lanes(), shape)
     if op.query == "lane":
@@ -258,9 +259,9 @@ def _exact_selector(op, sel):
     s = np.asarray(sel)
     if s.dtype.kind not in "ui" or (s.dtype.kind == "u" and s.dtype.itemsize == 8):
         if op.sel_kind in ("up", "down"):
-            conv = lambda v: max(-2**40, min(2**40, int(v)))      # noqa: E731
+            conv = lambda v: max(-(2**40), min(2**40, int(v)))  # noqa: E731
         else:
-            conv = lambda v: int(v) & 0xFFFFFFFF                  # noqa: E731
+            conv = lambda v: int(v) & 0xFFFFFFFF  # noqa: E731
         return np.vectorize(conv, otypes=[np.int64])(s) if s.size else s.astype(np.int64)
     return s.astype(np.int64)
 
@@ -378,6 +379,7 @@ _REFS = {
 # The entry type
 # ---------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class Op:
     """One cross-lane op.
@@ -410,16 +412,16 @@ class Op:
     params: tuple
     summary: str
     example: str
-    types: str = "value"                   # operand type class: value, bitwise, pred, float
-    combine: Optional[str] = None          # scans/reductions: a key of _COMBINES
-    query: Optional[str] = None            # queries: "lane" or "width"
-    vote: Optional[str] = None             # votes: "all", "any"; ballots: "ballot",
+    types: str = "value"  # operand type class: value, bitwise, pred, float
+    combine: Optional[str] = None  # scans/reductions: a key of _COMBINES
+    query: Optional[str] = None  # queries: "lane" or "width"
+    vote: Optional[str] = None  # votes: "all", "any"; ballots: "ballot",
     #                                        "count", "prefix_count"
-    pattern: Optional[Callable] = None     # moves: (lane, sel) -> source lane
-    xor_const: Optional[int] = None        # moves with a fixed butterfly mask (sel_kind "xor");
+    pattern: Optional[Callable] = None  # moves: (lane, sel) -> source lane
+    xor_const: Optional[int] = None  # moves with a fixed butterfly mask (sel_kind "xor");
     #                                        derivatives: the quad-lane bit of the axis (1: x, 2: y)
-    sel_range: Optional[range] = None      # constant selectors must lie here
-    sel_wrap: Optional[int] = None         # runtime selectors are taken & sel_wrap
+    sel_range: Optional[range] = None  # constant selectors must lie here
+    sel_wrap: Optional[int] = None  # runtime selectors are taken & sel_wrap
     # moves: how the source lane depends on a selector that is the same in every
     # lane: "quad" (a lane of the quad), "lane" (one lane of the wave), "xor"
     # (lane ^ sel, or ^ xor_const), "up", "down"; "first" (the first active
@@ -501,27 +503,32 @@ class Op:
         call with *args* (a list) and *keywords* ({name: value}) that does not bind to
         the op's parameters: one wording for every target."""
         args, kw = list(args), dict(keywords)
-        for p in self.params[len(args):]:
+        for p in self.params[len(args) :]:
             if p in kw:
                 args.append(kw.pop(p))
         if kw:
             return (), f"{self.qualname}() got unexpected keyword(s) {sorted(kw)}; it takes ({', '.join(self.params)})"
         if len(args) != len(self.params):
-            return (), (f"{self.qualname}({', '.join(self.params)}) takes {len(self.params)} argument(s); "
-                        f"got {len(args)}")
+            return (), (
+                f"{self.qualname}({', '.join(self.params)}) takes {len(self.params)} argument(s); got {len(args)}"
+            )
         return args, None
 
     def check_selector_constant(self, value) -> Optional[str]:
-        if not -2**63 <= int(value) < 2**64:        # no integer type holds it
-            return (f"{self.qualname}: constant {self.selector} {value} does not fit a 64-bit "
-                    f"integer; it takes an integer scalar")
+        if not -(2**63) <= int(value) < 2**64:  # no integer type holds it
+            return (
+                f"{self.qualname}: constant {self.selector} {value} does not fit a 64-bit "
+                f"integer; it takes an integer scalar"
+            )
         if self.sel_range is not None and int(value) not in self.sel_range:
             if self.sel_wrap is not None:
                 runtime = f"a runtime {self.selector} is taken & {self.sel_wrap}"
-            else:                       # shuffleUp/Down: no wrap (docs/semantics.md)
+            else:  # shuffleUp/Down: no wrap (docs/semantics.md)
                 sign = "-" if self.sel_kind == "up" else "+"
-                runtime = (f"a runtime {self.selector} reads lane {sign} {self.selector} in exact "
-                           f"arithmetic, the lane's own value outside 0..31")
+                runtime = (
+                    f"a runtime {self.selector} reads lane {sign} {self.selector} in exact "
+                    f"arithmetic, the lane's own value outside 0..31"
+                )
             return (
                 f"{self.qualname}: constant {self.selector} {value} is out of range; "
                 f"it takes {self.sel_range.start}..{self.sel_range.stop - 1} ({runtime})"
@@ -571,8 +578,7 @@ def _row_problem(op) -> Optional[str]:
         if getattr(op, other) is not None:
             return f"{other} is set; a {op.kind} takes none"
     if op.kind == "derivative":
-        if op.xor_const not in (1, 2) or op.namespace != "Quad" or op.types != "float" or \
-                len(op.params) != 1:
+        if op.xor_const not in (1, 2) or op.namespace != "Quad" or op.types != "float" or len(op.params) != 1:
             return "a derivative is a Quad op on one float operand with xor_const 1 (x) or 2 (y)"
     elif op.xor_const is not None and (op.sel_kind != "xor" or len(op.params) != 1):
         return "xor_const is for a move with sel_kind 'xor' and no selector"
@@ -587,175 +593,424 @@ def _xor(k):
 
 _OPS = [
     # --- Quad: four consecutive lanes laneId & ~3 .. +3 ---------------------
-    Op("Quad", "laneId", "query", (),
-       "This lane's index in its quad, laneId & 3, as uint32.",
-       "lanes 0..7 -> 0 1 2 3 0 1 2 3", query="lane"),
-    Op("Quad", "broadcast", "move", ("value", "index"),
-       "The value of quad lane `index` (0..3). A constant index outside 0..3 is a "
-       "compile error; a runtime index is taken & 3. Reading an inactive lane "
-       "returns the reader's own value.",
-       "value [a b c d], index 2 -> [c c c c]",
-       pattern=lambda lane, sel: (lane & ~3) | (sel & 3), sel_range=range(4), sel_wrap=3,
-       sel_kind="quad"),
-    Op("Quad", "swapHorizontal", "move", ("value",),
-       "The value of lane laneId ^ 1 (swap within each row of the 2x2 quad). "
-       "Reading an inactive lane returns the reader's own value.",
-       "[a b c d] -> [b a d c]", pattern=_xor(1), xor_const=1,
-       sel_kind="xor"),
-    Op("Quad", "swapVertical", "move", ("value",),
-       "The value of lane laneId ^ 2 (swap the rows of the 2x2 quad). "
-       "Reading an inactive lane returns the reader's own value.",
-       "[a b c d] -> [c d a b]", pattern=_xor(2), xor_const=2,
-       sel_kind="xor"),
-    Op("Quad", "swapDiagonal", "move", ("value",),
-       "The value of lane laneId ^ 3 (swap across the diagonal of the quad). "
-       "Reading an inactive lane returns the reader's own value.",
-       "[a b c d] -> [d c b a]", pattern=_xor(3), xor_const=3,
-       sel_kind="xor"),
-    Op("Quad", "all", "vote", ("pred",),
-       "True in every lane of the quad when the predicate is true in all four "
-       "lanes; inactive lanes read as false.",
-       "[T T T T] -> [T T T T]; [T T F T] -> [F F F F]", types="pred", vote="all"),
-    Op("Quad", "any", "vote", ("pred",),
-       "True in every lane of the quad when the predicate is true in any of its "
-       "lanes; inactive lanes read as false.",
-       "[F F T F] -> [T T T T]", types="pred", vote="any"),
-    Op("Quad", "ddx", "derivative", ("value",),
-       "Fine x derivative of the 2x2 quad [0 1; 2 3]: lanes 0 and 1 get v1 - v0, lanes "
-       "2 and 3 get v3 - v2 (right minus left in the lane's row), one subtraction. The "
-       "row partner is read as Quad.swapHorizontal reads it: an inactive partner gives "
-       "the lane's own value, so the lane gets v - v (0; NaN for an inf or NaN v). "
-       "float32 or float64 only.",
-       "[a b c d] -> [b-a b-a d-c d-c]", types="float", derivative="fine", xor_const=1),
-    Op("Quad", "ddy", "derivative", ("value",),
-       "Fine y derivative of the 2x2 quad [0 1; 2 3]: lanes 0 and 2 get v2 - v0, lanes "
-       "1 and 3 get v3 - v1 (bottom minus top in the lane's column), one subtraction. "
-       "The column partner is read as Quad.swapVertical reads it: an inactive partner "
-       "gives the lane's own value, so the lane gets v - v (0; NaN for an inf or NaN v). "
-       "float32 or float64 only.",
-       "[a b c d] -> [c-a d-b c-a d-b]", types="float", derivative="fine", xor_const=2),
-    Op("Quad", "ddxCoarse", "derivative", ("value",),
-       "Coarse x derivative of the 2x2 quad [0 1; 2 3]: every lane gets v1 - v0 (the "
-       "top row's), one subtraction. v1 and v0 are read as Quad.broadcast reads them: "
-       "an inactive quad lane 0 or 1 gives the reader's own value (lane 0 inactive: "
-       "lane 1 gets v1 - v1, lane 2 v1 - v2). float32 or float64 only.",
-       "[a b c d] -> [b-a b-a b-a b-a]", types="float", derivative="coarse", xor_const=1),
-    Op("Quad", "ddyCoarse", "derivative", ("value",),
-       "Coarse y derivative of the 2x2 quad [0 1; 2 3]: every lane gets v2 - v0 (the "
-       "left column's), one subtraction. v2 and v0 are read as Quad.broadcast reads "
-       "them: an inactive quad lane 0 or 2 gives the reader's own value (lane 0 "
-       "inactive: lane 2 gets v2 - v2, lane 1 v2 - v1). float32 or float64 only.",
-       "[a b c d] -> [c-a c-a c-a c-a]", types="float", derivative="coarse", xor_const=2),
+    Op(
+        "Quad",
+        "laneId",
+        "query",
+        (),
+        "This lane's index in its quad, laneId & 3, as uint32.",
+        "lanes 0..7 -> 0 1 2 3 0 1 2 3",
+        query="lane",
+    ),
+    Op(
+        "Quad",
+        "broadcast",
+        "move",
+        ("value", "index"),
+        "The value of quad lane `index` (0..3). A constant index outside 0..3 is a "
+        "compile error; a runtime index is taken & 3. Reading an inactive lane "
+        "returns the reader's own value.",
+        "value [a b c d], index 2 -> [c c c c]",
+        pattern=lambda lane, sel: (lane & ~3) | (sel & 3),
+        sel_range=range(4),
+        sel_wrap=3,
+        sel_kind="quad",
+    ),
+    Op(
+        "Quad",
+        "swapHorizontal",
+        "move",
+        ("value",),
+        "The value of lane laneId ^ 1 (swap within each row of the 2x2 quad). "
+        "Reading an inactive lane returns the reader's own value.",
+        "[a b c d] -> [b a d c]",
+        pattern=_xor(1),
+        xor_const=1,
+        sel_kind="xor",
+    ),
+    Op(
+        "Quad",
+        "swapVertical",
+        "move",
+        ("value",),
+        "The value of lane laneId ^ 2 (swap the rows of the 2x2 quad). "
+        "Reading an inactive lane returns the reader's own value.",
+        "[a b c d] -> [c d a b]",
+        pattern=_xor(2),
+        xor_const=2,
+        sel_kind="xor",
+    ),
+    Op(
+        "Quad",
+        "swapDiagonal",
+        "move",
+        ("value",),
+        "The value of lane laneId ^ 3 (swap across the diagonal of the quad). "
+        "Reading an inactive lane returns the reader's own value.",
+        "[a b c d] -> [d c b a]",
+        pattern=_xor(3),
+        xor_const=3,
+        sel_kind="xor",
+    ),
+    Op(
+        "Quad",
+        "all",
+        "vote",
+        ("pred",),
+        "True in every lane of the quad when the predicate is true in all four lanes; inactive lanes read as false.",
+        "[T T T T] -> [T T T T]; [T T F T] -> [F F F F]",
+        types="pred",
+        vote="all",
+    ),
+    Op(
+        "Quad",
+        "any",
+        "vote",
+        ("pred",),
+        "True in every lane of the quad when the predicate is true in any of its lanes; inactive lanes read as false.",
+        "[F F T F] -> [T T T T]",
+        types="pred",
+        vote="any",
+    ),
+    Op(
+        "Quad",
+        "ddx",
+        "derivative",
+        ("value",),
+        "Fine x derivative of the 2x2 quad [0 1; 2 3]: lanes 0 and 1 get v1 - v0, lanes "
+        "2 and 3 get v3 - v2 (right minus left in the lane's row), one subtraction. The "
+        "row partner is read as Quad.swapHorizontal reads it: an inactive partner gives "
+        "the lane's own value, so the lane gets v - v (0; NaN for an inf or NaN v). "
+        "float32 or float64 only.",
+        "[a b c d] -> [b-a b-a d-c d-c]",
+        types="float",
+        derivative="fine",
+        xor_const=1,
+    ),
+    Op(
+        "Quad",
+        "ddy",
+        "derivative",
+        ("value",),
+        "Fine y derivative of the 2x2 quad [0 1; 2 3]: lanes 0 and 2 get v2 - v0, lanes "
+        "1 and 3 get v3 - v1 (bottom minus top in the lane's column), one subtraction. "
+        "The column partner is read as Quad.swapVertical reads it: an inactive partner "
+        "gives the lane's own value, so the lane gets v - v (0; NaN for an inf or NaN v). "
+        "float32 or float64 only.",
+        "[a b c d] -> [c-a d-b c-a d-b]",
+        types="float",
+        derivative="fine",
+        xor_const=2,
+    ),
+    Op(
+        "Quad",
+        "ddxCoarse",
+        "derivative",
+        ("value",),
+        "Coarse x derivative of the 2x2 quad [0 1; 2 3]: every lane gets v1 - v0 (the "
+        "top row's), one subtraction. v1 and v0 are read as Quad.broadcast reads them: "
+        "an inactive quad lane 0 or 1 gives the reader's own value (lane 0 inactive: "
+        "lane 1 gets v1 - v1, lane 2 v1 - v2). float32 or float64 only.",
+        "[a b c d] -> [b-a b-a b-a b-a]",
+        types="float",
+        derivative="coarse",
+        xor_const=1,
+    ),
+    Op(
+        "Quad",
+        "ddyCoarse",
+        "derivative",
+        ("value",),
+        "Coarse y derivative of the 2x2 quad [0 1; 2 3]: every lane gets v2 - v0 (the "
+        "left column's), one subtraction. v2 and v0 are read as Quad.broadcast reads "
+        "them: an inactive quad lane 0 or 2 gives the reader's own value (lane 0 "
+        "inactive: lane 2 gets v2 - v2, lane 1 v2 - v1). float32 or float64 only.",
+        "[a b c d] -> [c-a c-a c-a c-a]",
+        types="float",
+        derivative="coarse",
+        xor_const=2,
+    ),
     # --- Wave: 32 lanes ------------------------------------------------------
-    Op("Wave", "laneId", "query", (),
-       "This lane's index in its wave, 0..31, as uint32.",
-       "lane 5 -> 5", query="lane"),
-    Op("Wave", "width", "query", (),
-       "The number of lanes in a wave: 32 on every target, as uint32.",
-       "-> 32", query="width"),
-    Op("Wave", "prefixSum", "scan", ("value",),
-       "Exclusive sum over the active lanes below this one (the lowest active lane gets 0); "
-       "inactive lanes are skipped. Integers wrap; a bool counts true lanes "
-       "(uint32); floats add in the fixed log-step order.",
-       "[1 2 3 4 ...] -> [0 1 3 6 ...]", combine="add"),
-    Op("Wave", "prefixProduct", "scan", ("value",),
-       "Exclusive product over the active lanes below this one (the lowest active lane gets 1); "
-       "inactive lanes are skipped.",
-       "[2 3 4 5 ...] -> [1 2 6 24 ...]", combine="mul"),
-    Op("Wave", "ballot", "ballot", ("pred",),
-       "A uint32 whose bit i is set when lane i is active and its predicate is "
-       "true; the same word in every lane.",
-       "pred true in lanes 0 and 3 -> 0b1001 = 9", types="pred", vote="ballot"),
-    Op("Wave", "any", "vote", ("pred",),
-       "True in every lane when the predicate is true in any active lane.",
-       "[F F T F ...] -> [T T T T ...]", types="pred", vote="any"),
-    Op("Wave", "all", "vote", ("pred",),
-       "True in every lane when the predicate is true in all 32 lanes; inactive "
-       "lanes read as false, so a partial wave gives false.",
-       "[T T T ... T] -> [T T T ... T]", types="pred", vote="all"),
+    Op("Wave", "laneId", "query", (), "This lane's index in its wave, 0..31, as uint32.", "lane 5 -> 5", query="lane"),
+    Op(
+        "Wave",
+        "width",
+        "query",
+        (),
+        "The number of lanes in a wave: 32 on every target, as uint32.",
+        "-> 32",
+        query="width",
+    ),
+    Op(
+        "Wave",
+        "prefixSum",
+        "scan",
+        ("value",),
+        "Exclusive sum over the active lanes below this one (the lowest active lane gets 0); "
+        "inactive lanes are skipped. Integers wrap; a bool counts true lanes "
+        "(uint32); floats add in the fixed log-step order.",
+        "[1 2 3 4 ...] -> [0 1 3 6 ...]",
+        combine="add",
+    ),
+    Op(
+        "Wave",
+        "prefixProduct",
+        "scan",
+        ("value",),
+        "Exclusive product over the active lanes below this one (the lowest active lane gets 1); "
+        "inactive lanes are skipped.",
+        "[2 3 4 5 ...] -> [1 2 6 24 ...]",
+        combine="mul",
+    ),
+    Op(
+        "Wave",
+        "ballot",
+        "ballot",
+        ("pred",),
+        "A uint32 whose bit i is set when lane i is active and its predicate is true; the same word in every lane.",
+        "pred true in lanes 0 and 3 -> 0b1001 = 9",
+        types="pred",
+        vote="ballot",
+    ),
+    Op(
+        "Wave",
+        "any",
+        "vote",
+        ("pred",),
+        "True in every lane when the predicate is true in any active lane.",
+        "[F F T F ...] -> [T T T T ...]",
+        types="pred",
+        vote="any",
+    ),
+    Op(
+        "Wave",
+        "all",
+        "vote",
+        ("pred",),
+        "True in every lane when the predicate is true in all 32 lanes; inactive "
+        "lanes read as false, so a partial wave gives false.",
+        "[T T T ... T] -> [T T T ... T]",
+        types="pred",
+        vote="all",
+    ),
     # --- Wave: the full surface ---------------------------------------------
-    Op("Wave", "reduceSum", "reduce", ("value",),
-       "Sum over the active lanes, in every active lane (butterfly order for floats).",
-       "[1 2 3 4 ...] -> [S S S S ...]", combine="add"),
-    Op("Wave", "reduceProduct", "reduce", ("value",),
-       "Product over the active lanes, in every active lane.",
-       "[1 2 3 ...] -> [P P P ...]", combine="mul"),
-    Op("Wave", "reduceMin", "reduce", ("value",),
-       "Minimum over the active lanes, in every active lane (a NaN loses to a number; "
-       "inactive lanes count as +inf for floats, so all-NaN active lanes of a partial "
-       "wave give +inf, a full wave NaN).",
-       "[3 1 2 ...] -> [1 1 1 ...]", combine="min"),
-    Op("Wave", "reduceMax", "reduce", ("value",),
-       "Maximum over the active lanes, in every active lane (a NaN loses to a number; "
-       "inactive lanes count as -inf for floats, so all-NaN active lanes of a partial "
-       "wave give -inf, a full wave NaN).",
-       "[3 1 2 ...] -> [3 3 3 ...]", combine="max"),
-    Op("Wave", "reduceAnd", "reduce", ("value",),
-       "Bitwise AND over the active lanes, in every active lane.",
-       "[6 3 7 ...] -> [2 2 2 ...]", types="bitwise", combine="and"),
-    Op("Wave", "reduceOr", "reduce", ("value",),
-       "Bitwise OR over the active lanes, in every active lane.",
-       "[1 2 4 ...] -> [7 7 7 ...]", types="bitwise", combine="or"),
-    Op("Wave", "reduceXor", "reduce", ("value",),
-       "Bitwise XOR over the active lanes, in every active lane.",
-       "[1 3 4 ...] -> [6 6 6 ...]", types="bitwise", combine="xor"),
-    Op("Wave", "prefixMin", "scan", ("value",),
-       "Exclusive minimum over the active lanes below this one (the lowest active lane gets the "
-       "type's maximum, +inf for floats; a NaN loses to a number, so a lane gets NaN only where "
-       "every active lane below it holds NaN).",
-       "[3 1 2 ...] -> [MAX 3 1 ...]", combine="min"),
-    Op("Wave", "prefixMax", "scan", ("value",),
-       "Exclusive maximum over the active lanes below this one (the lowest active lane gets the "
-       "type's minimum, -inf for floats; a NaN loses to a number, so a lane gets NaN only where "
-       "every active lane below it holds NaN).",
-       "[3 1 4 ...] -> [MIN 3 3 ...]", combine="max"),
-    Op("Wave", "prefixAnd", "scan", ("value",),
-       "Exclusive bitwise AND over the active lanes below this one (the lowest active lane gets "
-       "all ones).",
-       "[7 6 4 ...] -> [~0 7 6 ...]", types="bitwise", combine="and"),
-    Op("Wave", "prefixOr", "scan", ("value",),
-       "Exclusive bitwise OR over the active lanes below this one (the lowest active lane gets 0).",
-       "[1 2 4 ...] -> [0 1 3 ...]", types="bitwise", combine="or"),
-    Op("Wave", "prefixXor", "scan", ("value",),
-       "Exclusive bitwise XOR over the active lanes below this one (the lowest active lane gets 0).",
-       "[1 3 4 ...] -> [0 1 2 ...]", types="bitwise", combine="xor"),
-    Op("Wave", "countBits", "ballot", ("pred",),
-       "The number of active lanes whose predicate is true (uint32), in every lane.",
-       "[T F T T ...] -> [3 3 3 3 ...]", types="pred", vote="count"),
-    Op("Wave", "prefixCountBits", "ballot", ("pred",),
-       "The number of active lanes below this one whose predicate is true (uint32).",
-       "[T F T T ...] -> [0 1 1 2 ...]", types="pred", vote="prefix_count"),
-    Op("Wave", "broadcast", "move", ("value", "lane"),
-       "The value of lane `lane` (taken & 31); reading an inactive lane returns "
-       "the reader's own value.",
-       "[a b c d ...], lane 2 -> [c c c c ...]",
-       pattern=lambda lane, sel: sel & 31, sel_range=range(32), sel_wrap=31, sel_kind="lane"),
-    Op("Wave", "readFirst", "move", ("value",),
-       "The value of the first (lowest) active lane.",
-       "lanes 0,1 inactive: [- - c d ...] -> [- - c c ...]", sel_kind="first"),
-    Op("Wave", "shuffle", "move", ("value", "srcLane"),
-       "The value of lane srcLane & 31 (each lane may name its own source); "
-       "reading an inactive lane returns the reader's own value.",
-       "[a b c d], srcLane [3 2 1 0] -> [d c b a]",
-       pattern=lambda lane, sel: sel & 31, sel_wrap=31, sel_kind="lane"),
-    Op("Wave", "shuffleXor", "move", ("value", "laneMask"),
-       "The value of lane laneId ^ (laneMask & 31); reading an inactive lane "
-       "returns the reader's own value.",
-       "[a b c d], laneMask 1 -> [b a d c]",
-       pattern=lambda lane, sel: lane ^ (sel & 31), sel_range=range(32), sel_wrap=31, sel_kind="xor"),
-    Op("Wave", "shuffleUp", "move", ("value", "delta"),
-       "The value of lane laneId - delta; a source below lane 0 (or inactive) "
-       "gives the lane's own value.",
-       "[a b c d], delta 1 -> [a a b c]",
-       pattern=lambda lane, sel: lane - sel, sel_range=range(32), sel_kind="up"),
-    Op("Wave", "shuffleDown", "move", ("value", "delta"),
-       "The value of lane laneId + delta; a source above lane 31 (or inactive) "
-       "gives the lane's own value.",
-       "[a b c d], delta 1 -> [b c d d] (in a 4-lane wave)",
-       pattern=lambda lane, sel: lane + sel, sel_range=range(32), sel_kind="down"),
-    Op("Wave", "allEqual", "allequal", ("value",),
-       "True in every lane when all active lanes hold the same bits.",
-       "[5 5 5 ...] -> [T T T ...]"),
+    Op(
+        "Wave",
+        "reduceSum",
+        "reduce",
+        ("value",),
+        "Sum over the active lanes, in every active lane (butterfly order for floats).",
+        "[1 2 3 4 ...] -> [S S S S ...]",
+        combine="add",
+    ),
+    Op(
+        "Wave",
+        "reduceProduct",
+        "reduce",
+        ("value",),
+        "Product over the active lanes, in every active lane.",
+        "[1 2 3 ...] -> [P P P ...]",
+        combine="mul",
+    ),
+    Op(
+        "Wave",
+        "reduceMin",
+        "reduce",
+        ("value",),
+        "Minimum over the active lanes, in every active lane (a NaN loses to a number; "
+        "inactive lanes count as +inf for floats, so all-NaN active lanes of a partial "
+        "wave give +inf, a full wave NaN).",
+        "[3 1 2 ...] -> [1 1 1 ...]",
+        combine="min",
+    ),
+    Op(
+        "Wave",
+        "reduceMax",
+        "reduce",
+        ("value",),
+        "Maximum over the active lanes, in every active lane (a NaN loses to a number; "
+        "inactive lanes count as -inf for floats, so all-NaN active lanes of a partial "
+        "wave give -inf, a full wave NaN).",
+        "[3 1 2 ...] -> [3 3 3 ...]",
+        combine="max",
+    ),
+    Op(
+        "Wave",
+        "reduceAnd",
+        "reduce",
+        ("value",),
+        "Bitwise AND over the active lanes, in every active lane.",
+        "[6 3 7 ...] -> [2 2 2 ...]",
+        types="bitwise",
+        combine="and",
+    ),
+    Op(
+        "Wave",
+        "reduceOr",
+        "reduce",
+        ("value",),
+        "Bitwise OR over the active lanes, in every active lane.",
+        "[1 2 4 ...] -> [7 7 7 ...]",
+        types="bitwise",
+        combine="or",
+    ),
+    Op(
+        "Wave",
+        "reduceXor",
+        "reduce",
+        ("value",),
+        "Bitwise XOR over the active lanes, in every active lane.",
+        "[1 3 4 ...] -> [6 6 6 ...]",
+        types="bitwise",
+        combine="xor",
+    ),
+    Op(
+        "Wave",
+        "prefixMin",
+        "scan",
+        ("value",),
+        "Exclusive minimum over the active lanes below this one (the lowest active lane gets the "
+        "type's maximum, +inf for floats; a NaN loses to a number, so a lane gets NaN only where "
+        "every active lane below it holds NaN).",
+        "[3 1 2 ...] -> [MAX 3 1 ...]",
+        combine="min",
+    ),
+    Op(
+        "Wave",
+        "prefixMax",
+        "scan",
+        ("value",),
+        "Exclusive maximum over the active lanes below this one (the lowest active lane gets the "
+        "type's minimum, -inf for floats; a NaN loses to a number, so a lane gets NaN only where "
+        "every active lane below it holds NaN).",
+        "[3 1 4 ...] -> [MIN 3 3 ...]",
+        combine="max",
+    ),
+    Op(
+        "Wave",
+        "prefixAnd",
+        "scan",
+        ("value",),
+        "Exclusive bitwise AND over the active lanes below this one (the lowest active lane gets all ones).",
+        "[7 6 4 ...] -> [~0 7 6 ...]",
+        types="bitwise",
+        combine="and",
+    ),
+    Op(
+        "Wave",
+        "prefixOr",
+        "scan",
+        ("value",),
+        "Exclusive bitwise OR over the active lanes below this one (the lowest active lane gets 0).",
+        "[1 2 4 ...] -> [0 1 3 ...]",
+        types="bitwise",
+        combine="or",
+    ),
+    Op(
+        "Wave",
+        "prefixXor",
+        "scan",
+        ("value",),
+        "Exclusive bitwise XOR over the active lanes below this one (the lowest active lane gets 0).",
+        "[1 3 4 ...] -> [0 1 2 ...]",
+        types="bitwise",
+        combine="xor",
+    ),
+    Op(
+        "Wave",
+        "countBits",
+        "ballot",
+        ("pred",),
+        "The number of active lanes whose predicate is true (uint32), in every lane.",
+        "[T F T T ...] -> [3 3 3 3 ...]",
+        types="pred",
+        vote="count",
+    ),
+    Op(
+        "Wave",
+        "prefixCountBits",
+        "ballot",
+        ("pred",),
+        "The number of active lanes below this one whose predicate is true (uint32).",
+        "[T F T T ...] -> [0 1 1 2 ...]",
+        types="pred",
+        vote="prefix_count",
+    ),
+    Op(
+        "Wave",
+        "broadcast",
+        "move",
+        ("value", "lane"),
+        "The value of lane `lane` (taken & 31); reading an inactive lane returns the reader's own value.",
+        "[a b c d ...], lane 2 -> [c c c c ...]",
+        pattern=lambda lane, sel: sel & 31,
+        sel_range=range(32),
+        sel_wrap=31,
+        sel_kind="lane",
+    ),
+    Op(
+        "Wave",
+        "readFirst",
+        "move",
+        ("value",),
+        "The value of the first (lowest) active lane.",
+        "lanes 0,1 inactive: [- - c d ...] -> [- - c c ...]",
+        sel_kind="first",
+    ),
+    Op(
+        "Wave",
+        "shuffle",
+        "move",
+        ("value", "srcLane"),
+        "The value of lane srcLane & 31 (each lane may name its own source); "
+        "reading an inactive lane returns the reader's own value.",
+        "[a b c d], srcLane [3 2 1 0] -> [d c b a]",
+        pattern=lambda lane, sel: sel & 31,
+        sel_wrap=31,
+        sel_kind="lane",
+    ),
+    Op(
+        "Wave",
+        "shuffleXor",
+        "move",
+        ("value", "laneMask"),
+        "The value of lane laneId ^ (laneMask & 31); reading an inactive lane returns the reader's own value.",
+        "[a b c d], laneMask 1 -> [b a d c]",
+        pattern=lambda lane, sel: lane ^ (sel & 31),
+        sel_range=range(32),
+        sel_wrap=31,
+        sel_kind="xor",
+    ),
+    Op(
+        "Wave",
+        "shuffleUp",
+        "move",
+        ("value", "delta"),
+        "The value of lane laneId - delta; a source below lane 0 (or inactive) gives the lane's own value.",
+        "[a b c d], delta 1 -> [a a b c]",
+        pattern=lambda lane, sel: lane - sel,
+        sel_range=range(32),
+        sel_kind="up",
+    ),
+    Op(
+        "Wave",
+        "shuffleDown",
+        "move",
+        ("value", "delta"),
+        "The value of lane laneId + delta; a source above lane 31 (or inactive) gives the lane's own value.",
+        "[a b c d], delta 1 -> [b c d d] (in a 4-lane wave)",
+        pattern=lambda lane, sel: lane + sel,
+        sel_range=range(32),
+        sel_kind="down",
+    ),
+    Op(
+        "Wave",
+        "allEqual",
+        "allequal",
+        ("value",),
+        "True in every lane when all active lanes hold the same bits.",
+        "[5 5 5 ...] -> [T T T ...]",
+    ),
 ]
 
 #: Every op, by qualified name ("Quad.swapHorizontal").
@@ -771,8 +1026,7 @@ def quad_move(sel_kind: str, xor_const: Optional[int] = None) -> Op:
     """The Quad move row with these fields (``("xor", 1)``: the horizontal swap;
     ``("quad",)``: the broadcast): the moves a derivative is lowered with."""
     for op in _OPS:
-        if op.namespace == "Quad" and op.kind == "move" and op.sel_kind == sel_kind and \
-                op.xor_const == xor_const:
+        if op.namespace == "Quad" and op.kind == "move" and op.sel_kind == sel_kind and op.xor_const == xor_const:
             return op
     raise unknown_value("sel_kind", (sel_kind, xor_const))
 
@@ -780,6 +1034,7 @@ def quad_move(sel_kind: str, xor_const: Optional[int] = None) -> Op:
 # ---------------------------------------------------------------------------
 # The user-facing namespaces: Quad and Wave
 # ---------------------------------------------------------------------------
+
 
 class _OpFunction:
     """The object users call as ``Quad.swapHorizontal(v)`` inside a kernel.
@@ -833,8 +1088,7 @@ def _make_namespace(name, doc):
 
 Quad = _make_namespace(
     "Quad",
-    "Quad ops: each quad is four consecutive lanes (laneId & ~3 .. +3), seen as "
-    "a 2x2 block [0 1; 2 3].",
+    "Quad ops: each quad is four consecutive lanes (laneId & ~3 .. +3), seen as a 2x2 block [0 1; 2 3].",
 )
 Wave = _make_namespace(
     "Wave",

@@ -77,10 +77,28 @@ def _cuda_table():
     table = {}
     if cuda is None:
         return table
-    for name in ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp",
-                 "syncthreads_count", "syncthreads_and", "syncthreads_or", "popc", "brev", "clz",
-                 "ffs", "fma", "cbrt", "selp", "threadfence", "threadfence_block",
-                 "threadfence_system", "nanosleep") + _CACHE_HINTS:
+    for name in (
+        "grid",
+        "gridsize",
+        "laneid",
+        "warpsize",
+        "syncthreads",
+        "syncwarp",
+        "syncthreads_count",
+        "syncthreads_and",
+        "syncthreads_or",
+        "popc",
+        "brev",
+        "clz",
+        "ffs",
+        "fma",
+        "cbrt",
+        "selp",
+        "threadfence",
+        "threadfence_block",
+        "threadfence_system",
+        "nanosleep",
+    ) + _CACHE_HINTS:
         obj = getattr(cuda, name, None)
         if obj is not None:
             table[id(obj)] = (obj, name)
@@ -174,9 +192,20 @@ class _Resolver:
         return None
 
 
-_CUDA_WARP = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
-               "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt", "match_any_sync",
-               "match_all_sync")
+_CUDA_WARP = (
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_down_sync",
+    "shfl_xor_sync",
+    "ballot_sync",
+    "all_sync",
+    "any_sync",
+    "eq_sync",
+    "activemask",
+    "lanemask_lt",
+    "match_any_sync",
+    "match_all_sync",
+)
 
 
 def _match_any(value):
@@ -187,13 +216,16 @@ def _match_any(value):
 class _MatchOp:
     """The lanes (of those that reach it together) holding this lane's value, bit for bit."""
 
-    namespace, name, qualname, kind, params = "cuda", "match", "cuda.match_any_sync", "match", \
-        ("value",)
+    namespace, name, qualname, kind, params = "cuda", "match", "cuda.match_any_sync", "match", ("value",)
 
 
 _MATCH = _MatchOp()
-_SHFL = {"shfl_sync": "shuffle", "shfl_up_sync": "shuffleUp", "shfl_down_sync": "shuffleDown",
-         "shfl_xor_sync": "shuffleXor"}
+_SHFL = {
+    "shfl_sync": "shuffle",
+    "shfl_up_sync": "shuffleUp",
+    "shfl_down_sync": "shuffleDown",
+    "shfl_xor_sync": "shuffleXor",
+}
 
 
 class _CudaWarpFunctions(ast.NodeTransformer):
@@ -203,19 +235,32 @@ class _CudaWarpFunctions(ast.NodeTransformer):
         self.r = resolver
         self.name, self.filename = name, filename
         cuda = sys.modules.get("numba.cuda")
-        self.table = {} if cuda is None else \
-            {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in _CUDA_WARP if hasattr(cuda, n)}
+        self.table = (
+            {}
+            if cuda is None
+            else {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in _CUDA_WARP if hasattr(cuda, n)}
+        )
 
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr == "bit_count" and not node.args \
-                and not node.keywords and self.r.resolve(f) is _MISSING and "numba.cuda" in sys.modules:
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "bit_count"
+            and not node.args
+            and not node.keywords
+            and self.r.resolve(f) is _MISSING
+            and "numba.cuda" in sys.modules
+        ):
             # numba.cuda's int.bit_count() is cuda.popc (the bits of the value's own
             # type: 64 for int64(-1), where Python's and NumPy's method count |x|)
             self.r.closure["__nq_bit_count"] = sys.modules["numba.cuda"].popc
-            return ast.copy_location(ast.Call(func=ast.copy_location(
-                ast.Name("__nq_bit_count", ast.Load()), f), args=[f.value], keywords=[]), node)
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.copy_location(ast.Name("__nq_bit_count", ast.Load()), f), args=[f.value], keywords=[]
+                ),
+                node,
+            )
         if not self.table:
             return node
         obj = self.r.resolve(node.func)
@@ -226,8 +271,9 @@ class _CudaWarpFunctions(ast.NodeTransformer):
         complaint = _desugar.warp_call_complaint(name, node)
         if complaint:
             # (the compiled targets' words; a 4th ``width`` was dropped here)
-            raise NumquadCompileError(f"{self.name}: {complaint} (python target)", self.filename,
-                                      getattr(node, "lineno", None))
+            raise NumquadCompileError(
+                f"{self.name}: {complaint} (python target)", self.filename, getattr(node, "lineno", None)
+            )
 
         def P(src, **kw):
             e = ast.parse(src, mode="eval").body
@@ -235,10 +281,12 @@ class _CudaWarpFunctions(ast.NodeTransformer):
             class Sub(ast.NodeTransformer):
                 def visit_Name(self, n):
                     return kw[n.id] if n.id in kw else n
+
             e = Sub().visit(e)
             for n in ast.walk(e):
                 ast.copy_location(n, node)
             return e
+
         # each argument appears once below: evaluated once, as numba.cuda evaluates it
         if name in _SHFL:
             # PTX's shfl.sync reads the selector's low five bits (bval[4:0] = b[4:0])
@@ -246,8 +294,7 @@ class _CudaWarpFunctions(ast.NodeTransformer):
         if name == "activemask":
             return P("__nq_Wave.ballot(True)")
         if name == "lanemask_lt":
-            return P("__nq_np.uint32((__nq_np.uint64(1) << __nq_np.uint64(__nq_Wave.laneId())) - "
-                     "__nq_np.uint64(1))")
+            return P("__nq_np.uint32((__nq_np.uint64(1) << __nq_np.uint64(__nq_Wave.laneId())) - __nq_np.uint64(1))")
         m = "__nq_np.uint32(M)"
         if name == "match_any_sync":
             return P(f"__nq_np.int32(__nq_match(V) & {m})", M=a[0], V=a[1])
@@ -257,8 +304,7 @@ class _CudaWarpFunctions(ast.NodeTransformer):
             return P(f"__nq_np.int32(__nq_Wave.ballot(Q) & {m})", M=a[0], Q=a[1])
         if name == "any_sync":
             return P(f"(__nq_Wave.ballot(Q) & {m}) != 0", M=a[0], Q=a[1])
-        return P(f"__nq_vote('{name[:-5]}', __nq_Wave.ballot(Q), __nq_Wave.ballot(True), {m})",
-                 M=a[0], Q=a[1])
+        return P(f"__nq_vote('{name[:-5]}', __nq_Wave.ballot(Q), __nq_Wave.ballot(True), {m})", M=a[0], Q=a[1])
 
 
 def _vote(kind, b, a, m):
@@ -268,14 +314,16 @@ def _vote(kind, b, a, m):
     (its mask evaluated)."""
     if kind in _SHFL:
         # numba.cuda's shfl_*_sync take 32- and 64-bit ints and floats (as cpu/cudaapi.py)
-        if not isinstance(b, (int, float, np.int32, np.int64, np.float32, np.float64)) or \
-                isinstance(b, (bool, np.bool_)):
+        if not isinstance(b, (int, float, np.int32, np.int64, np.float32, np.float64)) or isinstance(
+            b, (bool, np.bool_)
+        ):
             f = sys._getframe(1)
             got = np.asarray(b).dtype if isinstance(b, (np.generic, bool)) else type(b).__name__
             raise NumquadTypeError(
                 f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}: '
                 f"cuda.{kind}: value got {got}; shfl_sync only supports 32- and 64-bit ints "
-                f"and floats (int32, int64, float32, float64) (python target)")
+                f"and floats (int32, int64, float32, float64) (python target)"
+            )
         return b
     if kind == "all":
         return np.bool_((b & m) == (a & m))
@@ -301,11 +349,12 @@ def _local_names(fn):
 # Literals typed as Numba types them (int -> int64, float -> float64, bool -> bool)
 # ---------------------------------------------------------------------------
 
+
 def _np_literal(value):
     if isinstance(value, bool):
         return np.bool_(value)
     if isinstance(value, int):
-        if -2**63 <= value < 2**63:
+        if -(2**63) <= value < 2**63:
             return np.int64(value)
         if 0 <= value < 2**64:
             return np.uint64(value)
@@ -355,10 +404,13 @@ def _range_type(args):
         from numba import typeof
         from numba.core import types as nbt
         from numba.core.registry import cpu_target
+
         ctx = cpu_target.typing_context
         ctx.refresh()
-        argtys = tuple(nbt.boolean if isinstance(a, (bool, np.bool_)) else
-                       nbt.int64 if isinstance(a, int) else typeof(a) for a in args)
+        argtys = tuple(
+            nbt.boolean if isinstance(a, (bool, np.bool_)) else nbt.int64 if isinstance(a, int) else typeof(a)
+            for a in args
+        )
         sig = ctx.resolve_function_type(ctx.resolve_value_type(range), argtys, {})
         if sig is None:
             raise TypeError(f"range() of {', '.join(map(str, argtys))}: Numba types no such range")
@@ -375,8 +427,7 @@ def _float_to_int(t, x):
     saturates to 16 bits and keeps the low 8 bits; a NaN gives 0x80...0 of the
     width from float64 into 16-64 bits and from float32 into 64 bits, else 0."""
     info = np.iinfo(t)
-    lo, hi = (info.min, info.max) if info.bits > 8 else \
-        ((-2**15, 2**15 - 1) if info.kind == "i" else (0, 2**16 - 1))
+    lo, hi = (info.min, info.max) if info.bits > 8 else ((-(2**15), 2**15 - 1) if info.kind == "i" else (0, 2**16 - 1))
     v = float(x)
     if v != v:
         wide = not isinstance(x, np.float32) or info.bits == 64
@@ -419,8 +470,11 @@ def _round_to(x, ndigits):
         r = v
     else:
         if nd >= 0:
-            pow1, pow2 = (np.float64(10.0) ** (nd - 22), np.float64(1e22)) if nd > 22 else \
-                (np.float64(10.0) ** nd, np.float64(1.0))
+            pow1, pow2 = (
+                (np.float64(10.0) ** (nd - 22), np.float64(1e22))
+                if nd > 22
+                else (np.float64(10.0) ** nd, np.float64(1.0))
+            )
             y = (v * pow1) * pow2
         else:
             pow1, pow2 = np.float64(10.0) ** -nd, np.float64(1.0)
@@ -460,14 +514,37 @@ def _nq_intfn(fn, *args):
 
 # math functions as numba and numba.cuda compute them: NumPy's ufuncs on float32
 # and float64 (a domain error gives NaN, an overflow inf, where Python's math raises)
-_MATH_UFUNC = {"sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1, "exp2": np.exp2,
-               "log": np.log, "log1p": np.log1p, "log10": np.log10, "log2": np.log2,
-               "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
-               "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "sinh": np.sinh,
-               "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
-               "atanh": np.arctanh, "hypot": np.hypot, "fabs": np.fabs, "pow": np.power,
-               "fmod": np.fmod, "copysign": np.copysign, "degrees": np.degrees,
-               "radians": np.radians, "nextafter": np.nextafter}
+_MATH_UFUNC = {
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "expm1": np.expm1,
+    "exp2": np.exp2,
+    "log": np.log,
+    "log1p": np.log1p,
+    "log10": np.log10,
+    "log2": np.log2,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "atan2": np.arctan2,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "hypot": np.hypot,
+    "fabs": np.fabs,
+    "pow": np.power,
+    "fmod": np.fmod,
+    "copysign": np.copysign,
+    "degrees": np.degrees,
+    "radians": np.radians,
+    "nextafter": np.nextafter,
+}
 # no ufunc: Python's math, and the C library's special values where it raises
 _MATH_RAISING = ("erf", "erfc", "gamma", "lgamma", "remainder", "ldexp", "frexp")
 
@@ -476,13 +553,13 @@ def _math_special(name, x, *rest):
     """The C library's result where Python's ``math.<name>`` raises."""
     if math.isnan(x) or any(math.isnan(r) for r in rest):
         return math.nan
-    if name == "gamma":          # tgamma: +-0 -> +-inf, a negative integer -> NaN, else overflow
+    if name == "gamma":  # tgamma: +-0 -> +-inf, a negative integer -> NaN, else overflow
         if x == 0:
             return math.copysign(math.inf, x)
         return math.nan if x < 0 and (math.isinf(x) or x == math.floor(x)) else math.inf
-    if name == "lgamma":         # a pole or an overflow
+    if name == "lgamma":  # a pole or an overflow
         return math.inf
-    return math.nan              # remainder(x, 0), remainder(inf, y)
+    return math.nan  # remainder(x, 0), remainder(inf, y)
 
 
 # numba.cuda types pow with the cases (f32, f32), (f64, f64), (f32, i32), (f64, i32) and
@@ -490,7 +567,7 @@ def _math_special(name, x, *rest):
 # unsafe, then safe, then promoting conversions of the arguments. The kinds, as Numba's
 # conversion rules give them for the three types those cases take: 0 exact, 1 promote,
 # 2 safe, 3 unsafe.
-_SAFE_TO_F32 = (np.bool_, np.int8, np.int16, np.uint8)     # Numba converts these to float32 safely
+_SAFE_TO_F32 = (np.bool_, np.int8, np.int16, np.uint8)  # Numba converts these to float32 safely
 
 
 def _conversion(src, dst):
@@ -500,7 +577,7 @@ def _conversion(src, dst):
         return 2 if src in _SAFE_TO_F32 else 3
     if dst is np.float64:
         return 1 if src is np.float32 else 2
-    if src in (np.int8, np.int16):                    # to int32
+    if src in (np.int8, np.int16):  # to int32
         return 1
     return 2 if src in (np.bool_, np.uint8, np.uint16) else 3
 
@@ -521,15 +598,19 @@ def _pow_ldexp(name, x, y):
     def rating(case):
         kinds = [_conversion(s, d) for s, d in zip(tys, case)]
         return kinds.count(3), kinds.count(2), kinds.count(1)
-    t, ty = min(cases, key=rating)                   # the first of equals, as Numba
+
+    t, ty = min(cases, key=rating)  # the first of equals, as Numba
     if ty is np.int32:
-        n = _float_to_int(np.int32, y) if tys[1] in (np.float32, np.float64) else \
-            np.asarray(y).astype(np.int64).astype(np.int32)
+        n = (
+            _float_to_int(np.int32, y)
+            if tys[1] in (np.float32, np.float64)
+            else np.asarray(y).astype(np.int64).astype(np.int32)
+        )
         if name == "ldexp":
             with np.errstate(all="ignore"):
                 return np.ldexp(t(x), n)
         y = n
-    try:                         # C's pow (np.power(-0.0, 0.5) is -0.0, C's +0.0)
+    try:  # C's pow (np.power(-0.0, 0.5) is -0.0, C's +0.0)
         return t(math.pow(float(t(x)), float(y if ty is np.int32 else t(y))))
     except (ValueError, OverflowError):
         with np.errstate(all="ignore"):
@@ -539,13 +620,12 @@ def _pow_ldexp(name, x, y):
 def _nq_math(fn, *args):
     """``math.<fn>(*args)`` with float arguments: typed and valued as the compiled
     targets compute it (float32 stays float32; an int or a Python float is float64)."""
-    if not args or not all(isinstance(a, (int, float, np.integer, np.floating, np.bool_))
-                           for a in args):
+    if not args or not all(isinstance(a, (int, float, np.integer, np.floating, np.bool_)) for a in args):
         return fn(*args)
     name = fn.__name__
     if name in ("pow", "ldexp"):
         return _pow_ldexp(name, *args)
-    if name == "frexp":          # numba.cuda: (float32, int32) of a float32, bool, int8, int16, uint8
+    if name == "frexp":  # numba.cuda: (float32, int32) of a float32, bool, int8, int16, uint8
         m, e = np.frexp(_cuda_float(args[0]).type(args[0]))
         return m, np.int32(e)
     args = [a if isinstance(a, np.floating) else np.float64(a) for a in args]
@@ -563,10 +643,20 @@ def _nq_math(fn, *args):
     return fn(*args)
 
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
-           ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
 
 
 _BINOP_BY_NAME = {k.__name__: v for k, v in _BINOPS.items()}
@@ -578,14 +668,16 @@ def _binop_call(left, op, right, inplace=False):
     fn = _BINOPS.get(type(op))
     if fn is None:
         return ast.BinOp(left=left, op=op, right=right)
-    return ast.Call(func=ast.Name("__nq_binop", ast.Load()),
-                    args=[ast.Constant(type(op).__name__), left, right, ast.Constant(inplace)],
-                    keywords=[])
+    return ast.Call(
+        func=ast.Name("__nq_binop", ast.Load()),
+        args=[ast.Constant(type(op).__name__), left, right, ast.Constant(inplace)],
+        keywords=[],
+    )
 
 
 #: What the running launch asks for: ``debug`` (a division by zero raises).
 class _Mode(threading.local):
-    debug = False                       # (in every thread)
+    debug = False  # (in every thread)
 
 
 _mode = _Mode()
@@ -619,15 +711,18 @@ def _nq_binop(opname, a, b, inplace=False):
     fn = _BINOP_BY_NAME[opname]
     if _mode.debug and fn in _DIVISIONS and not isinstance(b, np.ndarray) and b == 0:
         # debug=True: Numba's "python" error model, as numba.cuda compiles a debug build
-        raise ZeroDivisionError("integer division by zero" if isinstance(a, (np.integer, np.bool_)) and
-                                fn is not operator.truediv else "division by zero")
+        raise ZeroDivisionError(
+            "integer division by zero"
+            if isinstance(a, (np.integer, np.bool_)) and fn is not operator.truediv
+            else "division by zero"
+        )
     if inplace and isinstance(a, np.ndarray):
         return getattr(operator, "i" + fn.__name__.rstrip("_"))(a, b)
     if isinstance(a, np.floating) and isinstance(b, np.integer):
         if fn is operator.pow:
             return _float_int_power(a, b)
         if isinstance(b, np.uint16) and isinstance(a, np.float32):
-            a = np.float64(a)                   # Numba: uint16 and float32 meet in float64
+            a = np.float64(a)  # Numba: uint16 and float32 meet in float64
     elif isinstance(b, np.floating) and isinstance(a, np.integer):
         if isinstance(a, np.uint16) and isinstance(b, np.float32):
             b = np.float64(b)
@@ -636,8 +731,11 @@ def _nq_binop(opname, a, b, inplace=False):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.float64(a) / np.float64(b)
     both_bool = isinstance(a, np.bool_) and isinstance(b, np.bool_)
-    if isinstance(a, (np.integer, np.bool_)) and isinstance(b, (np.integer, np.bool_)) and \
-            not (both_bool and fn in (operator.and_, operator.or_, operator.xor)):
+    if (
+        isinstance(a, (np.integer, np.bool_))
+        and isinstance(b, (np.integer, np.bool_))
+        and not (both_bool and fn in (operator.and_, operator.or_, operator.xor))
+    ):
         # (a bool counts as a signed integer: True + True is 2, as in Numba)
         if fn is operator.lshift or fn is operator.rshift:
             t = np.uint64 if a.dtype.kind == "u" else np.int64
@@ -664,7 +762,7 @@ def _float_int_power(a, b):
     t = type(a)
     e = int(b)
     if abs(e) > 0x10000:
-        with np.errstate(all="ignore"):         # C's pow, as the compiled math.pow: inf, not OverflowError
+        with np.errstate(all="ignore"):  # C's pow, as the compiled math.pow: inf, not OverflowError
             return t(np.power(np.float64(a), np.float64(e)))
     r, x, k = t(1.0), a, abs(e)
     with np.errstate(all="ignore"):
@@ -695,8 +793,14 @@ def _nq_unop(opname, v):
     return -v if opname == "USub" else (~v if opname == "Invert" else +v)
 
 
-_CMPOPS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
-           "Gt": operator.gt, "GtE": operator.ge}
+_CMPOPS = {
+    "Eq": operator.eq,
+    "NotEq": operator.ne,
+    "Lt": operator.lt,
+    "LtE": operator.le,
+    "Gt": operator.gt,
+    "GtE": operator.ge,
+}
 
 
 def _nq_cmp(opname, a, b):
@@ -704,10 +808,9 @@ def _nq_cmp(opname, a, b):
     meet in float64 as Numba types them on both compiled targets (``2**63 + 1 ==
     2**63 - 1`` is True there); NumPy 2 compares them exactly. (A narrower signed
     integer gives the same answer either way.)"""
-    if (isinstance(a, np.uint64) and isinstance(b, (np.int64, int)) and
-            not isinstance(b, (bool, np.bool_))) or \
-            (isinstance(b, np.uint64) and isinstance(a, (np.int64, int)) and
-             not isinstance(a, (bool, np.bool_))):
+    if (isinstance(a, np.uint64) and isinstance(b, (np.int64, int)) and not isinstance(b, (bool, np.bool_))) or (
+        isinstance(b, np.uint64) and isinstance(a, (np.int64, int)) and not isinstance(a, (bool, np.bool_))
+    ):
         a, b = np.float64(a), np.float64(b)
     return _CMPOPS[opname](a, b)
 
@@ -729,11 +832,14 @@ def _nq_store(value, ary, idx):
     """``ary[idx] = value`` (evaluated in Python's order: the value, the array, the
     index): a float stored into an integer array converts as above, an integer wraps
     to the array's width."""
-    if isinstance(value, (float, np.floating)) and isinstance(ary, np.ndarray) and \
-            ary.dtype.kind in "iu":
+    if isinstance(value, (float, np.floating)) and isinstance(ary, np.ndarray) and ary.dtype.kind in "iu":
         value = _float_to_int(ary.dtype.type, value)
-    elif isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and \
-            isinstance(ary, np.ndarray) and ary.dtype.kind in "iu":
+    elif (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and isinstance(ary, np.ndarray)
+        and ary.dtype.kind in "iu"
+    ):
         # an integer stored into a narrower integer array wraps (C's conversion, as
         # Numba compiles it); NumPy would raise OverflowError
         value = np.uint64(int(value) & 0xFFFF_FFFF_FFFF_FFFF).astype(ary.dtype)
@@ -752,8 +858,16 @@ def _numba_type(v):
     """Numba's type of the scalar *v* (a Python int an int64, a float a float64)."""
     from numba import typeof
     from numba.core import types as nbt
-    return nbt.boolean if isinstance(v, (bool, np.bool_)) else nbt.int64 if isinstance(v, int) \
-        else nbt.float64 if isinstance(v, float) else typeof(v)
+
+    return (
+        nbt.boolean
+        if isinstance(v, (bool, np.bool_))
+        else nbt.int64
+        if isinstance(v, int)
+        else nbt.float64
+        if isinstance(v, float)
+        else typeof(v)
+    )
 
 
 def _unified_dtype(args):
@@ -766,9 +880,11 @@ def _unified_dtype(args):
     if dt is _MISSING:
         from numba.core import types as nbt
         from numba.core.registry import cpu_target
+
         unified = cpu_target.typing_context.unify_types(*map(_numba_type, args))
-        dt = _UNIFIED[key] = None if unified is None else \
-            np.dtype(np.bool_) if unified == nbt.boolean else np.dtype(str(unified))
+        dt = _UNIFIED[key] = (
+            None if unified is None else np.dtype(np.bool_) if unified == nbt.boolean else np.dtype(str(unified))
+        )
     return dt
 
 
@@ -780,15 +896,15 @@ def _nq_boolop(is_or, thunks, peeks):
     for t in thunks:
         v = t()
         vals.append(v)
-        if (bool(v) if is_or else not bool(v)):
+        if bool(v) if is_or else not bool(v):
             break
     v, others = vals[-1], vals[:-1]
-    for peek in peeks[len(vals):]:
+    for peek in peeks[len(vals) :]:
         if peek is None:
             return v
         try:
             others.append(peek())
-        except Exception:               # noqa: BLE001 - a name not bound on this path
+        except Exception:  # noqa: BLE001 - a name not bound on this path
             return v
     return _as_unified(v, others)
 
@@ -815,7 +931,7 @@ def _nq_pick(c, then, other, peek_then, peek_other):
         return v
     try:
         w = peek()
-    except Exception:                   # noqa: BLE001 - a name not bound on this path
+    except Exception:  # noqa: BLE001 - a name not bound on this path
         return v
     return _as_unified(v, [w])
 
@@ -846,9 +962,10 @@ def _nq_divmod(a, b):
     dt = _DIVMOD_TYPES.get(key, _MISSING)
     if dt is _MISSING:
         from numba.core.registry import cpu_target
+
         try:
             sig = cpu_target.typing_context.resolve_function_type(divmod, (_numba_type(a), _numba_type(b)), {})
-        except Exception:       # noqa: BLE001 - no case: the operators' own types
+        except Exception:  # noqa: BLE001 - no case: the operators' own types
             sig = None
         dt = _DIVMOD_TYPES[key] = None if sig is None else np.dtype(str(sig.args[0]))
     if dt is not None:
@@ -880,8 +997,19 @@ K_OP, K_SYNCWARP, K_SYNCTHREADS = 0, 1, 2
 _TOKENS = itertools.count()
 
 _DIM_ATTR = {"threadIdx": "t", "blockIdx": "b", "blockDim": "d", "gridDim": "g"}
-_DEVICE_FUNCTIONS = ("popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "threadfence",
-                     "threadfence_block", "threadfence_system", "nanosleep") + _CACHE_HINTS
+_DEVICE_FUNCTIONS = (
+    "popc",
+    "brev",
+    "clz",
+    "ffs",
+    "fma",
+    "cbrt",
+    "selp",
+    "threadfence",
+    "threadfence_block",
+    "threadfence_system",
+    "nanosleep",
+) + _CACHE_HINTS
 _SYNC_REDUCE = ("syncthreads_count", "syncthreads_and", "syncthreads_or")
 
 
@@ -896,8 +1024,12 @@ def _literal_int(node):
         return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
     if isinstance(node, ast.BinOp):
         a, b = _literal_int(node.left), _literal_int(node.right)
-        fold = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                ast.Pow: lambda: a ** b if 0 <= b <= 64 else None}.get(type(node.op))
+        fold = {
+            ast.Add: lambda: a + b,
+            ast.Sub: lambda: a - b,
+            ast.Mult: lambda: a * b,
+            ast.Pow: lambda: a**b if 0 <= b <= 64 else None,
+        }.get(type(node.op))
         return None if a is None or b is None or fold is None else fold()
     return None
 
@@ -907,16 +1039,15 @@ class _Transformer(ast.NodeTransformer):
         self.name = dispatcher_name
         self.filename = filename
         self.r = resolver
-        self.helpers = helpers            # name -> object, passed in through the factory
+        self.helpers = helpers  # name -> object, passed in through the factory
         self.ids = itertools.count(1)
-        self.loops = []                   # (loop id, counter name)
+        self.loops = []  # (loop id, counter name)
         # shared arrays and barriers are named per function: (function, site)
         self.token = f"{filename}:{dispatcher_name}:{next(_TOKENS)}"
 
     # -- helpers --------------------------------------------------------------
     def error(self, msg, node):
-        raise NumquadCompileError(f"{self.name}: {msg} (python target)", self.filename,
-                                  getattr(node, "lineno", None))
+        raise NumquadCompileError(f"{self.name}: {msg} (python target)", self.filename, getattr(node, "lineno", None))
 
     def helper(self, obj, stem):
         for k, v in self.helpers.items():
@@ -932,16 +1063,20 @@ class _Transformer(ast.NodeTransformer):
             elts.append(ast.Constant(lid))
             elts.append(ast.Name(cname, ast.Load()))
         elts += [ast.Constant(site), ast.Constant(0)]
-        return ast.BinOp(left=ast.Name("__nq_pre", ast.Load()), op=ast.Add(),
-                         right=ast.Tuple(elts=elts, ctx=ast.Load()))
+        return ast.BinOp(
+            left=ast.Name("__nq_pre", ast.Load()), op=ast.Add(), right=ast.Tuple(elts=elts, ctx=ast.Load())
+        )
 
     @staticmethod
     def T(attr):
         return ast.Attribute(value=ast.Name("__nq_T", ast.Load()), attr=attr, ctx=ast.Load())
 
     def yield_(self, kind, key, payload, args):
-        return ast.Yield(value=ast.Tuple(elts=[
-            ast.Constant(kind), key, payload, ast.Tuple(elts=args, ctx=ast.Load())], ctx=ast.Load()))
+        return ast.Yield(
+            value=ast.Tuple(
+                elts=[ast.Constant(kind), key, payload, ast.Tuple(elts=args, ctx=ast.Load())], ctx=ast.Load()
+            )
+        )
 
     # -- function ---------------------------------------------------------------
     def visit_FunctionDef(self, fn):
@@ -950,11 +1085,10 @@ class _Transformer(ast.NodeTransformer):
         self._seen_fn = True
         # a constant default as Numba types an omitted argument's constant (``n=300``
         # an int64, ``eps=0.1`` a float64), as a literal in the body is
-        fn.args.defaults = [self.visit_Constant(v) if isinstance(v, ast.Constant) else v
-                            for v in fn.args.defaults]
+        fn.args.defaults = [self.visit_Constant(v) if isinstance(v, ast.Constant) else v for v in fn.args.defaults]
         fn.body = self.block(fn.body)
         lead = [ast.arg("__nq_T"), ast.arg("__nq_pre")]
-        if fn.args.posonlyargs:             # (def f(x, /): x stays the first argument)
+        if fn.args.posonlyargs:  # (def f(x, /): x stays the first argument)
             fn.args.posonlyargs = lead + fn.args.posonlyargs
         else:
             fn.args.args = lead + fn.args.args
@@ -1036,15 +1170,21 @@ class _Transformer(ast.NodeTransformer):
         the CPU target raises it (numquad/_userraise.py: the launch prefixes the message)."""
         exc = s.exc
         call = exc if isinstance(exc, ast.Call) else ast.Call(func=exc, args=[], keywords=[])
-        plain = exc is not None and not call.keywords and isinstance(call.func, (ast.Name, ast.Attribute)) and \
-            not any(isinstance(a, ast.Starred) for a in call.args) and \
-            _userraise.plain_exception_class(self.r.resolve(call.func))
+        plain = (
+            exc is not None
+            and not call.keywords
+            and isinstance(call.func, (ast.Name, ast.Attribute))
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+            and _userraise.plain_exception_class(self.r.resolve(call.func))
+        )
         self.generic_visit(s)
         if plain:
             call = s.exc if isinstance(s.exc, ast.Call) else ast.Call(func=s.exc, args=[], keywords=[])
             where = [self.T(f"t{a}") for a in "xyz"] + [self.T(f"b{a}") for a in "xyz"]
-            s.exc = ast.copy_location(ast.Call(func=call.func, args=[ast.Constant(_userraise.USER_RAISE)] + where +
-                                               call.args, keywords=[]), s.exc)
+            s.exc = ast.copy_location(
+                ast.Call(func=call.func, args=[ast.Constant(_userraise.USER_RAISE)] + where + call.args, keywords=[]),
+                s.exc,
+            )
         return s
 
     def visit_Try(self, s):
@@ -1060,10 +1200,12 @@ class _Transformer(ast.NodeTransformer):
 
     def literal(self, v):
         ctor = {np.bool_: "bool_", np.int64: "int64", np.uint64: "uint64", np.float64: "float64"}[type(v)]
-        arg = ast.Constant(bool(v) if isinstance(v, np.bool_) else
-                           (float(v) if isinstance(v, np.float64) else int(v)))
-        return ast.Call(func=ast.Attribute(value=ast.Name("__nq_np", ast.Load()), attr=ctor,
-                                           ctx=ast.Load()), args=[arg], keywords=[])
+        arg = ast.Constant(bool(v) if isinstance(v, np.bool_) else (float(v) if isinstance(v, np.float64) else int(v)))
+        return ast.Call(
+            func=ast.Attribute(value=ast.Name("__nq_np", ast.Load()), attr=ctor, ctx=ast.Load()),
+            args=[arg],
+            keywords=[],
+        )
 
     def _folded(self, node):
         """A constant expression as one typed literal, else None."""
@@ -1080,27 +1222,44 @@ class _Transformer(ast.NodeTransformer):
             return folded
         node = self.generic_visit(node)
         if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_unop", ast.Load()), args=[
-                ast.Constant(type(node.op).__name__), node.operand], keywords=[]), node)
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_unop", ast.Load()),
+                    args=[ast.Constant(type(node.op).__name__), node.operand],
+                    keywords=[],
+                ),
+                node,
+            )
         if isinstance(node.op, ast.Not):
             # Numba's boolean, not Python's bool (which NumPy takes as a weak scalar:
             # (not b) - u16 would compute in uint16)
-            return ast.copy_location(ast.Call(func=ast.Attribute(ast.Name("__nq_np", ast.Load()), "bool_",
-                                                                 ast.Load()), args=[node], keywords=[]), node)
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Attribute(ast.Name("__nq_np", ast.Load()), "bool_", ast.Load()), args=[node], keywords=[]
+                ),
+                node,
+            )
         return node
 
     @staticmethod
     def _thunk(body):
-        return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
-                                             kw_defaults=[], kwarg=None, defaults=[]), body=body)
+        return ast.Lambda(
+            args=ast.arguments(
+                posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+            ),
+            body=body,
+        )
 
     def _peek(self, side):
         """A function reading *side* where that has no effect (a constant, a literal's
         call, a name), else None."""
         cheap = isinstance(side, (ast.Name, ast.Constant)) or (
-            isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute) and
-            isinstance(side.func.value, ast.Name) and side.func.value.id == "__nq_np" and
-            all(isinstance(a, ast.Constant) for a in side.args))
+            isinstance(side, ast.Call)
+            and isinstance(side.func, ast.Attribute)
+            and isinstance(side.func.value, ast.Name)
+            and side.func.value.id == "__nq_np"
+            and all(isinstance(a, ast.Constant) for a in side.args)
+        )
         return self._thunk(copy.deepcopy(side)) if cheap else ast.Constant(None)
 
     @staticmethod
@@ -1120,19 +1279,38 @@ class _Transformer(ast.NodeTransformer):
         node = self.generic_visit(node)
         if self._switches(node.body, node.orelse):
             return node
-        return self._at(ast.Call(func=ast.Name("__nq_pick", ast.Load()), args=[
-            node.test, self._thunk(node.body), self._thunk(node.orelse), self._peek(node.body),
-            self._peek(node.orelse)], keywords=[]), node)
+        return self._at(
+            ast.Call(
+                func=ast.Name("__nq_pick", ast.Load()),
+                args=[
+                    node.test,
+                    self._thunk(node.body),
+                    self._thunk(node.orelse),
+                    self._peek(node.body),
+                    self._peek(node.orelse),
+                ],
+                keywords=[],
+            ),
+            node,
+        )
 
     def visit_BoolOp(self, node):
         """``a or b`` / ``a and b`` through :func:`_nq_boolop` (Numba's unified type)."""
         node = self.generic_visit(node)
         if self._switches(*node.values):
             return node
-        return self._at(ast.Call(func=ast.Name("__nq_boolop", ast.Load()), args=[
-            ast.Constant(isinstance(node.op, ast.Or)),
-            ast.List(elts=[self._thunk(v) for v in node.values], ctx=ast.Load()),
-            ast.List(elts=[self._peek(v) for v in node.values], ctx=ast.Load())], keywords=[]), node)
+        return self._at(
+            ast.Call(
+                func=ast.Name("__nq_boolop", ast.Load()),
+                args=[
+                    ast.Constant(isinstance(node.op, ast.Or)),
+                    ast.List(elts=[self._thunk(v) for v in node.values], ctx=ast.Load()),
+                    ast.List(elts=[self._peek(v) for v in node.values], ctx=ast.Load()),
+                ],
+                keywords=[],
+            ),
+            node,
+        )
 
     def visit_Compare(self, node):
         """A single ``a <op> b`` through :func:`_nq_cmp` (Numba's mixed-sign rule); a
@@ -1142,15 +1320,26 @@ class _Transformer(ast.NodeTransformer):
             return folded
         node = self.generic_visit(node)
         if len(node.ops) == 1 and type(node.ops[0]).__name__ in _CMPOPS:
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_cmp", ast.Load()), args=[
-                ast.Constant(type(node.ops[0]).__name__), node.left, node.comparators[0]],
-                keywords=[]), node)
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_cmp", ast.Load()),
+                    args=[ast.Constant(type(node.ops[0]).__name__), node.left, node.comparators[0]],
+                    keywords=[],
+                ),
+                node,
+            )
         if all(type(op).__name__ in _CMPOPS for op in node.ops) and not self._switches(*node.comparators):
             # a chain: each link through _nq_cmp, a later operand evaluated only where
             # the links before it hold (Python's order; a later operand holds no op)
-            return self._at(ast.Call(func=ast.Name("__nq_cmpchain", ast.Load()), args=[
-                ast.Constant(tuple(type(op).__name__ for op in node.ops)), node.left] +
-                [self._thunk(c) for c in node.comparators], keywords=[]), node)
+            return self._at(
+                ast.Call(
+                    func=ast.Name("__nq_cmpchain", ast.Load()),
+                    args=[ast.Constant(tuple(type(op).__name__ for op in node.ops)), node.left]
+                    + [self._thunk(c) for c in node.comparators],
+                    keywords=[],
+                ),
+                node,
+            )
         return node
 
     def visit_BinOp(self, node):
@@ -1183,7 +1372,7 @@ class _Transformer(ast.NodeTransformer):
             group, comp = b.split(".", 1)
             if group in _DIM_ATTR and comp in ("x", "y", "z"):
                 return self.T(_DIM_ATTR[group] + comp)
-        if b in _DIM_ATTR:                      # t = cuda.threadIdx; t.x
+        if b in _DIM_ATTR:  # t = cuda.threadIdx; t.x
             return self.T("dim3_" + b)
         if b in ("laneid", "warpsize"):
             return self.T(b)
@@ -1208,9 +1397,12 @@ class _Transformer(ast.NodeTransformer):
         d = self.r.resolve(f)
         foreign = getattr(d, "_numquad_foreign", None)
         if _xpu.is_numba_function(foreign) and not foreign._can_compile:
-            self.error(f"`{ast.unparse(f)}` is a plain Numba function with an explicit signature, which "
-                       f"numba.cuda cannot compile for the GPU (using cpu function on device); drop the "
-                       f"signature, or make it a device function", node)
+            self.error(
+                f"`{ast.unparse(f)}` is a plain Numba function with an explicit signature, which "
+                f"numba.cuda cannot compile for the GPU (using cpu function on device); drop the "
+                f"signature, or make it a device function",
+                node,
+            )
         b = self.r.builtin(f)
         if b in ("shared.array", "local.array"):
             complaint = _control.allocation_complaint(b, node, self.r.resolve, _MISSING)
@@ -1221,33 +1413,54 @@ class _Transformer(ast.NodeTransformer):
                 site = next(self.ids)
                 args = [self.visit(a) for a in node.args]
                 return ast.copy_location(
-                    self.yield_(K_SYNCTHREADS, ast.Constant((self.token, site)),
-                                ast.Constant(None if b == "syncthreads" else b), args), node)
+                    self.yield_(
+                        K_SYNCTHREADS,
+                        ast.Constant((self.token, site)),
+                        ast.Constant(None if b == "syncthreads" else b),
+                        args,
+                    ),
+                    node,
+                )
             if b == "syncwarp":
                 args = [self.visit(a) for a in node.args]
                 site = next(self.ids)
-                return ast.copy_location(
-                    self.yield_(K_SYNCWARP, self.key(site), ast.Constant(None), args), node)
+                return ast.copy_location(self.yield_(K_SYNCWARP, self.key(site), ast.Constant(None), args), node)
             if b == "shared.array":
                 site = next(self.ids)
                 args = [self.visit(a) for a in node.args]
                 kws = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
-                return ast.copy_location(ast.Call(func=self.T("shared_array"),
-                                                  args=[ast.Constant((self.token, site, self.filename,
-                                                                      getattr(node, "lineno", None)))] + args,
-                                                  keywords=kws), node)
+                return ast.copy_location(
+                    ast.Call(
+                        func=self.T("shared_array"),
+                        args=[ast.Constant((self.token, site, self.filename, getattr(node, "lineno", None)))] + args,
+                        keywords=kws,
+                    ),
+                    node,
+                )
             if b in ("grid", "gridsize"):
-                if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
-                        type(node.args[0].value) is not int or node.args[0].value not in (1, 2, 3):
+                if (
+                    len(node.args) != 1
+                    or not isinstance(node.args[0], ast.Constant)
+                    or type(node.args[0].value) is not int
+                    or node.args[0].value not in (1, 2, 3)
+                ):
                     got = ", ".join(ast.unparse(a) for a in node.args) or "nothing"
                     self.error(f"xpu.{b}(ndim) got {got}; it takes a constant int ndim of 1, 2 or 3", node)
                 return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
             if b == "quad_grid":
-                if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
-                        node.args[0].value != 2 or isinstance(node.args[0].value, bool) or node.keywords:
+                if (
+                    len(node.args) != 1
+                    or not isinstance(node.args[0], ast.Constant)
+                    or node.args[0].value != 2
+                    or isinstance(node.args[0].value, bool)
+                    or node.keywords
+                ):
                     got = ", ".join(ast.unparse(a) for a in node.args)
-                    self.error(f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
-                               f"constant 2 (2x2 pixel quads in a 2-D launch)", node)
+                    self.error(
+                        f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
+                        f"constant 2 (2x2 pixel quads in a 2-D launch)",
+                        node,
+                    )
                 return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
         obj = self.r.resolve(f)
         op = _ops.of_function(obj) if obj is not _MISSING else None
@@ -1257,7 +1470,7 @@ class _Transformer(ast.NodeTransformer):
             if node.keywords:
                 kw = {k.arg: k.value for k in node.keywords}
                 args = list(node.args)
-                for p in op.params[len(args):]:
+                for p in op.params[len(args) :]:
                     if p in kw:
                         args.append(kw.pop(p))
                 if kw:
@@ -1265,99 +1478,149 @@ class _Transformer(ast.NodeTransformer):
             else:
                 args = list(node.args)
             if len(args) != len(op.params):
-                self.error(f"{op.qualname}({', '.join(op.params)}) takes {len(op.params)} "
-                           f"argument(s); got {len(args)}", node)
+                self.error(
+                    f"{op.qualname}({', '.join(op.params)}) takes {len(op.params)} argument(s); got {len(args)}", node
+                )
             if op.kind == "query":
                 return ast.copy_location(self.T("q_" + op.namespace + "_" + op.name), node)
             if op is not _MATCH and op.selector and len(args) > 1:
                 const = _literal_int(args[1])
                 complaint = op.check_selector_constant(const) if const is not None else None
-                if complaint:                   # (a runtime selector out of range wraps)
+                if complaint:  # (a runtime selector out of range wraps)
                     self.error(complaint, node)
             args = [self.visit(a) for a in args]
             site = next(self.ids)
             payload = ast.Name(self.helper(op, "op"), ast.Load())
             return ast.copy_location(self.yield_(K_OP, self.key(site), payload, args), node)
         denied = _cudaapi_denied(obj)
-        if denied:              # a stub that returns None: NaN stored, as if computed
-            self.error(f"`cuda.{denied}` is not supported by numquad's python target (supported: "
-                       f"docs/numba-cuda.md)", node)
+        if denied:  # a stub that returns None: NaN stored, as if computed
+            self.error(
+                f"`cuda.{denied}` is not supported by numquad's python target (supported: docs/numba-cuda.md)", node
+            )
         if isinstance(obj, _xpu.Dispatcher):
             args = [self.visit(a) for a in node.args]
-            keywords = [ast.copy_location(ast.keyword(k.arg, self.visit(k.value)), k)
-                        for k in node.keywords]          # bound by Python, defaults too
+            keywords = [
+                ast.copy_location(ast.keyword(k.arg, self.visit(k.value)), k) for k in node.keywords
+            ]  # bound by Python, defaults too
             site = next(self.ids)
-            call = ast.Call(func=ast.Name("__nq_call", ast.Load()),
-                            args=[ast.Name(self.helper(obj, "fn"), ast.Load()),
-                                  ast.Name("__nq_T", ast.Load()), self.key(site)] + args,
-                            keywords=keywords)
+            call = ast.Call(
+                func=ast.Name("__nq_call", ast.Load()),
+                args=[ast.Name(self.helper(obj, "fn"), ast.Load()), ast.Name("__nq_T", ast.Load()), self.key(site)]
+                + args,
+                keywords=keywords,
+            )
             return ast.copy_location(ast.YieldFrom(value=call), node)
-        if isinstance(f, ast.Name) and f.id in self.r.locals and \
-                not any(isinstance(a, ast.Starred) for a in node.args):
+        if isinstance(f, ast.Name) and f.id in self.r.locals and not any(isinstance(a, ast.Starred) for a in node.args):
             # a function passed as an argument (``apply(sq, x)``: numba.cuda's Dispatcher
             # argument): a device function is called as one, anything else plainly
             args = [self.visit(a) for a in node.args]
-            keywords = [ast.copy_location(ast.keyword(k.arg, self.visit(k.value)), k)
-                        for k in node.keywords]
+            keywords = [ast.copy_location(ast.keyword(k.arg, self.visit(k.value)), k) for k in node.keywords]
             site = next(self.ids)
-            call = ast.Call(func=ast.Name("__nq_dyncall", ast.Load()),
-                            args=[self.visit(f), ast.Name("__nq_T", ast.Load()), self.key(site)] + args,
-                            keywords=keywords)
+            call = ast.Call(
+                func=ast.Name("__nq_dyncall", ast.Load()),
+                args=[self.visit(f), ast.Name("__nq_T", ast.Load()), self.key(site)] + args,
+                keywords=keywords,
+            )
             return ast.copy_location(ast.YieldFrom(value=call), node)
         if obj is range:
             args = [self.visit(a) for a in node.args]
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_range", ast.Load()), args=args,
-                                              keywords=[]), node)
-        if any(obj is g for g in _TO_INT) and not node.keywords and \
-                len(node.args) == (1 if obj is not round else len(node.args)) and 1 <= len(node.args) <= 2:
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_intfn", ast.Load()),
-                                              args=[self.visit(f)] + [self.visit(a) for a in node.args],
-                                              keywords=[]), node)
-        if getattr(obj, "__name__", None) and getattr(math, obj.__name__, None) is obj and \
-                (obj.__name__ in _MATH_UFUNC or obj.__name__ in _MATH_RAISING) and \
-                not node.keywords:
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_math", ast.Load()),
-                                              args=[self.visit(f)] + [self.visit(a) for a in node.args],
-                                              keywords=[]), node)
+            return ast.copy_location(ast.Call(func=ast.Name("__nq_range", ast.Load()), args=args, keywords=[]), node)
+        if (
+            any(obj is g for g in _TO_INT)
+            and not node.keywords
+            and len(node.args) == (1 if obj is not round else len(node.args))
+            and 1 <= len(node.args) <= 2
+        ):
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_intfn", ast.Load()),
+                    args=[self.visit(f)] + [self.visit(a) for a in node.args],
+                    keywords=[],
+                ),
+                node,
+            )
+        if (
+            getattr(obj, "__name__", None)
+            and getattr(math, obj.__name__, None) is obj
+            and (obj.__name__ in _MATH_UFUNC or obj.__name__ in _MATH_RAISING)
+            and not node.keywords
+        ):
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_math", ast.Load()),
+                    args=[self.visit(f)] + [self.visit(a) for a in node.args],
+                    keywords=[],
+                ),
+                node,
+            )
         if obj is abs and len(node.args) == 1 and not node.keywords:
             # Numba's abs of a bool is an int8 (NumPy's keeps the bool)
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_abs", ast.Load()),
-                                              args=[self.visit(node.args[0])], keywords=[]), node)
+            return ast.copy_location(
+                ast.Call(func=ast.Name("__nq_abs", ast.Load()), args=[self.visit(node.args[0])], keywords=[]), node
+            )
         if obj is divmod and len(node.args) == 2 and not node.keywords:
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_divmod", ast.Load()),
-                                              args=[self.visit(a) for a in node.args], keywords=[]), node)
-        if (obj is int or any(obj is t for t in _INT_TYPES)) and len(node.args) == 1 \
-                and not node.keywords:
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_toint", ast.Load()),
-                                              args=[self.visit(f), self.visit(node.args[0])],
-                                              keywords=[]), node)
-        if (obj is max or obj is min) and len(node.args) >= 2 and not node.keywords and \
-                not any(isinstance(a, ast.Starred) for a in node.args):
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_divmod", ast.Load()), args=[self.visit(a) for a in node.args], keywords=[]
+                ),
+                node,
+            )
+        if (obj is int or any(obj is t for t in _INT_TYPES)) and len(node.args) == 1 and not node.keywords:
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_toint", ast.Load()), args=[self.visit(f), self.visit(node.args[0])], keywords=[]
+                ),
+                node,
+            )
+        if (
+            (obj is max or obj is min)
+            and len(node.args) >= 2
+            and not node.keywords
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+        ):
             # Numba's typing: the arguments unified first (int64 with uint64 is float64)
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_minmax", ast.Load()),
-                                              args=[self.visit(f)] + [self.visit(a) for a in node.args],
-                                              keywords=[]), node)
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_minmax", ast.Load()),
+                    args=[self.visit(f)] + [self.visit(a) for a in node.args],
+                    keywords=[],
+                ),
+                node,
+            )
         if obj is print:
             # tuples of NumPy scalars as numba.cuda prints them: (1, 2, 3), not np.int64(1)
-            return ast.copy_location(ast.Call(func=ast.Name("__nq_print", ast.Load()),
-                                              args=[self.visit(a) for a in node.args],
-                                              keywords=[self.visit(k) for k in node.keywords]), node)
+            return ast.copy_location(
+                ast.Call(
+                    func=ast.Name("__nq_print", ast.Load()),
+                    args=[self.visit(a) for a in node.args],
+                    keywords=[self.visit(k) for k in node.keywords],
+                ),
+                node,
+            )
         if obj is not _MISSING and _xpu.numba_overload_targets(obj):
             # its Python body is a stub (often ``pass``): running it would give None
-            self.error(f"{getattr(obj, '__name__', '?')} is compiled through a numba `overload`, whose "
-                       f"implementation the python target cannot run: write it as a device function "
-                       f"(@xpu.jit or @cuda.jit(device=True))", node)
+            self.error(
+                f"{getattr(obj, '__name__', '?')} is compiled through a numba `overload`, whose "
+                f"implementation the python target cannot run: write it as a device function "
+                f"(@xpu.jit or @cuda.jit(device=True))",
+                node,
+            )
         return self.generic_visit(node)
 
     def visit_Assign(self, node):
         """``a[i] = v`` stores through ``__nq_store`` (float-to-integer conversion)."""
         t = node.targets[0] if len(node.targets) == 1 else None
-        if not isinstance(t, ast.Subscript) or isinstance(t.slice, ast.Slice) or \
-                (isinstance(t.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in t.slice.elts)):
+        if (
+            not isinstance(t, ast.Subscript)
+            or isinstance(t.slice, ast.Slice)
+            or (isinstance(t.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in t.slice.elts))
+        ):
             return self.generic_visit(node)
-        call = ast.Call(func=ast.Name("__nq_store", ast.Load()),
-                        args=[self.visit(node.value), self.visit(t.value), self.visit(t.slice)],
-                        keywords=[])
+        call = ast.Call(
+            func=ast.Name("__nq_store", ast.Load()),
+            args=[self.visit(node.value), self.visit(t.value), self.visit(t.slice)],
+            keywords=[],
+        )
         return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
 
     def visit_AugAssign(self, node):
@@ -1369,19 +1632,27 @@ class _Transformer(ast.NodeTransformer):
             load = ast.copy_location(ast.Name(t.id, ast.Load()), t)
             value = _binop_call(self.visit(load), node.op, self.visit(node.value), inplace=True)
             return ast.copy_location(ast.Assign(targets=[t], value=value), node)
-        if not isinstance(t, ast.Subscript) or isinstance(t.slice, ast.Slice) or \
-                (isinstance(t.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in t.slice.elts)):
+        if (
+            not isinstance(t, ast.Subscript)
+            or isinstance(t.slice, ast.Slice)
+            or (isinstance(t.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in t.slice.elts))
+        ):
             return self.generic_visit(node)
         tmp = f"__nq_aug{next(self.ids)}"
-        keep = ast.Assign(targets=[ast.Name(tmp, ast.Store())],
-                          value=ast.Tuple(elts=[self.visit(t.value), self.visit(t.slice)], ctx=ast.Load()))
+        keep = ast.Assign(
+            targets=[ast.Name(tmp, ast.Store())],
+            value=ast.Tuple(elts=[self.visit(t.value), self.visit(t.slice)], ctx=ast.Load()),
+        )
 
         def part(k):
             return ast.Subscript(value=ast.Name(tmp, ast.Load()), slice=ast.Constant(k), ctx=ast.Load())
-        value = _binop_call(ast.Subscript(value=part(0), slice=part(1), ctx=ast.Load()), node.op,
-                            self.visit(node.value))
-        store = ast.Expr(value=ast.Call(func=ast.Name("__nq_store", ast.Load()),
-                                        args=[value, part(0), part(1)], keywords=[]))
+
+        value = _binop_call(
+            ast.Subscript(value=part(0), slice=part(1), ctx=ast.Load()), node.op, self.visit(node.value)
+        )
+        store = ast.Expr(
+            value=ast.Call(func=ast.Name("__nq_store", ast.Load()), args=[value, part(0), part(1)], keywords=[])
+        )
         return [ast.copy_location(keep, node), ast.copy_location(store, node)]
 
 
@@ -1407,6 +1678,7 @@ class _BlockState:
 
 class _Dim3(tuple):
     """numba.cuda's dim3 value: ``.x``, ``.y``, ``.z`` (int32)."""
+
     x = property(lambda self: self[0])
     y = property(lambda self: self[1])
     z = property(lambda self: self[2])
@@ -1425,7 +1697,7 @@ class _Thread:
         self.bx, self.by, self.bz = _i32(bx), _i32(by), _i32(bz)
         self.dx, self.dy, self.dz = _i32(dx), _i32(dy), _i32(dz)
         self.gx, self.gy, self.gz = _i32(gx), _i32(gy), _i32(gz)
-        for group, c in _DIM_ATTR.items():      # the groups as values (``t = cuda.threadIdx``)
+        for group, c in _DIM_ATTR.items():  # the groups as values (``t = cuda.threadIdx``)
             setattr(self, "dim3_" + group, _Dim3(getattr(self, c + a) for a in "xyz"))
         tid = tx + ty * dx + tz * dx * dy
         self.tid = tid
@@ -1456,8 +1728,8 @@ class _Thread:
         if isinstance(shape, (int, np.integer)) and shape == 0:
             dt = _to_dtype(dtype)
             buf = self._blk.dynamic
-            arr = buf[:buf.size // dt.itemsize * dt.itemsize].view(dt)
-            return arr.view(np.recarray) if dt.names is not None else arr     # r[i].field
+            arr = buf[: buf.size // dt.itemsize * dt.itemsize].view(dt)
+            return arr.view(np.recarray) if dt.names is not None else arr  # r[i].field
         arr = self._blk.shared.get(site)
         if arr is None:
             arr = self._blk.shared[site] = _alloc(shape, dtype)
@@ -1468,14 +1740,18 @@ class _Thread:
                     f'File "{site[2]}", line {site[3]}: '
                     f"{self._blk.dynamic.size} bytes of dynamic shared memory and {total} bytes of "
                     f"static shared arrays; CUDA allows {_xpu._MAX_DYNAMIC_SHARED} per block in all "
-                    f"without an opt-in (python target)")
+                    f"without an opt-in (python target)"
+                )
             if total > _xpu._MAX_STATIC_SHARED:
                 # CUDA's limit, as the compiled targets check it before a launch (the
                 # python target counts the arrays a block reaches)
                 raise NumquadCompileError(
                     f"the shared arrays of the kernel take {total} bytes; CUDA allows "
                     f"{_xpu._MAX_STATIC_SHARED} bytes of static shared memory per block (more needs "
-                    f"dynamic shared memory, shared.array(0, dtype)) (python target)", site[2], site[3])
+                    f"dynamic shared memory, shared.array(0, dtype)) (python target)",
+                    site[2],
+                    site[3],
+                )
         return arr
 
     def local_array(self, shape=None, dtype=None):
@@ -1533,8 +1809,7 @@ class _Thread:
         return self._rmw(ary, idx, val, lambda a, b: a.dtype.type(0) if a >= b else a + a.dtype.type(1))
 
     def atomic_dec(self, ary, idx, val):
-        return self._rmw(ary, idx, val,
-                         lambda a, b: b if (a == 0 or a > b) else a - a.dtype.type(1))
+        return self._rmw(ary, idx, val, lambda a, b: b if (a == 0 or a > b) else a - a.dtype.type(1))
 
     def atomic_cas(self, ary, idx, old, val):
         cur = ary[idx]
@@ -1567,7 +1842,7 @@ class _Thread:
     @staticmethod
     def brev(x):
         x = _as_scalar(x)
-        bits = 64 if x.dtype == np.uint64 else 32         # numba.cuda: an int64 takes the uint32 case
+        bits = 64 if x.dtype == np.uint64 else 32  # numba.cuda: an int64 takes the uint32 case
         v = int(x) % (1 << bits)
         r = int(format(v, f"0{bits}b")[::-1], 2)
         return (np.uint32 if bits == 32 else np.uint64)(r)
@@ -1623,6 +1898,7 @@ def _cuda_float(*xs):
 def _fma(a, b, c):
     """a * b + c with one rounding, in numba.cuda's float type of the three."""
     from fractions import Fraction
+
     dt = _cuda_float(a, b, c)
     a, b, c = dt.type(a), dt.type(b), dt.type(c)
     vals = (float(a), float(b), float(c))
@@ -1630,27 +1906,26 @@ def _fma(a, b, c):
         return dt.type(a * b + c)
     exact = Fraction(vals[0]) * Fraction(vals[1]) + Fraction(vals[2])
     if exact == 0:
-        return dt.type(a * b + c)           # the sign of a zero as IEEE says
+        return dt.type(a * b + c)  # the sign of a zero as IEEE says
     try:
-        d = float(exact)                    # rounded to nearest; past the largest float64's
-    except OverflowError:                   # half ulp, an OverflowError: inf, as IEEE rounds
+        d = float(exact)  # rounded to nearest; past the largest float64's
+    except OverflowError:  # half ulp, an OverflowError: inf, as IEEE rounds
         d = math.inf if exact > 0 else -math.inf
     if dt == np.float64:
         return np.float64(d)
-    big = Fraction(float(np.finfo(np.float32).max)) + Fraction(2) ** 103    # FLT_MAX + half an ulp
+    big = Fraction(float(np.finfo(np.float32).max)) + Fraction(2) ** 103  # FLT_MAX + half an ulp
     if abs(exact) >= big:
         return np.float32(math.inf if exact > 0 else -math.inf)
     with np.errstate(over="ignore"):
         r = np.float32(d)
-    if not math.isfinite(float(r)):         # d rounded past FLT_MAX, the exact value did not
+    if not math.isfinite(float(r)):  # d rounded past FLT_MAX, the exact value did not
         top = float(np.finfo(np.float32).max)
         return np.float32(top if exact > 0 else -top)
     if Fraction(d) != exact and math.isfinite(d):
         # d may sit on a float32 tie that the exact value does not: round again by hand
         lo = np.nextafter(r, np.float32(-np.inf))
         hi = np.nextafter(r, np.float32(np.inf))
-        best = min((r, lo, hi), key=lambda y: (abs(Fraction(float(y)) - exact)
-                                               if math.isfinite(float(y)) else math.inf))
+        best = min((r, lo, hi), key=lambda y: abs(Fraction(float(y)) - exact) if math.isfinite(float(y)) else math.inf)
         r = best
     return np.float32(r)
 
@@ -1672,12 +1947,13 @@ def _to_dtype(dtype):
     except TypeError:
         pass
     from numba.np.numpy_support import as_dtype
+
     return as_dtype(dtype)
 
 
 def _poison(dt):
     """Uninitialised memory reads as a recognisable pattern (NaN for floats)."""
-    if dt.names is not None:            # a record: each field poisoned
+    if dt.names is not None:  # a record: each field poisoned
         rec = np.zeros((), dt)
         for name in dt.names:
             rec[name] = _poison(dt.fields[name][0].base)
@@ -1694,6 +1970,7 @@ def _poison(dt):
 # ---------------------------------------------------------------------------
 # The ops, lane by lane (docs/semantics.md)
 # ---------------------------------------------------------------------------
+
 
 def _is_nan(x):
     return x != x
@@ -1757,8 +2034,7 @@ def _cxor(a, b):
     return a ^ b
 
 
-_COMBINE = {"add": _cadd, "mul": _cmul, "min": _cmin, "max": _cmax,
-            "and": _cand, "or": _cor, "xor": _cxor}
+_COMBINE = {"add": _cadd, "mul": _cmul, "min": _cmin, "max": _cmax, "and": _cand, "or": _cor, "xor": _cxor}
 
 
 #: A move's source lane for a selector (or xor_const), by ops.py's ``sel_kind``
@@ -1906,12 +2182,12 @@ def _execute(op, lanes, argsets):
             raise _ops.unknown_value("combine", comb_name, op)
         ident = op.combine_fn.identity(dt)
         if kind == "scan":
-            a = list(vals) + [ident] * (W - n)          # by rank
+            a = list(vals) + [ident] * (W - n)  # by rank
             for d in (1, 2, 4, 8, 16):
                 a = a[:d] + [comb(a[r - d], a[r]) for r in range(d, W)]
             first = op.combine_fn.identity(dt, lane0=True)
-            return [first] + a[:n - 1]
-        v = [ident] * W                                  # by lane position
+            return [first] + a[: n - 1]
+        v = [ident] * W  # by lane position
         for lane, x in zip(lanes, vals):
             v[lane] = x
         for d in (1, 2, 4, 8, 16):
@@ -1923,6 +2199,7 @@ def _execute(op, lanes, argsets):
 # ---------------------------------------------------------------------------
 # Compiled functions and the scheduler
 # ---------------------------------------------------------------------------
+
 
 class _Compiled:
     def __init__(self, gen):
@@ -1936,7 +2213,7 @@ def _nq_dyncall(fn, T, pre, *args, **kwargs):
     if isinstance(d, _xpu.Dispatcher):
         return (yield from _nq_call(d, T, pre, *args, **kwargs))
     return fn(*args, **kwargs)
-    yield       # (a generator: the call site says ``yield from``)
+    yield  # (a generator: the call site says ``yield from``)
 
 
 def _nq_call(dispatcher, T, pre, *args, **kwargs):
@@ -1963,17 +2240,21 @@ def _declared_signature(dispatcher, nargs, args=None):
     if foreign is not None:
         sigs += list(foreign.__dict__.get("_numquad_signatures", ()))
         if type(foreign).__module__.startswith("numba.cuda"):
-            sigs += [(tuple(a), getattr(getattr(c, "signature", None), "return_type", None))
-                     for a, c in getattr(foreign, "overloads", {}).items()]
+            sigs += [
+                (tuple(a), getattr(getattr(c, "signature", None), "return_type", None))
+                for a, c in getattr(foreign, "overloads", {}).items()
+            ]
     sigs = [(tuple(a), r) for a, r in sigs if len(a) == nargs]
     if sigs and args is not None and _typeable(args):
         rated = [(r, s) for s in sigs for r in [_fit(args, s[0])] if r is not None]
         if not rated:
             from numba import typeof
+
             raise TypeError(
                 f"No matching definition for argument type(s) {', '.join(str(typeof(a)) for a in args)} "
                 f"of {dispatcher.__name__}: it is declared for "
-                + ", ".join(f"({', '.join(str(t) for t in a)})" for a, _ in sigs))
+                + ", ".join(f"({', '.join(str(t) for t in a)})" for a, _ in sigs)
+            )
         return min(rated, key=lambda x: x[0])[1]
     if sigs:
         return sigs[0]
@@ -1982,6 +2263,7 @@ def _declared_signature(dispatcher, nargs, args=None):
 
 def _typeable(args):
     from numba import typeof
+
     try:
         for a in args:
             typeof(a)
@@ -1997,6 +2279,7 @@ def _fit(args, argtys):
     from numba.core.registry import cpu_target
     from numba.core.typeconv import Conversion
     from numba.core import types as nbt
+
     counts = [0, 0, 0]
     for a, t in zip(args, argtys):
         try:
@@ -2004,7 +2287,7 @@ def _fit(args, argtys):
         except ValueError:
             return None
         if conv is None or (isinstance(typeof(a), nbt.Complex) and not isinstance(t, nbt.Complex)):
-            return None         # (a complex value never converts to a real type in numba.cuda)
+            return None  # (a complex value never converts to a real type in numba.cuda)
         for k, kind in enumerate((Conversion.unsafe, Conversion.safe, Conversion.promote)):
             counts[k] += conv == kind
     return tuple(counts)
@@ -2014,14 +2297,19 @@ def _to_declared(value, nbtype):
     """A scalar *value* as numba type *nbtype* converts it (floats to integers as the
     GPU converts, integers wrapping); anything else (arrays, tuples) unchanged."""
     from numba.core import types as nbt
-    if not isinstance(nbtype, (nbt.Integer, nbt.Float, nbt.Boolean)) or \
-            not isinstance(value, (bool, int, float, np.generic)):
+
+    if not isinstance(nbtype, (nbt.Integer, nbt.Float, nbt.Boolean)) or not isinstance(
+        value, (bool, int, float, np.generic)
+    ):
         return value
     t = np.dtype(str(nbtype)).type if not isinstance(nbtype, nbt.Boolean) else np.bool_
     if isinstance(value, (float, np.floating)) and isinstance(nbtype, nbt.Integer):
         return _float_to_int(t, value)
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and \
-            isinstance(nbtype, nbt.Integer):
+    if (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and isinstance(nbtype, nbt.Integer)
+    ):
         return np.uint64(int(value) & 0xFFFF_FFFF_FFFF_FFFF).astype(t)
     return t(value)
 
@@ -2036,28 +2324,54 @@ def _compile(dispatcher):
     # rewrites (numquad/_desugar.py) serve the compiled targets
     fdef = dispatcher._parse_source()
     _desugar.check_builtin_stores(fdef, fn)
-    _desugar.check_returns(fdef, fn)          # None on some path: the compilers' error
-    _desugar.check_print_keywords(fdef, fn)   # (numba.cuda's print takes none)
-    _control.fold_array_shapes(fdef, fn)      # constant shapes as literals, as on CUDA
+    _desugar.check_returns(fdef, fn)  # None on some path: the compilers' error
+    _desugar.check_print_keywords(fdef, fn)  # (numba.cuda's print takes none)
+    _control.fold_array_shapes(fdef, fn)  # constant shapes as literals, as on CUDA
     resolver = _Resolver(fn, _local_names(fdef))
     helpers = {}
     fdef = _CudaWarpFunctions(resolver, dispatcher.__name__, dispatcher.filename).visit(fdef)
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
     fdef = tr.visit(fdef)
-    fixed = {"__nq_np": np, "__nq_range": _nq_range, "__nq_iter": _nq_iter, "__nq_call": _nq_call,
-             "__nq_dyncall": _nq_dyncall, "__nq_print": _nq_print, "__nq_minmax": _nq_minmax, "__nq_divmod": _nq_divmod,
-             "__nq_cmpchain": _nq_cmpchain, "__nq_pick": _nq_pick, "__nq_abs": _nq_abs, "__nq_boolop": _nq_boolop,
-             "__nq_toint": _nq_toint, "__nq_store": _nq_store, "__nq_intfn": _nq_intfn,
-             "__nq_math": _nq_math, "__nq_binop": _nq_binop,
-             "__nq_unop": _nq_unop, "__nq_cmp": _nq_cmp, "__nq_vote": _vote}
+    fixed = {
+        "__nq_np": np,
+        "__nq_range": _nq_range,
+        "__nq_iter": _nq_iter,
+        "__nq_call": _nq_call,
+        "__nq_dyncall": _nq_dyncall,
+        "__nq_print": _nq_print,
+        "__nq_minmax": _nq_minmax,
+        "__nq_divmod": _nq_divmod,
+        "__nq_cmpchain": _nq_cmpchain,
+        "__nq_pick": _nq_pick,
+        "__nq_abs": _nq_abs,
+        "__nq_boolop": _nq_boolop,
+        "__nq_toint": _nq_toint,
+        "__nq_store": _nq_store,
+        "__nq_intfn": _nq_intfn,
+        "__nq_math": _nq_math,
+        "__nq_binop": _nq_binop,
+        "__nq_unop": _nq_unop,
+        "__nq_cmp": _nq_cmp,
+        "__nq_vote": _vote,
+    }
     freevars = list(fn.__code__.co_freevars)
     params = list(fixed) + list(helpers) + freevars
     factory = ast.FunctionDef(
         name="__nq_factory",
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
-                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], decorator_list=[], returns=None,
-        **({"type_params": []} if sys.version_info >= (3, 12) else {}))
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(p) for p in params],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))],
+        decorator_list=[],
+        returns=None,
+        **({"type_params": []} if sys.version_info >= (3, 12) else {}),
+    )
     mod = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(mod)
     code = compile(mod, dispatcher.filename, "exec")
@@ -2104,20 +2418,20 @@ def _where(gen):
 def _check_syncwarp_args(gen, args):
     """``syncwarp(mask=0xffffffff)``: the mask an integer, as numba.cuda types it."""
     if len(args) > 1:
-        raise NumquadTypeError(f"{_where(gen)}: syncwarp(mask=0xffffffff) takes at most 1 argument; "
-                               f"got {len(args)}")
-    if args and (isinstance(args[0], (bool, np.bool_))
-                 or not isinstance(args[0], (int, np.integer))):
+        raise NumquadTypeError(f"{_where(gen)}: syncwarp(mask=0xffffffff) takes at most 1 argument; got {len(args)}")
+    if args and (isinstance(args[0], (bool, np.bool_)) or not isinstance(args[0], (int, np.integer))):
         v = args[0]
         got = f"{v.dtype} {v}" if isinstance(v, np.generic) else f"{type(v).__name__} {v!r}"
-        raise NumquadTypeError(f"{_where(gen)}: syncwarp(mask): the mask must be an integer (a 32-bit "
-                               f"lane mask); got {got}"[:300])
+        raise NumquadTypeError(
+            f"{_where(gen)}: syncwarp(mask): the mask must be an integer (a 32-bit lane mask); got {got}"[:300]
+        )
 
 
 def _cudaapi_denied(obj):
     if "numba.cuda" not in sys.modules:
         return None
     from .cpu.cudaapi import denied_name
+
     return denied_name(obj)
 
 
@@ -2153,8 +2467,9 @@ def _schedule(gens, nthreads):
                     best = r[1]
             if best is None:
                 continue
-            group = [t for t in range(lo, hi) if req[t] is not None and req[t][0] != K_SYNCTHREADS
-                     and req[t][1] == best]
+            group = [
+                t for t in range(lo, hi) if req[t] is not None and req[t][0] != K_SYNCTHREADS and req[t][1] == best
+            ]
             kind = req[group[0]][0]
             if kind == K_SYNCWARP:
                 for t in group:
@@ -2175,23 +2490,33 @@ def _schedule(gens, nthreads):
         # every live thread is at a syncthreads
         sites = {req[t][1] for t in range(nthreads) if live[t]}
         if len(sites) != 1:
-            raise SIMTError("threads of a block wait at different syncthreads() calls "
-                            "(a barrier under lane-varying control)")
+            raise SIMTError(
+                "threads of a block wait at different syncthreads() calls (a barrier under lane-varying control)"
+            )
         waiting = [t for t in range(nthreads) if live[t]]
         what = req[waiting[0]][2]
         value = None
-        if what is not None:                       # syncthreads_count/_and/_or
+        if what is not None:  # syncthreads_count/_and/_or
             # numba.cuda types them i4(i4): the predicate is an int32 first, and
             # neither a bool nor a float (as the compiled targets refuse them)
             vals = [_as_scalar(req[t][3][0]) for t in waiting]
-            bad = next((v for v in vals if isinstance(v, (bool, np.bool_, float, np.floating, complex,
-                                                             np.complexfloating))), None)
+            bad = next(
+                (v for v in vals if isinstance(v, (bool, np.bool_, float, np.floating, complex, np.complexfloating))),
+                None,
+            )
             if bad is not None:
-                raise SIMTError(f"cuda.{what}(pred): pred got {np.asarray(bad).dtype}; it takes an integer "
-                                f"(numba.cuda does not take a bool: write int32(pred))")
+                raise SIMTError(
+                    f"cuda.{what}(pred): pred got {np.asarray(bad).dtype}; it takes an integer "
+                    f"(numba.cuda does not take a bool: write int32(pred))"
+                )
             preds = [_as_int32(v) != 0 for v in vals]
-            n = sum(preds) if what == "syncthreads_count" else \
-                int(all(preds)) if what == "syncthreads_and" else int(any(preds))
+            n = (
+                sum(preds)
+                if what == "syncthreads_count"
+                else int(all(preds))
+                if what == "syncthreads_and"
+                else int(any(preds))
+            )
             value = np.int32(n)
         for t in waiting:
             req[t] = None
@@ -2228,10 +2553,10 @@ def _scalar_arg(a):
     if isinstance(a, (bool, int, float)):
         return _np_literal(a)
     if isinstance(a, np.ndarray) and a.dtype.names is not None and not isinstance(a, np.recarray):
-        return a.view(np.recarray)      # r[i].field reads and writes, as in Numba
+        return a.view(np.recarray)  # r[i].field reads and writes, as in Numba
     if isinstance(a, np.void) and a.dtype.names is not None and not isinstance(a, np.record):
-        return _RecordRef(a)            # r.field reads and writes the caller's record
-    if isinstance(a, tuple):            # typed element by element, as Numba types a tuple
+        return _RecordRef(a)  # r.field reads and writes the caller's record
+    if isinstance(a, tuple):  # typed element by element, as Numba types a tuple
         parts = [_scalar_arg(e) for e in a]
         return type(a)(*parts) if hasattr(a, "_fields") else tuple(parts)
     return a
@@ -2240,6 +2565,7 @@ def _scalar_arg(a):
 # ---------------------------------------------------------------------------
 # The target
 # ---------------------------------------------------------------------------
+
 
 class PythonTarget:
     """The python target of one ``@xpu.jit`` function (``f.python``)."""
@@ -2260,9 +2586,12 @@ class PythonTarget:
         d = self.dispatcher
         for k, a in enumerate(args):
             if hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
-                raise NumquadTypeError(f"{d.where}: argument {k} of {d.__name__} is a CUDA device "
-                                       f"array; the python target takes NumPy arrays")
-        from .cpu.dispatch import typeof_args       # what the compiled targets take
+                raise NumquadTypeError(
+                    f"{d.where}: argument {k} of {d.__name__} is a CUDA device "
+                    f"array; the python target takes NumPy arrays"
+                )
+        from .cpu.dispatch import typeof_args  # what the compiled targets take
+
         typeof_args(d, args, launch=True, target="python")
         args = tuple(_scalar_arg(a) for a in args)
         dynamic_bytes = int(_xpu.dynamic_shared_bytes(d, extra))
@@ -2277,7 +2606,7 @@ class PythonTarget:
             user = _userraise.user_exception(e)
             if user is None:
                 raise
-            raise user from None                # the user's own raise, with the thread
+            raise user from None  # the user's own raise, with the thread
 
     def call(self, args, out):
         return call_lane_function(self.dispatcher, args, out)
@@ -2297,11 +2626,12 @@ def call_lane_function(d, args, out=None):
     The arguments and ``out=`` are checked and typed as on the compiled targets
     (numquad/_lanecall.py: a Python scalar is weak but keeps its kind)."""
     from . import _lanecall
+
     p = _lanecall.plan(d, args)
     vals, is_arr, shape = list(p.values), list(p.is_array), p.shape
     size = int(np.prod(shape, dtype=np.int64))
     flat = [np.broadcast_to(v, shape).reshape(-1) if a else v for v, a in zip(vals, is_arr)]
-    d._target("python").compiled()           # compile errors raise before any lane runs
+    d._target("python").compiled()  # compile errors raise before any lane runs
     results = [None] * size
     nblocks = -(-size // _BLOCK)
     try:
@@ -2319,7 +2649,7 @@ def call_lane_function(d, args, out=None):
         user = _userraise.user_exception(e, _BLOCK)
         if user is None:
             raise
-        raise user from None                    # the user's own raise, with the element
+        raise user from None  # the user's own raise, with the element
     typed = _function_result_dtype(d, vals, is_arr)
     if results:
         vals_ = [_as_scalar(r) for r in results]
@@ -2353,6 +2683,7 @@ def _function_result_dtype(d, vals, is_arr):
     that came back), or None where that typing fails and the values decide."""
     try:
         from .cpu.arraycall import result_dtype
+
         return result_dtype(d, vals, is_arr)
     except NumquadError:
         return None
@@ -2364,5 +2695,6 @@ def _collect(gens):
 
     def wrap(k, g):
         out[k] = yield from g
+
     _schedule([wrap(k, g) for k, g in enumerate(gens)], len(gens))
     return out

@@ -23,8 +23,13 @@ import weakref
 
 import numpy as np
 
-from .errors import (NumquadCompileError, NumquadLaunchError, NumquadRuntimeError, NumquadTypeError,
-                     NumquadUnconfiguredKernelError)
+from .errors import (
+    NumquadCompileError,
+    NumquadLaunchError,
+    NumquadRuntimeError,
+    NumquadTypeError,
+    NumquadUnconfiguredKernelError,
+)
 from . import _lanecall
 from ._sites import call_site, defined_at, launch_prefix
 from ._source import note_source
@@ -55,6 +60,7 @@ __all__ = [
 # Kernel-side builtins
 # ---------------------------------------------------------------------------
 
+
 class _Builtin:
     """A kernel-side builtin such as ``xpu.grid``; meaningful only inside a kernel."""
 
@@ -65,9 +71,7 @@ class _Builtin:
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
-        raise TypeError(
-            f"xpu.{self.name} is a kernel builtin: use it inside an @xpu.jit function"
-        )
+        raise TypeError(f"xpu.{self.name} is a kernel builtin: use it inside an @xpu.jit function")
 
     def __repr__(self):
         return f"<xpu builtin {self.name}>"
@@ -121,8 +125,11 @@ def is_numba_function(obj):
     one of Numba's or numba.cuda's own (``numba.cuda.random``'s are plain Numba
     functions too: the CPU target names them unsupported)."""
     cls = type(obj)
-    return cls.__name__ == "CPUDispatcher" and cls.__module__.startswith("numba.") and \
-        not (getattr(getattr(obj, "py_func", None), "__module__", None) or "numba").startswith("numba")
+    return (
+        cls.__name__ == "CPUDispatcher"
+        and cls.__module__.startswith("numba.")
+        and not (getattr(getattr(obj, "py_func", None), "__module__", None) or "numba").startswith("numba")
+    )
 
 
 def is_foreign_device_function(obj):
@@ -139,8 +146,10 @@ def overload_templates(obj):
     ``register_jitable``) registration of *obj*, a user's plain Python function, in
     Numba's typing registry and numba.cuda's; nothing for anything else (Numba's and
     numba.cuda's own functions: ``literal_unroll``, ``stcg``, ...)."""
-    if not isinstance(obj, _pytypes.FunctionType) or \
-            (getattr(obj, "__module__", None) or "numba").split(".")[0] in ("numba", "numba_cuda"):
+    if not isinstance(obj, _pytypes.FunctionType) or (getattr(obj, "__module__", None) or "numba").split(".")[0] in (
+        "numba",
+        "numba_cuda",
+    ):
         return
     for name in ("numba.core.typing.templates", "numba.cuda.typing.templates"):
         registry = getattr(sys.modules.get(name), "builtin_registry", None)
@@ -162,9 +171,11 @@ def numba_overload_targets(obj):
     function; an empty set for anything else (a ``register_jitable`` function is its
     own implementation; numquad's CPU copies of numba.cuda's are not counted). The
     host targets cannot run such a stub as Python."""
-    return {"cuda" if by_cuda else (getattr(t, "metadata", None) or {}).get("target", "generic")
-            for t, by_cuda in overload_templates(obj)
-            if not getattr(t._overload_func, "_nq_copy", False) and not _is_jitable_wrapper(t)}
+    return {
+        "cuda" if by_cuda else (getattr(t, "metadata", None) or {}).get("target", "generic")
+        for t, by_cuda in overload_templates(obj)
+        if not getattr(t._overload_func, "_nq_copy", False) and not _is_jitable_wrapper(t)
+    }
 
 
 def is_jitable(obj):
@@ -202,6 +213,7 @@ def as_xpu(obj):
         # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
         d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
         from .cpu.cudaapi import check_arity
+
         check_arity(d, d.signatures)
         d._numquad_foreign = obj
         obj.__dict__["_numquad_xpu"] = d
@@ -272,10 +284,15 @@ atomic = _Group("xpu.atomic", "Atomic read-modify-write on array elements, as nu
 ATOMICS = {
     "add": ("ary, idx, val", "ary[idx] + val"),
     "sub": ("ary, idx, val", "ary[idx] - val"),
-    "max": ("ary, idx, val", "max(ary[idx], val); for floats nothing when either is NaN, and "
-                             "+0.0 does not replace -0.0 (an ordered compare)"),
-    "min": ("ary, idx, val", "min(ary[idx], val); for floats nothing when either is NaN, and "
-                             "-0.0 does not replace +0.0"),
+    "max": (
+        "ary, idx, val",
+        "max(ary[idx], val); for floats nothing when either is NaN, and "
+        "+0.0 does not replace -0.0 (an ordered compare)",
+    ),
+    "min": (
+        "ary, idx, val",
+        "min(ary[idx], val); for floats nothing when either is NaN, and -0.0 does not replace +0.0",
+    ),
     "nanmax": ("ary, idx, val", "max(ary[idx], val), a NaN value ignored, a NaN element replaced"),
     "nanmin": ("ary, idx, val", "min(ary[idx], val), a NaN value ignored, a NaN element replaced"),
     "and_": ("ary, idx, val", "ary[idx] & val (integers)"),
@@ -288,11 +305,14 @@ ATOMICS = {
     "compare_and_swap": ("ary, old, val", "val in ary[0] if ary[0] == old (integers, 1-D ary)"),
 }
 for _n, (_form, _what) in ATOMICS.items():
-    setattr(atomic, _n, _builtin(
-        f"atomic.{_n}",
-        f"xpu.atomic.{_n}({_form})\n\nAtomically stores {_what}; returns the old value, "
-        f"as numba.cuda.atomic.{_n}.",
-    ))
+    setattr(
+        atomic,
+        _n,
+        _builtin(
+            f"atomic.{_n}",
+            f"xpu.atomic.{_n}({_form})\n\nAtomically stores {_what}; returns the old value, as numba.cuda.atomic.{_n}.",
+        ),
+    )
 atomic.__all__ = list(ATOMICS)
 del _n, _form, _what
 
@@ -307,13 +327,13 @@ CUDA_FUNCTIONS = {
     "threadfence_system": "()\n\nMemory fence for the system.",
     "popc": "(x)\n\nThe number of set bits of integer x, in x's type.",
     "brev": "(x)\n\nx's bits reversed: uint64 for a uint64 x, else uint32 (an int64's low 32 bits,\n"
-            "as numba.cuda resolves it on the GPU).",
+    "as numba.cuda resolves it on the GPU).",
     "clz": "(x)\n\nThe number of leading zero bits of integer x in its width, in x's type.",
     "ffs": "(x)\n\nThe 1-based position of x's least significant set bit, 0 for 0 (uint32).",
     "fma": "(a, b, c)\n\na * b + c with one rounding: float32 when each of a, b, c is a float32, bool,\n"
-           "int8, int16 or uint8 (numba.cuda's float32 case), else float64.",
+    "int8, int16 or uint8 (numba.cuda's float32 case), else float64.",
     "cbrt": "(x)\n\nThe cube root: float32 for a float32, bool, int8, int16 or uint8 x (numba.cuda's\n"
-            "float32 case), else float64.",
+    "float32 case), else float64.",
     "selp": "(pred, a, b)\n\na if pred else b (a and b of one type).",
     "nanosleep": "(ns)\n\nSleep about ns nanoseconds (a no-op on the CPU).",
 }
@@ -344,26 +364,16 @@ def _dims(value, what, kernel):
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         value = (int(value),)
     if not isinstance(value, (tuple, list)) or not value:
-        raise NumquadTypeError(
-            f"{launch_prefix(kernel)}: {what} must be an int or "
-            f"a tuple of 1-3 ints; got {value!r}"
-        )
+        raise NumquadTypeError(f"{launch_prefix(kernel)}: {what} must be an int or a tuple of 1-3 ints; got {value!r}")
     if len(value) > 3:
-        raise NumquadLaunchError(
-            f"{launch_prefix(kernel)}: {what} has {len(value)} "
-            f"dimensions; it takes 1 to 3"
-        )
+        raise NumquadLaunchError(f"{launch_prefix(kernel)}: {what} has {len(value)} dimensions; it takes 1 to 3")
     out = []
     for v in value:
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise NumquadTypeError(
-                f"{launch_prefix(kernel)}: {what} must hold "
-                f"ints; got {value!r}"
-            )
+            raise NumquadTypeError(f"{launch_prefix(kernel)}: {what} must hold ints; got {value!r}")
         if v < 1:
             raise NumquadLaunchError(
-                f"{launch_prefix(kernel)}: every {what} "
-                f"dimension must be >= 1; got {tuple(value)!r}"
+                f"{launch_prefix(kernel)}: every {what} dimension must be >= 1; got {tuple(value)!r}"
             )
         out.append(int(v))
     ndim = len(out)
@@ -390,21 +400,14 @@ def launch_config(kernel, griddim, blockdim):
         )
     if nthreads > _MAX_BLOCK:
         raise NumquadLaunchError(
-            f"{launch_prefix(kernel)}: a block of {b} has "
-            f"{nthreads} threads; at most {_MAX_BLOCK} are allowed"
+            f"{launch_prefix(kernel)}: a block of {b} has {nthreads} threads; at most {_MAX_BLOCK} are allowed"
         )
     for axis, (v, lim) in enumerate(zip(b, _MAX_BLOCK_DIM)):
         if v > lim:
-            raise NumquadLaunchError(
-                f"{launch_prefix(kernel)}: blockdim[{axis}] = {v}; "
-                f"at most {lim}"
-            )
+            raise NumquadLaunchError(f"{launch_prefix(kernel)}: blockdim[{axis}] = {v}; at most {lim}")
     for axis, (v, lim) in enumerate(zip(g, _MAX_GRID_DIM)):
         if v > lim:
-            raise NumquadLaunchError(
-                f"{launch_prefix(kernel)}: griddim[{axis}] = {v}; "
-                f"at most {lim}"
-            )
+            raise NumquadLaunchError(f"{launch_prefix(kernel)}: griddim[{axis}] = {v}; at most {lim}")
     return g, b, gnd, bnd
 
 
@@ -430,23 +433,36 @@ def check_memory_sizes(kernel, arrays):
             total += nbytes
             first = line if first is None else first
         elif kind == "local" and nbytes > _MAX_LOCAL:
-            raise NumquadCompileError(f"a local array of {nbytes} bytes per thread (in {kernel.__name__}); "
-                                      f"CUDA allows {_MAX_LOCAL}", kernel.filename, line)
+            raise NumquadCompileError(
+                f"a local array of {nbytes} bytes per thread (in {kernel.__name__}); CUDA allows {_MAX_LOCAL}",
+                kernel.filename,
+                line,
+            )
     if total > _MAX_STATIC_SHARED:
-        raise NumquadCompileError(f"the shared arrays of {kernel.__name__} take {total} bytes; CUDA allows "
-                                  f"{_MAX_STATIC_SHARED} bytes of static shared memory per block (more "
-                                  f"needs dynamic shared memory, shared.array(0, dtype))", kernel.filename, first)
+        raise NumquadCompileError(
+            f"the shared arrays of {kernel.__name__} take {total} bytes; CUDA allows "
+            f"{_MAX_STATIC_SHARED} bytes of static shared memory per block (more "
+            f"needs dynamic shared memory, shared.array(0, dtype))",
+            kernel.filename,
+            first,
+        )
     return total
 
 
 def _check_stream(kernel, stream):
     """The launch's stream (``[grid, block, stream]``) on the CPU and python targets,
     where it orders nothing: 0, None or a CUDA stream object, as numba.cuda takes."""
-    if stream is None or hasattr(stream, "handle") or hasattr(stream, "__cuda_stream__") or (
-            isinstance(stream, (int, np.integer)) and not isinstance(stream, bool) and stream == 0):
+    if (
+        stream is None
+        or hasattr(stream, "handle")
+        or hasattr(stream, "__cuda_stream__")
+        or (isinstance(stream, (int, np.integer)) and not isinstance(stream, bool) and stream == 0)
+    ):
         return
-    raise NumquadTypeError(f"{launch_prefix(kernel)}: the stream (3rd launch item) must be 0, None "
-                           f"or a CUDA stream (cuda.stream()); got {type(stream).__name__} {stream!r}"[:300])
+    raise NumquadTypeError(
+        f"{launch_prefix(kernel)}: the stream (3rd launch item) must be 0, None "
+        f"or a CUDA stream (cuda.stream()); got {type(stream).__name__} {stream!r}"[:300]
+    )
 
 
 def dynamic_shared_bytes(kernel, extra, static=0):
@@ -456,19 +472,24 @@ def dynamic_shared_bytes(kernel, extra, static=0):
     so its launch fails)."""
     nbytes = extra[1] if len(extra) > 1 else 0
     if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
-        raise NumquadTypeError(f"{launch_prefix(kernel)}: the dynamic shared memory "
-                               f"size (4th launch item) must be an int >= 0; got {nbytes!r}")
+        raise NumquadTypeError(
+            f"{launch_prefix(kernel)}: the dynamic shared memory "
+            f"size (4th launch item) must be an int >= 0; got {nbytes!r}"
+        )
     if nbytes + static > _MAX_DYNAMIC_SHARED:
         also = f" and {static} bytes of static shared arrays" if static else ""
-        raise NumquadLaunchError(f"{launch_prefix(kernel)}: {nbytes} bytes of dynamic shared memory"
-                                 f"{also}; CUDA allows {_MAX_DYNAMIC_SHARED} per block in all without "
-                                 f"an opt-in")
+        raise NumquadLaunchError(
+            f"{launch_prefix(kernel)}: {nbytes} bytes of dynamic shared memory"
+            f"{also}; CUDA allows {_MAX_DYNAMIC_SHARED} per block in all without "
+            f"an opt-in"
+        )
     return np.int64(nbytes)
 
 
 # ---------------------------------------------------------------------------
 # The dispatcher
 # ---------------------------------------------------------------------------
+
 
 def _is_device_array(a):
     # the class first: numba.cuda's arrays compute the interface dict on each access
@@ -486,7 +507,8 @@ def _returns_value_in_code(code):
         if ins.opname == "RETURN_CONST" and ins.argval is not None:
             return True
         if ins.opname == "RETURN_VALUE" and not (
-                prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None):
+            prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None
+        ):
             return True
         prev = ins
     return False
@@ -577,10 +599,11 @@ def _did_you_mean(word, names, spell):
 def _missing_attribute(path, obj, attr):
     """The message for ``path.attr`` where *obj* (what *path* names) has no *attr*."""
     from . import ops as _ops
-    spell = lambda n: f"{path}.{n}"          # noqa: E731
+
+    spell = lambda n: f"{path}.{n}"  # noqa: E731
     if isinstance(obj, type(_ops.Wave)):
         ops = [n for n in dir(obj) if _ops.of_function(getattr(obj, n, None)) is not None]
-        group = obj.__name__.rsplit('.', 1)[-1]
+        group = obj.__name__.rsplit(".", 1)[-1]
         hint = _did_you_mean(attr, ops, spell) or f"; the {group} ops are {', '.join(sorted(ops))}"
         return f"{path}.{attr} is not a {group} op" + hint
     if obj is sys.modules[__name__] or isinstance(obj, _Group):
@@ -590,8 +613,9 @@ def _missing_attribute(path, obj, attr):
             hint = f"; {path} has {', '.join(sorted(names))}"
         return f"{path}.{attr} is not an xpu builtin" + hint
     what = "module" if isinstance(obj, _pytypes.ModuleType) else "class"
-    return f"{path}.{attr}: {what} {getattr(obj, '__name__', path)!r} has no attribute {attr!r}" + \
-        _did_you_mean(attr, dir(obj), spell)
+    return f"{path}.{attr}: {what} {getattr(obj, '__name__', path)!r} has no attribute {attr!r}" + _did_you_mean(
+        attr, dir(obj), spell
+    )
 
 
 def _hasattr_probes(codes):
@@ -604,7 +628,7 @@ def _hasattr_probes(codes):
             if ins.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or ins.argval != "hasattr":
                 continue
             path = None
-            for nxt in instrs[k + 1:]:
+            for nxt in instrs[k + 1 :]:
                 if path is None and nxt.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF"):
                     path = nxt.argval
                 elif path is not None and nxt.opname in ("LOAD_ATTR", "LOAD_METHOD"):
@@ -629,11 +653,12 @@ def _unresolved_name(fn):
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
             free[name] = cell.cell_contents
-        except ValueError:          # an empty cell: leave it to the compiler
+        except ValueError:  # an empty cell: leave it to the compiler
             pass
     codes = _code_objects(code)
-    stored = {ins.argval for c in codes for ins in dis.get_instructions(c)
-              if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+    stored = {
+        ins.argval for c in codes for ins in dis.get_instructions(c) if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
+    }
     probed = _hasattr_probes(codes)
     for c in codes:
         instrs = list(dis.get_instructions(c))
@@ -648,25 +673,22 @@ def _unresolved_name(fn):
                     obj = getattr(builtins, name)
                 else:
                     hint = _did_you_mean(name, list(glb) + dir(builtins), str)
-                    return _instr_line(ins, fn.__code__.co_firstlineno), \
-                        f"name {name!r} is not defined{hint}"
+                    return _instr_line(ins, fn.__code__.co_firstlineno), f"name {name!r} is not defined{hint}"
             elif ins.opname == "LOAD_DEREF" and name in free and name not in code.co_cellvars:
                 obj = free[name]
             else:
                 continue
             path = name
-            for nxt in instrs[k + 1:]:
-                if nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD") or \
-                        not isinstance(obj, (_pytypes.ModuleType, type)):
+            for nxt in instrs[k + 1 :]:
+                if nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD") or not isinstance(obj, (_pytypes.ModuleType, type)):
                     break
                 try:
                     obj = getattr(obj, nxt.argval)
                 except AttributeError:
                     if (path, nxt.argval) in probed:
-                        break       # feature detection: ``if hasattr(Wave, "x"): Wave.x(v)``
-                    return _instr_line(nxt, fn.__code__.co_firstlineno), \
-                        _missing_attribute(path, obj, nxt.argval)
-                except Exception:       # noqa: BLE001 - a module's __getattr__ failing otherwise
+                        break  # feature detection: ``if hasattr(Wave, "x"): Wave.x(v)``
+                    return _instr_line(nxt, fn.__code__.co_firstlineno), _missing_attribute(path, obj, nxt.argval)
+                except Exception:  # noqa: BLE001 - a module's __getattr__ failing otherwise
                     break
                 path = f"{path}.{nxt.argval}"
     return None
@@ -694,10 +716,13 @@ def _reads_builtin(fn, target, seen):
                 obj = free.get(ins.argval, _MISSING_NAME)
             else:
                 continue
-            for nxt in instrs[k + 1:]:
-                if obj is target or isinstance(obj, Dispatcher) or \
-                        not isinstance(obj, (_pytypes.ModuleType, type)) or \
-                        nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
+            for nxt in instrs[k + 1 :]:
+                if (
+                    obj is target
+                    or isinstance(obj, Dispatcher)
+                    or not isinstance(obj, (_pytypes.ModuleType, type))
+                    or nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD")
+                ):
                     break
                 obj = getattr(obj, nxt.argval, _MISSING_NAME)
             if obj is target:
@@ -707,7 +732,7 @@ def _reads_builtin(fn, target, seen):
             # launch's even-block check), or a plain nested function
             try:
                 fn2 = obj if isinstance(obj, _pytypes.FunctionType) else getattr(obj, "py_func", None)
-            except Exception:                   # noqa: BLE001 - an object whose getattr fails
+            except Exception:  # noqa: BLE001 - an object whose getattr fails
                 fn2 = None
             if isinstance(fn2, _pytypes.FunctionType) and _reads_builtin(fn2, target, seen):
                 return True
@@ -736,7 +761,7 @@ def _generator_line(fn):
 def _lambda_tree(fn, lines_and_start=None):
     """The ``ast.Lambda`` of the lambda *fn*, as an equivalent FunctionDef."""
     code = fn.__code__
-    params = list(code.co_varnames[:code.co_argcount])
+    params = list(code.co_varnames[: code.co_argcount])
     if lines_and_start is not None:
         lines, start = lines_and_start
         src = "".join(lines)
@@ -748,8 +773,11 @@ def _lambda_tree(fn, lines_and_start=None):
     except SyntaxError:
         return None
     ast.increment_lineno(tree, start - 1)
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno
-             and [a.arg for a in n.args.args] == params]
+    found = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno and [a.arg for a in n.args.args] == params
+    ]
     if len(found) > 1:
         # several lambdas with these parameters on the line: the one whose body holds
         # the code's first source position
@@ -761,8 +789,7 @@ def _lambda_tree(fn, lines_and_start=None):
     lam = found[0]
     ret = ast.copy_location(ast.Return(value=lam.body), lam.body)
     extra = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
-    fdef = ast.FunctionDef(name=fn.__name__, args=lam.args, body=[ret], decorator_list=[],
-                           returns=None, **extra)
+    fdef = ast.FunctionDef(name=fn.__name__, args=lam.args, body=[ret], decorator_list=[], returns=None, **extra)
     ast.copy_location(fdef, lam)
     ast.fix_missing_locations(fdef)
     return fdef
@@ -801,6 +828,7 @@ def _by_reference(module, qualname):
 
 def _ops_namespace(name):
     from . import ops as _ops
+
     return getattr(_ops, name.rsplit(".", 1)[-1])
 
 
@@ -818,6 +846,7 @@ def _register_pickling():
     if not _pickling_registered:
         import copyreg
         from . import ops as _ops
+
         copyreg.pickle(type(_ops.Wave), lambda m: (_ops_namespace, (m.__name__,)))
         copyreg.pickle(_Group, lambda g: (_group_by_name, (g.__name__,)))
         _pickling_registered = True
@@ -837,6 +866,7 @@ class _ByValue:
         _BY_VALUE[uuid] = d
         if signatures:
             from .cpu.cudaapi import declare_signatures
+
             declare_signatures(d, signatures)
         return d
 
@@ -865,13 +895,13 @@ class Dispatcher:
         self.target = target
         self.debug = _flag("debug", debug)
         self.fastmath = _flag("fastmath", fastmath)
-        self.device_only = False        # xpu.jit(device=True): never launched
-        self.max_threads = None         # launch_bounds' first: the most threads of a block
-        self.cuda_options = {}          # passed on to numba.cuda (jit below: _CUDA_KERNEL_OPTIONS)
+        self.device_only = False  # xpu.jit(device=True): never launched
+        self.max_threads = None  # launch_bounds' first: the most threads of a block
+        self.cuda_options = {}  # passed on to numba.cuda (jit below: _CUDA_KERNEL_OPTIONS)
         self.cache = _flag("cache", cache)
         #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
         self.signatures = []
-        self.specialized = False       # one signature given as a string or tuple (jit)
+        self.specialized = False  # one signature given as a string or tuple (jit)
         functools.update_wrapper(self, pyfunc)
         code = pyfunc.__code__
         self.filename = code.co_filename
@@ -883,16 +913,17 @@ class Dispatcher:
             raise NumquadTypeError(
                 f'File "{self.filename}", line {_generator_line(pyfunc)}, in {pyfunc.__name__}: '
                 f"xpu.jit takes a plain function; {pyfunc.__name__} is {what}: a kernel or "
-                f"lane function cannot yield or await")
+                f"lane function cannot yield or await"
+            )
         self._arity = _arity(pyfunc)
-        self._source = None        # (lines, first line) when unpickled by value
+        self._source = None  # (lines, first line) when unpickled by value
         self._uuid = None
         self._names_checked = False
         self._lock = threading.RLock()
         self._tree = None
         self._is_kernel = None
         self._targets = {}
-        self._configs = {}         # (griddim, blockdim) -> validated launch dims
+        self._configs = {}  # (griddim, blockdim) -> validated launch dims
         self._uses_quad_grid = None
 
     # -- source ------------------------------------------------------------
@@ -916,14 +947,15 @@ class Dispatcher:
             if fn is None:
                 raise NumquadTypeError(
                     f"{self.where}: xpu.jit cannot find this lambda's source (several lambdas "
-                    f"on one line?); define it with def")
+                    f"on one line?); define it with def"
+                )
             return fn
         if self._source is not None:
             lines, start = self._source
         else:
             try:
                 lines, start = inspect.getsourcelines(self.py_func)
-                note_source(self.py_func, "".join(lines))     # (a later edit: cpu/diskcache.py)
+                note_source(self.py_func, "".join(lines))  # (a later edit: cpu/diskcache.py)
             except (OSError, TypeError) as e:
                 raise NumquadTypeError(
                     f"{self.where}: xpu.jit needs the function's source to compile it "
@@ -970,7 +1002,7 @@ class Dispatcher:
         n = len(args)
         if fewest <= n and (most is None or n <= most):
             if n < self.py_func.__code__.co_argcount:
-                args = tuple(args) + tuple(self.py_func.__defaults__[n - fewest:])
+                args = tuple(args) + tuple(self.py_func.__defaults__[n - fewest :])
             return args
         if most == fewest:
             takes = f"{fewest} argument{'' if fewest == 1 else 's'}"
@@ -983,8 +1015,9 @@ class Dispatcher:
         except (TypeError, ValueError):
             sig = "(...)"
         site = call_site(self)
-        raise NumquadTypeError(f"{site}: {self.__name__}{sig} takes {takes}; got {n} "
-                               f"({self.__name__} is {defined_at(self, site)})")
+        raise NumquadTypeError(
+            f"{site}: {self.__name__}{sig} takes {takes}; got {n} ({self.__name__} is {defined_at(self, site)})"
+        )
 
     # -- targets -----------------------------------------------------------
     def _target(self, name):
@@ -997,17 +1030,22 @@ class Dispatcher:
                 self._check_names()
                 if name == "cpu":
                     from .cpu.dispatch import CPUTarget
+
                     t = CPUTarget(self)
                 elif name == "python":
                     from .simt import PythonTarget
+
                     t = PythonTarget(self)
                 else:
                     import importlib.util
+
                     if importlib.util.find_spec("numba_cuda") is None:
                         raise ImportError(
                             f"{self.where}: the CUDA target needs the numba-cuda package: "
-                            f"pip install 'numquad[cuda]' (numba's own numba.cuda is a shim)")
+                            f"pip install 'numquad[cuda]' (numba's own numba.cuda is a shim)"
+                        )
                     from .cuda.dispatch import CUDATarget
+
                     t = CUDATarget(self)
                 self._targets[name] = t
             return t
@@ -1048,11 +1086,13 @@ class Dispatcher:
         if isinstance(ntasks, bool) or not isinstance(ntasks, (int, np.integer)):
             raise NumquadTypeError(
                 f"{call_site(self)}: {self.__name__}.forall(ntasks): ntasks must be an integer (the "
-                f"number of threads); got {type(ntasks).__name__} {ntasks!r}"[:300])
-        if ntasks < 0:                                   # numba.cuda's words, and the line
+                f"number of threads); got {type(ntasks).__name__} {ntasks!r}"[:300]
+            )
+        if ntasks < 0:  # numba.cuda's words, and the line
             raise NumquadLaunchError(
                 f"{call_site(self)}: {self.__name__}.forall(ntasks): Can't create ForAll with "
-                f"negative task count: {ntasks}")
+                f"negative task count: {ntasks}"
+            )
         return _ForAll(self, ntasks, tpb, stream, sharedmem)
 
     def specialize(self, *args):
@@ -1070,7 +1110,8 @@ class Dispatcher:
             raise NumquadRuntimeError(
                 f"{launch_prefix(self)}: Cannot compile a device function as a kernel: "
                 f"{self.__name__} is xpu.jit(device=True), as numba.cuda refuses it; call it from "
-                f"a kernel, or drop device=True")
+                f"a kernel, or drop device=True"
+            )
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise NumquadTypeError(
                 f"{launch_prefix(self)}: launch {self.__name__}[griddim, blockdim](...) "
@@ -1095,6 +1136,7 @@ class Dispatcher:
             # numba.cuda's cuda.jit(sig): scalars take the types of the signature that
             # fits best (the CPU target converts every argument itself)
             from .cpu.cudaapi import convert_scalars
+
             args = convert_scalars(self, args)
         try:
             return self._target(target).launch(dims, extra, args)
@@ -1120,17 +1162,19 @@ class Dispatcher:
             site = call_site(self)
             raise NumquadTypeError(
                 f"{site}: {self.__name__}(...) ({defined_at(self, site)}) takes its arguments by position (and "
-                f"out=); got keyword argument(s) {', '.join(sorted(kwargs))}")
+                f"out=); got keyword argument(s) {', '.join(sorted(kwargs))}"
+            )
         code = self.py_func.__code__
         if code.co_kwonlyargcount or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
             site = call_site(self)
-            kwonly = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+            kwonly = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
             extra = [f"keyword-only parameter(s) {', '.join(kwonly)}"] if kwonly else []
             extra += ["*args"] if code.co_flags & inspect.CO_VARARGS else []
             extra += ["**kwargs"] if code.co_flags & inspect.CO_VARKEYWORDS else []
             raise NumquadTypeError(
                 f"{site}: {self.__name__} ({defined_at(self, site)}) has {' and '.join(extra)}; a lane "
-                f"function called on arrays takes positional parameters only")
+                f"function called on arrays takes positional parameters only"
+            )
         if _uses_quad_grid(self):
             # a lane call runs one row of threads (blockDim.y is 1, odd): the launch
             # check would refuse it (probe: it gave y = 1 in a one-row launch)
@@ -1139,16 +1183,16 @@ class Dispatcher:
                 f"{site}: {self.__name__} ({defined_at(self, site)}) reads xpu.quad_grid(2), "
                 f"which takes a 2-D block whose blockDim.x and blockDim.y are both even; a lane "
                 f"function called on arrays runs one row of threads: call it from a kernel "
-                f"launched with such a block, e.g. k[(w // 16, h // 16), (16, 16)](...)")
+                f"launched with such a block, e.g. k[(w // 16, h // 16), (16, 16)](...)"
+            )
         given = len(args)
         args = self._check_arity(args)
         # an omitted default is the function's constant, typed as Numba types it (a
         # float is float64, an int int64), not a weak Python scalar the caller passed:
         # ``scale(x, eps=0.1)`` on float32 x computes in float64, as scale(x[i]) does
         args = args[:given] + tuple(map(_typed_default, args[given:]))
-        if any(map(_lanecall.is_dask, args)):             # lazy: one call per block
-            return _lanecall.dask_call(self, args, out,
-                                       functools.partial(self._call, target, out=None))
+        if any(map(_lanecall.is_dask, args)):  # lazy: one call per block
+            return _lanecall.dask_call(self, args, out, functools.partial(self._call, target, out=None))
         target = target or self._choose(list(args) + ([out] if out is not None else []))
         try:
             r = self._target(target).call(args, out)
@@ -1163,10 +1207,13 @@ class Dispatcher:
         """numba-cuda's multi-line ``CudaSupportError`` *e* (no driver, no GPU) as one
         line naming the user's call."""
         from .cuda.errors import NoGPUError
+
         reason = " ".join(str(e).split())
-        return NoGPUError(f"{call_site(self)}: {what} runs on an NVIDIA GPU, but numba.cuda finds "
-                          f"none here ({reason.rstrip(': ')}); {verb} {self.__name__} without "
-                          f".cuda, or with .cpu, to run it on the CPU")
+        return NoGPUError(
+            f"{call_site(self)}: {what} runs on an NVIDIA GPU, but numba.cuda finds "
+            f"none here ({reason.rstrip(': ')}); {verb} {self.__name__} without "
+            f".cuda, or with .cpu, to run it on the CPU"
+        )
 
     # -- introspection -------------------------------------------------------
     def _check_sig(self, method, sig):
@@ -1174,11 +1221,12 @@ class Dispatcher:
         tuple/list of Numba types, one per parameter; else one line naming the call."""
         from numba.core import types as _nbt
         from numba.core.typing.templates import Signature
+
         if isinstance(sig, (str, Signature)):
             return
         params = self.py_func.__code__.co_argcount
         if isinstance(sig, (tuple, list)) and all(isinstance(t, _nbt.Type) for t in sig):
-            if len(sig) == params or self.py_func.__code__.co_flags & 0x04:       # *args
+            if len(sig) == params or self.py_func.__code__.co_flags & 0x04:  # *args
                 return
             got = f"{len(sig)} type(s)"
         else:
@@ -1186,7 +1234,8 @@ class Dispatcher:
         raise NumquadTypeError(
             f"{call_site(self)}: {self.__name__}.{method}(sig): sig must be the argument types "
             f"(a tuple of {params} Numba types such as (numba.float32[:], numba.int32)) or a "
-            f"signature string (\"void(float32[:], int32)\"); got {got}")
+            f'signature string ("void(float32[:], int32)"); got {got}'
+        )
 
     def inspect_cpu_source(self, sig):
         """The generated CPU wave code for argument types *sig*, as Python source."""
@@ -1213,11 +1262,15 @@ class Dispatcher:
         ``0xFFFFFFFF`` (docs/architecture.md), the PTX shown for such a *blockdim*.
         """
         self._check_sig("inspect_ptx", sig)
-        if not (isinstance(cc, tuple) and len(cc) == 2 and all(
-                isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in cc)):
+        if not (
+            isinstance(cc, tuple)
+            and len(cc) == 2
+            and all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in cc)
+        ):
             raise NumquadTypeError(
                 f"{call_site(self)}: {self.__name__}.inspect_ptx(sig, cc): cc must be a compute "
-                f"capability (major, minor) such as (9, 0); got {type(cc).__name__} {cc!r}"[:300])
+                f"capability (major, minor) such as (9, 0); got {type(cc).__name__} {cc!r}"[:300]
+            )
         return self._target("cuda").inspect_ptx(sig, cc=cc, blockdim=blockdim)
 
     def __repr__(self):
@@ -1233,6 +1286,7 @@ class Dispatcher:
         if _importable(self):
             return _by_reference, (self.__module__, self.__qualname__)
         from numba.core import serialize
+
         _register_pickling()
         with self._lock:
             if self._uuid is None:
@@ -1246,9 +1300,16 @@ class Dispatcher:
             except (OSError, TypeError):
                 pass
         options = dict(target=self.target, debug=self.debug, fastmath=self.fastmath, cache=self.cache)
-        return serialize.custom_reduce(_ByValue, dict(
-            uuid=self._uuid, py_func=self.py_func, source=source, options=options,
-            signatures=list(getattr(self, "signatures", None) or [])))
+        return serialize.custom_reduce(
+            _ByValue,
+            dict(
+                uuid=self._uuid,
+                py_func=self.py_func,
+                source=source,
+                options=options,
+                signatures=list(getattr(self, "signatures", None) or []),
+            ),
+        )
 
 
 def _typeof_dispatcher(val, c):
@@ -1259,7 +1320,8 @@ def _typeof_dispatcher(val, c):
     raise ValueError(
         f"{val.__name__} is an @xpu.jit function, which a @numba.njit function cannot call or "
         f"launch; call it from Python (or from another @xpu.jit function), or make the helper a "
-        f"@numba.njit function, which @xpu.jit kernels may call")
+        f"@numba.njit function, which @xpu.jit kernels may call"
+    )
 
 
 _typeof_registered = False
@@ -1270,6 +1332,7 @@ def _register_typeof():
     global _typeof_registered
     if not _typeof_registered:
         from numba.extending import typeof_impl
+
         typeof_impl.register(Dispatcher)(_typeof_dispatcher)
         _typeof_registered = True
 
@@ -1306,9 +1369,9 @@ def _typed_default(v):
     if isinstance(v, bool):
         return np.bool_(v)
     if isinstance(v, int):
-        if -2 ** 63 <= v < 2 ** 63:
+        if -(2**63) <= v < 2**63:
             return np.int64(v)
-        return np.uint64(v) if 0 <= v < 2 ** 64 else v
+        return np.uint64(v) if 0 <= v < 2**64 else v
     if isinstance(v, float):
         return np.float64(v)
     if isinstance(v, complex):
@@ -1327,7 +1390,8 @@ class _Launcher:
             d = self._d
             raise NumquadTypeError(
                 f"{launch_prefix(d)}: a kernel launch takes its arguments by position; got keyword "
-                f"argument(s) {', '.join(sorted(kwargs))} for {d.__name__}")
+                f"argument(s) {', '.join(sorted(kwargs))} for {d.__name__}"
+            )
         return self._d._launch(self._t, self._config, args)
 
     def __reduce__(self):
@@ -1357,8 +1421,18 @@ class _Launcher:
 
 
 #: numba.cuda's cuda.jit options that mean nothing to the CPU target (accepted, ignored)
-_CUDA_OPTIONS = ("device", "inline", "forceinline", "lineinfo", "opt", "lto", "max_registers",
-                 "launch_bounds", "boundscheck", "shared_memory_carveout")
+_CUDA_OPTIONS = (
+    "device",
+    "inline",
+    "forceinline",
+    "lineinfo",
+    "opt",
+    "lto",
+    "max_registers",
+    "launch_bounds",
+    "boundscheck",
+    "shared_memory_carveout",
+)
 
 
 #: ... of which the CUDA target passes these on to numba.cuda's cuda.jit for a kernel
@@ -1401,14 +1475,17 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
         # (a Dispatcher, a partial, a builtin, a method: parse_signatures said "is not a
         # signature", which hid the real mistake)
         shown = repr(func) if len(repr(func)) <= 100 else repr(func)[:97] + "..."
-        what = f"{func.__name__}, already an xpu.jit function" if isinstance(func, Dispatcher) else \
-            f"{shown} (a {type(func).__name__})"
-        raise TypeError(f"xpu.jit decorates a plain Python function (def or lambda) or takes a "
-                        f"signature; got {what}")
+        what = (
+            f"{func.__name__}, already an xpu.jit function"
+            if isinstance(func, Dispatcher)
+            else f"{shown} (a {type(func).__name__})"
+        )
+        raise TypeError(f"xpu.jit decorates a plain Python function (def or lambda) or takes a signature; got {what}")
     if func is not None and not isinstance(func, _pytypes.FunctionType):
         from .cpu.cudaapi import parse_signatures
+
         sigs = parse_signatures(func)
-        specialized = not isinstance(func, list)       # numba.cuda's "specialized" kernel
+        specialized = not isinstance(func, list)  # numba.cuda's "specialized" kernel
         func = None
 
     bounds = cuda_options.get("launch_bounds")
@@ -1417,13 +1494,18 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
         # (a GPU refuses a bigger block of a kernel compiled with it)
         bounds = (bounds,) if isinstance(bounds, (int, np.integer)) else tuple(bounds)
         if len(bounds) > 3:
-            raise ValueError(f"Got {len(bounds)} launch bounds: {cuda_options['launch_bounds']}. A maximum "
-                             f"of three are supported: (max_threads_per_block, min_blocks_per_sm, "
-                             f"max_blocks_per_cluster)")
-        if not bounds or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0
-                                 for v in bounds):
-            raise TypeError(f"xpu.jit: launch_bounds takes an int > 0 or a tuple of 1 to 3 of them; "
-                            f"got {cuda_options['launch_bounds']!r}")
+            raise ValueError(
+                f"Got {len(bounds)} launch bounds: {cuda_options['launch_bounds']}. A maximum "
+                f"of three are supported: (max_threads_per_block, min_blocks_per_sm, "
+                f"max_blocks_per_cluster)"
+            )
+        if not bounds or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in bounds
+        ):
+            raise TypeError(
+                f"xpu.jit: launch_bounds takes an int > 0 or a tuple of 1 to 3 of them; "
+                f"got {cuda_options['launch_bounds']!r}"
+            )
 
     def wrap(f):
         d = Dispatcher(f, target=target, debug=debug, fastmath=fastmath, cache=cache)
@@ -1433,6 +1515,7 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
         d.cuda_options = {k: v for k, v in cuda_options.items() if k in _CUDA_KERNEL_OPTIONS and v is not None}
         if sigs:
             from .cpu.cudaapi import declare_signatures
+
             d.specialized = specialized
             declare_signatures(d, sigs)
         return d

@@ -27,6 +27,7 @@ import pytest
 def cuda_available():
     try:
         from numba import cuda
+
         return bool(cuda.is_available())
     except Exception:
         return False
@@ -50,9 +51,12 @@ def rng(request):
 
 
 def pytest_addoption(parser):
-    parser.addoption("--full", action="store_true", default=False,
-                     help="numquad: run every test and every case (default: the quick tier, "
-                          "see tests/conftest.py)")
+    parser.addoption(
+        "--full",
+        action="store_true",
+        default=False,
+        help="numquad: run every test and every case (default: the quick tier, see tests/conftest.py)",
+    )
 
 
 def _full(config):
@@ -60,10 +64,8 @@ def _full(config):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "every_case: the quick tier runs every case of this "
-                                       "parametrised test")
-    config.addinivalue_line("markers", "every_value: the quick tier runs each parameter value of "
-                                       "this test once")
+    config.addinivalue_line("markers", "every_case: the quick tier runs every case of this parametrised test")
+    config.addinivalue_line("markers", "every_value: the quick tier runs each parameter value of this test once")
 
 
 def _value_key(name, value, index):
@@ -74,12 +76,12 @@ def _value_key(name, value, index):
     if isinstance(value, plain) or (isinstance(value, tuple) and all(isinstance(v, plain) for v in value)):
         return name, repr(value)
     named = getattr(value, "__qualname__", None)
-    if isinstance(named, str):                  # a type or a function
+    if isinstance(named, str):  # a type or a function
         return name, f"{getattr(value, '__module__', '')}.{named}"
     return name, f"#{index}"
 
 
-_CASES = 2      # the most cases of one parametrised test that the quick tier runs
+_CASES = 2  # the most cases of one parametrised test that the quick tier runs
 
 
 def _quick_tier(items, keep_slow):
@@ -93,8 +95,12 @@ def _quick_tier(items, keep_slow):
             keep.append(item)
         else:
             # each target on its own: a GPU machine runs the same cases on both
-            group = (item.path, item.cls.__name__ if getattr(item, "cls", None) else "",
-                     getattr(item, "originalname", item.name), str(item.callspec.params.get("target")))
+            group = (
+                item.path,
+                item.cls.__name__ if getattr(item, "cls", None) else "",
+                getattr(item, "originalname", item.name),
+                str(item.callspec.params.get("target")),
+            )
             groups.setdefault(group, []).append(item)
     for cases in groups.values():
         covered, new = set(), []

@@ -24,23 +24,43 @@ CASES = [  # name, element types, NumPy model of (element, value) -> new element
     ("exch", _INTS, lambda a, v: v),
     ("inc", ["uint32", "uint64"], lambda a, v: np.where(a >= v, 0, a + 1).astype(a.dtype)),
     ("dec", ["uint32", "uint64"], lambda a, v: np.where((a == 0) | (a > v), v, a - 1).astype(a.dtype)),
-    ("max", _ALL, lambda a, v: np.where(np.isnan(a) | np.isnan(v), a, np.where(a < v, v, a))
-     if a.dtype.kind == "f" else np.maximum(a, v)),
-    ("min", _ALL, lambda a, v: np.where(np.isnan(a) | np.isnan(v), a, np.where(a > v, v, a))
-     if a.dtype.kind == "f" else np.minimum(a, v)),
-    ("nanmax", _ALL, lambda a, v: np.where(np.isnan(v), a, np.where(np.isnan(a) | (a < v), v, a))
-     if a.dtype.kind == "f" else np.maximum(a, v)),
-    ("nanmin", _ALL, lambda a, v: np.where(np.isnan(v), a, np.where(np.isnan(a) | (a > v), v, a))
-     if a.dtype.kind == "f" else np.minimum(a, v)),
+    (
+        "max",
+        _ALL,
+        lambda a, v: (
+            np.where(np.isnan(a) | np.isnan(v), a, np.where(a < v, v, a)) if a.dtype.kind == "f" else np.maximum(a, v)
+        ),
+    ),
+    (
+        "min",
+        _ALL,
+        lambda a, v: (
+            np.where(np.isnan(a) | np.isnan(v), a, np.where(a > v, v, a)) if a.dtype.kind == "f" else np.minimum(a, v)
+        ),
+    ),
+    (
+        "nanmax",
+        _ALL,
+        lambda a, v: (
+            np.where(np.isnan(v), a, np.where(np.isnan(a) | (a < v), v, a)) if a.dtype.kind == "f" else np.maximum(a, v)
+        ),
+    ),
+    (
+        "nanmin",
+        _ALL,
+        lambda a, v: (
+            np.where(np.isnan(v), a, np.where(np.isnan(a) | (a > v), v, a)) if a.dtype.kind == "f" else np.minimum(a, v)
+        ),
+    ),
 ]
 
 
 def _kernel(name):
-    src = (f"def k(a, v, old):\n"
-           f"    i = xpu.grid(1)\n"
-           f"    if i < a.size:\n"
-           f"        old[i] = xpu.atomic.{name}(a, i, v[i])\n")
+    src = (
+        f"def k(a, v, old):\n    i = xpu.grid(1)\n    if i < a.size:\n        old[i] = xpu.atomic.{name}(a, i, v[i])\n"
+    )
     import linecache
+
     fname = f"<test_atomics {name}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = {"xpu": xpu}
@@ -126,9 +146,11 @@ def test_cas_and_hammer(target, rng):
 
 def test_atomic_names_match_numba_cuda():
     from numquad.cpu.atomics import ATOMIC_NAMES
+
     assert set(ATOMIC_NAMES) == set(xpu.atomic.__all__)
     try:
         from numba import cuda
+
         names = [n for n in dir(cuda.atomic) if not n.startswith("_")]
     except Exception:
         pytest.skip("numba.cuda is not importable")

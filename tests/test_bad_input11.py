@@ -32,10 +32,16 @@ def _cuda_ptx(k, sig):
 
 # -- 1. hasattr of a module or class, and an unknown op, on the CUDA target -----------
 
+
 def k_hasattr(out):
-    out[0] = (hasattr(Wave, "noSuchOp") * 1 + hasattr(Wave, "prefixSum") * 10
-              + hasattr(xpu, "quad_grid") * 100 + hasattr(math, "sqrt") * 1000
-              + hasattr(cuda, "grid") * 10000 + 7 * 100000)
+    out[0] = (
+        hasattr(Wave, "noSuchOp") * 1
+        + hasattr(Wave, "prefixSum") * 10
+        + hasattr(xpu, "quad_grid") * 100
+        + hasattr(math, "sqrt") * 1000
+        + hasattr(cuda, "grid") * 10000
+        + 7 * 100000
+    )
 
 
 def test_hasattr_compiles_for_cuda_with_pythons_answer():
@@ -81,6 +87,7 @@ def test_an_unknown_op_lists_the_ops(target):
 
 
 # -- 2. bad allocation shapes and dtypes: the CPU target's error on every target ------
+
 
 def k_int33(out):
     i = cuda.grid(1)
@@ -193,12 +200,12 @@ REC = np.dtype([("x", np.int32), ("y", np.float64)])
 def k_good_allocations(out):
     i = cuda.grid(1)
     n = 2
-    a = xpu.shared.array(TPB * 4, dtype="float32")      # a global, arithmetic, a string
-    b = cuda.local.array((n, 3), np.int64)              # a local assigned once
-    c = xpu.local.array(2, REC)                          # a record dtype
+    a = xpu.shared.array(TPB * 4, dtype="float32")  # a global, arithmetic, a string
+    b = cuda.local.array((n, 3), np.int64)  # a local assigned once
+    c = xpu.local.array(2, REC)  # a record dtype
     z = xpu.local.array(1, np.complex128)
     z[0] = 1j
-    d = xpu.shared.array(0, dtype=np.float32)            # the dynamic shared memory
+    d = xpu.shared.array(0, dtype=np.float32)  # the dynamic shared memory
     a[i] = i
     b[1, 2] = 5
     c[1].x = 3
@@ -222,9 +229,10 @@ def test_good_allocations_compile_for_cuda():
 
 # -- 3. array views across cross-lane ops on the CPU target -----------------------
 
+
 def k_reshape_across_op(a, out):
     i = cuda.grid(1)
-    b = a.reshape(4, 8)                  # a view of a parameter: the same in every lane
+    b = a.reshape(4, 8)  # a view of a parameter: the same in every lane
     s = Wave.prefixSum(a[i])
     out[i] = b[i // 8, i % 8] + s
 
@@ -236,7 +244,7 @@ def _add_scan(x, v):
 
 def k_row_argument(out, v):
     i = cuda.grid(1)
-    _add_scan(out[i], v)                 # a row of a 2-D array: a view, as out[i, :]
+    _add_scan(out[i], v)  # a row of a 2-D array: a view, as out[i, :]
 
 
 def k_row_across_op(out, v):
@@ -280,16 +288,21 @@ def k_lane_varying_view(out, v):
     r[0] += s
 
 
-@pytest.mark.parametrize("fn,shown", [(k_lane_varying_view_argument, "the value out[i].reshape(2)"),
-                                      (k_lane_varying_view, "r")], ids=["argument", "named"])
+@pytest.mark.parametrize(
+    "fn,shown",
+    [(k_lane_varying_view_argument, "the value out[i].reshape(2)"), (k_lane_varying_view, "r")],
+    ids=["argument", "named"],
+)
 def test_a_lane_varying_view_across_an_op_names_it_at_its_line(fn, shown):
     with pytest.raises(NumquadCompileError) as e:
         xpu.jit(fn).cpu[1, 32](np.zeros((32, 2)), 1.0)
     msg = str(e.value)
     line = _line_of(fn, "_add_scan(" if fn is k_lane_varying_view_argument else "r = ")
     assert f"line {line}:" in msg and HERE in msg, msg
-    assert f"{shown} (array(float64, 1d, C)) is an array that differs from lane to lane and " \
-           f"lives across a cross-lane op" in msg, msg
+    assert (
+        f"{shown} (array(float64, 1d, C)) is an array that differs from lane to lane and "
+        f"lives across a cross-lane op" in msg
+    ), msg
     assert "pass the whole array and its index" in msg, msg
 
 
@@ -311,6 +324,8 @@ def test_cuda_refuses_a_call_of_a_kernel_with_ops_and_says_what_to_do():
         _cuda_ptx(xpu.jit(k_row_argument), "void(float64[:, ::1], float64)")
     msg = str(e.value)
     assert f"line {_line_of(k_row_argument, '_add_scan(')}:" in msg and HERE in msg, msg
-    assert "_add_scan uses cross-lane ops and returns nothing (a kernel), so the CUDA target " \
-           "cannot call it; make it a lane function by returning a value (e.g. return 0)" in msg, msg
+    assert (
+        "_add_scan uses cross-lane ops and returns nothing (a kernel), so the CUDA target "
+        "cannot call it; make it a lane function by returning a value (e.g. return 0)" in msg
+    ), msg
     _cuda_ptx(xpu.jit(k_row_argument_lane), "void(float64[:, ::1], float64)")

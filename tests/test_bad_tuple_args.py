@@ -15,16 +15,22 @@ def _add_pair(t, out):
         out[i] = t[0][i] + t[1][i]
 
 
-@pytest.mark.parametrize("bad,path,what", [
-    (np.arange(4.0).astype(">f8"), r"\[1\]", r"an array of dtype >f8 \(non-native byte order\)"),
-    (np.zeros(4, object), r"\[1\]", r"an array of dtype \|O"),
-    (None, r"\[1\]", "a NoneType"),
-    (2 ** 70, r"\[1\]", "the int 1180591620717411303424, outside int64's range"),
-    ((np.zeros(4), None), r"\[1\]\[1\]", "a NoneType"),
-])
+@pytest.mark.parametrize(
+    "bad,path,what",
+    [
+        (np.arange(4.0).astype(">f8"), r"\[1\]", r"an array of dtype >f8 \(non-native byte order\)"),
+        (np.zeros(4, object), r"\[1\]", r"an array of dtype \|O"),
+        (None, r"\[1\]", "a NoneType"),
+        (2**70, r"\[1\]", "the int 1180591620717411303424, outside int64's range"),
+        ((np.zeros(4), None), r"\[1\]\[1\]", "a NoneType"),
+    ],
+)
 def test_the_bad_element_of_a_tuple_argument_is_named(bad, path, what):
-    with pytest.raises(NumquadTypeError, match=rf"argument 0 \(t\) of _add_pair has type tuple, whose element "
-                                               rf"{path} is {what}"):
+    with pytest.raises(
+        NumquadTypeError,
+        match=rf"argument 0 \(t\) of _add_pair has type tuple, whose element "
+        rf"{path} is {what}",
+    ):
         _add_pair[1, 32]((np.zeros(4), bad), np.zeros(4))
 
 

@@ -25,9 +25,22 @@ def test_bench_kernels_quick(tmp_path):
     out = tmp_path / "rows.json"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_kernels.py"), "--quick",
-                        "--only", ",".join(KERNELS), "--json", str(out)],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "benchmarks", "bench_kernels.py"),
+            "--quick",
+            "--only",
+            ",".join(KERNELS),
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     log = f"exit status {r.returncode}\n--- stdout\n{r.stdout}\n--- stderr\n{r.stderr}"
     assert r.returncode == 0, log
     lines = r.stdout.splitlines()

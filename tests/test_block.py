@@ -12,6 +12,7 @@ from numba import cuda  # noqa: E402
 
 # -- a block scan from wave scans, shared memory and barriers ------------------------
 
+
 @xpu.jit
 def k_block_scan(x, out):
     sh = xpu.shared.array(32, np.int64)
@@ -42,6 +43,7 @@ def test_block_scan(target, rng, threads):
 
 # -- a shared-memory transpose with a 2-D block ---------------------------------------
 
+
 @xpu.jit
 def k_transpose(a, out):
     tile = xpu.shared.array((16, 17), np.float32)
@@ -67,6 +69,7 @@ def test_shared_transpose(target, rng):
 
 # -- atomics under heavy contention --------------------------------------------------
 
+
 @xpu.jit
 def k_counter(counter, olds, hist, x, mx, mn):
     i = xpu.grid(1)
@@ -81,12 +84,12 @@ def test_atomics_contention(target, rng):
     counter = np.zeros(1, np.int64)
     olds = np.full(n, -1, np.int64)
     hist = np.zeros(7, np.float64)
-    x = rng.integers(-10**9, 10**9, n).astype(np.int64)
+    x = rng.integers(-(10**9), 10**9, n).astype(np.int64)
     mx = np.array([x[0]], np.int64)
     mn = np.array([x[0]], np.int64)
     getattr(k_counter, target)[n // 256, 256](counter, olds, hist, x, mx, mn)
     assert counter[0] == n
-    np.testing.assert_array_equal(np.sort(olds), np.arange(n))     # every old value once
+    np.testing.assert_array_equal(np.sort(olds), np.arange(n))  # every old value once
     np.testing.assert_array_equal(hist, np.bincount(x % 7, minlength=7).astype(np.float64))
     assert mx[0] == x.max() and mn[0] == x.min()
 
@@ -106,12 +109,13 @@ def test_cas_and_exch(target, rng):
     getattr(k_cas_exch, target)[n // 128, 128](slots, got, key)
     for k in np.unique(key):
         winners = np.flatnonzero((key == k) & (got == 0))
-        assert len(winners) == 1                         # exactly one thread swapped each slot
+        assert len(winners) == 1  # exactly one thread swapped each slot
         assert slots[k] == winners[0] + 1
     assert 0 <= slots[99] < n
 
 
 # -- local arrays ----------------------------------------------------------------------
+
 
 @xpu.jit
 def k_local(a, out):
@@ -133,6 +137,7 @@ def test_local_arrays_across_cross_lane_ops(target, rng):
 
 
 # -- numba.cuda-style kernels, unchanged but for the decorator --------------------------
+
 
 @xpu.jit
 def warp_sum(a, out):
@@ -214,7 +219,7 @@ def test_warp_votes_and_shuffles(target, rng):
     p = w > 0
     bits = (p.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
     lane = np.arange(32)
-    np.testing.assert_array_equal(out[:, 0], np.repeat(bits.view(np.int32), 32))   # int32, as numba.cuda
+    np.testing.assert_array_equal(out[:, 0], np.repeat(bits.view(np.int32), 32))  # int32, as numba.cuda
     np.testing.assert_array_equal(out[:, 1], np.where(lane >= 3, np.roll(w, 3, axis=1), w).ravel())
     np.testing.assert_array_equal(out[:, 2], np.repeat(p.any(axis=1), 32))
     np.testing.assert_array_equal(out[:, 3], np.repeat(p.all(axis=1), 32))
@@ -225,12 +230,14 @@ def test_warp_votes_and_shuffles(target, rng):
 
 # -- bad input ------------------------------------------------------------------------
 
+
 def test_shared_array_needs_a_constant_shape():
     @xpu.jit
     def k(a, n):
         sh = xpu.shared.array(n, np.float32)
         sh[0] = 1
         a[0] = sh[0]
+
     with pytest.raises(NumquadCompileError) as e:
         k.cpu[1, 32](np.zeros(4, np.float32), 4)
     assert "shape must be a constant" in str(e.value) and __file__ in str(e.value)
@@ -241,6 +248,7 @@ def test_shared_array_dtype():
     def k(a):
         sh = xpu.shared.array(4, object)
         a[0] = sh[0]
+
     with pytest.raises(NumquadCompileError) as e:
         k.cpu[1, 32](np.zeros(4))
     assert "unsupported dtype" in str(e.value)
@@ -280,7 +288,7 @@ def test_divergent_barrier_is_an_error_in_debug():
     with pytest.raises(NumquadRuntimeError, match="syncthreads") as e:
         k_divergent_barrier.cpu[1, 64](a)
     assert "block (0, 0, 0), thread" in str(e.value) and __file__ in str(e.value)
-    b = np.ones(64, np.int64)          # every thread takes the branch: fine
+    b = np.ones(64, np.int64)  # every thread takes the branch: fine
     k_divergent_barrier.cpu[1, 64](b)
 
 
@@ -301,5 +309,6 @@ def test_loop_over_constant_offsets(target, rng):
     assert out[0] == a.sum()
     if target == "cpu":
         import numba
+
         src = warp_sum_tuple.inspect_cpu_source((numba.int64[::1], numba.int64[::1]))
         assert "_nq_XL_Wave_shuffleDown(_nq_m_entry, _nq_v__nq_x_0, _nq_v_v, 16)" in src

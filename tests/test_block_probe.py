@@ -18,7 +18,7 @@ from numba import cuda
 from numquad import NumquadCompileError, xpu
 from numquad.errors import NumquadIndexError
 
-atomic_add = cuda.atomic.add            # numba.cuda's functions under other names
+atomic_add = cuda.atomic.add  # numba.cuda's functions under other names
 atomic_max = cuda.atomic.max
 sarray = cuda.shared.array
 
@@ -29,7 +29,7 @@ def _int_of(t, v):
     v = float(v)
     if v == np.inf or v == -np.inf:
         return t(info.max if v > 0 else info.min)
-    return t(min(max(math.trunc(v), int(info.min)), int(info.max)))      # exact: Python ints
+    return t(min(max(math.trunc(v), int(info.min)), int(info.max)))  # exact: Python ints
 
 
 @pytest.mark.parametrize("target", ["cpu", "python"])
@@ -52,10 +52,10 @@ def test_an_atomic_converts_a_float_value_as_the_gpu_converts(target, dtype, rng
     conv = np.array([_int_of(dtype, x) for x in v], dtype)
     want = start.copy()
     with np.errstate(over="ignore"):
-        want[:v.size] = start[:v.size] + conv
-    want[v.size:] = np.maximum(start[v.size:], conv)
+        want[: v.size] = start[: v.size] + conv
+    want[v.size :] = np.maximum(start[v.size :], conv)
     np.testing.assert_array_equal(a, want)
-    np.testing.assert_array_equal(olds, start[:v.size])
+    np.testing.assert_array_equal(olds, start[: v.size])
 
 
 @pytest.mark.slow
@@ -73,7 +73,7 @@ def test_a_barrier_predicate_is_an_int32_first(target, rng):
         out[t, 2] = a
 
     n = 48
-    v = rng.choice(np.array([2**32, -2**40, 2**32 + 1, 5, 0], np.int64), n)
+    v = rng.choice(np.array([2**32, -(2**40), 2**32 + 1, 5, 0], np.int64), n)
     out = np.full((n, 3), -9, np.int32)
     getattr(k, target)[1, n](v, out)
     low = (v.astype(np.uint64) & np.uint64(0xFFFFFFFF)) != 0
@@ -107,7 +107,7 @@ def test_numba_cuda_functions_bound_to_other_names(target, rng):
         out[t] = sm[63 - t]
 
     x = rng.integers(-1000, 1000, 64)
-    total = np.array([0, -2**62], np.int64)
+    total = np.array([0, -(2**62)], np.int64)
     out = np.full(64, -1, np.int64)
     getattr(k, target)[1, 64](x, total, out)
     np.testing.assert_array_equal(out, x[::-1])
@@ -115,17 +115,23 @@ def test_numba_cuda_functions_bound_to_other_names(target, rng):
 
 
 @pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
-@pytest.mark.parametrize("call, takes", [("xpu.syncthreads(0xFFFF)", "() takes no arguments; got 1; "
-                                          "for the lanes of a warp, syncwarp(mask)"),
-                                         ("cuda.syncthreads_count()", "(pred) takes 1 argument; got 0"),
-                                         ("cuda.syncwarp(1, 2)", "(mask) takes at most one argument; got 2")])
+@pytest.mark.parametrize(
+    "call, takes",
+    [
+        ("xpu.syncthreads(0xFFFF)", "() takes no arguments; got 1; for the lanes of a warp, syncwarp(mask)"),
+        ("cuda.syncthreads_count()", "(pred) takes 1 argument; got 0"),
+        ("cuda.syncwarp(1, 2)", "(mask) takes at most one argument; got 2"),
+    ],
+)
 def test_a_barrier_with_the_wrong_arguments_is_one_line_on_every_target(target, call, takes, tmp_path):
     # syncthreads(mask) ran as a plain barrier on the CPU and python targets, and was
     # a TypeError without a line on CUDA
     src = tmp_path / "kb.py"
-    src.write_text("import numpy as np\nfrom numba import cuda\nfrom numquad import xpu\n\n"
-                   "@xpu.jit\ndef kb(out):\n    t = xpu.threadIdx.x\n"
-                   f"    {call}\n    out[t] = t\n")
+    src.write_text(
+        "import numpy as np\nfrom numba import cuda\nfrom numquad import xpu\n\n"
+        "@xpu.jit\ndef kb(out):\n    t = xpu.threadIdx.x\n"
+        f"    {call}\n    out[t] = t\n"
+    )
     ns = {}
     exec(compile(src.read_text(), str(src), "exec"), ns)
     kb = ns["kb"]
@@ -153,14 +159,18 @@ def test_an_atomic_out_of_bounds_names_its_line(debug):
     with pytest.raises(NumquadIndexError) as e:
         kk.cpu[1, 32](out, np.ones(32, np.int32))
     line = k.__code__.co_firstlineno + 2
-    assert re.match(rf'File ".*", line {line}: an atomic of k is out of bounds in the launch \[1, 32\]: index 64 on '
-                    rf'axis 0 of an array of size 64', str(e.value)), str(e.value)
-    assert (out[60:] == 1).all() and (out[:60] == 0).all()      # nothing past the array
+    assert re.match(
+        rf'File ".*", line {line}: an atomic of k is out of bounds in the launch \[1, 32\]: index 64 on '
+        rf"axis 0 of an array of size 64",
+        str(e.value),
+    ), str(e.value)
+    assert (out[60:] == 1).all() and (out[:60] == 0).all()  # nothing past the array
 
 
 # -- a numba.cuda device function's shared array is one per function (a probe, twenty-
 # third session: the CPU target gave each call its own, so a value written through one
 # call was not read through another, and a 28 KB scratch called twice counted 56 KB) --
+
 
 @cuda.jit(device=True)
 def _slot(v, write):
@@ -176,6 +186,7 @@ def _slot(v, write):
 def _shifter(n):
     """A device function's body: v through a shared array of n float32, read back
     from the next thread."""
+
     def shift(t, v):
         s = cuda.shared.array(n, np.float32)
         s[t] = v
@@ -183,18 +194,19 @@ def _shifter(n):
         r = s[(t + 1) % 32]
         cuda.syncthreads()
         return r
+
     return shift
 
 
-_rot = cuda.jit(device=True)(_shifter(7000))                   # 28,000 bytes
+_rot = cuda.jit(device=True)(_shifter(7000))  # 28,000 bytes
 _rot_inlined = cuda.jit(device=True, inline="always")(_shifter(7000))
 
 
 @xpu.jit
 def k_slot_two_calls(v, out):
     t = cuda.threadIdx.x
-    out[t, 0] = _slot(v[0], t == 0)         # writes through the first call
-    out[t, 1] = _slot(np.int32(0), t < 0)   # reads through the second: the same array
+    out[t, 0] = _slot(v[0], t == 0)  # writes through the first call
+    out[t, 1] = _slot(np.int32(0), t < 0)  # reads through the second: the same array
 
 
 def _called_twice(f):
@@ -204,6 +216,7 @@ def _called_twice(f):
         a = f(t, t)
         b = f(t, t)
         out[t] = a + b
+
     return k
 
 
@@ -213,24 +226,28 @@ k_rot_twice, k_rot_inlined_twice = _called_twice(_rot), _called_twice(_rot_inlin
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
 def test_a_device_function_s_shared_array_is_one_per_function(target, rng):
-    v = rng.integers(-2**31, 2**31, 1).astype(np.int32)
+    v = rng.integers(-(2**31), 2**31, 1).astype(np.int32)
     out = np.full((8, 2), -1, np.int32)
-    k = xpu.jit(debug=True)(k_slot_two_calls.py_func).cpu if target == "cpu-debug" else \
-        getattr(k_slot_two_calls, target)
+    k = (
+        xpu.jit(debug=True)(k_slot_two_calls.py_func).cpu
+        if target == "cpu-debug"
+        else getattr(k_slot_two_calls, target)
+    )
     k[1, 8](v, out)
     np.testing.assert_array_equal(out, np.full((8, 2), v[0], np.int32))
     if target == "cpu":
         out = np.full(32, -1.0, np.float32)
-        k_rot_twice.cpu[1, 32](out)                    # 28 KB of shared memory, not 56
+        k_rot_twice.cpu[1, 32](out)  # 28 KB of shared memory, not 56
         np.testing.assert_array_equal(out, 2 * ((np.arange(32) + 1) % 32))
         with pytest.raises(NumquadCompileError, match="56000 bytes"):
-            k_rot_inlined_twice.cpu[1, 32](np.zeros(32, np.float32))   # one per call
+            k_rot_inlined_twice.cpu[1, 32](np.zeros(32, np.float32))  # one per call
 
 
 def test_the_ptx_has_one_shared_array_per_compiled_device_function():
     def decls(k):
         ptx = k.inspect_ptx("void(float32[:])", cc=(9, 0))
         return sum(".shared" in ln and "_cudapy_smem" in ln for ln in ptx.splitlines())
+
     assert decls(k_rot_twice) == 1
     assert decls(k_rot_inlined_twice) == 2
 
@@ -238,7 +255,7 @@ def test_the_ptx_has_one_shared_array_per_compiled_device_function():
 @xpu.jit
 def k_shfl_width(x, out):
     t = cuda.threadIdx.x
-    out[t] = cuda.shfl_down_sync(0xFFFFFFFF, x[t], 1, 16)      # CUDA C++'s width
+    out[t] = cuda.shfl_down_sync(0xFFFFFFFF, x[t], 1, 16)  # CUDA C++'s width
 
 
 @xpu.jit
@@ -249,7 +266,7 @@ def k_ballot_extra(x, out):
 
 @xpu.jit
 def k_big_static_shared(out):
-    s = cuda.shared.array(13000, np.float32)                  # 52,000 bytes
+    s = cuda.shared.array(13000, np.float32)  # 52,000 bytes
     t = cuda.threadIdx.x
     s[t] = t
     cuda.syncthreads()
@@ -265,8 +282,9 @@ def test_warp_function_arity_and_the_shared_limit_on_every_target(target):
     x = np.arange(32, dtype=np.int32)
     for k, name, want in ((k_shfl_width, "shfl_down_sync", 3), (k_ballot_extra, "ballot_sync", 2)):
         out = np.full(32, -1, np.int32)
-        with pytest.raises(NumquadCompileError,
-                           match=rf"cuda\.{name} takes {want} positional argument\(s\); got {want + 1}"):
+        with pytest.raises(
+            NumquadCompileError, match=rf"cuda\.{name} takes {want} positional argument\(s\); got {want + 1}"
+        ):
             getattr(k, target)[1, 32](x, out)
         np.testing.assert_array_equal(out, -1)
     with pytest.raises(NumquadCompileError, match="take 52000 bytes; CUDA allows 49152"):
@@ -302,8 +320,11 @@ def test_two_calls_with_barriers_in_one_statement_run_in_order(target, rng):
     # statement"), though the calls keep Python's order when both are hoisted
     x = rng.standard_normal(32).astype(np.float32)
     out = np.full(32, -7.0, np.float32)
-    k = xpu.jit(debug=True)(k_two_calls_one_statement.py_func).cpu if target == "cpu-debug" else \
-        getattr(k_two_calls_one_statement, target)
+    k = (
+        xpu.jit(debug=True)(k_two_calls_one_statement.py_func).cpu
+        if target == "cpu-debug"
+        else getattr(k_two_calls_one_statement, target)
+    )
     k[1, 32](x, out)
     nxt = np.roll(x, -1)
     np.testing.assert_array_equal(out, nxt + (nxt * np.float32(2)) * np.float32(3))
@@ -326,7 +347,10 @@ def test_a_width_keyword_of_a_shuffle_is_named(target):
     # a probe (twenty-seventh session): ``width=8`` was reported as a 4th positional argument
     x = np.random.default_rng(3).integers(-9, 9, 32).astype(np.int32)
     out = np.full(32, -1, np.int32)
-    with pytest.raises(NumquadCompileError, match=r"cuda\.shfl_down_sync takes 3 positional argument\(s\) "
-                                                  r"and no keyword argument; got 3 and width=.*no width"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"cuda\.shfl_down_sync takes 3 positional argument\(s\) "
+        r"and no keyword argument; got 3 and width=.*no width",
+    ):
         getattr(_k_shfl_width_keyword, target)[1, 32](x, out)
     np.testing.assert_array_equal(out, -1)

@@ -96,8 +96,8 @@ def test_compilation_is_cached_per_types():
 def _k_nested_constant_loops(x, trip, out):
     i = xpu.grid(1)
     v = x[i]
-    for j in range(4):                      # j reaches no op: a loop, not 4 copies
-        for k in (1, 2, 4, 8, 16):          # k is a constant selector: 5 copies
+    for j in range(4):  # j reaches no op: a loop, not 4 copies
+        for k in (1, 2, 4, 8, 16):  # k is a constant selector: 5 copies
             v = np.uint32(v ^ Wave.broadcast(v, k))
             w = np.int32(0)
             while Wave.any(w < trip[i]):
@@ -142,14 +142,14 @@ def test_shared_arrays_sit_inside_written_padding(rng):
 
     src = _k_small_shared.inspect_cpu_source((numba.int64[::1], numba.int64[::1]))
     assert "_nq_shared_alloc(" in src
-    view = intrinsics.shared_alloc(64)          # the plain-Python body: same arithmetic
+    view = intrinsics.shared_alloc(64)  # the plain-Python body: same arithmetic
     base = view.base
     while base.base is not None:
         base = base.base
     pad = intrinsics.BLOCK_LANES * 16
     assert view.nbytes == 64 and base.nbytes == 64 + 2 * pad
     raw = base.view(np.uint8)
-    assert not raw[:pad].any() and not raw[pad + 64:].any()
+    assert not raw[:pad].any() and not raw[pad + 64 :].any()
     x = rng.integers(-9, 9, 512)
     out = np.full(512, -1, np.int64)
     _k_small_shared[2, 256](x, out)
@@ -160,10 +160,10 @@ def test_shared_arrays_sit_inside_written_padding(rng):
 def _k_count_digits(d, out):
     i = xpu.grid(1)
     c = np.uint32(0)
-    for r in range(16):                     # r is an operand, not a selector: a loop
+    for r in range(16):  # r is an operand, not a selector: a loop
         c += Wave.countBits(d[i] == r)
-    v = np.int64(d[i])                      # one type: an int32 made int64 in the loop would
-    for k in range(5):                      # keep the loop a loop (cpu/dispatch.py _typed_block)
+    v = np.int64(d[i])  # one type: an int32 made int64 in the loop would
+    for k in range(5):  # keep the loop a loop (cpu/dispatch.py _typed_block)
         v = v + Wave.shuffleXor(v, 1 << k)  # k is a selector: unrolled, immediate shuffles
     out[i] = c + np.uint32(v)
 
@@ -185,11 +185,11 @@ def _k_branchy_constant_loop(x, out):
     i = xpu.grid(1)
     v = x[i]
     w = np.int64(0)
-    for k in (16, 8, 4, 2, 1):              # two masked ifs per copy: a loop
+    for k in (16, 8, 4, 2, 1):  # two masked ifs per copy: a loop
         v = v + Wave.shuffle(v, k)
         if v > 3 and Quad.swapVertical(v) > 0:
             w = w + Wave.broadcast(v, 5) if v % 2 == 0 else w - 1
-    for k in (16, 8, 4, 2, 1):              # one op per copy: unrolled
+    for k in (16, 8, 4, 2, 1):  # one op per copy: unrolled
         v = v + Wave.shuffleDown(v, k)
     out[i] = v + w
 
@@ -203,7 +203,7 @@ def test_constant_loop_unrolled_by_the_weight_of_its_copies(rng):
     src = _k_branchy_constant_loop.inspect_cpu_source((numba.int64[::1], numba.int64[::1]))
     assert re.search(r"k = 16 if _nq_u_\d+ == 0 else 8 if", src)
     assert src.count("_nq_XL_Wave_shuffle(") == 1
-    assert src.count("_nq_XL_Wave_shuffleDown(") == 5      # the one-op loop: unrolled
+    assert src.count("_nq_XL_Wave_shuffleDown(") == 5  # the one-op loop: unrolled
     x = rng.integers(-9, 9, 96)
     ref, got = np.full(96, 7), np.full(96, 7)
     _k_branchy_constant_loop.python[3, 32](x, ref)
@@ -217,7 +217,7 @@ def _k_dead_branch_after_constant_loop(x, out, s):
     v = x[i]
     for k in (1, 31):
         v = v + Wave.shuffleUp(v, k)
-    if k < k:                               # constant False once the loop is unrolled
+    if k < k:  # constant False once the loop is unrolled
         v = np.int64(np.uint64(v) + np.uint64(Wave.shuffleXor(k, s)))
     out[i] = v + Wave.prefixSum(v)
 
@@ -229,7 +229,7 @@ def test_names_only_in_a_pruned_branch(rng, debug):
     constant, so a temporary stored only there had no type ("internal: no type for
     '_nq_x_8'", a compile error on a valid kernel)."""
     k = xpu.jit(_k_dead_branch_after_constant_loop.py_func, debug=debug)
-    x = rng.integers(-2**40, 2**40, 64)
+    x = rng.integers(-(2**40), 2**40, 64)
     ref, got = np.full(64, 7), np.full(64, 7)
     k.python[2, 32](x, ref, 3)
     k.cpu[2, 32](x, got, 3)
@@ -260,7 +260,7 @@ def test_a_2d_launch_compiles_for_its_block_shape():
         assert "_nq_bdx = _nq_i64(%d)" % shape[0] in c.source
     # (a few per block, none per lane: LLVM may add a 32-bit fast path to a division)
     assert all(n <= 6 for n in divs.values()), divs
-    generic = t.compile(sig, True)           # the shape at run time: 52 divisions here
+    generic = t.compile(sig, True)  # the shape at run time: 52 divisions here
     asm = generic.block.inspect_asm(generic.block.signatures[0])
     assert len(re.findall(r"\n\s+i?div[bwlq]?\s", asm)) > 20
     # and the launches agree with NumPy for both shapes
@@ -271,7 +271,7 @@ def test_a_2d_launch_compiles_for_its_block_shape():
         k_2d_index.cpu[((50 + bx - 1) // bx, (37 + by - 1) // by), (bx, by)](src, dst)
         ys, xs = np.indices(src.shape)
         tx, ty = xs % bx, ys % by
-        flat_t = ty * bx + tx                  # the lane's partner is thread flat_t ^ 1
+        flat_t = ty * bx + tx  # the lane's partner is thread flat_t ^ 1
         nb = np.empty_like(src)
         for y in range(37):
             for x in range(50):
@@ -289,6 +289,7 @@ def _example(name):
     import importlib
     import os
     import sys
+
     here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
     if here not in sys.path:
         sys.path.insert(0, here)
@@ -300,16 +301,16 @@ def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
     """A kernel with barriers compiled for a 2-D block shape whose threads fill whole
     waves: an all-active region is two loops, threadIdx.x the inner induction variable,
     so sB[k, tx] is a contiguous vector load, not a gather (codegen.plain_loop)."""
-    fast_matmul = _example("matmul_and_warp_sum").fast_matmul   # numba.cuda's documented one
+    fast_matmul = _example("matmul_and_warp_sum").fast_matmul  # numba.cuda's documented one
     t = fast_matmul._target("cpu")
     sig = (numba.float32[:, ::1],) * 3
     c = t.compile(sig, (16, 16, 1))
     assert "for _nq_lx in _nq_range(_nq_i32(16))" in c.source
-    assert "_nq_i32(_nq_lx)" in c.source and "_nq_ld(_nq_tx" in c.source   # masked path keeps them
+    assert "_nq_i32(_nq_lx)" in c.source and "_nq_ld(_nq_tx" in c.source  # masked path keeps them
     ir = c.block.inspect_llvm(c.block.signatures[0])
     assert "llvm.masked.gather" not in ir
     assert re.search(r"fmul <16 x float>|fmul <8 x float>", ir)
-    odd = t.compile(sig, (16, 3, 1))                 # 48 threads: padding lanes, one flat loop
+    odd = t.compile(sig, (16, 3, 1))  # 48 threads: padding lanes, one flat loop
     assert "_nq_lx" not in odd.source
     # the results: NumPy's float32 products summed in k order, for both shapes
     rng = np.random.default_rng(11)
@@ -317,7 +318,7 @@ def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
     B = rng.standard_normal((45, 29)).astype(np.float32)
     want = np.zeros((37, 29), np.float32)
     for k in range(45):
-        want += A[:, k:k + 1] * B[k:k + 1, :]
+        want += A[:, k : k + 1] * B[k : k + 1, :]
     C = np.full((37, 29), np.nan, np.float32)
     fast_matmul.cpu[((29 + 15) // 16, (37 + 15) // 16), (16, 16)](A, B, C)
     np.testing.assert_array_equal(C, want)
@@ -365,10 +366,15 @@ def _k_selectors_of_an_unrolled_tuple(x, out):
     i = xpu.grid(1)
     v = x[i]
     acc = np.int64(0)
-    for k1 in (0, 31, -3):                  # unrolled: k1 is a constant in each copy
-        acc = (acc * 7 + Quad.broadcast(v, k1) + Wave.broadcast(v, k1 + 1) * 3
-               + Wave.shuffleDown(v, k1 + 1) * 5 + Wave.shuffleUp(v, k1) * 11
-               + Wave.shuffleXor(v, k1 + 2) * 13)
+    for k1 in (0, 31, -3):  # unrolled: k1 is a constant in each copy
+        acc = (
+            acc * 7
+            + Quad.broadcast(v, k1)
+            + Wave.broadcast(v, k1 + 1) * 3
+            + Wave.shuffleDown(v, k1 + 1) * 5
+            + Wave.shuffleUp(v, k1) * 11
+            + Wave.shuffleXor(v, k1 + 2) * 13
+        )
     out[i] = acc
 
 
@@ -378,17 +384,31 @@ def _selectors_of_an_unrolled_tuple_numpy(x):
     base = np.arange(x.size) - lane
     acc = np.zeros(x.size, np.int64)
     for k1 in (0, 31, -3):
+
         def at(src):
             ok = (src >= 0) & (src < 32)
             return np.where(ok, x[base + np.where(ok, src, lane)], x)
-        acc = (acc * 7 + x[(np.arange(x.size) & ~3) | (k1 & 3)] + x[base + ((k1 + 1) & 31)] * 3
-               + at(lane + k1 + 1) * 5 + at(lane - k1) * 11 + x[base + (lane ^ ((k1 + 2) & 31))] * 13)
+
+        acc = (
+            acc * 7
+            + x[(np.arange(x.size) & ~3) | (k1 & 3)]
+            + x[base + ((k1 + 1) & 31)] * 3
+            + at(lane + k1 + 1) * 5
+            + at(lane - k1) * 11
+            + x[base + (lane ^ ((k1 + 2) & 31))] * 13
+        )
     return acc
 
 
-@pytest.mark.parametrize("how", ["cpu", "cpu-debug", "python",
-                                 pytest.param("cuda", marks=pytest.mark.skipif(
-                                     not cuda_available(), reason="no CUDA GPU"))])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "cpu",
+        "cpu-debug",
+        "python",
+        pytest.param("cuda", marks=pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU")),
+    ],
+)
 def test_a_selector_made_constant_by_unrolling_is_a_runtime_selector(rng, how):
     """Fuzz seed 2029 kernel 3: ``for k1 in (0, 31): Quad.broadcast(v, k1)`` was refused
     on the CPU ("constant index 31 is out of range"): the unrolled copies made the loop
@@ -397,7 +417,7 @@ def test_a_selector_made_constant_by_unrolling_is_a_runtime_selector(rng, how):
     k = _k_selectors_of_an_unrolled_tuple
     if how == "cpu-debug":
         k = xpu.jit(k.py_func, debug=True)
-    x = rng.integers(-2**20, 2**20, 96)
+    x = rng.integers(-(2**20), 2**20, 96)
     out = np.full(96, -7)
     getattr(k, how.split("-")[0])[3, 32](x, out)
     np.testing.assert_array_equal(out, _selectors_of_an_unrolled_tuple_numpy(x))
@@ -408,5 +428,6 @@ def test_a_literal_selector_out_of_range_is_still_refused():
     def k(x, out):
         i = xpu.grid(1)
         out[i] = Quad.broadcast(x[i], 31)
+
     with pytest.raises(xpu.NumquadCompileError, match=r"Quad.broadcast: constant index 31 is out of range"):
         k.cpu[1, 32](np.zeros(32), np.zeros(32))

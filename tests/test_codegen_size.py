@@ -32,17 +32,30 @@ POISON = -999
 def _lane_loops(src):
     """The ``for _nq_l in _nq_range(_nq_G)`` loops of a generated source, outermost first."""
     tree = ast.parse(src)
-    return [n for n in ast.walk(tree) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)
-            and n.target.id == "_nq_l"]
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == "_nq_l"
+    ]
 
 
 def _loops_storing(src, arr):
-    return [lp for lp in _lane_loops(src)
-            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in ("_nq_st", "_nq_stm")
-                   and isinstance(c.args[0], ast.Name) and c.args[0].id == arr for c in ast.walk(lp))]
+    return [
+        lp
+        for lp in _lane_loops(src)
+        if any(
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Name)
+            and c.func.id in ("_nq_st", "_nq_stm")
+            and isinstance(c.args[0], ast.Name)
+            and c.args[0].id == arr
+            for c in ast.walk(lp)
+        )
+    ]
 
 
 # -- a pure region is one loop, and inactive lanes keep their values --------------------
+
 
 @xpu.jit
 def k_pure_under_if(x, y, out_a, out_b, out_t, out_c):
@@ -57,7 +70,7 @@ def k_pure_under_if(x, y, out_a, out_b, out_t, out_c):
         a = a * 5 + (a << 2) - np.int64(xpu.threadIdx.x)
         b = b * 0.5 + np.float64(a)
         t = (a + 1, b - 1.0)
-        a += np.int64(Wave.countBits(True))     # a cross-lane op: the if is masked code
+        a += np.int64(Wave.countBits(True))  # a cross-lane op: the if is masked code
     if b < 1e6:
         c = np.int32(b * 0.25) + np.int32(Wave.laneId())
         c += np.int32(Wave.countBits(True))
@@ -71,8 +84,7 @@ def k_pure_under_if(x, y, out_a, out_b, out_t, out_c):
     out_c[i] = c
 
 
-SIG = (numba.int32[::1], numba.float64[::1], numba.int64[::1], numba.float64[::1],
-       numba.float64[::1], numba.int32[::1])
+SIG = (numba.int32[::1], numba.float64[::1], numba.int64[::1], numba.float64[::1], numba.float64[::1], numba.int32[::1])
 
 
 @pytest.mark.slow
@@ -82,7 +94,7 @@ def test_a_pure_region_is_one_loop_with_masked_stores():
     # the pure region under the ``if`` (one loop, selects)
     loops = _loops_storing(src, "_nq_v_a")
     stm = [lp for lp in loops if "_nq_stm(_nq_v_a," in ast.unparse(lp)]
-    assert len(stm) >= 2, src                   # a = a * 5 ... and a = ~a (and a += ...)
+    assert len(stm) >= 2, src  # a = a * 5 ... and a = ~a (and a += ...)
     assert len([lp for lp in stm if "a = a * 5 + (a << 2)" in ast.unparse(lp)]) == 1
     assert len([lp for lp in stm if "a = ~a" in ast.unparse(lp)]) == 1
     for lp in stm:
@@ -106,14 +118,18 @@ def test_inactive_lanes_keep_their_values(n, threads, rng):
     x = rng.integers(-50, 50, n).astype(np.int32)
     y = rng.normal(0, 10, n)
     y[rng.random(n) < 0.2] = np.nan
-    y[rng.random(n) < 0.1] = 1e300                  # a cast of it is garbage, only if taken
+    y[rng.random(n) < 0.1] = 1e300  # a cast of it is garbage, only if taken
     y[x % 3 != 0] = np.where(rng.random(n) < 0.5, 1e300, np.nan)[x % 3 != 0]
     blocks = -(-n // threads)
     assert blocks * threads == n
     outs = {}
     for target in ("python", "cpu"):
-        o = [np.full(n, POISON, np.int64), np.full(n, np.inf, np.float64),
-             np.full(n, np.inf, np.float64), np.full(n, POISON, np.int32)]
+        o = [
+            np.full(n, POISON, np.int64),
+            np.full(n, np.inf, np.float64),
+            np.full(n, np.inf, np.float64),
+            np.full(n, POISON, np.int32),
+        ]
         with np.errstate(all="ignore"):
             getattr(k_pure_under_if, target)[blocks, threads](x, y, *o)
         outs[target] = o
@@ -151,7 +167,7 @@ def test_inactive_lanes_keep_their_values_with_barriers(rng):
     k_pure_block.python[2, 64](x, want)
     np.testing.assert_array_equal(got, want)
     t = np.arange(128) % 64
-    cnt = (t % 3 == 1).reshape(-1, 32).sum(1).repeat(32)          # countBits per wave
+    cnt = (t % 3 == 1).reshape(-1, 32).sum(1).repeat(32)  # countBits per wave
     v = np.where(t % 3 == 1, x.astype(np.int64) * 7 + t + cnt, x)
     np.testing.assert_array_equal(got, v.reshape(2, 64)[:, (np.arange(64) + 1) % 64].ravel() + v)
 
@@ -174,14 +190,15 @@ def test_inactive_lanes_keep_their_values_in_2d_blocks(rng):
     k_pure_2d.python[(2, 3), (8, 4)](x, want)
     np.testing.assert_array_equal(got, want)
     tx, ty = np.arange(16) % 8, np.arange(12) % 4
-    cnt = np.zeros_like(x)                  # one wave per 8 x 4 block: its lanes with x > 0
+    cnt = np.zeros_like(x)  # one wave per 8 x 4 block: its lanes with x > 0
     for r in range(0, 12, 4):
         for c in range(0, 16, 8):
-            cnt[r:r + 4, c:c + 8] = (x[r:r + 4, c:c + 8] > 0).sum()
+            cnt[r : r + 4, c : c + 8] = (x[r : r + 4, c : c + 8] > 0).sum()
     np.testing.assert_array_equal(got, np.where(x > 0, x * 2.0 + ty[:, None] - tx[None, :] + cnt, x))
 
 
 # -- what stays two paths ----------------------------------------------------------------
+
 
 @xpu.jit
 def k_not_pure(x, out):
@@ -189,10 +206,10 @@ def k_not_pure(x, out):
     a = np.int64(x[i])
     d = a % 4
     if d != 0:
-        a = a // d              # integer division: never run on an inactive lane (d == 0)
+        a = a // d  # integer division: never run on an inactive lane (d == 0)
         a += np.int64(Wave.countBits(True))
     if a > 2:
-        a = a + np.int64(x[(i + 1) % x.shape[0]])      # an array load
+        a = a + np.int64(x[(i + 1) % x.shape[0]])  # an array load
         a += np.int64(Wave.countBits(True))
     s = Wave.prefixSum(a)
     out[i] = a + s
@@ -203,7 +220,7 @@ def test_division_and_array_access_keep_the_masked_paths(rng):
     src = k_not_pure.inspect_cpu_source((numba.int32[::1], numba.int64[::1]))
     for code in ("a = a // d", "(i + 1) % x.shape[0]"):
         loops = [ast.unparse(lp) for lp in _lane_loops(src) if code in ast.unparse(lp)]
-        assert len(loops) == 2, src             # the all-active loop and the masked copy
+        assert len(loops) == 2, src  # the all-active loop and the masked copy
         assert "_nq_stm(" not in "".join(loops) and "if _nq_ld(" in "".join(loops)
     x = rng.integers(-40, 40, 96).astype(np.int32)
     got, want = np.full(96, POISON, np.int64), np.full(96, POISON, np.int64)
@@ -213,6 +230,7 @@ def test_division_and_array_access_keep_the_masked_paths(rng):
 
 
 # -- no repeated assignments, no dead loads --------------------------------------------------
+
 
 @xpu.jit
 def k_overwrite(x, out):
@@ -238,6 +256,7 @@ def test_a_value_overwritten_unread_is_not_loaded(rng):
 @pytest.mark.slow
 def test_no_assignment_repeats_the_line_before_it():
     from test_loop_else import _mixed
+
     k = xpu.jit(_mixed)
     src = k.inspect_cpu_source((numba.int64[:], numba.int32[:], numba.int64[::1], numba.int64[::1]))
     lines = [ln.strip() for ln in src.splitlines()]
@@ -252,8 +271,7 @@ def _drop(src):
 
 def test_drop_repeats():
     assert _drop("s = 1\nt = 0\ns = 1") == "s = 1\nt = 0"
-    assert _drop("i = _nq_nonneg(_nq_t0 + _nq_l)\ni = _nq_nonneg(_nq_t0 + _nq_l)") == \
-        "i = _nq_nonneg(_nq_t0 + _nq_l)"
+    assert _drop("i = _nq_nonneg(_nq_t0 + _nq_l)\ni = _nq_nonneg(_nq_t0 + _nq_l)") == "i = _nq_nonneg(_nq_t0 + _nq_l)"
     # an operand stored in between, a call, an array read, a value reading itself: kept
     assert _drop("a = b + 1\nb = 2\na = b + 1") == "a = b + 1\nb = 2\na = b + 1"
     assert _drop("a = b + 1\nb += 2\na = b + 1") == "a = b + 1\nb += 2\na = b + 1"
@@ -267,6 +285,7 @@ def test_drop_repeats():
 @pytest.mark.slow
 def test_loop_and_jump_masks_are_single_calls():
     from test_loop_else import _mixed
+
     k = xpu.jit(_mixed)
     src = k.inspect_cpu_source((numba.int64[:], numba.int32[:], numba.int64[::1], numba.int64[::1]))
     assert "_nq_mcopy(" in src and "_nq_mandnot(" in src
@@ -274,9 +293,12 @@ def test_loop_and_jump_masks_are_single_calls():
         body = ast.unparse(lp)
         # no lane loop only copying a mask, or only clearing masks where a lane jumps
         assert not (len(lp.body) == 1 and body.count("_nq_st(_nq_m") == 1 and "_nq_ld(_nq_m" in body), body
-        assert not (len(lp.body) == 1 and isinstance(lp.body[0], ast.If) and
-                    all("_nq_st(_nq_m" in ast.unparse(s) and "False" in ast.unparse(s) for s in lp.body[0].body)
-                    and not lp.body[0].orelse), body
+        assert not (
+            len(lp.body) == 1
+            and isinstance(lp.body[0], ast.If)
+            and all("_nq_st(_nq_m" in ast.unparse(s) and "False" in ast.unparse(s) for s in lp.body[0].body)
+            and not lp.body[0].orelse
+        ), body
 
 
 @xpu.jit
@@ -326,6 +348,7 @@ def test_masks_after_break_continue_and_return(kern, blocks, threads, rng):
 
 # -- a loop over constants is not unrolled around a big inlined lane function -----------
 
+
 @xpu.jit
 def lf_eight_ops(v, k):
     r = v + Wave.shuffleXor(v, 1)
@@ -352,7 +375,7 @@ def _ref_constants_around_a_lane_call(x):
     v = x.copy()
     for k in (16, 8, 4, 2, 1):
         for w in range(0, v.size, 32):
-            s = v[w:w + 32].copy()
+            s = v[w : w + 32].copy()
             s = s ^ s[k]
             r = s + s[np.arange(32) ^ 1]
             r = r * r[np.arange(32) ^ 2]
@@ -361,7 +384,7 @@ def _ref_constants_around_a_lane_call(x):
             r = r ^ np.bitwise_or.reduce(r)
             r = r + r[3]
             r = r - np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(r)[:-1]])
-            v[w:w + 32] = r + s[k]
+            v[w : w + 32] = r + s[k]
     return v
 
 
@@ -374,7 +397,7 @@ def test_a_loop_over_constants_around_a_big_lane_function_stays_a_loop(rng):
     the bits of a NumPy reference."""
     sig = (numba.int64[::1], numba.int64[::1])
     src = k_constants_around_a_lane_call.inspect_cpu_source(sig)
-    assert len(src.splitlines()) < 300          # 173 lines as a loop, 436 unrolled
+    assert len(src.splitlines()) < 300  # 173 lines as a loop, 436 unrolled
     x = rng.integers(-1000, 1000, 64).astype(np.int64)
     out = np.full(64, POISON, np.int64)
     k_constants_around_a_lane_call[1, 64](x, out)

@@ -58,10 +58,11 @@ def _np_compare(a, b):
 
 
 @pytest.mark.parametrize("tgt", ["cpu", "python"])
-@pytest.mark.parametrize("a,b", [(Color.red, Color.red), (Color.red, Color.green),
-                                 (Color.green, Color.green), (Color.blue, Color.green)])
+@pytest.mark.parametrize(
+    "a,b", [(Color.red, Color.red), (Color.red, Color.green), (Color.green, Color.green), (Color.blue, Color.green)]
+)
 def test_enum_arguments_compare(tgt, a, b):
-    out = np.full((37, 5), 7, np.int8)          # poisoned: 7 is neither bool
+    out = np.full((37, 5), 7, np.int8)  # poisoned: 7 is neither bool
     getattr(k_enum_compare, tgt)[2, 32](a, b, out)
     np.testing.assert_array_equal(out, np.tile(np.array(_np_compare(a, b), np.int8), (37, 1)))
 

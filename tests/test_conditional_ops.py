@@ -98,8 +98,11 @@ def k_elif_and_nested(x, out):
     elif x[i] > 0 and Wave.prefixSum(np.int64(1)) > 4:
         out[i] = 2
     else:
-        out[i] = ((Wave.reduceMax(x[i]) if x[i] > -2 else Wave.reduceMin(x[i]))
-                  if x[i] % 2 == 0 else (x[i] > -4 and Wave.prefixSum(x[i]) > 3))
+        out[i] = (
+            (Wave.reduceMax(x[i]) if x[i] > -2 else Wave.reduceMin(x[i]))
+            if x[i] % 2 == 0
+            else (x[i] > -4 and Wave.prefixSum(x[i]) > 3)
+        )
 
 
 def k_loop_and_lane_function(x, out):
@@ -112,13 +115,11 @@ def k_loop_and_lane_function(x, out):
 
 def k_grid_beside_it(x, out):
     # xpu.grid and math functions beside the op have no side effects: lowered
-    out[xpu.grid(1)] = (Wave.prefixSum(x[xpu.grid(1)]) if x[xpu.grid(1)] > 0
-                        else np.int64(abs(x[xpu.grid(1)]) + 100))
+    out[xpu.grid(1)] = Wave.prefixSum(x[xpu.grid(1)]) if x[xpu.grid(1)] > 0 else np.int64(abs(x[xpu.grid(1)]) + 100)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fn", [k_while_test, k_elif_and_nested, k_loop_and_lane_function,
-                                k_grid_beside_it])
+@pytest.mark.parametrize("fn", [k_while_test, k_elif_and_nested, k_loop_and_lane_function, k_grid_beside_it])
 @pytest.mark.parametrize("debug", [False, True])
 def test_conditional_ops_in_control_flow_match_the_interpreter(fn, debug, target, rng):
     if debug and target != "cpu":
@@ -133,8 +134,9 @@ def test_conditional_ops_in_control_flow_match_the_interpreter(fn, debug, target
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("fn", [k_ternary, k_and, k_or, k_while_test, k_elif_and_nested,
-                                k_loop_and_lane_function, k_grid_beside_it])
+@pytest.mark.parametrize(
+    "fn", [k_ternary, k_and, k_or, k_while_test, k_elif_and_nested, k_loop_and_lane_function, k_grid_beside_it]
+)
 def test_conditional_ops_compile_for_the_gpu(fn):
     pytest.importorskip("numba_cuda")
     k = fn if isinstance(fn, xpu.Dispatcher) else xpu.jit(fn)
@@ -167,14 +169,13 @@ def test_an_op_beside_an_atomic_is_refused_with_a_way_out():
     """Computing the op first would move it before the atomic: refused, in one line
     that says what to write instead."""
     with pytest.raises(NumquadCompileError) as e:
-        k_beside_an_atomic.cpu[1, 32](np.ones(32, np.int64), np.zeros(32, np.int64),
-                                      np.zeros(1, np.int64))
+        k_beside_an_atomic.cpu[1, 32](np.ones(32, np.int64), np.zeros(32, np.int64), np.zeros(1, np.int64))
     msgs = [str(e.value)]
     try:
         import numba_cuda  # noqa: F401
     except ImportError:
         pass
-    else:                       # the CUDA target said so too (it raised AttributeError before)
+    else:  # the CUDA target said so too (it raised AttributeError before)
         with pytest.raises(NumquadCompileError) as e:
             k_beside_an_atomic.inspect_ptx("void(int64[:], int64[:], int64[:])")
         msgs.append(str(e.value))
@@ -192,9 +193,16 @@ def _stores(tree):
 
 
 def _kernels_with_temporaries():
-    yield from (k_ternary, k_and, k_or, xpu.jit(k_while_test), xpu.jit(k_elif_and_nested),
-                xpu.jit(k_loop_and_lane_function), xpu.jit(k_grid_beside_it))
-    for index in range(120):           # the fuzzer's kernels with conditional expressions
+    yield from (
+        k_ternary,
+        k_and,
+        k_or,
+        xpu.jit(k_while_test),
+        xpu.jit(k_elif_and_nested),
+        xpu.jit(k_loop_and_lane_function),
+        xpu.jit(k_grid_beside_it),
+    )
+    for index in range(120):  # the fuzzer's kernels with conditional expressions
         case = fuzz.generate(2026, index)
         if " if " not in case.source and " or " not in case.source and " and " not in case.source:
             continue
@@ -226,6 +234,7 @@ def test_the_gpu_mask_rewrite_leaves_the_temporaries_alone():
 # Comparison chains: in ``a < b < c`` Python evaluates c only where a < b
 # ---------------------------------------------------------------------------
 
+
 @xpu.jit
 def k_chain(x, out):
     i = xpu.grid(1)
@@ -236,7 +245,7 @@ def k_chain(x, out):
 def test_a_comparison_chain_evaluates_its_later_operands_only_where_python_would(target, rng):
     """A day-one probe: the CPU ran the op of ``2 < v < 30 - Wave.reduceSum(v)`` over
     every lane (reduceSum 48 instead of 24: all zeros instead of ones where v == 3)."""
-    x = np.tile(np.arange(4, dtype=np.int64), 32)            # the probe's input
+    x = np.tile(np.arange(4, dtype=np.int64), 32)  # the probe's input
     x[64:] = rng.integers(0, 8, 64)
     out = np.full(128, POISON, np.int64)
     run(k_chain, target, 2, 64, x, out)
@@ -253,7 +262,7 @@ def _chains(x, y, out, out2):
     # four operands, an op in the middle operand (every lane) and in later ones
     a = np.int64(-5 <= v < Wave.prefixSum(w) + 3 != Quad.swapHorizontal(v) > -Wave.reduceMax(w))
     j = np.int64(0)
-    while 0 <= v - j < 4 + Wave.reduceSum(np.int64(1)) // 8:     # a voted while test
+    while 0 <= v - j < 4 + Wave.reduceSum(np.int64(1)) // 8:  # a voted while test
         j += 1
     if w < v <= Wave.shuffleXor(w, 3) + 2:
         a += 100
@@ -283,7 +292,7 @@ def test_a_chain_is_lowered_only_when_a_later_operand_holds_an_op():
 
     def f(x, out):
         i = xpu.grid(1)
-        out[i] = Wave.reduceSum(x[i]) < x[i] < 5      # the op is evaluated by every lane
+        out[i] = Wave.reduceSum(x[i]) < x[i] < 5  # the op is evaluated by every lane
 
     tree = ast.parse("def f(x, out):\n    i = xpu.grid(1)\n    out[i] = Wave.reduceSum(x[i]) < x[i] < 5\n")
     fn = lower(tree.body[0], f)
@@ -336,6 +345,7 @@ def test_a_chain_that_cannot_be_lowered_is_refused_on_both_targets(fn):
     op over every lane, silently; both compiled targets refuse it now, as they refuse
     ``x if c else Op(...)`` there."""
     import inspect
+
     line = inspect.getsourcelines(fn)[1] + 3
     k = xpu.jit(fn)
     with pytest.raises(NumquadCompileError, match="later operand of a comparison chain") as e:

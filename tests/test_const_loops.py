@@ -11,8 +11,12 @@ from numquad import Wave, xpu
 
 from conftest import cuda_available
 
-TARGETS = ["cpu", "cpu-debug", "python",
-           pytest.param("cuda", marks=pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU"))]
+TARGETS = [
+    "cpu",
+    "cpu-debug",
+    "python",
+    pytest.param("cuda", marks=pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU")),
+]
 
 SCALES = (0.5, -1.25, 3.0)
 

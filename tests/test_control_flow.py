@@ -23,6 +23,7 @@ def waves(a):
 
 # -- uniform loop: a butterfly reduction ------------------------------------------
 
+
 @xpu.jit
 def k_butterfly(x, out):
     i = xpu.grid(1)
@@ -43,6 +44,7 @@ def test_uniform_loop_butterfly(target, rng, dtype):
 
 
 # -- lane-varying trip count ------------------------------------------------------
+
 
 @xpu.jit
 def k_varying_loop(x, cnt, out):
@@ -67,6 +69,7 @@ def test_varying_trip_count(target, rng):
 
 
 # -- while with break and continue ----------------------------------------------------
+
 
 @xpu.jit
 def k_while(x, out):
@@ -110,6 +113,7 @@ def test_while_break_continue(target, rng):
 
 # -- if / elif / else, cross-lane op in the condition ----------------------------------
 
+
 @xpu.jit
 def k_if_elif(x, out):
     i = xpu.grid(1)
@@ -140,6 +144,7 @@ def test_if_elif_else(target, rng):
 
 # -- early return and a bounds-guarded tail -------------------------------------------
 
+
 @xpu.jit
 def k_early_return(x, out, n):
     i = xpu.grid(1)
@@ -166,6 +171,7 @@ def test_early_return(target, rng):
 
 
 # -- nested loops, a lane function and reassigned parameters ------------------------
+
 
 @xpu.jit
 def lane_scale(a, b):
@@ -198,6 +204,7 @@ def test_nested_loops_and_lane_function(target, rng):
 
 # -- 2-D and 3-D launches ----------------------------------------------------------
 
+
 @xpu.jit
 def k_2d(x, out):
     c, r = xpu.grid(2)
@@ -229,8 +236,7 @@ def test_2d_launch_wave_layout(target, rng):
 
 @xpu.jit
 def k_3d_ids(out):
-    t = xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x + \
-        xpu.threadIdx.z * xpu.blockDim.x * xpu.blockDim.y
+    t = xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x + xpu.threadIdx.z * xpu.blockDim.x * xpu.blockDim.y
     b = xpu.blockIdx.x + xpu.blockIdx.y * xpu.gridDim.x + xpu.blockIdx.z * xpu.gridDim.x * xpu.gridDim.y
     nt = xpu.blockDim.x * xpu.blockDim.y * xpu.blockDim.z
     out[b * nt + t] = Wave.readFirst(t) * 100 + xpu.laneid
@@ -246,6 +252,7 @@ def test_3d_thread_ids(target):
 
 
 # -- lane state never leaks between waves, blocks or launches ------------------------
+
 
 @xpu.jit
 def k_cond_assign(x, out):
@@ -272,21 +279,22 @@ def test_no_state_leak_between_launches(target, rng):
 
 # -- control that is the same in every lane (kept scalar) and control that is not ----
 
+
 @xpu.jit
 def k_uniform_control(x, out, n):
     i = xpu.grid(1)
     v = x[i]
     s = n
-    while s > 1:                      # uniform: s starts from an argument, halves
-        if s > 8:                     # uniform if around a shuffle
+    while s > 1:  # uniform: s starts from an argument, halves
+        if s > 8:  # uniform if around a shuffle
             v = v + Wave.shuffleDown(v, s // 2)
         else:
             v = v + Quad.swapHorizontal(v)
-        if v > 40000:                 # a lane-varying return inside the uniform loop
+        if v > 40000:  # a lane-varying return inside the uniform loop
             return
         s //= 2
     t = xpu.threadIdx.x
-    while t > 0:                      # lane-varying trip count
+    while t > 0:  # lane-varying trip count
         v += Wave.ballot(t % 3 == 0) & 7
         t //= 4
     out[i] = v
@@ -324,8 +332,9 @@ def test_uniform_and_varying_loops(target, rng):
 
 def test_uniform_control_stays_scalar():
     import numba
+
     src = k_uniform_control.inspect_cpu_source((numba.int64[::1], numba.int64[::1], numba.int64))
-    assert "while s > 1:" in src                  # a plain loop, no per-lane copy of s
+    assert "while s > 1:" in src  # a plain loop, no per-lane copy of s
     assert "_nq_v_s " not in src and "_nq_v_s=" not in src.replace(" ", "")
 
 
@@ -335,6 +344,7 @@ def test_uniform_control_stays_scalar():
 # ("Type of variable 'r.1' cannot be determined"); every masked loop does that, so the
 # generated code loops on a global instead (numquad/_control.py, FOREVER). Found by the
 # fuzzer on the H200 (Python 3.12, numba 0.68.0): seed 1, kernels 6, 56, 213, 312, 603, 664.
+
 
 @xpu.jit
 def _lf_while_break(p0):
@@ -366,12 +376,14 @@ def test_generated_code_has_no_literal_while_true():
     from numba import types
 
     from numquad import _control
+
     sig = (types.int32[::1], types.int32[::1])
     cpu_src = k_while_break_reassigned.inspect_cpu_source(sig)
     assert "while True" not in cpu_src and f"while {_control.FOREVER}" in cpu_src
     pytest.importorskip("numba_cuda")
     from numquad.cuda import substitute as cuda_substitute
-    ptx = k_while_break_reassigned.inspect_ptx(sig)       # a TypingError on 3.12/3.13 before
+
+    ptx = k_while_break_reassigned.inspect_ptx(sig)  # a TypingError on 3.12/3.13 before
     assert "shfl.sync" in ptx
     for fn in (k_while_break_reassigned, _lf_while_break):
         tree = _control.name_forever_loops(_control.masked_function(fn))
@@ -392,6 +404,7 @@ def test_while_break_reassigned_against_the_interpreter(target, rng):
 
 # -- a loop over constants left by break/continue around ops (a probe, twenty-second
 # session: the CPU target refused it, "break/continue in a loop over constants") -----
+
 
 @xpu.jit
 def k_const_loop_exits(x, out):
@@ -424,12 +437,12 @@ def _const_loop_oracle(x, consts, step):
     """Lane by lane, per wave: the lanes still in the loop at each step take part."""
     out = np.zeros_like(x)
     for w in range(0, len(x), W):
-        v = x[w:w + W]
+        v = x[w : w + W]
         alive = np.ones(W, bool)
         s = np.zeros_like(v)
         for c in consts:
             alive &= ~step(v, c, s, alive)
-        out[w:w + W] = s
+        out[w : w + W] = s
     return out
 
 
@@ -445,7 +458,7 @@ def test_a_loop_over_constants_left_by_break_and_continue(target, rng, debug):
         s[live] += prefix[live]
         go = live & (v % 7 != 1)
         lanes = np.arange(W)
-        quad = lanes & ~3 | c & 3                      # docs/ops.md: the quad's lane c
+        quad = lanes & ~3 | c & 3  # docs/ops.md: the quad's lane c
         xor = lanes ^ c
         # a source lane that is not active gives the reading lane's own value
         qv = np.where(go[quad], v[quad], v)
@@ -479,7 +492,7 @@ def test_a_loop_over_constants_left_by_break_and_continue(target, rng, debug):
 @xpu.jit
 def _lf_tuple_loop_around_while(p0):
     r = p0
-    for k1 in (3, 1, 2):                # copies would hold a loop: a uniform selector
+    for k1 in (3, 1, 2):  # copies would hold a loop: a uniform selector
         r = r + Wave.shuffleDown(r, k1)
         s3 = np.int64(16)
         while s3 > np.int64(0):
@@ -511,6 +524,7 @@ def test_a_loop_over_constants_in_an_inlined_function(rng, debug):
 # -- a loop over constants whose body assigns its variable (a probe's random kernel,
 # twenty-sixth session: refused, "k2 is assigned inside the loop over constants") --
 
+
 @xpu.jit
 def k_assigned_loop_variable(x, out):
     i = xpu.grid(1)
@@ -533,6 +547,5 @@ def test_a_loop_over_constants_that_assigns_its_variable(rng, target):
     getattr(k, "cpu" if target.startswith("cpu") else target)[2, 32](x, out)
     w = x.reshape(2, 32)
     lane = np.arange(32)
-    want = sum((w[:, v - 8] * (v - 8))[:, None] for v in (9, 16, 12)) + \
-        sum(w[:, lane ^ (j + 1)] for j in range(3))
+    want = sum((w[:, v - 8] * (v - 8))[:, None] for v in (9, 16, 12)) + sum(w[:, lane ^ (j + 1)] for j in range(3))
     np.testing.assert_array_equal(out, want.reshape(-1))

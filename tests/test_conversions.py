@@ -21,10 +21,47 @@ from numquad import xpu
 from conftest import cuda_available
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-SPECIAL = [0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 127.9, 128.0, -129.0, 200.0, 255.5, 256.0,
-           -1.0, 32767.5, 32768.0, 40000.0, 65535.9, 65536.0, -40000.0, 2.0**31, -2.0**31 - 1e3,
-           3e9, 4.3e9, -3e9, 2.0**63, 1e19, 2.0**64, 1e20, -1e19, -1e20, 1e30, -1e30,
-           np.inf, -np.inf, np.nan, -np.nan, 1e-30, 9.007199254740993e15]
+SPECIAL = [
+    0.0,
+    -0.0,
+    0.5,
+    -0.5,
+    1.5,
+    -1.5,
+    2.5,
+    127.9,
+    128.0,
+    -129.0,
+    200.0,
+    255.5,
+    256.0,
+    -1.0,
+    32767.5,
+    32768.0,
+    40000.0,
+    65535.9,
+    65536.0,
+    -40000.0,
+    2.0**31,
+    -(2.0**31) - 1e3,
+    3e9,
+    4.3e9,
+    -3e9,
+    2.0**63,
+    1e19,
+    2.0**64,
+    1e20,
+    -1e19,
+    -1e20,
+    1e30,
+    -1e30,
+    np.inf,
+    -np.inf,
+    np.nan,
+    -np.nan,
+    1e-30,
+    9.007199254740993e15,
+]
 
 
 def _expected(dt, values):
@@ -33,16 +70,14 @@ def _expected(dt, values):
     from float64 into 16, 32 and 64 bits and from float32 into 64 bits, else 0."""
     info = np.iinfo(dt)
     if info.bits == 8:
-        lo, hi = (-2**15, 2**15 - 1) if info.kind == "i" else (0, 2**16 - 1)
+        lo, hi = (-(2**15), 2**15 - 1) if info.kind == "i" else (0, 2**16 - 1)
     else:
         lo, hi = info.min, info.max
-    nan = 1 << (info.bits - 1) if info.bits > 8 and (values.dtype == np.float64 or info.bits == 64) \
-        else 0
+    nan = 1 << (info.bits - 1) if info.bits > 8 and (values.dtype == np.float64 or info.bits == 64) else 0
     out = []
     for v in values:
         v = float(v)
-        r = nan if math.isnan(v) else max(lo, min(hi, math.trunc(v) if math.isfinite(v) else
-                                                  (hi if v > 0 else lo)))
+        r = nan if math.isnan(v) else max(lo, min(hi, math.trunc(v) if math.isfinite(v) else (hi if v > 0 else lo)))
         r &= (1 << info.bits) - 1
         if info.kind == "i" and r >= 1 << (info.bits - 1):
             r -= 1 << info.bits
@@ -91,7 +126,9 @@ def k_python_int(x, out):
 
 
 TARGETS = [
-    ("cpu", False), ("cpu", True), ("python", False),
+    ("cpu", False),
+    ("cpu", True),
+    ("python", False),
     pytest.param("cuda", False, marks=pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU")),
 ]
 
@@ -107,13 +144,12 @@ def _launch(fn, target, debug, x, outs):
 @pytest.mark.parametrize("fn", [k_explicit, k_implicit], ids=["explicit", "implicit"])
 def test_float_to_int(fn, fdt, target, debug):
     x = _inputs(fdt, 11)
-    outs = [np.full(x.size, 0x55, dtype=dt) for dt in INTS]     # poisoned
+    outs = [np.full(x.size, 0x55, dtype=dt) for dt in INTS]  # poisoned
     _launch(fn, target, debug, x, outs)
     for dt, got in zip(INTS, outs):
         want = _expected(dt, x)
         bad = np.flatnonzero(got != want)
-        assert bad.size == 0, (f"{fdt} -> {dt}: at {x[bad[:5]]} got {got[bad[:5]]}, "
-                               f"want {want[bad[:5]]}")
+        assert bad.size == 0, f"{fdt} -> {dt}: at {x[bad[:5]]} got {got[bad[:5]]}, want {want[bad[:5]]}"
 
 
 @pytest.mark.parametrize("target,debug", TARGETS)
@@ -129,6 +165,7 @@ def test_python_int_of_a_float(target, debug):
 def test_the_cpu_ir_converts_saturating():
     """The mechanism: no fptosi/fptoui is left in the wave code's IR."""
     from numba import types
+
     k = xpu.jit(k_explicit)
     sig = (types.float32[::1],) + tuple(getattr(types, dt)[::1] for dt in INTS)
     ir = k.inspect_llvm(sig)
@@ -140,6 +177,7 @@ def test_the_ptx_converts_with_cvt_rzi():
     """The GPU side of the rule: PTX's saturating cvt.rzi, 8-bit types via 16 bits."""
     import re
     from numba import types
+
     k = xpu.jit(k_explicit)
     sig = (types.float64[::1],) + tuple(getattr(types, dt)[::1] for dt in INTS)
     ptx = k.inspect_ptx(sig, cc=(9, 0))
@@ -151,17 +189,20 @@ def test_rewrite_keeps_other_ir():
     from llvmlite import binding as ll
 
     from numquad._conversions import cvt_rzi, rewrite
-    text = ('define i32 @f(double %"x", <4 x float> %"v") {\n'
-            '  %".2" = fptosi double %"x" to i32\n'
-            '  %".3" = fptoui double %"x" to i8\n'
-            '  %".4" = fptosi <4 x float> %"v" to <4 x i64>\n'
-            '  %".5" = sitofp i32 %".2" to double\n'
-            '  ret i32 %".2"\n}\n')
+
+    text = (
+        'define i32 @f(double %"x", <4 x float> %"v") {\n'
+        '  %".2" = fptosi double %"x" to i32\n'
+        '  %".3" = fptoui double %"x" to i8\n'
+        '  %".4" = fptosi <4 x float> %"v" to <4 x i64>\n'
+        '  %".5" = sitofp i32 %".2" to double\n'
+        '  ret i32 %".2"\n}\n'
+    )
     out = rewrite(text)
     assert 'call i32 @llvm.fptosi.sat.i32.f64(double %"x")' in out
-    assert '%".2" = select i1 ' in out and "i32 -2147483648" in out      # a float64 NaN
+    assert '%".2" = select i1 ' in out and "i32 -2147483648" in out  # a float64 NaN
     assert 'call i16 @llvm.fptoui.sat.i16.f64(double %"x")' in out
-    assert '%".3" = trunc i16 ' in out                                    # 8 bits: NaN gives 0
+    assert '%".3" = trunc i16 ' in out  # 8 bits: NaN gives 0
     assert 'call <4 x i64> @llvm.fptosi.sat.v4i64.v4f32(<4 x float> %"v")' in out
     assert '%".4" = select <4 x i1> ' in out
     assert '%".5" = sitofp i32 %".2" to double' in out
@@ -170,11 +211,12 @@ def test_rewrite_keeps_other_ir():
     ptx = cvt_rzi(text)
     assert '%".2" = call i32 asm "cvt.rzi.s32.f64 $0, $1;", "=r,d"(double %"x")' in ptx
     assert 'asm "cvt.rzi.u16.f64 $0, $1;", "=h,d"' in ptx and "to i8" in ptx
-    assert '%".4" = fptosi <4 x float>' in ptx                            # NVVM IR has no vectors here
+    assert '%".4" = fptosi <4 x float>' in ptx  # NVVM IR has no vectors here
 
 
 def test_the_ptx_keeps_a_constant_conversion():
     from numba import types
+
     ptx = xpu.jit(k_constant).inspect_ptx((types.int32[::1],), cc=(9, 0))
     assert "cvt.rzi.s32.f64" in ptx
 
@@ -199,8 +241,8 @@ def _round_nd(x, nd):
     p = np.float64(10.0) ** abs(nd)
     with np.errstate(all="ignore"):
         y = v * p if nd >= 0 else v / p
-        z = np.clip(np.rint(y), -2.0**63, 2.0**63 - 1024)         # int64 saturation, in float64
-        z = np.where(z >= 2.0**63 - 1024, np.float64(2**63 - 1), z) + 0.0      # -0.0 -> +0.0
+        z = np.clip(np.rint(y), -(2.0**63), 2.0**63 - 1024)  # int64 saturation, in float64
+        z = np.where(z >= 2.0**63 - 1024, np.float64(2**63 - 1), z) + 0.0  # -0.0 -> +0.0
         r = z / p if nd >= 0 else z * p
         r = np.where(np.isfinite(v) & np.isfinite(y), r, v)
     return r.astype(x.dtype)
@@ -211,14 +253,13 @@ def _round_nd(x, nd):
 @pytest.mark.parametrize("fdt", ["float32", "float64"])
 def test_floor_ceil_trunc_round(fdt, target, debug):
     x = _inputs(fdt, 13)
-    x[::7] = (np.arange(x[::7].size) - 20.5).astype(fdt) / 4     # ties: .125, .375, .5, ...
+    x[::7] = (np.arange(x[::7].size) - 20.5).astype(fdt) / 4  # ties: .125, .375, .5, ...
     ints = [np.full(x.size, 0x55, dtype=np.int64) for _ in range(4)]
     flts = [np.full(x.size, np.nan, dtype=fdt) for _ in range(2)]
     _launch(k_rounding, target, debug, x, ints + flts)
     xd = x.astype(np.float64)
     with np.errstate(invalid="ignore"):
-        for name, fn, got in zip(("floor", "ceil", "trunc", "round"),
-                                 (np.floor, np.ceil, np.trunc, np.rint), ints):
+        for name, fn, got in zip(("floor", "ceil", "trunc", "round"), (np.floor, np.ceil, np.trunc, np.rint), ints):
             np.testing.assert_array_equal(got, _expected("int64", fn(xd)), err_msg=name)
     np.testing.assert_array_equal(flts[0].view(f"u{x.itemsize}"), _round_nd(x, 2).view(f"u{x.itemsize}"))
     np.testing.assert_array_equal(flts[1].view(f"u{x.itemsize}"), _round_nd(x, -1).view(f"u{x.itemsize}"))
@@ -236,7 +277,7 @@ def test_a_constant_out_of_range(target, debug):
     store was dropped, leaving the poisoned output in place."""
     out = np.full(70, 0x55, dtype=np.int32)
     getattr(xpu.jit(debug=debug)(k_constant), target)[2, 64](out)
-    np.testing.assert_array_equal(out, np.int32(-2**31) + (np.arange(70) & 1).astype(np.int32))
+    np.testing.assert_array_equal(out, np.int32(-(2**31)) + (np.arange(70) & 1).astype(np.int32))
 
 
 def k_augmented(x, o_int32, o_uint8):

@@ -44,12 +44,15 @@ def k_float_ballot(a, out):
     out[i] = Wave.ballot(a[i])
 
 
-@pytest.mark.parametrize("kernel,arr,op,got", [
-    (k_array_operand, np.zeros(32, np.float32), "Quad.swapHorizontal", "array(float32"),
-    (k_tuple_operand, np.zeros(32, np.float32), "Quad.swapHorizontal", "UniTuple(float32"),
-    (k_complex_operand, np.zeros(32, np.complex64), "Wave.prefixSum", "complex64"),
-    (k_float_ballot, np.zeros(32, np.float32), "Wave.ballot", "float32"),
-])
+@pytest.mark.parametrize(
+    "kernel,arr,op,got",
+    [
+        (k_array_operand, np.zeros(32, np.float32), "Quad.swapHorizontal", "array(float32"),
+        (k_tuple_operand, np.zeros(32, np.float32), "Quad.swapHorizontal", "UniTuple(float32"),
+        (k_complex_operand, np.zeros(32, np.complex64), "Wave.prefixSum", "complex64"),
+        (k_float_ballot, np.zeros(32, np.float32), "Wave.ballot", "float32"),
+    ],
+)
 def test_operand_type_errors(kernel, arr, op, got):
     out = np.zeros(32, np.float32)
     with pytest.raises(NumquadTypeError) as e:
@@ -83,7 +86,7 @@ def k_query_with_an_argument(a, out):
 @xpu.jit
 def k_folded_const(a, out):
     i = xpu.grid(1)
-    out[i] = Quad.broadcast(a[i], 2 ** 2)
+    out[i] = Quad.broadcast(a[i], 2**2)
 
 
 @pytest.mark.parametrize("target", ["cpu", "python", "cuda-ptx"])
@@ -138,7 +141,7 @@ def test_shared_and_local_memory_over_cuda_s_limits():
     with pytest.raises(NumquadCompileError) as e:
         k_too_much_shared[1, 32](np.zeros(32))
     msg = str(e.value)
-    assert "take 73984 bytes" in msg and "49152" in msg          # 8192 * 8 + 64 * 33 * 4
+    assert "take 73984 bytes" in msg and "49152" in msg  # 8192 * 8 + 64 * 33 * 4
     assert THIS in msg and f"line {line_of(k_too_much_shared, 'shared.array(8192')}" in msg
     with pytest.raises(NumquadCompileError) as e:
         k_huge_local[1, 32](np.zeros(32))
@@ -160,10 +163,13 @@ def k_namespace_as_value(a, out):
 
 
 @pytest.mark.parametrize("target", ["cpu", "cuda-ptx"])
-@pytest.mark.parametrize("kernel,text", [
-    (k_op_as_value, "Wave.prefixSum is a cross-lane op: call it, Wave.prefixSum(value)"),
-    (k_namespace_as_value, "Wave is numquad's namespace of ops"),
-])
+@pytest.mark.parametrize(
+    "kernel,text",
+    [
+        (k_op_as_value, "Wave.prefixSum is a cross-lane op: call it, Wave.prefixSum(value)"),
+        (k_namespace_as_value, "Wave is numquad's namespace of ops"),
+    ],
+)
 def test_an_op_or_its_namespace_as_a_value(target, kernel, text):
     """Numba's words were "Unknown attribute 'prefixSum' of type Module(...)", as if the
     op did not exist (a probe of user errors)."""
@@ -203,12 +209,15 @@ def k_in_with(a, out):
         out[i] = Quad.swapVertical(a[i])
 
 
-@pytest.mark.parametrize("kernel,construct", [
-    (k_in_comprehension, "comprehension"),
-    (k_in_lambda, "lambda"),
-    (k_in_ifexp, "conditional expression"),
-    (k_in_with, "with"),
-])
+@pytest.mark.parametrize(
+    "kernel,construct",
+    [
+        (k_in_comprehension, "comprehension"),
+        (k_in_lambda, "lambda"),
+        (k_in_ifexp, "conditional expression"),
+        (k_in_with, "with"),
+    ],
+)
 def test_unmaskable_constructs(kernel, construct):
     with pytest.raises(NumquadCompileError) as e:
         kernel.cpu[1, 32](np.zeros(32), np.zeros(32))
@@ -222,16 +231,19 @@ def k_ok(a):
     a[i] = Quad.swapHorizontal(a[i])
 
 
-@pytest.mark.parametrize("griddim,blockdim,exc", [
-    (1, 0, NumquadLaunchError),
-    (0, 32, NumquadLaunchError),
-    (1, 1025, NumquadLaunchError),
-    (1, (32, 32, 2), NumquadLaunchError),
-    (1, (1, 1, 1, 1), NumquadLaunchError),
-    (1, (1, 1, 65), NumquadLaunchError),
-    (1.5, 32, NumquadTypeError),
-    (1, "32", NumquadTypeError),
-])
+@pytest.mark.parametrize(
+    "griddim,blockdim,exc",
+    [
+        (1, 0, NumquadLaunchError),
+        (0, 32, NumquadLaunchError),
+        (1, 1025, NumquadLaunchError),
+        (1, (32, 32, 2), NumquadLaunchError),
+        (1, (1, 1, 1, 1), NumquadLaunchError),
+        (1, (1, 1, 65), NumquadLaunchError),
+        (1.5, 32, NumquadTypeError),
+        (1, "32", NumquadTypeError),
+    ],
+)
 def test_bad_launch_configuration(griddim, blockdim, exc):
     a = np.zeros(64)
     with pytest.raises(exc) as e:
@@ -257,7 +269,7 @@ def test_kernel_without_launch_configuration():
     with pytest.raises(TypeError) as e:
         k_ok(np.zeros(32))
     assert "k_ok[griddim, blockdim](...)" in str(e.value)
-    with pytest.raises(ValueError):            # what numba.cuda raises (ported code catches it)
+    with pytest.raises(ValueError):  # what numba.cuda raises (ported code catches it)
         k_ok(np.zeros(32))
 
 
@@ -265,6 +277,7 @@ def test_lane_function_launched_as_kernel():
     @xpu.jit
     def f(x):
         return x + 1
+
     with pytest.raises(TypeError) as e:
         f[1, 32](np.zeros(32))
     assert "lane function" in str(e.value)
@@ -319,9 +332,10 @@ def test_scan_on_a_non_prefix_mask_is_defined_and_debug_agrees():
     """A scan whose active lanes have gaps runs over the active lanes' ranks
     (docs/semantics.md): release and debug=True give ops.py's result, no error."""
     from numquad import ops
+
     rng = np.random.default_rng(7)
     a = rng.integers(-3, 4, 64).astype(np.int64)
-    a[3] = 0                      # lane 3 inactive, lane 0..2 active: not a prefix
+    a[3] = 0  # lane 3 inactive, lane 0..2 active: not a prefix
     want = ops.get("Wave.prefixSum").reference(a.reshape(2, 32), active=(a > 0).reshape(2, 32))
     for debug in (False, True):
         k = xpu.jit(debug=debug)(_scan_under_if)
@@ -344,8 +358,10 @@ def _k_starred(x):
     x[i] = c
 
 
-@pytest.mark.parametrize("fn, words", [(_k_del, "`del` is not supported"),
-                                       (_k_starred, "starred unpacking (`a, *rest = ...`) is not supported")])
+@pytest.mark.parametrize(
+    "fn, words",
+    [(_k_del, "`del` is not supported"), (_k_starred, "starred unpacking (`a, *rest = ...`) is not supported")],
+)
 def test_del_and_starred_unpacking_are_one_line(fn, words):
     """Day-one probes: both gave Numba's raw multi-line errors (with terminal colour
     codes) from the shadow typing pass."""

@@ -84,11 +84,12 @@ def beside_a_wave_op(x, out):
         out[i] = s
 
 
-KERNELS = [am_branch, am_loop, am_while_break, am_early_return, votes_in_a_branch,
-           beside_a_wave_op]
-TARGETS = ["cpu", "cpu-debug",
-           pytest.param("cuda", marks=pytest.mark.skipif(
-               not cuda.is_available(), reason="no CUDA GPU"))]
+KERNELS = [am_branch, am_loop, am_while_break, am_early_return, votes_in_a_branch, beside_a_wave_op]
+TARGETS = [
+    "cpu",
+    "cpu-debug",
+    pytest.param("cuda", marks=pytest.mark.skipif(not cuda.is_available(), reason="no CUDA GPU")),
+]
 
 
 @pytest.mark.slow
@@ -97,7 +98,7 @@ TARGETS = ["cpu", "cpu-debug",
 @pytest.mark.parametrize("target", TARGETS)
 def test_activemask_names_the_lanes_that_reach_it_together(target, fn, blocks, threads, rng):
     k = xpu.jit(fn, debug=target == "cpu-debug")
-    n = blocks * threads - 5                      # a bounds guard leaves a tail inactive
+    n = blocks * threads - 5  # a bounds guard leaves a tail inactive
     for _ in range(2):
         x = rng.integers(-2, 5, n).astype(np.int64)
         want = np.full(n, POISON, np.uint32)

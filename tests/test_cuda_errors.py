@@ -12,7 +12,13 @@ pytest.importorskip("numba_cuda")  # the numba-cuda package (numba.cuda alone ma
 from numba.cuda import types  # noqa: E402
 
 from numquad import (  # noqa: E402
-    NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, Wave, xpu)
+    NumquadCompileError,
+    NumquadLaunchError,
+    NumquadTypeError,
+    Quad,
+    Wave,
+    xpu,
+)
 
 HERE = os.path.basename(__file__)
 VALUE_WORDS = "it takes a bool, int8..int64, uint8..uint64, float32 or float64 scalar"
@@ -79,22 +85,28 @@ def _check(err, fn, call, *words):
 def test_array_operand():
     with pytest.raises(NumquadTypeError) as err:
         swap_array.inspect_ptx((f32, f32))
-    _check(err, swap_array, "Quad.swapHorizontal(src)", "Quad.swapHorizontal(value)",
-           "got array(float32, 1d, C)", VALUE_WORDS)
+    _check(
+        err,
+        swap_array,
+        "Quad.swapHorizontal(src)",
+        "Quad.swapHorizontal(value)",
+        "got array(float32, 1d, C)",
+        VALUE_WORDS,
+    )
 
 
 def test_tuple_operand():
     with pytest.raises(NumquadTypeError) as err:
         swap_tuple.inspect_ptx((f32, f32))
-    _check(err, swap_tuple, "Quad.swapHorizontal(", "Quad.swapHorizontal(value)",
-           "got UniTuple(float32 x 2)", VALUE_WORDS)
+    _check(
+        err, swap_tuple, "Quad.swapHorizontal(", "Quad.swapHorizontal(value)", "got UniTuple(float32 x 2)", VALUE_WORDS
+    )
 
 
 def test_complex_operand():
     with pytest.raises(NumquadTypeError) as err:
         swap_value.inspect_ptx((c64, c64))
-    _check(err, swap_value, "Quad.swapHorizontal(", "Quad.swapHorizontal(value)",
-           "got complex64", VALUE_WORDS)
+    _check(err, swap_value, "Quad.swapHorizontal(", "Quad.swapHorizontal(value)", "got complex64", VALUE_WORDS)
 
 
 def test_float_predicate():
@@ -106,14 +118,14 @@ def test_float_predicate():
 def test_constant_index_out_of_range():
     with pytest.raises(NumquadCompileError) as err:
         broadcast_5.inspect_ptx((f32, f32))
-    _check(err, broadcast_5, "Quad.broadcast(", "Quad.broadcast", "constant index 5",
-           "it takes 0..3", "broadcast_5")
+    _check(err, broadcast_5, "Quad.broadcast(", "Quad.broadcast", "constant index 5", "it takes 0..3", "broadcast_5")
     assert err.value.filename.endswith(HERE)
     assert err.value.lineno == line_of(broadcast_5, "Quad.broadcast(")
 
 
 def test_constant_error_survives_a_cached_runtime_signature():
     """A runtime index typed first must not make a later bad constant compile as runtime."""
+
     @xpu.jit
     def runtime_index(src, idx, dst):
         i = xpu.grid(1)
@@ -127,8 +139,14 @@ def test_constant_error_survives_a_cached_runtime_signature():
 def test_float_selector():
     with pytest.raises(NumquadTypeError) as err:
         broadcast_float_index.inspect_ptx((f32, f32))
-    _check(err, broadcast_float_index, "Quad.broadcast(", "Quad.broadcast(value, index)",
-           "argument 'index' got float32", "integer")
+    _check(
+        err,
+        broadcast_float_index,
+        "Quad.broadcast(",
+        "Quad.broadcast(value, index)",
+        "argument 'index' got float32",
+        "integer",
+    )
 
 
 def test_error_in_a_lane_function_points_at_its_line():
@@ -150,22 +168,26 @@ def test_error_in_a_lane_function_points_at_its_line():
 # Launch configuration: rejected before any GPU work (CI has no GPU)
 # ---------------------------------------------------------------------------
 
+
 @xpu.jit
 def copy(src, dst):
     i = xpu.grid(1)
     dst[i] = src[i]
 
 
-@pytest.mark.parametrize("griddim,blockdim,exc", [
-    (1, 0, ValueError),
-    (1, (0, 1), ValueError),
-    (1, 1025, ValueError),
-    (1, (32, 32, 2), ValueError),
-    (1, (1, 1, 1, 1), ValueError),
-    ((1, 1, 1, 1), 32, ValueError),
-    (1, 32.0, TypeError),
-    (1, "32", TypeError),
-])
+@pytest.mark.parametrize(
+    "griddim,blockdim,exc",
+    [
+        (1, 0, ValueError),
+        (1, (0, 1), ValueError),
+        (1, 1025, ValueError),
+        (1, (32, 32, 2), ValueError),
+        (1, (1, 1, 1, 1), ValueError),
+        ((1, 1, 1, 1), 32, ValueError),
+        (1, 32.0, TypeError),
+        (1, "32", TypeError),
+    ],
+)
 def test_bad_launch_configuration(griddim, blockdim, exc):
     a = np.zeros(4, np.float32)
     with pytest.raises(exc) as err:
@@ -184,13 +206,18 @@ def test_kernel_called_without_configuration():
 # Lane functions on arrays: argument checks before any GPU work
 # ---------------------------------------------------------------------------
 
+
 class FakeDeviceArray:
     """Only a __cuda_array_interface__: enough for the checks that precede GPU work."""
 
     def __init__(self, shape, dtype=np.float32, strides=None):
         self.__cuda_array_interface__ = {
-            "shape": tuple(shape), "typestr": np.dtype(dtype).str, "data": (0, False),
-            "strides": strides, "version": 3}
+            "shape": tuple(shape),
+            "typestr": np.dtype(dtype).str,
+            "data": (0, False),
+            "strides": strides,
+            "version": 3,
+        }
 
 
 @xpu.jit
@@ -204,7 +231,7 @@ def pair(x):
 
 
 def test_lane_call_shapes_must_broadcast():
-    with pytest.raises(NumquadLaunchError) as err:          # a ValueError, as NumPy's
+    with pytest.raises(NumquadLaunchError) as err:  # a ValueError, as NumPy's
         scale.cuda(np.ones(3, np.float32), np.ones(4, np.float32))
     assert "do not broadcast" in str(err.value) and "scale" in str(err.value)
 
@@ -221,7 +248,7 @@ def test_lane_call_device_array_must_have_the_full_shape():
 def test_lane_call_out_is_checked():
     x = np.ones(3, np.float32)
     with pytest.raises(NumquadTypeError) as err:
-        scale.cuda(x, 2.0, out=np.empty(3, np.float64))      # 2.0 is weak: float32
+        scale.cuda(x, 2.0, out=np.empty(3, np.float64))  # 2.0 is weak: float32
     assert "out= has dtype float64" in str(err.value) and "returns float32" in str(err.value)
     with pytest.raises(NumquadLaunchError) as err:
         scale.cuda(x, np.float32(2), out=FakeDeviceArray((4,)))
@@ -241,14 +268,14 @@ def test_lane_call_plan_is_the_same_on_both_targets(target):
     """One rule (numquad/_lanecall.py), one error, both targets: checked before GPU work."""
     x = np.ones(3, np.float32)
     cases = [
-        ((x, 2.0), "float32"),                    # a Python float is weak
-        ((x, np.float64(2)), "float64"),          # a NumPy scalar is not
-        ((x.astype(np.int16), 3), "int16"),       # a Python int takes the ints' type
-        ((x, 3), "int64"),                        # ... and stays an int
-        ((x.astype(np.int16), True), "bool"),     # a Python bool stays a bool
+        ((x, 2.0), "float32"),  # a Python float is weak
+        ((x, np.float64(2)), "float64"),  # a NumPy scalar is not
+        ((x.astype(np.int16), 3), "int16"),  # a Python int takes the ints' type
+        ((x, 3), "int64"),  # ... and stays an int
+        ((x.astype(np.int16), True), "bool"),  # a Python bool stays a bool
     ]
     for args, dtype in cases:
-        out = np.empty(3, np.complex64)           # never the right dtype
+        out = np.empty(3, np.complex64)  # never the right dtype
         with pytest.raises(NumquadTypeError) as err:
             getattr(second, target)(*args, out=out)
         assert f"second(...) returns {dtype} here" in str(err.value), (args, str(err.value))

@@ -28,6 +28,7 @@ import pytest
 def _cuda_available():
     try:
         from numba import cuda
+
         return bool(cuda.is_available())
     except Exception:  # noqa: BLE001 - no numba-cuda, no driver: no GPU
         return False
@@ -35,8 +36,7 @@ def _cuda_available():
 
 pytestmark = [
     pytest.mark.cuda,
-    pytest.mark.skipif(not _cuda_available(), reason="needs an NVIDIA GPU "
-                       "(numba.cuda.is_available() is false)"),
+    pytest.mark.skipif(not _cuda_available(), reason="needs an NVIDIA GPU (numba.cuda.is_available() is false)"),
 ]
 
 from numquad import Quad, Wave, ops, xpu  # noqa: E402
@@ -45,10 +45,10 @@ W = ops.WAVE
 
 #: name -> (blocks, threads per block, threads cut by `i < n` at the end, active set)
 LAYOUTS = {
-    "full": (4, 64, 0, "all"),          # full waves, every lane active
-    "block48": (3, 48, 0, "all"),       # each block: one full wave, one of 16 lanes
-    "tail": (3, 64, 37, "all"),         # the last 37 threads fail `i < n`
-    "return": (3, 96, 0, "random"),     # early return: a random active set (any shape, scans too)
+    "full": (4, 64, 0, "all"),  # full waves, every lane active
+    "block48": (3, 48, 0, "all"),  # each block: one full wave, one of 16 lanes
+    "tail": (3, 64, 37, "all"),  # the last 37 threads fail `i < n`
+    "return": (3, 96, 0, "random"),  # early return: a random active set (any shape, scans too)
 }
 
 #: Constant selectors compiled into the source, per op.
@@ -93,12 +93,14 @@ def kernel(op, sel):
     else:
         call = f"{op.qualname}(src[i], {sel})"
     fname = f"gpu_{op.namespace}_{op.name}_{'c' + str(sel) if isinstance(sel, int) else sel}"
-    src = (f"def {fname}(src, sel, act, n, dst):\n"
-           f"    i = xpu.grid(1)\n"
-           f"    if i < n:\n"
-           f"        if act[i] == 0:\n"
-           f"            return\n"
-           f"        dst[i] = {call}\n")
+    src = (
+        f"def {fname}(src, sel, act, n, dst):\n"
+        f"    i = xpu.grid(1)\n"
+        f"    if i < n:\n"
+        f"        if act[i] == 0:\n"
+        f"            return\n"
+        f"        dst[i] = {call}\n"
+    )
     filename = f"<numquad test_cuda_gpu {fname}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = {"xpu": xpu, "Quad": Quad, "Wave": Wave}
@@ -112,8 +114,7 @@ def launch(k, blocks, threads, src, sel, act, n, dst):
     from numba import cuda
 
     d_dst = cuda.to_device(dst)
-    k[blocks, threads](cuda.to_device(src), cuda.to_device(sel), cuda.to_device(act),
-                       np.int64(n), d_dst)
+    k[blocks, threads](cuda.to_device(src), cuda.to_device(sel), cuda.to_device(act), np.int64(n), d_dst)
     d_dst.copy_to_host(dst)
 
 
@@ -121,19 +122,20 @@ def launch(k, blocks, threads, src, sel, act, n, dst):
 # Inputs and the reference
 # ---------------------------------------------------------------------------
 
+
 def values(op, dtype, size, rng):
     """Random operands: never only zeros or a range."""
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return rng.random(size) < 0.5
-    if op.types == "pred":                       # nonzero is true: mix zeros in
+    if op.types == "pred":  # nonzero is true: mix zeros in
         info = np.iinfo(dtype)
         v = rng.integers(info.min, info.max, size=size, dtype=dtype, endpoint=True)
         return np.where(rng.random(size) < 0.4, dtype.type(0), v)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return rng.integers(info.min, info.max, size=size, dtype=dtype, endpoint=True)
-    if op.combine == "mul":                      # products near 1 stay finite
+    if op.combine == "mul":  # products near 1 stay finite
         v = rng.uniform(0.5, 2.0, size) * rng.choice([-1.0, 1.0], size)
     else:
         v = rng.standard_normal(size) * 8
@@ -178,7 +180,7 @@ def expected(op, sel, src, sels, act, n, threads):
 
 def out_dtype(op, dtype):
     r = op.result_dtype(dtype if op.params else None)
-    return np.dtype(np.uint8) if r.kind == "b" else r     # bools through uint8 (poisonable)
+    return np.dtype(np.uint8) if r.kind == "b" else r  # bools through uint8 (poisonable)
 
 
 def poison(dtype):
@@ -199,7 +201,7 @@ def run(op, dtype, sel, layout, seed=0, seltype=np.int32):
         # some waves hold one value everywhere; some differ only in lanes that sleep
         for i0 in range(0, size, W):
             if rng.random() < 0.5:
-                src[i0:i0 + W] = src[i0]
+                src[i0 : i0 + W] = src[i0]
     lo, hi = RUNTIME_SELECTORS.get(op.qualname, (0, 1))
     if np.dtype(seltype).kind == "u":
         lo = 0
@@ -217,8 +219,10 @@ def run(op, dtype, sel, layout, seed=0, seltype=np.int32):
     if bad.size:
         j = bad[0]
         w, lane = (x[j] for x in wave_lane(size, threads))
-        return (f"{layout}: thread {j} (wave {w}, lane {lane}) got {dst[j]!r}, expected "
-                f"{exp[j]!r}; {bad.size} of {int(active.sum())} active lanes differ")
+        return (
+            f"{layout}: thread {j} (wave {w}, lane {lane}) got {dst[j]!r}, expected "
+            f"{exp[j]!r}; {bad.size} of {int(active.sum())} active lanes differ"
+        )
     touched = np.flatnonzero(~active & (bits(dst) != bits(np.full(1, poison(odt), odt))[0]))
     if touched.size:
         return f"{layout}: inactive thread {touched[0]} was written ({dst[touched[0]]!r})"
@@ -249,14 +253,14 @@ def test_op(op, dtype, sel):
 @pytest.mark.parametrize("qualname", list(RUNTIME_SELECTORS))
 def test_runtime_selector_types(qualname, seltype):
     op = ops.get(qualname)
-    failures = [f for f in (run(op, np.float64, "runtime", layout, seltype=seltype)
-                            for layout in LAYOUTS) if f]
+    failures = [f for f in (run(op, np.float64, "runtime", layout, seltype=seltype) for layout in LAYOUTS) if f]
     assert not failures, f"{qualname} with {np.dtype(seltype)} selectors: " + "; ".join(failures)
 
 
 # ---------------------------------------------------------------------------
 # Lane functions, launch options, float parity
 # ---------------------------------------------------------------------------
+
 
 @xpu.jit
 def _lane(x, y):
@@ -283,7 +287,7 @@ def test_lane_function_on_arrays():
     from numba import cuda
 
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((7, 13)).astype(np.float32)         # 91 lanes: a partial last wave
+    x = rng.standard_normal((7, 13)).astype(np.float32)  # 91 lanes: a partial last wave
     y = np.float32(1.5)
     exp = _lane_reference(x, y)
     got = _lane.cuda(x, y)
@@ -291,7 +295,7 @@ def test_lane_function_on_arrays():
     assert np.array_equal(bits(got.copy_to_host()), bits(exp))
     d_x = cuda.to_device(x)
     out = cuda.device_array(x.shape, np.float32)
-    assert _lane(d_x, y, out=out) is out                        # target "auto": a device array
+    assert _lane(d_x, y, out=out) is out  # target "auto": a device array
     assert np.array_equal(bits(out.copy_to_host()), bits(exp))
     host = np.empty(x.shape, np.float32)
     assert _lane.cuda(x, y, out=host) is host
@@ -307,7 +311,6 @@ def test_lane_function_python_scalars_are_weak_on_both_targets():
     gpu = _lane.cuda(x, 1.5).copy_to_host()
     assert cpu.dtype == gpu.dtype == np.float32
     assert np.array_equal(bits(cpu), bits(exp)) and np.array_equal(bits(gpu), bits(exp))
-
 
 
 @xpu.jit
@@ -328,20 +331,21 @@ def test_lane_function_on_device_arrays_every_slot(n):
     from numba import cuda
 
     rng = np.random.default_rng(n)
-    x = rng.integers(-2**40, 2**40, n)                       # int64 (Numba: int32 + int32 is int64)
+    x = rng.integers(-(2**40), 2**40, n)  # int64 (Numba: int32 + int32 is int64)
     exp = _lane_scan_reference(x, np.int64(3))
     assert np.array_equal(_lane_scan.cpu(x, np.int64(3)), exp)
     d_x = cuda.to_device(x)
-    out = cuda.to_device(np.full(n, -7, np.int64))          # poisoned
+    out = cuda.to_device(np.full(n, -7, np.int64))  # poisoned
     assert _lane_scan(d_x, np.int64(3), out=out) is out
     assert np.array_equal(out.copy_to_host(), exp)
-    got = _lane_scan(d_x, 3).copy_to_host()                  # allocates; 3 is weak: int64
+    got = _lane_scan(d_x, 3).copy_to_host()  # allocates; 3 is weak: int64
     assert got.dtype == np.int64 and np.array_equal(got, exp)
-    _lane_scan(d_x, np.int64(3), out=d_x)                    # in place
+    _lane_scan(d_x, np.int64(3), out=d_x)  # in place
     assert np.array_equal(d_x.copy_to_host(), exp)
-    x2 = x.reshape(-1, 1) if n % 2 else x.reshape(2, -1)     # n-D device arrays
+    x2 = x.reshape(-1, 1) if n % 2 else x.reshape(2, -1)  # n-D device arrays
     d2 = cuda.to_device(x2)
     assert np.array_equal(_lane_scan(d2, np.int64(3)).copy_to_host(), exp.reshape(x2.shape))
+
 
 @xpu.jit
 def _calls_lane(x, out):

@@ -19,6 +19,7 @@ from numquad.cuda.nvvmir import _neg_abs_ptx
 def _cuda_available():
     try:
         from numba import cuda
+
         return bool(cuda.is_available())
     except Exception:  # noqa: BLE001 - no numba-cuda, no driver: no GPU
         return False
@@ -39,16 +40,24 @@ def k_neg(out, a):
 
 
 def _inputs(rng):
-    edge = [-2**31, -2**31 + 1, -32768, -32767, -4096, -129, -128, -1, 0, 1, 127, 32767, 2**31 - 1]
-    return np.concatenate([np.array(edge, np.int32), rng.integers(-2**31, 2**31, 51, dtype=np.int32)])
+    edge = [-(2**31), -(2**31) + 1, -32768, -32767, -4096, -129, -128, -1, 0, 1, 127, 32767, 2**31 - 1]
+    return np.concatenate([np.array(edge, np.int32), rng.integers(-(2**31), 2**31, 51, dtype=np.int32)])
 
 
 def _want(a):
     a16, a8, a64 = a.astype(np.int16), a.astype(np.int8), a.astype(np.int64)
-    return np.stack([
-        (-a16.astype(np.int64)).astype(np.int16), np.abs(a16.astype(np.int64)).astype(np.int16),
-        (np.int64(-8) * a16).astype(np.int16), (-a64).astype(np.int32), np.abs(a64).astype(np.int32),
-        (-a64).astype(np.int32), (-a8.astype(np.int64)).astype(np.int8)], 1).astype(np.int64)
+    return np.stack(
+        [
+            (-a16.astype(np.int64)).astype(np.int16),
+            np.abs(a16.astype(np.int64)).astype(np.int16),
+            (np.int64(-8) * a16).astype(np.int16),
+            (-a64).astype(np.int32),
+            np.abs(a64).astype(np.int32),
+            (-a64).astype(np.int32),
+            (-a8.astype(np.int64)).astype(np.int8),
+        ],
+        1,
+    ).astype(np.int64)
 
 
 @pytest.mark.slow
@@ -66,16 +75,21 @@ def test_the_ptx_has_no_integer_neg_or_abs():
     assert "not.b16" in ptx and "max.s16" in ptx
 
 
-@pytest.mark.parametrize("text, want", [
-    (b"\tneg.s16 \t%rs3, %rs2;", b"\tnot.b16 %rs3, %rs2;\n\tadd.s16 %rs3, %rs3, 1;"),
-    (b"\tneg.s32 \t%r5, %r5;", b"\tnot.b32 %r5, %r5;\n\tadd.s32 %r5, %r5, 1;"),
-    (b"\tabs.s16 \t%rs2, %rs1;", b"\tnot.b16 %rs2, %rs1;\n\tadd.s16 %rs2, %rs2, 1;\n\tmax.s16 %rs2, %rs2, %rs1;"),
-    (b"\tabs.s32 \t%r2, %r2;", b"\tabs.s32 \t%r2, %r2;"),      # no register for -a: left
-    (b"\tneg.f32 \t%f2, %f1;\n\tneg.s64 \t%rd2, %rd1;", b"\tneg.f32 \t%f2, %f1;\n\tneg.s64 \t%rd2, %rd1;"),
-    (b"\t@%p3 neg.s16 \t%rs3, %rs2;", b"\t@%p3 not.b16 %rs3, %rs2;\n\t@%p3 add.s16 %rs3, %rs3, 1;"),
-    (b"\t@!%p1 abs.s32 %r2, %r1;",
-     b"\t@!%p1 not.b32 %r2, %r1;\n\t@!%p1 add.s32 %r2, %r2, 1;\n\t@!%p1 max.s32 %r2, %r2, %r1;"),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        (b"\tneg.s16 \t%rs3, %rs2;", b"\tnot.b16 %rs3, %rs2;\n\tadd.s16 %rs3, %rs3, 1;"),
+        (b"\tneg.s32 \t%r5, %r5;", b"\tnot.b32 %r5, %r5;\n\tadd.s32 %r5, %r5, 1;"),
+        (b"\tabs.s16 \t%rs2, %rs1;", b"\tnot.b16 %rs2, %rs1;\n\tadd.s16 %rs2, %rs2, 1;\n\tmax.s16 %rs2, %rs2, %rs1;"),
+        (b"\tabs.s32 \t%r2, %r2;", b"\tabs.s32 \t%r2, %r2;"),  # no register for -a: left
+        (b"\tneg.f32 \t%f2, %f1;\n\tneg.s64 \t%rd2, %rd1;", b"\tneg.f32 \t%f2, %f1;\n\tneg.s64 \t%rd2, %rd1;"),
+        (b"\t@%p3 neg.s16 \t%rs3, %rs2;", b"\t@%p3 not.b16 %rs3, %rs2;\n\t@%p3 add.s16 %rs3, %rs3, 1;"),
+        (
+            b"\t@!%p1 abs.s32 %r2, %r1;",
+            b"\t@!%p1 not.b32 %r2, %r1;\n\t@!%p1 add.s32 %r2, %r2, 1;\n\t@!%p1 max.s32 %r2, %r2, %r1;",
+        ),
+    ],
+)
 def test_the_rewrite_of_the_ptx_text(text, want):
     assert _neg_abs_ptx(text) == want
 
@@ -84,6 +98,7 @@ def test_the_rewrite_of_the_ptx_text(text, want):
 @pytest.mark.skipif(not _cuda_available(), reason="needs an NVIDIA GPU (numba.cuda.is_available() is false)")
 def test_the_cuda_target_wraps_as_numpy(rng):
     from numba import cuda
+
     a = _inputs(rng)
     d = cuda.to_device(np.full((64, 7), -7, np.int64))
     k_neg.cuda[1, 64](d, cuda.to_device(a))

@@ -38,8 +38,7 @@ def _model(nthreads, live_n, active, mask, op, sel):
                     out.add(("b", w0 + k, j))
             if op.startswith("shfl"):
                 s = int(sel[w0 + k]) & 31
-                src = {"shfl_sync": s, "shfl_up_sync": k - s, "shfl_down_sync": k + s,
-                       "shfl_xor_sync": k ^ s}[op]
+                src = {"shfl_sync": s, "shfl_up_sync": k - s, "shfl_down_sync": k + s, "shfl_xor_sync": k ^ s}[op]
                 if 0 <= src < 32 and not (act[src] and (mask >> src) & 1):
                     out.add(("a", w0 + k, src))
     return out
@@ -47,14 +46,16 @@ def _model(nthreads, live_n, active, mask, op, sel):
 
 def _kernel(op):
     if op == "ballot_sync":
+
         def k(a, out, t, n, mask, sel):
             i = cuda.grid(1)
             if i >= n:
                 return
             if a[i] > t:
                 out[i] = cuda.ballot_sync(mask, a[i] > 2 * t)
+
         return k
-    shfl = getattr(cuda, op)                # a closure name: the front end resolves it
+    shfl = getattr(cuda, op)  # a closure name: the front end resolves it
 
     def k(a, out, t, n, mask, sel):
         i = cuda.grid(1)
@@ -62,6 +63,7 @@ def _kernel(op):
             return
         if a[i] > t:
             out[i] = shfl(mask, a[i], sel[i])
+
     return k
 
 
@@ -90,11 +92,11 @@ def test_a_debug_build_reports_exactly_the_calls_cuda_leaves_undefined(op, rng, 
         mask = int(masks[trial % len(masks)]) if trial % 4 else int(rng.integers(0, 1 << 32))
         sel = rng.integers(-40, 40, nthreads).astype(np.int32)
         if trial % 5 == 0:
-            sel[:] = 1                           # one selector everywhere (a common case)
+            sel[:] = 1  # one selector everywhere (a common case)
         broken = _model(nthreads, live_n, a > t, mask, op, sel)
         dt = np.int32 if op == "ballot_sync" else np.float32
         out = np.full(nthreads, -7, dt)
-        release[1, nthreads](a, out, t, live_n, np.uint32(mask), sel)    # defined on the CPU
+        release[1, nthreads](a, out, t, live_n, np.uint32(mask), sel)  # defined on the CPU
         out = np.full(nthreads, -7, dt)
         if not broken:
             debug[1, nthreads](a, out, t, live_n, np.uint32(mask), sel)
@@ -109,6 +111,7 @@ def test_a_debug_build_reports_exactly_the_calls_cuda_leaves_undefined(op, rng, 
 def test_defined_calls_give_the_release_builds_bits(rng, target):
     """Exited lanes in the mask, a ballot's mask, a whole wave: nothing to report; the
     GPU gives the same bits (the calls are defined there)."""
+
     def k(a, out, n):
         i = cuda.grid(1)
         if i >= n:
@@ -116,10 +119,11 @@ def test_defined_calls_give_the_release_builds_bits(rng, target):
         m = cuda.ballot_sync(FULL, True)
         v = a[i]
         v += cuda.shfl_xor_sync(m, v, 1)
-        v += cuda.shfl_up_sync(m, v, 3)          # below lane 0: the lane's own value (defined)
+        v += cuda.shfl_up_sync(m, v, 3)  # below lane 0: the lane's own value (defined)
         if cuda.all_sync(m, v > 0):
             v += cuda.shfl_sync(m, v, 0)
         out[i] = v
+
     debug, release = xpu.jit(debug=True)(k), xpu.jit(k)
     a = rng.random(64).astype(np.float32)
     got, want = np.full(64, np.nan, np.float32), np.full(64, np.nan, np.float32)
@@ -137,7 +141,7 @@ def test_defined_calls_give_the_release_builds_bits(rng, target):
     for w in range(2):
         for k_ in range(3, 32):
             up[32 * w + k_] = x[32 * w + k_] + x[32 * w + k_ - 3]
-        up[32 * w:32 * w + 3] = 2 * x[32 * w:32 * w + 3]
+        up[32 * w : 32 * w + 3] = 2 * x[32 * w : 32 * w + 3]
     up += np.repeat(up[::32], 32)
     np.testing.assert_array_equal(got, up)
 
@@ -150,10 +154,11 @@ def test_the_check_runs_in_a_kernel_with_barriers_and_names_the_thread():
         s[i] = a[i]
         cuda.syncthreads()
         out[i] = cuda.shfl_down_sync(FULL, s[i], 16)
+
     a = np.random.default_rng(3).random(64).astype(np.float32)
-    k[1, 64](a, np.zeros(64, np.float32))            # whole waves: lanes past 31 read their own
+    k[1, 64](a, np.zeros(64, np.float32))  # whole waves: lanes past 31 read their own
     with pytest.raises(NumquadRuntimeError, match=r"lane 0 reads lane 16.*\[block \(0, 0, 0\), thread 32\]"):
-        k[1, 40](a, np.zeros(64, np.float32))        # wave 1 holds 8 threads
+        k[1, 40](a, np.zeros(64, np.float32))  # wave 1 holds 8 threads
 
 
 def test_a_mask_computed_by_a_user_call_is_left_unchecked():
@@ -167,9 +172,10 @@ def test_a_mask_computed_by_a_user_call_is_left_unchecked():
         x = a[i]
         v = cuda.shfl_down_sync(full(), x, 16)
         out[i] = v
+
     a = np.random.default_rng(4).random(40).astype(np.float32)
     out = np.zeros(40, np.float32)
-    k[1, 40](a, out)                                 # not evaluated twice, so not checked
+    k[1, 40](a, out)  # not evaluated twice, so not checked
     np.testing.assert_array_equal(out[:32], np.concatenate([a[16:32], a[16:32]]))
     np.testing.assert_array_equal(out[32:], a[32:])  # past the partial wave: own value
 
@@ -188,15 +194,20 @@ def _device_shfl(v):
 def test_a_call_inside_an_inlined_function_is_checked_by_the_kernels_debug_build(callee):
     """The kernel's build decides, as for bounds checks: the callee is compiled without
     debug=True, and its line is named."""
+
     def k(a, out):
         i = cuda.grid(1)
         out[i] = callee(a[i])
+
     a = np.random.default_rng(5).random(40).astype(np.float32)
     out = np.zeros(40, np.float32)
-    xpu.jit(k)[1, 40](a, out)                        # release: the documented CPU values
+    xpu.jit(k)[1, 40](a, out)  # release: the documented CPU values
     np.testing.assert_array_equal(out[:32], np.concatenate([a[16:32], a[16:32]]))
     np.testing.assert_array_equal(out[32:], a[32:])
     line = callee.py_func.__code__.co_firstlineno + 2
-    with pytest.raises(NumquadRuntimeError, match=rf"line {line}: cuda.shfl_down_sync.*lane 0 reads lane 16.*"
-                                                  rf"mask 0xffffffff.*thread 32\]"):
+    with pytest.raises(
+        NumquadRuntimeError,
+        match=rf"line {line}: cuda.shfl_down_sync.*lane 0 reads lane 16.*"
+        rf"mask 0xffffffff.*thread 32\]",
+    ):
         xpu.jit(debug=True)(k)[1, 40](a, np.zeros(40, np.float32))

@@ -29,15 +29,16 @@ CC = (9, 0)
 CONST_SEL = {
     "Quad.broadcast": 2,
     "Wave.broadcast": 5,
-    "Wave.shuffle": 37,           # taken & 31 -> 5
+    "Wave.shuffle": 37,  # taken & 31 -> 5
     "Wave.shuffleXor": 6,
     "Wave.shuffleUp": 3,
     "Wave.shuffleDown": 7,
 }
 
-_NB = {np.dtype(n): getattr(types, "boolean" if n == "bool" else n) for n in
-       ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-        "uint64", "float32", "float64")}
+_NB = {
+    np.dtype(n): getattr(types, "boolean" if n == "bool" else n)
+    for n in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+}
 
 
 def _kernel(op, sel="const"):
@@ -51,9 +52,7 @@ def _kernel(op, sel="const"):
     else:
         call = f"{op.qualname}(src[i], sel[i])"
     fname = f"ptx_{op.namespace}_{op.name}_{sel}"
-    src = (f"def {fname}(src, sel, dst):\n"
-           f"    i = xpu.grid(1)\n"
-           f"    dst[i] = {call}\n")
+    src = f"def {fname}(src, sel, dst):\n    i = xpu.grid(1)\n    dst[i] = {call}\n"
     filename = f"<numquad test_cuda_ptx {fname}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = {"xpu": xpu, "Quad": Quad, "Wave": Wave}
@@ -115,8 +114,7 @@ def _cases(kinds):
     return out
 
 
-@pytest.mark.parametrize("op", [o for o in ops.OPS.values() if o.kind == "query"],
-                         ids=lambda o: o.qualname)
+@pytest.mark.parametrize("op", [o for o in ops.OPS.values() if o.kind == "query"], ids=lambda o: o.qualname)
 def test_query(op):
     ptx = _ptx(op, np.int32)
     _no_local_memory(ptx)
@@ -127,7 +125,7 @@ def test_query(op):
         assert "%laneid" in ptx
 
 
-_MOVE_FORM = {   # op -> (mode, immediate b, c) with its constant selector
+_MOVE_FORM = {  # op -> (mode, immediate b, c) with its constant selector
     "Quad.swapHorizontal": ("bfly", 1, 31),
     "Quad.swapVertical": ("bfly", 2, 31),
     "Quad.swapDiagonal": ("bfly", 3, 31),
@@ -150,8 +148,8 @@ def test_move_constant_selector(op, dtype):
     assert _count(ptx, SHFL.format(mode=mode, b=b, c=c)) == _words(dtype), ptx
     assert _count(ptx, r"shfl\.sync") == _words(dtype)
     _entry_mask_only(ptx)
-    if op.pattern is not None:                  # readFirst reads an active lane by construction
-        assert _count(ptx, r"selp\.") >= 1     # the inactive-lane guard
+    if op.pattern is not None:  # readFirst reads an active lane by construction
+        assert _count(ptx, r"selp\.") >= 1  # the inactive-lane guard
 
 
 #: A runtime selector: the shfl.sync mode that reads op.pattern's lane (up/down
@@ -166,10 +164,8 @@ _RUNTIME_MODE = {
 }
 
 
-@pytest.mark.parametrize("seltype", [types.int32, types.uint8, types.int64],
-                         ids=str)
-@pytest.mark.parametrize("op", [o for o in ops.OPS.values() if o.selector],
-                         ids=lambda o: o.qualname)
+@pytest.mark.parametrize("seltype", [types.int32, types.uint8, types.int64], ids=str)
+@pytest.mark.parametrize("op", [o for o in ops.OPS.values() if o.selector], ids=lambda o: o.qualname)
 @pytest.mark.parametrize("dtype", [np.float32, np.uint16, np.float64], ids=str)
 def test_move_runtime_selector(op, seltype, dtype):
     ptx = _ptx(op, dtype, sel="lane", seltype=seltype)
@@ -224,8 +220,12 @@ def test_scan(op, dtype):
 
 def _reduce_uses_redux(op, dtype):
     dt = np.dtype(dtype)
-    return dt.kind in "biu" and dt.itemsize <= 4 and not (op.combine == "add" and dt.kind == "b") \
+    return (
+        dt.kind in "biu"
+        and dt.itemsize <= 4
+        and not (op.combine == "add" and dt.kind == "b")
         and (op.combine != "mul" or dt.kind == "b")
+    )
 
 
 @pytest.mark.parametrize("op,dtype", _cases({"reduce"}))
@@ -288,6 +288,7 @@ def test_instruction_counts_of_the_reference_kernels():
 # No FMA contraction
 # ---------------------------------------------------------------------------
 
+
 def _axpy(a, b, c):
     i = xpu.grid(1)
     a[i] = a[i] * b[i] + c[i]
@@ -312,7 +313,15 @@ def test_no_fma_unless_fastmath(ty):
 
 import numquad  # noqa: E402
 from numquad.xpu import (  # noqa: E402
-    atomic, blockDim, grid, shared, syncthreads, syncwarp, threadIdx, warpsize)
+    atomic,
+    blockDim,
+    grid,
+    shared,
+    syncthreads,
+    syncwarp,
+    threadIdx,
+    warpsize,
+)
 
 _swap = Quad.swapVertical
 
@@ -338,6 +347,7 @@ def _closure_kernel(scale):
         syncwarp()
         b[i] = _lane_fn2(sh[t]) * scale + numquad.Wave.ballot(a[i] > 0) + xpu.laneid
         atomic.add(b, 0, 1.0)
+
     return k
 
 
@@ -345,7 +355,7 @@ def test_globals_substitution():
     """Bare builtins, the numquad package, an op object, a closure and lane functions."""
     ptx = _closure_kernel(2.0).inspect_ptx((types.float32[::1], types.float32[::1]))
     _no_local_memory(ptx)
-    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 2     # two swapVertical
+    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == 2  # two swapVertical
     assert "%tid.x" in ptx and "bar.sync" in ptx and "atom.global.add.f32" in ptx
     assert "bar.warp.sync" in ptx
     assert ".shared" in ptx
@@ -392,7 +402,7 @@ def test_kernel_calling_lane_functions_compiles_without_a_gpu():
     no driver (CI), for the cc asked."""
     ptx = _kernel_calling_lane_functions.inspect_ptx((types.int32[::1], types.int64[::1]))
     assert ".target sm_90" in ptx
-    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) >= 3    # two swaps, one per call
+    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) >= 3  # two swaps, one per call
     assert _count(ptx, SHFL.format(mode="bfly", b=3, c=31)) >= 1
     _no_local_memory(ptx)
 
@@ -412,8 +422,8 @@ def test_lane_call_kernel():
     _no_local_memory(ptx)
     assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == _CALL_SLOTS
     assert "fma.rn" not in ptx
-    assert "setp" in ptx                                # the i < n guard
-    body = ptx[ptx.index(".entry"):]
+    assert "setp" in ptx  # the i < n guard
+    body = ptx[ptx.index(".entry") :]
     loads = [m.start() for m in re.finditer(r"ld\.global", body)]
     assert len(loads) == _CALL_SLOTS and loads[-1] < body.index("shfl.sync")
 
@@ -431,12 +441,13 @@ def test_lane_call_kernel_of_a_lambda():
     sig = (types.int64, types.float64[::1], types.float64[::1], types.float64[::1])
     ptx, _ = cuda.compile_ptx(k.py_func, sig, cc=CC)
     _no_local_memory(ptx)
-    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 2 * _CALL_SLOTS   # float64: 2 halves
+    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 2 * _CALL_SLOTS  # float64: 2 halves
 
 
 # ---------------------------------------------------------------------------
 # ptxas accepts the PTX (where a CUDA toolkit is installed): no spills, no stack
 # ---------------------------------------------------------------------------
+
 
 def _ptxas(ptx, arch):
     import shutil
@@ -451,17 +462,14 @@ def _ptxas(ptx, arch):
         for _ in range(2):
             with open(path, "w") as f:
                 f.write(ptx)
-            r = subprocess.run([exe, f"-arch={arch}", "-v", path, "-o", f"{d}/k.cubin"],
-                               capture_output=True, text=True)
-            newest = re.search(r"Unsupported \.version [\d.]+; current version is '([\d.]+)'",
-                               r.stderr)
+            r = subprocess.run([exe, f"-arch={arch}", "-v", path, "-o", f"{d}/k.cubin"], capture_output=True, text=True)
+            newest = re.search(r"Unsupported \.version [\d.]+; current version is '([\d.]+)'", r.stderr)
             if not newest:
                 break
             # an older ptxas than libNVVM: declare its newest PTX ISA version instead
             ptx = re.sub(r"\.version [\d.]+", f".version {newest.group(1)}", ptx)
     assert r.returncode == 0, r.stderr
-    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads",
-                  r.stdout + r.stderr)
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", r.stdout + r.stderr)
     assert m and m.groups() == ("0", "0", "0"), r.stdout + r.stderr
 
 
@@ -472,9 +480,9 @@ def test_ptxas_accepts(op):
         _ptxas(_ptx(op, dt), "sm_90")
         if op.selector:
             _ptxas(_ptx(op, dt, sel="lane"), "sm_90")
-    if op.kind == "reduce":         # sm_75 has no redux.sync: the shfl.sync butterfly
+    if op.kind == "reduce":  # sm_75 has no redux.sync: the shfl.sync butterfly
         k = _KERNELS[(op.qualname, "const")]
-        t = _NB[op.accepted[1]]        # int8, or float64 for a float-only reduction
+        t = _NB[op.accepted[1]]  # int8, or float64 for a float-only reduction
         ptx = k.inspect_ptx((t[::1], types.int32[::1], t[::1]), cc=(7, 5))
         _ptxas(ptx, "sm_75")
 
@@ -503,8 +511,9 @@ def test_loops_around_cross_lane_ops_keep_lanes_together():
     still unrolled whole."""
     import numba
     from numba.cuda import types as _t  # noqa: F401
+
     ptx = _varying_trip_loop.inspect_ptx((numba.int64[::1], numba.int32[::1], numba.int64[::1]))
-    assert ptx.count("shfl.sync") == 2          # one int64 swap (two words); unrolled by 4 it was 10
+    assert ptx.count("shfl.sync") == 2  # one int64 swap (two words); unrolled by 4 it was 10
     ptx = _constant_trip_loop.inspect_ptx((numba.float32[::1], numba.float32[::1]))
     assert ptx.count("shfl.sync.bfly") == 5
 
@@ -512,8 +521,21 @@ def test_loops_around_cross_lane_ops_keep_lanes_together():
 # bare names imported from numquad.xpu (numba.cuda types popc, fma, threadfence,
 # const, ... only as attributes of its module)
 from numquad.xpu import (  # noqa: E402
-    brev, cbrt, clz, const, ffs, fma, popc, selp, syncthreads_and, syncthreads_count,
-    syncthreads_or, threadfence, threadfence_block, threadfence_system)
+    brev,
+    cbrt,
+    clz,
+    const,
+    ffs,
+    fma,
+    popc,
+    selp,
+    syncthreads_and,
+    syncthreads_count,
+    syncthreads_or,
+    threadfence,
+    threadfence_block,
+    threadfence_system,
+)
 
 _BARE_TAB = np.arange(8, dtype=np.int32)
 
@@ -550,11 +572,12 @@ def test_bare_builtin_names_on_the_cpu_and_the_interpreter():
 
 # -- NVVM IR rewrites (numquad/cuda/nvvmir.py) ----------------------------------------
 
+
 def k_float_floordiv_mod(a, b, q, r):
     i = xpu.grid(1)
     if i < a.size:
         q[i] = a[i] // b[i]
-        r[i] = a[i] % b[i] - math.fmod(b[i], a[i])     # math.fmod declares __nv_fmod* too
+        r[i] = a[i] % b[i] - math.fmod(b[i], a[i])  # math.fmod declares __nv_fmod* too
 
 
 @pytest.mark.parametrize("ty", ["float32", "float64"])
@@ -583,16 +606,18 @@ def test_float_remainder_reaches_nvvm_as_libdevice_fmod(ty, monkeypatch):
 def test_frem_rewrite_keeps_names_and_declares_once():
     from numquad.cuda.nvvmir import _frem_as_fmod
 
-    ir = ('define float @f(float %"a", double %b) {\n'
-          '  %".5" = frem fast float %"a", 0x7FF0000000000000\n'
-          '  %r = frem double %b, %b\n'
-          '  %s = frem <2 x float> %v, %w\n'
-          '  ret float %".5"\n}\n'
-          'declare double @__nv_fmod(double, double)\n')
+    ir = (
+        'define float @f(float %"a", double %b) {\n'
+        '  %".5" = frem fast float %"a", 0x7FF0000000000000\n'
+        "  %r = frem double %b, %b\n"
+        "  %s = frem <2 x float> %v, %w\n"
+        '  ret float %".5"\n}\n'
+        "declare double @__nv_fmod(double, double)\n"
+    )
     out = _frem_as_fmod(ir)
     assert '%".5" = call float @__nv_fmodf(float %"a", float 0x7FF0000000000000)' in out
     assert "%r = call double @__nv_fmod(double %b, double %b)" in out
-    assert "%s = frem <2 x float> %v, %w" in out            # vectors are left alone
+    assert "%s = frem <2 x float> %v, %w" in out  # vectors are left alone
     assert out.count("declare double @__nv_fmod(") == 1
     assert out.count("declare float @__nv_fmodf(float, float)") == 1
     # numba-cuda declares math.fmod's libdevice function with a quoted name
@@ -601,6 +626,7 @@ def test_frem_rewrite_keeps_names_and_declares_once():
 
 
 # -- blocks of whole waves: the constant entry mask (numquad/cuda/dispatch.py) -----------
+
 
 def k_scan_for_blocks(src, dst):
     i = xpu.grid(1)

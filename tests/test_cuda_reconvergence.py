@@ -39,6 +39,7 @@ POISON = -7777
 def _have_numba_cuda():
     try:
         import numba_cuda  # noqa: F401
+
         return True
     except ImportError:
         return False
@@ -48,11 +49,12 @@ def _have_numba_cuda():
 # Kernels with divergent control flow (each used by all three layers)
 # ---------------------------------------------------------------------------
 
+
 @xpu.jit
 def k_trip_scan(out, trip):
     i = xpu.grid(1)
     acc = np.int64(0)
-    for j in range(trip[i]):                    # per-lane trip count
+    for j in range(trip[i]):  # per-lane trip count
         acc += Wave.prefixSum(np.int64(1))
     out[i] = acc
 
@@ -62,7 +64,7 @@ def k_break_continue(out, x):
     i = xpu.grid(1)
     v = x[i]
     acc = np.int64(0)
-    for k in range(6):                          # a uniform range with per-lane break/continue
+    for k in range(6):  # a uniform range with per-lane break/continue
         if (v + k) % 3 == 0:
             continue
         acc += Wave.reduceSum(v + k)
@@ -77,7 +79,7 @@ def k_while_any(out, x):
     i = xpu.grid(1)
     v = x[i]
     n = np.int64(0)
-    while Wave.any(v > 0):                      # an op in the loop test
+    while Wave.any(v > 0):  # an op in the loop test
         n += Wave.countBits(v > 0)
         if v > 0:
             v = v - 7
@@ -123,7 +125,7 @@ def k_early_return(out, x, n):
 @xpu.jit
 def lane_clip(x):
     if x > 20:
-        return Wave.prefixSum(x) + 1           # a return under divergence in a lane function
+        return Wave.prefixSum(x) + 1  # a return under divergence in a lane function
     y = x
     for k in range(x % 3):
         y += Quad.broadcast(y, 1)
@@ -134,7 +136,7 @@ def lane_clip(x):
 def k_lane_function(out, x):
     i = xpu.grid(1)
     v = x[i]
-    if v % 4 != 0:                              # the lane function is called under divergence
+    if v % 4 != 0:  # the lane function is called under divergence
         out[i] = lane_clip(v) * 10 + Wave.laneId()
     else:
         out[i] = lane_clip(v + 1)
@@ -144,7 +146,7 @@ def k_lane_function(out, x):
 def k_gappy_scans(out, x, p):
     i = xpu.grid(1)
     v = x[i]
-    if p[i] != 0:                               # a non-prefix mask
+    if p[i] != 0:  # a non-prefix mask
         out[i] = Wave.prefixSum(v) * 7 + Wave.prefixMin(v) + Wave.prefixXor(v)
 
 
@@ -163,10 +165,10 @@ def k_uniform_loops(out, x, n):
     i = xpu.grid(1)
     v = x[i]
     s = n
-    while s > 1:                                # uniform: no ballot at its head
+    while s > 1:  # uniform: no ballot at its head
         v = v + Wave.shuffleXor(v, s // 2)
         s //= 2
-    for k in range(n):                          # uniform range
+    for k in range(n):  # uniform range
         v += Quad.swapVertical(v)
     out[i] = v
 
@@ -197,16 +199,17 @@ CASES = {
     "break_continue": (k_break_continue, 2, 64, lambda r, n: [_ints(-5, 50)(r, n)], np.int64),
     "while_any": (k_while_any, 1, 64, lambda r, n: [_ints(-3, 40)(r, n)], np.int64),
     "nested_if": (k_nested_if, 2, 64, lambda r, n: [_ints(-40, 40)(r, n)], np.int64),
-    "early_return": (k_early_return, 3, 40, lambda r, n: [_ints(0, 30)(r, n), np.int64(n - 13)],
-                     np.int64),
+    "early_return": (k_early_return, 3, 40, lambda r, n: [_ints(0, 30)(r, n), np.int64(n - 13)], np.int64),
     "lane_function": (k_lane_function, 2, 64, lambda r, n: [_ints(-10, 40)(r, n)], np.int64),
-    "gappy_scans": (k_gappy_scans, 2, 64, lambda r, n: [_ints(-99, 99)(r, n),
-                                                        (r.random(n) < 0.5).astype(np.int32)],
-                    np.int64),
-    "uniform_loops": (k_uniform_loops, 2, 64, lambda r, n: [_ints(-99, 99)(r, n), np.int64(16)],
-                      np.int64),
-    "while_break": (k_while_break, 2, 64, lambda r, n: [_ints(0, 20)(r, n), _ints(1, 6)(r, n)],
-                    np.int64),
+    "gappy_scans": (
+        k_gappy_scans,
+        2,
+        64,
+        lambda r, n: [_ints(-99, 99)(r, n), (r.random(n) < 0.5).astype(np.int32)],
+        np.int64,
+    ),
+    "uniform_loops": (k_uniform_loops, 2, 64, lambda r, n: [_ints(-99, 99)(r, n), np.int64(16)], np.int64),
+    "while_break": (k_while_break, 2, 64, lambda r, n: [_ints(0, 20)(r, n), _ints(1, 6)(r, n)], np.int64),
 }
 
 
@@ -244,6 +247,7 @@ def bits_equal(a, b):
 # The mask machine
 # ---------------------------------------------------------------------------
 
+
 class MaskMachineError(AssertionError):
     pass
 
@@ -278,6 +282,7 @@ def _dim(which):
         @property
         def z(self):
             return np.int32(getattr(_Current.thread, which)[2])
+
     return Dim()
 
 
@@ -332,21 +337,40 @@ class _ToGenerator(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == _control.BALLOT:
-            return ast.Yield(ast.Tuple([ast.Constant("ballot"), ast.Constant("ballot"),
-                                        node.args[0], ast.Tuple(node.args[1:], ast.Load())],
-                                       ast.Load()))
+            return ast.Yield(
+                ast.Tuple(
+                    [
+                        ast.Constant("ballot"),
+                        ast.Constant("ballot"),
+                        node.args[0],
+                        ast.Tuple(node.args[1:], ast.Load()),
+                    ],
+                    ast.Load(),
+                )
+            )
         obj = self.env.resolve(node.func)
         op = ops.of_function(obj) if obj is not _control.MISSING else None
         if op is not None and op.kind != "query":
-            return ast.Yield(ast.Tuple([ast.Constant("op"), ast.Constant(op.qualname),
-                                        node.args[-1], ast.Tuple(node.args[:-1], ast.Load())],
-                                       ast.Load()))
+            return ast.Yield(
+                ast.Tuple(
+                    [
+                        ast.Constant("op"),
+                        ast.Constant(op.qualname),
+                        node.args[-1],
+                        ast.Tuple(node.args[:-1], ast.Load()),
+                    ],
+                    ast.Load(),
+                )
+            )
         mask = [k for k in node.keywords if k.arg == _control.MASK]
         if isinstance(obj, xpu.Dispatcher) and mask:
             name = f"__gen_{obj.__name__}_{id(obj)}"
             self.glbls[name] = _generator(obj, self.glbls)
-            call = ast.Call(ast.Name(name, ast.Load()), list(node.args) + [mask[0].value],
-                            [k for k in node.keywords if k.arg != _control.MASK])
+            call = ast.Call(
+                ast.Name(name, ast.Load()),
+                list(node.args) + [mask[0].value],
+                [k for k in node.keywords if k.arg != _control.MASK],
+            )
             return ast.YieldFrom(call)
         return node
 
@@ -370,7 +394,7 @@ def _machine_globals(disp):
         for name, cell in zip(disp.py_func.__code__.co_freevars, disp.py_func.__closure__):
             glbls[name] = cell.cell_contents
     glbls.update({"xpu": _XPU(), _control.ENTRY_MASK: _entry_mask, _control.ANDNOT: _andnot})
-    glbls.update(_control.BUILTIN_ALIASES)     # the builtins the rewrite calls
+    glbls.update(_control.BUILTIN_ALIASES)  # the builtins the rewrite calls
     return glbls
 
 
@@ -419,8 +443,7 @@ def run_mask_machine(disp, blocks, threads, args, seed=0):
             for t in range(w0, min(w0 + W, threads)):
                 th = _Thread((t, 0, 0), (b, 0, 0), bdim, gdim)
                 _Current.thread = th
-                ths[th.lane] = {"th": th, "gen": gen(*args), "send": None, "wait": None,
-                                "done": False}
+                ths[th.lane] = {"th": th, "gen": gen(*args), "send": None, "wait": None, "done": False}
             _run_wave(ths, rng)
 
 
@@ -446,8 +469,7 @@ def _run_wave(ths, rng):
             kind, qualname, mask, args = req
             mask = int(mask)
             if not (mask >> lane) & 1:
-                raise MaskMachineError(f"lane {lane} runs {qualname} with mask {mask:#x} "
-                                       f"that does not name it")
+                raise MaskMachineError(f"lane {lane} runs {qualname} with mask {mask:#x} that does not name it")
             s["wait"] = ((kind, qualname, mask), args)
             s["send"] = None
         else:
@@ -468,8 +490,7 @@ def _ready_groups(ths):
         members = [lane for lane in range(W) if (key[2] >> lane) & 1]
         for m in members:
             if m not in ths or ths[m]["done"]:
-                raise MaskMachineError(f"{key[1]} with mask {key[2]:#x} names lane {m}, "
-                                       f"which has finished")
+                raise MaskMachineError(f"{key[1]} with mask {key[2]:#x} names lane {m}, which has finished")
         if sorted(lanes) == members:
             ready.append((key, members))
     return ready
@@ -490,6 +511,7 @@ def test_mask_machine_matches_the_simt_oracle(name):
 # Random structured kernels
 # ---------------------------------------------------------------------------
 
+
 @xpu.jit
 def rk_lane_a(x):
     if x % 3 == 0:
@@ -508,15 +530,29 @@ def rk_lane_b(x, y):
 
 
 _OPS_TEXT = [
-    "Wave.prefixSum(v)", "Wave.reduceSum(v)", "Wave.shuffleXor(v, {s})", "Wave.shuffleUp(v, 1)",
-    "Wave.shuffleDown(v, {s})", "Wave.readFirst(v)", "(Wave.ballot(v > {c}) & 255)",
-    "Wave.countBits(v % 2 == 0)", "Wave.prefixCountBits(v > {c})", "Quad.swapHorizontal(v)",
-    "Quad.broadcast(v, 2)", "Wave.broadcast(v, {s})", "Quad.any(v > {c})", "Wave.all(v > {c})",
-    "Wave.allEqual(v % 3)", "(Wave.prefixMin(v) & 1023)", "Wave.reduceMax(v)", "Wave.prefixXor(v)",
-    "Wave.shuffle(v, x[i] % 37)", "rk_lane_a(v)", "rk_lane_b(v, {c})",
+    "Wave.prefixSum(v)",
+    "Wave.reduceSum(v)",
+    "Wave.shuffleXor(v, {s})",
+    "Wave.shuffleUp(v, 1)",
+    "Wave.shuffleDown(v, {s})",
+    "Wave.readFirst(v)",
+    "(Wave.ballot(v > {c}) & 255)",
+    "Wave.countBits(v % 2 == 0)",
+    "Wave.prefixCountBits(v > {c})",
+    "Quad.swapHorizontal(v)",
+    "Quad.broadcast(v, 2)",
+    "Wave.broadcast(v, {s})",
+    "Quad.any(v > {c})",
+    "Wave.all(v > {c})",
+    "Wave.allEqual(v % 3)",
+    "(Wave.prefixMin(v) & 1023)",
+    "Wave.reduceMax(v)",
+    "Wave.prefixXor(v)",
+    "Wave.shuffle(v, x[i] % 37)",
+    "rk_lane_a(v)",
+    "rk_lane_b(v, {c})",
 ]
-_VARYING = ["v % 3 == 0", "x[i] > {c}", "Wave.laneId() < {c}", "v > {c}", "(v + acc) % 4 == 1",
-            "Quad.any(v > {c})"]
+_VARYING = ["v % 3 == 0", "x[i] > {c}", "Wave.laneId() < {c}", "v > {c}", "(v + acc) % 4 == 1", "Quad.any(v > {c})"]
 _UNIFORM = ["n > {c}", "xpu.blockIdx.x == 0", "n % 2 == 1"]
 
 
@@ -562,8 +598,11 @@ class _Gen:
             k = f"k{self.loops}"
             self.loops += 1
             uniform = self.r.random() < 0.5
-            bound = self.r.choice(["n", "3", "n - 1"]) if uniform else \
-                self.r.choice(["x[i] % 4", "v % 3", "Wave.laneId() % 3"])
+            bound = (
+                self.r.choice(["n", "3", "n - 1"])
+                if uniform
+                else self.r.choice(["x[i] % 4", "v % 3", "Wave.laneId() % 3"])
+            )
             self.emit(depth, f"for {k} in range({bound}):")
             if uniform:
                 self.uniform_vars.append(k)
@@ -602,8 +641,7 @@ def random_kernel(seed):
     src = _Gen(seed).source(name)
     filename = f"<test_cuda_reconvergence random kernel {seed}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    scope = {"xpu": xpu, "np": np, "Wave": Wave, "Quad": Quad, "rk_lane_a": rk_lane_a,
-             "rk_lane_b": rk_lane_b}
+    scope = {"xpu": xpu, "np": np, "Wave": Wave, "Quad": Quad, "rk_lane_a": rk_lane_a, "rk_lane_b": rk_lane_b}
     exec(compile(src, filename, "exec"), scope)
     return xpu.jit(scope[name]), src
 
@@ -632,7 +670,7 @@ def test_mask_machine_random_kernels(seed):
 @xpu.jit
 def lane_loop_return(x, y):
     s = x
-    for q in range(x % 4):                      # a return inside a loop of a lane function
+    for q in range(x % 4):  # a return inside a loop of a lane function
         s += Wave.reduceSum(s) % 7
         if s % 5 == y % 5:
             return s * 2
@@ -659,6 +697,7 @@ def test_mask_machine_lane_function_returning_in_a_loop(seed):
 # ---------------------------------------------------------------------------
 # The analysis: what is uniform, what becomes a flag
 # ---------------------------------------------------------------------------
+
 
 def test_analysis_of_the_smallest_failing_kernel():
     a = _control.analyze(k_trip_scan)
@@ -691,7 +730,7 @@ def test_analysis_plain_control_stays_as_written():
     def k(out, x, n):
         i = xpu.grid(1)
         s = np.int64(0)
-        for j in range(x[i] % 5):                # no op inside: left alone
+        for j in range(x[i] % 5):  # no op inside: left alone
             if j == 3:
                 break
             s += j
@@ -701,7 +740,7 @@ def test_analysis_plain_control_stays_as_written():
 
     src = ast.unparse(_control.masked_function(k))
     assert "for j in range(x[i] % 5):" in src and "break" in src
-    assert src.count(_control.BALLOT) == 1            # the guard after the return only
+    assert src.count(_control.BALLOT) == 1  # the guard after the return only
 
 
 def test_rewrite_keeps_the_users_lines():
@@ -709,14 +748,17 @@ def test_rewrite_keeps_the_users_lines():
     src_lines = {n.lineno for n in ast.walk(tree) if hasattr(n, "lineno")}
     first = k_break_continue.firstlineno
     import inspect
+
     n_lines = len(inspect.getsourcelines(k_break_continue.py_func)[0])
     assert src_lines <= set(range(first, first + n_lines))
 
 
 def test_ops_where_no_mask_can_follow_are_refused():
-    src = ("def k(out, x):\n"
-           "    i = xpu.grid(1)\n"
-           "    out[i] = xpu.atomic.add(out, 0, 0) + (Wave.prefixSum(x[i]) if x[i] > 0 else 0)\n")
+    src = (
+        "def k(out, x):\n"
+        "    i = xpu.grid(1)\n"
+        "    out[i] = xpu.atomic.add(out, 0, 0) + (Wave.prefixSum(x[i]) if x[i] > 0 else 0)\n"
+    )
     filename = "<test_cuda_reconvergence refused>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = {"xpu": xpu, "Wave": Wave}
@@ -735,25 +777,33 @@ needs_numba_cuda = pytest.mark.skipif(not _have_numba_cuda(), reason="needs numb
 
 def _ptx(k, *argtypes):
     from numba.cuda import types
-    sig = tuple(getattr(types, t)[::1] if not t.startswith("s:") else getattr(types, t[2:])
-                for t in argtypes)
+
+    sig = tuple(getattr(types, t)[::1] if not t.startswith("s:") else getattr(types, t[2:]) for t in argtypes)
     return k.inspect_ptx(sig, cc=(9, 0))
 
 
 _SIGS = {
-    "trip_scan": ("int64", "int64"), "break_continue": ("int64", "int64"),
-    "while_any": ("int64", "int64"), "nested_if": ("int64", "int64"),
-    "early_return": ("int64", "int64", "s:int64"), "lane_function": ("int64", "int64"),
-    "gappy_scans": ("int64", "int64", "int32"), "uniform_loops": ("int64", "int64", "s:int64"),
-    "while_break": ("int64", "int64", "int64"), "float_minmax": ("float32", "float32", "int32"),
+    "trip_scan": ("int64", "int64"),
+    "break_continue": ("int64", "int64"),
+    "while_any": ("int64", "int64"),
+    "nested_if": ("int64", "int64"),
+    "early_return": ("int64", "int64", "s:int64"),
+    "lane_function": ("int64", "int64"),
+    "gappy_scans": ("int64", "int64", "int32"),
+    "uniform_loops": ("int64", "int64", "s:int64"),
+    "while_break": ("int64", "int64", "int64"),
+    "float_minmax": ("float32", "float32", "int32"),
 }
 
 
 def _source(k):
     import inspect
+
     return inspect.getsource(k.py_func) + "".join(
-        inspect.getsource(f.py_func) for f in (lane_clip, rk_lane_a, rk_lane_b)
-        if f.__name__ in inspect.getsource(k.py_func))
+        inspect.getsource(f.py_func)
+        for f in (lane_clip, rk_lane_a, rk_lane_b)
+        if f.__name__ in inspect.getsource(k.py_func)
+    )
 
 
 def _ballots(ptx):
@@ -778,15 +828,16 @@ def test_ptx_member_masks(name):
 @needs_numba_cuda
 def test_ptx_ballot_at_a_lane_varying_loop_head_only():
     varying = _ptx(k_trip_scan, "int64", "int64")
-    assert _ballots(varying) == 1                  # the loop head, once
+    assert _ballots(varying) == 1  # the loop head, once
     uniform = _ptx(k_uniform_loops, "int64", "int64", "s:int64")
-    assert _ballots(uniform) == 0                  # while s > 1 / for k in range(n): none
+    assert _ballots(uniform) == 0  # while s > 1 / for k in range(n): none
 
 
 @needs_numba_cuda
 def test_ptx_no_ballot_without_divergence():
     """A quad swap and a prefix sum without divergence: the entry mask, no ballot,
     the scan's prefix-mask path (shfl.sync.up) as before."""
+
     @xpu.jit
     def swap(src, dst):
         i = xpu.grid(1)
@@ -806,6 +857,7 @@ def test_ptx_no_ballot_without_divergence():
 @needs_numba_cuda
 def test_ptx_guarded_kernel_has_one_ballot():
     """``if i < n`` around an op: one ballot for the branch."""
+
     @xpu.jit
     def guarded(src, dst, n):
         i = xpu.grid(1)
@@ -833,6 +885,7 @@ def test_ptx_numba_cuda_warp_functions_keep_their_masks():
 @needs_numba_cuda
 def test_ptx_lane_function_takes_the_mask():
     from numba.cuda import types
+
     ptx = lane_clip.inspect_ptx((types.int64,), cc=(9, 0))
     assert "activemask" not in ptx and "vote.sync.ballot" in ptx
     assert lane_clip._target("cuda").return_type((types.int32,)) == types.int64
@@ -844,10 +897,10 @@ def test_ptx_lane_call_kernel_passes_the_guard_mask():
     from numba.cuda import types
 
     from numquad.cuda.dispatch import no_fma
+
     k = lane_clip._target("cuda")._lane_call((True,))
     with no_fma():
-        ptx, _ = cuda.compile_ptx(k.py_func, (types.int64, types.int64[::1], types.int64[::1]),
-                                  cc=(9, 0))
+        ptx, _ = cuda.compile_ptx(k.py_func, (types.int64, types.int64[::1], types.int64[::1]), cc=(9, 0))
     assert "activemask" not in ptx and _ballots(ptx) >= 2
 
 
@@ -859,11 +912,12 @@ def test_ptx_errors_point_at_the_users_line():
     def k(out, x):
         i = xpu.grid(1)
         if x[i] > 0:
-            out[i] = Wave.ballot(x[i] * 1.5)      # a float predicate
+            out[i] = Wave.ballot(x[i] * 1.5)  # a float predicate
 
     with pytest.raises(NumquadTypeError) as err:
         _ptx(k, "int32", "int32")
     import inspect
+
     lines, start = inspect.getsourcelines(k.py_func)
     want = start + next(n for n, line in enumerate(lines) if "Wave.ballot(" in line)
     assert f"line {want}" in str(err.value) and "Wave.ballot(pred)" in str(err.value)
@@ -906,11 +960,11 @@ def _check(results, what):
     for ref in ("cpu", "python"):
         want = results[ref]
         if isinstance(want, Exception):
-            continue              # that target cannot compile this kernel: the other one judges
-        bad = np.flatnonzero(~((got == want) | (np.isnan(got) & np.isnan(want))
-                               if got.dtype.kind == "f" else got == want))
-        assert bits_equal(got, want), (f"{what}: cuda != {ref} at {bad[:8]}: "
-                                       f"{got[bad[:8]]} vs {want[bad[:8]]}")
+            continue  # that target cannot compile this kernel: the other one judges
+        bad = np.flatnonzero(
+            ~((got == want) | (np.isnan(got) & np.isnan(want)) if got.dtype.kind == "f" else got == want)
+        )
+        assert bits_equal(got, want), f"{what}: cuda != {ref} at {bad[:8]}: {got[bad[:8]]} vs {want[bad[:8]]}"
     assert not all(isinstance(results[r], Exception) for r in ("cpu", "python"))
 
 
@@ -937,7 +991,7 @@ def test_gpu_random_kernels(seed):
 @needs_gpu
 def test_gpu_lane_functions_on_arrays_and_in_loops():
     rng = np.random.default_rng(7)
-    x = rng.integers(-10, 40, 200).astype(np.int64)             # a partial last wave
+    x = rng.integers(-10, 40, 200).astype(np.int64)  # a partial last wave
     got = lane_clip.cuda(x).copy_to_host()
     assert bits_equal(got, lane_clip.python(x))
     assert bits_equal(got, lane_clip.cpu(x))

@@ -132,24 +132,47 @@ def slice_from_array(o):
 
 
 #: refused on every target by the front end (numquad/_desugar.py) ...
-SYNTACTIC = [dict_display, set_display, list_indexed, list_len, sorted_tuple, str_call, hash_call,
-             list_call, getattr_call]
+SYNTACTIC = [
+    dict_display,
+    set_display,
+    list_indexed,
+    list_len,
+    sorted_tuple,
+    str_call,
+    hash_call,
+    list_call,
+    getattr_call,
+]
 #: ... and by type on the CPU target (numquad/cpu/typing.py)
-TYPED = [array_add, array_iadd, array_negate, array_compare, array_copy, array_astype, array_ravel,
-         array_max, array_cumsum, array_sum_axis, array_imag_of_real, np_sum_axis, np_ufunc_of_array,
-         string_method, print_array, slice_from_array]
+TYPED = [
+    array_add,
+    array_iadd,
+    array_negate,
+    array_compare,
+    array_copy,
+    array_astype,
+    array_ravel,
+    array_max,
+    array_cumsum,
+    array_sum_axis,
+    array_imag_of_real,
+    np_sum_axis,
+    np_ufunc_of_array,
+    string_method,
+    print_array,
+    slice_from_array,
+]
 
 
 def _cuda_compiles(fn):
     from numquad import _cudacompat
+
     try:
         with _cudacompat.target_cc((9, 0)):
             cuda.compile_ptx(fn, (types.float64[::1],), cc=(9, 0))
-    except Exception:   # noqa: BLE001 - numba.cuda's refusal, in any of its forms
+    except Exception:  # noqa: BLE001 - numba.cuda's refusal, in any of its forms
         return False
     return True
-
-
 
 
 @pytest.mark.parametrize("fn", SYNTACTIC + TYPED, ids=lambda f: f.__name__)
@@ -206,15 +229,17 @@ def ufunc_into_output(o):
     np.arctan2(o[4:6], o[2:4], o[6:8])
 
 
-@pytest.mark.parametrize("fn", [list_iterated, list_tested, tuple_slice, array_methods, slice_fill,
-                                ufunc_into_output],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn",
+    [list_iterated, list_tested, tuple_slice, array_methods, slice_fill, ufunc_into_output],
+    ids=lambda f: f.__name__,
+)
 def test_compiled_by_numba_cuda_and_the_cpu_target(fn, rng):
     assert _cuda_compiles(fn)
-    o = np.round(rng.random(8) * 64) / 4            # exact sums in any order (o.sum(), o.mean())
+    o = np.round(rng.random(8) * 64) / 4  # exact sums in any order (o.sum(), o.mean())
     o[1] = 2.0
     want = o.copy()
-    fn(want)                                        # plain Python
+    fn(want)  # plain Python
     k = xpu.jit(fn)
     k.cpu[1, 1](o)
     np.testing.assert_array_equal(o, want)

@@ -20,8 +20,12 @@ cuda = pytest.importorskip("numba.cuda")
 
 W = 32
 N = 128
-POISON = {np.dtype(np.int32): -777, np.dtype(np.int64): -777,
-          np.dtype(np.float32): np.nan, np.dtype(np.float64): np.nan}
+POISON = {
+    np.dtype(np.int32): -777,
+    np.dtype(np.int64): -777,
+    np.dtype(np.float32): np.nan,
+    np.dtype(np.float64): np.nan,
+}
 # numba-cuda's shfl_sync_intrinsic: (mode, c) for each function
 _MODES = {"idx": (0, 0x1F), "up": (1, 0), "down": (2, 0x1F), "bfly": (3, 0x1F)}
 
@@ -98,9 +102,12 @@ k_tree_sum = xpu.jit(_tree_sum)
 k_tree_sum_debug = xpu.jit(_tree_sum, debug=True)
 CONSTANTS = (37, -1, 33, -3)
 
-TARGETS = ["cpu", "cpu-debug", "python",
-           pytest.param("cuda", marks=pytest.mark.skipif(
-               not cuda.is_available(), reason="no CUDA GPU"))]
+TARGETS = [
+    "cpu",
+    "cpu-debug",
+    "python",
+    pytest.param("cuda", marks=pytest.mark.skipif(not cuda.is_available(), reason="no CUDA GPU")),
+]
 
 
 def _run(k, kd, target, *args):
@@ -119,7 +126,7 @@ def _run(k, kd, target, *args):
 def _values(rng, dt):
     if np.dtype(dt).kind == "f":
         return rng.standard_normal(N).astype(dt)
-    return rng.integers(-10**6, 10**6, N).astype(dt)
+    return rng.integers(-(10**6), 10**6, N).astype(dt)
 
 
 def _outs(dt):
@@ -178,6 +185,7 @@ def test_a_uniform_selector_stays_one_scalar_on_the_cpu():
     """The selector of a shuffle whose offset is the same in every lane reaches the
     wave op as a scalar, not as a per-lane array (one shuffle pattern per wave)."""
     import numba
+
     src = k_tree_sum.inspect_cpu_source((numba.int64[::1], numba.int64, numba.int64[::1]))
     calls = [ln.strip() for ln in src.splitlines() if "_nq_XL_Wave_shuffleDown(" in ln]
     assert len(calls) == 1, calls
@@ -188,9 +196,9 @@ def test_a_uniform_selector_stays_one_scalar_on_the_cpu():
 def test_the_ptx_model_reads_what_the_pseudocode_says():
     """The model against hand-worked lanes (lane 0 and lane 31 of one wave)."""
     v = np.arange(100, 132)
-    assert ptx_shfl(v, np.full(32, 33), "down")[0] == 101       # 33 & 31 = 1
-    assert ptx_shfl(v, np.full(32, 33), "down")[31] == 131      # 31 + 1 > 31: own
-    assert ptx_shfl(v, np.full(32, -1), "up")[31] == 100        # -1 & 31 = 31: lane 0
-    assert ptx_shfl(v, np.full(32, -1), "up")[30] == 130        # 30 - 31 < 0: own
-    assert ptx_shfl(v, np.full(32, 37), "idx")[9] == 105        # lane 37 & 31
-    assert ptx_shfl(v, np.full(32, -3), "bfly")[0] == 129       # 0 ^ 29
+    assert ptx_shfl(v, np.full(32, 33), "down")[0] == 101  # 33 & 31 = 1
+    assert ptx_shfl(v, np.full(32, 33), "down")[31] == 131  # 31 + 1 > 31: own
+    assert ptx_shfl(v, np.full(32, -1), "up")[31] == 100  # -1 & 31 = 31: lane 0
+    assert ptx_shfl(v, np.full(32, -1), "up")[30] == 130  # 30 - 31 < 0: own
+    assert ptx_shfl(v, np.full(32, 37), "idx")[9] == 105  # lane 37 & 31
+    assert ptx_shfl(v, np.full(32, -3), "bfly")[0] == 129  # 0 ^ 29

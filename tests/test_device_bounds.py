@@ -34,7 +34,7 @@ def get(a, j):
 
 @cuda.jit(device=True)
 def get_plus_one(a, j):
-    return get(a, j) + 1.0          # a device function calling another
+    return get(a, j) + 1.0  # a device function calling another
 
 
 @cuda.jit(device=True)
@@ -70,7 +70,7 @@ def k_store(out, a, off):
 
 @xpu.jit
 def k_uniform(out, a, off):
-    v = get(a, off)                 # outside the lane loops: the kernel's uniform code
+    v = get(a, off)  # outside the lane loops: the kernel's uniform code
     i = xpu.grid(1)
     if i < out.size:
         out[i] = v
@@ -85,8 +85,9 @@ def test_a_device_functions_load_past_the_array_raises_at_the_call(rng, kern, of
     msg = str(e.value)
     line = _line(kern, "out[i] = ")
     callee = "get_plus_one" if kern is k_nested else "get_xpu"
-    assert f"line {line}: {callee}, a device function called by {kern.__name__} here, reads or writes " \
-        "out of bounds" in msg
+    assert (
+        f"line {line}: {callee}, a device function called by {kern.__name__} here, reads or writes out of bounds" in msg
+    )
     assert "launch [2, 32]" in msg and "debug=True names its line and index" in msg
 
 
@@ -104,18 +105,20 @@ def test_debug_names_the_device_functions_line_and_index(rng, off):
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_device_functions_store_past_the_array_raises_and_writes_nothing_outside(rng, debug):
     buf = np.full(80, POISON, np.float32)
-    out = buf[8:72]                             # 64 elements with sentinels on both sides
+    out = buf[8:72]  # 64 elements with sentinels on both sides
     a = rng.random(64).astype(np.float32)
     k = xpu.jit(debug=True)(k_store.py_func) if debug else k_store
     with pytest.raises(NumquadIndexError) as e:
         k[2, 32](out, a, 3)
     msg = str(e.value)
     if debug:
-        assert f'line {_line(put, "a[j] = v")}, in put: put stores out of bounds (called by k_store' in msg
+        assert f"line {_line(put, 'a[j] = v')}, in put: put stores out of bounds (called by k_store" in msg
         assert "index 64 on axis 0 of an array of size 64" in msg
-    else:                                       # the store masked, its failure raised after the loop
-        assert f'line {_line(k_store, "put(out")}: put, a device function called by k_store here, reads or ' \
+    else:  # the store masked, its failure raised after the loop
+        assert (
+            f"line {_line(k_store, 'put(out')}: put, a device function called by k_store here, reads or "
             "writes out of bounds" in msg
+        )
     np.testing.assert_array_equal(buf[:8], POISON)
     np.testing.assert_array_equal(buf[72:], POISON)
 
@@ -138,13 +141,14 @@ def test_device_calls_inside_the_arrays_give_numpys_values(rng, off):
         kern[2, 32](out, a, off)
         np.testing.assert_array_equal(out, want)
     out = np.full(64, POISON, np.float32)
-    k_store[2, 32](out, a[:64 - max(off, 0)], off)
+    k_store[2, 32](out, a[: 64 - max(off, 0)], off)
     want = np.full(64, POISON, np.float32)
     want[np.arange(n) + off] = a[:n]
     np.testing.assert_array_equal(out, want)
 
 
 # -- the forms device functions take --------------------------------------------------
+
 
 @cuda.jit("float32(float32[:], int64)", device=True)
 def get_declared(a, j):
@@ -155,6 +159,7 @@ def _closure_get(scale):
     @cuda.jit(device=True)
     def inner(a, j):
         return a[j] * scale
+
     return inner
 
 
@@ -162,7 +167,7 @@ get_scaled = _closure_get(np.float32(3))
 
 
 @cuda.jit(device=True)
-def tri_sum(a, j):                  # recursive: a[j] + a[j - 1] + ... + a[0]
+def tri_sum(a, j):  # recursive: a[j] + a[j - 1] + ... + a[0]
     if j <= 0:
         return a[j]
     return a[j] + tri_sum(a, j - 1)
@@ -174,7 +179,7 @@ def get_default(a, j, k=2):
 
 
 @cuda.jit(device=True)
-def row_sum(a, j):                  # a view, then a loop over it
+def row_sum(a, j):  # a view, then a loop over it
     r = a[j]
     s = 0.0
     for t in range(r.shape[0]):
@@ -207,17 +212,18 @@ def test_declared_closure_recursive_default_and_view_device_functions(rng):
     np.testing.assert_allclose(out[:, 2], np.array(cums)[np.arange(64) % 4], rtol=1e-6)
     np.testing.assert_array_equal(out[:, 3], b[:, 2])
     np.testing.assert_allclose(out[:, 4], b.astype(np.float64).sum(axis=1), rtol=1e-6)
-    for off in (64, -65):           # every form's load is checked
+    for off in (64, -65):  # every form's load is checked
         with pytest.raises(NumquadIndexError, match="a device function called by k_forms here"):
             k_forms[2, 32](np.full((64, 5), POISON, np.float32), a, b, off)
 
 
 # -- a lane loop's stores --------------------------------------------------------------
 
+
 def test_a_lane_loops_store_past_the_array_raises_after_the_loop(rng):
     a, b = rng.random(64).astype(np.float32), rng.random(64).astype(np.float32)
     buf = np.full(60, POISON, np.float32)
-    out = buf[4:36]                 # 32 elements; lanes 32..63 store past it
+    out = buf[4:36]  # 32 elements; lanes 32..63 store past it
     with pytest.raises(NumquadIndexError, match="k_guarded_wrong stores out of bounds"):
         k_guarded_wrong[2, 32](out, a, b)
     np.testing.assert_array_equal(buf[:4], POISON)
@@ -227,7 +233,7 @@ def test_a_lane_loops_store_past_the_array_raises_after_the_loop(rng):
 @xpu.jit
 def k_guarded_wrong(out, a, b):
     i = xpu.grid(1)
-    if i < a.shape[0]:              # the wrong array's size
+    if i < a.shape[0]:  # the wrong array's size
         out[i] = a[i] * np.float32(2) + b[i]
 
 
@@ -261,7 +267,7 @@ def test_only_a_contiguous_lane_store_is_masked(rng):
 def k_while_test(out, a, off):
     i = xpu.grid(1)
     n = 0
-    while get(a, off + n) > np.float32(-1) and n < 1000000:    # a's values are >= 0
+    while get(a, off + n) > np.float32(-1) and n < 1000000:  # a's values are >= 0
         n += 1
     if i < out.size:
         out[i] = n
@@ -286,4 +292,4 @@ def test_a_load_in_a_while_test_raises_before_looping_on(rng, kern):
         kern[2, 32](np.full(64, -1, np.int64), a, 60)
     src = kern.inspect_cpu_source((numba.int64[::1], numba.float32[::1], numba.int64))
     body = src.split("while ")[1]
-    assert re.search(r"_nq_l(cc|bc)\(", body[:body.index("n += 1")])
+    assert re.search(r"_nq_l(cc|bc)\(", body[: body.index("n += 1")])

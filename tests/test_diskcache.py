@@ -14,7 +14,7 @@ import textwrap
 
 import numpy as np
 
-KERNEL = '''
+KERNEL = """
 import enum, json, sys
 import numpy as np
 from numquad import xpu, Quad, Wave
@@ -48,7 +48,7 @@ dst = np.full(256, np.nan, np.float32)
 kern[4, 64](src, dst, trip)
 hits = sum(sum(c.block._cache_hits.values()) for c in kern._target("cpu")._cache.values())
 print(json.dumps({{"hits": hits, "out": dst.view(np.uint32).tolist()}}))
-'''
+"""
 
 
 def _run(tmp_path, cache_dir, **kw):
@@ -57,8 +57,7 @@ def _run(tmp_path, cache_dir, **kw):
     path = tmp_path / "cached_kernel.py"
     path.write_text(textwrap.dedent(KERNEL.format(**params)))
     env = dict(os.environ, NUMQUAD_CACHE_DIR=str(cache_dir))
-    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env,
-                       timeout=600)
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout.strip().splitlines()[-1])
     out = np.array(res["out"], np.uint32).view(np.float32)
@@ -80,11 +79,11 @@ def test_second_process_loads_the_compiled_kernel(tmp_path):
 def test_a_changed_global_or_callee_is_a_new_entry(tmp_path):
     cache = tmp_path / "cache"
     _, base = _run(tmp_path, cache)
-    hits, out = _run(tmp_path, cache, scale=4)                 # a global the kernel reads
+    hits, out = _run(tmp_path, cache, scale=4)  # a global the kernel reads
     assert hits == 0 and not np.array_equal(out, base)
-    hits, out = _run(tmp_path, cache, helper_k=5)              # a lane function it calls
+    hits, out = _run(tmp_path, cache, helper_k=5)  # a lane function it calls
     assert hits == 0 and not np.array_equal(out, base)
-    hits, out = _run(tmp_path, cache)                          # back: the first entry
+    hits, out = _run(tmp_path, cache)  # back: the first entry
     assert hits == 1 and np.array_equal(out.view(np.uint32), base.view(np.uint32))
 
 
@@ -101,20 +100,26 @@ def test_globals_whose_changes_the_key_cannot_see_turn_caching_off():
 
     class Box:
         v = 1.0
-    ns = {"G": Box(), "T": (1, 2.5, np.float32(3)), "A": np.arange(4), "np": np,
-          "__name__": __name__}           # (a module Numba can import again)
+
+    ns = {
+        "G": Box(),
+        "T": (1, 2.5, np.float32(3)),
+        "A": np.arange(4),
+        "np": np,
+        "__name__": __name__,
+    }  # (a module Numba can import again)
     assert diskcache.block_key("x = G.v", ns, (), False, False, False) is None
     k1 = diskcache.block_key("x = T[0] + A[1] + np.float32(1)", ns, (), False, False, False)
     ns["A"] = np.arange(4) + 1
     k2 = diskcache.block_key("x = T[0] + A[1] + np.float32(1)", ns, (), False, False, False)
-    assert k1 and k2 and k1 != k2                 # an array's contents are in the key
+    assert k1 and k2 and k1 != k2  # an array's contents are in the key
 
 
 @pytest.mark.slow
 def test_an_unwritable_cache_directory_turns_caching_off(tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
-    hits, out = _run(tmp_path, blocker / "cache")              # cannot be created
+    hits, out = _run(tmp_path, blocker / "cache")  # cannot be created
     assert hits == 0 and not np.isnan(out).any()
 
 
@@ -141,18 +146,20 @@ def test_what_a_global_means_is_in_the_key():
 
     def h(x):
         return (x + 1e20) - 1e20
+
     keys = {key(G=numba.njit(fastmath=fm)(h)) for fm in (False, True, {"nnan", "ninf"})}
     assert len(keys) == 3
-    assert key(G=numba.njit(fastmath={"ninf", "nnan"})(h)) in keys      # (a set, in any order)
+    assert key(G=numba.njit(fastmath={"ninf", "nnan"})(h)) in keys  # (a set, in any order)
 
-    class Pair(tuple):                  # a tuple subclass whose attributes mean anything
+    class Pair(tuple):  # a tuple subclass whose attributes mean anything
         @property
         def first(self):
             return self[1]
+
     assert key(G=Pair((1, 2))) is None
 
 
-NJIT_OPTIONS = '''
+NJIT_OPTIONS = """
 import json, os, numba, numpy as np
 from numquad import xpu
 
@@ -172,7 +179,7 @@ a = np.arange(32, dtype=np.float64) + 0.5
 out = np.full(32, -7.0)
 k[1, 32](a, out)
 print(json.dumps(out.tolist()))
-'''
+"""
 
 
 @pytest.mark.slow
@@ -186,5 +193,5 @@ def test_a_helper_s_options_are_in_the_key(tmp_path):
         assert r.returncode == 0, r.stderr
         got[fm] = json.loads(r.stdout.strip().splitlines()[-1])
     a = np.arange(32) + 0.5
-    np.testing.assert_array_equal(got[False], (a + 1e20) - 1e20)        # IEEE: all 0.0
+    np.testing.assert_array_equal(got[False], (a + 1e20) - 1e20)  # IEEE: all 0.0
     assert got[True] != got[False]

@@ -21,11 +21,14 @@ import pytest
 
 
 def _run(cwd, main, cache, *args, env=None):
-    e = dict(os.environ, NUMQUAD_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1",
-             PYTHONPATH=os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")]))
+    e = dict(
+        os.environ,
+        NUMQUAD_CACHE_DIR=str(cache),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")]),
+    )
     e.update(env or {})
-    r = subprocess.run([sys.executable, str(main), *args], capture_output=True, text=True, env=e,
-                       cwd=cwd, timeout=600)
+    r = subprocess.run([sys.executable, str(main), *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -39,21 +42,29 @@ def test_a_helper_edited_while_a_program_runs_is_not_cached(tmp_path):
     # process A compiles k for float32, the user saves an edit of h.f, A compiles k for
     # float64 with the old h.f (its module is not reloaded): that entry was saved
     # under the new text's key, and process B loaded it
-    _write(tmp_path / "h.py", """
+    _write(
+        tmp_path / "h.py",
+        """
         from numba import cuda
         @cuda.jit(device=True)
         def f(x):
             return x + 1.0
-    """)
-    _write(tmp_path / "mod.py", """
+    """,
+    )
+    _write(
+        tmp_path / "mod.py",
+        """
         from numquad import xpu
         import h
         @xpu.jit(cache=True)
         def k(a):
             i = xpu.grid(1)
             a[i] = h.f(i * 1.0)
-    """)
-    _write(tmp_path / "main.py", """
+    """,
+    )
+    _write(
+        tmp_path / "main.py",
+        """
         import json, sys
         import numpy as np
         import mod
@@ -65,17 +76,20 @@ def test_a_helper_edited_while_a_program_runs_is_not_cached(tmp_path):
         a64 = np.zeros(4, np.float64)
         mod.k[1, 4](a64)
         print(json.dumps([a32.tolist(), a64.tolist()]))
-    """)
+    """,
+    )
     cache = tmp_path / "cache"
     a = _run(tmp_path, tmp_path / "main.py", cache, "edit")
-    assert a == [[1, 2, 3, 4], [1, 2, 3, 4]]            # the running program's code
+    assert a == [[1, 2, 3, 4], [1, 2, 3, 4]]  # the running program's code
     b = _run(tmp_path, tmp_path / "main.py", cache)
     assert b == [[100, 101, 102, 103], [100, 101, 102, 103]]
 
 
 @pytest.mark.slow
 def test_a_global_array_filled_in_place_between_compiles_is_not_cached(tmp_path):
-    _write(tmp_path / "mod.py", """
+    _write(
+        tmp_path / "mod.py",
+        """
         import os
         import numpy as np
         from numquad import xpu
@@ -87,8 +101,11 @@ def test_a_global_array_filled_in_place_between_compiles_is_not_cached(tmp_path)
         def k(a):
             i = xpu.grid(1)
             a[i] = lf(i * 1.0)
-    """)
-    _write(tmp_path / "main.py", """
+    """,
+    )
+    _write(
+        tmp_path / "main.py",
+        """
         import json, sys
         import numpy as np
         import mod
@@ -99,7 +116,8 @@ def test_a_global_array_filled_in_place_between_compiles_is_not_cached(tmp_path)
         a64 = np.zeros(4, np.float64)
         mod.k[1, 4](a64)
         print(json.dumps([a32.tolist(), a64.tolist()]))
-    """)
+    """,
+    )
     cache = tmp_path / "cache"
     _run(tmp_path, tmp_path / "main.py", cache, "fill")
     b = _run(tmp_path, tmp_path / "main.py", cache, env={"V": "100"})
@@ -108,7 +126,9 @@ def test_a_global_array_filled_in_place_between_compiles_is_not_cached(tmp_path)
 
 @pytest.mark.slow
 def test_a_module_read_through_a_local_name_or_getattr(tmp_path):
-    _write(tmp_path / "mod.py", """
+    _write(
+        tmp_path / "mod.py",
+        """
         from numba import cuda
         from numquad import xpu
         import cfg, pkg.sub
@@ -130,12 +150,15 @@ def test_a_module_read_through_a_local_name_or_getattr(tmp_path):
         @xpu.jit(cache=True)
         def k_devfn(a):
             a[xpu.grid(1)] = f(0.0)
-    """)
+    """,
+    )
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     # (getattr in a kernel: numba.cuda compiles it only with its NRT, and so does the
     # CPU target, tests/test_cuda_refusals.py)
-    _write(tmp_path / "main.py", """
+    _write(
+        tmp_path / "main.py",
+        """
         import json
         import numpy as np
         from numba.cuda import config
@@ -147,7 +170,8 @@ def test_a_module_read_through_a_local_name_or_getattr(tmp_path):
             k[1, 2](a)
             out.append(a[0])
         print(json.dumps(out))
-    """)
+    """,
+    )
     cache = tmp_path / "cache"
     for v in (1.0, 5.0):
         (tmp_path / "cfg.py").write_text(f"C = {v}\n")
@@ -173,7 +197,9 @@ def test_the_same_kernel_in_two_modules_and_a_module_loaded_by_path(tmp_path):
     for d, name in (("p1", "moda"), ("p2", "modb")):
         (tmp_path / d).mkdir()
         _write(tmp_path / d / f"{name}.py", KERN)
-    _write(tmp_path / "main.py", """
+    _write(
+        tmp_path / "main.py",
+        """
         import importlib, importlib.util, json, sys
         import numpy as np
         if sys.argv[1] == "path":
@@ -186,7 +212,8 @@ def test_the_same_kernel_in_two_modules_and_a_module_loaded_by_path(tmp_path):
         a = np.zeros(4, np.float32)
         m.k[1, 4](a)
         print(json.dumps(a.tolist()))
-    """)
+    """,
+    )
     cache = tmp_path / "cache"
     want = [3.0, 4.0, 5.0, 6.0]
     assert _run(tmp_path, tmp_path / "main.py", cache, "moda", str(tmp_path / "p1")) == want
@@ -198,22 +225,28 @@ def test_the_same_kernel_in_two_modules_and_a_module_loaded_by_path(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("damage", ["empty index", "truncated index", "empty data", "garbled data"])
 def test_a_damaged_entry_is_compiled_again(tmp_path, damage):
-    _write(tmp_path / "mod.py", """
+    _write(
+        tmp_path / "mod.py",
+        """
         import numpy as np
         from numquad import xpu, Wave
         @xpu.jit(cache=True)
         def k(a):
             i = xpu.grid(1)
             a[i] = Wave.prefixSum(np.float32(i)) * 3.0
-    """)
-    _write(tmp_path / "main.py", """
+    """,
+    )
+    _write(
+        tmp_path / "main.py",
+        """
         import json
         import numpy as np
         import mod
         a = np.zeros(8, np.float32)
         mod.k[1, 8](a)
         print(json.dumps(a.tolist()))
-    """)
+    """,
+    )
     cache = tmp_path / "cache"
     want = _run(tmp_path, tmp_path / "main.py", cache)
     files = sorted(os.listdir(cache))
@@ -222,7 +255,7 @@ def test_a_damaged_entry_is_compiled_again(tmp_path, damage):
     if damage == "empty index":
         index.write_bytes(b"")
     elif damage == "truncated index":
-        index.write_bytes(index.read_bytes()[:len(index.read_bytes()) // 2])
+        index.write_bytes(index.read_bytes()[: len(index.read_bytes()) // 2])
     elif damage == "empty data":
         data.write_bytes(b"")
     else:
@@ -236,7 +269,9 @@ def test_a_damaged_entry_is_compiled_again(tmp_path, damage):
 @pytest.mark.slow
 def test_a_save_that_fails_only_skips_saving(tmp_path):
     _write(tmp_path / "mod.py", KERN)
-    _write(tmp_path / "main.py", """
+    _write(
+        tmp_path / "main.py",
+        """
         import json, os
         import numpy as np
         from numba.core import caching
@@ -247,11 +282,13 @@ def test_a_save_that_fails_only_skips_saving(tmp_path):
         a = np.zeros(4, np.float32)
         mod.k[1, 4](a)
         print(json.dumps(a.tolist()))
-    """)
+    """,
+    )
     assert _run(tmp_path, tmp_path / "main.py", tmp_path / "cache") == [3.0, 4.0, 5.0, 6.0]
 
 
 # -- a probe of the disk cache (twenty-seventh session) -----------------------------
+
 
 @pytest.mark.slow
 def test_a_module_attribute_rebound_after_a_helper_compiled_is_not_saved(tmp_path):
@@ -260,14 +297,19 @@ def test_a_module_attribute_rebound_after_a_helper_compiled_is_not_saved(tmp_pat
     # frozen in it, as numba.cuda freezes globals): that entry was saved under the key
     # of C == 2, and process B, which set C = 2 before compiling anything, loaded it
     _write(tmp_path / "cfg.py", "C = 1.0\n")
-    _write(tmp_path / "helpers.py", """
+    _write(
+        tmp_path / "helpers.py",
+        """
         from numba import cuda
         import cfg
         @cuda.jit(device=True)
         def h(x):
             return x * cfg.C
-    """)
-    _write(tmp_path / "main.py", """
+    """,
+    )
+    _write(
+        tmp_path / "main.py",
+        """
         import json, sys
         import numpy as np
         from numba import cuda
@@ -286,9 +328,10 @@ def test_a_module_attribute_rebound_after_a_helper_compiled_is_not_saved(tmp_pat
         out = np.full(64, np.nan)
         k[2, 32](out, x, np.int64(64))
         print(json.dumps(sorted(set((out / x).round(12).tolist()))))
-    """)
+    """,
+    )
     cache = tmp_path / "cache"
-    assert _run(tmp_path, tmp_path / "main.py", cache, "first") == [1.0]    # the running code's
+    assert _run(tmp_path, tmp_path / "main.py", cache, "first") == [1.0]  # the running code's
     assert _run(tmp_path, tmp_path / "main.py", cache, "second") == [2.0]
 
 
@@ -296,7 +339,9 @@ def test_a_module_attribute_rebound_after_a_helper_compiled_is_not_saved(tmp_pat
 def test_a_user_module_named_like_the_standard_library_is_keyed_by_its_values(tmp_path):
     # a user's statistics.py beside the script was keyed by its name only
     _write(tmp_path / "statistics.py", "SCALE = 1.0\n")
-    _write(tmp_path / "main.py", """
+    _write(
+        tmp_path / "main.py",
+        """
         import json
         import numpy as np
         from numba import cuda
@@ -311,7 +356,8 @@ def test_a_user_module_named_like_the_standard_library_is_keyed_by_its_values(tm
         out = np.full(32, np.nan)
         k[1, 32](out, x)
         print(json.dumps(sorted(set((out / x).round(12).tolist()))))
-    """)
+    """,
+    )
     cache = tmp_path / "cache"
     assert _run(tmp_path, tmp_path / "main.py", cache) == [1.0]
     _write(tmp_path / "statistics.py", "SCALE = 3.0\n")
@@ -326,5 +372,5 @@ def test_a_global_array_s_layout_is_in_the_key():
 
     c = np.arange(12.0).reshape(3, 4)
     f = np.asfortranarray(c)
-    assert key(c) != key(f)                       # the same values, another layout
+    assert key(c) != key(f)  # the same values, another layout
     assert key(c) == key(c.copy())

@@ -16,7 +16,7 @@ def test_tutorial_code_blocks_run():
     ns = {"__name__": "tutorial"}
     for k, src in enumerate(blocks):
         # compiled from a file name and line, so numquad finds each kernel's source
-        line = text[:text.index(src)].count("\n")
+        line = text[: text.index(src)].count("\n")
         code = compile("\n" * line + src, PATH, "exec")
         exec(code, ns)  # noqa: S102 - the tutorial's own code
     assert ns["out"].shape == (1000,)

@@ -21,8 +21,14 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 
-SCRIPTS = ["stream_compaction.py", "histogram.py", "block_scan_radix.py", "stencil_2d.py",
-           "matmul_and_warp_sum.py", "image_derivatives.py"]
+SCRIPTS = [
+    "stream_compaction.py",
+    "histogram.py",
+    "block_scan_radix.py",
+    "stencil_2d.py",
+    "matmul_and_warp_sum.py",
+    "image_derivatives.py",
+]
 
 
 @functools.lru_cache(maxsize=None)
@@ -31,6 +37,7 @@ def cuda_available():
     try:
         import numba_cuda  # noqa: F401  (numba's own numba.cuda may be a shim without it)
         from numba import cuda
+
         return bool(cuda.is_available())
     except Exception:
         return False
@@ -79,8 +86,7 @@ def test_example_script_cuda_without_gpu(script):
 
 
 def test_kernel_in_ci_example():
-    r, log = _run(["-m", "pytest", "-q", "-p", "no:cacheprovider",
-                   os.path.join(EXAMPLES, "test_kernel_in_ci.py")])
+    r, log = _run(["-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(EXAMPLES, "test_kernel_in_ci.py")])
     assert r.returncode == 0, log
     passed = re.search(r"(\d+) passed", r.stdout)
-    assert passed and int(passed.group(1)) >= 3, log      # 3 on the CPU; the GPU tests skip or pass
+    assert passed and int(passed.group(1)) >= 3, log  # 3 on the CPU; the GPU tests skip or pass

@@ -20,7 +20,7 @@ POISON = -999.0
 def k_probe_missing(out, x):
     i = xpu.grid(1)
     v = x[i]
-    if hasattr(Wave, "reduceMean"):          # no such op: the other side runs
+    if hasattr(Wave, "reduceMean"):  # no such op: the other side runs
         v = Wave.reduceMean(v)
     else:
         v = Wave.reduceSum(v)
@@ -67,6 +67,7 @@ def test_a_probe_compiles_for_cuda():
 @pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU")
 def test_a_probe_on_the_gpu(rng):
     from numba import cuda
+
     x = rng.integers(-100, 100, 64).astype(np.float64)
     for k, f in ((k_probe_missing, np.sum), (k_probe_present, np.max)):
         out = cuda.to_device(np.full(64, POISON))

@@ -19,18 +19,27 @@ from numquad import fuzz
 # run's 5,770 worker seconds, a quarter of CI; two a seed, about the issue's two
 # minutes on two cores. The long runs (docs/RELIABILITY.md) are the gate. The quick
 # tier (tests/conftest.py) runs seed 22, the one whose kernels compile fastest.
-SEEDS = [pytest.param(11, 2, marks=pytest.mark.slow), (22, 2),
-         pytest.param(33, 2, marks=pytest.mark.slow)]
+SEEDS = [pytest.param(11, 2, marks=pytest.mark.slow), (22, 2), pytest.param(33, 2, marks=pytest.mark.slow)]
 SLOW_SEEDS = [(1000 + k, 40) for k in range(4)]
 
 
 def _check(seed, count, tmp_path):
-    counts, results = fuzz.fuzz(seed=seed, count=count, targets=("cpu", "cpu-debug"),
-                                out=str(tmp_path), jobs=2, timeout=600, shrink_count=0,
-                                quiet=True)
+    counts, results = fuzz.fuzz(
+        seed=seed,
+        count=count,
+        targets=("cpu", "cpu-debug"),
+        out=str(tmp_path),
+        jobs=2,
+        timeout=600,
+        shrink_count=0,
+        quiet=True,
+    )
     bad = {i: r for i, r in results.items() if r["status"] != "passed"}
-    detail = "\n".join(f"  #{i} {r['status']} {r.get('failing')}: {(r.get('details') or [''])[0][:300]}"
-                       f"\n    repro: {tmp_path}/repro_{seed}_{i}.py" for i, r in sorted(bad.items()))
+    detail = "\n".join(
+        f"  #{i} {r['status']} {r.get('failing')}: {(r.get('details') or [''])[0][:300]}"
+        f"\n    repro: {tmp_path}/repro_{seed}_{i}.py"
+        for i, r in sorted(bad.items())
+    )
     assert counts["generated"] == count
     assert counts["passed"] == count, f"seed {seed}:\n{fuzz.format_table(counts)}\n{detail}"
 
@@ -63,6 +72,7 @@ def test_generator_knows_every_op_of_the_catalogue():
     # the generator keeps its own op table (independent of ops.py); a new op must be
     # added there too, or the fuzzer never tries it. The queries appear as operands.
     from numquad import ops
+
     queries = {q for q, op in ops.OPS.items() if op.kind == "query"}
     assert set(fuzz.OPS) == set(ops.OPS) - queries
 
@@ -84,20 +94,29 @@ def test_no_full_mask_shuffle_where_only_some_lanes_evaluate_it():
     some lanes do not reach it (seed 26 #27 hung the H200 with one in a conditional
     expression): the generator writes none on a conditional side."""
     import ast
+
     seen = 0
     for index in range(400):
         spec = fuzz.generate(26, index)
         tree = ast.parse(spec.source)
         for node in ast.walk(tree):
-            sides = [node.body, node.orelse] if isinstance(node, ast.IfExp) else \
-                node.values[1:] if isinstance(node, ast.BoolOp) else []
+            sides = (
+                [node.body, node.orelse]
+                if isinstance(node, ast.IfExp)
+                else node.values[1:]
+                if isinstance(node, ast.BoolOp)
+                else []
+            )
             for side in sides:
                 for call in ast.walk(side):
-                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
-                            call.func.attr.startswith("shfl_"):
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Attribute)
+                        and call.func.attr.startswith("shfl_")
+                    ):
                         assert ast.unparse(call.args[0]) == "cuda.activemask()", (index, ast.unparse(node))
         seen += "cuda.shfl_" in spec.source
-    assert seen > 10                   # the generator still writes numba.cuda shuffles
+    assert seen > 10  # the generator still writes numba.cuda shuffles
 
 
 def test_no_full_mask_shuffle_in_a_shared_atomics_branch():
@@ -105,6 +124,7 @@ def test_no_full_mask_shuffle_in_a_shared_atomics_branch():
     #127 hung the H200: ``xpu.atomic.max(sh, t & 15, cuda.shfl_down_sync(0xFFFFFFFF,
     ...))`` there)."""
     import ast
+
     seen = 0
     for index in range(300):
         spec = fuzz.generate(72, index)
@@ -113,31 +133,36 @@ def test_no_full_mask_shuffle_in_a_shared_atomics_branch():
         seen += 1
         for node in ast.walk(ast.parse(spec.source)):
             if isinstance(node, ast.If) and any(
-                    isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and
-                    c.func.attr in ("add", "max", "min") and "atomic" in ast.unparse(c.func)
-                    for c in ast.walk(node)):
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Attribute)
+                and c.func.attr in ("add", "max", "min")
+                and "atomic" in ast.unparse(c.func)
+                for c in ast.walk(node)
+            ):
                 for call in ast.walk(node):
-                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
-                            call.func.attr.startswith("shfl_"):
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Attribute)
+                        and call.func.attr.startswith("shfl_")
+                    ):
                         assert ast.unparse(call.args[0]) == "cuda.activemask()", (index, ast.unparse(node))
     assert seen > 5
 
 
 def test_repro_script_runs(tmp_path):
     spec = fuzz.generate(3, 1)
-    path = fuzz.write_repro(3, 1, str(tmp_path), {"status": "mismatch", "failing": {}, "details": []},
-                            ["cpu", "cpu-debug"])
+    path = fuzz.write_repro(
+        3, 1, str(tmp_path), {"status": "mismatch", "failing": {}, "details": []}, ["cpu", "cpu-debug"]
+    )
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    p = subprocess.run([sys.executable, path, "python"], capture_output=True, text=True, env=env,
-                       timeout=300)
+    p = subprocess.run([sys.executable, path, "python"], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "python: same as python" in p.stdout
     assert spec.source.splitlines()[-1] in open(path).read()
 
 
 def test_summary_table():
-    counts = fuzz.summarize({0: {"status": "passed"}, 1: {"status": "mismatch"},
-                             2: {"status": "crashed"}})
+    counts = fuzz.summarize({0: {"status": "passed"}, 1: {"status": "mismatch"}, 2: {"status": "crashed"}})
     assert counts["generated"] == 3 and counts["mismatched"] == 1 and counts["crashed"] == 1
     assert "| generated | passed | mismatched | crashed | hung |" in fuzz.format_table(counts)
 
@@ -147,11 +172,12 @@ def test_crashes_and_hangs_are_isolated(tmp_path, monkeypatch):
     """A child that dies on SIGSEGV marks its kernel crashed, one that hangs marks it hung;
     the other kernels of the batch still run (interpreter only: no compiling here)."""
     monkeypatch.setenv("NUMQUAD_FUZZ_SELFTEST", "crash:2,hang:4")
-    counts, results = fuzz.fuzz(seed=7, count=7, targets=(), out=str(tmp_path), jobs=2, timeout=15,
-                                shrink_count=0, quiet=True)
+    counts, results = fuzz.fuzz(
+        seed=7, count=7, targets=(), out=str(tmp_path), jobs=2, timeout=15, shrink_count=0, quiet=True
+    )
     assert results[2]["status"] == "crashed" and "SIGSEGV" in " ".join(results[2]["details"])
     assert results[4]["status"] == "hung"
-    assert "_selftest" in " ".join(results[4]["details"])     # the hung child's stack
+    assert "_selftest" in " ".join(results[4]["details"])  # the hung child's stack
     assert counts["passed"] == 5 and counts["generated"] == 7
     assert os.path.exists(tmp_path / "repro_7_2.py")
 
@@ -160,8 +186,9 @@ def test_crashes_and_hangs_are_isolated(tmp_path, monkeypatch):
 def test_a_run_in_parts_starts_where_it_is_told(tmp_path):
     """``--start N``: the kernels N, N + 1, ... of the seed, the same kernels a run
     from 0 generates there (interpreter only)."""
-    counts, results = fuzz.fuzz(seed=7, count=3, targets=(), out=str(tmp_path), jobs=1, timeout=120,
-                                shrink_count=0, quiet=True, start=10)
+    counts, results = fuzz.fuzz(
+        seed=7, count=3, targets=(), out=str(tmp_path), jobs=1, timeout=120, shrink_count=0, quiet=True, start=10
+    )
     assert sorted(results) == [10, 11, 12]
     assert counts["generated"] == counts["passed"] == 3
     assert fuzz.generate(7, 11).source != fuzz.generate(7, 0).source
@@ -175,13 +202,31 @@ def test_a_stopped_run_reports_what_finished(tmp_path):
     import sys
     import time
 
-    p = subprocess.Popen([sys.executable, "-m", "numquad.fuzz", "--count", "500", "--seed", "7",
-                          "--jobs", "1", "--no-debug", "--out", str(tmp_path), "--shrink", "0"],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "numquad.fuzz",
+            "--count",
+            "500",
+            "--seed",
+            "7",
+            "--jobs",
+            "1",
+            "--no-debug",
+            "--out",
+            str(tmp_path),
+            "--shrink",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     time.sleep(20)
     p.send_signal(signal.SIGTERM)
     time.sleep(0.5)
-    p.send_signal(signal.SIGTERM)           # timeout(1) signals the process, then its group
+    p.send_signal(signal.SIGTERM)  # timeout(1) signals the process, then its group
     out, _ = p.communicate(timeout=120)
     assert "Traceback" not in out, out
     assert "interrupted:" in out and "| generated |" in out, out
@@ -193,6 +238,7 @@ def test_taps_store_values_that_later_statements_overwrite(monkeypatch):
     that the final stores never see still meets the comparison. Taps draw from their
     own random stream: without them the kernel is the same, line for line."""
     import re
+
     tapped = 0
     with_taps = {k: fuzz.generate(2027, k) for k in range(80)}
     monkeypatch.setattr(fuzz.Generator, "tap", lambda self, sc, lines, ind: None)
@@ -200,7 +246,7 @@ def test_taps_store_values_that_later_statements_overwrite(monkeypatch):
         plain = fuzz.generate(2027, k)
         tap_line = re.compile(r"^\s*tap\d+\[i\] = \w+$")
         kept = [ln for ln in spec.source.splitlines() if not tap_line.match(ln)]
-        header = lambda src: re.sub(r"def kern\([^)]*\)", "def kern()", src)   # noqa: E731
+        header = lambda src: re.sub(r"def kern\([^)]*\)", "def kern()", src)  # noqa: E731
         assert header("\n".join(kept)) == header(plain.source.rstrip("\n")), k
         taps = [a for a in spec.args if a.name.startswith("tap")]
         assert all(a.role == "out" and a.size == spec.nthreads * spec.nblocks for a in taps)
@@ -214,6 +260,7 @@ def test_no_kernel_parameter_is_assigned_in_its_body():
     ``s5 >> 1`` did not compile, seed 2027 #5035): the generator's names for
     parameters and for locals never meet."""
     import ast
+
     for seed, indices in ((2027, [5035]), (5, range(150))):
         for index in indices:
             tree = ast.parse(fuzz.generate(seed, index).source)
@@ -231,6 +278,7 @@ def test_an_inc_or_dec_array_has_one_limit():
     (12) both gave a valid order's result, counted as a mismatch."""
     import ast
     import collections
+
     seen = 0
     for seed, indices in ((2027, [7713]), (11, range(300))):
         for index in indices:
@@ -251,6 +299,7 @@ def test_generator_writes_lane_functions_without_ops():
     docs/RELIABILITY.md, eighteenth session). Now about a third are such, and some use
     int(x), round(x, n) and negative powers of floats."""
     import re
+
     plain = forms = 0
     for index in range(120):
         spec = fuzz.generate(9100, index)
@@ -267,6 +316,7 @@ def test_effects_come_from_their_own_stream(monkeypatch):
     random stream of their own: without them a kernel is the one the generator made
     before, line for line; about a quarter of the kernels have them."""
     import re
+
     with_fx = {k: fuzz.generate(2027, k) for k in range(80)}
     monkeypatch.setattr(fuzz.Generator, "effect", lambda self, sc, lines, ind: None)
     some = 0
@@ -275,7 +325,7 @@ def test_effects_come_from_their_own_stream(monkeypatch):
         body = [ln for ln in spec.source.splitlines() if not re.search(r"\bfx(o\d+)?\[i\]", ln)]
         body = "\n".join(body)
         body = re.sub(r"@xpu.jit\ndef fx[wl]\(a, j, v\):\n(    .*\n)+\n", "", body + "\n").rstrip("\n")
-        header = lambda src: re.sub(r"def kern\([^)]*\)", "def kern()", src)   # noqa: E731
+        header = lambda src: re.sub(r"def kern\([^)]*\)", "def kern()", src)  # noqa: E731
         assert header(body) == header(plain.source.rstrip("\n")), k
         some += "effects" in spec.features
     assert 8 < some < 40

@@ -75,7 +75,7 @@ def test_a_complex_value_kept_across_a_cross_lane_op_keeps_its_bits(target, dtyp
             z = c[i]
         n = np.int64(0)
         for j in range(trips[i % trips.size]):
-            n += Wave.reduceSum(np.int64(j))        # a cross-lane op between z's store and read
+            n += Wave.reduceSum(np.int64(j))  # a cross-lane op between z's store and read
         count[i] = n
         if i < c.size:
             out[i] = z
@@ -108,7 +108,7 @@ def test_a_record_local_under_the_bounds_guard(target, rng):
             for j in range(trips[i]):
                 acc += r.x * r.w + r.k
             out[i] = acc
-            r.k = -r.k                      # a record read from an array is that element
+            r.k = -r.k  # a record read from an array is that element
 
     recs = np.zeros(45, _REC)
     recs["x"] = rng.standard_normal(45).astype(np.float32)
@@ -166,8 +166,11 @@ def test_a_record_across_a_cross_lane_op_is_still_one_line():
         out[i] = r.k + s
 
     recs = np.zeros(32, _REC)
-    with pytest.raises(NumquadCompileError, match=r"r \(Record\(.*differs from lane to lane and lives "
-                                                  r"across a cross-lane op"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"r \(Record\(.*differs from lane to lane and lives "
+        r"across a cross-lane op",
+    ):
         k.cpu[1, 32](recs, np.zeros(32, np.int64))
 
 

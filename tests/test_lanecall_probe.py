@@ -38,14 +38,17 @@ def test_a_read_only_input_of_a_declared_kernel(rng):
 def _bad_scan(v):
     a = v + 1
     b = a * 2
-    c = Wave.prefixAnd(b)   # the line the error names
+    c = Wave.prefixAnd(b)  # the line the error names
     return c
 
 
 def test_an_op_type_error_in_a_lane_call_names_the_op_line():
-    line = _bad_scan.py_func.__code__.co_firstlineno + 4     # (the decorator's line first)
-    with pytest.raises(NumquadTypeError, match=rf'line {line}, in _bad_scan: Wave.prefixAnd\(value\): '
-                                               r"argument 'value' got float64"):
+    line = _bad_scan.py_func.__code__.co_firstlineno + 4  # (the decorator's line first)
+    with pytest.raises(
+        NumquadTypeError,
+        match=rf"line {line}, in _bad_scan: Wave.prefixAnd\(value\): "
+        r"argument 'value' got float64",
+    ):
         _bad_scan(np.arange(40, dtype=np.float32))
 
 
@@ -55,8 +58,11 @@ def _add(x, y):
 
 
 def test_a_python_int_past_every_integer_type_says_so():
-    with pytest.raises(NumquadTypeError, match=r"the Python int 1180591620717411303424, which fits "
-                                               r"neither int64 nor uint64"):
+    with pytest.raises(
+        NumquadTypeError,
+        match=r"the Python int 1180591620717411303424, which fits "
+        r"neither int64 nor uint64",
+    ):
         _add(np.arange(4, dtype=np.float32), 2**70)
 
 
@@ -78,6 +84,7 @@ def test_two_dispatchers_of_one_function_keep_the_lane_call_source():
     # the wrappers of both share a file name; dropping the second deleted the source
     # the first needed for a new argument type ("xpu.jit needs the function's source")
     import gc
+
     first = xpu.jit(_body)
     f32 = np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(first(f32, f32), [0, 1, 3, 6])
@@ -102,7 +109,7 @@ def test_a_range_of_an_unsigned_start_and_a_negative_stop(target):
         for j in range(Wave.laneId(), -3, -1):
             acc += j
         n = np.int64(0)
-        for j in range(np.uint8(i % 5), np.int32(4)):      # int32, as Numba types it
+        for j in range(np.uint8(i % 5), np.int32(4)):  # int32, as Numba types it
             n += j
         out[i] = acc * 100 + n
 
@@ -139,15 +146,16 @@ def test_a_lane_function_as_a_while_test(target, rng):
     _launch(k, target, 2, 32)(a, out)
     want = []
     for w in range(2):
-        xs = a[w * 32:(w + 1) * 32].copy()
+        xs = a[w * 32 : (w + 1) * 32].copy()
         n = 0
         while (xs > 3).any():
             xs //= 2
             n += 1
         want += [x * 1000 + n for x in xs]
     np.testing.assert_array_equal(out, want)
-    assert "shfl.sync" in k.inspect_ptx("void(int64[:], int64[:])", cc=(9, 0)) or \
-        "vote.sync" in k.inspect_ptx("void(int64[:], int64[:])", cc=(9, 0))
+    assert "shfl.sync" in k.inspect_ptx("void(int64[:], int64[:])", cc=(9, 0)) or "vote.sync" in k.inspect_ptx(
+        "void(int64[:], int64[:])", cc=(9, 0)
+    )
 
 
 @xpu.jit
@@ -179,7 +187,7 @@ def test_a_local_array_passed_to_a_lane_function_under_a_branch(target, rng):
     for w in range(2):
         s = 0
         for i in range(w * 32, (w + 1) * 32):
-            if a[i] % 3 == 0:           # the scan runs over these lanes, in order
+            if a[i] % 3 == 0:  # the scan runs over these lanes, in order
                 want[i] = s + 2 * a[i]
                 s += a[i]
     np.testing.assert_array_equal(out, want)
@@ -196,9 +204,12 @@ def test_a_lane_call_of_a_function_with_keyword_only_parameters_or_star_args_say
         return a[0] + a[1]
 
     x = np.arange(4)
-    with pytest.raises(NumquadTypeError, match=r"scale \(defined at line \d+\) has keyword-only "
-                                               r"parameter\(s\) s; a lane function called on arrays "
-                                               r"takes positional parameters only"):
+    with pytest.raises(
+        NumquadTypeError,
+        match=r"scale \(defined at line \d+\) has keyword-only "
+        r"parameter\(s\) s; a lane function called on arrays "
+        r"takes positional parameters only",
+    ):
         scale(x)
     with pytest.raises(NumquadTypeError, match=r"add_all \(defined at line \d+\) has \*args"):
         add_all(x, x)
@@ -226,7 +237,7 @@ def _first_big_ref(vs):
     active = list(range(len(vs)))
     for j in range(3):
         for k in range(2):
-            takers = [lane for lane in active if vs[lane] > 10 + k]    # the op's lanes
+            takers = [lane for lane in active if vs[lane] > 10 + k]  # the op's lanes
             for lane in takers:
                 out[lane] = vs[lane] + len(takers) * 100 + j * 10 + k
                 active.remove(lane)
@@ -318,14 +329,15 @@ def _typed_kernel(scale_closure):
     def k(x, i8, u16, u64, s64, o):
         i = xpu.grid(1)
         if i < x.size:
-            o[0, i] = x[i] * SCALE                      # a global float: float64
-            o[1, i] = i8[i] + OFF                       # a global int: int64
+            o[0, i] = x[i] * SCALE  # a global float: float64
+            o[1, i] = i8[i] + OFF  # a global int: int64
             o[2, i] = x[i] * PAIR[0] + (i8[i] + PAIR[1])
-            o[3, i] = x[i] * scale_closure              # a closure's float
-            o[4, i] = x[i] / u16[i]                     # float32 / uint16: float64
-            q, r = divmod(u64[i], s64[i])               # uint64 with int64: float64
+            o[3, i] = x[i] * scale_closure  # a closure's float
+            o[4, i] = x[i] / u16[i]  # float32 / uint16: float64
+            q, r = divmod(u64[i], s64[i])  # uint64 with int64: float64
             o[5, i] = q
             o[6, i] = r
+
     return k
 
 
@@ -338,7 +350,7 @@ def test_globals_division_and_divmod_take_numbas_types(target, rng):
     u16 = rng.integers(0, 2**16, n).astype(np.uint16)
     u16[:3] = (3, 7, 0)
     u64 = rng.integers(0, 2**64, n, dtype=np.uint64)
-    s64 = rng.integers(-2**62, 2**62, n, dtype=np.int64)
+    s64 = rng.integers(-(2**62), 2**62, n, dtype=np.int64)
     s64[:2] = (0, 2)
     o = np.full((7, n), -7.5)
     if target == "cpu-debug":
@@ -364,10 +376,10 @@ def test_globals_division_and_divmod_take_numbas_types(target, rng):
 def k_chains_round_div(s, u, i8, b, o_chain, o_div, o_round):
     i = xpu.grid(1)
     if i < s.size:
-        o_chain[0, i] = s[i] == u[i] == u[i]       # a chain: each link as Numba compares
+        o_chain[0, i] = s[i] == u[i] == u[i]  # a chain: each link as Numba compares
         o_chain[1, i] = s[i] < u[i] <= u[i]
-        o_div[i] = u[i] / s[i]                     # each operand to float64
-        o_round[0, i] = round(s[i])                # an integer rounds through a float
+        o_div[i] = u[i] / s[i]  # each operand to float64
+        o_round[0, i] = round(s[i])  # an integer rounds through a float
         o_round[1, i] = round(i8[i])
         o_round[2, i] = round(b[i])
 
@@ -379,7 +391,7 @@ def test_chains_integer_division_and_round_of_integers_follow_numba(target, rng)
     # uint64 and an int64 meet in float64 in Numba), divided uint64 by int64 in int64s
     # and returned round(int) exactly (numba.cuda's round takes floats)
     n = 40
-    s = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+    s = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64)
     u = rng.integers(0, 2**64 - 1, n, dtype=np.uint64)
     s[:3] = (2**63 - 1, -3, 2**62 + 12345)
     u[:3] = (2**63, 2**64 - 1, 7)
@@ -404,11 +416,11 @@ def test_chains_integer_division_and_round_of_integers_follow_numba(target, rng)
 def k_unified(x, u8, i8, c, o):
     i = xpu.grid(1)
     if i < x.size:
-        o[0, i] = (x[i] if c[i] else 0) * np.float32(0.1)      # float32 with int64: float64
-        o[1, i] = abs(i8[i] if c[i] else 1000)                  # int8 with int64: int64
-        o[2, i] = ~(u8[i] or -1)                                # uint8 with int64: int64
-        o[3, i] = ~abs(c[i])                                    # abs of a bool: int8
-        o[4, i] = (c[i] and 2.5) + np.float32(0.1)              # bool with float64
+        o[0, i] = (x[i] if c[i] else 0) * np.float32(0.1)  # float32 with int64: float64
+        o[1, i] = abs(i8[i] if c[i] else 1000)  # int8 with int64: int64
+        o[2, i] = ~(u8[i] or -1)  # uint8 with int64: int64
+        o[3, i] = ~abs(c[i])  # abs of a bool: int8
+        o[4, i] = (c[i] and 2.5) + np.float32(0.1)  # bool with float64
 
 
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])

@@ -30,13 +30,13 @@ def _swap_ref(flat):
     pad = -len(flat) % 32
     xs = np.concatenate([flat, np.zeros(pad, flat.dtype)]).reshape(-1, 32)
     am = np.concatenate([act, np.zeros(pad, bool)]).reshape(-1, 32)
-    return R["Quad.swapHorizontal"](xs, active=am).ravel()[:len(flat)]
+    return R["Quad.swapHorizontal"](xs, active=am).ravel()[: len(flat)]
 
 
 def test_broadcast_scalar_and_dtype(rng):
     x = rng.standard_normal(1000).astype(np.float32)
     r = fma_swap(x, 2.0)
-    assert r.dtype == np.float32 and r.shape == x.shape          # 2.0 is weak, as in NumPy
+    assert r.dtype == np.float32 and r.shape == x.shape  # 2.0 is weak, as in NumPy
     np.testing.assert_array_equal(r, x * np.float32(2) + _swap_ref(x))
 
 
@@ -45,13 +45,16 @@ def _second(x, y):
     return y
 
 
-@pytest.mark.parametrize("x_dtype, y, exp", [
-    (np.float32, 2.5, np.float32(2.5)),       # a Python float takes the floats' type
-    (np.int16, 2.5, np.float64(2.5)),         # ... float64 when there are none
-    (np.uint8, 7, np.uint8(7)),               # a Python int takes the integers' type
-    (np.float32, 7, np.int64(7)),             # ... int64 when there are none: it stays an int
-    (np.float32, True, np.bool_(True)),       # a Python bool stays a bool
-])
+@pytest.mark.parametrize(
+    "x_dtype, y, exp",
+    [
+        (np.float32, 2.5, np.float32(2.5)),  # a Python float takes the floats' type
+        (np.int16, 2.5, np.float64(2.5)),  # ... float64 when there are none
+        (np.uint8, 7, np.uint8(7)),  # a Python int takes the integers' type
+        (np.float32, 7, np.int64(7)),  # ... int64 when there are none: it stays an int
+        (np.float32, True, np.bool_(True)),  # a Python bool stays a bool
+    ],
+)
 def test_python_scalars_are_weak_but_keep_their_kind(rng, x_dtype, y, exp):
     x = rng.integers(0, 100, 40).astype(x_dtype)
     r = _second(x, y)
@@ -69,7 +72,7 @@ def test_broadcast_2d_in_c_order(rng):
 
 
 def test_partial_last_wave_is_inactive(rng):
-    x = rng.integers(-100, 100, 70).astype(np.int64)   # waves of 32, 32 and 6 lanes
+    x = rng.integers(-100, 100, 70).astype(np.int64)  # waves of 32, 32 and 6 lanes
     r = running(x)
     xs = np.concatenate([x, np.zeros(26, np.int64)]).reshape(-1, 32)
     act = (np.arange(96) < 70).reshape(-1, 32)
@@ -124,9 +127,9 @@ def test_every_call_form_gives_the_same_bits(rng):
         np.testing.assert_array_equal(got.reshape(-1), want, err_msg=name)
     s = np.float32(rng.standard_normal())
     want_s = x * s + _swap_ref(x)
-    for y_s in (s, float(s)):               # a NumPy scalar, a weak Python float
+    for y_s in (s, float(s)):  # a NumPy scalar, a weak Python float
         np.testing.assert_array_equal(fma_swap(x, y_s), want_s)
-    out = np.full(n, np.nan, np.float32)    # poisoned
+    out = np.full(n, np.nan, np.float32)  # poisoned
     r = fma_swap(x, y, out=out)
     assert r is out
     np.testing.assert_array_equal(out, want)
@@ -134,7 +137,7 @@ def test_every_call_form_gives_the_same_bits(rng):
         fma_swap(x, y, out=np.zeros(n, np.float64))
     with pytest.raises(NumquadLaunchError):
         fma_swap(x, y, out=np.zeros(n + 1, np.float32))
-    odd = rng.standard_normal(77).astype(np.float64)    # another type, a partial last wave
+    odd = rng.standard_normal(77).astype(np.float64)  # another type, a partial last wave
     np.testing.assert_array_equal(fma_swap(odd, odd), odd * odd + _swap_ref(odd))
 
 
@@ -153,7 +156,7 @@ def test_zero_d_and_empty():
 
 @xpu.jit
 def _widening(x, y):
-    return x * 2 + Wave.prefixSum(y)         # float32 * int64 is float64 (Numba's typing)
+    return x * 2 + Wave.prefixSum(y)  # float32 * int64 is float64 (Numba's typing)
 
 
 @pytest.mark.parametrize("n", [0, 5])
@@ -170,8 +173,17 @@ def test_plain_lane_function_on_arrays():
     np.testing.assert_array_equal(r, np.abs(np.arange(6) - 3))
 
 
-@pytest.mark.parametrize("bad", [np.array(["a"]), np.array([object()]), np.zeros(3, np.complex64),
-                                 np.ones(3, np.float16), np.ones(3, np.longdouble), np.float16(1.0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.array(["a"]),
+        np.array([object()]),
+        np.zeros(3, np.complex64),
+        np.ones(3, np.float16),
+        np.ones(3, np.longdouble),
+        np.float16(1.0),
+    ],
+)
 def test_unsupported_dtypes(bad):
     # float16 and longdouble were a bare NotImplementedError from Numba's lowering
     with pytest.raises(TypeError) as e:
@@ -195,6 +207,7 @@ def test_wrong_argument_count():
 
 def test_explicit_cpu_target_and_multicore_equal(rng):
     import numba
+
     x = rng.standard_normal(1 << 18).astype(np.float32)
     one = None
     old = numba.get_num_threads()
@@ -224,14 +237,13 @@ def test_dask_arrays_give_a_lazy_array_equal_to_one_call(rng):
     x = rng.standard_normal(1000).astype(np.float32)
     y = rng.standard_normal(1000).astype(np.float32)
     r = fma_swap(da.from_array(x, chunks=256), da.from_array(y, chunks=256))
-    assert isinstance(r, da.Array) and r.dtype == np.float32      # nothing computed yet
+    assert isinstance(r, da.Array) and r.dtype == np.float32  # nothing computed yet
     np.testing.assert_array_equal(r.compute(), fma_swap(x, y))
     np.testing.assert_array_equal(running(da.from_array(x, chunks=96)).compute(), running(x))
     s = np.float32(rng.standard_normal())
     np.testing.assert_array_equal(fma_swap(da.from_array(x, chunks=512), s).compute(), fma_swap(x, s))
-    m = rng.standard_normal((40, 6))                               # 16 rows x 6 = 3 waves a block
-    np.testing.assert_array_equal(fma_swap(da.from_array(m, chunks=(16, 6)), 2.0).compute(),
-                                  fma_swap(m, 2.0))
+    m = rng.standard_normal((40, 6))  # 16 rows x 6 = 3 waves a block
+    np.testing.assert_array_equal(fma_swap(da.from_array(m, chunks=(16, 6)), 2.0).compute(), fma_swap(m, 2.0))
 
 
 def test_dask_chunks_off_the_wave_grid_are_an_error(rng):
@@ -254,13 +266,14 @@ def test_dask_chunks_off_the_wave_grid_are_an_error(rng):
 def test_dask_example_runs():
     import importlib.util
     import pathlib
+
     pytest.importorskip("dask.array")
     path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "dask_lane_function.py"
     spec = importlib.util.spec_from_file_location("dask_example", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.main([]) == 0
-    assert mod.main(["--small"]) == 2           # it takes no options (it ignored them)
+    assert mod.main(["--small"]) == 2  # it takes no options (it ignored them)
 
 
 @xpu.jit
@@ -274,10 +287,13 @@ def _scan_overlap(x, y):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fn, ref", [
-    (_add_overlap, lambda x, y: x + y),
-    (_scan_overlap, None),
-])
+@pytest.mark.parametrize(
+    "fn, ref",
+    [
+        (_add_overlap, lambda x, y: x + y),
+        (_scan_overlap, None),
+    ],
+)
 def test_out_overlapping_an_input_is_numpys_rule(fn, ref, rng):
     """A day-one probe: ``add(a[:-1], a[1:], out=a[1:])`` gave a running sum (lanes
     stored before later lanes loaded). NumPy computes as if nothing overlapped: so
@@ -285,9 +301,11 @@ def test_out_overlapping_an_input_is_numpys_rule(fn, ref, rng):
     x = rng.standard_normal(1000)
     for target in ("cpu", "python"):
         call = getattr(fn, target)
-        for a_sl, b_sl, o_sl in ((slice(None, -1), slice(1, None), slice(1, None)),
-                                 (slice(1, None), slice(None, -1), slice(None, -1)),
-                                 (slice(None, -2), slice(2, None), slice(1, -1))):
+        for a_sl, b_sl, o_sl in (
+            (slice(None, -1), slice(1, None), slice(1, None)),
+            (slice(1, None), slice(None, -1), slice(None, -1)),
+            (slice(None, -2), slice(2, None), slice(1, -1)),
+        ):
             a = x.copy()
             want = fn.python(x[a_sl].copy(), x[b_sl].copy())
             if ref is not None:
@@ -295,10 +313,10 @@ def test_out_overlapping_an_input_is_numpys_rule(fn, ref, rng):
             call(a[a_sl], a[b_sl], out=a[o_sl])
             np.testing.assert_array_equal(a[o_sl], want)
         a = x.copy()
-        call(a, a, out=a)                               # in place
+        call(a, a, out=a)  # in place
         np.testing.assert_array_equal(a, fn.python(x.copy(), x.copy()))
         a = x.reshape(10, 100).copy()
-        call(a[0:1], a, out=a)                          # a broadcast row that out overwrites
+        call(a[0:1], a, out=a)  # a broadcast row that out overwrites
         np.testing.assert_array_equal(a, fn.python(x.reshape(10, 100)[0:1].copy(), x.reshape(10, 100).copy()))
 
 
@@ -307,14 +325,14 @@ def test_each_argument_layout_compiles_from_its_own_source():
     """A day-one probe: the wrapper of each layout (array/scalar arguments) was
     registered under one file name, so a wrapper compiled after another layout's was
     made read that one's source (a NumquadTypeError naming the generated code)."""
+
     @xpu.jit
     def scale(x, y):
         return x * y
 
-    assert scale(np.zeros(0, np.float32), 2.0).shape == (0,)     # (array, scalar): made
-    assert scale(np.float32(2.0), np.float32(3.0)) == 6.0         # (scalar, scalar)
-    np.testing.assert_array_equal(scale(np.arange(5, dtype=np.float32), 2.0),
-                                  np.arange(5, dtype=np.float32) * 2)
+    assert scale(np.zeros(0, np.float32), 2.0).shape == (0,)  # (array, scalar): made
+    assert scale(np.float32(2.0), np.float32(3.0)) == 6.0  # (scalar, scalar)
+    np.testing.assert_array_equal(scale(np.arange(5, dtype=np.float32), 2.0), np.arange(5, dtype=np.float32) * 2)
 
 
 @xpu.jit
@@ -350,8 +368,11 @@ def test_a_lane_function_returning_none_on_a_path_is_an_error(fn, target):
     # for those elements (the python target: "a cross-lane op got NoneType")
     f = xpu.jit(fn)
     x = np.arange(-2, 5)
-    with pytest.raises(NumquadCompileError, match=rf"{fn.__name__} returns a value \(line \d+\) but None on "
-                                                  r"another path .*add a final return"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=rf"{fn.__name__} returns a value \(line \d+\) but None on "
+        r"another path .*add a final return",
+    ):
         if target == "cuda-ptx":
             f.inspect_ptx("int64(int64)", cc=(9, 0))
         else:
@@ -441,12 +462,15 @@ def test_numpy_scalar_defaults_of_an_inlined_lane_function_keep_their_type(targe
     x = rng.integers(-100, 100, 64).astype(np.int32)
     o, o2 = np.full(64, np.nan), np.full(64, -777777, np.int64)
     getattr(_calls_with_defaults, target)[2, 32](x, o, o2)
-    np.testing.assert_array_equal(o, x * np.float32(0.1))       # int32 * float32: float64, as Numba
+    np.testing.assert_array_equal(o, x * np.float32(0.1))  # int32 * float32: float64, as Numba
     np.testing.assert_array_equal(o2, (x.astype(np.int64) * -3).reshape(2, 32).sum(1).repeat(32) + 2)
 
 
 def test_a_default_that_is_no_scalar_is_refused_in_one_line(rng):
     x = rng.integers(-100, 100, 32).astype(np.int64)
-    with pytest.raises(NumquadCompileError, match=r"_list_default\(\): the default of 's' is a ndarray; .* "
-                                                  r"pass 's' explicitly"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"_list_default\(\): the default of 's' is a ndarray; .* "
+        r"pass 's' explicitly",
+    ):
         _calls_list_default[1, 32](x, np.zeros(32, np.int64))

@@ -29,14 +29,14 @@ def _reference(img):
     dx, dy, cx, cy = (np.empty_like(img) for _ in range(4))
     for a in (dx, dy, cx, cy):
         a[...] = np.nan
-    dx[0::2, 0::2] = dx[0::2, 1::2] = tr - tl           # per row
+    dx[0::2, 0::2] = dx[0::2, 1::2] = tr - tl  # per row
     dx[1::2, 0::2] = dx[1::2, 1::2] = br - bl
-    dy[0::2, 0::2] = dy[1::2, 0::2] = bl - tl           # per column
+    dy[0::2, 0::2] = dy[1::2, 0::2] = bl - tl  # per column
     dy[0::2, 1::2] = dy[1::2, 1::2] = br - tr
     for r in (0, 1):
         for c in (0, 1):
-            cx[r::2, c::2] = tr - tl                    # the top row's
-            cy[r::2, c::2] = bl - tl                    # the left column's
+            cx[r::2, c::2] = tr - tl  # the top row's
+            cy[r::2, c::2] = bl - tl  # the left column's
     return dx, dy, cx, cy
 
 

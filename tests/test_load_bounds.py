@@ -22,6 +22,7 @@ POISON = -999.0
 def _line(fn, text):
     """The file line of the first source line of *fn* holding *text*."""
     import inspect
+
     lines, first = inspect.getsourcelines(fn.py_func)
     return first + next(k for k, s in enumerate(lines) if text in s)
 
@@ -30,7 +31,7 @@ def _line(fn, text):
 def k_shifted(out, a, k):
     i = xpu.grid(1)
     if i < out.shape[0]:
-        out[i] = a[i + k] * 2.0          # a is shorter than out when k > 0
+        out[i] = a[i + k] * 2.0  # a is shorter than out when k > 0
 
 
 @pytest.mark.parametrize("k", [1, -65, 1 << 40])
@@ -39,7 +40,7 @@ def test_a_load_past_the_array_raises_at_its_line(rng, k):
     with pytest.raises(NumquadIndexError) as e:
         k_shifted[2, 32](out, a, k)
     msg = str(e.value)
-    assert f'line {_line(k_shifted, "out[i] = a[i + k]")}: k_shifted loads out of bounds' in msg
+    assert f"line {_line(k_shifted, 'out[i] = a[i + k]')}: k_shifted loads out of bounds" in msg
     assert "an index on axis 0 outside its size 64" in msg
     assert "nothing past the array was read" in msg
 
@@ -57,7 +58,7 @@ def test_loads_inside_the_array_and_negative_wrap_give_the_oracles_values(rng):
 @xpu.jit
 def k_guarded_tail(out, a):
     i = xpu.grid(1)
-    v = a[i] if i < a.shape[0] else -1.0     # evaluated only where it is inside
+    v = a[i] if i < a.shape[0] else -1.0  # evaluated only where it is inside
     out[i] = v + Wave.prefixSum(v)
 
 
@@ -106,7 +107,7 @@ def test_a_2d_load_names_its_axis(rng):
 @xpu.jit
 def k_row_view(out, m, r):
     i = xpu.grid(1)
-    row = m[i % 4 + r]                       # a view: its index is checked too
+    row = m[i % 4 + r]  # a view: its index is checked too
     out[i] = row[1] - row[0]
 
 
@@ -124,7 +125,7 @@ def test_a_view_index_is_checked(rng):
 @xpu.jit
 def k_uniform(out, tab):
     i = xpu.grid(1)
-    t = tab[xpu.blockIdx.x * 10]             # the same in every lane: checked at once
+    t = tab[xpu.blockIdx.x * 10]  # the same in every lane: checked at once
     out[i] = t + Wave.laneId()
 
 
@@ -144,7 +145,7 @@ def k_shared(out, a, off):
     t = xpu.threadIdx.x
     s[t] = a[t]
     xpu.syncthreads()
-    out[t] = s[(t + off) & 127]              # past s[63] when off > 0
+    out[t] = s[(t + off) & 127]  # past s[63] when off > 0
 
 
 @pytest.mark.slow
@@ -190,15 +191,18 @@ def test_an_unsigned_load_index_does_not_wrap(rng):
     k_unsigned[1, 32](got, a, np.uint64(0))
     np.testing.assert_array_equal(got, a)
     with pytest.raises(NumquadIndexError, match="loads out of bounds"):
-        k_unsigned[1, 32](got, a, np.uint64(2**64 - 1))    # -1 as int64 would wrap
+        k_unsigned[1, 32](got, a, np.uint64(2**64 - 1))  # -1 as int64 would wrap
 
 
 def test_debug_builds_name_the_line_and_the_index(rng):
     # (Numba's boundscheck named neither: "index is out of bounds" at the kernel's
     # def line; a probe of user errors, twenty-first session)
     k = xpu.jit(debug=True)(k_shifted.py_func)
-    with pytest.raises(NumquadIndexError, match=r"line \d+: k_shifted loads out of bounds in the launch "
-                                                r"\[2, 32\]: index 64 on axis 0 of an array of size 64"):
+    with pytest.raises(
+        NumquadIndexError,
+        match=r"line \d+: k_shifted loads out of bounds in the launch "
+        r"\[2, 32\]: index 64 on axis 0 of an array of size 64",
+    ):
         k[2, 32](np.full(64, POISON), rng.normal(size=64), 1)
 
 
@@ -228,7 +232,7 @@ def test_checked_loads_keep_the_lane_loop_vector_code():
 @xpu.jit
 def k_row_past_the_end(img, out):
     x, y = xpu.grid(2)
-    out[y, x] = img[y, x + 1] + Wave.reduceSum(img[y, x])    # the last column reads past
+    out[y, x] = img[y, x + 1] + Wave.reduceSum(img[y, x])  # the last column reads past
 
 
 @pytest.mark.slow

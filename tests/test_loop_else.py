@@ -40,7 +40,7 @@ def test_the_else_clause_runs_in_the_lanes_that_did_not_break(target, rng):
     trip = rng.integers(0, 6, n).astype(np.int32)
     out = np.full(n, POISON, np.int64)
     getattr(k_ballot_of_the_lanes_that_did_not_break, target)[2, 64](x, trip, out)
-    reach = ~((x >= 0) & (x < trip))                 # no j in range(trip) equals x
+    reach = ~((x >= 0) & (x < trip))  # no j in range(trip) equals x
     act = reach.reshape(-1, W)
     bal = R["Wave.ballot"](np.ones_like(act), active=act).ravel().astype(np.int64)
     np.testing.assert_array_equal(out, np.where(reach, bal, -1))
@@ -62,14 +62,14 @@ def _mixed(x, trip, out, out2):
             if q == trip[i] % 3:
                 break
         else:
-            acc += 7                        # the break below leaves the while loop
+            acc += 7  # the break below leaves the while loop
             if Wave.laneId() > 20:
                 break
         acc += Quad.broadcast(acc, 1)
     else:
         acc -= Wave.ballot(True)
     w = np.int64(0)
-    while Wave.any(w < trip[i]):            # an op in the test
+    while Wave.any(w < trip[i]):  # an op in the test
         w += 1
         if x[i] == w:
             break
@@ -104,7 +104,7 @@ def test_loops_with_else_give_the_interpreters_bits(fn, debug, target, rng):
     if debug and target == "cuda":
         pytest.skip("debug builds: CPU")
     k = xpu.jit(fn, debug=debug)
-    n = 100                                  # a partial last wave
+    n = 100  # a partial last wave
     x = rng.integers(-20, 20, n).astype(np.int64)
     trip = rng.integers(0, 5, n).astype(np.int32)
     want = [np.full(n, POISON, np.int64) for _ in range(2)]
@@ -132,7 +132,7 @@ def k_return_in_a_loop_with_else(x, out):
     for j in range(x[i]):
         if j == 3:
             out[i] = np.int64(-5)
-            return                           # the loop holds no op, the kernel does
+            return  # the loop holds no op, the kernel does
         c += j
     else:
         c = -c

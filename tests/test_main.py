@@ -18,9 +18,9 @@ def _matrix(text, target="cpu"):
     """{(op, column header): cell} of one target's matrix in the job's output."""
     lines = text.splitlines()
     start = next(k for k, ln in enumerate(lines) if ln.split()[:1] == [target])
-    heads = lines[start].split()[1:-1]            # op column and Glanes/s left out
+    heads = lines[start].split()[1:-1]  # op column and Glanes/s left out
     cells = {}
-    for ln in lines[start + 1:]:
+    for ln in lines[start + 1 :]:
         if not ln.strip():
             break
         q, *rest = ln.split()
@@ -35,11 +35,28 @@ def _expected_cells(names):
 
 def test_default_run_prints_the_matrix_and_json(tmp_path):
     out = tmp_path / "rows.json"
-    p = subprocess.run([sys.executable, "-m", "numquad", "--target", "cpu", "--ops", ",".join(OPS),
-                        "--size", "4096", "--jobs", "2", "--json", str(out)],
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "numquad",
+            "--target",
+            "cpu",
+            "--ops",
+            ",".join(OPS),
+            "--size",
+            "4096",
+            "--jobs",
+            "2",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
-    assert p.stderr == ""                        # no progress line when stderr is not a TTY
+    assert p.stderr == ""  # no progress line when stderr is not a TTY
     cells = _matrix(p.stdout)
     assert {q for q, _ in cells} == set(OPS)
     assert cells[("Quad.laneId", "-")] == "ok"
@@ -63,24 +80,22 @@ def test_default_run_prints_the_matrix_and_json(tmp_path):
 
 
 def test_version():
-    p = subprocess.run([sys.executable, "-m", "numquad", "--version"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-m", "numquad", "--version"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     import llvmlite
     import numba
 
     import numquad
+
     line = p.stdout.strip()
     assert line.startswith(f"numquad {numquad.__version__} (")
-    for name, v in (("numba", numba.__version__), ("llvmlite", llvmlite.__version__),
-                    ("numpy", np.__version__)):
+    for name, v in (("numba", numba.__version__), ("llvmlite", llvmlite.__version__), ("numpy", np.__version__)):
         assert f"{name} {v}" in line
     assert "numba-cuda " in line
 
 
 def test_help_names_the_types():
-    p = subprocess.run([sys.executable, "-m", "numquad", "--help"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-m", "numquad", "--help"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0
     assert ", ".join(job.REPRESENTATIVE) in " ".join(p.stdout.split())
     assert "--full" in p.stdout and "--json" in p.stdout
@@ -113,8 +128,9 @@ def test_a_wrong_reference_fails(monkeypatch, capsys, tmp_path):
 
     monkeypatch.setattr(ops.Op, "reference", broken)
     out = tmp_path / "rows.json"
-    rc = job.main(["--target", "cpu", "--ops", "Quad.swapHorizontal", "--size", "4096",
-                   "--jobs", "1", "--json", str(out)])
+    rc = job.main(
+        ["--target", "cpu", "--ops", "Quad.swapHorizontal", "--size", "4096", "--jobs", "1", "--json", str(out)]
+    )
     text = capsys.readouterr().out
     assert rc == 1
     cells = _matrix(text)

@@ -31,7 +31,7 @@ def test_a_device_function_given_one_argument_too_many_says_how_many_it_takes(rn
     @xpu.jit
     def k(src, dst):
         i = cuda.grid(1)
-        dst[i] = _sq(src[i], 1.0, 2.0)          # <- too many
+        dst[i] = _sq(src[i], 1.0, 2.0)  # <- too many
 
     src = rng.random(32)
     dst = np.full(32, np.nan)
@@ -45,6 +45,7 @@ def test_a_device_function_given_one_argument_too_many_says_how_many_it_takes(rn
 def test_a_device_function_signature_of_the_wrong_arity_names_its_definition(rng):
     def sq2(a, b):
         return a * a + b
+
     if cuda.is_available():
         pytest.skip("with a GPU, numba.cuda compiles the signature at decoration and refuses it itself")
     dev = cuda.jit("int32(int32)", device=True)(sq2)
@@ -55,8 +56,11 @@ def test_a_device_function_signature_of_the_wrong_arity_names_its_definition(rng
         dst[i] = dev(src[i], 1)
 
     src = rng.integers(0, 100, 32).astype(np.int32)
-    with pytest.raises(TypeError, match=r"line \d+, in sq2: the signature \(int32\) of sq2 has 1 argument "
-                                        r"type\(s\); sq2 takes 2 argument\(s\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"line \d+, in sq2: the signature \(int32\) of sq2 has 1 argument "
+        r"type\(s\); sq2 takes 2 argument\(s\)",
+    ):
         k[1, 32](src, np.zeros(32, np.int32))
 
 
@@ -64,10 +68,13 @@ def test_calling_a_namespace_says_it_is_one(rng):
     @xpu.jit
     def k(src, dst):
         i = xpu.grid(1)
-        dst[i] = Quad(src[i])                   # <- a namespace
+        dst[i] = Quad(src[i])  # <- a namespace
 
-    with pytest.raises(NumquadCompileError, match=r"Quad is a namespace, not a function: call one of its "
-                                                  r"names \(Quad\.broadcast") as e:
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"Quad is a namespace, not a function: call one of its "
+        r"names \(Quad\.broadcast",
+    ) as e:
         k[1, 32](rng.random(32).astype(np.float32), np.zeros(32, np.float32))
     assert f"line {_line('<- a namespace')}" in str(e.value)
 
@@ -76,7 +83,7 @@ def test_a_float16_local_array_is_refused_at_its_line():
     @xpu.jit
     def k(dst):
         i = cuda.grid(1)
-        tmp = cuda.local.array(4, np.float16)   # <- float16
+        tmp = cuda.local.array(4, np.float16)  # <- float16
         tmp[0] = 1.0
         dst[i] = tmp[0]
 
@@ -89,7 +96,8 @@ def test_an_import_in_a_kernel_is_reported_at_its_line():
     @xpu.jit
     def k(dst):
         i = xpu.grid(1)
-        import math                             # <- import
+        import math  # <- import
+
         dst[i] = math.pi
 
     with pytest.raises(NumquadCompileError, match="import modules at the top of the file") as e:
@@ -100,7 +108,7 @@ def test_an_import_in_a_kernel_is_reported_at_its_line():
 def test_a_name_read_before_any_assignment_is_one_numquad_error():
     @xpu.jit
     def k(dst):
-        if t > 200:                             # <- read first  # noqa: F821
+        if t > 200:  # <- read first  # noqa: F821
             return
         t = xpu.threadIdx.x
         dst[t] = t
@@ -120,12 +128,15 @@ def test_debug_names_a_block_reduction_only_part_of_the_block_reaches(which):
         t = xpu.threadIdx.x
         n = -1
         if t < 10:
-            n = sync(np.int32(1))               # <- part of the block
+            n = sync(np.int32(1))  # <- part of the block
         out[t] = n
 
     out = np.zeros(64, np.int64)
-    with pytest.raises(NumquadRuntimeError, match=rf"xpu\.syncthreads_{which}\(\) reached by only part of "
-                                                  rf"the block") as e:
+    with pytest.raises(
+        NumquadRuntimeError,
+        match=rf"xpu\.syncthreads_{which}\(\) reached by only part of "
+        rf"the block",
+    ) as e:
         k[1, 64](out)
     assert f"line {_line('<- part of the block')}" in str(e.value)
 
@@ -158,18 +169,22 @@ def test_debug_names_a_shift_count_outside_0_to_63(rng):
     def k(a, c):
         r, s = cuda.grid(2)
         acc = a[r, s] + 0
-        c[r, s] = acc << s * 20                 # <- shift
+        c[r, s] = acc << s * 20  # <- shift
 
     a = rng.integers(1, 9, (8, 8)).astype(np.int64)
     c = np.full((8, 8), -7, np.int64)
-    with pytest.raises(NumquadRuntimeError, match=r"a shift by a count outside 0\.\.63 \(the count of "
-                                                  r"acc << s \* 20\)") as e:
+    with pytest.raises(
+        NumquadRuntimeError,
+        match=r"a shift by a count outside 0\.\.63 \(the count of "
+        r"acc << s \* 20\)",
+    ) as e:
         xpu.jit(debug=True)(k)[(1, 1), (8, 8)](a, c)
     assert f"line {_line('<- shift')}" in str(e.value)
 
     def ok(a, c):
         i = cuda.grid(1)
         c[i] = (a[i] << (i & 63)) >> 3
+
     x = rng.integers(-9, 9, 64).astype(np.int64)
     got = np.full(64, -7, np.int64)
     xpu.jit(debug=True)(ok)[1, 64](x, got)
@@ -182,17 +197,20 @@ def test_debug_names_the_line_of_a_division_by_zero(rng):
     def k(a, b, o):
         i = cuda.grid(1)
         if i < a.shape[0]:
-            o[i] = a[i] % b[i]                  # <- modulo
+            o[i] = a[i] % b[i]  # <- modulo
 
     def k2(a, b, o):
         i = cuda.grid(1)
         v = a[i]
-        v //= b[i]                              # <- floor division
+        v //= b[i]  # <- floor division
         o[i] = v
 
     b = np.array([1.0, 0.0, 2.0, 3.0])
-    with pytest.raises(ZeroDivisionError, match=rf"line {_line('<- modulo')}: division by zero "
-                                                r"\(the divisor of a\[i\] % b\[i\]\)"):
+    with pytest.raises(
+        ZeroDivisionError,
+        match=rf"line {_line('<- modulo')}: division by zero "
+        r"\(the divisor of a\[i\] % b\[i\]\)",
+    ):
         xpu.jit(debug=True)(k)[1, 32](np.ones(4), b, np.zeros(4))
     with pytest.raises(ZeroDivisionError, match=rf"line {_line('<- floor division')}: division by zero"):
         xpu.jit(debug=True)(k2)[1, 4](np.arange(4), np.array([1, 2, 0, 3]), np.zeros(4, np.int64))
@@ -215,7 +233,7 @@ def test_a_local_array_name_rebound_while_another_name_keeps_the_first_is_refuse
         i = cuda.grid(1)
         a = cuda.local.array(4, np.float32)
         b = a
-        a = cuda.local.array(4, np.float32)     # <- second
+        a = cuda.local.array(4, np.float32)  # <- second
         a[0] = x[i]
         b[0] = y[i]
         o1[i] = a[0]
@@ -229,7 +247,7 @@ def test_a_local_array_name_rebound_while_another_name_keeps_the_first_is_refuse
 
 @cuda.jit(device=True)
 def _bad_helper(v):
-    return v.nonexistent_attr                   # <- helper's line
+    return v.nonexistent_attr  # <- helper's line
 
 
 def test_a_typing_error_in_a_device_function_names_that_function():
@@ -239,19 +257,22 @@ def test_a_typing_error_in_a_device_function_names_that_function():
         if i < x.shape[0]:
             y[i] = _bad_helper(x[i])
 
-    with pytest.raises(NumquadTypeError, match=rf"line {_line('<- helper' + chr(39) + 's line')}, in _bad_helper: "
-                                               r"Unknown attribute 'nonexistent_attr'"):
+    with pytest.raises(
+        NumquadTypeError,
+        match=rf"line {_line('<- helper' + chr(39) + 's line')}, in _bad_helper: "
+        r"Unknown attribute 'nonexistent_attr'",
+    ):
         kern.cpu[1, 32](np.zeros(2), np.zeros(2))
 
 
 @xpu.jit(debug=True)
 def _lane_shift(x, s):
-    return x << s                               # <- lane shift
+    return x << s  # <- lane shift
 
 
 @xpu.jit(debug=True)
 def _lane_div(x, d):
-    return x // d                               # <- lane division
+    return x // d  # <- lane division
 
 
 def test_debug_checks_reach_augmented_shifts_and_lane_functions_of_their_own(rng):
@@ -266,7 +287,7 @@ def test_debug_checks_reach_augmented_shifts_and_lane_functions_of_their_own(rng
     def k(x, s, out):
         i = cuda.grid(1)
         v = x[i]
-        v <<= s[i]                              # <- augmented
+        v <<= s[i]  # <- augmented
         out[i] = v
 
     with pytest.raises(NumquadRuntimeError, match=rf"line {_line('<- augmented')}: a shift by a count outside"):
@@ -282,8 +303,11 @@ def test_a_float_index_says_an_index_must_be_an_integer(rng):
     @xpu.jit
     def k(x, out):
         i = xpu.grid(1)
-        out[i] = x[i * 0.5]                     # <- float index
+        out[i] = x[i * 0.5]  # <- float index
 
-    with pytest.raises(NumquadTypeError, match=rf"line {_line('<- float index')}, in k: an array index must be an "
-                                               r"integer .*; got float64"):
+    with pytest.raises(
+        NumquadTypeError,
+        match=rf"line {_line('<- float index')}, in k: an array index must be an "
+        r"integer .*; got float64",
+    ):
         k.cpu[1, 32](rng.random(32), np.zeros(32))

@@ -26,7 +26,7 @@ def k_late_binding(out, x):
         return v + s
 
     a = g(x[i])
-    s = 10.0                # a closure reads the variable when it runs
+    s = 10.0  # a closure reads the variable when it runs
     if i < out.size:
         out[i] = a + g(1.0)
 
@@ -44,11 +44,11 @@ def test_nested_defs_with_builtins_loops_returns_and_arrays(target, rng):
         i = cuda.grid(1)
         acc = cuda.local.array(4, np.int64)
 
-        def fill(m):                    # writes the caller's local array, returns nothing
+        def fill(m):  # writes the caller's local array, returns nothing
             for j in range(4):
                 acc[j] = m * (j + 1)
 
-        def first_above(t):             # a return inside a loop
+        def first_above(t):  # a return inside a loop
             for j in range(4):
                 if acc[j] > t:
                     return j
@@ -132,6 +132,7 @@ def test_a_nested_def_in_a_lane_function_called_on_arrays(rng):
     def f(x, y):
         def sq(v):
             return v * v
+
         return sq(x) + sq(y) * x
 
     x, y = rng.random(100), rng.random(100)
@@ -144,6 +145,7 @@ def test_a_nested_def_in_a_device_function(rng):
     def dev(v, k):
         def twice(w):
             return 2 * w + k
+
         return twice(v) + twice(1)
 
     @xpu.jit
@@ -162,6 +164,7 @@ def _refusal(body):
     src = "def k(out, x):\n    i = cuda.grid(1)\n" + "".join("    " + line + "\n" for line in body)
     path = f"<nested-{abs(hash(src))}>"
     import linecache
+
     linecache.cache[path] = (len(src), None, src.splitlines(True), path)
     exec(compile(src, path, "exec"), ns)
     kern = xpu.jit(ns["k"])
@@ -170,20 +173,28 @@ def _refusal(body):
     return str(e.value), path
 
 
-@pytest.mark.parametrize("body, words, line", [
-    (["def g(v):", "    return v", "f = g", "out[i] = f(1.0)"], "used other than by calling it", 5),
-    (["def g(v):", "    return v", "def g(v):", "    return 2 * v", "out[i] = g(1.0)"],
-     "defined twice", 5),
-    (["s = 1.0", "def g(v):", "    nonlocal s", "    s = v", "g(x[i])", "out[i] = s"], "nonlocal", 5),
-    (["def g(v):", "    return g(v - 1) if v > 0 else v", "out[i] = g(x[i])"], "calls itself", 4),
-    (["s = x[i]", "def g(v, w=s):", "    return v + w", "out[i] = g(1.0)"], "not a constant", 4),
-    (["def g(v):", "    return Wave.prefixSum(v)", "out[i] = g(x[i])"], "Wave.prefixSum inside the nested", 4),
-    (["s = x[i]", "g = lambda v: v + s", "out[i] = g(1.0, 2.0)"], "g(): too many positional arguments", 5),
-    (["s = x[i]", "def h():", "    return s", "out[i] = (lambda s: h() + s)(5.0)"],
-     "h() reads s of the enclosing function, which the lambda around this call binds too", 6),
-    (["def g(v):", "    return h(v - 1) if v > 0 else v", "def h(v):", "    return g(v)", "out[i] = g(x[i])"],
-     "mutually recursive lane functions", 4),      # g's call of h closes the cycle
-])
+@pytest.mark.parametrize(
+    "body, words, line",
+    [
+        (["def g(v):", "    return v", "f = g", "out[i] = f(1.0)"], "used other than by calling it", 5),
+        (["def g(v):", "    return v", "def g(v):", "    return 2 * v", "out[i] = g(1.0)"], "defined twice", 5),
+        (["s = 1.0", "def g(v):", "    nonlocal s", "    s = v", "g(x[i])", "out[i] = s"], "nonlocal", 5),
+        (["def g(v):", "    return g(v - 1) if v > 0 else v", "out[i] = g(x[i])"], "calls itself", 4),
+        (["s = x[i]", "def g(v, w=s):", "    return v + w", "out[i] = g(1.0)"], "not a constant", 4),
+        (["def g(v):", "    return Wave.prefixSum(v)", "out[i] = g(x[i])"], "Wave.prefixSum inside the nested", 4),
+        (["s = x[i]", "g = lambda v: v + s", "out[i] = g(1.0, 2.0)"], "g(): too many positional arguments", 5),
+        (
+            ["s = x[i]", "def h():", "    return s", "out[i] = (lambda s: h() + s)(5.0)"],
+            "h() reads s of the enclosing function, which the lambda around this call binds too",
+            6,
+        ),
+        (
+            ["def g(v):", "    return h(v - 1) if v > 0 else v", "def h(v):", "    return g(v)", "out[i] = g(x[i])"],
+            "mutually recursive lane functions",
+            4,
+        ),  # g's call of h closes the cycle
+    ],
+)
 def test_what_a_lifted_function_cannot_do_is_one_line(body, words, line):
     msg, path = _refusal(body)
     assert words in msg
@@ -203,7 +214,7 @@ def test_a_lambda_assigned_to_a_name_is_lifted_too(target, rng):
     def k(out, x):
         i = cuda.grid(1)
         s = x[i] * 2.0
-        g = lambda v: v * s + cuda.threadIdx.x          # noqa: E731
+        g = lambda v: v * s + cuda.threadIdx.x  # noqa: E731
         out[i] = g(x[i])
 
     x = rng.random(64)
@@ -217,6 +228,7 @@ def test_a_lambda_assigned_to_a_name_is_lifted_too(target, rng):
 # -- a probe of nested functions (twenty-fourth session): a nested function's own
 # names must not change what another nested function it calls reads
 
+
 @pytest.mark.slow
 def test_a_nested_functions_local_does_not_shadow_what_its_callee_reads(rng):
     @xpu.jit
@@ -224,16 +236,16 @@ def test_a_nested_functions_local_does_not_shadow_what_its_callee_reads(rng):
         i = cuda.grid(1)
         s = x[i]
 
-        def load(j):                    # reads the enclosing i and s
+        def load(j):  # reads the enclosing i and s
             return x[i] * 1000 + j * 10 + s
 
         def total():
             acc = 0
-            for i in range(3):          # total's own i
+            for i in range(3):  # total's own i
                 acc += load(i)
             return acc
 
-        def g(s):                       # a parameter named like load's capture
+        def g(s):  # a parameter named like load's capture
             return load(s) + s
 
         def mid(v):
@@ -249,9 +261,10 @@ def test_a_nested_functions_local_does_not_shadow_what_its_callee_reads(rng):
     x = rng.integers(0, 50, 32)
     out = _poison(32, np.int64)
     k.cpu[1, 32](out, x)
-    load = lambda t, j: x[t] * 1000 + j * 10 + x[t]         # noqa: E731
-    want = np.array([sum(load(t, j) for j in range(3)) * 1000000 + (load(t, 7) + 7) * 1000 + load(t, 0) + 5
-                     for t in range(32)])
+    load = lambda t, j: x[t] * 1000 + j * 10 + x[t]  # noqa: E731
+    want = np.array(
+        [sum(load(t, j) for j in range(3)) * 1000000 + (load(t, 7) + 7) * 1000 + load(t, 0) + 5 for t in range(32)]
+    )
     np.testing.assert_array_equal(out, want)
 
 
@@ -261,7 +274,7 @@ def test_a_name_bound_inside_a_nested_function_is_not_captured(rng):
         i = cuda.grid(1)
 
         def g(v):
-            f = lambda t: t + 1.0       # noqa: E731 - its t, not the t assigned below
+            f = lambda t: t + 1.0  # noqa: E731 - its t, not the t assigned below
             return f(v)
 
         out[i] = g(x[i])

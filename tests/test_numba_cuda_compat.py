@@ -37,6 +37,7 @@ def launch(k, target, *config):
 # 1. Device functions
 # ---------------------------------------------------------------------------
 
+
 @cuda.jit(device=True)
 def dev_plain(a, b):
     return a * b + 1.0
@@ -57,7 +58,7 @@ def dev_rgba(r, g, b, a):
 
 @cuda.jit(device=True)
 def dev_tid_plus(x):
-    return x + cuda.threadIdx.x              # a thread builtin: inlined into the kernel
+    return x + cuda.threadIdx.x  # a thread builtin: inlined into the kernel
 
 
 @cuda.jit(device=True)
@@ -82,7 +83,7 @@ def test_device_functions_with_and_without_signatures(target, rng):
             out[i, 2] = dev_nested(x[i])
             out[i, 3] = lane_sq(x[i])
         if i == 0:
-            rgba[0] = dev_rgba(ch[0], ch[1], ch[2], ch[3])    # float32 -> int32 by the signature
+            rgba[0] = dev_rgba(ch[0], ch[1], ch[2], ch[3])  # float32 -> int32 by the signature
 
     n = 100
     x, y = rng.standard_normal(n), rng.standard_normal(n)
@@ -198,6 +199,7 @@ def test_a_cuda_jit_function_without_device_true_is_a_device_function(target, rn
     """numba.cuda compiles a plain ``@cuda.jit`` function a kernel calls as a device
     function (tests/ported/test_ported_inline.py has numba-cuda's own tests); the CPU
     target refused it until the eighth session ("a kernel cannot call a kernel")."""
+
     @cuda.jit
     def plus1(x):
         return x + 1
@@ -209,7 +211,8 @@ def test_a_cuda_jit_function_without_device_true_is_a_device_function(target, rn
     def make():
         @cuda.jit("int64(int64)", device=True)
         def fib(n):
-            return n if n < 2 else fib(n - 1) + fib(n - 2)     # through its closure cell
+            return n if n < 2 else fib(n - 1) + fib(n - 2)  # through its closure cell
+
         return fib
 
     fib = make()
@@ -224,8 +227,7 @@ def test_a_cuda_jit_function_without_device_true_is_a_device_function(target, rn
     out = np.full(50, -1, np.int64)
     launch(k, target, 1, 64)(x, out)
     fibs = [0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89]
-    np.testing.assert_array_equal(
-        out, [(v + 1) * 100 + fibs[v % 12] + math.factorial(v % 6) for v in x])
+    np.testing.assert_array_equal(out, [(v + 1) * 100 + fibs[v % 12] + math.factorial(v % 6) for v in x])
 
 
 def test_external_functions_cannot_be_called_one_line():
@@ -273,11 +275,11 @@ def _named_constants_kernel():
         N = 16
         M = N * 2
         PAIR = (2, N)
-        a = cuda.shared.array(TPB * 2, float64)          # global arithmetic
-        b = cuda.shared.array(SHAPE, float64)             # global tuple
-        c = cuda.shared.array(config.TPB, float64)        # module attribute
-        d = cuda.shared.array(CLOSED, float64)            # closure
-        e = cuda.local.array(M, float64)                  # local constants
+        a = cuda.shared.array(TPB * 2, float64)  # global arithmetic
+        b = cuda.shared.array(SHAPE, float64)  # global tuple
+        c = cuda.shared.array(config.TPB, float64)  # module attribute
+        d = cuda.shared.array(CLOSED, float64)  # closure
+        e = cuda.local.array(M, float64)  # local constants
         f = cuda.local.array(PAIR, float64)
         t = cuda.threadIdx.x
         a[t] = x[t]
@@ -295,6 +297,7 @@ def _named_constants_kernel():
             out[t] += c[7 - t]
         if t < 12:
             out[t] += d[11 - t]
+
     return k
 
 
@@ -323,6 +326,7 @@ def test_named_constants_for_shapes_compile_for_cuda():
 # ---------------------------------------------------------------------------
 # 3. Dynamic shared memory
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("target", TARGETS + ["python"])
 def test_dynamic_shared_memory_sized_by_the_launch(target, rng):
@@ -359,7 +363,7 @@ def test_dynamic_shared_arrays_alias_one_buffer(target, rng):
         cuda.syncthreads()
         bits[t] = u[t]
         if t == 0:
-            half = d[16:]                       # a view at an offset
+            half = d[16:]  # a view at an offset
             half[0] = 2.5
             cuda.syncthreads_count(1)
             tail[0] = f[32]
@@ -384,11 +388,11 @@ def test_dynamic_shared_views_at_offsets(target, rng):
         n = cuda.blockDim.x
         f = cuda.shared.array(0, float32)
         a = f[:n]
-        b = f[n:2 * n]
+        b = f[n : 2 * n]
         a[t] = x[t]
         b[t] = y[t]
         cuda.syncthreads()
-        i = cuda.shared.array(0, int32)          # the same bytes, as int32
+        i = cuda.shared.array(0, int32)  # the same bytes, as int32
         out[t] = i[(t + 1) % n] ^ i[n + t]
 
     n = 48
@@ -414,9 +418,9 @@ def test_dynamic_shared_memory_launch_checks():
 
     for run in (k_size, k_size.python):
         out = np.full(1, -1, np.int64)
-        run[1, 1](out)                             # no size: an empty array, as numba.cuda
+        run[1, 1](out)  # no size: an empty array, as numba.cuda
         assert out[0] == 0
-    for run in (k, k.python):                      # a store into it is out of bounds
+    for run in (k, k.python):  # a store into it is out of bounds
         with pytest.raises(IndexError):
             run[1, 1](out)
     for run in (k, k.python):
@@ -456,8 +460,7 @@ def test_const_array_like_and_record_arrays(target, rng):
     out = np.full(n, POISON_F)
     launch(k, target, 1, 64)(idx, recs, out)
     j = np.arange(n) % 2
-    np.testing.assert_allclose(out, TABLE[idx % 4, idx % 5] + RECS["x"][j] * RECS["n"][j] + RECS["v"][j, 1],
-                               rtol=1e-14)
+    np.testing.assert_allclose(out, TABLE[idx % 4, idx % 5] + RECS["x"][j] * RECS["n"][j] + RECS["v"][j, 1], rtol=1e-14)
     np.testing.assert_array_equal(recs["x"], want_x)
     np.testing.assert_array_equal(recs["v"][:, 2], np.arange(n))
 
@@ -465,6 +468,7 @@ def test_const_array_like_and_record_arrays(target, rng):
 # ---------------------------------------------------------------------------
 # 5. Block reductions, fences, match_*_sync
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
@@ -475,7 +479,7 @@ def test_syncthreads_count_and_or(target, rng):
         t = cuda.threadIdx.x
         c = cuda.syncthreads_count(pred[i])
         a = cuda.syncthreads_and(pred[i])
-        if t < 1000:                                  # every thread: uniform in effect
+        if t < 1000:  # every thread: uniform in effect
             o = xpu.syncthreads_or(pred[i] * 2)
         out[i, 0] = c
         out[i, 1] = a
@@ -483,7 +487,7 @@ def test_syncthreads_count_and_or(target, rng):
 
     for nthreads, p in ((96, 0.5), (70, 1.0), (33, 0.0)):
         pred = (rng.random(3 * nthreads) < p).astype(np.int64)
-        pred[pred == 1] = rng.integers(1, 1 << 40, int(pred.sum()))   # int32(pred) as numba.cuda
+        pred[pred == 1] = rng.integers(1, 1 << 40, int(pred.sum()))  # int32(pred) as numba.cuda
         out = np.full((3 * nthreads, 3), -1, np.int32)
         launch(k, target, 3, nthreads)(pred, out)
         nz = (pred.astype(np.int32) != 0).reshape(3, nthreads)
@@ -506,13 +510,16 @@ def test_syncthreads_count_takes_an_integer_as_numba_cuda():
 @pytest.mark.parametrize("fence", ["threadfence", "threadfence_block", "threadfence_system"])
 def test_threadfence_ends_a_region(fence, rng):
     # a lane reads its neighbour's write after the fence, as after syncwarp
-    src = (f"def k(x, out):\n"
-           f"    s = cuda.shared.array(32, float64)\n"
-           f"    t = cuda.threadIdx.x\n"
-           f"    s[t] = x[t] * 2\n"
-           f"    cuda.{fence}()\n"
-           f"    out[t] = s[t ^ 1]\n")
+    src = (
+        f"def k(x, out):\n"
+        f"    s = cuda.shared.array(32, float64)\n"
+        f"    t = cuda.threadIdx.x\n"
+        f"    s[t] = x[t] * 2\n"
+        f"    cuda.{fence}()\n"
+        f"    out[t] = s[t ^ 1]\n"
+    )
     import linecache
+
     fname = f"<test_numba_cuda_compat {fence}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = {"cuda": cuda, "float64": float64}
@@ -547,8 +554,8 @@ def test_match_any_and_all_sync(target, rng):
             fany_out[i] = cuda.match_any_sync(0xFFFFFFFF, f[i])
 
     for n, values in ((32, 3), (27, 2), (32, 1)):
-        v = rng.integers(0, values, 32).astype(np.int64) * (1 << 33)      # differ above 32 bits
-        f = np.where(rng.random(32) < 0.5, 0.0, -0.0)                      # compared by bits
+        v = rng.integers(0, values, 32).astype(np.int64) * (1 << 33)  # differ above 32 bits
+        f = np.where(rng.random(32) < 0.5, 0.0, -0.0)  # compared by bits
         any_out, all_out = np.full(32, -1, np.int32), np.full(32, -1, np.int32)
         pred_out, fany_out = np.zeros(32, np.bool_), np.full(32, -1, np.int32)
         launch(k, target, 1, 32)(v, f, n, any_out, all_out, pred_out, fany_out)
@@ -622,21 +629,21 @@ def test_popc_clz_ffs_brev_types_and_values(dtype, rng):
     w = dt.itemsize * 8
 
     got = lf_popc(x)
-    assert got.dtype == dt                                    # popc: x's type
+    assert got.dtype == dt  # popc: x's type
     np.testing.assert_array_equal(got, bits.sum(axis=1).astype(dt))
 
     got = lf_clz(x)
-    assert got.dtype == dt                                    # clz: x's type, clz(0) = width
+    assert got.dtype == dt  # clz: x's type, clz(0) = width
     lead = np.where(bits.any(axis=1), bits.argmax(axis=1), w)
     np.testing.assert_array_equal(got, lead.astype(dt))
 
     got = lf_ffs(x)
-    assert got.dtype == np.uint32                             # ffs: uint32, 1-based, 0 for 0
+    assert got.dtype == np.uint32  # ffs: uint32, 1-based, 0 for 0
     low = bits[:, ::-1]
     np.testing.assert_array_equal(got, np.where(low.any(axis=1), low.argmax(axis=1) + 1, 0).astype(np.uint32))
 
     got = lf_brev(x)
-    rdt = np.dtype(np.uint64 if dt == np.uint64 else np.uint32)   # brev: numba.cuda's two cases
+    rdt = np.dtype(np.uint64 if dt == np.uint64 else np.uint32)  # brev: numba.cuda's two cases
     assert got.dtype == rdt
     ux = x.astype(rdt) if dt.kind == "u" else x.astype(np.int64).astype(rdt)
     want = np.array([int(f"{int(v):0{rdt.itemsize * 8}b}"[::-1], 2) for v in ux], dtype=rdt)
@@ -649,6 +656,7 @@ def test_popc_clz_ffs_brev_types_and_values(dtype, rng):
 def test_popc_clz_ffs_brev_in_a_kernel_on_every_target(target, dtype, rng):
     """The same bits on each target for every integer type (numba.cuda lowers ffs
     of an 8- or 16-bit integer nowhere; the CUDA target widens it)."""
+
     @xpu.jit
     def k(x, out):
         i = cuda.grid(1)
@@ -664,10 +672,17 @@ def test_popc_clz_ffs_brev_in_a_kernel_on_every_target(target, dtype, rng):
     x[:4] = [0, 1, info.max, info.min]
     out = np.full((77, 4), -123456789, np.int64)
     launch(k, target, 1, 96)(x, out)
-    want = np.stack([lf_popc(x).astype(np.int64), lf_clz(x).astype(np.int64), lf_ffs(x).astype(np.int64),
-                     lf_brev(x).astype(np.int64)], axis=1)
+    want = np.stack(
+        [
+            lf_popc(x).astype(np.int64),
+            lf_clz(x).astype(np.int64),
+            lf_ffs(x).astype(np.int64),
+            lf_brev(x).astype(np.int64),
+        ],
+        axis=1,
+    )
     np.testing.assert_array_equal(out, want)
-    if target != "cuda":                    # the CUDA compile, GPU or not
+    if target != "cuda":  # the CUDA compile, GPU or not
         ptx = k.inspect_ptx((numba.typeof(x), numba.typeof(out)))
         assert "brev.b" in ptx and "popc.b" in ptx
 
@@ -692,13 +707,12 @@ def test_fma_cbrt_selp_and_math(target, rng):
     fout = np.full(n, np.float32(POISON_F))
     launch(k, target, 1, 128)(a, b, c, f, out, fout)
     from math import erf
+
     np.testing.assert_allclose(out[:, 0], a * b + c, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(out[:, 1], np.cbrt(a), rtol=1e-15)
     np.testing.assert_array_equal(out[:, 2], np.where(a > b, a, c))
-    np.testing.assert_allclose(out[:, 3], np.sin(a) + np.exp(b) + np.arctan2(a, b) + np.vectorize(erf)(c),
-                               rtol=1e-13)
-    np.testing.assert_allclose(out[:, 4], np.hypot(a, b) + np.log1p(np.abs(c)) + np.floor(a) + np.abs(b),
-                               rtol=1e-13)
+    np.testing.assert_allclose(out[:, 3], np.sin(a) + np.exp(b) + np.arctan2(a, b) + np.vectorize(erf)(c), rtol=1e-13)
+    np.testing.assert_allclose(out[:, 4], np.hypot(a, b) + np.log1p(np.abs(c)) + np.floor(a) + np.abs(b), rtol=1e-13)
     # fma rounds once: compare with the exact product-sum rounded to float32
     exact = f.astype(np.float64) * f + f
     np.testing.assert_array_equal(fout, exact.astype(np.float32))
@@ -740,32 +754,39 @@ def test_two_case_functions_take_numba_cuda_s_case(fn, rng):
     gives (a PTX compile, no GPU needed) and the value of the argument converted to it."""
     lanes = {"cbrt": (lf_cbrt, 1), "fma": (lf_fma, 3), "brev": (lf_brev, 1)}
     lane, arity = lanes[fn]
-    device = {"cbrt": lambda x: cuda.cbrt(x), "fma": lambda a, b, c: cuda.fma(a, b, c),
-              "brev": lambda x: cuda.brev(x)}[fn]
+    device = {"cbrt": lambda x: cuda.cbrt(x), "fma": lambda a, b, c: cuda.fma(a, b, c), "brev": lambda x: cuda.brev(x)}[
+        fn
+    ]
     checked = 0
     for t in _NUMERIC:
         if fn == "brev" and t in ("bool", "float32", "float64"):
             continue
-        for t2 in (("float32", "int8", "uint16") if arity == 3 else (None,)):
+        for t2 in ("float32", "int8", "uint16") if arity == 3 else (None,):
             tys = [t] * arity if t2 is None else [t, t2, "float32"]
             sig = tuple(getattr(numba, "boolean" if x == "bool" else x) for x in tys)
             want = np.dtype(str(cuda.compile_ptx(device, sig, device=True, cc=(9, 0))[1]))
             args = [_random_of(rng, x) for x in tys]
-            conv = [a.astype(want) if want.kind == "f" else
-                    (a.astype(np.uint64).astype(want) if a.dtype.kind == "u" else a.astype(np.int64).astype(want))
-                    for a in args]
+            conv = [
+                a.astype(want)
+                if want.kind == "f"
+                else (a.astype(np.uint64).astype(want) if a.dtype.kind == "u" else a.astype(np.int64).astype(want))
+                for a in args
+            ]
             if fn == "cbrt":
                 ref = np.cbrt(conv[0])
-            elif fn == "fma":                 # exact in float64 for float32 operands of these sizes
-                ref = conv[0] * conv[1] + conv[2] if want == np.float64 else \
-                    (conv[0].astype(np.float64) * conv[1] + conv[2]).astype(np.float32)
+            elif fn == "fma":  # exact in float64 for float32 operands of these sizes
+                ref = (
+                    conv[0] * conv[1] + conv[2]
+                    if want == np.float64
+                    else (conv[0].astype(np.float64) * conv[1] + conv[2]).astype(np.float32)
+                )
             else:
                 w = want.itemsize * 8
                 ref = np.array([int(f"{int(v):0{w}b}"[::-1], 2) for v in conv[0]], dtype=want)
             for target in ("cpu", "python"):
                 got = lane(*args) if target == "cpu" else lane.python(*args)
                 assert got.dtype == want, (fn, tys, target, got.dtype, want)
-                if fn == "cbrt":            # the C library's cbrt, outside the bit-for-bit promise
+                if fn == "cbrt":  # the C library's cbrt, outside the bit-for-bit promise
                     np.testing.assert_allclose(got, ref, rtol=2 * np.finfo(want).eps)
                 elif fn == "fma" and want == np.float64:
                     np.testing.assert_allclose(got, ref, rtol=1e-15, atol=1e-300)
@@ -832,14 +853,28 @@ def test_math_functions_typed_as_numba_cuda_types_them(fn, rng):
     math.floor(x) + np.float32(0.5) float64 on the CPU), math.pow(float32, int32) and
     math.ldexp(float32, n) float32. The CPU and python targets give numba.cuda's type
     (a PTX compile, no GPU needed) and NumPy's value in it."""
-    lane = {"floor": lf_floor, "ceil": lf_ceil, "trunc": lf_trunc, "pow": lf_pow, "ldexp": lf_ldexp,
-            "frexp_m": lf_frexp_m, "frexp_e": lf_frexp_e}[fn]
-    device = {"floor": lambda x: math.floor(x), "ceil": lambda x: math.ceil(x),
-              "trunc": lambda x: math.trunc(x), "pow": lambda x, y: math.pow(x, y),
-              "ldexp": lambda x, y: math.ldexp(x, y), "frexp_m": lambda x: math.frexp(x)[0],
-              "frexp_e": lambda x: math.frexp(x)[1]}[fn]
-    seconds = {"pow": ("float32", "int8", "uint16", "int32", "int64", "float64"),
-               "ldexp": ("int8", "int32", "int64")}.get(fn, (None,))
+    lane = {
+        "floor": lf_floor,
+        "ceil": lf_ceil,
+        "trunc": lf_trunc,
+        "pow": lf_pow,
+        "ldexp": lf_ldexp,
+        "frexp_m": lf_frexp_m,
+        "frexp_e": lf_frexp_e,
+    }[fn]
+    device = {
+        "floor": lambda x: math.floor(x),
+        "ceil": lambda x: math.ceil(x),
+        "trunc": lambda x: math.trunc(x),
+        "pow": lambda x, y: math.pow(x, y),
+        "ldexp": lambda x, y: math.ldexp(x, y),
+        "frexp_m": lambda x: math.frexp(x)[0],
+        "frexp_e": lambda x: math.frexp(x)[1],
+    }[fn]
+    seconds = {
+        "pow": ("float32", "int8", "uint16", "int32", "int64", "float64"),
+        "ldexp": ("int8", "int32", "int64"),
+    }.get(fn, (None,))
     for t in _NUMERIC:
         for t2 in seconds:
             tys = [t] if t2 is None else [t, t2]
@@ -851,9 +886,8 @@ def test_math_functions_typed_as_numba_cuda_types_them(fn, rng):
             if fn == "pow" and np.dtype(tys[1]).kind != "f":
                 args[1] = (args[1] % 9 - 4).astype(args[1].dtype)
             x = args[0].astype(want)
-            if fn.startswith("frexp"):                # the mantissa's type: float32 or float64
-                mt = np.dtype(str(cuda.compile_ptx(lambda v: math.frexp(v)[0], sig, device=True,
-                                                   cc=(9, 0))[1]))
+            if fn.startswith("frexp"):  # the mantissa's type: float32 or float64
+                mt = np.dtype(str(cuda.compile_ptx(lambda v: math.frexp(v)[0], sig, device=True, cc=(9, 0))[1]))
                 x = args[0].astype(mt)
             with np.errstate(all="ignore"):
                 if fn.startswith("frexp"):
@@ -871,14 +905,18 @@ def test_math_functions_typed_as_numba_cuda_types_them(fn, rng):
                 if fn == "pow":
                     np.testing.assert_allclose(got, ref, rtol=4 * np.finfo(want).eps, equal_nan=True)
                 else:
-                    np.testing.assert_array_equal(got.view(f"u{want.itemsize}"), ref.view(f"u{want.itemsize}"),
-                                                  err_msg=f"math.{fn}{tuple(tys)} on {target}")
+                    np.testing.assert_array_equal(
+                        got.view(f"u{want.itemsize}"),
+                        ref.view(f"u{want.itemsize}"),
+                        err_msg=f"math.{fn}{tuple(tys)} on {target}",
+                    )
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_math_floor_is_a_float_in_a_kernel_on_every_target(target, rng):
     """math.floor(nan) stays NaN and math.floor(float32) + float32 stays float32 on
     every target, as on the GPU."""
+
     @xpu.jit
     def k(x, out, out64):
         i = cuda.grid(1)
@@ -938,6 +976,7 @@ def test_xpu_spellings_of_numba_cuda_functions(target, rng):
 # 8. Signatures and forall
 # ---------------------------------------------------------------------------
 
+
 def _saxpy(a, x, y):
     i = cuda.grid(1)
     if i < x.size:
@@ -946,13 +985,13 @@ def _saxpy(a, x, y):
 
 def test_signature_compiles_eagerly_and_converts_arguments(rng):
     k = xpu.jit("void(float32, float32[:], float32[:])")(_saxpy)
-    assert len(k._target("cpu")._cache) == 1                  # compiled at decoration
+    assert len(k._target("cpu")._cache) == 1  # compiled at decoration
     x = rng.standard_normal(100).astype(np.float32)
     y = rng.standard_normal(100).astype(np.float32)
-    want = np.float32(1.7) * x + y                             # a is converted to float32
+    want = np.float32(1.7) * x + y  # a is converted to float32
     k[1, 128](1.7, x, y)
     np.testing.assert_array_equal(y, want)
-    with pytest.raises(TypeError, match="No matching definition") as e:      # numba.cuda's words
+    with pytest.raises(TypeError, match="No matching definition") as e:  # numba.cuda's words
         k[1, 128](1.7, x.astype(np.float64), y.astype(np.int16))
     # a NumquadTypeError too, naming the launch's line (a day-one probe: a bare TypeError
     # naming the definition, which `except NumquadTypeError` did not catch)
@@ -973,13 +1012,13 @@ def test_a_signature_list_takes_the_best_match_as_numba_cuda_does(target):
     kf = xpu.jit(["void(float64[::1], float32, float32)", "void(float64[::1], float64, float64)"])(_add_scaled)
     ki = xpu.jit(["void(int64[::1], int32, int32)", "void(int64[::1], int64, int64)"])(_add_scaled)
     r = np.full(1, np.nan)
-    launch(kf, target, 1, 1)(r, 1, 2 ** -25)
-    assert r[0] == 1 + 2 ** -25
-    launch(kf, target, 1, 1)(r, np.float32(1), np.float32(2 ** -25))
-    assert r[0] == 1.0                                      # float32 arithmetic
+    launch(kf, target, 1, 1)(r, 1, 2**-25)
+    assert r[0] == 1 + 2**-25
+    launch(kf, target, 1, 1)(r, np.float32(1), np.float32(2**-25))
+    assert r[0] == 1.0  # float32 arithmetic
     ri = np.full(1, -1, np.int64)
-    launch(ki, target, 1, 1)(ri, np.int64(2 ** 40), 3)
-    assert ri[0] == 2 ** 40 + 3
+    launch(ki, target, 1, 1)(ri, np.int64(2**40), 3)
+    assert ri[0] == 2**40 + 3
 
 
 @pytest.mark.slow
@@ -987,15 +1026,15 @@ def test_a_signature_list_takes_the_best_match_as_numba_cuda_does(target):
 def test_a_signature_refuses_arrays_of_another_dtype_and_complex_for_real(target):
     # one declared signature read an int64 array's bytes as float64 on the CPU, and
     # converted its values on the python target; a complex scalar lost its imaginary part
-    k = xpu.jit(["void(float64[::1], float64[::1])"])(_copy_first)   # a list: not specialized
+    k = xpu.jit(["void(float64[::1], float64[::1])"])(_copy_first)  # a list: not specialized
     with pytest.raises(TypeError, match=r"No matching definition for argument type\(s\) \(array\(int64"):
         launch(k, target, 1, 1)(np.arange(4), np.zeros(4))
     # one signature as a string: numba.cuda's specialized kernel reads the bytes as the
     # declared dtype (numba-cuda's atomic tests rely on it), on every target alike
     ks = xpu.jit("void(float64[::1], float64[::1])")(_copy_first)
     out = np.full(4, np.nan)
-    launch(ks, target, 1, 1)(np.arange(4) + 2 ** 62, out)
-    assert out[0] == np.array([2 ** 62]).view(np.float64)[0]
+    launch(ks, target, 1, 1)(np.arange(4) + 2**62, out)
+    assert out[0] == np.array([2**62]).view(np.float64)[0]
     ki = xpu.jit("void(int32[::1], int32, int32)")(_add_scaled)
     with pytest.raises(TypeError, match="No matching definition"):
         launch(ki, target, 1, 1)(np.zeros(1, np.int32), 12.3, 45.6j)
@@ -1015,10 +1054,10 @@ def test_a_device_function_s_signature_list_takes_the_best_match(target):
     def k(x, out):
         out[0] = _twice(x[0]) - x[0]
 
-    x = np.array([1 + 2 ** -30])
+    x = np.array([1 + 2**-30])
     out = np.full(1, np.nan)
     launch(k, target, 1, 1)(x, out)
-    assert out[0] == x[0]                                   # float64: not rounded to float32
+    assert out[0] == x[0]  # float64: not rounded to float32
 
 
 @pytest.mark.slow
@@ -1029,16 +1068,22 @@ def test_a_declared_lane_function_refuses_arrays_of_another_dtype(target, rng):
     # an int64 array wrapped; docs/api.md says an array must have the declared dtype
     sw = xpu.jit("int32(int32)")(_swap_lanes)
     call = getattr(sw, target)
-    x = rng.integers(-2 ** 31, 2 ** 31, 40).astype(np.int32)
+    x = rng.integers(-(2**31), 2**31, 40).astype(np.int32)
     np.testing.assert_array_equal(call(x), x.reshape(-1, 2)[:, ::-1].ravel())
-    for bad in (np.array([2.7, np.nan, 1e10, -3.0]), np.array([2 ** 40 + 5, 7, -2 ** 33, 1]),
-                np.array([2 ** 64 - 1, 1, 2, 3], np.uint64)):
-        with pytest.raises(NumquadTypeError, match=rf"argument 'x' of _swap_lanes is an? {bad.dtype} "
-                           r"array; _swap_lanes is declared for \(int32\), and an array must have the "
-                           r"declared dtype \(pass x.astype\(np.int32\)\)"):
+    for bad in (
+        np.array([2.7, np.nan, 1e10, -3.0]),
+        np.array([2**40 + 5, 7, -(2**33), 1]),
+        np.array([2**64 - 1, 1, 2, 3], np.uint64),
+    ):
+        with pytest.raises(
+            NumquadTypeError,
+            match=rf"argument 'x' of _swap_lanes is an? {bad.dtype} "
+            r"array; _swap_lanes is declared for \(int32\), and an array must have the "
+            r"declared dtype \(pass x.astype\(np.int32\)\)",
+        ):
             call(bad)
     with pytest.raises(NumquadTypeError, match=r"is 1099511627779, which int32 cannot hold"):
-        call(2 ** 40 + 3)
+        call(2**40 + 3)
     # a list picks the signature of the arrays' dtype; a scalar takes its declared type
     sh = xpu.jit(["float32(float32, int32)", "float64(float64, int32)"])(_scaled_broadcast)
     call = getattr(sh, target)
@@ -1047,11 +1092,14 @@ def test_a_declared_lane_function_refuses_arrays_of_another_dtype(target, rng):
         got = call(v, 2)
         assert got.dtype == dt
         np.testing.assert_array_equal(got, np.repeat(v.reshape(-1, 4)[:, 2], 4) * dt(2))
-    with pytest.raises(NumquadTypeError, match=r"is an int64 array; _scaled_broadcast is declared for "
-                       r"\(float32, int32\); \(float64, int32\)"):
+    with pytest.raises(
+        NumquadTypeError,
+        match=r"is an int64 array; _scaled_broadcast is declared for "
+        r"\(float32, int32\); \(float64, int32\)",
+    ):
         call(np.arange(8), 2)
     with pytest.raises(NumquadTypeError, match="is 8589934592, which int32 cannot hold"):
-        call(np.zeros(8), 2 ** 33)
+        call(np.zeros(8), 2**33)
 
 
 def _swap_lanes(x):
@@ -1092,7 +1140,7 @@ def lambda_free_kernel(x):
 
 def test_signature_type_error_at_decoration():
     def bad(x):
-        x[0] = cuda.popc(x)                # an error on both targets: raised at decoration
+        x[0] = cuda.popc(x)  # an error on both targets: raised at decoration
 
     with pytest.raises(NumquadTypeError, match=r"cuda\.popc\(x\): x got array\(int32.*it takes an integer"):
         xpu.jit("void(int32[:])")(bad)
@@ -1107,7 +1155,7 @@ def _fill_half(a, x):
 def _popc_method(out, x):
     i = cuda.grid(1)
     if i < out.size:
-        out[i] = x[i].bit_count()          # numba.cuda's method: cuda.popc(x[i])
+        out[i] = x[i].bit_count()  # numba.cuda's method: cuda.popc(x[i])
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -1141,7 +1189,7 @@ def test_int_bit_count_method_counts_the_bits_of_the_type(target, rng):
     # numba.cuda's method is cuda.popc: int64(-1) has 64 bits set (Python's and
     # NumPy's int.bit_count() would count |x|); the interpreter follows numba.cuda
     k = xpu.jit(_popc_method)
-    x = rng.integers(-2**63, 2**63, 64, dtype=np.int64)
+    x = rng.integers(-(2**63), 2**63, 64, dtype=np.int64)
     x[0] = -1
     out = np.full(64, -1, np.int32)
     getattr(k, target)[1, 64](out, x)
@@ -1168,17 +1216,27 @@ def test_forall(target, rng):
 # 9. Warp functions take numba.cuda's types
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call", ["cuda.ballot_sync(m[i], 1)", "cuda.all_sync(m[i], 1)",
-                                  "cuda.any_sync(m[i], 1)", "cuda.eq_sync(m[i], 1)",
-                                  "cuda.shfl_sync(m[i], 1.5, 0)", "cuda.shfl_up_sync(m[i], 1.5, 1)",
-                                  "cuda.shfl_down_sync(m[i], 1.5, 1)", "cuda.shfl_xor_sync(m[i], 1.5, 1)",
-                                  "cuda.match_any_sync(m[i], 1)", "cuda.match_all_sync(m[i], 1)[0]"])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "cuda.ballot_sync(m[i], 1)",
+        "cuda.all_sync(m[i], 1)",
+        "cuda.any_sync(m[i], 1)",
+        "cuda.eq_sync(m[i], 1)",
+        "cuda.shfl_sync(m[i], 1.5, 0)",
+        "cuda.shfl_up_sync(m[i], 1.5, 1)",
+        "cuda.shfl_down_sync(m[i], 1.5, 1)",
+        "cuda.shfl_xor_sync(m[i], 1.5, 1)",
+        "cuda.match_any_sync(m[i], 1)",
+        "cuda.match_all_sync(m[i], 1)[0]",
+    ],
+)
 @pytest.mark.parametrize("mask_dtype", [np.float32, np.bool_])
 def test_sync_mask_must_be_an_integer(call, mask_dtype):
-    src = (f"def k(m, out):\n"
-           f"    i = cuda.grid(1)\n"
-           f"    out[i] = {call}\n")
+    src = f"def k(m, out):\n    i = cuda.grid(1)\n    out[i] = {call}\n"
     import linecache
+
     fname = f"<test_numba_cuda_compat mask {call}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = {"cuda": cuda}
@@ -1188,7 +1246,7 @@ def test_sync_mask_must_be_an_integer(call, mask_dtype):
     ty = "float32" if mask_dtype is np.float32 else "bool"
     with pytest.raises(NumquadTypeError, match=re.escape(f"{name}: Mask type must be an integer. Got {ty}")):
         k[1, 32](np.ones(32, mask_dtype), np.zeros(32))
-    k[1, 32](np.full(32, 0xFFFFFFFF, np.uint32), np.zeros(32))     # an integer mask is fine
+    k[1, 32](np.full(32, 0xFFFFFFFF, np.uint32), np.zeros(32))  # an integer mask is fine
 
 
 def test_shuffle_values_are_numba_cuda_types():
@@ -1221,10 +1279,10 @@ _UNSUPPORTED = {
 def test_unsupported_names_are_one_clear_line(expr):
     from numba.cuda import fp16, libdevice  # noqa: F401  (cuda.fp16 / cuda.libdevice exist once imported)
     from numba.cuda.random import xoroshiro128p_uniform_float32
-    src = (f"def k(x):\n"
-           f"    i = cuda.grid(1)\n"
-           f"    v = {expr}\n")
+
+    src = f"def k(x):\n    i = cuda.grid(1)\n    v = {expr}\n"
     import linecache
+
     fname = f"<test_numba_cuda_compat unsupported {expr}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = {"cuda": cuda, "xoroshiro128p_uniform_float32": xoroshiro128p_uniform_float32}
@@ -1247,29 +1305,52 @@ def test_unsupported_names_are_one_clear_line(expr):
 # 11. docs/numba-cuda.md
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_docs_numba_cuda_md_is_generated_from_the_table():
     import pathlib
 
     from numquad.cpu.cudaapi import render_md
+
     path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "numba-cuda.md"
-    assert path.read_text() == render_md(), \
+    assert path.read_text() == render_md(), (
         "docs/numba-cuda.md is stale: python -m numquad.cpu.cudaapi > docs/numba-cuda.md"
+    )
 
 
 def test_the_table_names_every_kernel_function_of_numba_cuda():
     from numba.cuda import stubs, intrinsics as cuda_intrinsics
 
     from numquad.cpu.cudaapi import API
+
     names = {a.name.split(".")[0] for a in API} | {a.name for a in API}
-    kernel_api = set(cuda_intrinsics.__dict__) & {"grid", "gridsize", "syncthreads", "syncthreads_and",
-                                                  "syncthreads_count", "syncthreads_or", "shfl_sync",
-                                                  "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
-                                                  "all_sync", "any_sync", "eq_sync", "ballot_sync"}
-    stub_names = {n for n, v in vars(stubs).items()
-                  if isinstance(v, type) and issubclass(v, stubs.Stub) and v is not stubs.Stub
-                  and v.__module__ == stubs.__name__ and not n.startswith("_")
-                  and n not in ("Dim3",) and "x" not in n[-2:]}       # vector types: one row
+    kernel_api = set(cuda_intrinsics.__dict__) & {
+        "grid",
+        "gridsize",
+        "syncthreads",
+        "syncthreads_and",
+        "syncthreads_count",
+        "syncthreads_or",
+        "shfl_sync",
+        "shfl_up_sync",
+        "shfl_down_sync",
+        "shfl_xor_sync",
+        "all_sync",
+        "any_sync",
+        "eq_sync",
+        "ballot_sync",
+    }
+    stub_names = {
+        n
+        for n, v in vars(stubs).items()
+        if isinstance(v, type)
+        and issubclass(v, stubs.Stub)
+        and v is not stubs.Stub
+        and v.__module__ == stubs.__name__
+        and not n.startswith("_")
+        and n not in ("Dim3",)
+        and "x" not in n[-2:]
+    }  # vector types: one row
     missing = sorted((kernel_api | stub_names) - names)
     assert not missing, f"docs/numba-cuda.md lacks {missing}"
     for a in API:
@@ -1281,6 +1362,7 @@ def test_the_table_names_every_kernel_function_of_numba_cuda():
 
 def test_the_xpu_spellings_in_the_table_exist():
     from numquad.cpu.cudaapi import API
+
     for a in API:
         if a.cpu and a.xpu:
             obj = xpu
@@ -1305,6 +1387,7 @@ def _is_odd(n):
 def test_mutually_recursive_device_functions_are_one_line_on_the_cpu():
     """A probe: numba.cuda device functions calling each other crashed the CPU
     compile with Python's RecursionError; the python target runs them."""
+
     @xpu.jit
     def k(x, out):
         i = cuda.grid(1)
@@ -1314,8 +1397,11 @@ def test_mutually_recursive_device_functions_are_one_line_on_the_cpu():
     out = np.zeros(32, np.bool_)
     k.python[1, 32](x, out)
     np.testing.assert_array_equal(out, x % 2 == 0)
-    with pytest.raises(NumquadCompileError, match=r"mutually recursive lane functions "
-                                                  r"\(_is_even -> _is_odd -> _is_even\)"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"mutually recursive lane functions "
+        r"\(_is_even -> _is_odd -> _is_even\)",
+    ):
         k.cpu[1, 32](x, out)
 
 
@@ -1323,8 +1409,7 @@ def test_mutually_recursive_device_functions_are_one_line_on_the_cpu():
 # literal_unroll: a loop over a heterogeneous tuple, written out per element
 # ---------------------------------------------------------------------------
 
-LU_ARRAYS = (np.array([3.5, -1.0, 2.25]), np.arange(6, dtype=np.int16).reshape(2, 3),
-             np.array([7.5, 0.5], np.float32))
+LU_ARRAYS = (np.array([3.5, -1.0, 2.25]), np.arange(6, dtype=np.int16).reshape(2, 3), np.array([7.5, 0.5], np.float32))
 
 
 @pytest.mark.slow
@@ -1337,10 +1422,10 @@ def test_literal_unroll_over_global_and_argument_tuples(target, rng):
         i = cuda.grid(1)
         s = 0.0
         j = 0
-        for arr in numba.literal_unroll(LU_ARRAYS):        # a global tuple of arrays
+        for arr in numba.literal_unroll(LU_ARRAYS):  # a global tuple of arrays
             s += arr.sum() * (j + 1)
             j += 1
-        for v in cuda.literal_unroll(t):                   # an argument: int, float, float32
+        for v in cuda.literal_unroll(t):  # an argument: int, float, float32
             if x[i] > 0:
                 s += Wave.prefixSum(v * x[i])
             else:
@@ -1358,7 +1443,7 @@ def test_literal_unroll_over_global_and_argument_tuples(target, rng):
     for v in t:
         term = np.float64(v) * x
         scan = np.zeros(n)
-        for w in range(2):                                  # per wave, over the lanes where x > 0
+        for w in range(2):  # per wave, over the lanes where x > 0
             sl = slice(32 * w, 32 * w + 32)
             m = pos[sl]
             scan[sl] = np.where(m, np.cumsum(np.where(m, term[sl], 0)) - np.where(m, term[sl], 0), 0)
@@ -1369,9 +1454,9 @@ def test_literal_unroll_over_global_and_argument_tuples(target, rng):
 def _k_literal_unroll_spellings(out, t, x):
     i = cuda.grid(1)
     s = 0.0
-    for v in cuda.literal_unroll(t):                       # numba.cuda's, by an attribute
+    for v in cuda.literal_unroll(t):  # numba.cuda's, by an attribute
         s += v * x[i]
-    for v in numba.literal_unroll(t):                      # Numba's own object
+    for v in numba.literal_unroll(t):  # Numba's own object
         s += v
     out[i] = s
 
@@ -1395,8 +1480,7 @@ def test_literal_unroll_by_any_spelling_compiles_for_the_gpu(fn):
     getiter") on the CUDA target where the CPU runs it. The CUDA target now names
     numba.cuda's function directly (numquad/_control.py ``fold_literal_unroll``).
     (Around an op, numba-cuda's unrolled loop keeps its element in local memory.)"""
-    sig = (ntypes.float64[::1], ntypes.Tuple((ntypes.int64, ntypes.float64, ntypes.float32)),
-           ntypes.float64[::1])
+    sig = (ntypes.float64[::1], ntypes.Tuple((ntypes.int64, ntypes.float64, ntypes.float32)), ntypes.float64[::1])
     ptx = xpu.jit(fn).inspect_ptx(sig, cc=(9, 0))
     assert ("shfl.sync" in ptx) == (fn is _k_literal_unroll_spellings_ops)
     if fn is _k_literal_unroll_spellings:
@@ -1416,8 +1500,11 @@ def test_literal_unroll_with_break_around_ops_is_one_line_on_the_gpu():
         out[i] = s
 
     sig = (ntypes.float64[::1], ntypes.Tuple((ntypes.int64, ntypes.float64)), ntypes.float64[::1])
-    with pytest.raises(NumquadCompileError, match=r"test_numba_cuda_compat.py\", line \d+: break in a "
-                                                  r"literal_unroll loop around cross-lane ops is not supported"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"test_numba_cuda_compat.py\", line \d+: break in a "
+        r"literal_unroll loop around cross-lane ops is not supported",
+    ):
         k.inspect_ptx(sig, cc=(9, 0))
 
 
@@ -1437,14 +1524,18 @@ def test_literal_unroll_with_break_or_an_unknown_length_is_one_line():
 
     with pytest.raises(NumquadCompileError, match=r"line \d+: break in a literal_unroll loop is not supported"):
         k_break.cpu[1, 1](np.zeros(1))
-    with pytest.raises(NumquadCompileError, match=r"literal_unroll\(t\): the CPU target unrolls a tuple whose "
-                                                  r"length it knows at compile time"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"literal_unroll\(t\): the CPU target unrolls a tuple whose "
+        r"length it knows at compile time",
+    ):
         k_len.cpu[1, 1](np.zeros(1), 1)
 
 
 # ---------------------------------------------------------------------------
 # cuda.In / Out / InOut launch arguments; a device function passed as an argument
 # ---------------------------------------------------------------------------
+
 
 def _write_first(arr, v):
     arr[0] = v[0] * 2
@@ -1536,24 +1627,29 @@ def test_a_dim3_value_passed_on_is_one_line_on_the_cpu():
         t = cuda.threadIdx
         out[t.x] = _x_of(t)
 
-    with pytest.raises(NumquadCompileError, match=r"`threadIdx` as a value \(a dim3\) is not supported by "
-                                                  r"numquad's CPU target: read `threadIdx.x`") as e:
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"`threadIdx` as a value \(a dim3\) is not supported by "
+        r"numquad's CPU target: read `threadIdx.x`",
+    ) as e:
         k.cpu[1, 32](np.zeros(32, np.int64))
     assert __file__ in str(e.value)
 
 
 def _elementwise(fn):
     """A kernel storing ``fn(a[i])`` in ``out[i]`` (*fn*: a helper the kernel calls)."""
+
     @xpu.jit
     def k(out, a):
         i = cuda.grid(1)
         if i < a.size:
             out[i] = fn(a[i])
+
     return k
 
 
 def _plus_seven(x):
-    pass                # a stub: numba compiles the overload's implementation
+    pass  # a stub: numba compiles the overload's implementation
 
 
 def _times_three(x):
@@ -1582,8 +1678,11 @@ def test_overloads_run_on_the_cpu_and_are_refused_by_the_python_target(stub, rng
         out = np.full(40, POISON_F)
         (xpu.jit(debug=True)(k.py_func) if target == "cpu_debug" else k).cpu[2, 32](out, a)
         np.testing.assert_array_equal(out, a + 7 if scale is None else a * 3)
-    with pytest.raises(NumquadCompileError, match=r"is compiled through a numba `overload`, whose "
-                                                  r"implementation the python target cannot run") as e:
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"is compiled through a numba `overload`, whose "
+        r"implementation the python target cannot run",
+    ) as e:
         k.python[2, 32](np.full(40, POISON_F), a)
     assert __file__ in str(e.value)
 
@@ -1621,8 +1720,8 @@ def test_a_signature_list_binds_a_lane_function_with_cross_lane_ops(target, rng)
     def k(x, out, e):
         i = cuda.grid(1)
         if i < x.size:
-            out[i] = _prefix_plus(x[i]) // 2**32        # -1 where the int32 result wrapped
-            e[i] = _energy(x[i])                        # float64: int32 -> float64 is safe
+            out[i] = _prefix_plus(x[i]) // 2**32  # -1 where the int32 result wrapped
+            e[i] = _energy(x[i])  # float64: int32 -> float64 is safe
 
     x = rng.integers(2**30, 2**31 - 1, 32).astype(np.int32)
     out = np.full(32, 99, np.int64)
@@ -1672,6 +1771,7 @@ def _scaled_cpu(x):
 def _scaled_generic_impl(x):
     def impl(x):
         x[0] *= 23
+
     return impl
 
 
@@ -1679,6 +1779,7 @@ def _scaled_generic_impl(x):
 def _scaled_cuda_impl(x):
     def impl(x):
         x[0] *= 29
+
     return impl
 
 
@@ -1686,6 +1787,7 @@ def _scaled_cuda_impl(x):
 def _scaled_cpu_impl(x):
     def impl(x):
         x[0] = 1
+
     return impl
 
 
@@ -1706,8 +1808,11 @@ def test_a_cuda_overload_is_preferred_to_a_generic_one_and_a_cpu_one_is_refused(
     def kc(x):
         _scaled_cpu(x)
 
-    with pytest.raises(NumquadCompileError, match=r'`_scaled_cpu` has a numba `overload` for target="cpu", '
-                                                  r"which numba.cuda does not use"):
+    with pytest.raises(
+        NumquadCompileError,
+        match=r'`_scaled_cpu` has a numba `overload` for target="cpu", '
+        r"which numba.cuda does not use",
+    ):
         kc.cpu[1, 1](np.ones(1, np.int32))
 
 
@@ -1723,6 +1828,7 @@ def _stamp_cuda_only(x):
 def _stamp_generic_impl(x):
     def impl(x):
         x[0] = 1
+
     return impl
 
 
@@ -1730,6 +1836,7 @@ def _stamp_generic_impl(x):
 def _stamp_cuda_impl(x):
     def impl(x):
         x[0] = 2
+
     return impl
 
 
@@ -1737,6 +1844,7 @@ def _stamp_cuda_impl(x):
 def _stamp_cuda_only_impl(x):
     def impl(x):
         x[0] = 3
+
     return impl
 
 
@@ -1753,12 +1861,12 @@ def test_the_cpu_copy_of_a_cuda_overload_stays_out_of_plain_numba_code():
     @xpu.jit
     def k(x, y, z):
         _stamp(x)
-        _stamps(y)                      # an njit helper: compiled from its source for the kernel
+        _stamps(y)  # an njit helper: compiled from its source for the kernel
         _stamp_cuda_only(z)
 
     x, y, z = (np.zeros(1, np.int32) for _ in range(3))
     k.cpu[1, 1](x, y, z)
-    assert (x[0], y[0], z[0]) == (2, 2, 3)          # numba.cuda's choices in a kernel
+    assert (x[0], y[0], z[0]) == (2, 2, 3)  # numba.cuda's choices in a kernel
 
     def plain(x):
         _stamp(x)
@@ -1769,13 +1877,13 @@ def test_the_cpu_copy_of_a_cuda_overload_stays_out_of_plain_numba_code():
     b, c = np.zeros(1, np.int32), np.zeros(1, np.int32)
     numba.njit(plain)(b)
     _stamps(c)
-    assert (b[0], c[0]) == (1, 1)                   # Numba's CPU choice: the generic one
-    with pytest.raises(numba.core.errors.NumbaError):       # as without numquad
+    assert (b[0], c[0]) == (1, 1)  # Numba's CPU choice: the generic one
+    with pytest.raises(numba.core.errors.NumbaError):  # as without numquad
         numba.njit(plain_cuda_only)(np.zeros(1, np.int32))
     x[0] = y[0] = z[0] = 0
-    k.cpu[1, 1](x, y, z)                            # and the kernel still has its own
+    k.cpu[1, 1](x, y, z)  # and the kernel still has its own
     assert (x[0], y[0], z[0]) == (2, 2, 3)
-    k2 = xpu.jit(k.py_func)                         # a new compile after plain Numba's
+    k2 = xpu.jit(k.py_func)  # a new compile after plain Numba's
     x[0] = y[0] = z[0] = 0
     k2.cpu[1, 1](x, y, z)
     assert (x[0], y[0], z[0]) == (2, 2, 3)
@@ -1783,7 +1891,7 @@ def test_the_cpu_copy_of_a_cuda_overload_stays_out_of_plain_numba_code():
 
 @numba.extending.register_jitable
 def _jitable_floor(x):
-    return math.floor(x) + math.ceil(x) * 0.5 + x ** -1
+    return math.floor(x) + math.ceil(x) * 0.5 + x**-1
 
 
 @pytest.mark.parametrize("target", ["cpu", "cpu-debug", "python"])
@@ -1806,6 +1914,7 @@ def test_a_register_jitable_helper_has_numba_cudas_semantics(target):
 # (a probe compiling the CPU-tested kernels for the GPU, twenty-first session)
 # ---------------------------------------------------------------------------
 
+
 @cuda.jit(device=True)
 def _dev_sum(x):
     return Wave.reduceSum(x)
@@ -1823,7 +1932,7 @@ def _rj_swap(x):
 
 @cuda.jit(device=True)
 def _dev_outer(x):
-    return _dev_sum(x) * 2                  # reaches the op through another helper
+    return _dev_sum(x) * 2  # reaches the op through another helper
 
 
 @xpu.jit
@@ -1836,7 +1945,7 @@ def _lane_fac(n):
 @xpu.jit
 def _k_helpers_with_ops(out, x):
     i = cuda.grid(1)
-    if x[i] > 0:                            # the helpers' ops take this branch's lanes
+    if x[i] > 0:  # the helpers' ops take this branch's lanes
         out[i] = _dev_sum(x[i]) + _nj_sum(x[i]) * 10 + _rj_swap(x[i]) * 100 + _dev_outer(x[i]) * 1000
     else:
         out[i] = _lane_fac(np.int64(i % 6))
@@ -1859,7 +1968,7 @@ def test_numba_cuda_and_numba_helpers_with_ops_and_recursion(target, rng):
         xs, pos = x[sl], x[sl] > 0
         total = xs[pos].sum()
         swap = xs[np.arange(32) ^ 1]
-        swapped = np.where(pos[np.arange(32) ^ 1], swap, xs)     # an inactive source: own value
+        swapped = np.where(pos[np.arange(32) ^ 1], swap, xs)  # an inactive source: own value
         lanes = np.arange(32 * w, 32 * w + 32)
         fac = np.array([math.factorial(int(v)) for v in lanes % 6])
         want[sl] = np.where(pos, total + (total + 1) * 10 + (swapped + 2) * 100 + total * 2 * 1000, fac)
@@ -1906,4 +2015,4 @@ def test_declared_device_functions_cast_their_arguments(target, rng):
 
 def test_declared_device_functions_compile_for_the_gpu_with_their_signature():
     ptx = _k_declared_device_functions.inspect_ptx((ntypes.int64[::1], ntypes.float32[::1]), cc=(9, 0))
-    assert "cvt.rzi.s32.f32" in ptx            # the float32 arguments converted to int32
+    assert "cvt.rzi.s32.f32" in ptx  # the float32 arguments converted to int32

@@ -10,8 +10,7 @@ import pytest
 
 from numquad import ops, opcheck
 
-_PARAMS = [pytest.param(q, sm, id=f"{q}-{sm or 'nosel'}")
-           for q, op in ops.OPS.items() for sm in opcheck.sel_modes(op)]
+_PARAMS = [pytest.param(q, sm, id=f"{q}-{sm or 'nosel'}") for q, op in ops.OPS.items() for sm in opcheck.sel_modes(op)]
 
 
 @pytest.mark.every_value
@@ -97,6 +96,7 @@ def test_docs_ops_md_is_generated_from_the_catalogue():
     import pathlib
 
     from numquad._docgen import render_ops_md
+
     path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
     assert path.read_text() == render_ops_md(), "docs/ops.md is stale: python -m numquad._docgen > docs/ops.md"
     for q in ops.OPS:
@@ -106,6 +106,7 @@ def test_docs_ops_md_is_generated_from_the_catalogue():
 def _with_field(op, **fields):
     """A copy of *op* with *fields* set past the row check (a value no target knows)."""
     import copy
+
     bad = copy.copy(op)
     for k, v in fields.items():
         object.__setattr__(bad, k, v)
@@ -114,13 +115,15 @@ def _with_field(op, **fields):
 
 def test_each_kind_selects_its_op_by_one_catalogue_field():
     from numquad.cpu.cudaapi import MATCH_OP
+
     rows = list(ops.OPS.values()) + [MATCH_OP]
     for op in rows:
         field, values = ops._KIND_FIELDS[op.kind]
         if field is not None:
             assert getattr(op, field) in values, op.qualname
-    used = {(op.kind, getattr(op, ops._KIND_FIELDS[op.kind][0])) for op in rows
-            if ops._KIND_FIELDS[op.kind][0] is not None}
+    used = {
+        (op.kind, getattr(op, ops._KIND_FIELDS[op.kind][0])) for op in rows if ops._KIND_FIELDS[op.kind][0] is not None
+    }
     for kind, (field, values) in ops._KIND_FIELDS.items():
         for v in values:
             assert (kind, v) in used, f"no {kind} row has {field}={v!r}"
@@ -128,20 +131,35 @@ def test_each_kind_selects_its_op_by_one_catalogue_field():
 
 def test_a_row_with_a_field_value_of_no_kind_is_rejected():
     import dataclasses
-    for q, change in [("Wave.all", {"vote": "majority"}), ("Wave.ballot", {"vote": "all"}),
-                      ("Wave.width", {"query": "height"}), ("Wave.shuffle", {"sel_kind": "rotate"}),
-                      ("Wave.reduceSum", {"combine": "sub"}), ("Wave.laneId", {"vote": "any"}),
-                      ("Wave.readFirst", {"sel_kind": "lane"}), ("Quad.swapVertical", {"sel_kind": "lane"}),
-                      ("Quad.ddx", {"derivative": "medium"}), ("Quad.ddx", {"xor_const": 3}),
-                      ("Quad.ddy", {"types": "value"}), ("Quad.ddyCoarse", {"sel_kind": "xor"})]:
+
+    for q, change in [
+        ("Wave.all", {"vote": "majority"}),
+        ("Wave.ballot", {"vote": "all"}),
+        ("Wave.width", {"query": "height"}),
+        ("Wave.shuffle", {"sel_kind": "rotate"}),
+        ("Wave.reduceSum", {"combine": "sub"}),
+        ("Wave.laneId", {"vote": "any"}),
+        ("Wave.readFirst", {"sel_kind": "lane"}),
+        ("Quad.swapVertical", {"sel_kind": "lane"}),
+        ("Quad.ddx", {"derivative": "medium"}),
+        ("Quad.ddx", {"xor_const": 3}),
+        ("Quad.ddy", {"types": "value"}),
+        ("Quad.ddyCoarse", {"sel_kind": "xor"}),
+    ]:
         with pytest.raises(ValueError, match="ops.py row"):
             dataclasses.replace(ops.get(q), **change)
 
 
-@pytest.mark.parametrize("qualname,field,value", [
-    ("Wave.width", "query", "height"), ("Quad.any", "vote", "majority"),
-    ("Wave.countBits", "vote", "median"), ("Wave.reduceMin", "combine", "sub"),
-    ("Quad.ddx", "derivative", "medium")])
+@pytest.mark.parametrize(
+    "qualname,field,value",
+    [
+        ("Wave.width", "query", "height"),
+        ("Quad.any", "vote", "majority"),
+        ("Wave.countBits", "vote", "median"),
+        ("Wave.reduceMin", "combine", "sub"),
+        ("Quad.ddx", "derivative", "medium"),
+    ],
+)
 def test_the_reference_raises_on_an_unknown_field_value(qualname, field, value):
     bad = _with_field(ops.get(qualname), **{field: value})
     act = np.ones((1, 32), bool)
@@ -159,6 +177,7 @@ def test_combine_identity_kind_is_checked():
 
 def test_the_cpu_lowering_raises_on_an_unknown_field_value():
     from numquad.cpu import intrinsics as cpu
+
     with pytest.raises(NotImplementedError, match="vote='majority'"):
         cpu._vote(_with_field(ops.get("Wave.all"), vote="majority"), None, None, None, None, None)
     with pytest.raises(NotImplementedError, match="vote='median'"):
@@ -176,9 +195,13 @@ def test_the_cuda_lowering_raises_on_an_unknown_field_value():
     from numba.cuda import types
 
     from numquad.cuda import intrinsics as cuda
-    for q, field, value in [("Wave.width", "query", "height"), ("Quad.any", "vote", "majority"),
-                            ("Wave.prefixCountBits", "vote", "median"),
-                            ("Quad.ddyCoarse", "derivative", "medium")]:
+
+    for q, field, value in [
+        ("Wave.width", "query", "height"),
+        ("Quad.any", "vote", "majority"),
+        ("Wave.prefixCountBits", "vote", "median"),
+        ("Quad.ddyCoarse", "derivative", "medium"),
+    ]:
         bad = _with_field(ops.get(q), **{field: value})
         with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
             cuda._LOWER[bad.kind](bad, None, None)

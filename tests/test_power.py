@@ -61,7 +61,7 @@ def k_pow_const(out, a):
 
 @xpu.jit
 def _inverse_square(x):
-    return x ** -2
+    return x**-2
 
 
 @xpu.jit
@@ -90,8 +90,9 @@ def test_a_float_to_an_integer_power_never_raises_and_matches_numpy(target, dt, 
         info = np.iinfo(et)
         e = rng.integers(-9, 10, n).astype(et)
         e[rng.integers(0, n, 20)] = np.array([info.min, info.max, -1, -2, -127], np.int64)[
-            rng.integers(0, 5, 20)].astype(et)
-    out = np.full(n, 7.0, dt)                      # poison
+            rng.integers(0, 5, 20)
+        ].astype(et)
+    out = np.full(n, 7.0, dt)  # poison
     launch_on(target, k_pow, 4, 64, out, a, e)
     want = np.array([_reference(x, y) for x, y in zip(a, e)], dt)
     finite = np.abs(e.astype(np.float64)) <= 0x10000
@@ -114,8 +115,15 @@ def test_constant_negative_exponents_and_device_functions_give_infinities(target
     assert (a == 0).any() and (out[a == 0] == np.inf).all()
 
 
-@pytest.mark.parametrize("sig", ["void(float64[:], float64[:], int64[:])", "void(float32[:], float32[:], int32[:])",
-                                 "void(float64[:], float64[:], int32[:])", "void(float32[:], float32[:], int64[:])"])
+@pytest.mark.parametrize(
+    "sig",
+    [
+        "void(float64[:], float64[:], int64[:])",
+        "void(float32[:], float32[:], int32[:])",
+        "void(float64[:], float64[:], int32[:])",
+        "void(float32[:], float32[:], int64[:])",
+    ],
+)
 def test_no_cuda_thread_leaves_a_power_without_its_store(sig):
     """numba.cuda's ``**`` raises OverflowError for an exponent of -2**31 (int32) or
     -2**63; in a release kernel that is a branch to ``ret`` past the store, so the
@@ -123,9 +131,10 @@ def test_no_cuda_thread_leaves_a_power_without_its_store(sig):
     ``_nq_pow`` (numquad/_power.py) has no such branch: the PTX reaches its ``ret``
     only through the store. Needs no GPU."""
     import re
+
     ptx = k_pow.inspect_ptx(sig, cc=(9, 0))
-    body = ptx[ptx.find(".entry"):]
-    body = body[:body.find("\n}")]                     # the kernel, not the helpers after it
+    body = ptx[ptx.find(".entry") :]
+    body = body[: body.find("\n}")]  # the kernel, not the helpers after it
     ret_labels = re.findall(r"(\$L__\w+):\s*\n\s*ret;", body)
     assert ret_labels or "ret;" in body
     for label in ret_labels:
@@ -155,7 +164,7 @@ def test_math_pow_of_a_runtime_int32_exponent(target, dt, rng):
     out = np.full(n, 7.0, dt)
     launch_on(target, k_math_pow_int32, 2, 64, out, a, e)
     want = np.array([_reference(x, y) for x, y in zip(a, e)], dt)
-    if target == "python":          # Python's math.pow: outside the bit promise (docs/semantics.md)
+    if target == "python":  # Python's math.pow: outside the bit promise (docs/semantics.md)
         np.testing.assert_allclose(out, want, rtol=1e-5 if dt == np.float32 else 1e-13)
     else:
         np.testing.assert_array_equal(out, want)
@@ -164,6 +173,7 @@ def test_math_pow_of_a_runtime_int32_exponent(target, dt, rng):
 @pytest.mark.slow
 def test_math_pow_of_an_int32_exponent_calls_no_compiler_rt():
     from numba import types as nt
+
     for ft in (nt.float32, nt.float64):
         ir = k_math_pow_int32.inspect_llvm((ft[:], ft[:], nt.int32[:]))
         assert "powi" not in ir and "__powi" not in ir
@@ -195,8 +205,19 @@ def test_a_power_beside_an_op_in_one_statement(rng, debug):
 # session: `2 ** -1` is 0.5 in the bytecode Numba and numba.cuda compile, but numquad
 # rebuilt it as a runtime integer power, 0, on every target) -------------------------
 
-_FOLDED = ("2 ** -1", "65535 ** -2", "7 // 2 ** -1", "1.1 ** -10", "2.0 ** -1074", "1.1 ** 8",
-           "~True", "not ~True", "-True + 2 ** 3", "(-2) ** -3", "2 ** 62 * 2")
+_FOLDED = (
+    "2 ** -1",
+    "65535 ** -2",
+    "7 // 2 ** -1",
+    "1.1 ** -10",
+    "2.0 ** -1074",
+    "1.1 ** 8",
+    "~True",
+    "not ~True",
+    "-True + 2 ** 3",
+    "(-2) ** -3",
+    "2 ** 62 * 2",
+)
 
 
 def _folded_kernel():
@@ -204,9 +225,11 @@ def _folded_kernel():
     src = f"def k_folded(x, out):\n    i = xpu.grid(1)\n    if i == 0:\n{body}\n"
     import pathlib
     import tempfile
+
     path = pathlib.Path(tempfile.mkdtemp()) / "k_folded.py"
     path.write_text("from numquad import xpu\n\n@xpu.jit\n" + src)
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("k_folded", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -226,4 +249,4 @@ def test_a_power_of_constants_is_the_constant_python_folds(target):
 
 def test_the_ptx_of_a_folded_power_holds_the_constant():
     ptx = _folded_kernel().inspect_ptx("void(float64[:], float64[:])", cc=(9, 0))
-    assert "0d3FE0000000000000" in ptx            # 2 ** -1 == 0.5
+    assert "0d3FE0000000000000" in ptx  # 2 ** -1 == 0.5

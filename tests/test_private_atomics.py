@@ -51,7 +51,7 @@ def _k_also_read(x, hist, out):
     i = xpu.grid(1)
     if i < x.shape[0]:
         xpu.atomic.add(hist, x[i] + 1, 1)
-        out[i] = hist[0]                    # bin 0 is never added to
+        out[i] = hist[0]  # bin 0 is never added to
 
 
 @xpu.jit
@@ -117,18 +117,18 @@ def test_one_block_and_many_blocks(rng):
     for grid, tpb in [(1, 1024), (1, 1), (2, 1), (250_000, 1), (977, 256)]:
         hist = np.zeros(256, np.int64)
         _k_hist[grid, tpb](x, hist)
-        np.testing.assert_array_equal(hist, np.bincount(x[:grid * tpb], minlength=256))
+        np.testing.assert_array_equal(hist, np.bincount(x[: grid * tpb], minlength=256))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])
 def test_sub_and_negative_indices_equal_numpy(dtype, rng):
     for n, bins in [(5, 2), (100_000, 256), (80_000, 3)]:
-        idx = rng.integers(-bins, bins, n).astype(np.int64)       # negative: from the end
+        idx = rng.integers(-bins, bins, n).astype(np.int64)  # negative: from the end
         vals = rng.integers(0, 1 << 20, n).astype(dtype)
         hist = rng.integers(0, 1 << 30, bins).astype(dtype)
         want = hist.copy()
-        np.subtract.at(want, idx, vals)                            # wraps as the atomics do
+        np.subtract.at(want, idx, vals)  # wraps as the atomics do
         _launch(_k_sub, n, rng, idx, vals, hist)
         np.testing.assert_array_equal(hist, want)
         hist2, want2 = hist.copy(), hist.copy()
@@ -235,7 +235,7 @@ def test_aliased_arguments(rng):
     assert _pa.private_launch_flag((x, hist, hist[3:]), (1,)) == 0
     assert _pa.private_launch_flag((x, hist, (1, hist[::2])), (1,)) == 0
     assert _pa.private_launch_flag((hist[:100], 5, hist[100:]), (0,)) == 1
-    _k_two[-(-x.size // 256), 256](x, hist, hist)          # the same array twice: real atomics
+    _k_two[-(-x.size // 256), 256](x, hist, hist)  # the same array twice: real atomics
     np.testing.assert_array_equal(hist, 3 * np.bincount(x, minlength=256))
     _k_two[-(-x.size // 256), 256](x, h2, hist)
     np.testing.assert_array_equal(h2, np.bincount(x, minlength=256))
@@ -253,9 +253,9 @@ def test_one_signature_compiles_one_block_function(rng):
             xpu.atomic.add(h2, x[i], 1)
 
     a, b = np.zeros(256, np.int64), np.zeros(256, np.int64)
-    k[-(-x.size // 256), 256](x, a, b)          # private copies
-    k[-(-x.size // 256), 256](x, a, a)          # refused: aliased
-    k[1, 32](x, b, b)                           # the calling thread
+    k[-(-x.size // 256), 256](x, a, b)  # private copies
+    k[-(-x.size // 256), 256](x, a, a)  # refused: aliased
+    k[1, 32](x, b, b)  # the calling thread
     target = k._target("cpu")
     assert len(target._cache) == 1
     (compiled,) = target._cache.values()
@@ -272,16 +272,16 @@ def test_copies_only_where_they_pay():
 
     small, big = np.zeros(256, np.int64), np.zeros(_pa.MAX_BYTES // 8 + 1, np.int64)
     assert size_of(small, 10_000) == 256
-    assert size_of(small, 100) == 0             # fewer threads than bins
-    assert size_of(small, 0) == 0               # the launch refused them
-    assert size_of(big, 1 << 30) == 0           # too large to zero and merge per call
+    assert size_of(small, 100) == 0  # fewer threads than bins
+    assert size_of(small, 0) == 0  # the launch refused them
+    assert size_of(big, 1 << 30) == 0  # too large to zero and merge per call
     assert size_of(np.zeros((8, 32), np.uint32), 1 << 20) == 256
 
 
 @pytest.mark.slow
 def test_large_bins_and_barriers_stay_right(rng):
     x = rng.integers(0, 20_000, 300_000).astype(np.int32)
-    hist = np.zeros(20_000, np.int64)                       # 160 KB: real atomics at run time
+    hist = np.zeros(20_000, np.int64)  # 160 KB: real atomics at run time
     _k_hist[-(-x.size // 256), 256](x, hist)
     np.testing.assert_array_equal(hist, np.bincount(x, minlength=20_000))
     x8 = rng.integers(0, 256, 100_000).astype(np.uint8)
@@ -291,7 +291,7 @@ def test_large_bins_and_barriers_stay_right(rng):
     assert "_nq_patomic_add" in _k_barrier.inspect_cpu_source(_sig(x8, hist))
 
 
-_CACHED = '''
+_CACHED = """
 import json
 import numpy as np
 from numquad import xpu
@@ -308,7 +308,7 @@ hist_kernel[-(-x.size // 256), 256](x, hist)
 (c,) = hist_kernel._target("cpu")._cache.values()
 print(json.dumps({"hits": sum(c.block._cache_hits.values()), "private": list(c.private),
                   "ok": bool((hist == np.bincount(x, minlength=256)).all())}))
-'''
+"""
 
 
 @pytest.mark.slow
@@ -317,13 +317,13 @@ def test_the_disk_cache_keeps_a_privatised_kernel(tmp_path):
     import os
     import subprocess
     import sys
+
     path = tmp_path / "cached_hist.py"
     path.write_text(_CACHED)
     env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"))
     runs = []
     for _ in range(2):
-        r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env,
-                           timeout=600)
+        r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=600)
         assert r.returncode == 0, r.stderr
         runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
     assert runs[0] == {"hits": 0, "private": [1], "ok": True}
@@ -334,7 +334,7 @@ def test_the_disk_cache_keeps_a_privatised_kernel(tmp_path):
 def _k_early_return(x, hist, n):
     i = xpu.grid(1)
     if n < 5:
-        return                              # uniform: every lane leaves
+        return  # uniform: every lane leaves
     if i >= x.shape[0]:
         return
     xpu.atomic.add(hist, x[i], 1)
@@ -353,7 +353,7 @@ def test_returns_still_reach_the_merge(rng):
 
 @xpu.jit
 def _k_dynshared_hist(x, hist):
-    s = xpu.shared.array(0, dtype=np.int32)         # the launch's dynamic shared memory
+    s = xpu.shared.array(0, dtype=np.int32)  # the launch's dynamic shared memory
     t = xpu.threadIdx.x
     i = xpu.grid(1)
     s[t] = x[i] if i < x.shape[0] else -1
@@ -367,7 +367,7 @@ def test_strided_bins_and_dynamic_shared_memory(rng):
     x = rng.integers(0, 16, 120_000).astype(np.int32)
     want = np.bincount(x, minlength=16)
     base = np.zeros(32, np.int64)
-    _k_hist[-(-x.size // 256), 256](x, base[::2])               # a strided view
+    _k_hist[-(-x.size // 256), 256](x, base[::2])  # a strided view
     np.testing.assert_array_equal(base[::2], want)
     assert not base[1::2].any()
     f = np.zeros((4, 4), np.uint32, order="F")

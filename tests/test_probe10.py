@@ -24,6 +24,7 @@ def _launch(fn, target, debug, grid, block, *args):
 
 # -- hasattr of a module or class the kernel reads ---------------------------------
 
+
 def k_hasattr(out):
     i = cuda.grid(1)
     out[i, 0] = hasattr(Wave, "prefixSum")
@@ -47,6 +48,7 @@ def test_hasattr_of_a_module_or_class_is_pythons_answer(target, debug):
 
 # -- the interpreter's integer unary operators and mixed-sign comparisons -----------
 
+
 def k_unary_narrow(i8, u8, out):
     i = cuda.grid(1)
     out[i, 0] = Wave.reduceSum(-i8[i])
@@ -59,8 +61,7 @@ def test_unary_operators_of_narrow_integers_widen_as_numba_does_in_the_interpret
     rng = np.random.default_rng(10)
     i8 = rng.integers(-128, 128, 32).astype(np.int8)
     u8 = rng.integers(0, 256, 32).astype(np.uint8)
-    want = np.array([(-i8).astype(np.int64).sum(), (~u8).astype(np.int64).sum(),
-                     (-u8).astype(np.int64).sum()])
+    want = np.array([(-i8).astype(np.int64).sum(), (~u8).astype(np.int64).sum(), (-u8).astype(np.int64).sum()])
     for target, debug in TARGETS:
         out = np.full((32, 3), POISON, np.int64)
         _launch(k_unary_narrow, target, debug, 1, 32, i8, u8, out)
@@ -82,7 +83,7 @@ def test_uint64_compared_with_int64_in_float64_in_the_interpreter():
     # Numba compares a uint64 with an int64 in float64 on both compiled targets
     # (2**63 + 1 == 2**63 - 1 is True); the interpreter used NumPy 2's exact compare
     rng = np.random.default_rng(11)
-    u = (np.uint64(2**63) + rng.integers(-4, 5, 40).astype(np.int64).astype(np.uint64))
+    u = np.uint64(2**63) + rng.integers(-4, 5, 40).astype(np.int64).astype(np.uint64)
     s = np.int64(2**63 - 1) - rng.integers(0, 3, 40)
     s[:4] = -1
     fu, fs = u.astype(np.float64), s.astype(np.float64)
@@ -90,7 +91,7 @@ def test_uint64_compared_with_int64_in_float64_in_the_interpreter():
     want = want.astype(np.int64)
     gt = (fu > fs).astype(np.int64)
     want[:32, 4], want[32:, 4] = gt[:32].sum(), gt[32:].sum()
-    assert want[:, 0].any() and not want[:, 0].all()       # the data tells the rules apart
+    assert want[:, 0].any() and not want[:, 0].all()  # the data tells the rules apart
     for target, debug in TARGETS:
         out = np.full((40, 6), POISON, np.int64)
         _launch(k_mixed_sign_cmp, target, debug, 1, 40, u, s, out)

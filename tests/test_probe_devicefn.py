@@ -75,6 +75,7 @@ def test_a_device_function_given_the_wrong_types_is_named():
     """The message named numquad's wrapper, ``type(_ScalarDispatcher(<function _sig1
     at 0x...>))``."""
     from numquad import NumquadTypeError
+
     with pytest.raises(NumquadTypeError) as e:
         _k_sig_mismatch.cpu[1, 32](np.zeros(32, np.int32), np.zeros(32, np.int32))
     msg = str(e.value)

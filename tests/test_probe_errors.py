@@ -40,7 +40,7 @@ def test_loads_from_a_device_functions_own_local_array_are_checked(rng, debug):
     out = np.full(4, -7, np.int64)
     k.cpu[1, 4](a, j, out)
     np.testing.assert_array_equal(out, a * 100 + j)
-    for bad in (5, 1 << 40):        # (a neighbour's element; a fault)
+    for bad in (5, 1 << 40):  # (a neighbour's element; a fault)
         j[2] = bad
         with pytest.raises(NumquadIndexError, match="out of bounds"):
             k.cpu[1, 4](a, j, np.full(4, -7, np.int64))
@@ -67,7 +67,7 @@ def test_a_lane_functions_own_arrays_are_checked_in_a_call_on_arrays(rng):
     with pytest.raises(NumquadIndexError) as e:
         _lane_shared(x, np.array([0, 0, 9, 0]))
     assert f'File "{__file__}"' in str(e.value) and "_lane_shared loads out of bounds" in str(e.value)
-    with pytest.raises(NumquadIndexError) as e:          # (a bare IndexError tuple before)
+    with pytest.raises(NumquadIndexError) as e:  # (a bare IndexError tuple before)
         _lane_store(x, np.array([0, 1, 7, 3]))
     assert "_lane_store stores out of bounds" in str(e.value) and "index 7" in str(e.value)
 
@@ -88,19 +88,25 @@ def test_a_users_index_error_keeps_its_arguments(target):
     with pytest.raises(IndexError) as e:
         getattr(k_user_index_error, target)[1, 4](np.array([1, 200, 3, 4]), np.zeros(4, np.int64))
     assert type(e.value) is IndexError and e.value.args[1:] == (200,)
-    line = k_user_index_error.py_func.__code__.co_firstlineno + 5      # (the decorator + 5: the raise)
-    assert e.value.args[0] == (f"In function 'k_user_index_error', file {os.path.abspath(__file__)}, line {line}, "
-                               f"tid=[0, 0, 1] ctaid=[0, 0, 0]: too big")
+    line = k_user_index_error.py_func.__code__.co_firstlineno + 5  # (the decorator + 5: the raise)
+    assert e.value.args[0] == (
+        f"In function 'k_user_index_error', file {os.path.abspath(__file__)}, line {line}, "
+        f"tid=[0, 0, 1] ctaid=[0, 0, 0]: too big"
+    )
 
 
-@pytest.mark.parametrize("body, words", [
-    (["try:", "    out[i] = 1.0", "except Exception:", "    out[i] = -5.0"], "not supported"),
-    (["print(i, end='')"], "print() in a kernel takes no keyword arguments (end=)"),
-    (["out[i] = xpu.grid(1.0)"], "xpu.grid(ndim) got 1.0; it takes a constant int ndim"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (["try:", "    out[i] = 1.0", "except Exception:", "    out[i] = -5.0"], "not supported"),
+        (["print(i, end='')"], "print() in a kernel takes no keyword arguments (end=)"),
+        (["out[i] = xpu.grid(1.0)"], "xpu.grid(ndim) got 1.0; it takes a constant int ndim"),
+    ],
+)
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_one_line_for_what_numba_cuda_cannot_compile(body, words, target):
     import linecache
+
     src = "def k(out):\n    i = xpu.grid(1)\n" + "".join("    " + line + "\n" for line in body)
     path = f"<probe-errors-{abs(hash(src))}>"
     linecache.cache[path] = (len(src), None, src.splitlines(True), path)
@@ -139,6 +145,7 @@ def test_calling_a_builtin_value_says_it_is_a_value():
 def test_a_record_field_that_does_not_exist_names_it():
     # a bare KeyError: 'z' and a 91-line Numba traceback
     from numquad import NumquadTypeError
+
     rec = np.zeros(4, dtype=[("x", np.float32), ("y", np.int32)])
 
     @xpu.jit

@@ -24,6 +24,7 @@ def _launch(fn, target, debug, grid, block, *args):
 
 # -- a parameter the kernel assigns starts from the argument in every wave --------
 
+
 def k_param_augassign(out, k):
     i = cuda.grid(1)
     k += 1
@@ -69,6 +70,7 @@ def test_a_reassigned_parameter_restarts_from_the_argument_in_every_wave(target,
 
 
 # -- a value recomputed from thread ids reads the uniforms it was made with -------
+
 
 def k_remat_uniform_reassigned(out, k):
     i = cuda.grid(1)
@@ -169,6 +171,7 @@ def test_an_array_view_read_after_an_op_is_the_view_it_was_made_as(target, debug
 
 # -- after every lane of a wave has left, the rest of the kernel does not run ----
 
+
 def k_uniform_load_after_return(out, tab, n):
     i = cuda.grid(1)
     if i >= n:
@@ -205,6 +208,7 @@ def test_uniform_code_after_every_lane_left_does_not_run(target, debug):
 
 
 # -- an op beside a call that writes memory: Python's order, or a refusal -------
+
 
 @cuda.jit(device=True)
 def _bump(buf, i):
@@ -249,12 +253,14 @@ def k_write_beside_op_in_order(out, buf, c):
 
 
 @pytest.mark.parametrize("debug", [False, True])
-@pytest.mark.parametrize("kernel", [k_device_write_then_op, k_lane_write_then_op, k_atomic_then_op,
-                                    k_device_write_then_conditional_op])
+@pytest.mark.parametrize(
+    "kernel", [k_device_write_then_op, k_lane_write_then_op, k_atomic_then_op, k_device_write_then_conditional_op]
+)
 def test_an_op_beside_a_call_that_writes_what_it_reads_is_refused_on_the_cpu(kernel, debug):
     # the CPU target ran the op (and its operand buf[i]) before the call: the old
     # buf[i] where Python, the python target and CUDA read the new one
     from numquad.errors import NumquadCompileError
+
     buf = RNG.integers(-100, 100, 64)
     out = np.full(64, POISON, np.int64)
     with pytest.raises(NumquadCompileError, match="statement (of its own|first)"):
@@ -274,7 +280,7 @@ def test_an_op_beside_a_call_that_writes_runs_in_pythons_order(target, debug):
     np.testing.assert_array_equal(out, new + sums + lane)
     np.testing.assert_array_equal(buf, new)
     np.testing.assert_array_equal(c, [64, 32 * buf0.sum()])
-    if target == "python":      # the oracle: the order the CPU target refuses, computed
+    if target == "python":  # the oracle: the order the CPU target refuses, computed
         buf = buf0.copy()
         out = np.full(64, POISON, np.int64)
         xpu.jit(k_device_write_then_op).python[1, 64](out, buf)
@@ -282,6 +288,7 @@ def test_an_op_beside_a_call_that_writes_runs_in_pythons_order(target, debug):
 
 
 # -- a view made under a bounds guard is not made in the lanes the guard turns off --
+
 
 def k_row_view_under_guard(out, a):
     i = cuda.grid(1)
@@ -315,11 +322,11 @@ def test_a_view_under_a_bounds_guard_is_not_checked_where_the_guard_is_false(tar
     a = RNG.standard_normal((20, 7))
     out = np.full(20, float(POISON))
     _launch(k_row_view_under_guard, target, debug, 1, 32, out, a)
-    np.testing.assert_array_equal(out, [sum(r) for r in a])    # the kernel's order
+    np.testing.assert_array_equal(out, [sum(r) for r in a])  # the kernel's order
     b = RNG.integers(-1000, 1000, (37, 23))
     out = np.full((64, 2), POISON, np.int64)
     _launch(k_views_under_guard_across_an_op, target, debug, 2, 32, out, b)
-    s = np.arange(64) % 32 + 0                                 # prefixSum(1): the lane
+    s = np.arange(64) % 32 + 0  # prefixSum(1): the lane
     want = np.full((64, 2), POISON, np.int64)
     want[:37, 0] = b[:, 1] + s[:37]
     want[:23, 1] = b[2, :] - s[:23]
@@ -327,6 +334,7 @@ def test_a_view_under_a_bounds_guard_is_not_checked_where_the_guard_is_false(tar
 
 
 # -- 0-d arrays and a kernel's ``return None`` (a probe of user errors) -------------
+
 
 def k_zero_d(a, s, total, out):
     i = cuda.grid(1)
@@ -355,14 +363,15 @@ def test_zero_d_arrays_and_return_none_in_a_kernel(target, debug):
 
 # -- locals named like the builtins generated code calls ------------------------------
 
+
 def k_shadowing_locals(a, head, out):
     i = cuda.grid(1)
     range = 0.5
     len = np.int64(3)
     bool = a[i % 8]
     acc = 0.0
-    for v in head:                              # a loop over an array (range(len(head)) inside)
-        if i % 3 == 0:                          # a masked if with an op inside
+    for v in head:  # a loop over an array (range(len(head)) inside)
+        if i % 3 == 0:  # a masked if with an op inside
             acc += v * Wave.reduceSum(np.int64(1))
     out[i] = acc + range + len + bool + Wave.prefixSum(np.int64(1))
 
@@ -391,8 +400,9 @@ def test_locals_named_range_len_bool_compile_for_cuda():
 
 # -- twenty-first session: real numba.cuda code (NVIDIA's Ising example, the DLI course) --
 
+
 def k_unpacked_shape(a, out):
-    n, m = a.shape                          # a tuple target in the region that reads it
+    n, m = a.shape  # a tuple target in the region that reads it
     tid = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     i = tid // m
     j = tid % m
@@ -421,13 +431,13 @@ def k_chained_add(a, b, out):
 
 def k_chained_store_unguarded(a, out):
     x, y = cuda.grid(2)
-    out[y][x] = a[y, x % 6]                 # <- chained store
+    out[y][x] = a[y, x % 6]  # <- chained store
 
 
 def k_chained_load_unguarded(a, out):
     x, y = cuda.grid(2)
     if y < out.shape[0] and x < out.shape[1]:
-        out[y, x] = a[y][x + 1]             # <- chained load
+        out[y, x] = a[y][x + 1]  # <- chained load
 
 
 @pytest.mark.slow
@@ -440,20 +450,20 @@ def test_chained_indexing_is_checked_like_a_tuple_index(target, debug):
     out = np.full((8, 6), np.nan)
     _launch(k_chained_add, target, debug, (1, 1), (8, 8), a, b, out)
     shifted = a.copy()
-    shifted[:, 0] = a[:, -1]                                # a[y][1:][x - 1], x = 0: a[y][-1]
+    shifted[:, 0] = a[:, -1]  # a[y][1:][x - 1], x = 0: a[y][-1]
     want = a + b[1] + shifted + a[:, -1:]
     np.testing.assert_array_equal(out, want)
-    for fn, marker in ((k_chained_store_unguarded, "<- chained store"),
-                       (k_chained_load_unguarded, "<- chained load")):
+    for fn, marker in ((k_chained_store_unguarded, "<- chained store"), (k_chained_load_unguarded, "<- chained load")):
         buf = np.full((8, 8), -7.0)
         with pytest.raises(IndexError) as e:
             _launch(fn, target, debug, (1, 1), (8, 8), a, buf[:, :6])
-        assert (buf[:, 6:] == -7.0).all()                   # nothing written past a row
+        assert (buf[:, 6:] == -7.0).all()  # nothing written past a row
         if target == "cpu":
-            line = next(n for n, t in enumerate(open(__file__).read().splitlines(), 1) if marker in t
-                        and "marker" not in t)
+            line = next(
+                n for n, t in enumerate(open(__file__).read().splitlines(), 1) if marker in t and "marker" not in t
+            )
             assert f"line {line}" in str(e.value)
-            if debug:                                       # every check raises at once
+            if debug:  # every check raises at once
                 assert "index 6 on axis 0 of an array of size 6" in str(e.value), str(e.value)
 
 
@@ -465,7 +475,7 @@ def k_local_array_twice(x, out):
             tmp[i] = x[i] * np.uint32(2)
         out[0] = tmp[0] + tmp[3]
     if tid < 4:
-        tmp = cuda.local.array(4, dtype=np.uint32)        # the same name, shape and dtype
+        tmp = cuda.local.array(4, dtype=np.uint32)  # the same name, shape and dtype
         for i in range(4):
             tmp[i] = x[i] + np.uint32(tid)
         out[tid + 1] = tmp[tid] + Wave.reduceSum(np.uint32(1))

@@ -16,8 +16,8 @@ def add_declared(x, s):
 
 def test_a_declared_int_is_range_checked_on_every_call(rng):
     x = rng.integers(-100, 100, 40).astype(np.int32)
-    big = np.int64(2 ** 32 + 7)
-    for _ in range(2):                  # before and after a call that fits
+    big = np.int64(2**32 + 7)
+    for _ in range(2):  # before and after a call that fits
         with pytest.raises(NumquadTypeError, match="which int32 cannot hold"):
             add_declared(x, big)
         np.testing.assert_array_equal(add_declared(x, np.int64(5)), x + 5)
@@ -48,12 +48,12 @@ def k_defaults(x, xi, out1, out2):
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_an_omitted_default_is_typed_as_numba_types_the_constant(target, rng):
-    x = np.concatenate([[1.0, 2.0 ** 24], rng.uniform(-5, 5, 30)]).astype(np.float32)
+    x = np.concatenate([[1.0, 2.0**24], rng.uniform(-5, 5, 30)]).astype(np.float32)
     xi = rng.integers(-100, 100, 32).astype(np.int8)
     got1 = getattr(scale, target)(x)
     got2 = getattr(shift, target)(xi)
     assert got1.dtype == np.float64 and got2.dtype == np.int64
-    np.testing.assert_array_equal(got1, x.astype(np.float64) + 0.1)     # 16777216.1, not float32's
+    np.testing.assert_array_equal(got1, x.astype(np.float64) + 0.1)  # 16777216.1, not float32's
     np.testing.assert_array_equal(got2, xi.astype(np.int64) + 300)
     # as the kernel's call of the same functions
     o1, o2 = np.full(32, np.nan), np.full(32, -1, np.int64)
@@ -81,15 +81,18 @@ def int_or_count(x):
 
 @pytest.mark.parametrize("data", ["positive", "negative", "mixed"])
 def test_the_python_target_gives_the_function_s_result_dtype(data, rng):
-    x = {"positive": rng.integers(101, 500, 40), "negative": rng.integers(-500, 1, 40),
-         "mixed": rng.integers(-500, 500, 40)}[data]
+    x = {
+        "positive": rng.integers(101, 500, 40),
+        "negative": rng.integers(-500, 1, 40),
+        "mixed": rng.integers(-500, 500, 40),
+    }[data]
     for f, want in ((unify_returns, np.int16), (int_or_count, np.int64)):
         cpu, py = f.cpu(x), f.python(x)
         assert cpu.dtype == py.dtype == want, (f.__name__, cpu.dtype, py.dtype)
         np.testing.assert_array_equal(cpu, py)
     np.testing.assert_array_equal(unify_returns.python(x), np.where(x > 0, 200, -1))
     out = np.full(40, -9, np.int64)
-    int_or_count.python(x, out=out)             # was refused where every lane took one side
+    int_or_count.python(x, out=out)  # was refused where every lane took one side
     np.testing.assert_array_equal(out, int_or_count.cpu(x))
 
 

@@ -67,8 +67,8 @@ def test_python_ints_alone_are_int64_as_numpy_reads_them(rng):
 def k_hist_alias(h, g, out):
     i = xpu.grid(1)
     if i < out.size:
-        xpu.atomic.add(h, i, 1)         # only thread i touches element i
-        out[i] = g[i]                   # ... and reads it back through the other mapping
+        xpu.atomic.add(h, i, 1)  # only thread i touches element i
+        out[i] = g[i]  # ... and reads it back through the other mapping
 
 
 @pytest.mark.slow
@@ -102,7 +102,7 @@ def test_a_numba_library_error_in_a_kernel_names_the_kernel():
     notes = "\n".join(getattr(e.value, "__notes__", []))
     assert f'File "{__file__}", line {k_reshape.firstlineno}, in k_reshape' in notes
     out = np.full(20, np.nan)
-    k_reshape.cpu[1, 32](m, out)                # a C-contiguous array reshapes
+    k_reshape.cpu[1, 32](m, out)  # a C-contiguous array reshapes
     np.testing.assert_array_equal(out, m.reshape(20))
 
 
@@ -166,6 +166,7 @@ def test_cache_hint_loads_and_stores_are_bounds_checked(rng, debug):
     # they were plain helper calls past the bounds checks: a read past the array gave
     # garbage, a write past it corrupted the heap (glibc aborted the interpreter)
     from numquad.errors import NumquadIndexError
+
     load = xpu.jit(debug=debug)(k_hint_load.py_func)
     store = xpu.jit(debug=debug)(k_hint_store.py_func)
     x = rng.random(8)
@@ -180,4 +181,4 @@ def test_cache_hint_loads_and_stores_are_bounds_checked(rng, debug):
     big = np.full(16, -7.0)
     with pytest.raises(NumquadIndexError, match="out of bounds"):
         store.cpu[1, 32](big[:8], x, 5)
-    np.testing.assert_array_equal(big[8:], -7.0)        # nothing past the view was written
+    np.testing.assert_array_equal(big[8:], -7.0)  # nothing past the view was written

@@ -65,7 +65,7 @@ def test_a_lane_function_that_writes_runs_only_in_the_lanes_that_evaluate_it(tar
     k = {"and": k_and, "or": k_or, "ifexp": k_ifexp}[kernel]
     out = np.full((2, n), -99, np.int64)
     getattr(k, target)[3, 32](x, out)
-    taken = x > 3                       # the lanes that call lf_bump
+    taken = x > 3  # the lanes that call lf_bump
     ranks = _ranks(taken)
     np.testing.assert_array_equal(out[1], np.where(taken, 107, 7))
     if kernel == "ifexp":
@@ -140,11 +140,12 @@ def test_an_augmented_assignment_whose_right_side_writes_its_target_is_refused(f
     line = fn.__code__.co_firstlineno + 2
     assert f'File "{__file__}", line {line}' in str(e.value)
     assert "runs before the rest of its statement" in str(e.value)
-    np.testing.assert_array_equal(a, 7)            # nothing ran
+    np.testing.assert_array_equal(a, 7)  # nothing ran
 
 
-@pytest.mark.parametrize("fn", [_and_atomic_in_op, _ifexp_atomic_in_op, _chain_atomic_in_op,
-                                _aug_and_atomic, _ifexp_reads_what_it_writes])
+@pytest.mark.parametrize(
+    "fn", [_and_atomic_in_op, _ifexp_atomic_in_op, _chain_atomic_in_op, _aug_and_atomic, _ifexp_reads_what_it_writes]
+)
 def test_a_masked_op_whose_argument_writes_what_the_statement_reads_is_refused(fn):
     """An atomic in an op's argument on a side only some lanes evaluate, in a
     statement that also loads: it cannot be split into statements in Python's
@@ -165,6 +166,7 @@ def test_the_lowered_form_compiles_for_cuda():
     """The same rewrite feeds the CUDA target (numquad/_desugar.py): the PTX of the
     ``and`` kernel holds the scan's shuffles under a branch, with no local memory."""
     from numba import types
+
     ptx = k_and.inspect_ptx((types.int64[::1], types.int64[:, ::1]), cc=(9, 0))
     assert "shfl.sync" in ptx and ".local" not in ptx
 
@@ -197,8 +199,15 @@ def _range_reads_what_its_op_writes(a, out):
         out[i] += j
 
 
-@pytest.mark.parametrize("fn", [_if_test_reads_what_its_op_writes, _return_reads_what_its_op_writes,
-                                _while_test_reads_what_its_op_writes, _range_reads_what_its_op_writes])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        _if_test_reads_what_its_op_writes,
+        _return_reads_what_its_op_writes,
+        _while_test_reads_what_its_op_writes,
+        _range_reads_what_its_op_writes,
+    ],
+)
 def test_a_test_a_return_or_a_range_that_reads_what_its_op_writes_is_refused(fn):
     """The op (and the writing call in its argument) ran before the load to its left
     in an ``if``/``while`` test, a ``range(...)`` and a ``return``: ``if a[i] >
@@ -220,11 +229,12 @@ def test_the_python_target_keeps_pythons_order_in_an_if_test():
     a = np.full(32, 7, np.int64)
     out = np.full(32, -1, np.int64)
     k.python[1, 32](a, out)
-    np.testing.assert_array_equal(out, -1)              # 7 > 32 - 25 is false
+    np.testing.assert_array_equal(out, -1)  # 7 > 32 - 25 is false
     np.testing.assert_array_equal(a, 17)
 
 
 # -- a second probe (the same session): targets, arguments, keywords, wrappers --------
+
 
 @xpu.jit
 def lf_w(a, i):
@@ -233,7 +243,7 @@ def lf_w(a, i):
 
 
 @xpu.jit
-def wrapper(a, i):              # no op of its own: it calls a lane function
+def wrapper(a, i):  # no op of its own: it calls a lane function
     return lf_w(a, i)
 
 
@@ -325,16 +335,19 @@ def test_a_lane_function_after_another_that_loads_runs(target, rng):
     np.testing.assert_array_equal(a, a0 + 10)
 
 
-@pytest.mark.parametrize("fn, words", [
-    (_nested_op_after_a_load, "runs before the rest of its statement"),
-    (_tuple_target, "several targets"),
-    (_chained_targets, "several targets"),
-    (_lane_function_argument_order, "runs before the rest of its statement"),
-    (_atomic_in_first_argument, "runs before the rest of its statement"),
-    (_wrapper_after_a_load, "runs before the rest of its statement"),
-    (_function_passed_after_a_load, "runs before the rest of its statement"),
-    (_wrapper_in_and, "cannot be masked there"),
-])
+@pytest.mark.parametrize(
+    "fn, words",
+    [
+        (_nested_op_after_a_load, "runs before the rest of its statement"),
+        (_tuple_target, "several targets"),
+        (_chained_targets, "several targets"),
+        (_lane_function_argument_order, "runs before the rest of its statement"),
+        (_atomic_in_first_argument, "runs before the rest of its statement"),
+        (_wrapper_after_a_load, "runs before the rest of its statement"),
+        (_function_passed_after_a_load, "runs before the rest of its statement"),
+        (_wrapper_in_and, "cannot be masked there"),
+    ],
+)
 def test_what_would_run_out_of_pythons_order_is_refused(fn, words, rng):
     """Each gave other bits than Python's order on the CPU target (the python target
     agreed with a lane-by-lane model): a target's op evaluated before the targets to
@@ -429,10 +442,11 @@ def test_an_assert_of_a_cross_lane_op(target, rng):
 
 # -- a third probe (the same session): views whose index reads memory, writers by alias --
 
+
 @xpu.jit
 def _k_view_then_index_changes(out, idx):
     i = xpu.grid(1)
-    row = out[idx[i], :]            # Python fixes the row here
+    row = out[idx[i], :]  # Python fixes the row here
     idx[i] += 1
     row[0] = Wave.prefixSum(1)
 
@@ -459,7 +473,7 @@ def test_a_views_index_that_reads_memory_is_evaluated_once(target, rng):
     want[i0, 0] = np.arange(32)
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(idx, i0 + 1)
-    cnt = rng.permutation(60)[:32]              # distinct rows: one lane each
+    cnt = rng.permutation(60)[:32]  # distinct rows: one lane each
     c0 = cnt.copy()
     out = np.full((64, 2), -1, np.int64)
     getattr(_k_view_of_an_atomic, target)[1, 32](out, cnt)
@@ -503,11 +517,13 @@ def _reads_then(dev):
     def k(a, out):
         i = xpu.grid(1)
         out[i] = a[i] + Wave.reduceSum(dev(a, i))
+
     return k
 
 
-@pytest.mark.parametrize("dev", [_dev_alias, _dev_namespace, _dev_xpu_namespace, _dev_setitem],
-                         ids=lambda d: d.__name__)
+@pytest.mark.parametrize(
+    "dev", [_dev_alias, _dev_namespace, _dev_xpu_namespace, _dev_setitem], ids=lambda d: d.__name__
+)
 def test_a_write_through_an_alias_is_seen_by_the_order_check(dev):
     """``aadd = cuda.atomic.add``, ``A = cuda.atomic``, ``xat = xpu.atomic``,
     ``operator.setitem``: a device function that writes so was taken for one that
@@ -524,7 +540,7 @@ def test_a_write_through_an_alias_is_seen_by_the_order_check(dev):
 
 def _shfl_of_a_writer_after_a_load(a, out):
     i = cuda.grid(1)
-    out[i] = a[i] * 0 + cuda.shfl_sync(0xffffffff, bump(a, i), 0)
+    out[i] = a[i] * 0 + cuda.shfl_sync(0xFFFFFFFF, bump(a, i), 0)
 
 
 def test_the_order_refusal_of_a_numba_cuda_spelling_shows_the_users_words():
@@ -534,13 +550,15 @@ def test_the_order_refusal_of_a_numba_cuda_spelling_shows_the_users_words():
         k.cpu[1, 32](np.arange(32), np.zeros(32, np.int64))
     msg = str(e.value)
     assert "_nq_" not in msg, msg
-    assert "cuda.shfl_sync(0xffffffff, bump(a, i), 0)" in msg and "runs before the rest" in msg
+    assert "cuda.shfl_sync(0xFFFFFFFF, bump(a, i), 0)" in msg and "runs before the rest" in msg
 
 
 def _shfl_min_selector(x, out):
     t = cuda.threadIdx.x
-    out[t] = cuda.shfl_sync(0xFFFFFFFF, x[t], min(x[(t + 1) % 32], 3)) + \
-        cuda.shfl_xor_sync(0xFFFFFFFF, max(x[t], 7), 1) * 100
+    out[t] = (
+        cuda.shfl_sync(0xFFFFFFFF, x[t], min(x[(t + 1) % 32], 3))
+        + cuda.shfl_xor_sync(0xFFFFFFFF, max(x[t], 7), 1) * 100
+    )
 
 
 def _shfl_round_value(y, out):
@@ -559,7 +577,7 @@ def test_min_max_and_round_in_a_warp_function_are_not_writes(target, rng):
     out = np.full(32, -1, np.int64)
     getattr(xpu.jit(_shfl_min_selector), target)[1, 32](x, out)
     lanes = np.arange(32)
-    sel = np.minimum(x[(lanes + 1) % 32], 3) % 32          # shfl_sync's lane: the low 5 bits
+    sel = np.minimum(x[(lanes + 1) % 32], 3) % 32  # shfl_sync's lane: the low 5 bits
     want = x[sel] + np.maximum(x, 7)[lanes ^ 1] * 100
     np.testing.assert_array_equal(out, want)
     y = rng.uniform(-10, 10, 32)

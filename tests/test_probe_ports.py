@@ -19,6 +19,7 @@ from numquad import NumquadCompileError, xpu
 def k_closure_keywords(out):
     def inner(a, d1=100, d2=200):
         return a + d1 + d2
+
     out[0] = inner(1, d2=7)
 
 
@@ -28,7 +29,7 @@ def test_a_nested_function_called_with_keywords_is_refused_on_every_target():
     with pytest.raises(NumquadCompileError) as e:
         k_closure_keywords.cpu[1, 1](np.zeros(1, np.int64))
     assert "keyword argument(s) d2" in str(e.value) and "Numba issue #5000" in str(e.value)
-    assert f"line {k_closure_keywords.firstlineno + 4}" in str(e.value)
+    assert f"line {k_closure_keywords.firstlineno + 5}" in str(e.value)
     with pytest.raises(NumquadCompileError, match="keyword argument"):
         k_closure_keywords.inspect_ptx("void(int64[:])", cc=(9, 0))
 

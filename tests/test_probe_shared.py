@@ -17,12 +17,12 @@ from numquad import xpu
 @xpu.jit
 def k_votes(a, shf, eq, al, mall, bal):
     i = cuda.grid(1)
-    shf[i] = cuda.shfl_sync(0xffffffff, cuda.atomic.add(a, 0, 1), 0)
-    eq[i] = cuda.eq_sync(0xffffffff, cuda.atomic.add(a, 1, 1) >= 0)
-    al[i] = cuda.all_sync(0xffffffff, cuda.atomic.add(a, 2, 1) >= 0)
-    m, e = cuda.match_all_sync(0xffffffff, cuda.atomic.add(a, 3, 1) * 0)
+    shf[i] = cuda.shfl_sync(0xFFFFFFFF, cuda.atomic.add(a, 0, 1), 0)
+    eq[i] = cuda.eq_sync(0xFFFFFFFF, cuda.atomic.add(a, 1, 1) >= 0)
+    al[i] = cuda.all_sync(0xFFFFFFFF, cuda.atomic.add(a, 2, 1) >= 0)
+    m, e = cuda.match_all_sync(0xFFFFFFFF, cuda.atomic.add(a, 3, 1) * 0)
     mall[i] = m + 10 * e
-    bal[i] = cuda.ballot_sync(0xffffffff, cuda.atomic.add(a, 4, 1) % 2 == 0)
+    bal[i] = cuda.ballot_sync(0xFFFFFFFF, cuda.atomic.add(a, 4, 1) % 2 == 0)
 
 
 @pytest.mark.slow
@@ -40,9 +40,9 @@ def test_a_warp_function_evaluates_its_arguments_once(target, rng):
     assert len(set(shf[:32])) == 1 and len(set(shf[32:])) == 1 and shf[0] != shf[32]
     np.testing.assert_array_equal(eq, 1)
     np.testing.assert_array_equal(al, 1)
-    np.testing.assert_array_equal(mall, -1 + 10)           # int32(0xffffffff), True
+    np.testing.assert_array_equal(mall, -1 + 10)  # int32(0xffffffff), True
     # ballot of the parity of the old values: 16 of each 32 distinct consecutive values
-    assert all(bin(int(b) & 0xffffffff).count("1") == 16 for b in bal)
+    assert all(bin(int(b) & 0xFFFFFFFF).count("1") == 16 for b in bal)
 
 
 @pytest.mark.parametrize("target", ["cpu", "python"])
@@ -52,7 +52,7 @@ def test_a_shuffle_of_a_complex_value_names_shfl_sync(target):
     @xpu.jit
     def k(a, out):
         i = cuda.grid(1)
-        out[i] = cuda.shfl_sync(0xffffffff, a[i], 0)
+        out[i] = cuda.shfl_sync(0xFFFFFFFF, a[i], 0)
 
     a = np.zeros(32, np.complex64)
     with pytest.raises((NumquadTypeError, NumquadCompileError)) as e:
@@ -92,7 +92,7 @@ def test_dynamic_shared_memory_of_a_record_dtype_compiles_for_cuda():
 @xpu.jit
 def k_views(inp, out):
     raw = cuda.shared.array(0, np.uint8)
-    f = raw.view(np.float32)                # the same view in every lane
+    f = raw.view(np.float32)  # the same view in every lane
     g = raw[32:64].view(np.int32)
     t = cuda.threadIdx.x
     if t < 8:
@@ -119,7 +119,7 @@ def test_a_view_of_a_shared_array_lives_across_a_barrier(target, rng):
 
 @xpu.jit
 def k_static_and_dynamic(out):
-    s = cuda.shared.array(5000, np.float64)         # 40,000 bytes
+    s = cuda.shared.array(5000, np.float64)  # 40,000 bytes
     d = cuda.shared.array(0, np.uint8)
     t = cuda.threadIdx.x
     s[t] = t
@@ -130,10 +130,11 @@ def k_static_and_dynamic(out):
 @pytest.mark.parametrize("target", ["cpu", "python"])
 def test_static_and_dynamic_shared_memory_over_48_kib_is_a_launch_error(target):
     from numquad import NumquadLaunchError
+
     out = np.full(32, np.nan)
     with pytest.raises(NumquadLaunchError, match="49152 per block in all"):
         getattr(k_static_and_dynamic, target)[1, 32, 0, 20000](out)
-    getattr(k_static_and_dynamic, target)[1, 32, 0, 9152](out)       # 49,152 in all
+    getattr(k_static_and_dynamic, target)[1, 32, 0, 9152](out)  # 49,152 in all
     np.testing.assert_array_equal(out, np.arange(32) + 9152)
 
 

@@ -17,14 +17,14 @@ import numpy as np
 # ---------------------------------------------------------------------------
 
 _CFG = "K = {k}\nJ = {j}\n"
-_DEEP = '''
+_DEEP = """
 import numba
 
 @numba.njit
 def g(x):
     return x * {d}
-'''
-_HELPERS = '''
+"""
+_HELPERS = """
 import numba
 import cfg
 import deep
@@ -37,8 +37,8 @@ def lane(x):
 @numba.njit
 def plain(x):
     return deep.g(x) + 1.0      # an njit function calling another module's function
-'''
-_MAIN = '''
+"""
+_MAIN = """
 import json
 import numpy as np
 import cfg
@@ -56,7 +56,7 @@ dst = np.full(96, np.nan)
 kern[3, 32](src, dst)
 hits = sum(sum(c.block._cache_hits.values()) for c in kern._target("cpu")._cache.values())
 print(json.dumps({"hits": hits, "src": src.tolist(), "dst": dst.tolist()}))
-'''
+"""
 
 
 def _cached_run(tmp_path, k, j, d):
@@ -64,11 +64,15 @@ def _cached_run(tmp_path, k, j, d):
     (tmp_path / "deep.py").write_text(_DEEP.format(d=d))
     (tmp_path / "helpers.py").write_text(_HELPERS)
     (tmp_path / "main.py").write_text(_MAIN)
-    env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
-    r = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True,
-                       text=True, env=env, timeout=600)
+    env = dict(
+        os.environ,
+        NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path),
+    )
+    r = subprocess.run(
+        [sys.executable, str(tmp_path / "main.py")], capture_output=True, text=True, env=env, timeout=600
+    )
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout.strip().splitlines()[-1])
     src, dst = np.array(res["src"]), np.array(res["dst"])
@@ -83,13 +87,13 @@ def test_a_changed_module_attribute_is_a_new_cache_entry(tmp_path):
     # `cfg.K = 3` became `cfg.K = 5` (or a callee's module changed) the second
     # process loaded the first one's machine code and returned the old values
     assert _cached_run(tmp_path, 3, 2, 7) == 0
-    assert _cached_run(tmp_path, 3, 2, 7) == 1          # unchanged: loaded from disk
-    assert _cached_run(tmp_path, 5, 2, 7) == 0          # the kernel's cfg.K
-    assert _cached_run(tmp_path, 5, 4, 7) == 0          # a lane function's cfg.J
-    assert _cached_run(tmp_path, 5, 4, 11) == 0         # deep.g called from an njit function
+    assert _cached_run(tmp_path, 3, 2, 7) == 1  # unchanged: loaded from disk
+    assert _cached_run(tmp_path, 5, 2, 7) == 0  # the kernel's cfg.K
+    assert _cached_run(tmp_path, 5, 4, 7) == 0  # a lane function's cfg.J
+    assert _cached_run(tmp_path, 5, 4, 11) == 0  # deep.g called from an njit function
 
 
-_SIG_HELPERS = '''
+_SIG_HELPERS = """
 import numquad
 from numba import cuda
 
@@ -99,8 +103,8 @@ SIG = "{sig}"
 @cuda.jit(SIG, device=True)
 def h(x):
     return x * 2.75
-'''
-_SIG_MAIN = '''
+"""
+_SIG_MAIN = """
 import json
 import numpy as np
 import numquad
@@ -117,7 +121,7 @@ def kern(a):
 a = np.arange(64, dtype=np.float64)
 kern[2, 32](a)
 print(json.dumps(a.tolist()))
-'''
+"""
 
 
 @pytest.mark.slow
@@ -126,16 +130,19 @@ def test_a_device_functions_declared_signature_is_in_the_cache_key(tmp_path):
     # after SIG went from "float64(float64)" to "int64(int64)" the second process
     # loaded the float64 machine code (the key held the function's source, which
     # names SIG but not its value)
-    env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    env = dict(
+        os.environ,
+        NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path),
+    )
     k = np.arange(64.0)
-    for sig, expect in (("float64(float64)", (k + 0.5) * 2.75),
-                        ("int64(int64)", np.trunc(k * 2.75))):
+    for sig, expect in (("float64(float64)", (k + 0.5) * 2.75), ("int64(int64)", np.trunc(k * 2.75))):
         (tmp_path / "helpers.py").write_text(_SIG_HELPERS.format(sig=sig))
         (tmp_path / "main.py").write_text(_SIG_MAIN)
-        r = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True,
-                           text=True, env=env, timeout=600)
+        r = subprocess.run(
+            [sys.executable, str(tmp_path / "main.py")], capture_output=True, text=True, env=env, timeout=600
+        )
         assert r.returncode == 0, r.stderr
         np.testing.assert_array_equal(np.array(json.loads(r.stdout.strip().splitlines()[-1])), expect)
 
@@ -143,26 +150,28 @@ def test_a_device_functions_declared_signature_is_in_the_cache_key(tmp_path):
 def test_module_fingerprints_read_the_attributes_the_code_reads():
     import types
     from numquad.cpu import diskcache
+
     m = types.ModuleType("user_cfg")
     m.TPB, m.sub = 3, types.ModuleType("user_cfg.sub")
     m.sub.N = 1
-    ns = {"cfg": m, "np": np, "__name__": __name__}      # (a module Numba can import again)
+    ns = {"cfg": m, "np": np, "__name__": __name__}  # (a module Numba can import again)
 
     def key(src):
         return diskcache.block_key(src, ns, (), False, False, False)
+
     k1, s1 = key("x = cfg.TPB + np.float32(1)"), key("x = cfg.sub.N")
     m.TPB, m.sub.N = 5, 2
     assert None not in (k1, s1)
     assert key("x = cfg.TPB + np.float32(1)") != k1 and key("x = cfg.sub.N") != s1
     m.Obj = object()
-    assert key("x = cfg.Obj") is None               # an object: caching off, never stale
+    assert key("x = cfg.Obj") is None  # an object: caching off, never stale
 
 
 # ---------------------------------------------------------------------------
 # a device function reached through a module attribute from a lane function
 # ---------------------------------------------------------------------------
 
-_MODFUNCS = '''
+_MODFUNCS = """
 from numba import cuda
 from numquad import xpu
 
@@ -175,11 +184,12 @@ def triple(x):
 @cuda.jit(device=True)
 def plus_five(x):
     return x + 5
-'''
+"""
 
 
 def _modfuncs(tmp_path, monkeypatch, name):
     import importlib
+
     (tmp_path / f"{name}.py").write_text(_MODFUNCS)
     monkeypatch.syspath_prepend(str(tmp_path))
     return importlib.import_module(name)
@@ -194,6 +204,7 @@ def test_a_lane_function_calls_device_functions_through_a_module(tmp_path, monke
     # itself calling mod.triple worked
     import numba
     from numquad import Wave, xpu
+
     mod = _modfuncs(tmp_path, monkeypatch, "probe_modfuncs_a")
 
     @xpu.jit
@@ -215,7 +226,7 @@ def test_a_lane_function_calls_device_functions_through_a_module(tmp_path, monke
     out[:] = -7
     kern.python[4, 32](a, out)
     np.testing.assert_array_equal(out, expect + np.arange(100) % 32)
-    ptx = kern.inspect_ptx((numba.int64[::1], numba.int64[::1]))   # no GPU needed
+    ptx = kern.inspect_ptx((numba.int64[::1], numba.int64[::1]))  # no GPU needed
     assert ".entry" in ptx
 
 
@@ -223,6 +234,7 @@ def test_a_kernel_calls_an_xpu_function_through_a_module_on_cuda(tmp_path, monke
     # the CUDA target typed `mod.triple` (an @xpu.jit function) as an unknown attribute
     import numba
     from numquad import xpu
+
     mod = _modfuncs(tmp_path, monkeypatch, "probe_modfuncs_b")
 
     @xpu.jit
@@ -236,6 +248,7 @@ def test_a_kernel_calls_an_xpu_function_through_a_module_on_cuda(tmp_path, monke
 # ---------------------------------------------------------------------------
 # lane functions with cross-lane ops called with defaults and keywords
 # ---------------------------------------------------------------------------
+
 
 def _exclusive_scan(a):
     return np.concatenate([np.concatenate([[0], np.cumsum(w)[:-1]]) for w in a.reshape(-1, 32)])
@@ -275,6 +288,7 @@ def test_an_inlined_lane_function_takes_defaults_and_keywords():
     def bad(a):
         i = xpu.grid(1)
         a[i] = h(a[i], q=3)
+
     with pytest.raises(NumquadCompileError, match=r"h\(\) got an unexpected keyword argument 'q'"):
         bad[1, 32](a)
 
@@ -283,7 +297,7 @@ def test_an_inlined_lane_function_takes_defaults_and_keywords():
 # a huge launch stops at Ctrl-C
 # ---------------------------------------------------------------------------
 
-_HUGE = '''
+_HUGE = """
 import os, signal, sys, threading, time
 import numpy as np
 from numquad import xpu, Wave
@@ -305,7 +319,7 @@ try:
     print("FINISHED")
 except KeyboardInterrupt:
     print("INTERRUPTED", time.time() - t0)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -315,24 +329,24 @@ def test_a_huge_launch_stops_at_ctrl_c(tmp_path):
     # to the end, so the process never exited; with one worker (NUMBA_NUM_THREADS=1)
     # the launch was one native call and Ctrl-C did nothing at all
     import pytest
+
     path = tmp_path / "huge.py"
     path.write_text(_HUGE)
     for threads in ("2", "1"):
-        env = dict(os.environ, NUMBA_NUM_THREADS=threads,
-                   PYTHONPATH=os.pathsep.join(sys.path))
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads, PYTHONPATH=os.pathsep.join(sys.path))
         try:
-            r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                               env=env, timeout=120)
+            r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=120)
         except subprocess.TimeoutExpired:
             pytest.fail(f"the interrupted launch did not end (NUMBA_NUM_THREADS={threads})")
         assert r.returncode == 0, r.stderr
         assert "INTERRUPTED" in r.stdout, r.stdout
-        assert float(r.stdout.split()[-1]) < 60          # the signal came at 2 s
+        assert float(r.stdout.split()[-1]) < 60  # the signal came at 2 s
 
 
 # ---------------------------------------------------------------------------
 # a Python int kernel argument outside int64/uint64
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_a_python_int_no_64_bit_integer_holds_is_refused_on_every_target():
@@ -350,14 +364,17 @@ def test_a_python_int_no_64_bit_integer_holds_is_refused_on_every_target():
             a[i] = s
 
     for target in (k.cpu, k.python):
-        for bad in (2**64, -2**63 - 1, 10**30):
+        for bad in (2**64, -(2**63) - 1, 10**30):
             a = np.full(4, 7, np.uint64)
-            with pytest.raises(NumquadTypeError, match=r"argument 1 \(s\) of k is the Python int "
-                               rf"{bad}, which fits neither int64 nor uint64") as e:
+            with pytest.raises(
+                NumquadTypeError,
+                match=r"argument 1 \(s\) of k is the Python int "
+                rf"{bad}, which fits neither int64 nor uint64",
+            ) as e:
                 target[1, 32](a, bad)
             assert __file__ in str(e.value)
             assert (a == 7).all()
-        for good, dt in ((2**64 - 1, np.uint64), (-2**63, np.int64), (2**63, np.uint64)):
+        for good, dt in ((2**64 - 1, np.uint64), (-(2**63), np.int64), (2**63, np.uint64)):
             a = np.zeros(4, dt)
             target[1, 32](a, good)
             assert a.tolist() == [good] * 4
@@ -366,6 +383,7 @@ def test_a_python_int_no_64_bit_integer_holds_is_refused_on_every_target():
 # ---------------------------------------------------------------------------
 # compile errors: one line at the user's line, on every compiled target
 # ---------------------------------------------------------------------------
+
 
 def test_a_cuda_typing_error_is_one_line_at_the_users_file():
     # found by a probe: the CPU target reported `a[i].nosuch` in one line, the CUDA
@@ -386,11 +404,9 @@ def test_a_cuda_typing_error_is_one_line_at_the_users_file():
         i = xpu.grid(1)
         a[i] = "x" + 1
 
-    for k, what in ((kern, "Unknown attribute 'nosuch' of type float64"),
-                    (kern2, "No implementation of function")):
+    for k, what in ((kern, "Unknown attribute 'nosuch' of type float64"), (kern2, "No implementation of function")):
         line = k.py_func.__code__.co_firstlineno + 3
-        for run in (lambda k=k: k.inspect_ptx((numba.float64[::1],)),
-                    lambda k=k: k.cpu[1, 32](np.zeros(32))):
+        for run in (lambda k=k: k.inspect_ptx((numba.float64[::1],)), lambda k=k: k.cpu[1, 32](np.zeros(32))):
             with pytest.raises(NumquadTypeError) as e:
                 run()
             text = str(e.value)
@@ -423,9 +439,11 @@ def test_a_with_statement_is_a_compile_error_at_its_line():
     pattern = r"line {}: The 'with \(context manager\) as \(variable\):' construct is not supported \(in {}\)$"
     kline = kern.py_func.__code__.co_firstlineno + 3
     lline = lane.py_func.__code__.co_firstlineno + 2
-    for run, line, name in ((lambda: kern.cpu[1, 32](np.zeros(32)), kline, "kern"),
-                            (lambda: kern.inspect_ptx((numba.float64[::1],)), kline, "kern"),
-                            (lambda: lane(np.zeros(32)), lline, "lane")):
+    for run, line, name in (
+        (lambda: kern.cpu[1, 32](np.zeros(32)), kline, "kern"),
+        (lambda: kern.inspect_ptx((numba.float64[::1],)), kline, "kern"),
+        (lambda: lane(np.zeros(32)), lline, "lane"),
+    ):
         with pytest.raises(NumquadCompileError, match=pattern.format(line, name)) as e:
             run()
         assert __file__ in str(e.value)
@@ -434,6 +452,7 @@ def test_a_with_statement_is_a_compile_error_at_its_line():
 # ---------------------------------------------------------------------------
 # the launch's dynamic shared memory size is checked on every CPU launch
 # ---------------------------------------------------------------------------
+
 
 def test_a_bad_dynamic_shared_memory_size_is_refused_by_kernels_that_do_not_use_it():
     # found by a probe: k[2, 32, 0, -1], k[2, 32, 0, 1.5] and k[2, 32, 0, 2**40] ran
@@ -450,9 +469,11 @@ def test_a_bad_dynamic_shared_memory_size_is_refused_by_kernels_that_do_not_use_
             a[i] = i
 
     for target in (k.cpu, k.python):
-        for bad, exc, what in ((-1, NumquadTypeError, "must be an int >= 0; got -1"),
-                               (1.5, NumquadTypeError, "must be an int >= 0; got 1.5"),
-                               (2**40, NumquadLaunchError, "1099511627776 bytes of dynamic shared")):
+        for bad, exc, what in (
+            (-1, NumquadTypeError, "must be an int >= 0; got -1"),
+            (1.5, NumquadTypeError, "must be an int >= 0; got 1.5"),
+            (2**40, NumquadLaunchError, "1099511627776 bytes of dynamic shared"),
+        ):
             a = np.full(64, -5.0)
             with pytest.raises(exc, match=what) as e:
                 target[2, 32, 0, bad](a)
@@ -481,8 +502,11 @@ def test_try_except_is_a_compile_error_at_its_line_on_cuda():
             a[i] = 0.0
 
     line = kern.py_func.__code__.co_firstlineno + 3
-    with pytest.raises(NumquadCompileError, match=rf"line {line}: try/except is not supported by "
-                                                  rf"numba\.cuda .* \(in kern\)$") as e:
+    with pytest.raises(
+        NumquadCompileError,
+        match=rf"line {line}: try/except is not supported by "
+        rf"numba\.cuda .* \(in kern\)$",
+    ) as e:
         kern.inspect_ptx((numba.float64[::1],))
     assert __file__ in str(e.value)
 
@@ -491,12 +515,13 @@ def test_try_except_is_a_compile_error_at_its_line_on_cuda():
 # a lane function without source (python -c, the interactive interpreter)
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_a_lane_function_without_source_is_not_called_a_kernel():
     # found by a probe: `python -c` with a lane function f(x, y) returning a value:
     # f(x, 1.0) said "f is a kernel: launch it as f[griddim, blockdim](...)", since
     # without source every function was taken for a kernel
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
         import numpy as np
         from numquad import xpu
         @xpu.jit
@@ -511,20 +536,22 @@ def test_a_lane_function_without_source_is_not_called_a_kernel():
                 run()
             except TypeError as e:
                 print(str(e).splitlines()[0])
-    ''')
+    """)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       timeout=300)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "False True"
     for line, name in zip(lines[1:], "fk"):
-        assert line.startswith('File "<string>", line ') and f"in {name}: xpu.jit needs the " \
-            f"function's source" in line and "define it in a .py file" in line, line
+        assert (
+            line.startswith('File "<string>", line ')
+            and f"in {name}: xpu.jit needs the function's source" in line
+            and "define it in a .py file" in line
+        ), line
     assert "is a kernel" not in r.stdout
 
 
-_LANE_CACHED = '''
+_LANE_CACHED = """
 import json, sys
 import numpy as np
 from numquad import xpu, Wave
@@ -543,7 +570,7 @@ hits = sum(sum(c.block._cache_hits.values())
            for key, v in lf._nq_lanecall.items() if key[0] == "_wrappers"
            for c in v[0]._target("cpu")._cache.values())
 print(json.dumps({"hits": hits, "x": x.tolist(), "r": r.tolist()}))
-'''
+"""
 
 
 @pytest.mark.slow
@@ -555,12 +582,10 @@ def test_a_cached_lane_function_called_on_arrays_is_loaded_from_disk(tmp_path):
     # generated wrapper had no module name to rebuild its environment from)
     path = tmp_path / "lane_cached.py"
     path.write_text(_LANE_CACHED)
-    env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, NUMQUAD_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.pathsep.join(sys.path))
     seen = []
     for g in (1.0, 1.0, 3.0):
-        r = subprocess.run([sys.executable, str(path), str(g)], capture_output=True, text=True,
-                           env=env, timeout=600)
+        r = subprocess.run([sys.executable, str(path), str(g)], capture_output=True, text=True, env=env, timeout=600)
         assert r.returncode == 0, r.stderr
         res = json.loads(r.stdout.strip().splitlines()[-1])
         x = np.array(res["x"])
@@ -585,16 +610,19 @@ def test_a_lane_call_error_names_the_calling_line():
 
     x = np.zeros(3, np.float32)
     defined = f.py_func.__code__.co_firstlineno
-    for call in (lambda: f(x, np.array(["a"])),
-                 lambda: f(np.zeros(3), np.zeros(4)),
-                 lambda: f(x, 1.0, out=np.zeros(4)),
-                 lambda: f(x, 1.0, out=np.zeros(3, np.float64)),
-                 lambda: f(np.zeros(3, np.int8), 300)):
+    for call in (
+        lambda: f(x, np.array(["a"])),
+        lambda: f(np.zeros(3), np.zeros(4)),
+        lambda: f(x, 1.0, out=np.zeros(4)),
+        lambda: f(x, 1.0, out=np.zeros(3, np.float64)),
+        lambda: f(np.zeros(3, np.int8), 300),
+    ):
         line = inspect.getsourcelines(call)[1]
         with pytest.raises(NumquadError) as e:
             call()
         assert str(e.value).startswith(
-            f'File "{__file__}", line {line}, in <lambda>: call of f (defined at line {defined}): '), e.value
+            f'File "{__file__}", line {line}, in <lambda>: call of f (defined at line {defined}): '
+        ), e.value
 
 
 def test_an_array_numba_cannot_type_is_named_by_its_dtype():
@@ -611,8 +639,11 @@ def test_an_array_numba_cannot_type_is_named_by_its_dtype():
             b[i] = i
 
     b = np.full(40, -1.0)
-    with pytest.raises(NumquadTypeError, match=r"argument 0 \(a\) of k is an array of dtype \|V8, "
-                                               r"which Numba cannot type") as e:
+    with pytest.raises(
+        NumquadTypeError,
+        match=r"argument 0 \(a\) of k is an array of dtype \|V8, "
+        r"which Numba cannot type",
+    ) as e:
         k[2, 32](np.zeros(40, "V8"), b)
     assert f'File "{__file__}"' in str(e.value) and "has type ndarray" not in str(e.value)
     assert (b == -1.0).all()

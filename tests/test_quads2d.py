@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from numquad import (NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad,
-                     _control, xpu)
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadTypeError, Quad, _control, xpu
 
 GRID, BLOCK = (3, 2), (16, 8)
-H, W = GRID[1] * BLOCK[1], GRID[0] * BLOCK[0]          # 16 x 48 pixels
+H, W = GRID[1] * BLOCK[1], GRID[0] * BLOCK[0]  # 16 x 48 pixels
 
 
 def _pixels(img, out_xy, out_lane, out_quad, out_count):
@@ -41,7 +40,7 @@ def _derivatives(img, dx, dy, cx, cy):
 def _derivatives_diverge(img, on, dx, dy, cx, cy):
     x, y = xpu.quad_grid(2)
     v = img[y, x]
-    if on[y, x] != 0:                                   # lane-dependent
+    if on[y, x] != 0:  # lane-dependent
         dx[y, x] = Quad.ddx(v)
         dy[y, x] = Quad.ddy(v)
         cx[y, x] = Quad.ddxCoarse(v)
@@ -49,8 +48,7 @@ def _derivatives_diverge(img, on, dx, dy, cx, cy):
 
 
 _KERNELS = {
-    mode: {f.__name__: xpu.jit(debug=(mode == "debug"))(f)
-           for f in (_pixels, _derivatives, _derivatives_diverge)}
+    mode: {f.__name__: xpu.jit(debug=(mode == "debug"))(f) for f in (_pixels, _derivatives, _derivatives_diverge)}
     for mode in ("release", "debug")
 }
 _MODES = ["release", "debug"]
@@ -103,12 +101,12 @@ def _expected_diverge(img, on):
     a = _tiles(on != 0)
     poison = np.full(v[0].shape, np.nan, img.dtype)
 
-    def read(src, lane):                                 # lane `lane` reads quad lane `src`
+    def read(src, lane):  # lane `lane` reads quad lane `src`
         return np.where(a[src], v[src], v[lane])
 
     def lanes(hi_lo):
-        return _per_pixel(*[np.where(a[l], read(h, l) - read(lo, l), poison)
-                            for l, (h, lo) in enumerate(hi_lo)])
+        return _per_pixel(*[np.where(a[l], read(h, l) - read(lo, l), poison) for l, (h, lo) in enumerate(hi_lo)])
+
     dx = lanes([(1, 0), (1, 0), (3, 2), (3, 2)])
     dy = lanes([(2, 0), (3, 1), (2, 0), (3, 1)])
     cx = lanes([(1, 0)] * 4)
@@ -119,6 +117,7 @@ def _expected_diverge(img, on):
 # ---------------------------------------------------------------------------
 # quad_grid: every pixel once, 2x2 tiles, the lane layout
 # ---------------------------------------------------------------------------
+
 
 def _check_pixels(target, mode):
     xy = np.full((H, W, 2), -1, np.int64)
@@ -155,6 +154,7 @@ def test_quad_grid_python_target():
 # Derivatives against NumPy, bit for bit
 # ---------------------------------------------------------------------------
 
+
 def _check_derivatives(target, mode, dtype, rng):
     img = _random_image(rng, dtype)
     outs = _poisoned(dtype)
@@ -183,8 +183,7 @@ def _check_diverge(target, mode, dtype, rng):
     on = (rng.random((H, W)) < 0.6).astype(np.int32)
     outs = _poisoned(dtype)
     _launch("_derivatives_diverge", target, mode, img, on, *outs)
-    for name, got, exp in zip(("ddx", "ddy", "ddxCoarse", "ddyCoarse"), outs,
-                              _expected_diverge(img, on)):
+    for name, got, exp in zip(("ddx", "ddy", "ddxCoarse", "ddyCoarse"), outs, _expected_diverge(img, on)):
         np.testing.assert_array_equal(_bits(got), _bits(exp), err_msg=f"Quad.{name} {dtype.__name__}")
 
 
@@ -206,14 +205,14 @@ def test_inactive_partner_reads_own_value():
     """The documented cases: a lane whose row partner is inactive gets v - v = 0;
     with quad lane 0 inactive, coarse ddx gives lane 1 v1 - v1 and lane 2 v1 - v2."""
     img = np.zeros((H, W), np.float32)
-    img[0:2, 0:2] = [[1.0, 3.0], [7.0, 15.0]]             # one tile: v0=1 v1=3 v2=7 v3=15
+    img[0:2, 0:2] = [[1.0, 3.0], [7.0, 15.0]]  # one tile: v0=1 v1=3 v2=7 v3=15
     on = np.ones((H, W), np.int32)
-    on[0, 0] = 0                                         # quad lane 0 of that tile
+    on[0, 0] = 0  # quad lane 0 of that tile
     for target in ("cpu", "python"):
         outs = _poisoned(np.float32)
         _launch("_derivatives_diverge", target, "release", img, on, *outs)
         dx, dy, cx, cy = (o[0:2, 0:2] for o in outs)
-        assert np.isnan(dx[0, 0]) and np.isnan(cx[0, 0])         # inactive: untouched
+        assert np.isnan(dx[0, 0]) and np.isnan(cx[0, 0])  # inactive: untouched
         assert dx[0, 1] == 0.0 and dx[1, 0] == 15.0 - 7.0
         assert dy[1, 0] == 0.0 and dy[1, 1] == 15.0 - 3.0
         assert cx[0, 1] == 0.0 and cx[1, 0] == 3.0 - 7.0 and cx[1, 1] == 3.0 - 15.0
@@ -223,6 +222,7 @@ def test_inactive_partner_reads_own_value():
 # ---------------------------------------------------------------------------
 # Generated code
 # ---------------------------------------------------------------------------
+
 
 @xpu.jit
 def k_ddx(img, out):
@@ -294,6 +294,7 @@ def test_quad_grid_is_lane_varying():
 # ---------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------
+
 
 @xpu.jit
 def k_ddx_int(src, dst):
@@ -376,8 +377,11 @@ def k_quad_grid_via_cuda_device_fn(out):
 def test_odd_block_through_a_numba_cuda_device_function(where):
     """A probe found the launch check blind to a numba.cuda device function: a (3, 3)
     block ran and wrote pixels 0 to 3 times (xpu._reads_builtin follows py_func)."""
-    k = xpu.jit(debug=True)(k_quad_grid_via_cuda_device_fn.py_func) if where == "cpu-debug" \
+    k = (
+        xpu.jit(debug=True)(k_quad_grid_via_cuda_device_fn.py_func)
+        if where == "cpu-debug"
         else k_quad_grid_via_cuda_device_fn
+    )
     out = np.zeros((8, 8), np.int64)
     with pytest.raises(NumquadLaunchError, match=r"quad_grid.*\(3, 3\).*even"):
         getattr(k, "cpu" if where.startswith("cpu") else where)[(2, 2), (3, 3)](out)
@@ -394,6 +398,7 @@ def test_odd_block_through_a_numba_cuda_device_function(where):
 
 def test_a_lane_call_on_arrays_that_reads_quad_grid_is_refused():
     """A lane call runs one row of threads (blockDim.y 1, odd); it gave y = 1 there."""
+
     @xpu.jit
     def with_pixel(v):
         x, y = xpu.quad_grid(2)

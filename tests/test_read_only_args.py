@@ -20,6 +20,7 @@ REC = np.dtype([("x", "f8"), ("v", "f8", (2,))])
 
 def _line(fn, marker):
     import inspect
+
     lines, first = inspect.getsourcelines(fn)
     return first + next(k for k, text in enumerate(lines) if marker in text)
 
@@ -27,25 +28,25 @@ def _line(fn, marker):
 def field_store(out):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        out[i].x = 1.5                      # <- store
+        out[i].x = 1.5  # <- store
 
 
 def item_store(out):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        out[i]["x"] = 1.5                   # <- store
+        out[i]["x"] = 1.5  # <- store
 
 
 def subarray_store(out):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        out[i].v[0] = 2.5                   # <- store
+        out[i].v[0] = 2.5  # <- store
 
 
 def subarray_atomic(out):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        cuda.atomic.add(out[i].v, 1, 1.0)   # <- store
+        cuda.atomic.add(out[i].v, 1, 1.0)  # <- store
 
 
 def alias_store(out):
@@ -53,23 +54,23 @@ def alias_store(out):
     if i < out.shape[0]:
         row = out[i]
         v = row.v
-        v[1] = 3.5                          # <- store
+        v[1] = 3.5  # <- store
 
 
 def record_store(r):
     if cuda.grid(1) == 0:
-        r.x = 3.5                           # <- store
+        r.x = 3.5  # <- store
 
 
 def flat_store(out):
     i = cuda.grid(1)
     if i < out.size:
-        out.flat[i] = 4.5                   # <- store
+        out.flat[i] = 4.5  # <- store
 
 
 def fill_store(out):
     if cuda.grid(1) == 0:
-        out.fill(6.5)                       # <- store
+        out.fill(6.5)  # <- store
 
 
 @cuda.jit(device=True)
@@ -85,13 +86,13 @@ def _set_flat(a, i):
 def device_field_store(out):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _set_x(out[i], 1.5)                 # <- store
+        _set_x(out[i], 1.5)  # <- store
 
 
 def device_flat_store(out):
     i = cuda.grid(1)
     if i < out.size:
-        _set_flat(out, i)                   # <- store
+        _set_flat(out, i)  # <- store
 
 
 def _read_only(a):
@@ -116,8 +117,7 @@ CASES = [
 def test_a_store_into_a_read_only_argument_is_refused_and_writes_nothing(fn, make):
     before = make()
     a = _read_only(before.copy())
-    with pytest.raises(NumquadTypeError, match=r"a store into a read-only array \(argument 'out' .*a\.copy\(\)"
-                       ) as e:
+    with pytest.raises(NumquadTypeError, match=r"a store into a read-only array \(argument 'out' .*a\.copy\(\)") as e:
         xpu.jit(fn)[1, 32](a)
     assert f"line {_line(fn, '<- store')}" in str(e.value)
     assert a.tobytes() == before.tobytes()
@@ -151,10 +151,10 @@ def test_a_read_only_record_argument_is_refused_at_each_launch():
     assert f"line {_line(record_store, '<- store')}" in str(e.value)
     assert base.tobytes() == np.zeros(3, REC).tobytes()
     ok = np.zeros(3, REC)
-    k[1, 32](ok[1])                       # same types, a writeable record: stored
+    k[1, 32](ok[1])  # same types, a writeable record: stored
     assert ok["x"].tolist() == [0.0, 3.5, 0.0]
     with pytest.raises(NumquadTypeError):
-        k[1, 32](base[2])                 # and refused again after a good launch
+        k[1, 32](base[2])  # and refused again after a good launch
 
 
 def test_reading_a_read_only_argument_and_writing_another_is_fine(rng):
@@ -164,6 +164,7 @@ def test_reading_a_read_only_argument_and_writing_another_is_fine(rng):
             row = src[i]
             dst[i].x = row.x + row.v[1]
             dst[i].v[0] = src.flat[i].x
+
     src = np.zeros(40, REC)
     src["x"] = rng.random(40)
     src["v"] = rng.random((40, 2))

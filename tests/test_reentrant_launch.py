@@ -17,8 +17,7 @@ import pytest
 
 from numquad import xpu
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32" or not hasattr(signal, "setitimer"),
-                                reason="needs SIGALRM")
+pytestmark = pytest.mark.skipif(sys.platform == "win32" or not hasattr(signal, "setitimer"), reason="needs SIGALRM")
 
 
 @xpu.jit
@@ -36,7 +35,7 @@ def _work(src, dst, n, iters):
 @xpu.jit
 def _oob(dst):
     i = xpu.grid(1)
-    dst[i] = 1                      # no guard: the last block stores out of bounds
+    dst[i] = 1  # no guard: the last block stores out of bounds
 
 
 @pytest.mark.slow
@@ -46,10 +45,10 @@ def test_a_failing_launch_in_a_signal_handler_leaves_the_outer_launch_whole(n, b
 
     def handler(signum, frame):
         with pytest.raises(IndexError):
-            _oob[(70000 + 255) // 256 + 1, 256](np.zeros(70000, np.int64))   # pool-sized, fails
+            _oob[(70000 + 255) // 256 + 1, 256](np.zeros(70000, np.int64))  # pool-sized, fails
         fired.append(True)
 
-    _work[1, 32](np.zeros(32, np.int64), np.zeros(32, np.int64), 32, 1)       # compile both first
+    _work[1, 32](np.zeros(32, np.int64), np.zeros(32, np.int64), 32, 1)  # compile both first
     with pytest.raises(IndexError):
         _oob[2, 32](np.zeros(32, np.int64))
     rng = np.random.default_rng(31)
@@ -67,4 +66,4 @@ def test_a_failing_launch_in_a_signal_handler_leaves_the_outer_launch_whole(n, b
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     np.testing.assert_array_equal(dst, want)
-    assert fired            # (the handler ran: during the launch, or just after it)
+    assert fired  # (the handler ran: during the launch, or just after it)

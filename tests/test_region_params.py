@@ -56,7 +56,7 @@ def test_each_lane_starts_from_the_argument(target):
     idx = np.arange(70)
     want1 = np.where(idx % 3 == 0, a[1:][idx % 5], np.where(idx % 3 == 1, a[::2][idx % 5], a[idx % 5])) * 10 + n
     want2 = a[idx % 4] - a[idx % 4 + 1]
-    b = rng.standard_normal((3, 4))      # (a loop's entry and exit types must unify, as in Numba)
+    b = rng.standard_normal((3, 4))  # (a loop's entry and exit types must unify, as in Numba)
     want3 = b[idx % 3, idx % 2]
     for k, args, want in ((k_choose_view, (a, n), want1), (k_loop_view, (a,), want2), (k_reshape, (b,), want3)):
         if target == "cpu-debug":
@@ -68,6 +68,7 @@ def test_each_lane_starts_from_the_argument(target):
 
 def test_a_view_kept_across_an_op_is_still_refused_in_one_line():
     from numquad import NumquadCompileError
+
     with pytest.raises(NumquadCompileError, match="a .array.int64, 1d, C.. is an array that differs from lane to lane"):
         k_op_between.cpu[1, 32](np.zeros(32, np.int64), np.arange(40))
 
@@ -75,6 +76,7 @@ def test_a_view_kept_across_an_op_is_still_refused_in_one_line():
 # -- a value the same in every lane, read and then assigned lane by lane in one
 # region (a probe of this session's changes found these silently wrong: each lane ran
 # on from the value the lane before left, so every other lane swapped back) --------
+
 
 @xpu.jit
 def k_swap_params(a, b, out):
@@ -132,7 +134,7 @@ def test_a_value_the_same_in_every_lane_starts_each_lane_from_its_entry_value(ta
         src, dst = src0.copy(), np.full(64, -5)
         run(k_ping_pong, src, dst, iters, grid=(1, 64))
         s, d = src0.copy(), np.full(64, -5)
-        for _ in range(iters):                  # the model: whole-array steps, swapped names
+        for _ in range(iters):  # the model: whole-array steps, swapped names
             d[:] = s * 2 + 1
             s, d = d, s
         # after the loop the kernel's src names the array that s names here

@@ -21,8 +21,7 @@ import weakref
 import numpy as np
 import pytest
 
-from numquad import (NumquadCompileError, NumquadLaunchError, NumquadRuntimeError,
-                     NumquadTypeError, Quad, Wave, xpu)
+from numquad import NumquadCompileError, NumquadLaunchError, NumquadRuntimeError, NumquadTypeError, Quad, Wave, xpu
 from numquad.errors import NumquadIndexError
 
 THIS = __file__
@@ -66,13 +65,14 @@ def add(x, y):
 
 # -- 1. argument counts, checked once in xpu.Dispatcher for every target -------------
 
+
 @pytest.mark.parametrize("view", ["auto", "cpu", "cuda"])
 @pytest.mark.parametrize("nargs", [1, 3])
 def test_kernel_launch_with_wrong_argument_count(view, nargs):
     a = np.zeros(32)
     k = {"auto": k_two, "cpu": k_two.cpu, "cuda": k_two.cuda}[view]
     with pytest.raises(NumquadTypeError) as e:
-        k[1, 32](*([a] * nargs))                        # the launch line
+        k[1, 32](*([a] * nargs))  # the launch line
     msg = one_line(e)
     assert f"k_two(a, b) takes 2 arguments; got {nargs}" in msg
     launch = line_of(test_kernel_launch_with_wrong_argument_count, "# the launch line")
@@ -106,6 +106,7 @@ def test_omitted_arguments_take_their_defaults():
         i = xpu.grid(1)
         if i < a.size:
             a[i] = s
+
     a = np.zeros(32)
     k_default[1, 32](a)
     assert (a == 2.0).all()
@@ -116,6 +117,7 @@ def test_omitted_arguments_take_their_defaults():
 
 
 # -- 2 and 3. launch configurations ---------------------------------------------------
+
 
 def test_lists_are_launch_dimensions_as_in_numba_cuda():
     a, b = np.zeros(64), np.arange(64.0)
@@ -134,15 +136,18 @@ def test_float_and_bool_dimensions_are_refused_whatever_ran_before(bad):
     def k_fresh(a):
         i = xpu.grid(1)
         a[i] = i
+
     a = np.zeros(32)
     with pytest.raises(NumquadTypeError) as first:
         k_fresh[bad, 32](a)
-    for ok in (1, (1,), (1, 1)):             # caches the equal integer configurations
+    for ok in (1, (1,), (1, 1)):  # caches the equal integer configurations
         k_fresh[ok, 32](a)
     with pytest.raises(NumquadTypeError) as again:
         k_fresh[bad, 32](a)
-    def without_line(e):                     # the two launches sit on different lines
+
+    def without_line(e):  # the two launches sit on different lines
         return re.sub(r", line \d+,", ", line N,", str(e.value))
+
     assert f'File "{THIS}", line' in str(again.value)
     assert without_line(again) == without_line(first)
     with pytest.raises(NumquadTypeError):
@@ -151,10 +156,12 @@ def test_float_and_bool_dimensions_are_refused_whatever_ran_before(bad):
 
 # -- 4. what a function is, and constructs around it -----------------------------------
 
+
 @xpu.jit
 def k_nested_def(a):
     def g(x):
         return x + 1
+
     i = xpu.grid(1)
     a[i] = g(i)
 
@@ -175,7 +182,9 @@ def test_nested_return_only_does_not_make_a_lane_function():
         class C:
             def m(self):
                 return 1
+
         a[0] = 1
+
     assert k_only_nested_return.is_kernel
 
 
@@ -193,6 +202,7 @@ def test_lambda_is_a_lane_function_and_runs():
         i = xpu.grid(1)
         if i < a.size:
             out[i] = lam_twice(a[i])
+
     out = np.zeros(8)
     k_calls_lambda[1, 32](x, out)
     np.testing.assert_array_equal(out, lam_twice(x))
@@ -262,6 +272,7 @@ def test_recursive_lane_functions_run():
         i = xpu.grid(1)
         if i < a.size:
             a[i] = countdown(i) * 2
+
     a = np.zeros(32, np.int64)
     k_rec[1, 32](a)
     np.testing.assert_array_equal(a, 2 * np.arange(32))
@@ -288,7 +299,8 @@ def test_unbounded_recursion_is_a_recursion_error_not_a_crash(tmp_path):
     # a base case never reached overflowed the machine stack: a segmentation fault
     # of the whole process, in a kernel, a debug kernel and a lane call on arrays
     script = tmp_path / "deep.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import numpy as np
         from numba import cuda
         from numquad import xpu
@@ -317,9 +329,9 @@ def test_unbounded_recursion_is_a_recursion_error_not_a_crash(tmp_path):
                     print("ran", run(a), flush=True)
                 except RecursionError as e:
                     print("RecursionError", e, flush=True)
-    """))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       timeout=600, env=child_env())
+    """)
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=child_env())
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.splitlines()
     assert len(lines) == 6, r.stdout
@@ -348,15 +360,14 @@ def test_positional_only_and_star_args_kernels_run_on_every_target(rng):
     for target in ("cpu", "python"):
         for fn, args in ((k_pos, (a,)), (k_star, (a, b)), (k_star, (b,))):
             s = sum((j + 1) * x for j, x in enumerate(args))
-            scan = np.concatenate([np.cumsum(w) - w for w in np.split(s, 2)])    # per wave
+            scan = np.concatenate([np.cumsum(w) - w for w in np.split(s, 2)])  # per wave
             want = scan + (q if fn is k_pos else len(args))
             out = np.full(64, -12345, np.int64)
             getattr(xpu.jit(fn), target)[2, 32](out, *args)
             np.testing.assert_array_equal(out, want, err_msg=f"{fn.__name__} {target}")
 
 
-@pytest.mark.parametrize("option, value", [("fastmath", "yes"), ("fastmath", {"nsz"}), ("debug", 2),
-                                           ("cache", None)])
+@pytest.mark.parametrize("option, value", [("fastmath", "yes"), ("fastmath", {"nsz"}), ("debug", 2), ("cache", None)])
 def test_on_off_options_take_only_booleans(option, value):
     with pytest.raises(TypeError, match=f"xpu.jit: {option} must be True or False; got {value!r}"):
         xpu.jit(**{option: value})(lambda x: x)
@@ -380,6 +391,7 @@ def test_generators_and_async_functions_are_refused_at_decoration():
 
 
 # -- 5. names and typos ---------------------------------------------------------------
+
 
 @xpu.jit
 def k_undefined(a):
@@ -423,14 +435,17 @@ def k_bad_store(a):
     a[i] = "text"
 
 
-@pytest.mark.parametrize("kernel,text,expect", [
-    (k_undefined, "undefined_thing", "name 'undefined_thing' is not defined"),
-    (k_op_typo, "prefixSun", "Wave.prefixSun is not a Wave op; did you mean Wave.prefixSum?"),
-    (k_quad_typo, "swapHorizontl", "did you mean Quad.swapHorizontal?"),
-    (k_builtin_typo, "xpu.gird", "xpu.gird is not an xpu builtin; did you mean xpu.grid?"),
-    (k_axis_typo, "threadIdx.w", "xpu.threadIdx has x, y, z"),
-    (k_numpy_typo, "flot32", "did you mean np.float32?"),
-])
+@pytest.mark.parametrize(
+    "kernel,text,expect",
+    [
+        (k_undefined, "undefined_thing", "name 'undefined_thing' is not defined"),
+        (k_op_typo, "prefixSun", "Wave.prefixSun is not a Wave op; did you mean Wave.prefixSum?"),
+        (k_quad_typo, "swapHorizontl", "did you mean Quad.swapHorizontal?"),
+        (k_builtin_typo, "xpu.gird", "xpu.gird is not an xpu builtin; did you mean xpu.grid?"),
+        (k_axis_typo, "threadIdx.w", "xpu.threadIdx has x, y, z"),
+        (k_numpy_typo, "flot32", "did you mean np.float32?"),
+    ],
+)
 @pytest.mark.parametrize("view", ["cpu", "cuda"])
 def test_unknown_names_are_one_line_with_a_suggestion(kernel, text, expect, view):
     """Checked in xpu.Dispatcher before either target compiles (no GPU needed)."""
@@ -454,7 +469,7 @@ def test_numba_typing_errors_are_one_line():
         k_bad_store.cpu[1, 32](np.zeros(32))
     msg = one_line(e)
     assert "setitem" in msg and "str" in msg and f"line {line_of(k_bad_store, 'text')}" in msg
-    assert "Failed in" in e.value.numba_text          # Numba's whole report stays available
+    assert "Failed in" in e.value.numba_text  # Numba's whole report stays available
 
 
 def test_lane_call_out_errors_name_the_function():
@@ -468,6 +483,7 @@ def test_lane_call_out_errors_name_the_function():
 
 
 # -- 6. out-of-bounds accesses ----------------------------------------------------------
+
 
 @xpu.jit(debug=True)
 def k_oob_debug(a):
@@ -507,7 +523,7 @@ def k_shared_past_the_end(out):
 @xpu.jit
 def k_negative_indices_wrap(out):
     i = xpu.grid(1)
-    out[i - 32] = i                  # -32 .. -1: Numba's (and NumPy's) wrap-around
+    out[i - 32] = i  # -32 .. -1: Numba's (and NumPy's) wrap-around
 
 
 @pytest.mark.slow
@@ -516,7 +532,7 @@ def test_a_store_past_the_end_without_debug_is_an_index_error_and_nothing_else_i
     raises instead of writing past the array (which overwrote other memory and could
     end the process: 'corrupted size vs. prev_size')."""
     buf = np.full(120, -7.0)
-    out = buf[8:108]                 # 100 elements with sentinels on both sides
+    out = buf[8:108]  # 100 elements with sentinels on both sides
     x = rng.standard_normal(128)
     with pytest.raises(NumquadIndexError) as e:
         k_unguarded[4, 32](x, out)
@@ -558,8 +574,10 @@ def test_an_atomic_past_the_end_is_an_index_error():
         k_atomic_past_the_end[4, 32](buf[:100])
     # the atomic's own line (it named the kernel's first line before)
     line = line_of(k_atomic_past_the_end, "xpu.atomic.add(")
-    assert f'File "{THIS}", line {line}: an atomic of k_atomic_past_the_end is out of bounds in the launch [4, 32]' \
+    assert (
+        f'File "{THIS}", line {line}: an atomic of k_atomic_past_the_end is out of bounds in the launch [4, 32]'
         in one_line(e)
+    )
     assert not buf[100:].any()
 
 
@@ -575,8 +593,8 @@ def test_an_unsigned_index_does_not_wrap():
     assert out.sum() == 32
     out[:] = -1
     with pytest.raises(NumquadIndexError, match="on axis 0 (of an array of size|outside its size) 32"):
-        k_unsigned_index[1, 32](out, np.uint64(2**64 - 40))     # -40 as int64 would wrap
-    np.testing.assert_array_equal(out, -1)                      # nothing written
+        k_unsigned_index[1, 32](out, np.uint64(2**64 - 40))  # -40 as int64 would wrap
+    np.testing.assert_array_equal(out, -1)  # nothing written
 
 
 def test_negative_indices_still_wrap_as_numba_indexes():
@@ -595,7 +613,8 @@ def test_far_out_of_bounds_read_in_an_njit_helper_raises_and_a_crash_prints_a_py
     # before: Numba's own code); native code that dies all the same (here libc's
     # abort) prints the Python stack of the launch
     script = tmp_path / "oob.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import ctypes
         import faulthandler
         import numba
@@ -625,12 +644,11 @@ def test_far_out_of_bounds_read_in_an_njit_helper_raises_and_a_crash_prints_a_py
         a[3] = 2.0
         k_far[1, 32](a)
         print("not reached", flush=True)
-    """))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       timeout=300, env=child_env())
+    """)
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=child_env())
     assert "enabled before: False" in r.stdout and "not reached" not in r.stdout
-    assert f'NumquadIndexError File "{script}", line 20: far, a device function called by k_far' \
-        in r.stdout, r.stdout
+    assert f'NumquadIndexError File "{script}", line 20: far, a device function called by k_far' in r.stdout, r.stdout
     assert r.returncode != 0
     assert "Fatal Python error: Aborted" in r.stderr, r.stderr[-2000:]
     assert f'File "{script}", line 29' in r.stderr, r.stderr[-2000:]
@@ -667,6 +685,7 @@ def test_an_njit_helper_s_accesses_are_checked_on_every_target(target):
         out = np.full(64, -7, np.int32)
         with pytest.raises(IndexError):
             launch(out, x)
+
     # in bounds, the same helpers give NumPy's values
     def k_both(out, x):
         i = xpu.grid(1)
@@ -694,7 +713,7 @@ def test_an_njit_helper_with_an_explicit_signature_is_refused_as_numba_cuda_refu
     k = xpu.jit(k_add)
     ary = np.random.default_rng(8).integers(0, 50, 32)
     before = ary.copy()
-    with pytest.raises(SyntaxError) as e:           # a NumquadCompileError
+    with pytest.raises(SyntaxError) as e:  # a NumquadCompileError
         getattr(k, target)[1, 32](ary)
     msg = one_line(e)
     assert f"line {line_of(k_add, 'add(ary[i], 1)')}" in msg and "`add`" in msg, msg
@@ -703,6 +722,7 @@ def test_an_njit_helper_with_an_explicit_signature_is_refused_as_numba_cuda_refu
 
 
 # -- 7. fork ------------------------------------------------------------------------------
+
 
 @xpu.jit
 def k_big(a):
@@ -716,10 +736,12 @@ def _fork_child(q):
         a = np.zeros(1 << 17, np.int64)
         k_big[(1 << 17) // 256, 256](a)
         from numquad.cpu import launch
-        launch.run_grid(k_big._target("cpu").compile(_BIG_TYPES, False).block, (a,),
-                        (512, 1, 1), (256, 1, 1), threads=2)
+
+        launch.run_grid(
+            k_big._target("cpu").compile(_BIG_TYPES, False).block, (a,), (512, 1, 1), (256, 1, 1), threads=2
+        )
         q.put(int(a.sum()))
-    except BaseException as e:          # noqa: BLE001
+    except BaseException as e:  # noqa: BLE001
         q.put(repr(e))
 
 
@@ -731,11 +753,13 @@ def test_fork_after_a_large_launch_does_not_hang():
     global _BIG_TYPES
     import numba
     from numquad.cpu import launch
+
     a = np.zeros(1 << 17, np.int64)
-    k_big[(1 << 17) // 256, 256](a)                 # 131072 threads: the worker pool
+    k_big[(1 << 17) // 256, 256](a)  # 131072 threads: the worker pool
     _BIG_TYPES = (numba.typeof(a),)
-    launch.run_grid(k_big._target("cpu").compile(_BIG_TYPES, False).block, (a,),
-                    (512, 1, 1), (256, 1, 1), threads=2)    # the pool even on one core
+    launch.run_grid(
+        k_big._target("cpu").compile(_BIG_TYPES, False).block, (a,), (512, 1, 1), (256, 1, 1), threads=2
+    )  # the pool even on one core
     assert launch._pool is not None
     want = int(a.sum())
     ctx = multiprocessing.get_context("fork")
@@ -752,6 +776,7 @@ def test_fork_after_a_large_launch_does_not_hang():
 
 
 # -- 8. pickling --------------------------------------------------------------------------
+
 
 def _run_k_two(k, n):
     a, b = np.zeros(n), np.arange(n, dtype=np.float64)
@@ -783,7 +808,8 @@ def test_a_scripts_kernel_pickles_by_value(tmp_path):
     """A kernel defined in a script (``__main__``) reaches an interpreter that never
     ran the script, as a dask or joblib worker is."""
     script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import pickle, sys
         from numquad import xpu, Wave
 
@@ -794,14 +820,22 @@ def test_a_scripts_kernel_pickles_by_value(tmp_path):
                 a[i] = 7 + Wave.laneId()
 
         sys.stdout.buffer.write(pickle.dumps(k_main))
-    """))
-    made = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=300,
-                          env=child_env())
+    """)
+    )
+    made = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=300, env=child_env())
     assert made.returncode == 0, made.stderr.decode()[-3000:]
-    code = ("import pickle, sys, numpy as np; k = pickle.loads(sys.stdin.buffer.read()); "
-            "a = np.zeros(32); k[1, 32](a); print(int(a.sum()))")
-    r = subprocess.run([sys.executable, "-c", code], input=made.stdout, capture_output=True,
-                       timeout=300, cwd=tmp_path.parent, env=child_env())
+    code = (
+        "import pickle, sys, numpy as np; k = pickle.loads(sys.stdin.buffer.read()); "
+        "a = np.zeros(32); k[1, 32](a); print(int(a.sum()))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        input=made.stdout,
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path.parent,
+        env=child_env(),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     assert int(r.stdout) == 7 * 32 + 31 * 32 // 2
 
@@ -816,13 +850,14 @@ def _make_closures(c):
     @xpu.jit
     def lane_closure(x):
         return x * c + Quad.swapVertical(x)
+
     return k_closure, lane_closure
 
 
 @pytest.mark.slow
 def test_closures_pickle_by_value_and_run_in_a_fresh_interpreter(tmp_path):
     k, f = _make_closures(3.0)
-    assert pickle.loads(pickle.dumps(k)) is k          # the same process: the same object
+    assert pickle.loads(pickle.dumps(k)) is k  # the same process: the same object
     b = np.arange(64, dtype=np.float64)
     want_k = _run_k_two(k, 64)
     want_f = f(b)
@@ -836,8 +871,7 @@ def test_closures_pickle_by_value_and_run_in_a_fresh_interpreter(tmp_path):
         k[2, 32](a, b)
         sys.stdout.buffer.write(pickle.dumps((a, f(b), repr(k), repr(f))))
     """)
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300,
-                       cwd=tmp_path, env=child_env())
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300, cwd=tmp_path, env=child_env())
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     a, fb, rk, rf = pickle.loads(r.stdout)
     np.testing.assert_array_equal(a, want_k)
@@ -858,13 +892,20 @@ def test_cloudpickle_as_dask_distributed_and_joblib_use_it(tmp_path):
         k[1, 32](a, np.arange(32, dtype=np.float64))
         sys.stdout.buffer.write(pickle.dumps(a))
     """)
-    r = subprocess.run([sys.executable, "-c", code], input=cloudpickle.dumps(k),
-                       capture_output=True, timeout=300, cwd=tmp_path, env=child_env())
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        input=cloudpickle.dumps(k),
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=child_env(),
+    )
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     np.testing.assert_array_equal(pickle.loads(r.stdout), want)
 
 
 # -- 9. compiles from threads ----------------------------------------------------------------
+
 
 def _make_kernel(c):
     @xpu.jit
@@ -872,6 +913,7 @@ def _make_kernel(c):
         i = xpu.grid(1)
         if i < a.size:
             out[i] = a[i] * c + Wave.prefixSum(a[i]) + Quad.swapDiagonal(a[i])
+
     return k_threaded
 
 
@@ -893,6 +935,7 @@ def test_threads_compiling_different_and_same_kernels_get_right_results():
     def counted(*args):
         calls.append(args)
         return plain(*args)
+
     target._compile = counted
     a = np.arange(64, dtype=np.float64)
     results, errors = {}, []
@@ -904,8 +947,9 @@ def test_threads_compiling_different_and_same_kernels_get_right_results():
             start.wait()
             k[2, 32](a, out)
             results[key] = out
-        except BaseException as e:          # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001
             errors.append(e)
+
     threads = [threading.Thread(target=work, args=(c, k)) for c, k in enumerate(kernels)]
     threads += [threading.Thread(target=work, args=(("same", n), shared)) for n in range(8)]
     for t in threads:
@@ -913,7 +957,7 @@ def test_threads_compiling_different_and_same_kernels_get_right_results():
     for t in threads:
         t.join(timeout=600)
     assert not errors, errors
-    assert len(calls) == 1                            # one compile of the shared kernel
+    assert len(calls) == 1  # one compile of the shared kernel
     for c in range(8):
         np.testing.assert_array_equal(results[c], _expected(a, float(c)))
     for n in range(8):
@@ -933,6 +977,7 @@ def test_a_compile_in_progress_does_not_block_other_kernels():
         entered.set()
         release.wait(timeout=600)
         return plain(*args)
+
     ta._compile = held
     a = np.arange(32.0)
     out_a, out_b, errors = np.zeros(32), np.zeros(32), []
@@ -940,10 +985,11 @@ def test_a_compile_in_progress_does_not_block_other_kernels():
     def run(k, out, done=None):
         try:
             k[1, 32](a, out)
-        except BaseException as e:          # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001
             errors.append(e)
         if done is not None:
             done.set()
+
     t_a = threading.Thread(target=run, args=(ka, out_a))
     t_a.start()
     try:
@@ -970,8 +1016,9 @@ def test_lane_functions_called_from_threads():
     def work():
         try:
             out.append(f(x, 2.0))
-        except BaseException as e:          # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001
             errors.append(e)
+
     threads = [threading.Thread(target=work) for _ in range(6)]
     for t in threads:
         t.start()
@@ -991,6 +1038,7 @@ def test_a_failed_compile_is_reported_to_every_thread():
             k.cpu[1, 32](np.zeros(32))
         except NumquadTypeError as e:
             errors.append(str(e))
+
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:
         t.start()
@@ -1000,6 +1048,7 @@ def test_a_failed_compile_is_reported_to_every_thread():
 
 
 # -- 10. what a compile keeps ------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_dispatchers_are_not_kept_alive_by_numquad():
@@ -1016,6 +1065,7 @@ def test_dispatchers_are_not_kept_alive_by_numquad():
 @pytest.mark.slow
 def test_inspection_works_after_the_compile_state_is_dropped():
     import numba
+
     t = (numba.float64[::1], numba.float64[::1])
     k = _make_kernel(2.0)
     assert "_nq_block_" in k.inspect_cpu_source(t)
@@ -1026,15 +1076,21 @@ def test_inspection_works_after_the_compile_state_is_dropped():
     np.testing.assert_array_equal(out, _expected(np.arange(32.0), 2.0))
 
 
-@pytest.mark.parametrize("bad, says", [
-    ("a string", "has type str, which the CPU target cannot pass"),
-    ([1.0, 2.0], "has type list, which the CPU target cannot pass"),
-    (np.zeros(32, object), "is an array of pyobject; the CPU target takes bool, integer, float, complex, datetime64"),
-    (np.zeros(32, "V8"), "is an array of dtype |V8, which Numba cannot type; the CPU target takes bool"),
-])
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ("a string", "has type str, which the CPU target cannot pass"),
+        ([1.0, 2.0], "has type list, which the CPU target cannot pass"),
+        (
+            np.zeros(32, object),
+            "is an array of pyobject; the CPU target takes bool, integer, float, complex, datetime64",
+        ),
+        (np.zeros(32, "V8"), "is an array of dtype |V8, which Numba cannot type; the CPU target takes bool"),
+    ],
+)
 def test_a_launch_argument_of_a_wrong_type_names_the_launch_line(bad, says):
     with pytest.raises(NumquadTypeError) as e:
-        k_two.cpu[1, 32](np.zeros(32), bad)             # the launch line
+        k_two.cpu[1, 32](np.zeros(32), bad)  # the launch line
     msg = one_line(e)
     launch = line_of(test_a_launch_argument_of_a_wrong_type_names_the_launch_line, "# the launch line")
     assert f'File "{THIS}", line {launch}' in msg
@@ -1044,6 +1100,7 @@ def test_a_launch_argument_of_a_wrong_type_names_the_launch_line(bad, says):
 
 # -- non-native byte order --------------------------------------------------------------
 
+
 def test_big_endian_arrays(rng):
     """A lane function reads a big-endian array as NumPy's ufuncs do (the same values);
     a kernel, which may write its arrays in place, refuses one in one line."""
@@ -1052,13 +1109,14 @@ def test_big_endian_arrays(rng):
     np.testing.assert_array_equal(add(big, 2.5), add(x, 2.5))
     assert add(big, 2.5).dtype == np.float64
     with pytest.raises(NumquadTypeError) as e:
-        k_two.cpu[1, 64](big, x)                     # the launch
+        k_two.cpu[1, 64](big, x)  # the launch
     msg = one_line(e)
     assert "argument 0 (a) of k_two is an array of dtype >f8 (non-native byte order)" in msg
     assert "newbyteorder('=')" in msg
 
 
 # -- one wording for a selector of the wrong type, on both targets ------------------------
+
 
 @xpu.jit
 def k_float_selector(a, b):
@@ -1067,8 +1125,10 @@ def k_float_selector(a, b):
 
 
 def test_a_float_selector_gets_the_same_message_on_both_targets():
-    want = ("Wave.shuffle(value, srcLane): argument 'srcLane' got float64; it takes an "
-            "integer scalar (int8..int64, uint8..uint64), constant or runtime")
+    want = (
+        "Wave.shuffle(value, srcLane): argument 'srcLane' got float64; it takes an "
+        "integer scalar (int8..int64, uint8..uint64), constant or runtime"
+    )
     msgs = []
     with pytest.raises(NumquadTypeError) as e:
         k_float_selector.cpu[1, 32](np.zeros(32), np.zeros(32))
@@ -1079,20 +1139,22 @@ def test_a_float_selector_gets_the_same_message_on_both_targets():
         msgs.append(one_line(e))
     line = line_of(k_float_selector, "Wave.shuffle(")
     for msg in msgs:
-        assert want in msg and f'line {line}' in msg
+        assert want in msg and f"line {line}" in msg
 
 
 # -- signature strings: every inspect method reads them, or says why not ---------------
+
 
 @pytest.mark.parametrize("method", ["inspect_cpu_source", "inspect_llvm", "inspect_asm", "inspect_ptx"])
 def test_every_inspect_method_reads_a_signature_string(method):
     if method == "inspect_ptx" and importlib.util.find_spec("numba_cuda") is None:
         pytest.skip("numba-cuda is not installed")
     import numba
+
     k = xpu.jit(_k_add_one)
     by_types = getattr(k, method)((numba.float32[:], numba.float32[:]))
     by_string = getattr(k, method)("void(float32[:], float32[:])")
-    if method == "inspect_asm":      # (LLVM's register choice varies from one call to the next)
+    if method == "inspect_asm":  # (LLVM's register choice varies from one call to the next)
         assert "_k_add_one" in by_string and "_k_add_one" in by_types
     else:
         assert by_string == by_types
@@ -1115,7 +1177,8 @@ def test_the_largest_legal_grid_starts_and_stops_on_ctrl_c(tmp_path):
     MemoryError, or the machine's memory. The launch now starts at once and stops at a
     Ctrl-C like any long launch (its first blocks have run)."""
     script = tmp_path / "huge_grid.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import os, resource, signal, threading
         import numpy as np
         resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
@@ -1137,25 +1200,27 @@ def test_the_largest_legal_grid_starts_and_stops_on_ctrl_c(tmp_path):
             k.cpu[(2**31 - 1, 65535, 65535), 32](dst)
         except KeyboardInterrupt:
             print("interrupted", int(dst.sum()), flush=True)
-    """))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       timeout=600, env=child_env())
+    """)
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=child_env())
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "interrupted 64", r.stdout
 
 
 # -- a launch on the calling thread, in pieces a Ctrl-C can stop between -----------------
 
+
 def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
     # a probe (twenty-third session): 16 blocks of 256 threads with long loops ran as
     # one native call, and a Ctrl-C 2 s in stopped the launch 17 s later, at its end.
     # Now block 0 runs alone, timed, and the rest in pieces of about 50 ms.
     from numquad.cpu import launch
+
     calls = []
 
     def slow(b0, b1, gx, gy, gz, bx, by, bz, stop_at):
         calls.append((b0, b1))
-        time.sleep(0.06 * (b1 - b0))             # a block takes longer than a piece's aim
+        time.sleep(0.06 * (b1 - b0))  # a block takes longer than a piece's aim
 
     launch.run_grid(slow, (), (6, 1, 1), (256, 1, 1))
     assert calls == [(k, k + 1) for k in range(6)]
@@ -1180,7 +1245,8 @@ def test_a_kernel_that_never_ends_stops_on_ctrl_c(tmp_path, grid):
     Ctrl-C: the interpreter hung (and on the worker pool, grid 4096, could not exit).
     Every while loop of the kernel now tests the launch's stop flag."""
     script = tmp_path / "spin.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import os, signal, threading
         import numpy as np
         signal.signal(signal.SIGINT, signal.default_int_handler)   # (see above)
@@ -1203,8 +1269,8 @@ def test_a_kernel_that_never_ends_stops_on_ctrl_c(tmp_path, grid):
             spin.cpu[{grid}, 32](lock, counter)
         except KeyboardInterrupt:
             print("interrupted", flush=True)
-    """))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       timeout=600, env=child_env())
+    """)
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=child_env())
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "interrupted", r.stdout

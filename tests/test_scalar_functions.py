@@ -114,8 +114,9 @@ def _launch(target, k, *args):
 def test_functions_without_ops_called_from_a_kernel(target, rng):
     n = 150
     xf, xi = _inputs(rng, n)
-    outs = [np.full(n, -7, np.int64) for _ in range(3)] + [np.full(n, 7.5)] + \
-        [np.full(n, -7, np.int64) for _ in range(2)]
+    outs = (
+        [np.full(n, -7, np.int64) for _ in range(3)] + [np.full(n, 7.5)] + [np.full(n, -7, np.int64) for _ in range(2)]
+    )
     _launch(target, k_scalar_functions, xf, xi, *outs)
     o_int, o_dev, o_njit, o_round, o_has, o_bits = outs
     want = np.array([_saturate_i64(x) for x in xf], np.int64)
@@ -123,7 +124,7 @@ def test_functions_without_ops_called_from_a_kernel(target, rng):
     np.testing.assert_array_equal(o_dev, want)
     np.testing.assert_array_equal(o_njit, want)
     np.testing.assert_array_equal(o_round, np.array([_round2(x) for x in xf]))
-    assert not np.signbit(o_round[xf == 0]).any()           # round(-0.0, 2) is +0.0
+    assert not np.signbit(o_round[xf == 0]).any()  # round(-0.0, 2) is +0.0
     np.testing.assert_array_equal(o_has, xi + 1)
     np.testing.assert_array_equal(o_bits, [bin(int(v) & (2**64 - 1)).count("1") for v in xi])
 
@@ -144,7 +145,7 @@ def test_functions_without_ops_called_on_arrays(target, rng):
 # -- functions checked_function cannot give a bounds state: a lambda, *args, x, / ------
 
 lam_round3 = xpu.jit(lambda x: round(x, 3))
-lam_inverse = xpu.jit(lambda x: x ** -1)
+lam_inverse = xpu.jit(lambda x: x**-1)
 
 
 @njit
@@ -177,7 +178,7 @@ def test_lambdas_varargs_and_positional_only_get_the_rewrites_too(target):
     outs = [np.full(x.size, 7.5, np.float32) for _ in range(4)]
     _launch(target, k_odd_signatures, x, *outs)
     want = np.float32(np.rint(x.astype(np.float64) * 1000.0) / 1000.0)
-    want[2] = np.float32(9223372036854775807 / 1000.0)            # the int64 limit, saturated
+    want[2] = np.float32(9223372036854775807 / 1000.0)  # the int64 limit, saturated
     for o in outs[:3]:
         np.testing.assert_array_equal(o, want)
     with np.errstate(divide="ignore"):
@@ -189,6 +190,7 @@ def test_lambdas_varargs_and_positional_only_get_the_rewrites_too(target):
 # -- builtin max/min of two floats: numba.cuda's libdevice fmax/fmin ------------------
 # (a probe, twenty-third session: max(nan, 1.0) was NaN on the CPU and python targets,
 # 1.0 on the GPU, whose PTX is max.f32; PTX max: a NaN loses, +0.0 > -0.0)
+
 
 def _fmax_ref(a, b, pick_min=False):
     """PTX max.f32/min.f32 (docs/semantics.md's combine rule), from NumPy: fmax/fmin,
@@ -216,8 +218,8 @@ def k_minmax(a, b, c, o_max, o_min, o_dev, o_lf, o_mixed, o_int, o_three):
         o_min[i] = min(a[i], b[i])
         o_dev[i] = dev_max(a[i], b[i])
         o_lf[i] = lf_min(a[i], b[i])
-        o_mixed[i] = max(a[i], c[i])            # float32 and float64: in float64
-        o_int[i] = max(a[i], 0)                 # not two floats: Python's max
+        o_mixed[i] = max(a[i], c[i])  # float32 and float64: in float64
+        o_int[i] = max(a[i], 0)  # not two floats: Python's max
         o_three[i] = min(a[i], b[i], np.float32(2.0))
 
 
@@ -232,7 +234,7 @@ def _minmax_inputs(rng, n):
 def _same_bits(got, want):
     got, want = np.asarray(got), np.asarray(want)
     nan = np.isnan(want)
-    np.testing.assert_array_equal(np.isnan(got), nan)          # (a NaN's payload aside)
+    np.testing.assert_array_equal(np.isnan(got), nan)  # (a NaN's payload aside)
     np.testing.assert_array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
 
 
@@ -241,8 +243,12 @@ def _same_bits(got, want):
 def test_max_min_of_two_floats_follow_numba_cuda(target, rng):
     n = 150
     a, b, c = _minmax_inputs(rng, n)
-    outs = [np.full(n, 7.5, np.float32) for _ in range(4)] + [np.full(n, 7.5)] + \
-        [np.full(n, 7.5) for _ in range(1)] + [np.full(n, 7.5, np.float32)]
+    outs = (
+        [np.full(n, 7.5, np.float32) for _ in range(4)]
+        + [np.full(n, 7.5)]
+        + [np.full(n, 7.5) for _ in range(1)]
+        + [np.full(n, 7.5, np.float32)]
+    )
     _launch(target, k_minmax, a, b, c, *outs)
     o_max, o_min, o_dev, o_lf, o_mixed, o_int, o_three = outs
     _same_bits(o_max, _fmax_ref(a, b))
@@ -270,6 +276,9 @@ def test_max_min_of_two_floats_on_arrays(target, rng):
 
 
 def test_max_of_two_floats_is_ptx_max():
-    ptx = k_minmax.inspect_ptx("void(float32[:], float32[:], float64[:], float32[:], float32[:], float32[:], "
-                               "float32[:], float64[:], float64[:], float32[:])", cc=(9, 0))
+    ptx = k_minmax.inspect_ptx(
+        "void(float32[:], float32[:], float64[:], float32[:], float32[:], float32[:], "
+        "float32[:], float64[:], float64[:], float32[:])",
+        cc=(9, 0),
+    )
     assert "max.f32" in ptx and "min.f32" in ptx and "max.f64" in ptx

@@ -35,6 +35,7 @@ VARIANTS = [
 
 # -- uniform values after per-lane loop exits ------------------------------------
 
+
 def k_while_vote(out):
     i = xpu.grid(1)
     c = 0
@@ -79,11 +80,11 @@ def k_while_break_per_lane(out, lim):
 @pytest.mark.parametrize("target,debug", VARIANTS)
 def test_uniform_values_after_per_lane_exits(target, debug):
     lanes = np.arange(32)
-    out, = _run(k_while_vote, target, debug, 1, 32, np.full(32, POISON, np.int64))
+    (out,) = _run(k_while_vote, target, debug, 1, 32, np.full(32, POISON, np.int64))
     np.testing.assert_array_equal(out, 1)
-    out, = _run(k_break_reads_loop_var, target, debug, 1, 32, np.full(32, POISON, np.int64))
+    (out,) = _run(k_break_reads_loop_var, target, debug, 1, 32, np.full(32, POISON, np.int64))
     np.testing.assert_array_equal(out, np.where(lanes < 5, 0, 3))
-    out, = _run(k_continue_before_acc, target, debug, 1, 32, np.full(32, POISON, np.int64))
+    (out,) = _run(k_continue_before_acc, target, debug, 1, 32, np.full(32, POISON, np.int64))
     np.testing.assert_array_equal(out, np.where(lanes < 5, 0, 4))
     lim = np.random.default_rng(3).integers(1, 8, 64).astype(np.int64)
     out, _ = _run(k_while_break_per_lane, target, debug, 2, 32, np.full(64, POISON, np.int64), lim)
@@ -113,6 +114,7 @@ def test_scan_in_loop_with_per_lane_trip_counts(target, debug):
 
 # -- expressions after a barrier: per wave, not per block --------------------------
 
+
 def k_barrier_selector(out, v):
     i = xpu.grid(1)
     xpu.syncthreads()
@@ -133,11 +135,12 @@ def test_operands_after_barrier(target, debug, n):
     out, _ = _run(k_barrier_selector, target, debug, 1, n, np.full(n, POISON, np.int32), v)
     t = np.arange(n)
     np.testing.assert_array_equal(out, v[(t & ~31) | ((t & 31) ^ (t % 3))])
-    out, = _run(k_barrier_ballot, target, debug, 1, n, np.full(n, 7, np.uint32))
+    (out,) = _run(k_barrier_ballot, target, debug, 1, n, np.full(n, 7, np.uint32))
     np.testing.assert_array_equal(out, np.uint32(0xCCCCCCCC))
 
 
 # -- shared-memory indices that wrap inside a wave ---------------------------------
+
 
 def _shared_kernel(expr):
     src = (
@@ -150,6 +153,7 @@ def _shared_kernel(expr):
         f"    out[t] = s[{expr}]\n"
     )
     import linecache
+
     name = f"<test_semantics shared {expr}>"
     linecache.cache[name] = (len(src), None, src.splitlines(True), name)
     ns = {"xpu": xpu, "np": np}
@@ -157,21 +161,30 @@ def _shared_kernel(expr):
     return ns["k"]
 
 
-SHARED_INDICES = ["t & 7", "t % 8", "(t ^ 5) & 63", "63 - t % 64", "(t * 7 + 3) & 63", "t >> 2", "t & 15",
-                  "(t & 7) + 8"]
+SHARED_INDICES = [
+    "t & 7",
+    "t % 8",
+    "(t ^ 5) & 63",
+    "63 - t % 64",
+    "(t * 7 + 3) & 63",
+    "t >> 2",
+    "t & 15",
+    "(t & 7) + 8",
+]
 
 
 @pytest.mark.parametrize("target,debug", VARIANTS)
 @pytest.mark.parametrize("expr", SHARED_INDICES)
 def test_shared_index_expressions(target, debug, expr):
     n = 256
-    s_in = np.random.default_rng(5).integers(-10**6, 10**6, 64).astype(np.int32)
+    s_in = np.random.default_rng(5).integers(-(10**6), 10**6, 64).astype(np.int32)
     out, _ = _run(_shared_kernel(expr), target, debug, 1, n, np.full(n, POISON, np.int32), s_in)
     t = np.arange(n)
     np.testing.assert_array_equal(out, s_in[eval(expr, {"t": t})])
 
 
 # -- syncwarp orders memory between the lanes of a wave ---------------------------
+
 
 def k_syncwarp(out, x):
     i = xpu.grid(1)
@@ -191,6 +204,7 @@ def test_syncwarp_is_a_wave_barrier(target, debug):
 
 
 # -- runtime selectors use their exact value -------------------------------------
+
 
 def k_down(out, v, k):
     i = xpu.grid(1)
@@ -212,8 +226,20 @@ def k_down_lane(out, v, k):
     out[i] = Wave.shuffleDown(v[i], k[i])
 
 
-SELECTORS = [np.int64(2**32 + 4), np.int64(-1), np.int64(-5), np.int32(-31), np.int32(-32), np.uint32(4294967295),
-             np.uint64(2**64 - 1), np.uint64(2**63), np.int64(-2**63), np.int8(-3), np.uint8(255), np.int64(3)]
+SELECTORS = [
+    np.int64(2**32 + 4),
+    np.int64(-1),
+    np.int64(-5),
+    np.int32(-31),
+    np.int32(-32),
+    np.uint32(4294967295),
+    np.uint64(2**64 - 1),
+    np.uint64(2**63),
+    np.int64(-(2**63)),
+    np.int8(-3),
+    np.uint8(255),
+    np.int64(3),
+]
 
 
 @pytest.mark.slow
@@ -247,6 +273,7 @@ def test_reference_selectors_are_exact():
 
 
 # -- scans over non-prefix masks, float min/max zeros and NaN ------------------------
+
 
 def k_scan_if(out, x, p):
     i = xpu.grid(1)
@@ -282,8 +309,15 @@ def _bits_equal(a, b):
 
 @pytest.mark.parametrize("target,debug", VARIANTS)
 @pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "float64"])
-@pytest.mark.parametrize("kernel,name", [(k_scan_if, "Wave.prefixSum"), (k_pmin_if, "Wave.prefixMin"),
-                                         (k_rmax_if, "Wave.reduceMax"), (k_rmin_if, "Wave.reduceMin")])
+@pytest.mark.parametrize(
+    "kernel,name",
+    [
+        (k_scan_if, "Wave.prefixSum"),
+        (k_pmin_if, "Wave.prefixMin"),
+        (k_rmax_if, "Wave.reduceMax"),
+        (k_rmin_if, "Wave.reduceMin"),
+    ],
+)
 def test_gappy_masks_zeros_and_nan(target, debug, dtype, kernel, name):
     rng = np.random.default_rng(abs(hash((dtype, name))) % 2**32)
     n = 128
@@ -297,7 +331,7 @@ def test_gappy_masks_zeros_and_nan(target, debug, dtype, kernel, name):
     else:
         x = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, n, endpoint=True).astype(dt)
     p = rng.random(n) < 0.6
-    p[0] = False                              # lane 0 inactive: the scan starts at a later lane
+    p[0] = False  # lane 0 inactive: the scan starts at a later lane
     poison = np.zeros(n, dt) + dt.type(99)
     out, _, _ = _run(kernel, target, debug, 1, n, poison.copy(), x, p)
     want = ops.get(name).reference(x.reshape(-1, 32), active=p.reshape(-1, 32)).reshape(-1).astype(dt)
@@ -309,12 +343,12 @@ def test_reference_min_max_zero_ties():
     mn = ops.get("Wave.reduceMin").reference(np.array([[0.0, -0.0] * 16]), active=np.ones((1, 32), bool))
     mx = ops.get("Wave.reduceMax").reference(np.array([[-0.0, 0.0] * 16]), active=np.ones((1, 32), bool))
     assert np.all(np.signbit(mn)) and not np.any(np.signbit(mx))
-    first = ops.get("Wave.prefixSum").reference(np.ones((1, 32), np.float32),
-                                                active=np.arange(32)[None, :] >= 3)
-    assert first[0, 3] == 0.0 and not np.signbit(first[0, 3])   # the first active lane gets +0.0
+    first = ops.get("Wave.prefixSum").reference(np.ones((1, 32), np.float32), active=np.arange(32)[None, :] >= 3)
+    assert first[0, 3] == 0.0 and not np.signbit(first[0, 3])  # the first active lane gets +0.0
 
 
 # -- atomics keep numba.cuda's float max/min semantics -----------------------------
+
 
 def k_atomic_minmax(a, b, v, old_a, old_b):
     i = xpu.grid(1)
@@ -327,8 +361,9 @@ def k_atomic_minmax(a, b, v, old_a, old_b):
 def test_atomic_float_max_keeps_nan(target, debug, dtype):
     a0 = np.array([np.nan, 1.0, 5.0, 0.0, -0.0, 3.0, np.nan, 2.0], dtype)
     v = np.array([5.0, np.nan, 7.0, -0.0, 0.0, 1.0, np.nan, 2.0], dtype)
-    a, b, _, old_a, old_b = _run(k_atomic_minmax, target, debug, 1, 8, a0.copy(), a0.copy(), v,
-                                 np.zeros(8, dtype), np.zeros(8, dtype))
+    a, b, _, old_a, old_b = _run(
+        k_atomic_minmax, target, debug, 1, 8, a0.copy(), a0.copy(), v, np.zeros(8, dtype), np.zeros(8, dtype)
+    )
     # numba.cuda: nothing is stored when the value or the element is NaN
     want_a = np.where(np.isnan(a0) | np.isnan(v), a0, np.where(a0 < v, v, a0))
     want_b = np.where(np.isnan(a0) | np.isnan(v), a0, np.where(a0 > v, v, a0))
@@ -337,6 +372,7 @@ def test_atomic_float_max_keeps_nan(target, debug, dtype):
 
 
 # -- generated names never collide with the helpers of generated code ------------
+
 
 def test_fresh_temporaries_never_shadow_generated_helpers():
     """The 32nd masked-loop counter was once ``_nq_i32``, the name of np.int32 in
@@ -357,6 +393,7 @@ def test_fresh_temporaries_never_shadow_generated_helpers():
 
 # -- found by the fuzzer on the H200 (seed 1, kernel 270), not yet re-run there ----
 
+
 @xpu.jit
 def _lf_while_ops(x):
     r = Wave.reduceMin(Wave.prefixMin(np.uint32(Wave.laneId())))
@@ -372,8 +409,9 @@ def k_lane_fn_while(out, x):
     out[t] = _lf_while_ops(x[t])
 
 
-@pytest.mark.parametrize("target", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    not cuda_available(), reason="no CUDA GPU"))])
+@pytest.mark.parametrize(
+    "target", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not cuda_available(), reason="no CUDA GPU"))]
+)
 def test_lane_function_with_per_lane_while_around_ops(target):
     x = np.random.default_rng(270).integers(0, 2**32, 35, dtype=np.uint64).astype(np.uint32)
     want = np.full(35, 5, np.uint32)
@@ -384,6 +422,7 @@ def test_lane_function_with_per_lane_while_around_ops(target):
 
 
 # -- float / // % (docs/semantics.md "Integer and float arithmetic") ----------------
+
 
 def k_float_div(a, b, q, fq, r):
     i = xpu.grid(1)
@@ -421,6 +460,7 @@ def test_float_division_by_zero_and_specials_give_numpys_results(target, debug, 
 
 # -- the math functions inside the bit-for-bit promise (docs/semantics.md) ------------
 
+
 def k_exact_math(a, b, o):
     i = xpu.grid(1)
     if i < a.size:
@@ -428,7 +468,7 @@ def k_exact_math(a, b, o):
         o[1, i] = abs(a[i])
         o[2, i] = math.fmod(a[i], b[i])
         o[3, i] = math.copysign(a[i], b[i])
-        o[4, i] = a[i] * b[i] + a[i] / b[i]          # no FMA contraction
+        o[4, i] = a[i] * b[i] + a[i] / b[i]  # no FMA contraction
 
 
 @pytest.mark.parametrize("target,debug", VARIANTS + [("python", False)])
@@ -436,7 +476,7 @@ def test_exact_math_functions_give_numpys_bits(target, debug, rng):
     special = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, np.inf, -np.inf, np.nan, 5e-324])
     vals = np.concatenate([special, rng.standard_normal(40) * 10.0 ** rng.integers(-5, 12, 40)])
     a, b = np.repeat(vals, vals.size), np.tile(vals, vals.size)
-    if debug:                               # (a zero divisor raises there: above)
+    if debug:  # (a zero divisor raises there: above)
         a, b = a[b != 0], b[b != 0]
     o = np.full((5, a.size), POISON, np.float64)
     _run(k_exact_math, target, debug, (a.size + 127) // 128, 128, a, b, o)

@@ -17,10 +17,11 @@ from numba import cuda
 from numquad import NumquadLaunchError, NumquadTypeError, Quad, Wave, ops, simt, xpu
 
 W = 32
-TYPES = [np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                               "uint32", "uint64", "float32", "float64")]
-SEL_TYPES = [np.dtype(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16",
-                                   "uint32", "uint64")]
+TYPES = [
+    np.dtype(t)
+    for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+]
+SEL_TYPES = [np.dtype(t) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")]
 
 
 def same_bits(a, b):
@@ -55,18 +56,26 @@ def random_selectors(rng, dt, n):
 
 # -- every op, every type, masks from real divergence ---------------------------------
 
+
 @pytest.fixture(scope="module")
 def op_kernels(tmp_path_factory):
     """One kernel per op, ``if cond[i]: out[i] = op(x[i], sel[i])``, in a real file."""
     lines = ["import numpy as np", "from numquad import xpu, Quad, Wave", ""]
     for q, op in ops.OPS.items():
         name = q.replace(".", "_")
-        call = q + "(" + ", ".join(["x[i]", "sel[i]"][:len(op.params)]) + ")"
-        lines += ["@xpu.jit", f"def {name}(x, sel, cond, out):", "    i = xpu.grid(1)",
-                  "    if cond[i]:", f"        out[i] = {call}", ""]
+        call = q + "(" + ", ".join(["x[i]", "sel[i]"][: len(op.params)]) + ")"
+        lines += [
+            "@xpu.jit",
+            f"def {name}(x, sel, cond, out):",
+            "    i = xpu.grid(1)",
+            "    if cond[i]:",
+            f"        out[i] = {call}",
+            "",
+        ]
     path = tmp_path_factory.mktemp("simt") / "simt_op_kernels.py"
     path.write_text("\n".join(lines))
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("simt_op_kernels", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -84,7 +93,7 @@ def _cases():
 def test_every_op_against_the_reference(op_kernels, q, dt):
     op = ops.OPS[q]
     rng = np.random.default_rng([list(ops.OPS).index(q), TYPES.index(dt)])
-    blocks, threads = 2, 80                       # waves of 32, 32 and 16 lanes per block
+    blocks, threads = 2, 80  # waves of 32, 32 and 16 lanes per block
     n = blocks * threads
     x = random_values(rng, dt, n)
     sdt = SEL_TYPES[rng.integers(0, len(SEL_TYPES))]
@@ -106,16 +115,17 @@ def test_every_op_against_the_reference(op_kernels, q, dt):
             a = a.reshape(blocks, threads)
             pad = np.full((blocks, per - threads), fill, a.dtype)
             return np.concatenate([a, pad], axis=1).reshape(-1, W)
+
         active = waves(cond, False)
         args = [waves(x, x[0])] + ([waves(sel, sel[0])] if len(op.params) > 1 else [])
         ref = op.reference(*args, active=active)
         got = waves(out, out[0])
         ok = same_bits(got[active], np.asarray(ref, rt)[active])
-        assert ok.all(), (mode, np.flatnonzero(~ok)[:5], got[active][~ok][:5],
-                          np.asarray(ref)[active][~ok][:5])
+        assert ok.all(), (mode, np.flatnonzero(~ok)[:5], got[active][~ok][:5], np.asarray(ref)[active][~ok][:5])
 
 
 # -- control flow: expected values by hand -----------------------------------------------
+
 
 def run(fn, grid, block, *args):
     xpu.jit(fn).python[grid, block](*args)
@@ -142,7 +152,7 @@ def test_loop_with_per_lane_trip_counts():
     t = by_waves(trip)
     exp = np.zeros_like(t, dtype=np.int64)
     for j in range(5):
-        act = t > j                      # the active set at iteration j
+        act = t > j  # the active set at iteration j
         below = np.cumsum(act, axis=1) - act
         exp += np.where(act, below, 0)
     np.testing.assert_array_equal(out, exp.ravel())
@@ -171,7 +181,7 @@ def k_break_continue_return(x, out, trace):
             break
         if (v + j) % 2 == 0:
             continue
-        n += np.int64(Wave.ballot(True))         # which lanes are here, this iteration
+        n += np.int64(Wave.ballot(True))  # which lanes are here, this iteration
         trace[i, j] = Wave.ballot(True)
     if v == 7:
         return
@@ -204,16 +214,16 @@ def test_break_continue_return():
 @xpu.jit
 def lane_rank(v):
     if v < 0:
-        return np.int64(-1)                      # these lanes leave before the op
+        return np.int64(-1)  # these lanes leave before the op
     return np.int64(Wave.prefixCountBits(True)) * 1000 + np.int64(Wave.readFirst(v))
 
 
 def k_lane_function_under_divergence(x, out):
     i = xpu.grid(1)
     if x[i] % 2 == 0:
-        out[i] = lane_rank(x[i])                 # call site 1
+        out[i] = lane_rank(x[i])  # call site 1
     else:
-        out[i] = lane_rank(x[i]) + 1000000       # call site 2: another op instance
+        out[i] = lane_rank(x[i]) + 1000000  # call site 2: another op instance
 
 
 def test_lane_function_with_ops_under_divergence():
@@ -233,7 +243,7 @@ def test_lane_function_with_ops_under_divergence():
 
 
 def test_lane_function_on_arrays():
-    x = np.arange(-5, 65, dtype=np.int64)                  # waves of 32, 32 and 6 lanes
+    x = np.arange(-5, 65, dtype=np.int64)  # waves of 32, 32 and 6 lanes
     r = lane_rank.python(x)
     assert r.dtype == np.int64 and r.shape == x.shape
     xs = np.concatenate([x, np.zeros(26, np.int64)]).reshape(-1, W)
@@ -251,8 +261,9 @@ def lane_scaled(a, b):
     return Wave.prefixSum(a) * b + Quad.swapVertical(a)
 
 
-@pytest.mark.parametrize("dtype,scalar", [(np.uint16, True), (np.float32, 2), (np.int8, 2.5),
-                                          (np.float32, 2.0), (np.int32, np.int8(3))])
+@pytest.mark.parametrize(
+    "dtype,scalar", [(np.uint16, True), (np.float32, 2), (np.int8, 2.5), (np.float32, 2.0), (np.int32, np.int8(3))]
+)
 def test_lane_call_scalars_are_typed_as_on_the_compiled_targets(dtype, scalar, rng):
     """A Python scalar in a lane call is weak but keeps its kind (numquad/_lanecall.py):
     ``f(x_float32, 2)`` passes an int64 and computes in float64, as Numba types it on
@@ -293,19 +304,17 @@ def test_builtin_types():
 
 
 def k_3d(out):
-    t = xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x + \
-        xpu.threadIdx.z * xpu.blockDim.x * xpu.blockDim.y
+    t = xpu.threadIdx.x + xpu.threadIdx.y * xpu.blockDim.x + xpu.threadIdx.z * xpu.blockDim.x * xpu.blockDim.y
     b = xpu.blockIdx.x + xpu.blockIdx.y * xpu.gridDim.x + xpu.blockIdx.z * xpu.gridDim.x * xpu.gridDim.y
     nt = xpu.blockDim.x * xpu.blockDim.y * xpu.blockDim.z
-    out[b * nt + t] = np.int64(Wave.readFirst(t)) * 100 + np.int64(xpu.laneid) + \
-        np.int64(Wave.all(True)) * 10000
+    out[b * nt + t] = np.int64(Wave.readFirst(t)) * 100 + np.int64(xpu.laneid) + np.int64(Wave.all(True)) * 10000
 
 
 def test_3d_launch_and_partial_waves():
     out = np.full(8 * 60, -1, np.int64)
     run(k_3d, (2, 2, 2), (4, 3, 5), out)
     t = np.arange(8 * 60) % 60
-    full = (t < 32)                          # the second wave has 28 lanes: Wave.all is false
+    full = t < 32  # the second wave has 28 lanes: Wave.all is false
     np.testing.assert_array_equal(out, (t // 32) * 3200 + t % 32 + full * 10000)
 
 
@@ -376,18 +385,18 @@ def test_float_min_max_rules():
     x[3], x[9] = 0.0, -0.0
     out = np.zeros((32, 3), np.float32)
     run(k_float_minmax, 1, 32, x, out)
-    assert np.signbit(out[:, 0]).all() and (out[:, 0] == 0).all()       # min(+0, -0) = -0
-    assert not np.signbit(out[:, 1]).any() and (out[:, 1] == 0).all()   # max = +0, NaN loses
-    assert np.isinf(out[0, 2]) and np.isnan(out[1:4, 2]).all()          # only NaNs below: NaN
+    assert np.signbit(out[:, 0]).all() and (out[:, 0] == 0).all()  # min(+0, -0) = -0
+    assert not np.signbit(out[:, 1]).any() and (out[:, 1] == 0).all()  # max = +0, NaN loses
+    assert np.isinf(out[0, 2]) and np.isnan(out[1:4, 2]).all()  # only NaNs below: NaN
     assert out[4, 2] == 0 and not np.signbit(out[4, 2]) and np.signbit(out[10, 2])
 
 
 def k_selectors(x, out, s64, u64, u32):
     i = xpu.grid(1)
-    out[i, 0] = Wave.shuffleDown(x[i], s64)        # 2**32 + 1: out of range, own value
-    out[i, 1] = Wave.shuffle(x[i], u64)            # 2**64 - 1 & 31 = lane 31
+    out[i, 0] = Wave.shuffleDown(x[i], s64)  # 2**32 + 1: out of range, own value
+    out[i, 1] = Wave.shuffle(x[i], u64)  # 2**64 - 1 & 31 = lane 31
     out[i, 2] = Wave.shuffleUp(x[i], np.int64(-1))  # negative: reads lane + 1
-    out[i, 3] = Wave.shuffleXor(x[i], u32)         # 4294967295 & 31 = 31
+    out[i, 3] = Wave.shuffleXor(x[i], u32)  # 4294967295 & 31 = 31
     out[i, 4] = Quad.broadcast(x[i], np.int8(-1))  # -1 & 3 = 3
 
 
@@ -415,7 +424,7 @@ def test_scan_over_ranks_and_bool_counts():
     x[1], x[3], x[30] = 1e8, 1.0, -1e8
     out = np.full(64, 7, np.float32)
     run(k_scan_ranks, 1, 32, x, out)
-    assert out[1] == 0 and not np.signbit(out[1])        # rank 0: +0.0
+    assert out[1] == 0 and not np.signbit(out[1])  # rank 0: +0.0
     assert out[3] == np.float32(1e8)
     assert out[30] == np.float32(np.float32(1e8) + np.float32(1.0))
     np.testing.assert_array_equal(out[[33, 35, 62]], [0, 1, 2])
@@ -430,7 +439,7 @@ def test_integer_wrap():
     x = np.full(32, 127, np.int8)
     out = np.zeros(32, np.int8)
     run(k_wrap, 1, 32, x, out)
-    assert (out == np.int8(-32)).all()                  # 127 * 32 = 4064 = 15 * 256 - 32
+    assert (out == np.int8(-32)).all()  # 127 * 32 = 4064 = 15 * 256 - 32
 
 
 def k_divergent_barrier(x):
@@ -476,7 +485,7 @@ def test_a_busy_block_gives_the_cpu_targets_bits(rng):
     """256 threads, 32 op instances each, a lane-varying branch between them: the
     interpreter and the compiled CPU target agree (no timing asserted: shared machines)."""
     x = rng.integers(-50, 50, 256).astype(np.int64)
-    got = np.full(256, -(2**62), np.int64)        # poisoned: an unwritten element shows
+    got = np.full(256, -(2**62), np.int64)  # poisoned: an unwritten element shows
     want = np.full(256, -(2**62) + 1, np.int64)
     k = xpu.jit(k_busy)
     k.python[1, 256](x, got)
@@ -486,7 +495,7 @@ def test_a_busy_block_gives_the_cpu_targets_bits(rng):
 
 @xpu.jit
 def lane_shared(v):
-    s = xpu.shared.array(64, np.int64)           # the lane function's own shared array
+    s = xpu.shared.array(64, np.int64)  # the lane function's own shared array
     t = xpu.threadIdx.x
     s[t] = v * 10
     xpu.syncwarp()
@@ -527,14 +536,18 @@ def _numba_cuda_api_kernel():
         cuda.threadfence()
         cuda.threadfence_block()
         tab = cuda.const.array_like(_TAB)
-        v = cuda.popc(np.uint32(x[i])) + cuda.brev(np.uint32(x[i])) % 7 + cuda.clz(np.int32(x[i])) \
+        v = (
+            cuda.popc(np.uint32(x[i]))
+            + cuda.brev(np.uint32(x[i])) % 7
+            + cuda.clz(np.int32(x[i]))
             + cuda.ffs(np.int32(x[i]))
+        )
         f = cuda.fma(np.float32(x[i]), np.float32(2), np.float32(1))
         s = cuda.selp(x[i] > 0, np.int32(1), np.int32(2))
         m = cuda.match_any_sync(0xFFFFFFFF, x[i] & 3)
         mm = np.int32(0)
         same = False
-        if x[i] > -20:                                  # a part of the wave
+        if x[i] > -20:  # a part of the wave
             mm = cuda.match_any_sync(0xFFFF00FF, x[i] & 1)
             mm, same = cuda.match_all_sync(0xFFFFFFFF, x[i] & 1)
         b = cuda.ballot_sync(0xFFFFFFFF, x[i] > 0) & cuda.lanemask_lt()
@@ -542,6 +555,7 @@ def _numba_cuda_api_kernel():
         cuda.atomic.and_(acc, 1, np.uint32(0xFF ^ t))
         out[i] = np.float64(c + a + o + v + s + tab[t & 7] + m + mm + b) + f
         flags[i] = same
+
     return k
 
 
@@ -550,7 +564,7 @@ def test_numba_cuda_api_against_the_cpu(rng):
     pytest.importorskip("numba_cuda")
     k = _numba_cuda_api_kernel()
     x = rng.integers(-100, 100, 96).astype(np.int32)
-    x[40:48] = 5                                        # equal values in part of a wave
+    x[40:48] = 5  # equal values in part of a wave
     res = {}
     for target in ("python", "cpu"):
         out = np.full(96, np.nan)
@@ -563,26 +577,55 @@ def test_numba_cuda_api_against_the_cpu(rng):
     assert not np.isnan(res["python"][0]).any()
 
 
-@pytest.mark.parametrize("qualname,field,value,args", [
-    ("Wave.any", "vote", "majority", [(True,)]),
-    ("Quad.all", "vote", "majority", [(True,)]),
-    ("Wave.countBits", "vote", "median", [(True,)]),
-    ("Wave.shuffle", "sel_kind", "rotate", [(np.int32(1), 0)]),
-    ("Wave.reduceMax", "combine", "sub", [(np.int32(1),)]),
-])
+@pytest.mark.parametrize(
+    "qualname,field,value,args",
+    [
+        ("Wave.any", "vote", "majority", [(True,)]),
+        ("Quad.all", "vote", "majority", [(True,)]),
+        ("Wave.countBits", "vote", "median", [(True,)]),
+        ("Wave.shuffle", "sel_kind", "rotate", [(np.int32(1), 0)]),
+        ("Wave.reduceMax", "combine", "sub", [(np.int32(1),)]),
+    ],
+)
 def test_an_unknown_catalogue_field_value_raises(qualname, field, value, args):
     """The interpreter picks each op's behaviour by its ops.py fields; a value it
     has no branch for is an error, not a default branch."""
     import copy
+
     bad = copy.copy(ops.get(qualname))
     object.__setattr__(bad, field, value)
     with pytest.raises(NotImplementedError, match=f"{field}={value!r}"):
         simt._execute(bad, [0], args)
 
 
-MATH_1 = ["sqrt", "exp", "expm1", "log", "log1p", "log10", "log2", "sin", "cos", "tan", "asin",
-          "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "degrees",
-          "radians", "erf", "erfc", "gamma", "lgamma"]
+MATH_1 = [
+    "sqrt",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log10",
+    "log2",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "fabs",
+    "degrees",
+    "radians",
+    "erf",
+    "erfc",
+    "gamma",
+    "lgamma",
+]
 MATH_2 = ["atan2", "hypot", "pow", "fmod", "copysign", "remainder"]
 EXACT = {"sqrt", "fabs", "fmod", "copysign"}
 
@@ -593,7 +636,7 @@ def _math_kernel(name, nargs):
     fname = f"<test_simt math.{name}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = {"xpu": xpu, "math": math}
-    exec(compile(src, fname, "exec"), ns)            # noqa: S102
+    exec(compile(src, fname, "exec"), ns)  # noqa: S102
     return ns["k_math"]
 
 
@@ -604,8 +647,7 @@ def test_math_domain_and_range_errors_give_nan_and_inf_as_compiled(name, dtype, 
     targets give NaN and inf. The python target follows the CPU target: the same special
     values, and the same bits for the exact functions (the others are close)."""
     nargs = 1 if name in MATH_1 else 2
-    special = np.array([0.0, -0.0, 1.0, -1.0, -2.0, 0.5, 1000.0, -1000.0, np.inf, -np.inf,
-                        np.nan, 1e-310], dtype)
+    special = np.array([0.0, -0.0, 1.0, -1.0, -2.0, 0.5, 1000.0, -1000.0, np.inf, -np.inf, np.nan, 1e-310], dtype)
     vals = np.concatenate([special, (rng.standard_normal(20) * 50).astype(dtype)])
     a, b = (np.repeat(vals, vals.size), np.tile(vals, vals.size)) if nargs == 2 else (vals, vals)
     k = xpu.jit(_math_kernel(name, nargs))
@@ -621,7 +663,7 @@ def test_math_domain_and_range_errors_give_nan_and_inf_as_compiled(name, dtype, 
     assert np.array_equal(fin, np.isfinite(p))
     if name in EXACT:
         assert np.array_equal(c.view(np.int64)[fin], p.view(np.int64)[fin])
-    else:                    # outside the bit-for-bit promise (docs/semantics.md "Math functions")
+    else:  # outside the bit-for-bit promise (docs/semantics.md "Math functions")
         tol = 1e-6 if dtype == "float32" else 1e-13
         np.testing.assert_allclose(p[fin], c[fin], rtol=tol, atol=tol)
 
@@ -629,28 +671,28 @@ def test_math_domain_and_range_errors_give_nan_and_inf_as_compiled(name, dtype, 
 def k_int_promotion(a8, b8, a32, u64, i64, e, o):
     i = xpu.grid(1)
     if i < a8.size:
-        o[0, i] = a8[i] + b8[i]                 # uint8 + uint8: uint64 in Numba, no wrap at 256
-        o[1, i] = a32[i] * a32[i]               # int32 * int32: int64
-        o[2, i] = u64[i] + i64[i]               # uint64 + int64: int64 (NumPy: float64)
-        o[3, i] = a8[i] << np.int64(4)          # a uint8 shifted: uint64
-        o[4, i] = a32[i] ** e[i]                # a negative exponent: 0, 1, -1 or 0x80..0
+        o[0, i] = a8[i] + b8[i]  # uint8 + uint8: uint64 in Numba, no wrap at 256
+        o[1, i] = a32[i] * a32[i]  # int32 * int32: int64
+        o[2, i] = u64[i] + i64[i]  # uint64 + int64: int64 (NumPy: float64)
+        o[3, i] = a8[i] << np.int64(4)  # a uint8 shifted: uint64
+        o[4, i] = a32[i] ** e[i]  # a negative exponent: 0, 1, -1 or 0x80..0
         x = a8[i]
-        x += b8[i]                              # augmented: the same widening
+        x += b8[i]  # augmented: the same widening
         o[5, i] = x
         o[6, i] = -a32[i] // np.int32(7) % np.int32(5)
-        o[7, i] = -(a8[i] > b8[i])              # -bool: int64 (NumPy refuses it)
-        o[8, i] = (a8[i] > b8[i]) + (a32[i] > 0) + np.int8(a8[i] & 1)   # bools add as ints
-        o[9, i] = (a8[i] > b8[i]) ^ (a32[i] > 0)                        # bool ^ bool: bool
+        o[7, i] = -(a8[i] > b8[i])  # -bool: int64 (NumPy refuses it)
+        o[8, i] = (a8[i] > b8[i]) + (a32[i] > 0) + np.int8(a8[i] & 1)  # bools add as ints
+        o[9, i] = (a8[i] > b8[i]) ^ (a32[i] > 0)  # bool ^ bool: bool
 
 
 def k_float_promotion(f32, f64, u16, e, o):
     i = xpu.grid(1)
     if i < f32.size:
-        o[0, i] = f32[i] ** e[i]                # square-and-multiply in float32, 1/r if e < 0
+        o[0, i] = f32[i] ** e[i]  # square-and-multiply in float32, 1/r if e < 0
         o[1, i] = f64[i] ** e[i]
         o[2, i] = f64[i] ** 7
         o[3, i] = f32[i] ** -3
-        o[4, i] = f32[i] + u16[i]               # uint16 and float32 meet in float64
+        o[4, i] = f32[i] + u16[i]  # uint16 and float32 meet in float64
 
 
 @pytest.mark.slow
@@ -661,10 +703,10 @@ def test_integer_arithmetic_is_widened_as_numba_widens_it(rng):
     n = 100
     a8 = rng.integers(0, 256, n, dtype=np.uint8)
     b8 = rng.integers(0, 256, n, dtype=np.uint8)
-    a32 = rng.integers(-2**31, 2**31, n, dtype=np.int32)
+    a32 = rng.integers(-(2**31), 2**31, n, dtype=np.int32)
     a32[:6] = [0, 1, -1, 2, 0, -1]
     u64 = rng.integers(0, 2**64, n, dtype=np.uint64)
-    i64 = rng.integers(-2**63, 2**63, n, dtype=np.int64)
+    i64 = rng.integers(-(2**63), 2**63, n, dtype=np.int64)
     e = rng.integers(-3, 4, n).astype(np.int64)
     e[:6] = [-1, -2, -3, -1, 2, 2]
     got = {}
@@ -674,10 +716,10 @@ def test_integer_arithmetic_is_widened_as_numba_widens_it(rng):
         got[target] = o
     np.testing.assert_array_equal(got["python"], got["cpu"])
     a, b = a8.astype(np.int64), b8.astype(np.int64)
-    np.testing.assert_array_equal(got["python"][0], a + b)          # no wrap at 256
+    np.testing.assert_array_equal(got["python"][0], a + b)  # no wrap at 256
     np.testing.assert_array_equal(got["python"][5], a + b)
     np.testing.assert_array_equal(got["python"][1], a32.astype(np.int64) ** 2)
-    np.testing.assert_array_equal(got["python"][4][:6], [-2**63, 1, -1, 0, 0, 1])
+    np.testing.assert_array_equal(got["python"][4][:6], [-(2**63), 1, -1, 0, 0, 1])
     np.testing.assert_array_equal(got["python"][7], -(a8 > b8).astype(np.int64))
     np.testing.assert_array_equal(got["python"][8], (a8 > b8).astype(np.int64) + (a32 > 0) + (a8 & 1))
     np.testing.assert_array_equal(got["python"][9], (a8 > b8) ^ (a32 > 0))
@@ -698,7 +740,7 @@ def test_float_powers_and_mixed_types_as_numba_computes_them(rng):
         getattr(xpu.jit(k_float_promotion), target)[7, 32](f32, f64, u16, e, o)
         got[target] = o
     np.testing.assert_array_equal(got["python"].view(np.int64), got["cpu"].view(np.int64))
-    want = np.empty(n, np.float32)                       # the algorithm, written out here
+    want = np.empty(n, np.float32)  # the algorithm, written out here
     for k in range(n):
         r, x, m = np.float32(1), f32[k], abs(int(e[k]))
         while m:
@@ -714,7 +756,7 @@ def test_float_powers_and_mixed_types_as_numba_computes_them(rng):
 def _narrow(a, o8, o16u):
     i = xpu.grid(1)
     if i < a.shape[0]:
-        o8[i] = a[i] * 3                 # int64 into int8: wraps, as Numba compiles it
+        o8[i] = a[i] * 3  # int64 into int8: wraps, as Numba compiles it
         o16u[i] = a[i] - 1000
         o16u[i] += a[i] * 70000
 
@@ -731,7 +773,7 @@ def test_the_python_target_wraps_narrowing_stores_and_reads_record_fields(rng):
     """Day-one probes: the python target raised OverflowError on ``o8[i] = a[i] * 3``
     (NumPy refuses out-of-range integers; Numba wraps) and AttributeError on
     ``r[i].a`` (a NumPy void has no attributes); the CPU target is the reference."""
-    a = rng.integers(-2**40, 2**40, 50)
+    a = rng.integers(-(2**40), 2**40, 50)
     k = xpu.jit(_narrow)
     outs = {}
     for target in ("python", "cpu"):
@@ -757,6 +799,7 @@ def test_the_python_target_wraps_narrowing_stores_and_reads_record_fields(rng):
 
 # -- a documentation probe (found by running every statement of docs/ as written) ----
 
+
 @xpu.jit
 def _k_cache_hints(a, b, c):
     i = cuda.grid(1)
@@ -778,14 +821,15 @@ def test_cache_hint_loads_and_stores_are_plain_ones(target):
 @xpu.jit
 def _k_const_selector_out_of_range(a, b):
     i = xpu.grid(1)
-    b[i] = Wave.broadcast(a[i], 2 ** 5)
+    b[i] = Wave.broadcast(a[i], 2**5)
 
 
 def test_python_target_refuses_constant_selectors_out_of_range_as_the_compilers_do():
     import numquad
+
     with pytest.raises(numquad.NumquadCompileError, match="constant lane 32 is out of range"):
         _k_const_selector_out_of_range.python[1, 32](np.zeros(32), np.zeros(32))
-    assert issubclass(numquad.simt.SIMTError, numquad.NumquadError)      # docs/api.md: every error
+    assert issubclass(numquad.simt.SIMTError, numquad.NumquadError)  # docs/api.md: every error
     assert numquad.NumquadIndexError is numquad.errors.NumquadIndexError
 
 
@@ -911,4 +955,4 @@ def test_the_interpreter_s_fma_overflows_to_inf_as_ieee_rounds():
     assert simt._fma(np.float64(1e300), np.float64(1e300), np.float64(1.0)) == np.inf
     assert simt._fma(np.float64(-1e300), np.float64(1e300), np.float64(1.0)) == -np.inf
     # just below FLT_MAX + half an ulp: rounds to FLT_MAX, not inf
-    assert simt._fma(np.float32(f32max), np.float32(1.0), np.float32(2.0 ** 102)) == f32max
+    assert simt._fma(np.float32(f32max), np.float32(1.0), np.float32(2.0**102)) == f32max

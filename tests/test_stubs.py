@@ -104,7 +104,7 @@ def test_xpu_builtins_have_their_docs_and_dim3_is_int():
             defs = _defs(classes[f"_{group}"], attr)
         else:
             defs = [top[name]] if name in top else []
-            if not defs:        # a value, such as xpu.laneid: an annotated name and its doc
+            if not defs:  # a value, such as xpu.laneid: an annotated name and its doc
                 body = tree.body
                 k = next(i for i, n in enumerate(body) if isinstance(n, ast.AnnAssign) and n.target.id == name)
                 assert inspect.cleandoc(body[k + 1].value.value) == inspect.cleandoc(b.__doc__)
@@ -125,7 +125,7 @@ def test_dispatcher_stub_has_the_public_methods():
     assert public <= stubbed, f"xpu.pyi Dispatcher lacks {sorted(public - stubbed)}; {REGEN}"
 
 
-_GOOD = '''
+_GOOD = """
 import numpy as np
 from numpy.typing import NDArray
 
@@ -165,15 +165,15 @@ try:
     kernel.python[1, 32](src, src)
 except NumquadError:
     pass
-'''
+"""
 
 # line -> what mypy must reject there
 _BAD = {
-    5: "Wave.prefixSumm(np.float32(1))",          # no such op
-    6: "Wave.reduceAnd(np.float32(1))",           # a bitwise op takes no float
-    7: "xpu.threadIdx.w",                         # dim3 has x, y, z
-    8: 'xpu.jit(target="gpu")',                   # target is auto, cpu or cuda
-    9: "x: np.float32 = Wave.ballot(True)",       # a ballot is a uint32
+    5: "Wave.prefixSumm(np.float32(1))",  # no such op
+    6: "Wave.reduceAnd(np.float32(1))",  # a bitwise op takes no float
+    7: "xpu.threadIdx.w",  # dim3 has x, y, z
+    8: 'xpu.jit(target="gpu")',  # target is auto, cpu or cuda
+    9: "x: np.float32 = Wave.ballot(True)",  # a ballot is a uint32
 }
 
 
@@ -184,9 +184,14 @@ def test_mypy_accepts_a_kernel_and_rejects_misuse(tmp_path):
     (tmp_path / "bad.py").write_text("\n".join(bad) + "\n")
     # numquad from this checkout (an editable install's import hook is invisible to mypy)
     env = dict(os.environ, MYPYPATH=str(ROOT))
-    run = lambda f: subprocess.run(    # noqa: E731
+    run = lambda f: subprocess.run(  # noqa: E731
         [sys.executable, "-m", "mypy", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), f],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     r = run("good.py")
     assert r.returncode == 0, r.stdout + r.stderr
     r = run("bad.py")

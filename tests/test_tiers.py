@@ -8,8 +8,12 @@ from numquad import ops
 
 
 def _collected(*args):
-    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider",
-                        *args], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     return [line for line in p.stdout.splitlines() if "::" in line]
 
@@ -20,8 +24,7 @@ def test_the_quick_tier_runs_every_op_on_each_target_and_full_runs_every_case():
     assert set(quick) < set(full)
     every = [q for q in full if "test_op_every_type[" in q]
     for target in ("cpu", "cuda"):
-        ran = {re.search(rf"\[{target}-(\w+\.\w+)-", q).group(1) for q in quick
-               if f"test_op_every_type[{target}-" in q}
+        ran = {re.search(rf"\[{target}-(\w+\.\w+)-", q).group(1) for q in quick if f"test_op_every_type[{target}-" in q}
         assert ran == set(ops.OPS), (target, set(ops.OPS) - ran)
     # a parametrised test keeps two of its cases (each with a new value)
     capped = "test_the_reference_raises_on_an_unknown_field_value["

@@ -19,8 +19,7 @@ from numquad import NumquadTypeError, Quad, Wave, xpu
 
 POISON = -777.0
 P3 = namedtuple("P3", ("a", "b", "c"))
-REC = np.dtype([("a", "f8"), ("b", "i4"), ("h", "f4", (3,)), ("c", "f8"), ("d", "i8"),
-                ("g", "f8", (2,))], align=True)
+REC = np.dtype([("a", "f8"), ("b", "i4"), ("h", "f4", (3,)), ("c", "f8"), ("d", "i8"), ("g", "f8", (2,))], align=True)
 
 
 def _lane(n, block):
@@ -68,6 +67,7 @@ def _skip_debug_on_cuda(debug, target):
 
 # -- tuples ---------------------------------------------------------------------
 
+
 def _scale_and_prefix(x, t, out):
     i = xpu.grid(1)
     out[i] = t[0] * x[i] + Wave.prefixSum(t[1])
@@ -76,9 +76,9 @@ def _scale_and_prefix(x, t, out):
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_tuple_argument_is_the_same_in_every_lane(debug, target, rng):
     _skip_debug_on_cuda(debug, target)
-    n, block = 100, 50                              # partial waves
+    n, block = 100, 50  # partial waves
     x = rng.standard_normal(n)
-    t = (float(rng.standard_normal()), int(rng.integers(-9, 9)))   # Tuple(float64, int64)
+    t = (float(rng.standard_normal()), int(rng.integers(-9, 9)))  # Tuple(float64, int64)
     want, _, _ = _both(_scale_and_prefix, target, debug, 2, block, x, t, n=n)
     np.testing.assert_allclose(want, t[0] * x + _lane(n, block) * t[1], rtol=1e-12)
 
@@ -87,7 +87,7 @@ def _namedtuple_unpacked_and_iterated(x, p, out):
     i = xpu.grid(1)
     a, b, c = p
     s = 0.0
-    for v in p:                                     # around a cross-lane op
+    for v in p:  # around a cross-lane op
         s += Wave.reduceSum(v * x[i])
     for j in range(len(p)):
         s += p[j]
@@ -130,12 +130,12 @@ def test_a_nested_tuple_holding_arrays(debug, target, rng):
 def _loops_over_a_tuple_of_arrays(x, arrays, out):
     i = xpu.grid(1)
     s = 0.0
-    for a in arrays:                                # no op in the loop
+    for a in arrays:  # no op in the loop
         s += a[i] * 3
-    if x[i] > 0:                                    # under a lane-varying branch
+    if x[i] > 0:  # under a lane-varying branch
         for b in arrays:
             s += b[i] * x[i]
-    for c in arrays:                                # around an op
+    for c in arrays:  # around an op
         s += Wave.reduceSum(c[i])
     out[i] = Wave.prefixSum(s)
 
@@ -178,7 +178,7 @@ def test_a_tuple_of_one_type_read_with_a_per_lane_index(debug, target, rng):
 def _rebound_per_lane(x, t, out):
     i = xpu.grid(1)
     if x[i] > 0:
-        t = (x[i], t[1])                            # lane-varying from here
+        t = (x[i], t[1])  # lane-varying from here
     out[i] = t[0] + Wave.prefixSum(t[1])
 
 
@@ -196,7 +196,7 @@ def test_what_numba_refuses_stays_one_line(rng):
     @xpu.jit
     def mixed_per_lane(x, t, out):
         i = xpu.grid(1)
-        out[i] = t[i % 2] + x[i]                    # Tuple(float64, int64)[int64]: Numba refuses
+        out[i] = t[i % 2] + x[i]  # Tuple(float64, int64)[int64]: Numba refuses
 
     x, out = rng.standard_normal(32), np.zeros(32)
     with pytest.raises(NumquadTypeError) as e:
@@ -212,10 +212,11 @@ def test_what_numba_refuses_stays_one_line(rng):
 
 # -- records --------------------------------------------------------------------
 
+
 def _record_read_and_written(x, r, out):
     i = xpu.grid(1)
     out[i] = r.a * x[i] + Wave.prefixSum(r.b) + r["h"][1] + Quad.swapHorizontal(x[i] * r.h[2])
-    if i == 3:                                      # fields no lane reads
+    if i == 3:  # fields no lane reads
         r.c = r.a * 2.0
         r["d"] = r.b + 1
         r.g[1] = x[i]
@@ -224,8 +225,7 @@ def _record_read_and_written(x, r, out):
 def _record_array(rng):
     arr = np.zeros(3, REC)
     for j in range(3):
-        arr[j] = (rng.standard_normal(), rng.integers(-9, 9), rng.standard_normal(3), -1.0, -1,
-                  (-1.0, -1.0))
+        arr[j] = (rng.standard_normal(), rng.integers(-9, 9), rng.standard_normal(3), -1.0, -1, (-1.0, -1.0))
     return arr
 
 
@@ -250,15 +250,14 @@ def test_a_record_argument_is_read_and_written_by_field(kind, debug, target, rng
     want, got = run("python"), run(target)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     r = arr[1]
-    exp = r["a"] * x + _lane(n, block) * r["b"] + np.float32(r["h"][1]) + \
-        _quad_swap_h(x * np.float32(r["h"][2]))
+    exp = r["a"] * x + _lane(n, block) * r["b"] + np.float32(r["h"][1]) + _quad_swap_h(x * np.float32(r["h"][2]))
     np.testing.assert_allclose(want, exp, rtol=1e-6)
     expect = arr.copy()
     expect[1]["c"] = r["a"] * 2.0
     expect[1]["d"] = r["b"] + 1
     expect[1]["g"][1] = x[3]
     for tgt in ("python", target):
-        np.testing.assert_array_equal(arrs[tgt], expect)    # elements 0 and 2 untouched
+        np.testing.assert_array_equal(arrs[tgt], expect)  # elements 0 and 2 untouched
 
 
 def _record_and_tuple_with_a_lane_function(x, r, t, out):
@@ -287,8 +286,7 @@ def test_a_record_beside_a_tuple_and_passed_to_a_lane_function(debug, target, rn
         outs.append(out)
         arrs.append(a)
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12)
-    np.testing.assert_allclose(outs[0], arr[0]["a"] * x + t[0] * _wave_sum(x * t[1], n, block),
-                               rtol=1e-12)
+    np.testing.assert_allclose(outs[0], arr[0]["a"] * x + t[0] * _wave_sum(x * t[1], n, block), rtol=1e-12)
     expect = arr.copy()
     expect[0]["g"][0] = t[0]
     for a in arrs:

@@ -37,8 +37,9 @@ def test_shape_from_a_parameter_is_a_typing_error_in_numba_cuda_words():
     err = e.value
     assert isinstance(err, NumquadCompileError) and isinstance(err, TypingErrorCuda)
     line = k_param_shape.__code__.co_firstlineno + 1
-    assert str(err).startswith(f'File "{THIS}", line {line}: xpu.shared.array(shape, dtype): the shape '
-                               f"must be a constant")
+    assert str(err).startswith(
+        f'File "{THIS}", line {line}: xpu.shared.array(shape, dtype): the shape must be a constant'
+    )
     assert (err.filename, err.lineno) == (THIS, line)
     assert "No implementation of function Function(<function shared.array" in str(err)
     assert ">>> array(Tuple(Literal[int](1), int32), dtype=class(float32))" in str(err)
@@ -56,6 +57,7 @@ def test_invalid_dtype_string():
     def k(a):
         s = cuda.local.array(SHAPE, dtype="float33")
         s[0, 0] = a[0]
+
     with pytest.raises(TypingError, match="Invalid NumPy dtype specified: 'float33'") as e:
         xpu.jit(k).cpu[1, 32](np.zeros(4, np.float32))
     assert isinstance(e.value, NumquadCompileError) and isinstance(e.value, TypingErrorCuda)
@@ -65,6 +67,7 @@ def test_a_construct_the_cpu_does_not_compile_is_no_typing_error():
     def k(a):
         s = t = cuda.local.array(4, np.float32)
         s[0] = t[0]
+
     with pytest.raises(NumquadCompileError) as e:
         xpu.jit(k).cpu[1, 32](np.zeros(4, np.float32))
     assert not isinstance(e.value, TypingError)
@@ -78,6 +81,7 @@ def _runaway(x):
 def test_typing_error_numba_finds_is_both():
     def k(a):
         a[0] = _runaway(a[0])
+
     with pytest.raises(TypingError, match="runaway recursion") as e:
         xpu.jit(k).cpu[1, 32](np.zeros(4))
     err = e.value

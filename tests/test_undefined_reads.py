@@ -142,7 +142,7 @@ def test_an_unassigned_variable_is_zero_without_an_op(target, build, rng):
 
 @pytest.mark.parametrize("fn", [block_uniform, block_uniform_no_op])
 def test_a_uniform_variable_is_zero_in_the_blocks_that_did_not_assign_it(target, build, fn, rng):
-    x = rng.integers(-50, 50, 192).astype(np.float64)       # integers: every sum exact
+    x = rng.integers(-50, 50, 192).astype(np.float64)  # integers: every sum exact
     out = np.full(192, np.nan)
     getattr(_jit(fn, build), target)[3, 64](x, out)
     t = np.where(np.arange(192) < 64, 1.5, 0.0)
@@ -232,10 +232,10 @@ def uniform_tuple_and_complex(x, out):
     if cuda.blockIdx.x == 0:
         p = (7, 2.5)
         c = 1.5 + 2j
-        s = Wave.reduceSum(x[i])            # noqa: F841 - an op under the branch
+        s = Wave.reduceSum(x[i])  # noqa: F841 - an op under the branch
     for k in range(2 - cuda.blockIdx.x):
         q = (k + 1, np.float32(0.5))
-        s = Wave.reduceSum(x[i])            # noqa: F841 - an op in the loop
+        s = Wave.reduceSum(x[i])  # noqa: F841 - an op in the loop
     out[i, 0] = p[0] + p[1]
     out[i, 1] = c.imag
     out[i, 2] = q[0] + q[1]
@@ -248,8 +248,9 @@ def test_a_uniform_tuple_or_complex_is_zero_in_blocks_that_did_not_assign_it(tar
     b = np.arange(96) // 32
     # p is typed (Literal[int](7), float64): Numba reads its literal element as 7
     # where no assignment reached (the H100 gave 7.0 there), its float as 0.0
-    want = np.stack([np.where(b == 0, 9.5, 7.0), np.where(b == 0, 2.0, 0.0),
-                     np.select([b == 0, b == 1], [2.5, 1.5], 0.0)], axis=1)
+    want = np.stack(
+        [np.where(b == 0, 9.5, 7.0), np.where(b == 0, 2.0, 0.0), np.select([b == 0, b == 1], [2.5, 1.5], 0.0)], axis=1
+    )
     np.testing.assert_array_equal(out, want)
 
 
@@ -280,8 +281,8 @@ def literal_version_then_float(x, y, o):
     i = cuda.grid(1)
     if y[i] > 0:
         t = -129
-    o[i] = x[i] // t                          # this version of t is Literal[int](-129)
-    t = x[i] * 2.5                            # another version, a float64
+    o[i] = x[i] // t  # this version of t is Literal[int](-129)
+    t = x[i] * 2.5  # another version, a float64
     o[i] += Wave.reduceSum(t) * 0
 
 
@@ -289,7 +290,7 @@ def loop_literal(x, n, o):
     i = cuda.grid(1)
     for k in range(n):
         t = 7
-    o[i] = x[i] + t                           # n == 0: Numba's version is Literal[int](7)
+    o[i] = x[i] + t  # n == 0: Numba's version is Literal[int](7)
     t = Wave.reduceSum(x[i])
 
 

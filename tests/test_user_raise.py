@@ -26,6 +26,7 @@ class OwnInit(Exception):
 def _line(fn, text):
     """The line of *text* in function *fn*'s source."""
     import inspect
+
     lines, first = inspect.getsourcelines(fn)
     return first + next(k for k, s in enumerate(lines) if text in s)
 
@@ -84,8 +85,7 @@ def test_the_raising_thread_and_line_prefix_the_message(target, debug):
     # x[hot] is the only element over the limit: its block and thread
     sums = x.reshape(-1, 32).sum(axis=1)
     line = _line(k_1d.py_func, "raise Plain")
-    want = (f"In function 'k_1d', file {HERE}, line {line}, "
-            f"tid=[0, 0, {hot % 64}] ctaid=[0, 0, {hot // 64}]: over")
+    want = f"In function 'k_1d', file {HERE}, line {line}, tid=[0, 0, {hot % 64}] ctaid=[0, 0, {hot // 64}]: over"
     assert e.value.args[0] == want
     assert [int(v) for v in e.value.args[1:]] == [5000, int(sums[hot // 32])]
     assert type(e.value) is Plain
@@ -93,15 +93,14 @@ def test_the_raising_thread_and_line_prefix_the_message(target, debug):
 
 @pytest.mark.parametrize("target", _targets())
 def test_a_2d_block_names_x_y_z_as_numba_cuda_lists_them(target):
-    x = np.zeros((2, 3, 5, 4), np.int32)           # grid (3, 2), block (4, 5)
+    x = np.zeros((2, 3, 5, 4), np.int32)  # grid (3, 2), block (4, 5)
     rng = np.random.default_rng(5)
     by, bx, ty, tx = (int(rng.integers(0, n)) for n in x.shape)
     x[by, bx, ty, tx] = 1
     with pytest.raises(ValueError) as e:
         getattr(k_2d, target)[(3, 2), (4, 5)](x)
     line = _line(k_2d.py_func, "raise ValueError")
-    assert e.value.args == (f"In function 'k_2d', file {HERE}, line {line}, "
-                            f"tid=[0, {ty}, {tx}] ctaid=[0, {by}, {bx}]",)
+    assert e.value.args == (f"In function 'k_2d', file {HERE}, line {line}, tid=[0, {ty}, {tx}] ctaid=[0, {by}, {bx}]",)
 
 
 @pytest.mark.parametrize("target", _targets())
@@ -113,8 +112,10 @@ def test_a_raise_in_a_lane_function_names_its_line_in_a_kernel_and_the_element_o
     line = _line(lane_checked.py_func, "raise ArithmeticError")
     with pytest.raises(ArithmeticError) as e:
         getattr(k_calls_lane, target)[3, 32](x, np.full(96, np.nan))
-    assert e.value.args[0] == (f"In function 'lane_checked', file {HERE}, line {line}, "
-                               f"tid=[0, 0, {bad % 32}] ctaid=[0, 0, {bad // 32}]: negative")
+    assert e.value.args[0] == (
+        f"In function 'lane_checked', file {HERE}, line {line}, "
+        f"tid=[0, 0, {bad % 32}] ctaid=[0, 0, {bad // 32}]: negative"
+    )
     assert float(e.value.args[1]) == -1.5
     with pytest.raises(ArithmeticError) as e:
         getattr(lane_checked, target)(x)
@@ -160,13 +161,15 @@ def test_a_failed_assert_names_the_thread_too(target):
     with pytest.raises(AssertionError) as e:
         getattr(k_assert, target)[2, 32](x)
     line = _line(k_assert.py_func, "too big")
-    assert e.value.args == (f"In function 'k_assert', file {HERE}, line {line}, "
-                            f"tid=[0, 0, {hot % 32}] ctaid=[0, 0, {hot // 32}]: too big",)
+    assert e.value.args == (
+        f"In function 'k_assert', file {HERE}, line {line}, tid=[0, 0, {hot % 32}] ctaid=[0, 0, {hot // 32}]: too big",
+    )
     x[hot] = -9
     with pytest.raises(AssertionError) as e:
         getattr(k_assert, target)[2, 32](x)
-    assert e.value.args == (f"In function 'k_assert', file {HERE}, line {line + 1}, "
-                            f"tid=[0, 0, {hot % 32}] ctaid=[0, 0, {hot // 32}]",)
+    assert e.value.args == (
+        f"In function 'k_assert', file {HERE}, line {line + 1}, tid=[0, 0, {hot % 32}] ctaid=[0, 0, {hot // 32}]",
+    )
 
 
 @xpu.jit

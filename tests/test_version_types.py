@@ -30,7 +30,7 @@ def f32_then_f64(a, out):
     i = xpu.grid(1)
     x = np.float32(a[i])
     w = Wave.ballot(True)
-    out[i] = x * np.float32(1.1) + w * 0      # <- read
+    out[i] = x * np.float32(1.1) + w * 0  # <- read
     x = 2.5
 
 
@@ -38,7 +38,7 @@ def u32_then_i64(a, out):
     i = xpu.grid(1)
     x = np.uint32(a[i])
     w = Wave.ballot(True)
-    out[i] = x - np.uint32(5) + w * 0         # <- read
+    out[i] = x - np.uint32(5) + w * 0  # <- read
     x = i
 
 
@@ -46,7 +46,7 @@ def i64_then_f64(a, out):
     i = xpu.grid(1)
     x = a[i] * 90071992547409 + 1
     w = Wave.ballot(True)
-    out[i] = x + w * 0                        # <- read
+    out[i] = x + w * 0  # <- read
     x = 0.5
 
 
@@ -54,7 +54,7 @@ def bool_then_int(a, out):
     i = xpu.grid(1)
     b = a[i] > 3
     w = Wave.ballot(True)
-    out[i] = ~b + w * 0                       # <- read
+    out[i] = ~b + w * 0  # <- read
     b = 7
 
 
@@ -74,7 +74,7 @@ def f32_then_f64_under_a_branch(a, out):
     i = xpu.grid(1)
     x = np.float32(a[i])
     w = Wave.ballot(True)
-    out[i] = x * np.float32(1.1) + w * 0      # <- read
+    out[i] = x * np.float32(1.1) + w * 0  # <- read
     if a[i] > 1000:
         x = 2.5
 
@@ -84,7 +84,7 @@ def i64_then_f64_in_a_loop(a, out):
     x = a[i] * 90071992547409 + 1
     for k in range(2):
         w = Wave.ballot(True)
-        out[i] = x + w * 0                    # <- read
+        out[i] = x + w * 0  # <- read
     for k in range(2):
         x = 0.5
 
@@ -93,6 +93,7 @@ def i64_then_f64_in_a_loop(a, out):
 def test_a_read_in_a_wider_type_that_changes_the_result_is_refused(fn):
     # the other type's store is nested in a branch or loop: no top-level split
     import inspect
+
     lines, first = inspect.getsourcelines(fn)
     line = first + next(k for k, t in enumerate(lines) if "<- read" in t)
     a = np.arange(-3, 61, dtype=np.int64)
@@ -104,7 +105,7 @@ def test_a_read_in_a_wider_type_that_changes_the_result_is_refused(fn):
 @xpu.jit
 def butterfly(x, out):
     i = xpu.grid(1)
-    v = x[i]                                  # int32, then int64 from the loop on
+    v = x[i]  # int32, then int64 from the loop on
     for k in range(5):
         v = v + Wave.shuffleXor(v, 1 << k)
     out[i] = v
@@ -113,7 +114,7 @@ def butterfly(x, out):
 @xpu.jit
 def accumulate(x, out):
     i = xpu.grid(1)
-    s = 0                                     # int, then float64
+    s = 0  # int, then float64
     for k in range(4):
         s += Wave.shuffle(x[i], (i + k) & 31) * 0.5
     out[i] = s
@@ -122,17 +123,17 @@ def accumulate(x, out):
 @xpu.jit
 def widen_then_use(x, out):
     i = xpu.grid(1)
-    v = x[i]                                  # int32
+    v = x[i]  # int32
     w = Wave.ballot(True)
-    out[i] = v + np.int32(w & 1)              # int32 + int32 -> int64 in both types
+    out[i] = v + np.int32(w & 1)  # int32 + int32 -> int64 in both types
     v = np.int64(w)
 
 
 def test_exact_widenings_with_the_same_result_type_run_with_numbas_bits(rng):
-    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    x = rng.integers(-(2**31), 2**31, 64).astype(np.int32)
     out = np.full(64, -7, np.int64)
     butterfly[2, 32](x, out)
-    want = x.reshape(2, 32).astype(np.int64).sum(axis=1).repeat(32)   # a butterfly of sums
+    want = x.reshape(2, 32).astype(np.int64).sum(axis=1).repeat(32)  # a butterfly of sums
     np.testing.assert_array_equal(out, want)
 
     xf = rng.random(64)
@@ -154,6 +155,7 @@ def test_exact_widenings_with_the_same_result_type_run_with_numbas_bits(rng):
             w = np.uint32(0xFFFFFFFF)
             out[i] = v + np.int32(w & 1)
             v = np.int64(w)
+
     want = np.full(64, -7, np.int64)
     ref(x, want)
     np.testing.assert_array_equal(out, want)
@@ -166,11 +168,12 @@ def test_exact_widenings_with_the_same_result_type_run_with_numbas_bits(rng):
 # -2**31), and an index or a selector of a float type is no index. Each gave wrong
 # bits without an error, or an error naming numquad's internals.
 
+
 def int_into_uint_array(x, o, f):
     i = xpu.grid(1)
     v = x[i]
     t = Wave.shuffleXor(v, 1)
-    o[i] = v                                  # <- read
+    o[i] = v  # <- read
     v = v * 0.5 + t
     f[i] = v
 
@@ -179,7 +182,7 @@ def ballot_into_int_array(x, o, f):
     i = xpu.grid(1)
     b = Wave.ballot(x[i] > 0)
     c = Wave.countBits(x[i] > 0)
-    o[i] = b                                  # <- read
+    o[i] = b  # <- read
     b = b / 32.0 + c
     f[i] = b
 
@@ -188,7 +191,7 @@ def literal_into_uint_array(x, o, f):
     i = xpu.grid(1)
     k = -1
     s = Wave.reduceMax(x[i])
-    o[i] = k                                  # <- read
+    o[i] = k  # <- read
     k = s * 2.0
     f[i] = k
 
@@ -197,7 +200,7 @@ def float32_nan_into_int_array(x, o, f):
     i = xpu.grid(1)
     v = np.float32(x[i]) * np.float32(np.nan)
     t = Wave.shuffleXor(v, 1)
-    o[i] = v                                  # <- read
+    o[i] = v  # <- read
     v = 3
     f[i] = v + t
 
@@ -206,7 +209,7 @@ def index_after_an_op(x, o, f):
     i = xpu.grid(1)
     v = np.int32(x[i] & 31)
     t = Wave.shuffleXor(x[i], 1)
-    o[i] = x[v]                               # <- read
+    o[i] = x[v]  # <- read
     v = v * 0.5 + t
     f[i] = v
 
@@ -215,7 +218,7 @@ def selector_after_an_op(x, o, f):
     i = xpu.grid(1)
     d = np.int32(x[i] & 31)
     t = Wave.shuffleXor(x[i], 1)
-    o[i] = Wave.shuffle(x[i], d)              # <- read
+    o[i] = Wave.shuffle(x[i], d)  # <- read
     d = d * 0.5 + t
     f[i] = d
 
@@ -224,17 +227,25 @@ def array_then_scalar(x, o, f):
     i = xpu.grid(1)
     v = x
     v = v[i]
-    s = Wave.reduceSum(v)                     # <- read
+    s = Wave.reduceSum(v)  # <- read
     o[i] = v + s
     f[i] = s
 
 
-@pytest.mark.parametrize("fn, odtype", [
-    (int_into_uint_array, np.uint32), (ballot_into_int_array, np.int32), (literal_into_uint_array, np.uint32),
-    (float32_nan_into_int_array, np.int32), (index_after_an_op, np.int32), (selector_after_an_op, np.int32),
-    (array_then_scalar, np.int32)])
+@pytest.mark.parametrize(
+    "fn, odtype",
+    [
+        (int_into_uint_array, np.uint32),
+        (ballot_into_int_array, np.int32),
+        (literal_into_uint_array, np.uint32),
+        (float32_nan_into_int_array, np.int32),
+        (index_after_an_op, np.int32),
+        (selector_after_an_op, np.int32),
+        (array_then_scalar, np.int32),
+    ],
+)
 def test_a_store_index_or_selector_after_a_top_level_reassignment_gets_numbas_bits(fn, odtype, target, rng):
-    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    x = rng.integers(-(2**31), 2**31, 64).astype(np.int32)
     o, f = np.full(64, 7, odtype), np.full(64, np.nan)
     getattr(xpu.jit(fn), target)[2, 32](x, o, f)
     wo, wf = np.full(64, 7, odtype), np.full(64, np.nan)
@@ -247,7 +258,7 @@ def int_into_uint_array_under_a_branch(x, o, f):
     i = xpu.grid(1)
     v = x[i]
     t = Wave.shuffleXor(v, 1)
-    o[i] = v                                  # <- read
+    o[i] = v  # <- read
     if t > 0:
         v = v * 0.5 + t
     f[i] = v
@@ -257,7 +268,7 @@ def index_after_an_op_in_a_loop(x, o, f):
     i = xpu.grid(1)
     v = np.int32(x[i] & 31)
     t = Wave.shuffleXor(x[i], 1)
-    o[i] = x[v]                               # <- read
+    o[i] = x[v]  # <- read
     for k in range(1):
         v = v * 0.5 + t
     f[i] = v
@@ -269,9 +280,10 @@ def test_a_store_or_index_that_the_wide_type_would_change_is_refused(fn, rng):
     # Numba and saturates from a float64), or a float index: refused where the other
     # type's store is nested, so that no split separates them
     import inspect
+
     lines, first = inspect.getsourcelines(fn)
     line = first + next(k for k, t in enumerate(lines) if "<- read" in t)
-    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    x = rng.integers(-(2**31), 2**31, 64).astype(np.int32)
     o, f = np.full(64, 7, np.uint32), np.full(64, np.nan)
     with pytest.raises(NumquadTypeError, match=r"holds an? \w+ value here and values of other types") as e:
         xpu.jit(fn)[2, 32](x, o, f)
@@ -283,14 +295,14 @@ def store_of_the_own_dtype(x, o, f):
     i = xpu.grid(1)
     v = x[i]
     t = Wave.shuffleXor(v, 1)
-    o[i] = v                                  # int32 into int32: the same from float64
-    f[i] = v                                  # int32 into float64: exact
+    o[i] = v  # int32 into int32: the same from float64
+    f[i] = v  # int32 into float64: exact
     v = v * 0.5 + t
     f[i] += v
 
 
 def test_a_store_that_converts_exactly_from_either_type_runs(rng):
-    x = rng.integers(-2 ** 31, 2 ** 31, 64).astype(np.int32)
+    x = rng.integers(-(2**31), 2**31, 64).astype(np.int32)
     o, f = np.full(64, 7, np.int32), np.full(64, np.nan)
     xpu.jit(store_of_the_own_dtype)[2, 32](x, o, f)
     t = x.reshape(2, 32)[:, np.arange(32) ^ 1].ravel()
@@ -302,7 +314,7 @@ def test_a_store_that_converts_exactly_from_either_type_runs(rng):
 def _lane_with_two_types(x):
     v = np.float32(x)
     w = Wave.ballot(True)
-    r = v * np.float32(1.1) + w * 0           # <- callee read
+    r = v * np.float32(1.1) + w * 0  # <- callee read
     v = 2.5
     return r + v
 
@@ -316,6 +328,7 @@ def test_an_inlined_lane_functions_local_is_checked_and_named_in_its_function(rn
     # its local was renamed for the inlining (numquad's reserved names), which the
     # check passed over: float32 arithmetic done in float64, silently
     import inspect
+
     lines, first = inspect.getsourcelines(_lane_with_two_types.py_func)
     line = first + next(k for k, t in enumerate(lines) if "<- callee read" in t)
     a = (rng.random(64) * 100).astype(np.float32)
@@ -327,20 +340,20 @@ def test_an_inlined_lane_functions_local_is_checked_and_named_in_its_function(rn
 
 def split_then_loop(x, out, out2):
     i = xpu.grid(1)
-    v = x[i]                                  # float32
+    v = x[i]  # float32
     s = Wave.reduceSum(v)
-    out[i] = v * v + s                        # float32 arithmetic
-    v *= 0.5                                  # float64 from here: a name of its own
+    out[i] = v * v + s  # float32 arithmetic
+    v *= 0.5  # float64 from here: a name of its own
     for k in range(3):
-        v = v + Wave.shuffleXor(v, 1 << k)    # stores in the loop stay with that name
+        v = v + Wave.shuffleXor(v, 1 << k)  # stores in the loop stay with that name
     out2[i] = v
 
 
 def parameter_reassigned(x, n, out, out2):
     i = xpu.grid(1)
     w = Wave.ballot(x[i] > 0.5)
-    out[i] = n // 3 + w % 2                   # n the int64 argument
-    n = n * 0.5                               # float64
+    out[i] = n // 3 + w % 2  # n the int64 argument
+    n = n * 0.5  # float64
     out2[i] = n + Wave.reduceMax(x[i])
 
 
@@ -354,23 +367,24 @@ def test_a_split_keeps_loops_and_parameters_exact(target, rng):
     np.testing.assert_array_equal(out2, w2)
 
     o1, o2 = np.full(96, -1, np.int64), np.full(96, np.nan)
-    getattr(xpu.jit(parameter_reassigned), target)[3, 32](x, 2 ** 53 + 1, o1, o2)
+    getattr(xpu.jit(parameter_reassigned), target)[3, 32](x, 2**53 + 1, o1, o2)
     p1, p2 = np.full(96, -1, np.int64), np.full(96, np.nan)
-    xpu.jit(parameter_reassigned).python[3, 32](x, 2 ** 53 + 1, p1, p2)
+    xpu.jit(parameter_reassigned).python[3, 32](x, 2**53 + 1, p1, p2)
     np.testing.assert_array_equal(o1, p1)
     np.testing.assert_array_equal(o2, p2)
     # (and against NumPy: n // 3 of the int64, exactly)
-    assert (o1 - (2 ** 53 + 1) // 3 >= 0).all() and (o1 - (2 ** 53 + 1) // 3 <= 1).all()
+    assert (o1 - (2**53 + 1) // 3 >= 0).all() and (o1 - (2**53 + 1) // 3 <= 1).all()
 
 
 # Found by a probe of the split with its own njit model (twenty-ninth session).
 
+
 def nested_versions(x, out):
     i = xpu.grid(1)
-    v = x[i] > 0                              # bool
-    v = not v                                 # bool (Numba's SSA name v.1)
+    v = x[i] > 0  # bool
+    v = not v  # bool (Numba's SSA name v.1)
     if i % 2 == 0:
-        v = v + 1                             # int64 (v.1.1): v is int64 after the if
+        v = v + 1  # int64 (v.1.1): v is int64 after the if
     s = Wave.shuffleXor(i, 1)
     out[i] = ~v + s
 
@@ -389,9 +403,9 @@ def test_versions_with_nested_ssa_names_are_seen(target, rng):
 
 def unrolled_butterfly(x, y, out):
     i = xpu.grid(1)
-    v = x[i]                                  # float32 before the loop
-    for k in range(5):                        # k reaches the selector: written out copy by copy
-        v = v * 0.5 + Wave.shuffleXor(v, 1 << k) * y[i]    # float64 in Numba's loop
+    v = x[i]  # float32 before the loop
+    for k in range(5):  # k reaches the selector: written out copy by copy
+        v = v * 0.5 + Wave.shuffleXor(v, 1 << k) * y[i]  # float64 in Numba's loop
     out[i] = v
 
 
@@ -401,7 +415,7 @@ def unrolled_tuple_loop(x, out):
     for m in (1,):
         w = Wave.shuffleXor(v, m)
         out[i] = ~w
-        v = v + 1                             # int64: Numba's w is an int64 in the loop
+        v = v + 1  # int64: Numba's w is an int64 in the loop
 
 
 def test_a_loop_over_constants_types_its_variables_as_numba_types_the_loop(target, rng):
@@ -411,6 +425,7 @@ def test_a_loop_over_constants_types_its_variables_as_numba_types_the_loop(targe
     @numba.njit
     def step(v, s, yv):
         return v * 0.5 + s * yv
+
     x = rng.standard_normal(64).astype(np.float32)
     y = rng.standard_normal(64).astype(np.float32)
     out = np.full(64, np.nan, np.float32)
@@ -430,7 +445,7 @@ def escaping_loop(x, out):
     i = xpu.grid(1)
     v = x[i]
     acc = np.float32(0)
-    for c in (1, 2):                          # a lane may return: segmented as around an op
+    for c in (1, 2):  # a lane may return: segmented as around an op
         if i == 1000:
             return
         acc = acc + v * v
@@ -444,7 +459,7 @@ def test_a_loop_a_lane_may_leave_types_as_numba_types_it(rng):
     xpu.jit(escaping_loop)[2, 32](x, out)
     want = np.full(64, np.nan, np.float32)
     for i in range(64):
-        v, acc = np.float64(x[i]), np.float64(0)   # float64 from the first iteration on
+        v, acc = np.float64(x[i]), np.float64(0)  # float64 from the first iteration on
         for c in (1, 2):
             acc = acc + v * v
             v = v * 0.5
@@ -465,18 +480,21 @@ def literal_unroll_retyped(x, out):
 def test_a_literal_unroll_loop_whose_variable_changes_type_is_refused(rng):
     # written out once per element, each copy typed on its own, where Numba types the
     # loop once: float32 arithmetic in the first copy (9 of 64 threads differed)
-    with pytest.raises(NumquadTypeError, match=r"'(acc|v)' holds values of several types in or around a "
-                                               r"literal_unroll loop"):
+    with pytest.raises(
+        NumquadTypeError,
+        match=r"'(acc|v)' holds values of several types in or around a "
+        r"literal_unroll loop",
+    ):
         xpu.jit(literal_unroll_retyped)[2, 32](rng.random(64).astype(np.float32), np.zeros(64, np.float32))
 
 
 def first_store_nested(x, o1, o2):
     i = xpu.grid(1)
     if i < 40:
-        v = x[i]                              # float32, under a branch
+        v = x[i]  # float32, under a branch
     s = Wave.shuffleXor(v, 1)
     o1[i] = v * v + s
-    v = i * 0.5                               # the first top-level store: a name of its own
+    v = i * 0.5  # the first top-level store: a name of its own
     o2[i] = v * s
 
 
@@ -484,20 +502,20 @@ def two_blockers(x, y, o1, o2):
     i = xpu.grid(1)
     a = x[i]
     s = Wave.shuffleXor(a, 1)
-    o1[i] = a * a + s                         # fixed by the split of a
+    o1[i] = a * a + s  # fixed by the split of a
     a = a * 0.5
     w = y[i]
     t = Wave.shuffleXor(w, 2)
     if i % 2:
-        w = w * w * 0.5                       # nested: no split separates it
-    o2[i] = a * a + t * w                     # <- blocker
+        w = w * w * 0.5  # nested: no split separates it
+    o2[i] = a * a + t * w  # <- blocker
 
 
 def test_a_first_nested_store_splits_and_the_error_names_what_still_blocks(rng):
     x = rng.random(64).astype(np.float32)
     o1, o2 = np.full(64, np.nan, np.float32), np.full(64, np.nan)
     xpu.jit(first_store_nested)[2, 32](x, o1, o2)
-    xv = np.where(np.arange(64) < 40, x, np.float32(0))       # unassigned: 0
+    xv = np.where(np.arange(64) < 40, x, np.float32(0))  # unassigned: 0
     s = xv[np.arange(64) ^ 1]
     np.testing.assert_array_equal(o1, xv * xv + s)
     np.testing.assert_array_equal(o2, np.arange(64) * 0.5 * s.astype(np.float64))
@@ -509,15 +527,15 @@ def test_a_first_nested_store_splits_and_the_error_names_what_still_blocks(rng):
 
 def widening_sum_loop(x, out):
     i = xpu.grid(1)
-    v = x[i]                                  # int16
+    v = x[i]  # int16
     for m in (1, 2):
-        v = Wave.reduceSum(v) * 2             # int64: Numba's loop sums int64 from the first pass
+        v = Wave.reduceSum(v) * 2  # int64: Numba's loop sums int64 from the first pass
     out[i] = v
 
 
 def widening_abs_loop(x, out):
     i = xpu.grid(1)
-    v = x[i]                                  # int16
+    v = x[i]  # int16
     for m in (1, 2):
         v = abs(v) * 2 + Wave.shuffleXor(v, m)
     out[i] = v
@@ -536,7 +554,7 @@ def test_a_loop_over_constants_widening_an_integer_sums_in_the_wide_type(target,
 
     x[0::2] = -32768
     out = np.full(64, -1, np.int64)
-    getattr(xpu.jit(widening_abs_loop), target)[2, 32](x, out)      # was refused
+    getattr(xpu.jit(widening_abs_loop), target)[2, 32](x, out)  # was refused
     lane = np.arange(64) % 32
     v = x.astype(np.int64)
     for m in (1, 2):
@@ -546,16 +564,16 @@ def test_a_loop_over_constants_widening_an_integer_sums_in_the_wide_type(target,
 
 def negated_narrow(x, o):
     i = xpu.grid(1)
-    v = x[i]                                  # uint16
+    v = x[i]  # uint16
     s = Wave.reduceSum(v)
-    o[i] = -v + s * 0                         # Numba negates in uint16 and widens: 65535 for 1
-    v += np.uint8(7)                          # int64 from here
+    o[i] = -v + s * 0  # Numba negates in uint16 and widens: 65535 for 1
+    v += np.uint8(7)  # int64 from here
 
 
 def test_a_unary_minus_of_a_narrow_integer_version_wraps_as_in_numba(target, rng):
     # found by a probe's random kernels: the result type (int64) is the same either
     # way, but Numba computes -x in x's own type: -uint16(1) is 65535, not -1
-    x = rng.integers(0, 2 ** 16, 64).astype(np.uint16)
+    x = rng.integers(0, 2**16, 64).astype(np.uint16)
     o = np.full(64, -7, np.int64)
     getattr(xpu.jit(negated_narrow), target)[2, 32](x, o)
     np.testing.assert_array_equal(o, (-x).astype(np.int64))
@@ -566,7 +584,7 @@ def view_again_after_barrier(x, o1, o2):
     row = x[i % x.shape[0], :]
     o1[i] = row[1]
     xpu.syncwarp()
-    row = x[(i + 1) % x.shape[0], :]          # the first view is dead here
+    row = x[(i + 1) % x.shape[0], :]  # the first view is dead here
     o2[i] = row[2] + Wave.reduceSum(row[0])
 
 
@@ -576,7 +594,7 @@ def view_read_after_op(x, o1, o2):
     if i % 3 == 0:
         row = x[(i + 2) % x.shape[0], :]
     o1[i] = Wave.reduceSum(row[1])
-    o2[i] = row[0]                            # <- a lane-varying view read across the op
+    o2[i] = row[0]  # <- a lane-varying view read across the op
 
 
 def test_a_view_assigned_again_at_the_top_level_is_split(target, rng):
@@ -596,7 +614,10 @@ def test_a_view_assigned_again_at_the_top_level_is_split(target, rng):
 def test_a_view_read_across_an_op_is_still_refused_at_its_first_line(rng):
     x = rng.integers(-1000, 1000, (7, 3)).astype(np.int64)
     o = np.zeros(40, np.int64)
-    with pytest.raises(NumquadCompileError, match=r"line \d+: row \(array\(int64, 1d, C\)\) is an array that "
-                       r"differs from lane to lane") as e:
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"line \d+: row \(array\(int64, 1d, C\)\) is an array that "
+        r"differs from lane to lane",
+    ) as e:
         xpu.jit(view_read_after_op)[1, 40](x, o, o.copy())
     assert f"line {view_read_after_op.__code__.co_firstlineno + 2}:" in str(e.value)

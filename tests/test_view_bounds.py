@@ -19,7 +19,7 @@ def _framed(shape, dtype=np.float64):
     keep SENT, so any write past the view shows in the buffer."""
     n = int(np.prod(shape))
     buf = np.full(3 * max(n, 1), SENT, dtype)
-    view = buf[max(n, 1):max(n, 1) + n].reshape(shape)
+    view = buf[max(n, 1) : max(n, 1) + n].reshape(shape)
     view[...] = 0
     return buf, view
 
@@ -27,7 +27,7 @@ def _framed(shape, dtype=np.float64):
 def _outside(buf, view):
     n = view.size
     start = max(n, 1)
-    return np.concatenate([buf[:start], buf[start + n:]])
+    return np.concatenate([buf[:start], buf[start + n :]])
 
 
 @xpu.jit
@@ -72,8 +72,9 @@ def k_device_T(a, v):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("k, fits", [(k_T, 16), (k_transpose, 16), (k_swapaxes, 16),
-                                     (k_ravel, 24), (k_reshape, 24), (k_device_T, 16)])
+@pytest.mark.parametrize(
+    "k, fits", [(k_T, 16), (k_transpose, 16), (k_swapaxes, 16), (k_ravel, 24), (k_reshape, 24), (k_device_T, 16)]
+)
 def test_a_store_through_a_view_made_in_the_kernel_is_checked(k, fits, monkeypatch):
     # a is (16, 4): a.T is (4, 16), so threads 16.. of a 32-thread launch store past
     # it; a.ravel() has 64 elements, so i + 40 is past it from thread 24 on.
@@ -85,10 +86,10 @@ def test_a_store_through_a_view_made_in_the_kernel_is_checked(k, fits, monkeypat
         k[1, 32](a, 5.0)
     np.testing.assert_array_equal(_outside(buf, a), SENT)
     buf, a = _framed((16, 4))
-    k[1, fits](a, 5.0)                          # in bounds: NumPy's view of the same stores
+    k[1, fits](a, 5.0)  # in bounds: NumPy's view of the same stores
     want = np.zeros((16, 4))
     if k in (k_ravel, k_reshape):
-        want.ravel()[40:40 + fits] = 5.0
+        want.ravel()[40 : 40 + fits] = 5.0
     else:
         want.T[0, :fits] = 5.0
     np.testing.assert_array_equal(a, want)
@@ -109,7 +110,7 @@ def k_tuple_load(t, out):
 
 @pytest.mark.slow
 def test_a_load_through_a_view_or_a_tuple_is_checked(rng, monkeypatch):
-    monkeypatch.setattr(cuda.config, "CUDA_ENABLE_NRT", True)       # (.ravel(): as above)
+    monkeypatch.setattr(cuda.config, "CUDA_ENABLE_NRT", True)  # (.ravel(): as above)
     a = rng.normal(size=(16, 4))
     out = np.full(32, SENT)
     with pytest.raises(NumquadIndexError, match="out of bounds"):
@@ -162,7 +163,7 @@ def test_record_fields_and_subarrays_are_checked():
         k[1, ok](r, 5.0)
         want = np.zeros(8, REC)
         if k is k_field:
-            want["x"][5:5 + ok] = 5.0
+            want["x"][5 : 5 + ok] = 5.0
         else:
             for i in range(ok):
                 want["v"][i, i] = 5.0
@@ -189,7 +190,7 @@ def k_atomic_in_store(hist, res):
 
 def test_atomics_are_checked_and_named():
     big = np.zeros(100, np.int32)
-    empty = big[50:50]                  # size 0, its data pointer inside big
+    empty = big[50:50]  # size 0, its data pointer inside big
     o = np.full(1, -5, np.int32)
     with pytest.raises(NumquadIndexError, match=r"an atomic of k_cas is out of bounds .* size 0"):
         k_cas[1, 1](empty, o)
@@ -199,13 +200,17 @@ def test_atomics_are_checked_and_named():
     assert a[0] == 7 and o[0] == 0
     hist, res = np.zeros(32, np.int64), np.zeros(1, np.int64)
     # the message names the atomic's array, not the statement's store target
-    with pytest.raises(NumquadIndexError, match=r"an atomic of k_atomic_in_store is out of bounds .* guard the "
-                       r"atomic \(e\.g\. `if i < hist\.shape\[0\]:`\)"):
+    with pytest.raises(
+        NumquadIndexError,
+        match=r"an atomic of k_atomic_in_store is out of bounds .* guard the "
+        r"atomic \(e\.g\. `if i < hist\.shape\[0\]:`\)",
+    ):
         k_atomic_in_store[1, 32](hist, res)
 
 
 # -- a.flat[j] (twenty-second session's list of what was left: a flat iterator had no
 # shape for the checks, so its loads and stores were never checked) -------------------
+
 
 def _flat_store(a, j, v):
     a.flat[j] = v
@@ -217,8 +222,8 @@ _device_flat_store = cuda.jit(device=True)(_flat_store)
 @xpu.jit
 def k_flat(a, b, off, boff, out):
     i = xpu.grid(1)
-    a.flat[i + off] = b.flat[i]             # a store and a load in the lane loop
-    out[i] = b.flat[boff]                   # a load with a uniform index
+    a.flat[i + off] = b.flat[i]  # a store and a load in the lane loop
+    out[i] = b.flat[boff]  # a load with a uniform index
 
 
 @xpu.jit
@@ -230,7 +235,7 @@ def k_flat_device(a, off, v):
 @pytest.mark.parametrize("debug", [False, True])
 def test_flat_loads_and_stores_are_checked(rng, debug):
     k = xpu.jit(debug=debug)(k_flat.py_func)
-    b = rng.normal(size=(5, 4))[:, ::2]        # not contiguous: 10 elements
+    b = rng.normal(size=(5, 4))[:, ::2]  # not contiguous: 10 elements
     # in bounds: NumPy's flat order of the same accesses
     buf, a = _framed((4, 6))
     out = np.full(10, SENT)
@@ -242,8 +247,13 @@ def test_flat_loads_and_stores_are_checked(rng, debug):
     np.testing.assert_array_equal(_outside(buf, a), SENT)
     # past the end (a store from thread 17 on, a load from thread 10 on), and a
     # negative index, which Numba's a.flat[j] (CPU and numba.cuda) does not wrap
-    for n, off, boff, what in ((24, 0, 0, "load"), (10, 17, 0, "store"), (10, -1, 0, "store"),
-                               (8, 0, -3, "load"), (8, 0, 10, "load")):
+    for n, off, boff, what in (
+        (24, 0, 0, "load"),
+        (10, 17, 0, "store"),
+        (10, -1, 0, "store"),
+        (8, 0, -3, "load"),
+        (8, 0, 10, "load"),
+    ):
         buf, a = _framed((4, 6))
         with pytest.raises(NumquadIndexError, match=f"{what}s out of bounds") as e:
             k[1, n](a, b, off, boff, np.full(n, SENT))

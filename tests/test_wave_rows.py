@@ -31,12 +31,24 @@ def _rows(img, out, lanes, ids):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block, debug", [
-    ((16, 16, 1), False), ((8, 4, 1), False), ((64, 2, 1), False), ((32, 3, 1), False),
-    ((8, 4, 2), False), ((4, 2, 4), False), ((128, 1, 1), False), ((12, 8, 1), False),
-    ((5, 7, 1), False), ((16, 16, 1), True), ((8, 4, 2), True)])
+@pytest.mark.parametrize(
+    "block, debug",
+    [
+        ((16, 16, 1), False),
+        ((8, 4, 1), False),
+        ((64, 2, 1), False),
+        ((32, 3, 1), False),
+        ((8, 4, 2), False),
+        ((4, 2, 4), False),
+        ((128, 1, 1), False),
+        ((12, 8, 1), False),
+        ((5, 7, 1), False),
+        ((16, 16, 1), True),
+        ((8, 4, 2), True),
+    ],
+)
 def test_wave_rows_keep_lane_numbers_and_values(block, debug, rng):
-    h, w, d = 37, 70, 3                          # no multiple of any block: guarded tails
+    h, w, d = 37, 70, 3  # no multiple of any block: guarded tails
     img = rng.integers(-50, 50, (h, w)).astype(np.int64)
     grid = tuple(-(-n // b) for n, b in zip((w, h, d), block))
     k = xpu.jit(_rows, debug=debug)
@@ -48,8 +60,8 @@ def test_wave_rows_keep_lane_numbers_and_values(block, debug, rng):
     for want, got in zip(outs["python"], outs["cpu"]):
         np.testing.assert_array_equal(got, want)
     lanes = outs["cpu"][1]
-    assert (lanes % 10 == 1).all()                        # lane == thread id % 32
-    assert (lanes // 1000 == (lanes // 10) % 100).all()   # Wave.laneId() == cuda.laneid
+    assert (lanes % 10 == 1).all()  # lane == thread id % 32
+    assert (lanes // 1000 == (lanes // 10) % 100).all()  # Wave.laneId() == cuda.laneid
 
 
 @pytest.mark.slow
@@ -59,7 +71,12 @@ def test_the_rows_loop_is_generated_only_where_rows_fit_waves():
     k = xpu.jit(_rows)
     sig = (types.int64[:, ::1],) + (types.int64[:, :, ::1],) * 3
     target = k._target("cpu")
-    for block, rows in (((16, 16, 1), True), ((64, 2, 1), True), ((8, 4, 2), True),
-                        ((12, 8, 1), False), ((5, 7, 1), False)):
+    for block, rows in (
+        ((16, 16, 1), True),
+        ((64, 2, 1), True),
+        ((8, 4, 2), True),
+        ((12, 8, 1), False),
+        ((5, 7, 1), False),
+    ):
         src = target.compile(sig, block).source
         assert ("for _nq_lx in _nq_range(" in src) == rows, block

@@ -1,5 +1,6 @@
 """Float-to-integer conversions on a target, as a table (GPU facts for docs/semantics.md):
 python tools/conv_table.py [cuda|cpu|python]"""
+
 import sys
 
 import numpy as np
@@ -7,9 +8,42 @@ import numpy as np
 from numquad import xpu
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-VALS = [0.0, -0.0, 1.5, -1.5, 127.9, 128.0, -129.0, 200.0, 255.5, 256.0, 300.0, -1.0, -200.0,
-        32767.5, 32768.0, 40000.0, 65536.0, 70000.0, -40000.0, 2.0**31, -2.0**31 - 1e3, 3e9,
-        4.3e9, -3e9, 2.0**63, 1e19, 2.0**64, 1e20, -1e19, -1e20, np.inf, -np.inf, np.nan, -np.nan]
+VALS = [
+    0.0,
+    -0.0,
+    1.5,
+    -1.5,
+    127.9,
+    128.0,
+    -129.0,
+    200.0,
+    255.5,
+    256.0,
+    300.0,
+    -1.0,
+    -200.0,
+    32767.5,
+    32768.0,
+    40000.0,
+    65536.0,
+    70000.0,
+    -40000.0,
+    2.0**31,
+    -(2.0**31) - 1e3,
+    3e9,
+    4.3e9,
+    -3e9,
+    2.0**63,
+    1e19,
+    2.0**64,
+    1e20,
+    -1e19,
+    -1e20,
+    np.inf,
+    -np.inf,
+    np.nan,
+    -np.nan,
+]
 
 
 @xpu.jit

@@ -1,5 +1,6 @@
 """GPU diagnostics: the PTX and SASS a kernel really runs with (FMA contraction,
 convergence around cross-lane ops). Run on the GPU machine."""
+
 import sys
 
 import numpy as np
@@ -43,10 +44,16 @@ def main():
     k = axpy._target("cuda").kernel()
     sig = k.signatures[0]
     ptx = k.inspect_asm(sig)
-    print("PTX f32 ops:", [l.strip() for l in ptx.splitlines() if ".f32" in l and ("mul" in l or "add" in l or "fma" in l)])
+    print(
+        "PTX f32 ops:",
+        [l.strip() for l in ptx.splitlines() if ".f32" in l and ("mul" in l or "add" in l or "fma" in l)],
+    )
     try:
         sass = k.inspect_sass(sig)
-        print("SASS FFMA/FMUL/FADD:", [l.strip()[:80] for l in sass.splitlines() if "FFMA" in l or "FMUL" in l or "FADD" in l])
+        print(
+            "SASS FFMA/FMUL/FADD:",
+            [l.strip()[:80] for l in sass.splitlines() if "FFMA" in l or "FMUL" in l or "FADD" in l],
+        )
     except Exception as e:
         print("inspect_sass failed:", e)
     x = rng.integers(-1000, 1000, 64).astype(np.int64)
@@ -57,11 +64,21 @@ def main():
     sig2 = k2.signatures[0]
     ptx2 = k2.inspect_asm(sig2)
     open("/tmp/varying.ptx", "w").write(ptx2)
-    body = [l.rstrip() for l in ptx2.splitlines() if "shfl" in l or "activemask" in l or "bra" in l or l.startswith("$L")]
+    body = [
+        l.rstrip() for l in ptx2.splitlines() if "shfl" in l or "activemask" in l or "bra" in l or l.startswith("$L")
+    ]
     print("varying PTX control:", *body, sep="\n  ")
     try:
         sass2 = k2.inspect_sass(sig2)
-        print("varying SASS:", *[l.strip()[:90] for l in sass2.splitlines() if any(t in l for t in ("SHFL", "BSSY", "BSYNC", "BRA", "WARPSYNC", "VOTE", "BAR"))], sep="\n  ")
+        print(
+            "varying SASS:",
+            *[
+                l.strip()[:90]
+                for l in sass2.splitlines()
+                if any(t in l for t in ("SHFL", "BSSY", "BSYNC", "BRA", "WARPSYNC", "VOTE", "BAR"))
+            ],
+            sep="\n  ",
+        )
     except Exception as e:
         print("inspect_sass failed:", e)
     print("cnt", cnt[:16], "\nout", o[:16], "\nx", x[:16])

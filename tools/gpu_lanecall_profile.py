@@ -5,6 +5,7 @@ kernel launched directly and a numba.cuda copy kernel.
 
     python3 tools/gpu_lanecall_profile.py
 """
+
 import cProfile
 import os
 import pstats
@@ -45,9 +46,11 @@ def _event_us(fn, n=20):
 def main():
     small = cuda.to_device(np.random.default_rng(1).standard_normal(1024).astype(np.float32))
     small_out = cuda.device_array_like(small)
-    print(f"host time per call, 1,024 elements: out= {_host_us(lambda: lane_quad(small, out=small_out)):.1f} us; "
-          f"no out= {_host_us(lambda: lane_quad(small)):.1f} us; "
-          f"copy kernel launch {_host_us(lambda: copy[8, 128](small, small_out)):.1f} us")
+    print(
+        f"host time per call, 1,024 elements: out= {_host_us(lambda: lane_quad(small, out=small_out)):.1f} us; "
+        f"no out= {_host_us(lambda: lane_quad(small)):.1f} us; "
+        f"copy kernel launch {_host_us(lambda: copy[8, 128](small, small_out)):.1f} us"
+    )
     pr = cProfile.Profile()
     pr.enable()
     for _ in range(300):
@@ -73,13 +76,16 @@ def main():
     # (the eighth session also timed grid-stride loops over 1,056-2,112 blocks: no
     # faster; docs/GPU.md)
     for slots in (1, 4, 8, 16):
-        k = _lane_call_kernel(tgt.device_function(), "sweep", (True,), False,
-                              masked=tgt.needs_mask, slots=slots)
+        k = _lane_call_kernel(tgt.device_function(), "sweep", (True,), False, masked=tgt.needs_mask, slots=slots)
         tgt._compile_with_settings(k)
         for block in (128, 256):
             blocks = -(-n // (block * slots))
-            rows.append((f"generated, {slots} slots, [{blocks}, {block}]",
-                         lambda k=k, blocks=blocks, block=block: k[blocks, block](np.int64(n), big_out, big)))
+            rows.append(
+                (
+                    f"generated, {slots} slots, [{blocks}, {block}]",
+                    lambda k=k, blocks=blocks, block=block: k[blocks, block](np.int64(n), big_out, big),
+                )
+            )
     for name, fn in rows:
         us = _event_us(fn)
         print(f"{name:52s} {us:8.1f} us  {2 * n * 4 / us / 1e3:6.0f} GB/s  host {_host_us(fn, 50):8.1f} us")

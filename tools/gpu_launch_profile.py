@@ -4,6 +4,7 @@ numba.cuda, interleaved rounds, then a cProfile of each.
 
     python3 tools/gpu_launch_profile.py
 """
+
 import cProfile
 import os
 import pstats

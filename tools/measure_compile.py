@@ -25,20 +25,20 @@ import tempfile
 import threading
 import time
 
-KERNEL = '''
+KERNEL = """
 @xpu.jit
 def k{n}(a, out):
     i = xpu.grid(1)
     if i < a.size:
         v = a[i] * {n}
         out[i] = v + Wave.prefixSum(v) + Quad.swapHorizontal(a[i])
-'''
+"""
 
-NJIT = '''
+NJIT = """
 @numba.njit
 def k{n}(a, out):
     out[0] = a[0] * {n}
-'''
+"""
 
 
 def _module(kind, n, stem):
@@ -66,6 +66,7 @@ def _rss_kib():
 
 def _memory_child(kind, n):
     import numpy as np
+
     mod = _module(kind, n, f"nq_measure_mem_{kind}")
     a = np.ones(32, np.float64)
     out = np.zeros(32, np.float64)
@@ -80,16 +81,19 @@ def _memory_child(kind, n):
             r0 = _rss_kib()
     r1 = _rss_kib()
     per = (r1 - r0) / (n - warm)
-    print(f"{kind}: {n - warm} kernels after a warm-up of {warm}: RSS +{(r1 - r0) / 1024:.1f} MiB, "
-          f"{per / 1024:.2f} MiB per kernel (RSS now {r1 / 1024:.0f} MiB)")
+    print(
+        f"{kind}: {n - warm} kernels after a warm-up of {warm}: RSS +{(r1 - r0) / 1024:.1f} MiB, "
+        f"{per / 1024:.2f} MiB per kernel (RSS now {r1 / 1024:.0f} MiB)"
+    )
 
 
 def _threads_child(n):
     import numpy as np
+
     mod = _module("xpu", 2 * n + 1, "nq_measure_threads")
     a = np.ones(32, np.float64)
     out = np.zeros(32, np.float64)
-    mod.k0.cpu[1, 32](a, out)                     # warm-up: numba's first compile
+    mod.k0.cpu[1, 32](a, out)  # warm-up: numba's first compile
     t, c = time.perf_counter(), time.process_time()
     for k in range(1, n + 1):
         getattr(mod, f"k{k}").cpu[1, 32](a, out)
@@ -100,8 +104,9 @@ def _threads_child(n):
         try:
             o = np.zeros(32, np.float64)
             getattr(mod, f"k{k}").cpu[1, 32](a, o)
-        except BaseException as e:      # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001
             errors.append(e)
+
     threads = [threading.Thread(target=work, args=(k,)) for k in range(n + 1, 2 * n + 1)]
     t, c = time.perf_counter(), time.process_time()
     for th in threads:
@@ -109,9 +114,11 @@ def _threads_child(n):
     for th in threads:
         th.join()
     par, par_cpu = time.perf_counter() - t, time.process_time() - c
-    print(f"{n} kernels: {serial:.2f} s ({serial_cpu:.2f} s CPU) one after another, "
-          f"{par:.2f} s ({par_cpu:.2f} s CPU) from {n} threads"
-          f"{'; errors: ' + repr(errors) if errors else ''}")
+    print(
+        f"{n} kernels: {serial:.2f} s ({serial_cpu:.2f} s CPU) one after another, "
+        f"{par:.2f} s ({par_cpu:.2f} s CPU) from {n} threads"
+        f"{'; errors: ' + repr(errors) if errors else ''}"
+    )
 
 
 def main():

@@ -61,6 +61,7 @@ def _memoised(fn):
             pass
         value = memo[k] = fn(d, *key)
         return value
+
     cached.__name__ = fn.__name__
     cached.__doc__ = fn.__doc__
     return cached
@@ -70,10 +71,11 @@ def _memoised(fn):
 def _wrappers(d, is_arr):
     """(kernel, return-type probe) wrapping lane function *d* for this arg layout."""
     from ..xpu import jit
+
     n = len(is_arr)
     params = [f"a{k}" for k in range(n)]
     call = ", ".join(f"a{k}[i]" if arr else f"a{k}" for k, arr in enumerate(is_arr))
-    fname = f"lanecall_{re.sub(r'[^0-9A-Za-z_]', '_', d.__name__)}"     # "<lambda>"
+    fname = f"lanecall_{re.sub(r'[^0-9A-Za-z_]', '_', d.__name__)}"  # "<lambda>"
     src = (
         f"def {fname}({', '.join(params + ['out', 'n'])}):\n"
         f"    i = xpu.grid(1)\n"
@@ -88,6 +90,7 @@ def _wrappers(d, is_arr):
     layout = "".join("a" if arr else "s" for arr in is_arr)
     filename = f"<numquad lane call of {d.__name__} at {d.filename}:{d.firstlineno} ({layout})>"
     from .. import xpu
+
     # __name__: the module Numba's disk cache imports to rebuild the wrapper's
     # environment (cache=True); the lane function's own, which is loaded
     ns = {"xpu": xpu, "f": d, "__name__": getattr(d.py_func, "__module__", None) or __name__}
@@ -97,11 +100,11 @@ def _wrappers(d, is_arr):
     _SOURCE_USERS[filename] = _SOURCE_USERS.get(filename, 0) + 1
     weakref.finalize(d, _forget_source, filename)
     kernel = jit(ns[fname], debug=d.debug, fastmath=d.fastmath, cache=d.cache)
-    kernel._nq_lane_of = d              # (its errors name the lane function: cpu/dispatch.py)
+    kernel._nq_lane_of = d  # (its errors name the lane function: cpu/dispatch.py)
     return kernel, ns[fname + "_rt"]
 
 
-_SOURCE_USERS = {}         # a wrapper's file name -> the live dispatchers whose it is
+_SOURCE_USERS = {}  # a wrapper's file name -> the live dispatchers whose it is
 
 
 def _forget_source(filename):
@@ -124,6 +127,7 @@ def _return_dtype(d, is_arr, argtypes):
     from . import codegen as _cg
     from .typing import shadow_types
     from ..xpu import Dispatcher
+
     kernel, rt = _wrappers(d, is_arr)
     probe = Dispatcher(rt)
     tgt = probe._target("cpu")
@@ -133,14 +137,16 @@ def _return_dtype(d, is_arr, argtypes):
         typemap = shadow_types(shadow, argtypes)
     except numba.core.errors.TypingError as e:
         from .dispatch import _typing_error
+
         raise _typing_error(d, e) from None
     except numba.core.errors.UnsupportedBytecodeError as e:
         from .._numbatext import unsupported_construct
+
         raise unsupported_construct(d, e) from None
     ty = typemap.get("r")
     try:
         dt = np.dtype(numba.np.numpy_support.as_dtype(ty))
-    except Exception:   # noqa: BLE001 - a tuple, an array, None...
+    except Exception:  # noqa: BLE001 - a tuple, an array, None...
         dt = None
     if dt is None or dt.kind not in "biuf":
         raise _lanecall.not_a_scalar(d, ty, argtypes) from None
@@ -173,9 +179,13 @@ def _fast_key(d, args, out):
             return None
     if shape is None or 0 in shape:
         return None
-    if out is not None and not (type(out) is np.ndarray and out.shape == shape
-                                and out.flags.c_contiguous and out.flags.writeable
-                                and out.flags.aligned):
+    if out is not None and not (
+        type(out) is np.ndarray
+        and out.shape == shape
+        and out.flags.c_contiguous
+        and out.flags.writeable
+        and out.flags.aligned
+    ):
         return None
     return tuple(key)
 
@@ -190,13 +200,13 @@ def _fast_plan(d, key, args):
         return hit or None
     vals, shape, is_arr = prepare_args(d, args)
     if any(v is not a for v, a in zip(vals, args)):
-        memo[k] = ()                       # the plan converts an argument: not this path
+        memo[k] = ()  # the plan converts an argument: not this path
         return None
-    scalar_types = tuple(numba.from_dtype(v.dtype) if arr else numba.typeof(v)
-                         for v, arr in zip(vals, is_arr))
+    scalar_types = tuple(numba.from_dtype(v.dtype) if arr else numba.typeof(v) for v, arr in zip(vals, is_arr))
     restype = _return_dtype(d, is_arr, scalar_types)
     kernel, _ = _wrappers(d, tuple(is_arr))
     from .dispatch import typeof_args
+
     probe = [v.reshape(-1) if arr else v for v, arr in zip(vals, is_arr)]
     argtypes = typeof_args(kernel, probe + [np.empty(1, restype), 1])
     block = kernel._target("cpu").compile(argtypes, False).block
@@ -207,9 +217,12 @@ def _fast_plan(d, key, args):
 def _same_elements(a, out):
     """Is array *a* the very elements of *out* (so element k is read and written by
     the same lane: safe in place)?"""
-    return (a.__array_interface__["data"][0] == out.__array_interface__["data"][0]
-            and a.shape == out.shape and a.strides == out.strides
-            and a.dtype.itemsize == out.dtype.itemsize)
+    return (
+        a.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+        and a.shape == out.shape
+        and a.strides == out.strides
+        and a.dtype.itemsize == out.dtype.itemsize
+    )
 
 
 def _unaliased(args, out):
@@ -220,8 +233,9 @@ def _unaliased(args, out):
         return args
     fixed = None
     for k, a in enumerate(args):
-        if not isinstance(a, np.ndarray) and (isinstance(a, memoryview) or hasattr(a, "__array__")
-                                              or hasattr(a, "__array_interface__")):
+        if not isinstance(a, np.ndarray) and (
+            isinstance(a, memoryview) or hasattr(a, "__array__") or hasattr(a, "__array_interface__")
+        ):
             # an array-like (a memoryview, an object with __array__) over the same
             # memory: the array it stands for, so that the overlap is seen
             a = np.asarray(a)
@@ -229,8 +243,7 @@ def _unaliased(args, out):
                 fixed = list(args) if fixed is None else fixed
                 fixed[k] = a.copy()
             continue
-        if isinstance(a, np.ndarray) and a.ndim and np.may_share_memory(a, out) \
-                and not _same_elements(a, out):
+        if isinstance(a, np.ndarray) and a.ndim and np.may_share_memory(a, out) and not _same_elements(a, out):
             fixed = list(args) if fixed is None else fixed
             fixed[k] = a.copy()
     return args if fixed is None else tuple(fixed)
@@ -252,17 +265,19 @@ def call_lane_function(d, args, out):
             flat = [a.reshape(-1) if type(a) is np.ndarray else a for a in args]
             blocks = -(-size // _THREADS)
             try:
-                _launch.run_grid(block, flat + [result.reshape(-1), size], (blocks, 1, 1),
-                                 (_THREADS, 1, 1))
+                _launch.run_grid(block, flat + [result.reshape(-1), size], (blocks, 1, 1), (_THREADS, 1, 1))
             except Exception as e:
                 user = _userraise.user_exception(e, _THREADS)
                 if user is not None:
-                    raise user from None        # the user's own raise, with the element
+                    raise user from None  # the user's own raise, with the element
                 if not isinstance(e, IndexError):
                     raise
                 # (a bounds check's tuple: in the user's words)
-                raise _wrappers(d, tuple(type(a) is np.ndarray for a in args))[0]._target("cpu").index_error(
-                    e, f"{d.__name__}(...) on arrays") from None
+                raise (
+                    _wrappers(d, tuple(type(a) is np.ndarray for a in args))[0]
+                    ._target("cpu")
+                    .index_error(e, f"{d.__name__}(...) on arrays")
+                ) from None
             return result
     vals, shape, is_arr = prepare_args(d, args)
     restype = result_dtype(d, vals, is_arr)

@@ -47,16 +47,24 @@ def _check(name, ary, idx, allowed):
     if not ary.mutable:
         raise TypingError(f"xpu.atomic.{name}: ary is read-only ({ary}); atomics need a writable array")
     if ary.dtype not in allowed:
-        raise TypingError(f"xpu.atomic.{name}: ary has dtype {ary.dtype}; it takes "
-                          f"{', '.join(str(t) for t in allowed)}")
+        raise TypingError(
+            f"xpu.atomic.{name}: ary has dtype {ary.dtype}; it takes {', '.join(str(t) for t in allowed)}"
+        )
     if idx is None:
         return
-    ok_idx = isinstance(idx, types.Integer) and ary.ndim == 1 or (
-        isinstance(idx, types.BaseTuple) and len(idx) == ary.ndim and
-        all(isinstance(t, types.Integer) for t in idx.types))
+    ok_idx = (
+        isinstance(idx, types.Integer)
+        and ary.ndim == 1
+        or (
+            isinstance(idx, types.BaseTuple)
+            and len(idx) == ary.ndim
+            and all(isinstance(t, types.Integer) for t in idx.types)
+        )
+    )
     if not ok_idx:
-        raise TypingError(f"xpu.atomic.{name}: idx must be an integer (1-D) or a tuple of "
-                          f"{ary.ndim} integers; got {idx}")
+        raise TypingError(
+            f"xpu.atomic.{name}: idx must be an integer (1-D) or a tuple of {ary.ndim} integers; got {idx}"
+        )
 
 
 def _indices(context, builder, idxty, idx):
@@ -74,8 +82,7 @@ def _ptr(context, builder, aryty, ary, idxty, idx):
     idxs = _indices(context, builder, idxty, idx)
     # checked in release builds too, as stores are (cpu/bounds.py, store_index):
     # an atomic outside the array would write other memory
-    return cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True,
-                                    boundscheck=True)
+    return cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True, boundscheck=True)
 
 
 def _cas_loop(builder, ptr, val, early, wants, new_value):
@@ -121,26 +128,49 @@ def _update(builder, name, dty, ptr, v):
         if float_op == "minmax":
             # nothing is stored when the value or the element is NaN (a NaN there
             # stays); else while strictly better (numba.cuda's ___numba_atomic_*_max)
-            return _cas_loop(builder, ptr, v, lambda a, b: builder.fcmp_unordered("uno", a, b),
-                             lambda old, val: builder.fcmp_ordered("<" if int_op == "max" else ">", old, val),
-                             lambda old, val: val)
+            return _cas_loop(
+                builder,
+                ptr,
+                v,
+                lambda a, b: builder.fcmp_unordered("uno", a, b),
+                lambda old, val: builder.fcmp_ordered("<" if int_op == "max" else ">", old, val),
+                lambda old, val: val,
+            )
         if float_op == "nanminmax":
             # a NaN value is ignored; a NaN element is replaced
-            return _cas_loop(builder, ptr, v, lambda a, b: builder.fcmp_unordered("uno", a, a),
-                             lambda old, val: builder.fcmp_unordered("<" if int_op == "max" else ">", old, val),
-                             lambda old, val: val)
+            return _cas_loop(
+                builder,
+                ptr,
+                v,
+                lambda a, b: builder.fcmp_unordered("uno", a, a),
+                lambda old, val: builder.fcmp_unordered("<" if int_op == "max" else ">", old, val),
+                lambda old, val: val,
+            )
         return builder.atomic_rmw(float_op, ptr, v, "seq_cst")
     if int_op in ("max", "min"):
         return builder.atomic_rmw(("" if dty.signed else "u") + int_op, ptr, v, "seq_cst")
-    if int_op == "inc":             # old >= val ? 0 : old + 1
-        return _cas_loop(builder, ptr, v, None, lambda old, val: ir.Constant(ir.IntType(1), 1),
-                         lambda old, val: builder.select(builder.icmp_unsigned("<", old, val),
-                                                         builder.add(old, old.type(1)), old.type(0)))
-    if int_op == "dec":             # old == 0 or old > val ? val : old - 1
-        return _cas_loop(builder, ptr, v, None, lambda old, val: ir.Constant(ir.IntType(1), 1),
-                         lambda old, val: builder.select(
-                             builder.icmp_unsigned("<", builder.sub(old, old.type(1)), val),
-                             builder.sub(old, old.type(1)), val))
+    if int_op == "inc":  # old >= val ? 0 : old + 1
+        return _cas_loop(
+            builder,
+            ptr,
+            v,
+            None,
+            lambda old, val: ir.Constant(ir.IntType(1), 1),
+            lambda old, val: builder.select(
+                builder.icmp_unsigned("<", old, val), builder.add(old, old.type(1)), old.type(0)
+            ),
+        )
+    if int_op == "dec":  # old == 0 or old > val ? val : old - 1
+        return _cas_loop(
+            builder,
+            ptr,
+            v,
+            None,
+            lambda old, val: ir.Constant(ir.IntType(1), 1),
+            lambda old, val: builder.select(
+                builder.icmp_unsigned("<", builder.sub(old, old.type(1)), val), builder.sub(old, old.type(1)), val
+            ),
+        )
     return builder.atomic_rmw(int_op, ptr, v, "seq_cst")
 
 
@@ -155,6 +185,7 @@ def _make(name):
             aryty, idxty, valty = sig.args
             ptr = _ptr(context, builder, aryty, args[0], idxty, args[1])
             return _update(builder, name, dty, ptr, context.cast(builder, args[2], valty, dty))
+
         return dty(ary, idx, val), codegen
 
     impl.__name__ = f"atomic_{name}"
@@ -175,6 +206,7 @@ def _atomic_cas(typingctx, ary, idx, old, val):
         aryty, idxty, oldty, valty = sig.args
         ptr = _ptr(context, builder, aryty, args[0], idxty, args[1])
         return _cas_codegen(context, builder, aryty, ptr, args[2], oldty, args[3], valty)
+
     return ary.dtype(ary, idx, old, val), codegen
 
 
@@ -187,9 +219,9 @@ def _atomic_compare_and_swap(typingctx, ary, old, val):
     def codegen(context, builder, sig, args):
         aryty, oldty, valty = sig.args
         arr = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, arr,
-                                       [context.get_constant(types.intp, 0)])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, arr, [context.get_constant(types.intp, 0)])
         return _cas_codegen(context, builder, aryty, ptr, args[1], oldty, args[2], valty)
+
     return ary.dtype(ary, old, val), codegen
 
 

@@ -46,10 +46,23 @@ from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload, register_jitable
 
-__all__ = ["store_index", "load_index", "shape_of", "lane_load", "bounds_state", "check_slot",
-           "device_site", "device_where", "device_load", "device_store", "device_store_ok", "state_at",
-           "check_call",
-           "lane_store_ok", "check_store_slot"]
+__all__ = [
+    "store_index",
+    "load_index",
+    "shape_of",
+    "lane_load",
+    "bounds_state",
+    "check_slot",
+    "device_site",
+    "device_where",
+    "device_load",
+    "device_store",
+    "device_store_ok",
+    "state_at",
+    "check_call",
+    "lane_store_ok",
+    "check_store_slot",
+]
 
 _i8 = ir.IntType(8)
 _i64 = ir.IntType(64)
@@ -63,15 +76,18 @@ def shape_of(typingctx, x):
     indexes ``a.flat[j]`` from the first element without wrapping a negative j, on
     the CPU and in numba.cuda); None for anything else (a tuple, a list, a record)."""
     if isinstance(x, types.NumpyFlatType):
+
         def flat_size(context, builder, sig, args):
             arr = _flat_array(context, builder, sig.args[0], args[0])
             return context.make_tuple(builder, sig.return_type, [arr.nitems])
+
         return types.UniTuple(types.uint64, 1)(x), flat_size
     if not isinstance(x, types.Array):
         return types.none(x), lambda context, builder, sig, args: context.get_dummy_value()
 
     def codegen(context, builder, sig, args):
         return context.make_array(sig.args[0])(context, builder, args[0]).shape
+
     return types.UniTuple(types.intp, x.ndim)(x), codegen
 
 
@@ -85,8 +101,10 @@ def _flat_src(head, on_bad):
     """``def impl(<head>)`` of a load ``arr.flat[idx]``: *on_bad* (a statement, with
     ``n`` the size and ``bad`` the test) where idx is outside 0..n-1, then the element
     (at index 0 where bad: the failure raises before anything uses it)."""
-    return (f"def impl({head}):\n    n = len(arr)\n    bad = _u64(idx) >= _u64(n)\n"
-            f"    {on_bad}\n    return arr[_zero_if(bad, idx)]\n")
+    return (
+        f"def impl({head}):\n    n = len(arr)\n    bad = _u64(idx) >= _u64(n)\n"
+        f"    {on_bad}\n    return arr[_zero_if(bad, idx)]\n"
+    )
 
 
 def _axes(ndim, idx):
@@ -95,8 +113,11 @@ def _axes(ndim, idx):
     None for anything else (``...``, ``None``, an array index)."""
     if isinstance(idx, types.Integer):
         return [(0, "idx", idx.signed)]
-    if isinstance(idx, types.BaseTuple) and len(idx) <= ndim and \
-            not any(isinstance(t, (types.EllipsisType, types.NoneType)) for t in idx):
+    if (
+        isinstance(idx, types.BaseTuple)
+        and len(idx) <= ndim
+        and not any(isinstance(t, (types.EllipsisType, types.NoneType)) for t in idx)
+    ):
         return [(k, f"idx[{k}]", t.signed) for k, t in enumerate(idx) if isinstance(t, types.Integer)]
     return None
 
@@ -111,10 +132,13 @@ def _bad_src(k, expr, signed, shape):
 def _raise_src(head, where, axes, shape, ret):
     """``def impl(<head>)``: for each axis of *axes* (:func:`_axes`) outside *shape*,
     ``_oob(<where>, index, axis, size)`` (a :func:`_raiser`); then ``return <ret>``."""
-    return f"def impl({head}):\n" + "".join(
-        _bad_src(*a, shape) + f"    if bad{a[0]}:\n"
-        f"        _oob({where}, {a[1]}, {a[0]}, n{a[0]})\n"
-        for a in axes) + f"    return {ret}\n"
+    return (
+        f"def impl({head}):\n"
+        + "".join(
+            _bad_src(*a, shape) + f"    if bad{a[0]}:\n        _oob({where}, {a[1]}, {a[0]}, n{a[0]})\n" for a in axes
+        )
+        + f"    return {ret}\n"
+    )
 
 
 def _view_src(head, idx, axes, shape, slot):
@@ -123,8 +147,11 @@ def _view_src(head, idx, axes, shape, slot):
     notes = "".join(_bad_src(*a, shape) + f"    _note(state, {slot(a[0])}, bad{a[0]})\n" for a in axes)
     parts = [f"idx[{k}]" for k in range(len(idx))] if isinstance(idx, types.BaseTuple) else ["idx"]
     parts = [f"_zero_if(bad{k}, {e})" if any(a[0] == k for a in axes) else e for k, e in enumerate(parts)]
-    return f"def impl({head}):\n" + notes + \
-        f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
+    return (
+        f"def impl({head}):\n"
+        + notes
+        + f"    return arr[{', '.join(parts)}{',' if isinstance(idx, types.BaseTuple) else ''}]\n"
+    )
 
 
 def _exec(src, **names):
@@ -143,9 +170,11 @@ def _call_jitable(context, builder, fn, tys, vals):
 
 def _raiser(kind):
     """The Numba function raising ``IndexError(kind, where, index, axis, size)``."""
+
     @register_jitable(inline="never")
     def oob(where, idx, axis, n):
         raise IndexError(kind, where, idx, axis, n)
+
     return oob
 
 
@@ -165,8 +194,11 @@ def _bad_axes_ir(context, builder, shapety, shape, idxty, idx):
         n = context.cast(builder, builder.extract_value(shape, k), shapety[k], types.int64)
         # one unsigned compare: -n <= i < n <=> uint(i + n) < uint(2n); an unsigned
         # size (a flat iterator's, shape_of) takes no negative index
-        bad = builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1))) \
-            if signed and shapety[k].signed else builder.icmp_unsigned(">=", i, n)
+        bad = (
+            builder.icmp_unsigned(">=", builder.add(i, n), builder.shl(n, _i64(1)))
+            if signed and shapety[k].signed
+            else builder.icmp_unsigned(">=", i, n)
+        )
         out.append((k, raw[k], tys[k], n, bad))
     return out
 
@@ -187,12 +219,15 @@ def _index_check(kind):
                 with cgutils.if_unlikely(builder, bad):
                     _call_jitable(context, builder, raiser, (i64, ty, i64, i64), (w, raw, _i64(k), n))
             return args[1]
+
         return idx(shape, idx, where), codegen
+
     return typer
 
 
 _store_check, _load_check, _atomic_check, _device_store_check = map(
-    _index_check, ("store", "load", "atomic", "device store"))
+    _index_check, ("store", "load", "atomic", "device store")
+)
 
 
 @intrinsic
@@ -221,6 +256,7 @@ def load_index(typingctx, shape, idx, line):
 
 # -- the bounds state of lane loops --------------------------------------------------
 
+
 @intrinsic
 def bounds_state(typingctx, nslots):
     """A fresh ``uint8[nslots]`` of zeros on the stack of the block function, as a
@@ -236,6 +272,7 @@ def bounds_state(typingctx, nslots):
         for k in range(count):
             builder.store(_i8(0), builder.gep(ptr, [_i64(k)]))
         return ptr
+
     return types.CPointer(types.uint8)(nslots), codegen
 
 
@@ -247,31 +284,38 @@ def _note_ir(builder, state, slot, bad):
 @intrinsic
 def _note(typingctx, state, slot, bad):
     """flag[slot] |= bad."""
+
     def codegen(context, builder, sig, args):
         _note_ir(builder, args[0], context.cast(builder, args[1], sig.args[1], types.int64), args[2])
         return context.get_dummy_value()
+
     return types.none(state, slot, types.boolean), codegen
 
 
 @intrinsic
 def _zero_if(typingctx, bad, i):
     """``0 if bad else i``, as one select."""
+
     def codegen(context, builder, sig, args):
         return builder.select(args[0], args[1].type(0), args[1])
+
     return i(types.boolean, i), codegen
 
 
 def _load_scalar_ir(per_axis):
     """:func:`lane_load` of one element (an integer per axis), in LLVM IR; each axis
     notes its failure in slot ``slot + axis`` when *per_axis*, else all in *slot*."""
-    return lambda typingctx, arr, idx, state, slot, shape: _load_scalar_sig(per_axis, arr, idx, state, slot,
-                                                                            shape)
+    return lambda typingctx, arr, idx, state, slot, shape: _load_scalar_sig(per_axis, arr, idx, state, slot, shape)
 
 
 def _load_scalar_sig(per_axis, arr, idx, state, slot, shape):
     idxs = list(idx) if isinstance(idx, types.BaseTuple) else [idx]
-    if not (isinstance(arr, types.Array) and isinstance(arr.dtype, _SCALARS) and len(idxs) == arr.ndim
-            and all(isinstance(t, types.Integer) for t in idxs)):
+    if not (
+        isinstance(arr, types.Array)
+        and isinstance(arr.dtype, _SCALARS)
+        and len(idxs) == arr.ndim
+        and all(isinstance(t, types.Integer) for t in idxs)
+    ):
         raise TypingError(f"_load_scalar() takes an array of scalars and an integer per axis; got {arr}, {idx}")
 
     def codegen(context, builder, sig, args):
@@ -281,10 +325,11 @@ def _load_scalar_sig(per_axis, arr, idx, state, slot, shape):
         if isinstance(shapety, types.NoneType):
             sizes = cgutils.unpack_tuple(builder, ary.shape, arrty.ndim)
         else:
-            sizes = [context.cast(builder, builder.extract_value(args[4], k), shapety[k], types.int64)
-                     for k in range(arrty.ndim)]
-        raw = cgutils.unpack_tuple(builder, args[1], len(idxs)) if isinstance(idxty, types.BaseTuple) \
-            else [args[1]]
+            sizes = [
+                context.cast(builder, builder.extract_value(args[4], k), shapety[k], types.int64)
+                for k in range(arrty.ndim)
+            ]
+        raw = cgutils.unpack_tuple(builder, args[1], len(idxs)) if isinstance(idxty, types.BaseTuple) else [args[1]]
         any_bad = cgutils.false_bit
         inds = []
         for k, (t, v) in enumerate(zip(idxs, raw)):
@@ -313,6 +358,7 @@ def _load_scalar_sig(per_axis, arr, idx, state, slot, shape):
         phi.add_incoming(context.get_constant(arrty.dtype, 0), bb_bad)
         phi.add_incoming(val, bb_ok)
         return phi
+
     return arr.dtype(arr, idx, state, slot, shape), codegen
 
 
@@ -334,19 +380,23 @@ def lane_load(typingctx, arr, idx, state, slot, shape):
     kernel's compile.)"""
     axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
     if isinstance(arr, types.NumpyFlatType) and isinstance(idx, types.Integer):
-        impl = _exec(_flat_src("arr, idx, state, slot, shape", "_note(state, slot, bad)"),
-                     _note=_note, _zero_if=_zero_if)
+        impl = _exec(
+            _flat_src("arr, idx, state, slot, shape", "_note(state, slot, bad)"), _note=_note, _zero_if=_zero_if
+        )
     elif axes is not None and isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
         # one element: a branch the loop vectoriser turns into a masked load
         return _load_scalar_sig(True, arr, idx, state, slot, shape)
     elif axes is None:
-        impl = lambda arr, idx, state, slot, shape: arr[idx]    # noqa: E731
+        impl = lambda arr, idx, state, slot, shape: arr[idx]  # noqa: E731
     else:
         # a view or a record: read at index 0 of each bad axis instead (n == 0 aside,
         # inside the array; the flag raises before anything uses it), with no branch
         shp = "arr.shape" if isinstance(shape, types.NoneType) else "shape"
-        impl = _exec(_view_src("arr, idx, state, slot, shape", idx, axes, shp, lambda k: f"slot + {k}"),
-                     _note=_note, _zero_if=_zero_if)
+        impl = _exec(
+            _view_src("arr, idx, state, slot, shape", idx, axes, shp, lambda k: f"slot + {k}"),
+            _note=_note,
+            _zero_if=_zero_if,
+        )
     got = typingctx.resolve_function_type(operator.getitem, (arr, idx), {})
     if got is None:
         raise TypingError(f"cannot index {arr} with {idx}")
@@ -354,6 +404,7 @@ def lane_load(typingctx, arr, idx, state, slot, shape):
 
     def codegen(context, builder, sig, args):
         return context.compile_internal(builder, impl, sig, args)
+
     return sig, codegen
 
 
@@ -376,6 +427,7 @@ def _slot_check(out_of_bounds):
     when the slot's flag is set; the size is -1 where the array's shape differs per
     lane (None). Intrinsics, not overloads Numba inlines: a kernel has one per load,
     and inlining them was slow to compile."""
+
     def typer(typingctx, state, slot, axis, line, shape):
         if not isinstance(axis, types.IntegerLiteral):
             raise TypingError(f"the axis of a slot's check is a constant; got {axis}")
@@ -383,12 +435,23 @@ def _slot_check(out_of_bounds):
 
         def codegen(context, builder, sig, args):
             i64 = types.int64
-            n = context.cast(builder, builder.extract_value(args[4], k), shape[k], i64) \
-                if isinstance(shape, types.BaseTuple) else _i64(-1)
-            _raise_if_flag(context, builder, args[0], context.cast(builder, args[1], sig.args[1], i64),
-                           out_of_bounds, [context.cast(builder, args[3], sig.args[3], i64), _i64(k), n])
+            n = (
+                context.cast(builder, builder.extract_value(args[4], k), shape[k], i64)
+                if isinstance(shape, types.BaseTuple)
+                else _i64(-1)
+            )
+            _raise_if_flag(
+                context,
+                builder,
+                args[0],
+                context.cast(builder, args[1], sig.args[1], i64),
+                out_of_bounds,
+                [context.cast(builder, args[3], sig.args[3], i64), _i64(k), n],
+            )
             return context.get_dummy_value()
+
         return types.none(state, slot, axis, line, shape), codegen
+
     return typer
 
 
@@ -423,6 +486,7 @@ def device_site(filename, line, function):
     them (56 bits), the same in every process, since machine code holding it may be
     loaded by another process from the disk cache (cpu/diskcache.py)."""
     import hashlib
+
     where = (filename, line, function)
     site = int.from_bytes(hashlib.sha256(repr(where).encode()).digest()[:7], "little")
     with _device_sites_lock:
@@ -454,8 +518,10 @@ def device_store_ok(shape, idx, state, site):
 @intrinsic
 def state_at(typingctx, state, slot):
     """The bounds state from *slot* on, for a device function's loads to note into."""
+
     def codegen(context, builder, sig, args):
         return builder.gep(args[0], [context.cast(builder, args[1], sig.args[1], types.int64)])
+
     return state(state, slot), codegen
 
 
@@ -476,40 +542,52 @@ def _device_load(arr, idx, state, site):
     if isinstance(arr, (types.Number, types.Boolean)):
         # (Numba's own words would name this function: a lane function called on
         # arrays gets one element of each in every lane, a scalar)
-        raise TypingError(f"cannot index a {arr} value: it is a scalar, not an array (in a lane "
-                          f"function called on arrays, every argument is one element)")
+        raise TypingError(
+            f"cannot index a {arr} value: it is a scalar, not an array (in a lane "
+            f"function called on arrays, every argument is one element)"
+        )
     if isinstance(arr, types.NumpyFlatType) and isinstance(idx, types.Integer):
-        on_bad = "if bad:\n        _oob(site, idx, 0, n)" if isinstance(state, (types.NoneType, types.Omitted)) \
+        on_bad = (
+            "if bad:\n        _oob(site, idx, 0, n)"
+            if isinstance(state, (types.NoneType, types.Omitted))
             else "_note(state, 0, bad)"
-        return _exec(_flat_src("arr, idx, state, site", on_bad), _oob=_RAISERS["device load"],
-                     _note=_note, _zero_if=_zero_if)
+        )
+        return _exec(
+            _flat_src("arr, idx, state, site", on_bad), _oob=_RAISERS["device load"], _note=_note, _zero_if=_zero_if
+        )
     axes = _axes(arr.ndim, idx) if isinstance(arr, types.Array) else None
     if axes is None:
         return lambda arr, idx, state, site: arr[idx]
     if isinstance(state, (types.NoneType, types.Omitted)):
-        return _exec(_raise_src("arr, idx, state, site", "site", axes, "arr.shape", "arr[idx]"),
-                     _oob=_RAISERS["device load"])
+        return _exec(
+            _raise_src("arr, idx, state, site", "site", axes, "arr.shape", "arr[idx]"), _oob=_RAISERS["device load"]
+        )
     if isinstance(arr.dtype, _SCALARS) and len(axes) == arr.ndim:
         return lambda arr, idx, state, site: _load_scalar_one(arr, idx, state, 0, None)
-    return _exec(_view_src("arr, idx, state, site", idx, axes, "arr.shape", lambda k: "0"),
-                 _note=_note, _zero_if=_zero_if)
+    return _exec(
+        _view_src("arr, idx, state, site", idx, axes, "arr.shape", lambda k: "0"), _note=_note, _zero_if=_zero_if
+    )
 
 
 @intrinsic
 def _store_ok_noted(typingctx, shape, idx, state):
     """A device function's store check with a bounds state: :func:`lane_store_ok`
     noting every axis into the state's first slot."""
+
     def codegen(context, builder, sig, args):
         return _store_ok_ir(context, builder, sig, args, lambda k: _i64(0))
+
     return types.boolean(shape, idx, state), codegen
 
 
 @overload(device_store_ok, inline="always")
 def _device_store_ok(shape, idx, state, site):
     if isinstance(state, (types.NoneType, types.Omitted)):
+
         def impl(shape, idx, state, site):
             device_store(shape, idx, site)
             return True
+
         return impl
     return lambda shape, idx, state, site: _store_ok_noted(shape, idx, state)
 
@@ -524,15 +602,24 @@ def check_call(typingctx, state, slot, site):
     """``check_call(state, slot, site)``: raises ``IndexError("device call", site)``
     when an access of the device function called at *site* (:func:`device_site`: no
     file, the call's line, the function's name), noting into *slot*, failed."""
+
     def codegen(context, builder, sig, args):
         i64 = types.int64
-        _raise_if_flag(context, builder, args[0], context.cast(builder, args[1], sig.args[1], i64),
-                       _call_out_of_bounds, [context.cast(builder, args[2], sig.args[2], i64)])
+        _raise_if_flag(
+            context,
+            builder,
+            args[0],
+            context.cast(builder, args[1], sig.args[1], i64),
+            _call_out_of_bounds,
+            [context.cast(builder, args[2], sig.args[2], i64)],
+        )
         return context.get_dummy_value()
+
     return types.none(state, slot, site), codegen
 
 
 # -- stores in lane loops -------------------------------------------------------------
+
 
 def _store_ok_ir(context, builder, sig, args, slot_of):
     """LLVM IR of :func:`lane_store_ok` and :func:`_store_ok_noted`: each integer
@@ -552,9 +639,11 @@ def lane_store_ok(typingctx, shape, idx, state, slot):
     ored into *state*'s slots ``slot + axis`` (:func:`check_store_slot` raises it
     after the loop). The loop makes the store only where this is True: a masked
     vector store once vectorised."""
+
     def codegen(context, builder, sig, args):
         base = context.cast(builder, args[3], sig.args[3], types.int64)
         return _store_ok_ir(context, builder, sig, args, lambda k: builder.add(base, _i64(k)))
+
     return types.boolean(shape, idx, state, slot), codegen
 
 

@@ -109,10 +109,9 @@ _ATOMIC_FORMS = {n: form for n, (form, _) in _xpu.ATOMICS.items()}
 __all__ = ["generate_block", "generate_shadow", "BLOCK_PARAMS"]
 
 W = _ops.WAVE
-L = "_nq_l"                 # the lane loop variable
+L = "_nq_l"  # the lane loop variable
 #: Extra parameters of every block function, after the user's.
-BLOCK_PARAMS = ("_nq_b0", "_nq_b1", "_nq_gdx", "_nq_gdy", "_nq_gdz", "_nq_bdx", "_nq_bdy", "_nq_bdz",
-                "_nq_stop")
+BLOCK_PARAMS = ("_nq_b0", "_nq_b1", "_nq_gdx", "_nq_gdy", "_nq_gdz", "_nq_bdx", "_nq_bdy", "_nq_bdz", "_nq_stop")
 
 _SCALAR_NAMES = {np.dtype(d): f"_nq_T_{np.dtype(d).name}" for d in _ops.VALUE_DTYPES}
 
@@ -164,16 +163,26 @@ class _NdLanes(ast.NodeTransformer):
     and threadIdx is read from the loop variables instead of the lane arrays."""
 
     def __init__(self, bdy, bdz):
-        self.tid = {"_nq_tx": _call("_nq_i32", _name("_nq_lx")),
-                    "_nq_ty": _call("_nq_i32", _name("_nq_ly") if bdz == 1 else
-                                    ast.BinOp(_name("_nq_ly"), ast.Mod(), _const(bdy))),
-                    "_nq_tz": _call("_nq_i32", _const(0) if bdz == 1 else
-                                    ast.BinOp(_name("_nq_ly"), ast.FloorDiv(), _const(bdy)))}
+        self.tid = {
+            "_nq_tx": _call("_nq_i32", _name("_nq_lx")),
+            "_nq_ty": _call(
+                "_nq_i32", _name("_nq_ly") if bdz == 1 else ast.BinOp(_name("_nq_ly"), ast.Mod(), _const(bdy))
+            ),
+            "_nq_tz": _call(
+                "_nq_i32", _const(0) if bdz == 1 else ast.BinOp(_name("_nq_ly"), ast.FloorDiv(), _const(bdy))
+            ),
+        }
 
     def visit_Call(self, node):
-        if isinstance(node.func, ast.Name) and node.func.id == "_nq_ld" and len(node.args) == 2 \
-                and isinstance(node.args[0], ast.Name) and node.args[0].id in self.tid \
-                and isinstance(node.args[1], ast.Name) and node.args[1].id == L:
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "_nq_ld"
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in self.tid
+            and isinstance(node.args[1], ast.Name)
+            and node.args[1].id == L
+        ):
             return copy.deepcopy(self.tid[node.args[0].id])
         return self.generic_visit(node)
 
@@ -209,6 +218,7 @@ def _located(nodes, lineno):
 # Builtin substitution
 # ---------------------------------------------------------------------------
 
+
 class _Subst(ast.NodeTransformer):
     """Replaces builtins (xpu.grid, threadIdx, Wave.laneId, ...) by lane code.
 
@@ -222,7 +232,7 @@ class _Subst(ast.NodeTransformer):
         self.fn_names = fn_names
         self.block_mode = block_mode
         self.debug = debug
-        self.private = private      # arrays with private copies (cpu/private_atomics.py)
+        self.private = private  # arrays with private copies (cpu/private_atomics.py)
 
     def _tid(self, axis, assume=True):
         """threadIdx.<axis> in this lane; *assume* tells LLVM it is >= 0 (an index into
@@ -254,14 +264,17 @@ class _Subst(ast.NodeTransformer):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for t in targets:
             for sub in ast.walk(t):
-                if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and \
-                        (_view_root(sub.value) is not None or _devicefn.checkable_view(sub.value)) and not (
-                            isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str)):
+                if (
+                    isinstance(sub, ast.Subscript)
+                    and isinstance(sub.ctx, ast.Store)
+                    and (_view_root(sub.value) is not None or _devicefn.checkable_view(sub.value))
+                    and not (isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str))
+                ):
                     # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
                     if isinstance(sub.value, ast.Name):
                         shape = _shape_arg(self.fe.allocs, sub.value.id) or _call("_nq_shp", _name(sub.value.id))
-                    else:       # ``out[y][x] = v``: the row's shape (the row's own index is a checked load);
+                    else:  # ``out[y][x] = v``: the row's shape (the row's own index is a checked load);
                         # ``a.T[0, i] = v``, ``a.ravel()[j] = v``, ``r.x[i] = v``: the view's
                         shape = _call("_nq_shp", copy.deepcopy(sub.value))
                     sub.slice = ast.copy_location(_call("_nq_six", shape, sub.slice, _const(line)), sub.slice)
@@ -293,31 +306,47 @@ class _Subst(ast.NodeTransformer):
         self.generic_visit(node)
         exc = node.exc
         call = exc if isinstance(exc, ast.Call) else ast.Call(func=exc, args=[], keywords=[])
-        if exc is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or \
-                not isinstance(call.func, (ast.Name, ast.Attribute)) or \
-                not _userraise.plain_exception_class(self.fe.env.resolve(call.func)):
+        if (
+            exc is None
+            or call.keywords
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or not isinstance(call.func, (ast.Name, ast.Attribute))
+            or not _userraise.plain_exception_class(self.fe.env.resolve(call.func))
+        ):
             return node
         if self.mode == "shadow":
             where = [_const(0)] * 6
         elif self.mode in ("lane", "lane_nd"):
             where = [self._tid(a, assume=False) for a in "xyz"]
             where += [_name(f"_nq_bi{a}") for a in "xyz"]
-        else:                   # a uniform raise: the wave's first thread
+        else:  # a uniform raise: the wave's first thread
             t = _const(0) if self.block_mode else _name("_nq_t0")
             bdx, bdy = _name("_nq_bdx"), _name("_nq_bdy")
-            where = [ast.BinOp(t, ast.Mod(), bdx),
-                     ast.BinOp(ast.BinOp(t, ast.FloorDiv(), bdx), ast.Mod(), bdy),
-                     ast.BinOp(t, ast.FloorDiv(), ast.BinOp(bdx, ast.Mult(), bdy))]
+            where = [
+                ast.BinOp(t, ast.Mod(), bdx),
+                ast.BinOp(ast.BinOp(t, ast.FloorDiv(), bdx), ast.Mod(), bdy),
+                ast.BinOp(t, ast.FloorDiv(), ast.BinOp(bdx, ast.Mult(), bdy)),
+            ]
             where += [_name(f"_nq_bi{a}") for a in "xyz"]
-        node.exc = ast.copy_location(ast.Call(func=call.func, args=[_const(_userraise.USER_RAISE)] + where + call.args,
-                                              keywords=[]), exc)
+        node.exc = ast.copy_location(
+            ast.Call(func=call.func, args=[_const(_userraise.USER_RAISE)] + where + call.args, keywords=[]), exc
+        )
         return node
 
     def _value(self, b, node):
         if b.startswith("threadIdx."):
             return self._tid(b[-1])
-        if b in ("blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x", "blockDim.y",
-                 "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z"):
+        if b in (
+            "blockIdx.x",
+            "blockIdx.y",
+            "blockIdx.z",
+            "blockDim.x",
+            "blockDim.y",
+            "blockDim.z",
+            "gridDim.x",
+            "gridDim.y",
+            "gridDim.z",
+        ):
             if self.mode == "shadow":
                 return _call("_nq_i32", _const(0))
             short = {"blockIdx": "bi", "blockDim": "bd", "gridDim": "gd"}[b.split(".")[0]]
@@ -333,9 +362,14 @@ class _Subst(ast.NodeTransformer):
     def _grid_axis(self, axis):
         if self.mode == "shadow":
             return _call("_nq_i64", _const(0))
-        return _call("_nq_nonneg", ast.BinOp(
-            ast.BinOp(_call("_nq_i64", _name(f"_nq_bi{axis}")), ast.Mult(), _name(f"_nq_bd{axis}")),
-            ast.Add(), _call("_nq_i64", self._tid(axis, assume=False))))
+        return _call(
+            "_nq_nonneg",
+            ast.BinOp(
+                ast.BinOp(_call("_nq_i64", _name(f"_nq_bi{axis}")), ast.Mult(), _name(f"_nq_bd{axis}")),
+                ast.Add(),
+                _call("_nq_i64", self._tid(axis, assume=False)),
+            ),
+        )
 
     def _quad_grid(self):
         """xpu.quad_grid(2): the (x, y) pixel of this lane with 2x2 quads (numquad/xpu.py
@@ -360,8 +394,12 @@ class _Subst(ast.NodeTransformer):
     zero_division = False
 
     def _divisor(self, node, right, line):
-        if not (self.zero_division and self.mode != "shadow") or \
-                isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) and right.value != 0:
+        if (
+            not (self.zero_division and self.mode != "shadow")
+            or isinstance(right, ast.Constant)
+            and isinstance(right.value, (int, float))
+            and right.value != 0
+        ):
             return right
         msg = _devicefn.division_message(self.fe.filename, line, _shown(node))
         return ast.copy_location(_call("_nq_divisor", right, _const(msg)), right)
@@ -370,8 +408,12 @@ class _Subst(ast.NodeTransformer):
         """(debug=True) the count *right* of the shift *node*, checked to be 0..63: a
         count outside is undefined on every target (LLVM poison: PTX clamps it, x86
         masks it to 6 bits; docs/semantics.md)."""
-        if not (self.debug and self.mode != "shadow") or \
-                isinstance(right, ast.Constant) and isinstance(right.value, int) and 0 <= right.value < 64:
+        if (
+            not (self.debug and self.mode != "shadow")
+            or isinstance(right, ast.Constant)
+            and isinstance(right.value, int)
+            and 0 <= right.value < 64
+        ):
             return right
         msg = _devicefn.shift_message(self.fe.filename, line, _shown(node))
         return ast.copy_location(_call("_nq_shcount", right, _const(msg)), right)
@@ -395,8 +437,10 @@ class _Subst(ast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id not in self.fe.env.locals:
             b = self.fe.builtin_of(node)
-            if b is not None and (b in ("laneid", "warpsize") or
-                                  ("." in b and b.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim"))):
+            if b is not None and (
+                b in ("laneid", "warpsize")
+                or ("." in b and b.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim"))
+            ):
                 return ast.copy_location(self._value(b, node), node)
         return node
 
@@ -422,6 +466,7 @@ class _Subst(ast.NodeTransformer):
             return ast.copy_location(self._builtin_call(b, node), node)
         callee = self.fe.env.resolve(node.func)
         from ..xpu import Dispatcher
+
         if isinstance(callee, Dispatcher):
             name = self.fn_names.setdefault(id(callee), (f"_nq_fn{len(self.fn_names)}", callee))[0]
             node.func = ast.copy_location(_name(name), node.func)
@@ -429,8 +474,12 @@ class _Subst(ast.NodeTransformer):
 
     def _builtin_call(self, b, node):
         if b in ("grid", "gridsize"):
-            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
-                    type(node.args[0].value) is not int or node.args[0].value not in (1, 2, 3):
+            if (
+                len(node.args) != 1
+                or not isinstance(node.args[0], ast.Constant)
+                or type(node.args[0].value) is not int
+                or node.args[0].value not in (1, 2, 3)
+            ):
                 got = ", ".join(ast.unparse(a) for a in node.args) or "nothing"
                 self.fe.error(f"xpu.{b}(ndim) got {got}; it takes a constant int ndim of 1, 2 or 3", node)
             nd = node.args[0].value
@@ -438,14 +487,22 @@ class _Subst(ast.NodeTransformer):
             axes = [f(a) for a in "xyz"[:nd]]
             return axes[0] if nd == 1 else ast.Tuple(elts=axes, ctx=ast.Load())
         if b == "quad_grid":
-            if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) or \
-                    node.args[0].value != 2 or isinstance(node.args[0].value, bool) or node.keywords:
+            if (
+                len(node.args) != 1
+                or not isinstance(node.args[0], ast.Constant)
+                or node.args[0].value != 2
+                or isinstance(node.args[0].value, bool)
+                or node.keywords
+            ):
                 got = ", ".join(ast.unparse(a) for a in node.args)
-                self.fe.error(f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
-                              f"constant 2 (2x2 pixel quads in a 2-D launch)", node)
+                self.fe.error(
+                    f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
+                    f"constant 2 (2x2 pixel quads in a 2-D launch)",
+                    node,
+                )
             return self._quad_grid()
         if b == "syncwarp":
-            return _const(None)               # the lanes of a wave run in lockstep
+            return _const(None)  # the lanes of a wave run in lockstep
         if b.startswith("atomic."):
             if node.keywords:
                 self.fe.error(f"xpu.{b} takes positional arguments only", node)
@@ -455,20 +512,24 @@ class _Subst(ast.NodeTransformer):
                 self.fe.error(f"xpu.{b}({form}) takes {want} arguments; got {len(node.args)}", node)
             args = [self.visit(a) for a in node.args]
             arr = node.args[0]
-            if self.mode != "shadow" and isinstance(args[0], ast.Name) and \
-                    b != "atomic.compare_and_swap":
+            if self.mode != "shadow" and isinstance(args[0], ast.Name) and b != "atomic.compare_and_swap":
                 # the index checked as a store's is, naming the atomic's line (Numba's
                 # boundscheck inside the atomic still guards what this cannot see)
                 shape = _shape_arg(self.fe.allocs, args[0].id) or _call("_nq_shp", _name(args[0].id))
-                args[1] = ast.copy_location(_call("_nq_aix", shape, args[1], _const(getattr(node, "lineno", 0))),
-                                            node.args[1])
+                args[1] = ast.copy_location(
+                    _call("_nq_aix", shape, args[1], _const(getattr(node, "lineno", 0))), node.args[1]
+                )
             if self.mode != "shadow" and isinstance(args[0], ast.Name) and b == "atomic.compare_and_swap":
                 # ``compare_and_swap(ary, old, val)`` is ``cas(ary, 0, old, val)``: index 0
                 # checked as the others' indices are (on an empty array it wrote past it;
                 # the shadow typing keeps the call's own errors)
                 shape = _shape_arg(self.fe.allocs, args[0].id) or _call("_nq_shp", _name(args[0].id))
-                return _call("_nq_atomic_cas", args[0], _call("_nq_aix", shape, _const(0),
-                                                              _const(getattr(node, "lineno", 0))), *args[1:])
+                return _call(
+                    "_nq_atomic_cas",
+                    args[0],
+                    _call("_nq_aix", shape, _const(0), _const(getattr(node, "lineno", 0))),
+                    *args[1:],
+                )
             if self.mode != "shadow" and isinstance(arr, ast.Name) and arr.id in self.private:
                 # into the call's private copy, merged at its end (cpu/private_atomics.py)
                 return _call(f"_nq_patomic_{b.split('.')[1]}", args[0], _name(f"_nq_pv_{arr.id}"), *args[1:])
@@ -479,9 +540,12 @@ class _Subst(ast.NodeTransformer):
         if lowered is not None:
             return lowered
         if b in ("shared.array", "local.array"):
-            self.fe.error(f"{ast.unparse(node.func)}(...) must be assigned to a name in a statement of its own "
-                          f"on the CPU target (`sm = {ast.unparse(node.func)}(...)`, then use `sm`, e.g. "
-                          f"`sm[1:]`)", node)
+            self.fe.error(
+                f"{ast.unparse(node.func)}(...) must be assigned to a name in a statement of its own "
+                f"on the CPU target (`sm = {ast.unparse(node.func)}(...)`, then use `sm`, e.g. "
+                f"`sm[1:]`)",
+                node,
+            )
         if b in ("laneid", "warpsize") or b.split(".")[0] in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
             self.fe.error(f"xpu.{b} is a value, not a function: write xpu.{b} without the call", node)
         self.fe.error(f"xpu.{b} is not supported by the CPU target", node)
@@ -491,27 +555,49 @@ class _Subst(ast.NodeTransformer):
 # Shadow function (typing)
 # ---------------------------------------------------------------------------
 
+
 def _namespace(fe):
     ns = dict(fe.env.globals)
     ns.update(fe.env.closure)
-    ns = {k: _cudaapi.cpu_global(v) for k, v in ns.items()}      # math.fmod & co (cpu/cudaapi.py)
+    ns = {k: _cudaapi.cpu_global(v) for k, v in ns.items()}  # math.fmod & co (cpu/cudaapi.py)
     ns.update(_control.BUILTIN_ALIASES)
-    ns.update({
-        "_nq_i32": np.int32, "_nq_i64": np.int64, "_nq_u32": np.uint32, "_nq_np": np,
-        "_nq_complex": complex, "_nq_c64": np.complex64,
-        "_nq_lanes": _intr.lanes, "_nq_any": _intr.mask_any, "_nq_all": _intr.mask_all,
-        "_nq_nonneg": _intr.nonneg, "_nq_vix": _intr.view_index, "_nq_ld": _intr.lane_load, "_nq_st": _intr.lane_store,
-        "_nq_G": W, "_nq_wv": _intr.wave_view, "_nq_lanes_block": _intr.lanes_block,
-        "_nq_anyb": _intr.mask_any_block, "_nq_allb": _intr.mask_all_block,
-        "_nq_six": _bounds.store_index, "_nq_aix": _bounds.atomic_index, "_nq_lix": _bounds.load_index,
-        "_nq_lck": _bounds.lane_load,
-        "_nq_shp": _bounds.shape_of, "_nq_lbs": _bounds.bounds_state, "_nq_lbc": _bounds.check_slot,
-        "_nq_lsa": _bounds.state_at, "_nq_lcc": _bounds.check_call,
-        "_nq_sok": _bounds.lane_store_ok, "_nq_lsc": _bounds.check_store_slot,
-        "_nq_stm": _intr.lane_store_if,
-        "_nq_mcopy": _intr.mask_copy, "_nq_mandnot": _intr.mask_andnot,
-        "_nq_stopped": _interrupt.stopped,
-    })
+    ns.update(
+        {
+            "_nq_i32": np.int32,
+            "_nq_i64": np.int64,
+            "_nq_u32": np.uint32,
+            "_nq_np": np,
+            "_nq_complex": complex,
+            "_nq_c64": np.complex64,
+            "_nq_lanes": _intr.lanes,
+            "_nq_any": _intr.mask_any,
+            "_nq_all": _intr.mask_all,
+            "_nq_nonneg": _intr.nonneg,
+            "_nq_vix": _intr.view_index,
+            "_nq_ld": _intr.lane_load,
+            "_nq_st": _intr.lane_store,
+            "_nq_G": W,
+            "_nq_wv": _intr.wave_view,
+            "_nq_lanes_block": _intr.lanes_block,
+            "_nq_anyb": _intr.mask_any_block,
+            "_nq_allb": _intr.mask_all_block,
+            "_nq_six": _bounds.store_index,
+            "_nq_aix": _bounds.atomic_index,
+            "_nq_lix": _bounds.load_index,
+            "_nq_lck": _bounds.lane_load,
+            "_nq_shp": _bounds.shape_of,
+            "_nq_lbs": _bounds.bounds_state,
+            "_nq_lbc": _bounds.check_slot,
+            "_nq_lsa": _bounds.state_at,
+            "_nq_lcc": _bounds.check_call,
+            "_nq_sok": _bounds.lane_store_ok,
+            "_nq_lsc": _bounds.check_store_slot,
+            "_nq_stm": _intr.lane_store_if,
+            "_nq_mcopy": _intr.mask_copy,
+            "_nq_mandnot": _intr.mask_andnot,
+            "_nq_stopped": _interrupt.stopped,
+        }
+    )
     for dt, n in _SCALAR_NAMES.items():
         ns[n] = dt.type
     for n, f in ATOMICS.items():
@@ -523,7 +609,7 @@ def _namespace(fe):
     ns.update(_cudaapi.namespace())
     for name, (kind, shape, dt, _) in fe.allocs.items():
         ns[f"_nq_shape_{name}"] = shape
-        ns[f"_nq_dtype_{name}"] = dt if dt.fields else dt.type      # records: the dtype itself
+        ns[f"_nq_dtype_{name}"] = dt if dt.fields else dt.type  # records: the dtype itself
         if kind == "shared":
             ns[f"_nq_nbytes_{name}"] = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
             ns[f"_nq_itemsize_{name}"] = dt.itemsize
@@ -545,9 +631,22 @@ def _fn_def(name, params, body, lineno):
     extra = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
     fn = ast.FunctionDef(
         name=name,
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
-                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=body, decorator_list=[], returns=None, lineno=lineno, col_offset=0, **extra)
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=p) for p in params],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        lineno=lineno,
+        col_offset=0,
+        **extra,
+    )
     return fn
 
 
@@ -558,11 +657,14 @@ def _resolve_callees(fn_names, ns, cpu_fn_for, read=None):
     # ``FUNCS[0](v)``): their CPU functions, as for a device function named alone
     # (numba.cuda's own would need a GPU to compile)
     from ..xpu import Dispatcher, is_foreign_device_function
+
     for k in read or ():
         v = ns.get(k)
         if isinstance(v, tuple) and any(isinstance(e, Dispatcher) or is_foreign_device_function(e) for e in v):
-            ns[k] = tuple(cpu_fn_for(_cudaapi.as_xpu(e)) if isinstance(e, Dispatcher) or
-                          is_foreign_device_function(e) else e for e in v)
+            ns[k] = tuple(
+                cpu_fn_for(_cudaapi.as_xpu(e)) if isinstance(e, Dispatcher) or is_foreign_device_function(e) else e
+                for e in v
+            )
 
 
 def _shadow_items(fe, items, subst):
@@ -578,13 +680,18 @@ def _shadow_items(fe, items, subst):
             call = _call(f"_nq_SH_{op.namespace}_{op.name}", *[copy.deepcopy(a) for a in it.args])
             out.append(_located([_assign(_name(it.target, ast.Store), call)], it.node.lineno)[0])
         elif isinstance(it, _fe.If):
-            node = ast.If(test=_name(it.cond), body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
-                          orelse=_shadow_items(fe, it.orelse, subst))
+            node = ast.If(
+                test=_name(it.cond),
+                body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
+                orelse=_shadow_items(fe, it.orelse, subst),
+            )
             out.append(_located([node], it.node.lineno)[0])
         elif isinstance(it, _fe.UniformIf):
-            node = ast.If(test=subst.visit(copy.deepcopy(it.test)),
-                          body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
-                          orelse=_shadow_items(fe, it.orelse, subst))
+            node = ast.If(
+                test=subst.visit(copy.deepcopy(it.test)),
+                body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
+                orelse=_shadow_items(fe, it.orelse, subst),
+            )
             out.append(_located([node], it.node.lineno)[0])
         elif isinstance(it, _fe.Loop):
             body = _shadow_items(fe, it.body, subst) or [ast.Pass()]
@@ -592,9 +699,12 @@ def _shadow_items(fe, items, subst):
                 node = ast.While(test=subst.visit(copy.deepcopy(it.test)), body=body, orelse=[])
             elif it.uniform:
                 target, rargs = it.uniform
-                node = ast.For(target=_name(target, ast.Store),
-                               iter=_call("_nq_range", *[subst.visit(copy.deepcopy(a)) for a in rargs]),
-                               body=body, orelse=[])
+                node = ast.For(
+                    target=_name(target, ast.Store),
+                    iter=_call("_nq_range", *[subst.visit(copy.deepcopy(a)) for a in rargs]),
+                    body=body,
+                    orelse=[],
+                )
             else:
                 node = ast.While(test=_const(True), body=body, orelse=[])
             out.append(_located([node], it.node.lineno)[0])
@@ -626,29 +736,58 @@ def _alloc_stmts(fe, per_lane):
         _located(out, fe.fn.lineno)
     for name, (kind, shape, dt, node) in fe.allocs.items():
         if kind == "dynshared":
-            out += _located([_assign(_name(name, ast.Store), _call(
-                "_nq_cu_dynview", _name("_nq_dynbuf"), _name("_nq_dynsmem"),
-                _name(f"_nq_dtype_{name}"), _const(dt.itemsize)))], node.lineno)
+            out += _located(
+                [
+                    _assign(
+                        _name(name, ast.Store),
+                        _call(
+                            "_nq_cu_dynview",
+                            _name("_nq_dynbuf"),
+                            _name("_nq_dynsmem"),
+                            _name(f"_nq_dtype_{name}"),
+                            _const(dt.itemsize),
+                        ),
+                    )
+                ],
+                node.lineno,
+            )
             continue
         if kind == "shared":
             # inside written padding: masked-off lanes of a vector store may point past
             # the array, and a masked store to an untouched page is a slow microcode
             # assist (10x on a whole kernel: examples/README.md)
             nbytes = _name(f"_nq_nbytes_{name}")
-            view = _call("_nq_cu_dynview", _call("_nq_shared_alloc", nbytes), nbytes,
-                         _name(f"_nq_dtype_{name}"), _name(f"_nq_itemsize_{name}"))
-            out += _located([_assign(_name(name, ast.Store), _call(
-                ast.Attribute(view, "reshape", ast.Load()), _name(f"_nq_shape_{name}")))],
-                node.lineno)
+            view = _call(
+                "_nq_cu_dynview",
+                _call("_nq_shared_alloc", nbytes),
+                nbytes,
+                _name(f"_nq_dtype_{name}"),
+                _name(f"_nq_itemsize_{name}"),
+            )
+            out += _located(
+                [
+                    _assign(
+                        _name(name, ast.Store),
+                        _call(ast.Attribute(view, "reshape", ast.Load()), _name(f"_nq_shape_{name}")),
+                    )
+                ],
+                node.lineno,
+            )
             continue
         if kind == "local" and per_lane:
             shp = ast.BinOp(ast.Tuple([_name("_nq_GMAX")], ast.Load()), ast.Add(), _name(f"_nq_shape_{name}"))
             target = f"_nq_loc_{name}"
         else:
             shp, target = _name(f"_nq_shape_{name}"), name
-        out += _located([_assign(_name(target, ast.Store),
-                                 _call(ast.Attribute(_name("_nq_np"), "empty", ast.Load()),
-                                       shp, _name(f"_nq_dtype_{name}")))], node.lineno)
+        out += _located(
+            [
+                _assign(
+                    _name(target, ast.Store),
+                    _call(ast.Attribute(_name("_nq_np"), "empty", ast.Load()), shp, _name(f"_nq_dtype_{name}")),
+                )
+            ],
+            node.lineno,
+        )
     return out
 
 
@@ -673,6 +812,7 @@ def generate_shadow(fe, cpu_fn_for):
 # ---------------------------------------------------------------------------
 # Block function
 # ---------------------------------------------------------------------------
+
 
 def _item_names(item):
     """(names read or written, names stored) by one wave item, not recursing."""
@@ -792,8 +932,11 @@ def _first_is_plain_store(region, name):
     ``for`` loop (at any depth; ``for a in arrays:``) and named nowhere else but in
     that loop's body? (After a loop that ran no iteration, the earlier value is
     read, which only a lane array keeps.)"""
-    loops = [n for n in ast.walk(ast.Module(body=region.stmts, type_ignores=[]))
-             if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name]
+    loops = [
+        n
+        for n in ast.walk(ast.Module(body=region.stmts, type_ignores=[]))
+        if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name
+    ]
     if len(loops) == 1 and name not in _fe._names_in(loops[0].iter):
         inside = sum(_fe._names_in(s).count(name) for s in [loops[0].target] + loops[0].body)
         if inside == sum(_fe._names_in(s).count(name) for s in region.stmts):
@@ -840,8 +983,7 @@ def _zero_expr(ty):
 
 
 def _reads(node, name):
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-               for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
 
 
 def _defined_before_reads(stmts, name, defined):
@@ -851,8 +993,11 @@ def _defined_before_reads(stmts, name, defined):
     ``continue`` ending a path. Anything else that names it (``del``,
     ``:=``, a store through a tuple with a starred part, ``global``): False."""
     for s in stmts:
-        if any(isinstance(n, (ast.NamedExpr, ast.Delete, ast.Global, ast.Nonlocal, ast.Starred))
-               and name in _fe._names_in(n) for n in ast.walk(s)):
+        if any(
+            isinstance(n, (ast.NamedExpr, ast.Delete, ast.Global, ast.Nonlocal, ast.Starred))
+            and name in _fe._names_in(n)
+            for n in ast.walk(s)
+        ):
             return False, defined
         if isinstance(s, (ast.Assign, ast.AnnAssign)):
             value = s.value
@@ -861,8 +1006,12 @@ def _defined_before_reads(stmts, name, defined):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
             if any(_reads(t, name) for t in targets) and not defined:
                 return False, defined
-            stored = [n for t in targets for n in ast.walk(t)
-                      if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+            stored = [
+                n
+                for t in targets
+                for n in ast.walk(t)
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            ]
             if stored and value is not None:
                 defined = True
         elif isinstance(s, ast.AugAssign):
@@ -932,8 +1081,12 @@ def _repeatable(e):
     if isinstance(e, ast.UnaryOp):
         return _repeatable(e.operand)
     if isinstance(e, ast.Call):
-        return (isinstance(e.func, ast.Name) and e.func.id in _PURE_HELPERS and not e.keywords
-                and all(_repeatable(a) for a in e.args))
+        return (
+            isinstance(e.func, ast.Name)
+            and e.func.id in _PURE_HELPERS
+            and not e.keywords
+            and all(_repeatable(a) for a in e.args)
+        )
     return False
 
 
@@ -942,7 +1095,7 @@ def _drop_repeats(stmts):
     ``n = E`` when nothing in between stored ``n`` or a name ``E`` reads (a
     recomputed ``i = grid(1)`` before the region's own ``i = grid(1)``, a loop's
     constant step assigned twice); E must be :func:`_repeatable`."""
-    avail = {}              # name -> (dump of its value, names the value reads)
+    avail = {}  # name -> (dump of its value, names the value reads)
     out = []
 
     def kill(names):
@@ -976,9 +1129,14 @@ def _drop_dead_loads(loads, rest):
         for st in rest:
             if n not in set(_fe._names_in(st)):
                 continue
-            if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                    and st.targets[0].id == n and n not in set(_fe._names_in(st.value))):
-                break                       # overwritten first: the load is dead
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+                and st.targets[0].id == n
+                and n not in set(_fe._names_in(st.value))
+            ):
+                break  # overwritten first: the load is dead
             keep.append(ld)
             break
         # never named again: dead too (the region stores it only if it assigns it)
@@ -1001,11 +1159,16 @@ class _BlockGen:
         self.fn_names = {}
         self.masks = []
         self.block_mode = fe.has_barrier
-        self.locals = (fe.env.locals | {n for it in _walk_items(fe.items) for n in _item_names(it)[0]
-                                        if n.startswith(_fe._RESERVED)}) - set(fe.env.closure) \
+        self.locals = (
+            (
+                fe.env.locals
+                | {n for it in _walk_items(fe.items) for n in _item_names(it)[0] if n.startswith(_fe._RESERVED)}
+            )
+            - set(fe.env.closure)
             - set(_control.BUILTIN_ALIASES)
+        )
         self.fused = self._fusable_conditions()
-        self.view_snaps = []        # the lane temporaries holding a view's indices (_remat)
+        self.view_snaps = []  # the lane temporaries holding a view's indices (_remat)
         self.remat = self._remat()
         self.lane_vars = self._lane_vars() - set(self.remat) - set(self.fused)
         # what a recomputed view (``row = a[i, :]``) reads must be at hand where it is read
@@ -1013,7 +1176,7 @@ class _BlockGen:
             if n in self.locals and n not in fe.uniform and n not in self.remat and n not in self.fused:
                 self.lane_vars.add(n)
         self.splats = set()
-        self.converted = {}         # lane arrays converting an operand to its type at the call
+        self.converted = {}  # lane arrays converting an operand to its type at the call
         # a parameter reassigned to what no lane array holds (``arr = arr.reshape(6)``),
         # read and written in one region at the top level only: each lane starts that
         # region again from the argument, as each thread does (no storage across items)
@@ -1022,8 +1185,9 @@ class _BlockGen:
         self.reassigned_params = [p for p in fe.env.params if p in self.lane_vars]
         # a parameter the kernel assigns as a uniform value (``k = 5``, ``a = a[1:]``):
         # each wave (and block) starts again from the argument, as each thread does
-        self.rebound_params = [p for p in fe.env.params if p not in self.lane_vars and self._assigned(p)
-                               and p not in self.region_params]
+        self.rebound_params = [
+            p for p in fe.env.params if p not in self.lane_vars and self._assigned(p) and p not in self.region_params
+        ]
 
     # -- storage decisions -------------------------------------------------------
     _LANE_BUILTINS = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "laneid", "grid"}
@@ -1080,16 +1244,18 @@ class _BlockGen:
                 for st in it.stmts:
                     for n in _fe._names_in(st, ast.Store):
                         stores[n] = stores.get(n, 0) + 1
-        out = {name: ast.Subscript(value=_name(f"_nq_loc_{name}"), slice=_name(L), ctx=ast.Load())
-               for name, a in self.fe.allocs.items() if a[0] == "local"}
+        out = {
+            name: ast.Subscript(value=_name(f"_nq_loc_{name}"), slice=_name(L), ctx=ast.Load())
+            for name, a in self.fe.allocs.items()
+            if a[0] == "local"
+        }
         for it in self.fe.items:
             if not isinstance(it, _fe.Region):
                 continue
             for st in it.stmts:
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
                     n = st.targets[0].id
-                    if stores.get(n) == 1 and n not in self.fe.env.params and \
-                            self._lane_pure(st.value, out):
+                    if stores.get(n) == 1 and n not in self.fe.env.params and self._lane_pure(st.value, out):
                         out[n] = st.value
         # lane-varying array views assigned once (``row = a[i, :]``, anywhere): an array
         # cannot live in a lane array, so each region that reads one recomputes it from
@@ -1112,8 +1278,7 @@ class _BlockGen:
                 n = st.targets[0].id
                 if n in out or n in self.fe.uniform or stores.get(n) != 1 or n in self.fe.env.params:
                     continue
-                if not (_cudaapi.is_view(st.value) or self._is_row_view(n, st.value)) or \
-                        not keeps(st.value.value.id):
+                if not (_cudaapi.is_view(st.value) or self._is_row_view(n, st.value)) or not keeps(st.value.value.id):
                     continue
                 snaps = []
 
@@ -1147,21 +1312,28 @@ class _BlockGen:
         region it would see later writes, or call again: such an index is kept as it
         was at the view's assignment, as Python evaluates it once."""
         from .. import _desugar
+
         for x in ast.walk(e):
             if isinstance(x, ast.Subscript):
                 return True
-            if isinstance(x, ast.Call) and not (isinstance(x.func, ast.Name) and x.func.id in _CASTS) \
-                    and _desugar._kind(self.fe.env, x, _fe._MISSING) != "pure":
+            if (
+                isinstance(x, ast.Call)
+                and not (isinstance(x.func, ast.Name) and x.func.id in _CASTS)
+                and _desugar._kind(self.fe.env, x, _fe._MISSING) != "pure"
+            ):
                 return True
         return False
 
     def _is_row_view(self, name, value):
         """``row = a[i]`` of an array with more axes than indices (typed so): a view
         as ``a[i, :]`` is, recomputed as it is."""
-        return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and \
-            not isinstance(value.slice, ast.Slice) and \
-            isinstance(self.typemap.get(name), types.Array) and \
-            isinstance(self.typemap.get(value.value.id), types.Array)
+        return (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and not isinstance(value.slice, ast.Slice)
+            and isinstance(self.typemap.get(name), types.Array)
+            and isinstance(self.typemap.get(value.value.id), types.Array)
+        )
 
     def _fusable_conditions(self):
         """{cond: If} for each masked ``if`` whose condition is computed by the region
@@ -1173,8 +1345,11 @@ class _BlockGen:
             for a, b in zip(items, items[1:]):
                 if isinstance(a, _fe.Region) and isinstance(b, _fe.If) and len(a.stmts) == 1:
                     st = a.stmts[0]
-                    if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) and \
-                            st.targets[0].id == b.cond:
+                    if (
+                        isinstance(st, ast.Assign)
+                        and isinstance(st.targets[0], ast.Name)
+                        and st.targets[0].id == b.cond
+                    ):
                         out[b.cond] = b
             for it in items:
                 if isinstance(it, (_fe.If, _fe.UniformIf)):
@@ -1182,6 +1357,7 @@ class _BlockGen:
                     scan(it.orelse)
                 elif isinstance(it, _fe.Loop):
                     scan(it.body)
+
         scan(self.fe.items)
         return out
 
@@ -1191,8 +1367,11 @@ class _BlockGen:
         for it in _walk_items(self.fe.items):
             names, _ = _item_names(it)
             for n in names:
-                if n in self.locals and n not in self.fe.uniform and \
-                        not (n in self.fe.env.params and not self._assigned(n)):
+                if (
+                    n in self.locals
+                    and n not in self.fe.uniform
+                    and not (n in self.fe.env.params and not self._assigned(n))
+                ):
                     uses.setdefault(n, []).append(it)
                     if not isinstance(it, _fe.Region):
                         forced.add(n)
@@ -1209,8 +1388,12 @@ class _BlockGen:
         out = {}
         for p in self.fe.env.params:
             ty = self.typemap.get(p)
-            if p not in self.lane_vars or p in self.view_deps or ty is None or \
-                    isinstance(ty, (types.Integer, types.Float, types.Boolean, types.Complex, types.BaseTuple)):
+            if (
+                p not in self.lane_vars
+                or p in self.view_deps
+                or ty is None
+                or isinstance(ty, (types.Integer, types.Float, types.Boolean, types.Complex, types.BaseTuple))
+            ):
                 continue
             its = [it for it in _walk_items(self.fe.items) if p in _item_names(it)[0]]
             if len(its) == 1 and isinstance(its[0], _fe.Region) and any(its[0] is it for it in self.fe.items):
@@ -1248,7 +1431,8 @@ class _BlockGen:
                     f"cross-lane op or a lane-varying branch; the CPU target keeps only bool, integer "
                     f"and float scalars and tuples of them there: pass the whole array and its index "
                     f"(index it after the op), or make the view after the op",
-                    node or store or self.fe.fn)
+                    node or store or self.fe.fn,
+                )
             except NumquadCompileError as e:
                 # a view assigned again at the top level may live across only by its name
                 # (``row = x[i]`` ... barrier ... ``row = x[j]``): cpu/dispatch.py compiles
@@ -1258,7 +1442,9 @@ class _BlockGen:
         self.fe.error(
             f"{shown} ({ty}) differs from lane to lane and lives across a cross-lane op or a "
             f"lane-varying branch; the CPU target keeps only bool, integer and float scalars and "
-            f"tuples of them there: compute it after the op", node or store or self.fe.fn)
+            f"tuples of them there: compute it after the op",
+            node or store or self.fe.fn,
+        )
 
     def _first_store(self, name):
         """The first ``name = value`` of the kernel's regions (for an error's line), else None."""
@@ -1296,9 +1482,11 @@ class _BlockGen:
             return _assign(_name(name, ast.Store), value)
         leaves = iter(loads)
 
-        def build(t):               # the (nested) tuple again, leaf by leaf in order
-            return ast.Tuple([build(e) if isinstance(e, types.BaseTuple) else next(leaves)
-                              for e in t.types], ast.Load())
+        def build(t):  # the (nested) tuple again, leaf by leaf in order
+            return ast.Tuple(
+                [build(e) if isinstance(e, types.BaseTuple) else next(leaves) for e in t.types], ast.Load()
+            )
+
         return _assign(_name(name, ast.Store), build(ty))
 
     def _store_var(self, name, value=None, active=None):
@@ -1311,11 +1499,14 @@ class _BlockGen:
             if active is None:
                 return _store(arr, v)
             return ast.Expr(_call("_nq_stm", _name(arr), _name(L), _name(active), v))
+
         if parts is None:
             return [st(f"_nq_v_{name}", _name(value))]
         if isinstance(self.typemap.get(name), types.Complex):
-            return [st(f"_nq_v_{name}__{k}", ast.Attribute(_name(value), part, ast.Load()))
-                    for k, part in enumerate(("real", "imag"))]
+            return [
+                st(f"_nq_v_{name}__{k}", ast.Attribute(_name(value), part, ast.Load()))
+                for k, part in enumerate(("real", "imag"))
+            ]
         out = []
         for k, (path, _) in enumerate(_tuple_leaves(self.typemap.get(name))):
             part = _name(value)
@@ -1339,8 +1530,12 @@ class _BlockGen:
         if isinstance(e, ast.UnaryOp):
             return self._pure_expr(e.operand)
         if isinstance(e, ast.Compare):
-            return (len(e.ops) == 1 and isinstance(e.ops[0], _PURE_CMPOPS)
-                    and self._pure_expr(e.left) and self._pure_expr(e.comparators[0]))
+            return (
+                len(e.ops) == 1
+                and isinstance(e.ops[0], _PURE_CMPOPS)
+                and self._pure_expr(e.left)
+                and self._pure_expr(e.comparators[0])
+            )
         if isinstance(e, ast.Call):
             if e.keywords or not all(self._pure_expr(a) and not isinstance(a, ast.Starred) for a in e.args):
                 return False
@@ -1353,8 +1548,10 @@ class _BlockGen:
                 obj = self.fe.env.resolve(f)
             except Exception:  # noqa: BLE001 - unknown: not pure
                 return False
-            return len(e.args) == 1 and (obj in (bool, int, float) or (
-                isinstance(obj, type) and issubclass(obj, (np.integer, np.floating, np.bool_))))
+            return len(e.args) == 1 and (
+                obj in (bool, int, float)
+                or (isinstance(obj, type) and issubclass(obj, (np.integer, np.floating, np.bool_)))
+            )
         return False
 
     def _pure_region(self, body, stores):
@@ -1367,16 +1564,21 @@ class _BlockGen:
             return False
         for st in body:
             if isinstance(st, ast.Assign):
-                if not all(isinstance(t, ast.Name) or (isinstance(t, ast.Tuple) and
-                                                       all(isinstance(x, ast.Name) for x in t.elts))
-                           for t in st.targets):
+                if not all(
+                    isinstance(t, ast.Name)
+                    or (isinstance(t, ast.Tuple) and all(isinstance(x, ast.Name) for x in t.elts))
+                    for t in st.targets
+                ):
                     return False
-                if not (self._pure_expr(st.value) or (isinstance(st.value, ast.Tuple) and
-                                                      all(self._pure_expr(x) for x in st.value.elts))):
+                if not (
+                    self._pure_expr(st.value)
+                    or (isinstance(st.value, ast.Tuple) and all(self._pure_expr(x) for x in st.value.elts))
+                ):
                     return False
             elif isinstance(st, ast.AugAssign):
-                if not (isinstance(st.target, ast.Name) and isinstance(st.op, _PURE_BINOPS)
-                        and self._pure_expr(st.value)):
+                if not (
+                    isinstance(st.target, ast.Name) and isinstance(st.op, _PURE_BINOPS) and self._pure_expr(st.value)
+                ):
                     return False
             else:
                 return False
@@ -1411,12 +1613,22 @@ class _BlockGen:
         if not self.block_mode:
             return self._wave_rows_loop(body, bdx, bdy, bdz)
         body = [_NdLanes(bdy, bdz).visit(st) for st in body]
-        lane = _assign(_name("_nq_ln", ast.Store), ast.BinOp(
-            ast.BinOp(_name("_nq_ly"), ast.Mult(), _const(bdx)), ast.Add(), _name("_nq_lx")))
-        inner = ast.For(target=_name("_nq_lx", ast.Store),
-                        iter=_call("_nq_range", _call("_nq_i32", _const(bdx))), body=[lane] + body, orelse=[])
-        return ast.For(target=_name("_nq_ly", ast.Store),
-                       iter=_call("_nq_range", _call("_nq_i32", _const(bdy * bdz))), body=[inner], orelse=[])
+        lane = _assign(
+            _name("_nq_ln", ast.Store),
+            ast.BinOp(ast.BinOp(_name("_nq_ly"), ast.Mult(), _const(bdx)), ast.Add(), _name("_nq_lx")),
+        )
+        inner = ast.For(
+            target=_name("_nq_lx", ast.Store),
+            iter=_call("_nq_range", _call("_nq_i32", _const(bdx))),
+            body=[lane] + body,
+            orelse=[],
+        )
+        return ast.For(
+            target=_name("_nq_ly", ast.Store),
+            iter=_call("_nq_range", _call("_nq_i32", _const(bdy * bdz))),
+            body=[inner],
+            orelse=[],
+        )
 
     def _wave_rows_loop(self, body, bdx, bdy, bdz):
         """:meth:`plain_loop` for one full wave of a kernel without barriers: the
@@ -1426,29 +1638,46 @@ class _BlockGen:
         loop, so ``img[y, x]`` is a contiguous vector load, not a gather. Lanes run in
         the same order (lane = (row - first row) * width + threadIdx.x - first x)."""
         if bdx % W and W % bdx:
-            return _lane_loop(body)             # rows straddle waves (blockDim.x 12, 48, ...)
+            return _lane_loop(body)  # rows straddle waves (blockDim.x 12, 48, ...)
         width = min(bdx, W)
         body = [_NdLanes(bdy, bdz).visit(st) for st in body]
         # the wave's first thread: row _nq_t0 // bdx (of the block's bdy * bdz rows),
         # column _nq_t0 % bdx (0 unless one row holds several waves)
         ly0 = _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.FloorDiv(), _const(bdx)))
         lx0 = _call("_nq_i32", ast.BinOp(_name("_nq_t0"), ast.Mod(), _const(bdx)))
-        lane = _assign(_name("_nq_ln", ast.Store), ast.BinOp(
-            ast.BinOp(ast.BinOp(_name("_nq_ly"), ast.Sub(), _name("_nq_ly0")), ast.Mult(), _const(width)),
-            ast.Add(), ast.BinOp(_name("_nq_lx"), ast.Sub(), _name("_nq_lx0"))))
+        lane = _assign(
+            _name("_nq_ln", ast.Store),
+            ast.BinOp(
+                ast.BinOp(ast.BinOp(_name("_nq_ly"), ast.Sub(), _name("_nq_ly0")), ast.Mult(), _const(width)),
+                ast.Add(),
+                ast.BinOp(_name("_nq_lx"), ast.Sub(), _name("_nq_lx0")),
+            ),
+        )
         # int32 bounds, so int32 induction variables (docs/architecture.md, section 5:
         # LLVM miscompiled a truncated int64 one)
-        inner = ast.For(target=_name("_nq_lx", ast.Store),
-                        iter=_call("_nq_range", _name("_nq_lx0"), _call("_nq_i32", ast.BinOp(
-                            _name("_nq_lx0"), ast.Add(), _const(width)))),
-                        body=[lane] + body, orelse=[])
-        rows = ast.For(target=_name("_nq_ly", ast.Store),
-                       iter=_call("_nq_range", _name("_nq_ly0"), _call("_nq_i32", ast.BinOp(
-                           _name("_nq_ly0"), ast.Add(), _const(W // width)))),
-                       body=[inner], orelse=[])
-        return ast.If(test=_const(True), body=[_assign(_name("_nq_ly0", ast.Store), ly0),
-                                               _assign(_name("_nq_lx0", ast.Store), lx0), rows],
-                      orelse=[])
+        inner = ast.For(
+            target=_name("_nq_lx", ast.Store),
+            iter=_call(
+                "_nq_range", _name("_nq_lx0"), _call("_nq_i32", ast.BinOp(_name("_nq_lx0"), ast.Add(), _const(width)))
+            ),
+            body=[lane] + body,
+            orelse=[],
+        )
+        rows = ast.For(
+            target=_name("_nq_ly", ast.Store),
+            iter=_call(
+                "_nq_range",
+                _name("_nq_ly0"),
+                _call("_nq_i32", ast.BinOp(_name("_nq_ly0"), ast.Add(), _const(W // width))),
+            ),
+            body=[inner],
+            orelse=[],
+        )
+        return ast.If(
+            test=_const(True),
+            body=[_assign(_name("_nq_ly0", ast.Store), ly0), _assign(_name("_nq_lx0", ast.Store), lx0), rows],
+            orelse=[],
+        )
 
     def new_mask(self):
         m = f"_nq_m{len(self.masks)}"
@@ -1486,7 +1715,7 @@ class _BlockGen:
                 # conditions run once per wave whatever the mask, and one that reads
                 # memory (``t = tab[blockIdx.x]`` after ``if i >= n: return``) would
                 # read out of bounds in a wave with no thread left
-                rest = self.gen_items(items[k + 1:], frames)
+                rest = self.gen_items(items[k + 1 :], frames)
                 if rest:
                     out.append(ast.If(test=self._any(frames[-1][0]), body=rest, orelse=[]))
                 break
@@ -1502,22 +1731,30 @@ class _BlockGen:
             kept = [n for n in sorted(stores) if n in self.lane_vars]
             tail = [st for n in kept for st in self._store_var(n)]
             body = _drop_dead_loads([self._load_var(n) for n in loads], core + tail) + core
-            body = [_assign(_name(p, ast.Store), _name(f"_nq_p_{p}"))
-                    for p, r in self.region_params.items() if r is it] + body
+            body = [
+                _assign(_name(p, ast.Store), _name(f"_nq_p_{p}")) for p, r in self.region_params.items() if r is it
+            ] + body
             # a name the region reads and then assigns that lives in one Python local,
             # not a lane array (a value the same in every lane: ``a, b = b, a`` of two
             # arrays, ``src, dst = dst, src`` after a barrier): every lane starts from
             # its value at the region's entry, as every thread does (each lane running
             # on from the one before swapped the arrays back in every other lane)
-            carried = [n for n in sorted(stores) if n in self.locals and n not in self.lane_vars
-                       and n not in self.region_params and n not in self.remat and n not in self.fused
-                       and not _first_is_plain_store(it, n)]
+            carried = [
+                n
+                for n in sorted(stores)
+                if n in self.locals
+                and n not in self.lane_vars
+                and n not in self.region_params
+                and n not in self.remat
+                and n not in self.fused
+                and not _first_is_plain_store(it, n)
+            ]
             entry = [_assign(_name(f"_nq_e_{n}", ast.Store), _name(n)) for n in carried]
             body = [_assign(_name(n, ast.Store), _name(f"_nq_e_{n}")) for n in carried] + body
             line = it.stmts[0].lineno
             if self._pure_region(body, stores):
                 if not kept:
-                    return []               # computes nothing another item reads
+                    return []  # computes nothing another item reads
                 # one loop over every lane; inactive lanes keep their old values
                 act = _assign(_name("_nq_act", ast.Store), _sub(mask))
                 sel = [st for n in kept for st in self._store_var(n, active="_nq_act")]
@@ -1537,8 +1774,11 @@ class _BlockGen:
         if isinstance(it, _fe.UniformIf):
             # the same in every lane: plain control flow around masked code
             test = self.subst([ast.Expr(it.test)], "uniform")[0].value
-            node = ast.If(test=test, body=self.gen_items(it.body, frames) or [ast.Pass()],
-                          orelse=self.gen_items(it.orelse, frames))
+            node = ast.If(
+                test=test,
+                body=self.gen_items(it.body, frames) or [ast.Pass()],
+                orelse=self.gen_items(it.orelse, frames),
+            )
             return _located([node], it.node.lineno)
         if isinstance(it, _fe.Loop):
             line = it.node.lineno
@@ -1562,8 +1802,12 @@ class _BlockGen:
             elif it.uniform:
                 target, rargs = it.uniform
                 rargs = self.subst([ast.Expr(a) for a in rargs], "uniform")
-                loop = ast.For(target=_name(target, ast.Store),
-                               iter=_call("_nq_range", *[e.value for e in rargs]), body=loop_body, orelse=[])
+                loop = ast.For(
+                    target=_name(target, ast.Store),
+                    iter=_call("_nq_range", *[e.value for e in rargs]),
+                    body=loop_body,
+                    orelse=[],
+                )
             else:
                 loop = ast.While(test=_const(True), body=loop_body, orelse=[])
             return _located(head + [loop], line)
@@ -1582,11 +1826,15 @@ class _BlockGen:
     def barrier_check(self, mask, line, what):
         """(debug=True) statements raising where a live thread of the block is not in
         *mask* at the barrier *what* of *line*: a divergent barrier."""
-        msg = (f'File "{self.fe.filename}", line {line}: {what} reached by only part of the block '
-               f'(under a divergent condition or loop); on a GPU this is undefined (debug=True check)')
-        chk = ast.If(test=ast.Compare(_sub(mask), [ast.NotEq()], [_sub("_nq_m_entry")]),
-                     body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg), *self._where("thread", L)),
-                                     cause=None)], orelse=[])
+        msg = (
+            f'File "{self.fe.filename}", line {line}: {what} reached by only part of the block '
+            f"(under a divergent condition or loop); on a GPU this is undefined (debug=True check)"
+        )
+        chk = ast.If(
+            test=ast.Compare(_sub(mask), [ast.NotEq()], [_sub("_nq_m_entry")]),
+            body=[ast.Raise(exc=_call("_nq_RuntimeError", _const(msg), *self._where("thread", L)), cause=None)],
+            orelse=[],
+        )
         return [_lane_loop([chk])]
 
     def gen_if(self, it, frames, cond_region=None):
@@ -1604,10 +1852,13 @@ class _BlockGen:
             out = [_lane_loop(setm)]
         else:
             names, stores = _item_names(cond_region)
-            core = _drop_repeats(self._remat_defs(names, lane_mode, stores) +
-                                 self.subst(cond_region.stmts, lane_mode))
-            pre = _drop_dead_loads([self._load_var(n) for n in sorted(names | self._remat_reads(names))
-                                    if n in self.lane_vars], core) + core
+            core = _drop_repeats(self._remat_defs(names, lane_mode, stores) + self.subst(cond_region.stmts, lane_mode))
+            pre = (
+                _drop_dead_loads(
+                    [self._load_var(n) for n in sorted(names | self._remat_reads(names)) if n in self.lane_vars], core
+                )
+                + core
+            )
             c = _name(it.cond)
             active = pre + [_store(mt, c)] + ([_store(me, ast.UnaryOp(ast.Not(), _name(it.cond)))] if me else [])
             idle = [_store(mt, _const(False))] + ([_store(me, _const(False))] if me else [])
@@ -1618,8 +1869,14 @@ class _BlockGen:
                 as_bool = _SCALAR_NAMES[np.dtype(bool)]
                 setm = [_store(mt, ast.BinOp(_name("_nq_act"), ast.BitAnd(), _call(as_bool, c)))]
                 if me:
-                    setm.append(_store(me, ast.BinOp(_name("_nq_act"), ast.BitAnd(),
-                                                     _call(as_bool, ast.UnaryOp(ast.Not(), _name(it.cond))))))
+                    setm.append(
+                        _store(
+                            me,
+                            ast.BinOp(
+                                _name("_nq_act"), ast.BitAnd(), _call(as_bool, ast.UnaryOp(ast.Not(), _name(it.cond)))
+                            ),
+                        )
+                    )
                 out = [_lane_loop([act] + pre + setm)]
             elif self.fast_path:
                 out = [ast.If(test=self._all(mask), body=[self.plain_loop(copy.deepcopy(active))], orelse=[masked])]
@@ -1676,8 +1933,7 @@ class _BlockGen:
             todo += [m for m in _fe._names_in(self.remat[n]) if m in self.remat]
         if stored:
             need = {n for n in need if not (self._remat_reads({n}) & set(stored))}
-        return self.subst([_assign(_name(n, ast.Store), self._remat_value(n))
-                           for n in self.remat if n in need], mode)
+        return self.subst([_assign(_name(n, ast.Store), self._remat_value(n)) for n in self.remat if n in need], mode)
 
     def _remat_value(self, n):
         """The value recomputing *n*; a view's indices through ``_nq_vix``: the region
@@ -1687,11 +1943,23 @@ class _BlockGen:
         v = copy.deepcopy(self.remat[n])
         if n in self.remat_views:
             parts = v.slice.elts if isinstance(v.slice, ast.Tuple) else [v.slice]
-            fixed = [p if isinstance(p, ast.Slice) else ast.copy_location(_call(
-                "_nq_vix", p, ast.Subscript(value=ast.Attribute(value=_name(v.value.id), attr="shape",
-                                                                ctx=ast.Load()),
-                                            slice=_const(k), ctx=ast.Load())), p)
-                     for k, p in enumerate(parts)]
+            fixed = [
+                p
+                if isinstance(p, ast.Slice)
+                else ast.copy_location(
+                    _call(
+                        "_nq_vix",
+                        p,
+                        ast.Subscript(
+                            value=ast.Attribute(value=_name(v.value.id), attr="shape", ctx=ast.Load()),
+                            slice=_const(k),
+                            ctx=ast.Load(),
+                        ),
+                    ),
+                    p,
+                )
+                for k, p in enumerate(parts)
+            ]
             if isinstance(v.slice, ast.Tuple):
                 v.slice.elts = fixed
             else:
@@ -1699,11 +1967,10 @@ class _BlockGen:
         return v
 
     def _lane_operand(self, name, out):
-        if name not in self.lane_vars:          # a uniform or recomputed value: spread it over lanes
+        if name not in self.lane_vars:  # a uniform or recomputed value: spread it over lanes
             self.splats.add(name)
             mode = "lane_nd" if self.nd else "lane"
-            out.append(_lane_loop(self._remat_defs({name}, mode) +
-                                  [_store(f"_nq_v_{name}", _name(name))]))
+            out.append(_lane_loop(self._remat_defs({name}, mode) + [_store(f"_nq_v_{name}", _name(name))]))
         return _name(f"_nq_v_{name}")
 
     def gen_xl(self, it, mask):
@@ -1713,8 +1980,9 @@ class _BlockGen:
         # the operand's lane array holds the variable's unified type (x may be int32
         # here and int64 later); the op works in the type the value had at this call
         want = self._dtype(it.target)
-        same_type = op.kind in ("move", "scan", "reduce", "derivative") and not \
-            (op.combine == "add" and want == np.dtype("uint32") and self._dtype(it.args[0].id) == np.dtype(bool))
+        same_type = op.kind in ("move", "scan", "reduce", "derivative") and not (
+            op.combine == "add" and want == np.dtype("uint32") and self._dtype(it.args[0].id) == np.dtype(bool)
+        )
         if same_type and self._dtype(it.args[0].id) != want:
             conv = self.fe.fresh("cv")
             self.converted[conv] = want
@@ -1726,7 +1994,7 @@ class _BlockGen:
             if isinstance(a, ast.Constant):
                 args.append(_const(a.value))
             elif a.id in self.fe.uniform:
-                args.append(_name(a.id))        # the same in every lane: stays scalar
+                args.append(_name(a.id))  # the same in every lane: stays scalar
             else:
                 args.append(self._lane_operand(a.id, out))
         call = [ast.Expr(_call(f"_nq_XL_{op.namespace}_{op.name}", *args))]
@@ -1740,10 +2008,16 @@ class _BlockGen:
                     if n.id.startswith("_nq_v_") or n.id.startswith("_nq_m"):
                         return _call("_nq_wv", n, _name("_nq_w"))
                     return n
+
             body = [View().visit(st) for st in call]
-            out.append(ast.For(target=_name("_nq_w", ast.Store),
-                               iter=_call("_nq_range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
-                               body=body, orelse=[]))
+            out.append(
+                ast.For(
+                    target=_name("_nq_w", ast.Store),
+                    iter=_call("_nq_range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
+                    body=body,
+                    orelse=[],
+                )
+            )
             return _located(out, it.node.lineno)
         out.extend(call)
         return _located(out, it.node.lineno)
@@ -1764,13 +2038,19 @@ class _BlockGen:
                 continue
             if n in self.lane_vars:
                 parts = self._tuple_parts(n)
-                arrays = ([(f"_nq_v_{n}", self.converted.get(n) or self._dtype(n))] if parts is None else
-                          [(f"_nq_v_{n}__{k}", dt) for k, dt in enumerate(parts)])
+                arrays = (
+                    [(f"_nq_v_{n}", self.converted.get(n) or self._dtype(n))]
+                    if parts is None
+                    else [(f"_nq_v_{n}__{k}", dt) for k, dt in enumerate(parts)]
+                )
                 values = _unassigned_leaves(self.literal.get(n, self.typemap.get(n)))
                 if values is None or len(values) != len(arrays):
                     values = [0] * len(arrays)
-                out.append(_lane_loop([_store(a, _call(_SCALAR_NAMES[np.dtype(dt)], _const(v)))
-                                       for (a, dt), v in zip(arrays, values)]))
+                out.append(
+                    _lane_loop(
+                        [_store(a, _call(_SCALAR_NAMES[np.dtype(dt)], _const(v))) for (a, dt), v in zip(arrays, values)]
+                    )
+                )
                 continue
             zero = _zero_expr(self.literal.get(n, self.typemap[n])) if n in self.typemap else None
             if zero is not None:
@@ -1783,13 +2063,14 @@ class _BlockGen:
         wave_body = self.gen_items(fe.items, [("_nq_m_entry", "func")])
         # masks: the entry mask is its own frame
         self.masks.insert(0, "_nq_m_entry")
-        params = [(f"_nq_p_{p}" if p in self.reassigned_params or p in self.rebound_params or
-                   p in self.region_params else p)
-                  for p in fe.env.params]
+        params = [
+            (f"_nq_p_{p}" if p in self.reassigned_params or p in self.rebound_params or p in self.region_params else p)
+            for p in fe.env.params
+        ]
         if any(a[0] == "dynshared" for a in fe.allocs.values()):
-            params.append("_nq_dynsmem")        # the launch's dynamic shared memory, bytes
+            params.append("_nq_dynsmem")  # the launch's dynamic shared memory, bytes
         if self.private:
-            params.append("_nq_pon")            # 0: the launch refused private copies
+            params.append("_nq_pon")  # 0: the launch refused private copies
         pro = []
         if isinstance(self.nd, tuple):
             # compiled for this block shape (cpu/dispatch.py): blockDim as constants
@@ -1799,8 +2080,10 @@ class _BlockGen:
         for n in sorted(self.lane_vars | self.splats | set(self.converted)):
             parts = None if n in self.converted else self._tuple_parts(n)
             if parts is not None:
-                pro += [_assign(_name(f"_nq_v_{n}__{k}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt])))
-                        for k, dt in enumerate(parts)]
+                pro += [
+                    _assign(_name(f"_nq_v_{n}__{k}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt])))
+                    for k, dt in enumerate(parts)
+                ]
                 continue
             dt = self.converted.get(n) or self._dtype(n)
             pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt]))))
@@ -1808,43 +2091,82 @@ class _BlockGen:
             pro.append(_assign(_name(m, ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype(bool)]))))
         if self.nd:
             for a in "xyz":
-                pro.append(_assign(_name(f"_nq_t{a}", ast.Store),
-                                   _call(alloc, _name(_SCALAR_NAMES[np.dtype("int32")]))))
-        pro.append(_assign(_name("_nq_nt", ast.Store), ast.BinOp(
-            ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy")), ast.Mult(), _name("_nq_bdz"))))
+                pro.append(
+                    _assign(_name(f"_nq_t{a}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype("int32")])))
+                )
+        pro.append(
+            _assign(
+                _name("_nq_nt", ast.Store),
+                ast.BinOp(ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy")), ast.Mult(), _name("_nq_bdz")),
+            )
+        )
         if self.block_mode:
             # kernels with barriers run each block as one group of lanes (all its waves)
             # (an int32, so lane loops over it have an int32 induction variable: see _tid)
-            pro.append(_assign(_name("_nq_G", ast.Store), _call("_nq_i32", ast.BinOp(ast.BinOp(
-                ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W)),
-                ast.Mult(), _const(W)))))
+            pro.append(
+                _assign(
+                    _name("_nq_G", ast.Store),
+                    _call(
+                        "_nq_i32",
+                        ast.BinOp(
+                            ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W)),
+                            ast.Mult(),
+                            _const(W),
+                        ),
+                    ),
+                )
+            )
         pro += _alloc_stmts(fe, per_lane=True)
         # a zeroed private copy of each array only atomic adds touch (or an empty one
         # where it does not pay), added into the array after the last block
         # (cpu/private_atomics.py)
-        work = ast.BinOp(ast.BinOp(_name("_nq_pon"), ast.Mult(), ast.BinOp(_name("_nq_b1"), ast.Sub(),
-                                                                          _name("_nq_b0"))),
-                         ast.Mult(), _name("_nq_nt"))
-        pro += [_assign(_name(f"_nq_pv_{p}", ast.Store), _call("_nq_palloc", _name(p), copy.deepcopy(work)))
-                for p in self.private]
+        work = ast.BinOp(
+            ast.BinOp(_name("_nq_pon"), ast.Mult(), ast.BinOp(_name("_nq_b1"), ast.Sub(), _name("_nq_b0"))),
+            ast.Mult(),
+            _name("_nq_nt"),
+        )
+        pro += [
+            _assign(_name(f"_nq_pv_{p}", ast.Store), _call("_nq_palloc", _name(p), copy.deepcopy(work)))
+            for p in self.private
+        ]
         merge = [ast.Expr(_call("_nq_pmerge", _name(p), _name(f"_nq_pv_{p}"))) for p in self.private]
         # per wave: the entry mask, thread ids, reassigned parameters
         wave_pro = [
-            _assign(_name("_nq_t0", ast.Store),
-                    _const(0) if self.block_mode else ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W))),
-            _lane_loop([_store("_nq_m_entry",
-                                ast.Compare(ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)),
-                                            [ast.Lt()], [_name("_nq_nt")]))]),
+            _assign(
+                _name("_nq_t0", ast.Store),
+                _const(0) if self.block_mode else ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W)),
+            ),
+            _lane_loop(
+                [
+                    _store(
+                        "_nq_m_entry",
+                        ast.Compare(ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L)), [ast.Lt()], [_name("_nq_nt")]),
+                    )
+                ]
+            ),
         ]
         if self.nd:
             t = ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L))
             bxy = ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy"))
-            wave_pro.append(_lane_loop([
-                _store("_nq_tx", _call("_nq_i32", ast.BinOp(t, ast.Mod(), _name("_nq_bdx")))),
-                _store("_nq_ty", _call("_nq_i32", ast.BinOp(
-                    ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), _name("_nq_bdx")), ast.Mod(), _name("_nq_bdy")))),
-                _store("_nq_tz", _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
-            ]))
+            wave_pro.append(
+                _lane_loop(
+                    [
+                        _store("_nq_tx", _call("_nq_i32", ast.BinOp(t, ast.Mod(), _name("_nq_bdx")))),
+                        _store(
+                            "_nq_ty",
+                            _call(
+                                "_nq_i32",
+                                ast.BinOp(
+                                    ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), _name("_nq_bdx")),
+                                    ast.Mod(),
+                                    _name("_nq_bdy"),
+                                ),
+                            ),
+                        ),
+                        _store("_nq_tz", _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
+                    ]
+                )
+            )
         wave_pro += self._undefined_is_zero()
         for p in self.reassigned_params:
             wave_pro.append(_lane_loop(self._store_var(p, f"_nq_p_{p}")))
@@ -1854,20 +2176,28 @@ class _BlockGen:
             wave_loop = ast.If(test=_const(True), body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
         else:
             nwaves = ast.BinOp(ast.BinOp(_name("_nq_nt"), ast.Add(), _const(W - 1)), ast.FloorDiv(), _const(W))
-            wave_loop = ast.For(target=_name("_nq_w", ast.Store), iter=_call("_nq_range", nwaves),
-                                body=wave_pro + (wave_body or [ast.Pass()]), orelse=[])
+            wave_loop = ast.For(
+                target=_name("_nq_w", ast.Store),
+                iter=_call("_nq_range", nwaves),
+                body=wave_pro + (wave_body or [ast.Pass()]),
+                orelse=[],
+            )
         # the blocks b0..b1 of the grid, in order (x fastest)
         block_ids = ast.parse(
             "_nq_bix = _nq_b % _nq_gdx\n"
             "_nq_biy = (_nq_b // _nq_gdx) % _nq_gdy\n"
-            "_nq_biz = _nq_b // (_nq_gdx * _nq_gdy)\n").body
+            "_nq_biz = _nq_b // (_nq_gdx * _nq_gdy)\n"
+        ).body
         for st in block_ids:
             for n in ast.walk(st):
                 if "lineno" in n._attributes:
                     n.lineno = n.end_lineno = line
-        block_loop = ast.For(target=_name("_nq_b", ast.Store),
-                             iter=_call("_nq_range", _name("_nq_b0"), _name("_nq_b1")),
-                             body=block_ids + [wave_loop], orelse=[])
+        block_loop = ast.For(
+            target=_name("_nq_b", ast.Store),
+            iter=_call("_nq_range", _name("_nq_b0"), _name("_nq_b1")),
+            body=block_ids + [wave_loop],
+            orelse=[],
+        )
         fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [block_loop] + merge, line)
         _located([fn], line)
         _StopPolls().visit(fn)
@@ -1881,12 +2211,12 @@ class _StopPolls(ast.NodeVisitor):
     def visit_While(self, node):
         self.generic_visit(node)
         poll = ast.If(test=_call("_nq_stopped", _name("_nq_stop")), body=[ast.Return(value=None)], orelse=[])
-        for n in ast.walk(poll):                    # at the loop's line
+        for n in ast.walk(poll):  # at the loop's line
             if "lineno" in n._attributes:
                 ast.copy_location(n, node)
         node.body.insert(0, poll)
 
-    def visit_Lambda(self, node):                    # (its own scope: no stop flag)
+    def visit_Lambda(self, node):  # (its own scope: no stop flag)
         return None
 
 
@@ -1910,12 +2240,12 @@ class _CheckedLoads(ast.NodeTransformer):
         self.immediate = immediate
         self.arrays = arrays
         self.allocs = allocs
-        self.devices = devices or {}    # checked device functions' names -> their own (cpu/devicefn.py)
+        self.devices = devices or {}  # checked device functions' names -> their own (cpu/devicefn.py)
         self.slots = 0
-        self.pending = None         # [(slot, axis, line, array)] of the lane loop being visited
-        self.uniform = None         # the same, of a statement outside lane loops (array None:
-                                    # a device function's call)
-        self.linear = set()         # names that hold the lane plus a uniform value (_lane_linear)
+        self.pending = None  # [(slot, axis, line, array)] of the lane loop being visited
+        self.uniform = None  # the same, of a statement outside lane loops (array None:
+        # a device function's call)
+        self.linear = set()  # names that hold the lane plus a uniform value (_lane_linear)
 
     def visit(self, node):
         if self.pending is not None or not isinstance(node, ast.stmt) or self._lane_for(node):
@@ -1923,13 +2253,17 @@ class _CheckedLoads(ast.NodeTransformer):
         outer, self.uniform = self.uniform, []
         res = super().visit(node)
         checks, self.uniform = self._checks(self.uniform), outer
-        if checks and isinstance(res, ast.While):   # a call in its test: checked each time it ran
+        if checks and isinstance(res, ast.While):  # a call in its test: checked each time it ran
             res.body = _located(copy.deepcopy(checks), node.lineno) + res.body
         return ([res] if isinstance(res, ast.AST) else res) + _located(checks, node.lineno) if checks else res
 
     def _lane_for(self, node):
-        return not self.immediate and isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
-            node.target.id in self._LANE_TARGETS
+        return (
+            not self.immediate
+            and isinstance(node, ast.For)
+            and isinstance(node.target, ast.Name)
+            and node.target.id in self._LANE_TARGETS
+        )
 
     def visit_Call(self, node):
         """A checked device function's call passes the bounds state from a slot of
@@ -1948,15 +2282,28 @@ class _CheckedLoads(ast.NodeTransformer):
         out = []
         for s, k, line, arr, *store in pending:
             if arr is None:
-                out.append(ast.Expr(_call("_nq_lcc", _name("_nq_lb"), _const(s), _const(k))))   # k: the site
+                out.append(ast.Expr(_call("_nq_lcc", _name("_nq_lb"), _const(s), _const(k))))  # k: the site
             else:
                 # (a row of chained indexing, ``a[y][x]``: no size after the loop)
                 # (``a.flat[j]``: a's size, from shape_of)
                 root = arr[:-5] if arr.endswith(".flat") else arr
-                shape = _const(None) if root in assigned or not root.isidentifier() else \
-                    _call("_nq_shp", _name(arr) if root == arr else ast.Attribute(_name(root), "flat", ast.Load()))
-                out.append(ast.Expr(_call("_nq_lsc" if store else "_nq_lbc", _name("_nq_lb"), _const(s),
-                                          _const(k), _const(line), shape)))
+                shape = (
+                    _const(None)
+                    if root in assigned or not root.isidentifier()
+                    else _call("_nq_shp", _name(arr) if root == arr else ast.Attribute(_name(root), "flat", ast.Load()))
+                )
+                out.append(
+                    ast.Expr(
+                        _call(
+                            "_nq_lsc" if store else "_nq_lbc",
+                            _name("_nq_lb"),
+                            _const(s),
+                            _const(k),
+                            _const(line),
+                            shape,
+                        )
+                    )
+                )
         return out
 
     def _lane_store(self, node):
@@ -1965,9 +2312,17 @@ class _CheckedLoads(ast.NodeTransformer):
         state and raised after the loop (``_nq_lsc``), as a load's is; an exit in the
         loop would keep LLVM from vectorising it."""
         t = node.targets[0] if isinstance(node, ast.Assign) else node.target
-        if self.pending is None or isinstance(node, ast.Assign) and len(node.targets) != 1 or \
-                not (isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Call) and
-                     isinstance(t.slice.func, ast.Name) and t.slice.func.id == "_nq_six"):
+        if (
+            self.pending is None
+            or isinstance(node, ast.Assign)
+            and len(node.targets) != 1
+            or not (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.slice, ast.Call)
+                and isinstance(t.slice.func, ast.Name)
+                and t.slice.func.id == "_nq_six"
+            )
+        ):
             return None
         shape, idx, line = t.slice.args
         if not self._lane_linear(idx):
@@ -1976,8 +2331,10 @@ class _CheckedLoads(ast.NodeTransformer):
         naxes = len(idx.elts) if isinstance(idx, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
         self.pending += [(slot + k, k, line.value, ast.unparse(t.value), "store") for k in range(naxes)]
-        return _located(_devicefn.guarded_store(
-            node, idx, n, lambda i: _call("_nq_sok", shape, i, _name("_nq_lb"), _const(slot))), node.lineno)
+        return _located(
+            _devicefn.guarded_store(node, idx, n, lambda i: _call("_nq_sok", shape, i, _name("_nq_lb"), _const(slot))),
+            node.lineno,
+        )
 
     def _lane_linear(self, e):
         """Whether the index *e* is the lane plus a value the same in every lane (``i``
@@ -1987,12 +2344,13 @@ class _CheckedLoads(ast.NodeTransformer):
         vector loop (the 2-D derivatives: 9.8 -> 13.4 ms, the compaction 14.2 -> 16.9)."""
         if isinstance(e, ast.Name):
             return e.id == L or e.id in self.linear
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _CASTS \
-                and len(e.args) == 1:
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in _CASTS and len(e.args) == 1:
             return self._lane_linear(e.args[0])
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
-            lanes = [any(isinstance(n, ast.Name) and (n.id == L or n.id in self.linear) for n in ast.walk(x))
-                     for x in (e.left, e.right)]
+            lanes = [
+                any(isinstance(n, ast.Name) and (n.id == L or n.id in self.linear) for n in ast.walk(x))
+                for x in (e.left, e.right)
+            ]
             if isinstance(e.op, ast.Sub):
                 return lanes == [True, False] and self._lane_linear(e.left)
             return lanes.count(True) == 1 and self._lane_linear(e.left if lanes[0] else e.right)
@@ -2005,9 +2363,12 @@ class _CheckedLoads(ast.NodeTransformer):
     visit_AugAssign = visit_Assign
 
     def _is_load(self, node):
-        root = _view_root(node.value)       # ``a[i]``, or ``a[y][x]`` (a row's element)
-        if not isinstance(node.ctx, ast.Load) or \
-                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        root = _view_root(node.value)  # ``a[i]``, or ``a[y][x]`` (a row's element)
+        if (
+            not isinstance(node.ctx, ast.Load)
+            or isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
             return False
         if root is not None and root.id in self.arrays:
             return True
@@ -2016,29 +2377,32 @@ class _CheckedLoads(ast.NodeTransformer):
         # where it is an array, and reads it as it is where not (a tuple, a record); not
         # a constant index (a tuple's element: Numba needs the literal), a slice (a
         # tuple's slice needs it too; an array's slice is a view, in bounds) nor a.shape[k]
-        return not isinstance(node.value, ast.Name) and not isinstance(node.slice, (ast.Constant, ast.Slice)) and \
-            not (isinstance(node.value, ast.Attribute) and node.value.attr in ("shape", "strides")) and \
-            not any(isinstance(n, ast.Name) and n.id.startswith("_nq_") for n in ast.walk(node.value)) and \
-            _devicefn.checkable_view(node.value)
+        return (
+            not isinstance(node.value, ast.Name)
+            and not isinstance(node.slice, (ast.Constant, ast.Slice))
+            and not (isinstance(node.value, ast.Attribute) and node.value.attr in ("shape", "strides"))
+            and not any(isinstance(n, ast.Name) and n.id.startswith("_nq_") for n in ast.walk(node.value))
+            and _devicefn.checkable_view(node.value)
+        )
 
     def visit_Subscript(self, node):
-        is_load = self._is_load(node)           # (before a chain's inner load is rewritten)
+        is_load = self._is_load(node)  # (before a chain's inner load is rewritten)
         self.generic_visit(node)
         if not is_load or isinstance(node.slice, ast.Tuple) and not node.slice.elts:
-            return node                 # (a 0-d array's a[()]: no index to check)
+            return node  # (a 0-d array's a[()]: no index to check)
         line = getattr(node, "lineno", 0)
         named = isinstance(node.value, ast.Name)
         if self.pending is None:
             view = _name(node.value.id) if named else copy.deepcopy(node.value)
-            node.slice = ast.copy_location(_call("_nq_lix", _call("_nq_shp", view), node.slice,
-                                                 _const(line)), node.slice)
+            node.slice = ast.copy_location(
+                _call("_nq_lix", _call("_nq_shp", view), node.slice, _const(line)), node.slice
+            )
             return node
         naxes = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
         self.pending += [(slot + k, k, line, ast.unparse(node.value)) for k in range(naxes)]
         shape = (_shape_arg(self.allocs, node.value.id) if named else None) or _const(None)
-        return ast.copy_location(_call("_nq_lck", node.value, node.slice, _name("_nq_lb"),
-                                       _const(slot), shape), node)
+        return ast.copy_location(_call("_nq_lck", node.value, node.slice, _name("_nq_lb"), _const(slot), shape), node)
 
     def visit_For(self, node):
         if self.pending is not None or not self._lane_for(node):
@@ -2047,15 +2411,24 @@ class _CheckedLoads(ast.NodeTransformer):
         # names the loop assigns once, from the lane plus a uniform value (_lane_linear)
         once = {}
         for st in ast.walk(node):
-            for t in (st.targets if isinstance(st, ast.Assign) else
-                      [st.target] if isinstance(st, (ast.AugAssign, ast.For)) else []):
+            for t in (
+                st.targets
+                if isinstance(st, ast.Assign)
+                else [st.target]
+                if isinstance(st, (ast.AugAssign, ast.For))
+                else []
+            ):
                 for nm in ast.walk(t):
                     if isinstance(nm, ast.Name) and isinstance(nm.ctx, ast.Store):
                         once[nm.id] = st if nm.id not in once else None
         self.linear = set()
-        for nm, st in once.items():     # (in order: an assignment reads earlier ones)
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
-                    and self._lane_linear(st.value):
+        for nm, st in once.items():  # (in order: an assignment reads earlier ones)
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+                and self._lane_linear(st.value)
+            ):
                 self.linear.add(nm)
         self.generic_visit(node)
         # the size in the message: the array's after the loop, unless the loop assigns it
@@ -2070,7 +2443,7 @@ class _CheckedLoads(ast.NodeTransformer):
         gives 0, and a test such as ``a[j] != 0`` would then loop for ever. (A lane
         loop holding a ``while`` is scalar code anyway.)"""
         if self.pending is None:
-            return self.generic_visit(node)         # (uniform code: visit() checks it)
+            return self.generic_visit(node)  # (uniform code: visit() checks it)
         start = len(self.pending)
         self.generic_visit(node)
         if len(self.pending) > start:
@@ -2078,7 +2451,7 @@ class _CheckedLoads(ast.NodeTransformer):
             node.body = _located(self._checks(self.pending[start:], assigned), node.lineno) + node.body
         return node
 
-    def visit_Lambda(self, node):           # (their own scopes: left alone)
+    def visit_Lambda(self, node):  # (their own scopes: left alone)
         return node
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
@@ -2089,7 +2462,7 @@ def _view_root(e):
     (chained indexing, ``out[y][x] = v``), else None."""
     while isinstance(e, ast.Subscript):
         if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
-            return None                         # a record's field
+            return None  # a record's field
         e = e.value
     return e if isinstance(e, ast.Name) else None
 
@@ -2110,12 +2483,14 @@ def _check_loads(fn, typemap, ns, allocs, immediate=False):
     arrays = {n for n, t in typemap.items() if isinstance(t, types.Array)}
     arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray)}
     devices = {n: v.py_func.__name__ for n, v in ns.items() if _devicefn.is_checked(v)}
-    tr = _CheckedLoads({n for n in arrays if not n.startswith("_nq_") or _USER_ARRAY.match(n)}, allocs, devices,
-                       immediate)
+    tr = _CheckedLoads(
+        {n for n in arrays if not n.startswith("_nq_") or _USER_ARRAY.match(n)}, allocs, devices, immediate
+    )
     tr.visit(fn)
     if tr.slots:
-        fn.body.insert(0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))],
-                                   fn.lineno)[0])
+        fn.body.insert(
+            0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))], fn.lineno)[0]
+        )
 
 
 def _refuse_mixed_versions(fe, gen, mixed):
@@ -2143,24 +2518,25 @@ def _mixed_version_error(fe, name, found):
     (version's type, line, unified type)."""
     own, line, unified = found
     from ..errors import NumquadTypeError
+
     an = "an" if str(own).startswith(("int", "array")) else "a"
     where, fn = fe.filename, fe.pyfunc.__name__
     inlined = _inlined_local(fe, name) if name.startswith("_nq_") else None
     if inlined is not None:
         name, fn, where = inlined
     err = NumquadTypeError(
-        f'File "{where}", line {line}, in {fn}: \'{name}\' holds {an} {own} '
+        f"File \"{where}\", line {line}, in {fn}: '{name}' holds {an} {own} "
         f"value here and values of other types elsewhere, and lives across a cross-lane op, a "
         f"barrier or a lane-varying branch or loop: the CPU target keeps such a variable in one "
         f"type ({unified}), and would "
         f"read it on this line in that type where Numba reads {an} {own}; give the value of the other "
-        f"type its own name")
-    err.mixed_version = True        # (cpu/dispatch.py compiles once more with the variable split)
+        f"type its own name"
+    )
+    err.mixed_version = True  # (cpu/dispatch.py compiles once more with the variable split)
     raise err
 
 
-def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None, zero_division=False,
-                   literal=None):
+def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=None, zero_division=False, literal=None):
     """(block function, its Python source, the parameters given private copies) for
     the Frontend *fe*. With private copies the block function takes ``_nq_pon``
     after the user's parameters (and ``_nq_dynsmem``): cpu/private_atomics.py.
@@ -2176,6 +2552,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
         op = _ops.OPS[q]
         ns[f"_nq_XL_{op.namespace}_{op.name}"] = xl
     from ..errors import NumquadRuntimeError
+
     ns["_nq_RuntimeError"] = NumquadRuntimeError
     ns["_nq_shcount"], ns["_nq_divisor"] = _devicefn.debug_checks()
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W

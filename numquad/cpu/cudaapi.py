@@ -43,12 +43,39 @@ from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
 
-__all__ = ["API", "unsupported", "scalar_call", "as_xpu", "check_supported", "lower_call", "namespace", "helpers",
-           "constant_value", "constant_shape", "allocation_wording", "local_constants", "compile_time_object",
-           "invariant_aliases", "gen_barrier_reduce", "cpu_pyfunc", "cpu_global", "parse_signatures",
-           "declare_signatures", "match_signature", "convert_scalars", "BARRIER_REDUCE", "REGION_ENDS",
-           "PURE_BUILTINS", "HINTS", "render_md", "signature_picker", "denied_name", "SYNC_NAMES",
-           "gen_sync_check", "numquad_compile"]
+__all__ = [
+    "API",
+    "unsupported",
+    "scalar_call",
+    "as_xpu",
+    "check_supported",
+    "lower_call",
+    "namespace",
+    "helpers",
+    "constant_value",
+    "constant_shape",
+    "allocation_wording",
+    "local_constants",
+    "compile_time_object",
+    "invariant_aliases",
+    "gen_barrier_reduce",
+    "cpu_pyfunc",
+    "cpu_global",
+    "parse_signatures",
+    "declare_signatures",
+    "match_signature",
+    "convert_scalars",
+    "BARRIER_REDUCE",
+    "REGION_ENDS",
+    "PURE_BUILTINS",
+    "HINTS",
+    "render_md",
+    "signature_picker",
+    "denied_name",
+    "SYNC_NAMES",
+    "gen_sync_check",
+    "numquad_compile",
+]
 
 DOC = "docs/numba-cuda.md"
 
@@ -62,14 +89,15 @@ def unsupported(name):
 # The table
 # ---------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class Api:
-    name: str           # as spelled after ``cuda.``
+    name: str  # as spelled after ``cuda.``
     group: str
-    numba_cuda: str     # numba.cuda's meaning and result type
-    cpu: bool           # supported by the CPU target
-    note: str = ""      # how the CPU target differs, or why not / what to use
-    xpu: bool = True    # also spelled xpu.<name>
+    numba_cuda: str  # numba.cuda's meaning and result type
+    cpu: bool  # supported by the CPU target
+    note: str = ""  # how the CPU target differs, or why not / what to use
+    xpu: bool = True  # also spelled xpu.<name>
 
 
 _G_THREAD = "Thread indexing"
@@ -83,25 +111,47 @@ _G_NO = "Not supported on the CPU"
 
 _ATOMIC_TYPES = {
     "add": "int32, uint32, int64, uint64, float32, float64",
-    "and_": "int32, uint32, int64, uint64", "inc": "uint32, uint64",
+    "and_": "int32, uint32, int64, uint64",
+    "inc": "uint32, uint64",
 }
 
 
 def _atomic_rows():
     from .. import xpu as _xpu
+
     rows = []
     for n, (form, what) in _xpu.ATOMICS.items():
-        tys = _ATOMIC_TYPES.get(n) or _ATOMIC_TYPES.get({"sub": "add", "max": "add", "min": "add",
-                                                         "nanmax": "add", "nanmin": "add",
-                                                         "or_": "and_", "xor": "and_", "exch": "and_",
-                                                         "cas": "and_", "compare_and_swap": "and_",
-                                                         "dec": "inc"}[n])
-        rows.append(Api(f"atomic.{n}", _G_ATOM, f"`({form})`: stores {what}; returns the old "
-                        f"element ({tys})", True,
-                        "LLVM `atomicrmw`/`cmpxchg`, sequentially consistent" + (
-                            "; returns the element it replaced (numba.cuda's float max/min return "
-                            "the element read before their compare-and-swap loop, which another "
-                            "thread may have changed)" if n in ("max", "min", "nanmax", "nanmin") else "")))
+        tys = _ATOMIC_TYPES.get(n) or _ATOMIC_TYPES.get(
+            {
+                "sub": "add",
+                "max": "add",
+                "min": "add",
+                "nanmax": "add",
+                "nanmin": "add",
+                "or_": "and_",
+                "xor": "and_",
+                "exch": "and_",
+                "cas": "and_",
+                "compare_and_swap": "and_",
+                "dec": "inc",
+            }[n]
+        )
+        rows.append(
+            Api(
+                f"atomic.{n}",
+                _G_ATOM,
+                f"`({form})`: stores {what}; returns the old element ({tys})",
+                True,
+                "LLVM `atomicrmw`/`cmpxchg`, sequentially consistent"
+                + (
+                    "; returns the element it replaced (numba.cuda's float max/min return "
+                    "the element read before their compare-and-swap loop, which another "
+                    "thread may have changed)"
+                    if n in ("max", "min", "nanmax", "nanmin")
+                    else ""
+                ),
+            )
+        )
     return rows
 
 
@@ -113,111 +163,270 @@ def _rows():
         Api("gridDim.x", _G_THREAD, "grid shape in blocks, `.x/.y/.z` (int32)", True),
         Api("laneid", _G_THREAD, "lane in the warp, 0..31 (int32)", True),
         Api("warpsize", _G_THREAD, "32 (int32)", True),
-        Api("grid", _G_THREAD, "`grid(ndim)`: absolute thread index, int64 or a tuple of int64", True,
-            "ndim must be a constant"),
+        Api(
+            "grid",
+            _G_THREAD,
+            "`grid(ndim)`: absolute thread index, int64 or a tuple of int64",
+            True,
+            "ndim must be a constant",
+        ),
         Api("gridsize", _G_THREAD, "`gridsize(ndim)`: threads in the grid, int64 or a tuple", True),
-        Api("shared.array", _G_MEM, "`shared.array(shape, dtype)`: block-shared array; "
-            "`shape` 0 is the launch's dynamic shared memory", True,
+        Api(
+            "shared.array",
+            _G_MEM,
+            "`shared.array(shape, dtype)`: block-shared array; `shape` 0 is the launch's dynamic shared memory",
+            True,
             "shape: an int or tuple constant, a global/closure/module name, a local assigned once, "
             "arithmetic on those; every `shared.array(0, dtype)` aliases one buffer of the launch's "
             "`[grid, block, stream, nbytes]` bytes, as numba.cuda; dtype: bool, integer, float, "
             "complex or a record dtype; in a `@cuda.jit(device=True)` function one array per "
             "function, whichever call reaches it (numba.cuda: per function and signature), in an "
-            "`@xpu.jit` or `inline=\"always\"` function one per call, as numba.cuda inlines them"),
-        Api("local.array", _G_MEM, "`local.array(shape, dtype)`: per-thread array", True,
-            "shape as `shared.array`"),
-        Api("const.array_like", _G_MEM, "`const.array_like(ary)`: a global array in constant memory", True,
-            "the global array itself, read-only and frozen at compile time (as numba.cuda)"),
-        Api("syncthreads", _G_SYNC, "block barrier", True,
-            "the block runs as one group of lanes, in step at every barrier"),
-        Api("syncthreads_count", _G_SYNC, "`(pred)`: barrier; threads with int32(pred) != 0 (int32)", True,
-            "pred must be an integer, as numba.cuda"),
+            '`@xpu.jit` or `inline="always"` function one per call, as numba.cuda inlines them',
+        ),
+        Api("local.array", _G_MEM, "`local.array(shape, dtype)`: per-thread array", True, "shape as `shared.array`"),
+        Api(
+            "const.array_like",
+            _G_MEM,
+            "`const.array_like(ary)`: a global array in constant memory",
+            True,
+            "the global array itself, read-only and frozen at compile time (as numba.cuda)",
+        ),
+        Api(
+            "syncthreads",
+            _G_SYNC,
+            "block barrier",
+            True,
+            "the block runs as one group of lanes, in step at every barrier",
+        ),
+        Api(
+            "syncthreads_count",
+            _G_SYNC,
+            "`(pred)`: barrier; threads with int32(pred) != 0 (int32)",
+            True,
+            "pred must be an integer, as numba.cuda",
+        ),
         Api("syncthreads_and", _G_SYNC, "`(pred)`: barrier; 1 if every thread's pred != 0 (int32)", True),
         Api("syncthreads_or", _G_SYNC, "`(pred)`: barrier; 1 if any thread's pred != 0 (int32)", True),
-        Api("syncwarp", _G_SYNC, "`syncwarp(mask=0xffffffff)`: warp barrier", True,
-            "ends a region: writes before it are seen by the wave after it"),
-        Api("threadfence", _G_SYNC, "device-wide memory fence", True,
-            "a sequentially consistent fence; ends a region like syncwarp"),
+        Api(
+            "syncwarp",
+            _G_SYNC,
+            "`syncwarp(mask=0xffffffff)`: warp barrier",
+            True,
+            "ends a region: writes before it are seen by the wave after it",
+        ),
+        Api(
+            "threadfence",
+            _G_SYNC,
+            "device-wide memory fence",
+            True,
+            "a sequentially consistent fence; ends a region like syncwarp",
+        ),
         Api("threadfence_block", _G_SYNC, "block-wide memory fence", True, "as threadfence"),
         Api("threadfence_system", _G_SYNC, "system-wide memory fence", True, "as threadfence"),
-        Api("shfl_sync", _G_WARP, "`(mask, value, src_lane)`: value of lane src_lane & 31", True,
+        Api(
+            "shfl_sync",
+            _G_WARP,
+            "`(mask, value, src_lane)`: value of lane src_lane & 31",
+            True,
             "value: 32/64-bit int or float (numba.cuda's rule); mask: an integer; the selector's "
             "low five bits, as the GPU reads them (`shfl.sync`); a source lane that is inactive, "
             "has exited or is past a partial wave gives the lane's own value, one outside the mask "
             "but active its value, where PTX leaves both undefined (`debug=True` reports them: "
-            "item 13 above)", False),
-        Api("shfl_up_sync", _G_WARP,
-            "`(mask, value, delta)`: value of lane laneid - (delta & 31), own value below lane 0", True,
-            "as shfl_sync (a delta of -1 reads lane laneid - 31, 33 reads laneid - 1)", False),
-        Api("shfl_down_sync", _G_WARP,
-            "`(mask, value, delta)`: value of lane laneid + (delta & 31), own value past lane 31", True,
-            "as shfl_sync (a delta of 33 reads laneid + 1)", False),
-        Api("shfl_xor_sync", _G_WARP, "`(mask, value, lane_mask)`: value of lane laneid ^ (lane_mask & 31)", True,
-            "as shfl_sync", False),
-        Api("all_sync", _G_WARP, "`(mask, pred)`: all lanes of mask (bool)", True,
-            "mask: an integer; pred: an integer or bool", False),
+            "item 13 above)",
+            False,
+        ),
+        Api(
+            "shfl_up_sync",
+            _G_WARP,
+            "`(mask, value, delta)`: value of lane laneid - (delta & 31), own value below lane 0",
+            True,
+            "as shfl_sync (a delta of -1 reads lane laneid - 31, 33 reads laneid - 1)",
+            False,
+        ),
+        Api(
+            "shfl_down_sync",
+            _G_WARP,
+            "`(mask, value, delta)`: value of lane laneid + (delta & 31), own value past lane 31",
+            True,
+            "as shfl_sync (a delta of 33 reads laneid + 1)",
+            False,
+        ),
+        Api(
+            "shfl_xor_sync",
+            _G_WARP,
+            "`(mask, value, lane_mask)`: value of lane laneid ^ (lane_mask & 31)",
+            True,
+            "as shfl_sync",
+            False,
+        ),
+        Api(
+            "all_sync",
+            _G_WARP,
+            "`(mask, pred)`: all lanes of mask (bool)",
+            True,
+            "mask: an integer; pred: an integer or bool",
+            False,
+        ),
         Api("any_sync", _G_WARP, "`(mask, pred)`: any lane of mask (bool)", True, "as all_sync", False),
-        Api("eq_sync", _G_WARP, "`(mask, pred)`: pred the same in every lane of mask (bool)", True,
-            "as all_sync", False),
+        Api(
+            "eq_sync", _G_WARP, "`(mask, pred)`: pred the same in every lane of mask (bool)", True, "as all_sync", False
+        ),
         Api("ballot_sync", _G_WARP, "`(mask, pred)`: ballot word of mask (int32)", True, "as all_sync", False),
-        Api("match_any_sync", _G_WARP, "`(mask, value)`: lanes of mask holding this lane's value (int32)",
-            True, "values compared bit for bit (floats by their bits)", False),
-        Api("match_all_sync", _G_WARP, "`(mask, value)`: `(mask if all equal else 0, all equal)` "
-            "(tuple of int32, bool)", True, "as match_any_sync; the mask returned is the lanes of mask "
-            "that take part (a full mask in a partial wave gives the wave's lanes), as ballot_sync's", False),
-        Api("activemask", _G_WARP, "lanes active here (uint32)", True,
-            "the lanes of the wave that reach the call together (docs/semantics.md)", False),
+        Api(
+            "match_any_sync",
+            _G_WARP,
+            "`(mask, value)`: lanes of mask holding this lane's value (int32)",
+            True,
+            "values compared bit for bit (floats by their bits)",
+            False,
+        ),
+        Api(
+            "match_all_sync",
+            _G_WARP,
+            "`(mask, value)`: `(mask if all equal else 0, all equal)` (tuple of int32, bool)",
+            True,
+            "as match_any_sync; the mask returned is the lanes of mask "
+            "that take part (a full mask in a partial wave gives the wave's lanes), as ballot_sync's",
+            False,
+        ),
+        Api(
+            "activemask",
+            _G_WARP,
+            "lanes active here (uint32)",
+            True,
+            "the lanes of the wave that reach the call together (docs/semantics.md)",
+            False,
+        ),
         Api("lanemask_lt", _G_WARP, "bits of the lanes below this one (uint32)", True, "", False),
     ]
     t += _atomic_rows()
     t += [
-        Api("popc", _G_MATH, "`popc(x)`: set bits of integer x, in x's type (also numba.cuda's "
-            "`x.bit_count()` method)", True),
-        Api("brev", _G_MATH, "`brev(x)`: bits reversed; uint64 for uint64 x, else uint32 (an int64's "
-            "low 32 bits, as numba.cuda resolves it)", True),
-        Api("clz", _G_MATH, "`clz(x)`: leading zeros of integer x in its width, in x's type "
-            "(clz(0) is the width)", True),
+        Api(
+            "popc",
+            _G_MATH,
+            "`popc(x)`: set bits of integer x, in x's type (also numba.cuda's `x.bit_count()` method)",
+            True,
+        ),
+        Api(
+            "brev",
+            _G_MATH,
+            "`brev(x)`: bits reversed; uint64 for uint64 x, else uint32 (an int64's "
+            "low 32 bits, as numba.cuda resolves it)",
+            True,
+        ),
+        Api(
+            "clz", _G_MATH, "`clz(x)`: leading zeros of integer x in its width, in x's type (clz(0) is the width)", True
+        ),
         Api("ffs", _G_MATH, "`ffs(x)`: 1-based position of the lowest set bit, 0 for 0 (uint32)", True),
-        Api("fma", _G_MATH, "`fma(a, b, c)`: a * b + c rounded once (float32 if each is float32, "
-            "bool, int8, int16 or uint8, as numba.cuda resolves it, else float64)", True, "LLVM `llvm.fma`"),
-        Api("cbrt", _G_MATH, "`cbrt(x)`: cube root (float32 for float32, bool, int8, int16, "
-            "uint8 x, else float64)", True, "the C library's cbrt"),
-        Api("selp", _G_MATH, "`selp(pred, a, b)`: a if pred else b; a and b of one type "
-            "((u)int16..64, float32, float64)", True),
-        Api("math.*", _G_MATH, "`math.sin`, `math.exp`, `math.fmod`, `math.modf`, `math.remainder`, "
-            "`math.nextafter`, ... (libdevice on the GPU)", True,
+        Api(
+            "fma",
+            _G_MATH,
+            "`fma(a, b, c)`: a * b + c rounded once (float32 if each is float32, "
+            "bool, int8, int16 or uint8, as numba.cuda resolves it, else float64)",
+            True,
+            "LLVM `llvm.fma`",
+        ),
+        Api(
+            "cbrt",
+            _G_MATH,
+            "`cbrt(x)`: cube root (float32 for float32, bool, int8, int16, uint8 x, else float64)",
+            True,
+            "the C library's cbrt",
+        ),
+        Api(
+            "selp",
+            _G_MATH,
+            "`selp(pred, a, b)`: a if pred else b; a and b of one type ((u)int16..64, float32, float64)",
+            True,
+        ),
+        Api(
+            "math.*",
+            _G_MATH,
+            "`math.sin`, `math.exp`, `math.fmod`, `math.modf`, `math.remainder`, "
+            "`math.nextafter`, ... (libdevice on the GPU)",
+            True,
             "typed as numba.cuda types them (`math.floor`, `ceil`, `trunc` are floats, not int64; "
             "`math.pow(float32, int32)` is float32); Numba's CPU math and the C library: results "
-            "may differ in the last bit from libdevice", False),
-        Api("literal_unroll", _G_MISC, "`for x in literal_unroll(t)`: loop over a heterogeneous tuple "
-            "(also `numba.literal_unroll`)", True, "written out once per element at compile time: `t` a "
+            "may differ in the last bit from libdevice",
+            False,
+        ),
+        Api(
+            "literal_unroll",
+            _G_MISC,
+            "`for x in literal_unroll(t)`: loop over a heterogeneous tuple (also `numba.literal_unroll`)",
+            True,
+            "written out once per element at compile time: `t` a "
             "global or closure tuple, a tuple argument or a tuple display; no `break`/`continue` in the loop",
-            False),
+            False,
+        ),
         Api("nanosleep", _G_MISC, "`nanosleep(ns)`: sleep about ns nanoseconds", True, "a no-op"),
     ]
     for n in ("ldca", "ldcg", "ldcs", "ldlu", "ldcv"):
-        t.append(Api(n, _G_MISC, f"`{n}(array, i)`: load with a cache hint", True,
-                     "a plain load `array[i]`, bounds-checked; numba.cuda's type checks", False))
+        t.append(
+            Api(
+                n,
+                _G_MISC,
+                f"`{n}(array, i)`: load with a cache hint",
+                True,
+                "a plain load `array[i]`, bounds-checked; numba.cuda's type checks",
+                False,
+            )
+        )
     for n in ("stcg", "stcs", "stwb", "stwt"):
-        t.append(Api(n, _G_MISC, f"`{n}(array, i, value)`: store with a cache hint", True,
-                     "a plain store `array[i] = value` (a statement), bounds-checked; numba.cuda's type checks",
-                     False))
+        t.append(
+            Api(
+                n,
+                _G_MISC,
+                f"`{n}(array, i, value)`: store with a cache hint",
+                True,
+                "a plain store `array[i] = value` (a statement), bounds-checked; numba.cuda's type checks",
+                False,
+            )
+        )
     t += [
-        Api("cg.this_grid", _G_NO, "cooperative groups: `this_grid().sync()` grid barrier", False,
-            "split the kernel at the grid barrier into two launches", False),
-        Api("random.*", _G_NO, "`xoroshiro128p_*` random numbers", False,
-            "draw the numbers with NumPy on the host and pass them in", False),
-        Api("fp16.*", _G_NO, "half precision (`hadd`, `hfma`, ...) and float16 arrays", False,
-            "use float32", False),
+        Api(
+            "cg.this_grid",
+            _G_NO,
+            "cooperative groups: `this_grid().sync()` grid barrier",
+            False,
+            "split the kernel at the grid barrier into two launches",
+            False,
+        ),
+        Api(
+            "random.*",
+            _G_NO,
+            "`xoroshiro128p_*` random numbers",
+            False,
+            "draw the numbers with NumPy on the host and pass them in",
+            False,
+        ),
+        Api("fp16.*", _G_NO, "half precision (`hadd`, `hfma`, ...) and float16 arrays", False, "use float32", False),
         Api("bf16.*", _G_NO, "bfloat16", False, "use float32", False),
-        Api("libdevice.*", _G_NO, "direct libdevice calls (`libdevice.sinf`, ...)", False,
-            "use `math.*`", False),
-        Api("float32x4", _G_NO, "vector types (`float32x4`, `int2`, ...)", False,
-            "use separate scalars or a small local array", False),
-        Api("shared.array(extension type)", _G_NO, "shared/local arrays of extension (struct-model) "
-            "types", False, "use a record (structured) dtype", False),
-        Api("declare_device", _G_NO, "external (C/PTX) device functions, `link=`", False,
-            "write the function in Python", False),
+        Api("libdevice.*", _G_NO, "direct libdevice calls (`libdevice.sinf`, ...)", False, "use `math.*`", False),
+        Api(
+            "float32x4",
+            _G_NO,
+            "vector types (`float32x4`, `int2`, ...)",
+            False,
+            "use separate scalars or a small local array",
+            False,
+        ),
+        Api(
+            "shared.array(extension type)",
+            _G_NO,
+            "shared/local arrays of extension (struct-model) types",
+            False,
+            "use a record (structured) dtype",
+            False,
+        ),
+        Api(
+            "declare_device",
+            _G_NO,
+            "external (C/PTX) device functions, `link=`",
+            False,
+            "write the function in Python",
+            False,
+        ),
     ]
     return t
 
@@ -233,9 +442,21 @@ PURE_BUILTINS = ("popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "const.arr
 
 _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "const", "atomic")
 #: The numba.cuda names the front end maps to xpu builtins (besides frontend's own).
-_EXTRA_BUILTINS = tuple(BARRIER_REDUCE) + ("threadfence", "threadfence_block", "threadfence_system",
-                                           "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp",
-                                           "nanosleep", "const", "const.array_like")
+_EXTRA_BUILTINS = tuple(BARRIER_REDUCE) + (
+    "threadfence",
+    "threadfence_block",
+    "threadfence_system",
+    "popc",
+    "brev",
+    "clz",
+    "ffs",
+    "fma",
+    "cbrt",
+    "selp",
+    "nanosleep",
+    "const",
+    "const.array_like",
+)
 #: numba.cuda's cache-hint loads and stores: the front end writes them as subscripts
 #: (cpu/frontend.py), so release builds' bounds checks see them
 HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
@@ -316,13 +537,13 @@ def _api_name(obj, node, fe):
         parts.reverse()
         base = fe.env.resolve(n) if isinstance(n, ast.Name) else None
         if isinstance(base, _pytypes.ModuleType) and base.__name__.startswith("numba.cuda"):
-            sub = base.__name__[len("numba.cuda"):].lstrip(".")
+            sub = base.__name__[len("numba.cuda") :].lstrip(".")
             return ".".join(([sub] if sub else []) + parts)
         if isinstance(base, _pytypes.ModuleType) and base.__name__ == "numba" and parts[:1] == ["cuda"]:
-            parts = parts[1:]                   # numba.cuda.libdevice.sinf
+            parts = parts[1:]  # numba.cuda.libdevice.sinf
         return ".".join(parts)
     mod = _is_cuda_thing(obj) or ""
-    sub = mod[len("numba.cuda"):].lstrip(".")
+    sub = mod[len("numba.cuda") :].lstrip(".")
     name = getattr(obj, "__name__", None) or getattr(node, "id", "?")
     return f"{sub}.{name}" if sub in _DENY_MODULES else name
 
@@ -344,12 +565,15 @@ def _check_dim3_values(fe):
         up = parents.get(id(node))
         if isinstance(up, ast.Attribute) and up.attr in ("x", "y", "z"):
             continue
-        fe.error(f"`{group}` as a value (a dim3) is not supported by numquad's CPU target: read "
-                 f"`{group}.x`, `.y` or `.z` where it is used, or bind it to a name that is only "
-                 f"read so (`t = cuda.{group}` ... `t.x`)", node)
+        fe.error(
+            f"`{group}` as a value (a dim3) is not supported by numquad's CPU target: read "
+            f"`{group}.x`, `.y` or `.z` where it is used, or bind it to a name that is only "
+            f"read so (`t = cuda.{group}` ... `t.x`)",
+            node,
+        )
 
 
-_CPU_OVERLOADS = {}            # id(function) -> (function, its overload functions copied)
+_CPU_OVERLOADS = {}  # id(function) -> (function, its overload functions copied)
 
 
 def _overload_for_the_cpu(fn):
@@ -360,8 +584,12 @@ def _overload_for_the_cpu(fn):
     Numba's CPU target, without numquad's rewrites (docs/numba-cuda.md). True when
     *fn* has such an overload now."""
     from ..xpu import overload_templates
-    templates = [t for t, by_cuda in overload_templates(fn)
-                 if by_cuda or (getattr(t, "metadata", None) or {}).get("target") == "cuda"]
+
+    templates = [
+        t
+        for t, by_cuda in overload_templates(fn)
+        if by_cuda or (getattr(t, "metadata", None) or {}).get("target") == "cuda"
+    ]
     if not templates:
         return False
     done = _CPU_OVERLOADS.get(id(fn))
@@ -370,19 +598,29 @@ def _overload_for_the_cpu(fn):
         func = template._overload_func
         if id(func) in copied:
             continue
-        options = {k: v for k, v in (getattr(template, "_jit_options", None) or {}).items()
-                   if k not in ("no_cpython_wrapper", "nopython", "inline")}
+        options = {
+            k: v
+            for k, v in (getattr(template, "_jit_options", None) or {}).items()
+            if k not in ("no_cpython_wrapper", "nopython", "inline")
+        }
         inline = getattr(getattr(template, "_inline", None), "value", "never")
         # a generic overload stays generic and a CUDA one becomes a CPU one, so that the
         # CPU's typing prefers the CUDA one as numba.cuda's does (the more specific)
         target = (getattr(template, "metadata", None) or {}).get("target", "generic")
+
         @functools.wraps(func)
         def copy(*args, _func=func, **kwargs):
             return _func(*args, **kwargs)
-        copy._nq_copy = True                # (not the user's: xpu.numba_overload_targets)
-        overload(fn, jit_options=options, strict=getattr(template, "_strict", True), inline=inline,
-                 prefer_literal=getattr(template, "prefer_literal", False),
-                 target="generic" if target == "generic" else "cpu")(copy)
+
+        copy._nq_copy = True  # (not the user's: xpu.numba_overload_targets)
+        overload(
+            fn,
+            jit_options=options,
+            strict=getattr(template, "_strict", True),
+            inline=inline,
+            prefer_literal=getattr(template, "prefer_literal", False),
+            target="generic" if target == "generic" else "cpu",
+        )(copy)
         _only_for_numquad(fn, copy)
         copied.add(id(func))
     _CPU_OVERLOADS[id(fn)] = (fn, frozenset(copied))
@@ -412,6 +650,7 @@ def _only_for_numquad(fn, copy):
     where Numba's CPU target takes the generic one). Numba tries the next overload
     when one raises a TypingError."""
     from ..xpu import overload_templates
+
     for template, _ in overload_templates(fn):
         if template._overload_func is not copy or getattr(template, "_nq_gated", False):
             continue
@@ -419,9 +658,12 @@ def _only_for_numquad(fn, copy):
 
         def generic(self, args, kws, _ungated=ungated):
             if not getattr(_COMPILING, "depth", 0):
-                raise TypingError(f"numquad's CPU copy of a numba.cuda overload of "
-                                  f"{getattr(fn, '__name__', fn)} is for numquad's kernels only")
+                raise TypingError(
+                    f"numquad's CPU copy of a numba.cuda overload of "
+                    f"{getattr(fn, '__name__', fn)} is for numquad's kernels only"
+                )
             return _ungated(self, args, kws)
+
         template.generic = generic
         template._nq_gated = True
 
@@ -443,23 +685,30 @@ def _check_overloads(fe):
     one for ``target="cpu"``, which numba.cuda never uses, is one line."""
     from .frontend import _MISSING
     from ..xpu import numba_overload_targets
+
     for node, obj in _global_loads(fe):
         if obj is _MISSING:
             continue
-        copied = _overload_for_the_cpu(obj)     # (a user's function: xpu.overload_templates)
+        copied = _overload_for_the_cpu(obj)  # (a user's function: xpu.overload_templates)
         overloads = numba_overload_targets(obj)
         if "cpu" in overloads:
             # numba.cuda never uses it (a CUDA one or a generic one, else none): the
             # CPU target would, so it is one line rather than another function's result
             name = node.id if isinstance(node, ast.Name) else node.attr
-            fe.error(f"`{name}` has a numba `overload` for target=\"cpu\", which numba.cuda does not "
-                     f"use and numquad's CPU target follows numba.cuda: register it for target="
-                     f"\"generic\" or \"cuda\"", node)
+            fe.error(
+                f'`{name}` has a numba `overload` for target="cpu", which numba.cuda does not '
+                f"use and numquad's CPU target follows numba.cuda: register it for target="
+                f'"generic" or "cuda"',
+                node,
+            )
         if overloads and not overloads & {"generic", "cpu"} and not copied:
             name = node.id if isinstance(node, ast.Name) else node.attr
-            fe.error(f"`{name}` is compiled through a numba `overload` for the CUDA target only, which "
-                     f"numquad's CPU target does not support: register it without `target=\"cuda\"`, or "
-                     f"write it as a device function (@cuda.jit(device=True) or @xpu.jit)", node)
+            fe.error(
+                f"`{name}` is compiled through a numba `overload` for the CUDA target only, which "
+                f'numquad\'s CPU target does not support: register it without `target="cuda"`, or '
+                f"write it as a device function (@cuda.jit(device=True) or @xpu.jit)",
+                node,
+            )
 
 
 def check_supported(fe):
@@ -474,27 +723,33 @@ def check_supported(fe):
     if _SUPPORTED is None:
         _SUPPORTED = _supported_ids(cuda)
         from . import frontend as _fe
+
         for obj, _ in (_fe._cuda_function_names() or {}).values():
             _SUPPORTED.add(id(obj))
     from .frontend import _MISSING
     from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function
+
     for node, obj in _global_loads(fe):
         if obj is _MISSING:
             if isinstance(node, ast.Attribute):
                 base = fe.env.resolve(node.value)
-                if base is cuda or (isinstance(base, _pytypes.ModuleType) and
-                                    base.__name__.startswith("numba.cuda.")) or \
-                        (isinstance(base, type) and _is_cuda_thing(base) == "numba.cuda.stubs"):
+                if (
+                    base is cuda
+                    or (isinstance(base, _pytypes.ModuleType) and base.__name__.startswith("numba.cuda."))
+                    or (isinstance(base, type) and _is_cuda_thing(base) == "numba.cuda.stubs")
+                ):
                     fe.error(unsupported(_api_name(None, node, fe)), node)
             continue
-        foreign = getattr(obj, "_numquad_foreign", obj)         # as_xpu's original
+        foreign = getattr(obj, "_numquad_foreign", obj)  # as_xpu's original
         if is_numba_function(foreign) and not foreign._can_compile:
             name = node.id if isinstance(node, ast.Name) else node.attr
             fe.typing_error(
                 f"Untyped global name '{name}': using cpu function on device: `{name}` is a plain "
                 f"Numba function with an explicit signature, which turns its compiling off, so "
                 f"numba.cuda cannot compile it for the GPU; drop the signature, or make it a device "
-                f"function (@cuda.jit(device=True) or @xpu.jit)", node)
+                f"function (@cuda.jit(device=True) or @xpu.jit)",
+                node,
+            )
         if id(obj) in _SUPPORTED or obj is cuda or isinstance(obj, (types.Type, Dispatcher)):
             continue
         if isinstance(obj, _pytypes.ModuleType):
@@ -506,8 +761,11 @@ def check_supported(fe):
             continue
         mod = _is_cuda_thing(obj)
         if mod is not None and type(obj).__name__ == "ExternFunction":
-            fe.error(f"`{_api_name(obj, node, fe)}` is an external function (cuda.declare_device), "
-                     f"which numquad's CPU target cannot call: write it in Python", node)
+            fe.error(
+                f"`{_api_name(obj, node, fe)}` is an external function (cuda.declare_device), "
+                f"which numquad's CPU target cannot call: write it in Python",
+                node,
+            )
         if mod is None or not (callable(obj) or isinstance(obj, type)):
             continue
         if isinstance(obj, type) and issubclass(obj, types.Type):
@@ -518,6 +776,7 @@ def check_supported(fe):
 # ---------------------------------------------------------------------------
 # Named constants (shapes, selectors)
 # ---------------------------------------------------------------------------
+
 
 def _int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
@@ -535,6 +794,7 @@ def constant_value(fe, node):
         return fe.consts[node.id]
     if isinstance(node, (ast.Name, ast.Attribute)):
         from .frontend import _MISSING
+
         if isinstance(node, ast.Name) and node.id in fe.env.locals:
             return None
         obj = fe.env.resolve(node)
@@ -548,6 +808,7 @@ def compile_time_object(fe, node):
     plain value: a builtin (``cuda.atomic.add``), a device function, a dtype."""
     from .frontend import _MISSING, builtin_name
     from ..xpu import Dispatcher
+
     if not isinstance(node, (ast.Name, ast.Attribute)):
         return None
     if isinstance(node, ast.Name) and node.id in fe.env.locals:
@@ -555,8 +816,11 @@ def compile_time_object(fe, node):
     obj = fe.env.resolve(node)
     if obj is _MISSING:
         return None
-    if builtin_name(obj) is not None or isinstance(obj, (Dispatcher, types.Type, np.dtype)) or \
-            (isinstance(obj, type) and issubclass(obj, np.generic)):
+    if (
+        builtin_name(obj) is not None
+        or isinstance(obj, (Dispatcher, types.Type, np.dtype))
+        or (isinstance(obj, type) and issubclass(obj, np.generic))
+    ):
         return obj
     return None
 
@@ -584,15 +848,17 @@ def allocation_wording(error, kind, call, pyfunc, argtypes):
         return
     from numba.core.compiler_lock import global_compiler_lock
     from .typing import expression_types
+
     with global_compiler_lock:
         tys = expression_types(pyfunc, argtypes, list(call.args) + [k.value for k in call.keywords])
     if tys is None:
         return
     n = len(call.args)
     sig = ", ".join([str(t) for t in tys[:n]] + [f"{k.arg}={t}" for k, t in zip(call.keywords, tys[n:])])
-    error.args = (f"{error.args[0]}\nnumba.cuda: No implementation of function "
-                  f"Function({getattr(cuda, kind).array!r}) found for signature:\n \n >>> array({sig})",
-                  ) + error.args[1:]
+    error.args = (
+        f"{error.args[0]}\nnumba.cuda: No implementation of function "
+        f"Function({getattr(cuda, kind).array!r}) found for signature:\n \n >>> array({sig})",
+    ) + error.args[1:]
 
 
 def invariant_aliases(body, uniform):
@@ -603,14 +869,20 @@ def invariant_aliases(body, uniform):
     for n in ast.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             stores[n.id] = stores.get(n.id, 0) + 1
-    aliases = [n for n in ast.walk(ast.Module(body=body, type_ignores=[]))
-               if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-               and isinstance(n.value, ast.Name) and stores.get(n.targets[0].id) == 1
-               and getattr(n, "_nq_op", None) is None]
+    aliases = [
+        n
+        for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+        if isinstance(n, ast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.Name)
+        and stores.get(n.targets[0].id) == 1
+        and getattr(n, "_nq_op", None) is None
+    ]
     invariant = {n for n in uniform if not stores.get(n)}
     out = set()
     changed = True
-    while changed:                      # aliases of aliases (nested inlining)
+    while changed:  # aliases of aliases (nested inlining)
         changed = False
         for n in aliases:
             if id(n.targets[0]) not in out and n.value.id in invariant and n.targets[0].id in uniform:
@@ -655,6 +927,7 @@ def local_constants(fe, bindings=None):
 # Scalar intrinsics (numba.cuda's result types)
 # ---------------------------------------------------------------------------
 
+
 def _intr(builder, name, args, retty):
     fnty = ir.FunctionType(retty, [a.type for a in args])
     return builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), args)
@@ -676,6 +949,7 @@ def _popc(typingctx, x):
     def codegen(context, builder, sig, args):
         v = context.cast(builder, args[0], sig.args[0], ty)
         return _intr(builder, f"llvm.ctpop.i{ty.bitwidth}", [v], v.type)
+
     return ty(x), codegen
 
 
@@ -686,6 +960,7 @@ def _clz(typingctx, x):
     def codegen(context, builder, sig, args):
         v = context.cast(builder, args[0], sig.args[0], ty)
         return _intr(builder, f"llvm.ctlz.i{ty.bitwidth}", [v, ir.Constant(ir.IntType(1), 0)], v.type)
+
     return ty(x), codegen
 
 
@@ -699,6 +974,7 @@ def _brev(typingctx, x):
     def codegen(context, builder, sig, args):
         v = context.cast(builder, args[0], sig.args[0], res)
         return _intr(builder, f"llvm.bitreverse.i{res.bitwidth}", [v], v.type)
+
     return res(x), codegen
 
 
@@ -713,6 +989,7 @@ def _ffs(typingctx, x):
         pos = builder.add(tz, v.type(1))
         r = builder.select(builder.icmp_unsigned("==", v, v.type(0)), v.type(0), pos)
         return builder.trunc(r, ir.IntType(32)) if wide.bitwidth > 32 else r
+
     return types.uint32(x), codegen
 
 
@@ -727,8 +1004,10 @@ def _float_res(name, *tys):
     for t in tys:
         t = types.unliteral(t)
         if not isinstance(t, (types.Integer, types.Float, types.Boolean)):
-            raise TypingError(f"cuda.{name}: got {t}; it takes float32 or float64 (an integer or bool "
-                              f"becomes float32 when it fits float32 safely: bool, int8, int16, uint8)")
+            raise TypingError(
+                f"cuda.{name}: got {t}; it takes float32 or float64 (an integer or bool "
+                f"becomes float32 when it fits float32 safely: bool, int8, int16, uint8)"
+            )
         if t not in _SAFE_TO_FLOAT32:
             out = types.float64
     return out
@@ -741,6 +1020,7 @@ def _fma(typingctx, a, b, c):
     def codegen(context, builder, sig, args):
         vs = [context.cast(builder, v, t, res) for v, t in zip(args, sig.args)]
         return _intr(builder, f"llvm.fma.f{res.bitwidth}", vs, vs[0].type)
+
     return res(a, b, c), codegen
 
 
@@ -751,25 +1031,37 @@ def _cbrt(typingctx, x):
     def codegen(context, builder, sig, args):
         v = context.cast(builder, args[0], sig.args[0], res)
         return _intr(builder, "cbrtf" if res == types.float32 else "cbrt", [v], v.type)
+
     return res(x), codegen
 
 
-_SELP_TYPES = (types.float64, types.float32, types.int16, types.uint16, types.int32, types.uint32,
-               types.int64, types.uint64)
+_SELP_TYPES = (
+    types.float64,
+    types.float32,
+    types.int16,
+    types.uint16,
+    types.int32,
+    types.uint32,
+    types.int64,
+    types.uint64,
+)
 
 
 @intrinsic
 def _selp(typingctx, test, a, b):
     ta, tb = types.unliteral(a), types.unliteral(b)
     if ta != tb or ta not in _SELP_TYPES:
-        raise TypingError(f"cuda.selp(pred, a, b): a and b got {ta} and {tb}; it takes two values of "
-                          f"one type: {', '.join(str(t) for t in _SELP_TYPES)}")
+        raise TypingError(
+            f"cuda.selp(pred, a, b): a and b got {ta} and {tb}; it takes two values of "
+            f"one type: {', '.join(str(t) for t in _SELP_TYPES)}"
+        )
 
     def codegen(context, builder, sig, args):
         c = context.cast(builder, args[0], sig.args[0], types.boolean)
         va = context.cast(builder, args[1], sig.args[1], ta)
         vb = context.cast(builder, args[2], sig.args[2], ta)
         return builder.select(c, va, vb)
+
     return ta(test, a, b), codegen
 
 
@@ -780,6 +1072,7 @@ def _nanosleep(typingctx, ns):
 
     def codegen(context, builder, sig, args):
         return context.get_dummy_value()
+
     return types.none(ns), codegen
 
 
@@ -788,11 +1081,13 @@ def _fence(typingctx):
     def codegen(context, builder, sig, args):
         builder.fence("seq_cst")
         return context.get_dummy_value()
+
     return types.none(), codegen
 
 
 # numba.cuda's math functions that Numba's CPU target lacks (libdevice on the GPU; the
 # C library, or LLVM's frem, here): math.fmod, math.modf, math.remainder, math.nextafter
+
 
 def _libm2(name):
     @intrinsic
@@ -805,7 +1100,9 @@ def _libm2(name):
             if name == "fmod":
                 return builder.frem(a, b)
             return _intr(builder, name + ("f" if res == types.float32 else ""), [a, b], a.type)
+
         return res(x, y), codegen
+
     return impl
 
 
@@ -822,6 +1119,7 @@ def _modf(typingctx, x):
         frac = builder.select(inf, v.type(0.0), builder.fsub(v, ip))
         frac = _intr(builder, f"llvm.copysign.{sfx}", [frac, v], v.type)
         return context.make_tuple(builder, tup, [frac, ip])
+
     return tup(x), codegen
 
 
@@ -838,12 +1136,18 @@ def scalar_call(env, node, bind):
     *env* resolves the function's names (``_control.Env``); *bind(name, value)* makes
     *name* reach *value* in the generated code."""
     from .._control import MISSING, hasattr_constant
+
     f = node.func
-    if isinstance(f, ast.Attribute) and f.attr == "bit_count" and not node.args \
-            and not node.keywords and env.resolve(f) is MISSING:
+    if (
+        isinstance(f, ast.Attribute)
+        and f.attr == "bit_count"
+        and not node.args
+        and not node.keywords
+        and env.resolve(f) is MISSING
+    ):
         try:
             from numba import cuda
-        except ImportError:                 # no numba-cuda: Numba's own error stands
+        except ImportError:  # no numba-cuda: Numba's own error stands
             return None
         return _call_of(node, "_nq_bit_count", cuda.popc, [f.value], bind)
     folded = hasattr_constant(env, node)
@@ -856,8 +1160,7 @@ def scalar_call(env, node, bind):
         fn = env.resolve(f)
         if fn is max or fn is min:
             # two floats: libdevice's fmax/fmin on the GPU (a NaN loses)
-            return _call_of(node, f"_nq_cuda_{fn.__name__}", cuda_max if fn is max else cuda_min,
-                            node.args, bind)
+            return _call_of(node, f"_nq_cuda_{fn.__name__}", cuda_max if fn is max else cuda_min, node.args, bind)
     return None
 
 
@@ -885,9 +1188,12 @@ def _float_minmax(name):
 
         def codegen(context, builder, sig, args):
             from .._llvmops import float_minmax
+
             x, y = (context.cast(builder, v, t, ty) for v, t in zip(args, sig.args))
             return float_minmax(builder, name, x, y)
+
         return ty(a, b), codegen
+
     return minmax
 
 
@@ -910,7 +1216,8 @@ cuda_max._nq_pure = cuda_min._nq_pure = True
 def _call_of(node, name, value, args, bind):
     bind(name, value)
     return ast.copy_location(
-        ast.Call(func=ast.copy_location(ast.Name(name, ast.Load()), node.func), args=args, keywords=[]), node)
+        ast.Call(func=ast.copy_location(ast.Name(name, ast.Load()), node.func), args=args, keywords=[]), node
+    )
 
 
 def round_to(x, ndigits):
@@ -936,7 +1243,7 @@ def _round_ndigits(x, ndigits):
             pow1 = 10.0 ** (ndigits - 22)
             pow2 = 1e22
         else:
-            pow1 = 10.0 ** ndigits
+            pow1 = 10.0**ndigits
             pow2 = 1.0
         y = (x * pow1) * pow2
         if math.isinf(y):
@@ -985,8 +1292,10 @@ def _cuda_case(typingctx, name, args):
         sig = typingctx.resolve_overload(f"math.{name}", cases, args, {})
         if sig is not None:
             return sig
-    raise TypingError(f"math.{name}: got {', '.join(str(a) for a in args)}; it takes "
-                      f"{' or '.join('(' + ', '.join(str(t) for t in c.args) + ')' for c in cases)}")
+    raise TypingError(
+        f"math.{name}: got {', '.join(str(a) for a in args)}; it takes "
+        f"{' or '.join('(' + ', '.join(str(t) for t in c.args) + ')' for c in cases)}"
+    )
 
 
 def _rounding(name):
@@ -999,7 +1308,9 @@ def _rounding(name):
             v = context.cast(builder, args[0], sig_.args[0], sig.args[0])
             v = context.cast(builder, v, sig.args[0], sig.return_type)
             return _intr(builder, f"llvm.{name}.f{sig.return_type.bitwidth}", [v], v.type)
+
         return sig.return_type(x), codegen
+
     return impl
 
 
@@ -1019,10 +1330,11 @@ def _pow_like(name):
                 # LLVM lowers a runtime exponent to compiler-rt's __powidf2, which Numba's
                 # JIT does not link (a segmentation fault, or an abort naming the symbol)
                 impl = _power.float_power(sig.return_type, True)
-                return context.compile_internal(builder, impl, sig.return_type(sig.args[0], types.int32),
-                                                [a, b])
+                return context.compile_internal(builder, impl, sig.return_type(sig.args[0], types.int32), [a, b])
             return _intr(builder, "powf" if f32 else "pow", [a, b], a.type)
+
         return sig.return_type(x, y), codegen
+
     return impl
 
 
@@ -1033,6 +1345,7 @@ def _frexp_arg(typingctx, x):
 
     def codegen(context, builder, sig, args):
         return context.cast(builder, args[0], sig.args[0], res)
+
     return res(x), codegen
 
 
@@ -1041,10 +1354,18 @@ def _frexp(x):
     return math.frexp(_frexp_arg(x))
 
 
-_MATH_EXTRA = {"fmod": _libm2("fmod"), "remainder": _libm2("remainder"), "frexp": _frexp,
-               "nextafter": _libm2("nextafter"), "modf": _modf,
-               "floor": _rounding("floor"), "ceil": _rounding("ceil"), "trunc": _rounding("trunc"),
-               "pow": _pow_like("pow"), "ldexp": _pow_like("ldexp")}
+_MATH_EXTRA = {
+    "fmod": _libm2("fmod"),
+    "remainder": _libm2("remainder"),
+    "frexp": _frexp,
+    "nextafter": _libm2("nextafter"),
+    "modf": _modf,
+    "floor": _rounding("floor"),
+    "ceil": _rounding("ceil"),
+    "trunc": _rounding("trunc"),
+    "pow": _pow_like("pow"),
+    "ldexp": _pow_like("ldexp"),
+}
 _MATH_PROXY = None
 
 
@@ -1053,6 +1374,7 @@ def math_module():
     global _MATH_PROXY
     if _MATH_PROXY is None:
         import math
+
         m = _pytypes.ModuleType("math", math.__doc__)
         m.__dict__.update({k: v for k, v in vars(math).items() if not k.startswith("__")})
         m.__dict__.update(_MATH_EXTRA)
@@ -1064,6 +1386,7 @@ def cpu_global(value):
     """The CPU meaning of a global the generated code or a device function reads: the
     math module and its functions Numba lacks become numquad's; anything else as is."""
     import math
+
     if value is math:
         return math_module()
     if callable(value) and getattr(value, "__module__", None) == "math":
@@ -1077,10 +1400,12 @@ def cpu_global(value):
 # Warp functions: numba.cuda's type checks, match_any_sync / match_all_sync
 # ---------------------------------------------------------------------------
 
+
 def _uint32_of(name, what, low_bits=None):
     """An integer argument of ``cuda.<name>`` as uint32 (numba.cuda requires an
     integer: anything else is its TypingError, naming *what*); with *low_bits*, only
     that many low bits of it."""
+
     @intrinsic
     def check(typingctx, x):
         t = types.unliteral(x)
@@ -1090,7 +1415,9 @@ def _uint32_of(name, what, low_bits=None):
         def codegen(context, builder, sig, args):
             v = context.cast(builder, args[0], t, types.uint32)
             return v if low_bits is None else builder.and_(v, v.type((1 << low_bits) - 1))
+
         return types.uint32(x), codegen
+
     return check
 
 
@@ -1107,7 +1434,9 @@ def _pred_check(name):
 
         def codegen(context, builder, sig, args):
             return args[0]
+
         return p(pred), codegen
+
     return check
 
 
@@ -1119,12 +1448,16 @@ def _shfl_check(name):
             raise TypingError(f"cuda.{name}: Mask type must be an integer. Got {mask}")
         v = types.unliteral(value)
         if v not in (types.int32, types.int64, types.float32, types.float64):
-            raise TypingError(f"cuda.{name}: value got {v}; shfl_sync only supports 32- and 64-bit "
-                              f"ints and floats (int32, int64, float32, float64)")
+            raise TypingError(
+                f"cuda.{name}: value got {v}; shfl_sync only supports 32- and 64-bit "
+                f"ints and floats (int32, int64, float32, float64)"
+            )
 
         def codegen(context, builder, sig, args):
             return args[1]
+
         return v(mask, value), codegen
+
     return check
 
 
@@ -1151,14 +1484,17 @@ def _match_value(name):
 
         def codegen(context, builder, sig, args):
             return context.cast(builder, args[0], sig.args[0], res)
+
         return res(value), codegen
+
     return check
 
 
 #: The whole-wave op behind match_any_sync: bits of the active lanes whose value
 #: has the same bits as this lane's (uint32). Not in ops.py: CPU only.
-MATCH_OP = _ops.Op("cuda", "match_any_sync", "ballot", ("value",),
-                   "lanes holding the same bits", "", types="value", vote="match")
+MATCH_OP = _ops.Op(
+    "cuda", "match_any_sync", "ballot", ("value",), "lanes holding the same bits", "", types="value", vote="match"
+)
 _MATCH_FN = _ops._OpFunction(MATCH_OP)
 
 
@@ -1168,8 +1504,9 @@ def _match_standin(typingctx, x):
     if not isinstance(x, (types.Integer, types.Float, types.Boolean)):
         raise TypingError(f"cuda.match_any_sync: value got {x}; it takes an integer or a float")
 
-    def codegen(context, builder, sig, args):          # never lowered
+    def codegen(context, builder, sig, args):  # never lowered
         raise AssertionError("shadow stand-ins are typing-only")
+
     return types.uint32(x), codegen
 
 
@@ -1193,6 +1530,7 @@ def _match_xl(typingctx, mask, out, x):
             acc = builder.or_(acc, bit)
         _in._store_masked(context, builder, sig.args[1], args[1], m, acc)
         return context.get_dummy_value()
+
     return types.none(mask, out, x), codegen
 
 
@@ -1200,6 +1538,7 @@ def _hint_index(name):
     """The index of a cache hint ``cuda.<name>(array, index, ...)``, checked as
     numba.cuda checks it (its words): an integer or integer tuple, one index per
     dimension, an integer or float array."""
+
     @intrinsic
     def check(typingctx, array, index):
         if not isinstance(array, types.Array):
@@ -1220,7 +1559,9 @@ def _hint_index(name):
 
         def codegen(context, builder, sig, args):
             return args[1]
+
         return i(array, index), codegen
+
     return check
 
 
@@ -1242,11 +1583,14 @@ def _vote(fn, restype):
     """A numba.cuda vote's result from the ballot of its predicate (or match_any's
     bits), the wave's active lanes and the mask: each given once, so the spelling
     (cpu/frontend.py) evaluates each argument once."""
+
     @intrinsic
     def combine(typingctx, b, a, m):
         def codegen(context, builder, sig, args):
             return context.compile_internal(builder, fn, sig, args)
+
         return restype(b, a, m), codegen
+
     return combine
 
 
@@ -1263,9 +1607,10 @@ def _vote(fn, restype):
 # differ: a debug build checks each call and raises NumquadRuntimeError naming the
 # rule, the lane and the mask.
 
+
 @numba.njit
 def _no_source(lane, sel):
-    return -1                       # a vote reads no other lane
+    return -1  # a vote reads no other lane
 
 
 _SOURCES = {}
@@ -1304,10 +1649,10 @@ def _sync_check(act, live, mvals, sels, sel0, per_lane, source):
 _SYNC_RULES = {
     3: "lane {0} calls it with mask {1:#010x}, which leaves that lane out",
     2: "the mask {1:#010x} of lane {0} names lane {2}, which has not exited but does not make "
-       "this call with the same mask (it is in another branch or loop iteration, or its mask differs): "
-       "a GPU may hang here",
+    "this call with the same mask (it is in another branch or loop iteration, or its mask differs): "
+    "a GPU may hang here",
     1: "lane {0} reads lane {2}, which is outside the mask {1:#010x}, inactive here, exited or "
-       "past a partial wave: the GPU's value is undefined (the CPU gives lane {0} its own value)",
+    "past a partial wave: the GPU's value is undefined (the CPU gives lane {0} its own value)",
 }
 
 
@@ -1317,6 +1662,7 @@ def gen_sync_check(gen, it, mask, args, out):
     call's arguments, *out* the statements before it (a splat of the mask goes
     there). One statement: a call of :func:`_sync_check` per wave, and a raise."""
     from . import codegen as _cg
+
     name, tmp = it.check
     mvals = gen._lane_operand(tmp, out)
     shuffle = name.startswith("shfl") and it.op.pattern is not None
@@ -1326,41 +1672,76 @@ def gen_sync_check(gen, it, mask, args, out):
     gen.fe.env.closure[source] = _source_of(it.op) if shuffle else _no_source
     code = _cg._name("_nq_synck", ast.Store)
     where = [_cg._name("_nq_bix"), _cg._name("_nq_biy"), _cg._name("_nq_biz"), _cg._const("thread")]
-    lane = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(40)), ast.BitAnd(),
-                     _cg._const(255))
-    other = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(32)), ast.BitAnd(),
-                      _cg._const(255))
+    lane = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(40)), ast.BitAnd(), _cg._const(255))
+    other = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(32)), ast.BitAnd(), _cg._const(255))
     mval = ast.BinOp(_cg._name("_nq_synck"), ast.BitAnd(), _cg._const(0xFFFFFFFF))
     thread = ast.BinOp(ast.BinOp(_cg._name("_nq_w"), ast.Mult(), _cg._const(32)), ast.Add(), copy.deepcopy(lane))
-    head = f'File "{gen.fe.filename}", line {it.node.lineno}: cuda.{name}(mask, ...): '.replace(
-        "{", "{{").replace("}", "}}")
+    head = f'File "{gen.fe.filename}", line {it.node.lineno}: cuda.{name}(mask, ...): '.replace("{", "{{").replace(
+        "}", "}}"
+    )
     tail = " (a debug=True check of numba.cuda's mask rules: docs/numba-cuda.md)"
     raises = []
     for rule, text in _SYNC_RULES.items():
-        exc = _cg._call("_nq_RuntimeError", _cg._const(head + text + tail), *copy.deepcopy(where),
-                        copy.deepcopy(thread), copy.deepcopy(lane), copy.deepcopy(mval), copy.deepcopy(other))
-        raises.append(ast.If(
-            test=ast.Compare(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(48)), [ast.Eq()],
-                             [_cg._const(rule)]),
-            body=[ast.Raise(exc=exc, cause=None)], orelse=[]))
-    return [_cg._assign(code, _cg._call("_nq_cu_syncchk", _cg._name(mask), _cg._name("_nq_m_entry"), mvals,
-                                        sel if per_lane else copy.deepcopy(mvals), _cg._const(0) if per_lane else sel,
-                                        _cg._const(per_lane), _cg._name(source))),
-            ast.If(test=ast.Compare(_cg._name("_nq_synck"), [ast.NotEq()], [_cg._const(0)]),
-                   body=raises, orelse=[])]
+        exc = _cg._call(
+            "_nq_RuntimeError",
+            _cg._const(head + text + tail),
+            *copy.deepcopy(where),
+            copy.deepcopy(thread),
+            copy.deepcopy(lane),
+            copy.deepcopy(mval),
+            copy.deepcopy(other),
+        )
+        raises.append(
+            ast.If(
+                test=ast.Compare(
+                    ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(48)), [ast.Eq()], [_cg._const(rule)]
+                ),
+                body=[ast.Raise(exc=exc, cause=None)],
+                orelse=[],
+            )
+        )
+    return [
+        _cg._assign(
+            code,
+            _cg._call(
+                "_nq_cu_syncchk",
+                _cg._name(mask),
+                _cg._name("_nq_m_entry"),
+                mvals,
+                sel if per_lane else copy.deepcopy(mvals),
+                _cg._const(0) if per_lane else sel,
+                _cg._const(per_lane),
+                _cg._name(source),
+            ),
+        ),
+        ast.If(test=ast.Compare(_cg._name("_nq_synck"), [ast.NotEq()], [_cg._const(0)]), body=raises, orelse=[]),
+    ]
 
 
 #: numba.cuda's warp functions that take a lane mask (each checked by a debug build)
-SYNC_NAMES = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
-              "all_sync", "any_sync", "eq_sync", "match_any_sync", "match_all_sync")
+SYNC_NAMES = (
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_down_sync",
+    "shfl_xor_sync",
+    "ballot_sync",
+    "all_sync",
+    "any_sync",
+    "eq_sync",
+    "match_any_sync",
+    "match_all_sync",
+)
 
 
 def spelling_helpers():
     """Names the front end's rewrite of numba.cuda's warp functions refers to."""
-    out = {"_nq_cu_match": _MATCH_FN, "_nq_cu_vote_all": _vote(_vote_all, types.boolean),
-           "_nq_cu_vote_eq": _vote(_vote_eq, types.boolean),
-           "_nq_cu_vote_match_all": _vote(_vote_match_all, types.Tuple((types.int32, types.boolean))),
-           "_nq_cu_syncchk": _sync_check}
+    out = {
+        "_nq_cu_match": _MATCH_FN,
+        "_nq_cu_vote_all": _vote(_vote_all, types.boolean),
+        "_nq_cu_vote_eq": _vote(_vote_eq, types.boolean),
+        "_nq_cu_vote_match_all": _vote(_vote_match_all, types.Tuple((types.int32, types.boolean))),
+        "_nq_cu_syncchk": _sync_check,
+    }
     for n in SYNC_NAMES:
         out[f"_nq_cu_mask_{n}"] = _mask_check(n)
         out[f"_nq_cu_pred_{n}"] = _pred_check(n)
@@ -1385,17 +1766,22 @@ def helpers():
 # syncthreads_count / _and / _or
 # ---------------------------------------------------------------------------
 
+
 def _sync_pred(name):
     @intrinsic
     def check(typingctx, pred):
         if not isinstance(types.unliteral(pred), types.Integer):
-            raise TypingError(f"cuda.{name}(pred): pred got {pred}; it takes an integer "
-                              f"(numba.cuda does not take a bool: write int32(pred))")
+            raise TypingError(
+                f"cuda.{name}(pred): pred got {pred}; it takes an integer "
+                f"(numba.cuda does not take a bool: write int32(pred))"
+            )
 
         def codegen(context, builder, sig, args):
             v = context.cast(builder, args[0], sig.args[0], types.int32)
             return builder.zext(builder.icmp_unsigned("!=", v, v.type(0)), v.type)
+
         return types.int32(pred), codegen
+
     return check
 
 
@@ -1407,29 +1793,34 @@ def gen_barrier_reduce(gen, it, mask):
     of the block is in step here (lane loops run over the whole block), so the
     reduction is one pass over the block's lanes under the current mask."""
     from . import codegen as _cg
+
     out = gen.barrier_check(mask, it.node.lineno, f"xpu.{it.kind}()") if gen.debug else []
     operand = gen._lane_operand(it.arg, out)
     kind = BARRIER_REDUCE[it.kind]
     pred = _cg._call(f"_nq_cu_syncpred_{it.kind}", _cg._sub(operand.id))
-    count = [ast.AugAssign(_cg._name("_nq_bred", ast.Store), ast.Add(), pred),
-             ast.AugAssign(_cg._name("_nq_bact", ast.Store), ast.Add(), _cg._const(1))]
-    out += [_cg._assign(_cg._name("_nq_bred", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
-            _cg._assign(_cg._name("_nq_bact", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
-            _cg._lane_loop([ast.If(test=_cg._sub(mask), body=count, orelse=[])])]
+    count = [
+        ast.AugAssign(_cg._name("_nq_bred", ast.Store), ast.Add(), pred),
+        ast.AugAssign(_cg._name("_nq_bact", ast.Store), ast.Add(), _cg._const(1)),
+    ]
+    out += [
+        _cg._assign(_cg._name("_nq_bred", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
+        _cg._assign(_cg._name("_nq_bact", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
+        _cg._lane_loop([ast.If(test=_cg._sub(mask), body=count, orelse=[])]),
+    ]
     if kind == "count":
         res = _cg._name("_nq_bred")
     elif kind == "and":
         res = _cg._call("_nq_i32", ast.Compare(_cg._name("_nq_bred"), [ast.Eq()], [_cg._name("_nq_bact")]))
     else:
         res = _cg._call("_nq_i32", ast.Compare(_cg._name("_nq_bred"), [ast.Gt()], [_cg._const(0)]))
-    out.append(_cg._lane_loop([ast.If(test=_cg._sub(mask), body=[_cg._store(f"_nq_v_{it.target}", res)],
-                                      orelse=[])]))
+    out.append(_cg._lane_loop([ast.If(test=_cg._sub(mask), body=[_cg._store(f"_nq_v_{it.target}", res)], orelse=[])]))
     return _cg._located(out, it.node.lineno)
 
 
 # ---------------------------------------------------------------------------
 # Dynamic shared memory
 # ---------------------------------------------------------------------------
+
 
 @numba.njit
 def _dyn_alloc(nbytes):
@@ -1439,31 +1830,54 @@ def _dyn_alloc(nbytes):
 
 @numba.njit(inline="always")
 def _dyn_view(buf, nbytes, dtype, itemsize):
-    return buf[:(nbytes // itemsize) * itemsize].view(dtype)
+    return buf[: (nbytes // itemsize) * itemsize].view(dtype)
 
 
 # ---------------------------------------------------------------------------
 # Lowering of builtin calls, and the names the generated code refers to
 # ---------------------------------------------------------------------------
 
-_ARITY = {"popc": 1, "brev": 1, "clz": 1, "ffs": 1, "fma": 3, "cbrt": 1, "selp": 3, "nanosleep": 1,
-          "threadfence": 0, "threadfence_block": 0, "threadfence_system": 0, "const.array_like": 1}
+_ARITY = {
+    "popc": 1,
+    "brev": 1,
+    "clz": 1,
+    "ffs": 1,
+    "fma": 3,
+    "cbrt": 1,
+    "selp": 3,
+    "nanosleep": 1,
+    "threadfence": 0,
+    "threadfence_block": 0,
+    "threadfence_system": 0,
+    "const.array_like": 1,
+}
 
-_IMPLS = {"popc": _popc, "brev": _brev, "clz": _clz, "ffs": _ffs, "fma": _fma, "cbrt": _cbrt,
-          "selp": _selp, "nanosleep": _nanosleep}
+_IMPLS = {
+    "popc": _popc,
+    "brev": _brev,
+    "clz": _clz,
+    "ffs": _ffs,
+    "fma": _fma,
+    "cbrt": _cbrt,
+    "selp": _selp,
+    "nanosleep": _nanosleep,
+}
 
 
 def lower_call(subst, b, node):
     """The CPU code for a call of builtin *b* (ast), or None if *b* is not ours."""
     from . import codegen as _cg
+
     if b in BARRIER_REDUCE:
-        subst.fe.error(f"cuda.{b}(pred) cannot be used here; assign its result to a variable "
-                       f"in a statement of its own", node)
+        subst.fe.error(
+            f"cuda.{b}(pred) cannot be used here; assign its result to a variable in a statement of its own", node
+        )
     if b not in _ARITY:
         return None
     if node.keywords or len(node.args) != _ARITY[b]:
-        subst.fe.error(f"cuda.{b} takes {_ARITY[b]} positional argument(s); got "
-                       f"{len(node.args) + len(node.keywords)}", node)
+        subst.fe.error(
+            f"cuda.{b} takes {_ARITY[b]} positional argument(s); got {len(node.args) + len(node.keywords)}", node
+        )
     args = [subst.visit(a) for a in node.args]
     if b == "const.array_like":
         return args[0]
@@ -1475,9 +1889,15 @@ def lower_call(subst, b, node):
 def namespace():
     """The names generated block and shadow functions refer to."""
     ns = {f"_nq_cu_{n}": f for n, f in _IMPLS.items()}
-    ns.update({"_nq_cu_fence": _fence,
-               "_nq_cu_dynalloc": _dyn_alloc, "_nq_cu_dynview": _dyn_view,
-               "_nq_XL_cuda_match_any_sync": _match_xl, "_nq_SH_cuda_match_any_sync": _match_standin})
+    ns.update(
+        {
+            "_nq_cu_fence": _fence,
+            "_nq_cu_dynalloc": _dyn_alloc,
+            "_nq_cu_dynview": _dyn_view,
+            "_nq_XL_cuda_match_any_sync": _match_xl,
+            "_nq_SH_cuda_match_any_sync": _match_standin,
+        }
+    )
     ns.update({f"_nq_cu_syncpred_{n}": f for n, f in _SYNC_PRED.items()})
     return ns
 
@@ -1485,6 +1905,7 @@ def namespace():
 # ---------------------------------------------------------------------------
 # numba.cuda device functions
 # ---------------------------------------------------------------------------
+
 
 def is_view(expr):
     """``a[i, :]``, ``a[lo:hi]``: a subscript with a slice (an array view, never a load)."""
@@ -1503,12 +1924,14 @@ def is_numba_scalar_type(obj):
 def caster(closure, prefix):
     """cast(expr, numba type) -> ``T(expr)`` for a scalar type (else expr unchanged),
     with T bound in *closure* under a name starting with *prefix*."""
+
     def cast(expr, ty):
         if not isinstance(ty, (types.Integer, types.Float, types.Boolean)):
             return expr
         name = f"{prefix}T_{ty}"
         closure[name] = ty
         return ast.copy_location(ast.Call(func=ast.Name(name, ast.Load()), args=[expr], keywords=[]), expr)
+
     return cast
 
 
@@ -1528,20 +1951,27 @@ def signature_picker(name, sigs, nargs):
         return hit
     from numba.core import errors as _errors
     from numba.core.extending import overload as _overload
+
     params = ", ".join(f"a{j}" for j in range(nargs))
 
     def choose(argtypes):
         argtypes = [types.unliteral(a) for a in argtypes]
-        rated = sorted((r, j) for j, (decl, _) in enumerate(sigs)
-                       if len(decl) == nargs and (r := _rating(argtypes, decl)) is not None)
+        rated = sorted(
+            (r, j)
+            for j, (decl, _) in enumerate(sigs)
+            if len(decl) == nargs and (r := _rating(argtypes, decl)) is not None
+        )
         got = ", ".join(str(t) for t in argtypes)
         if not rated:
-            raise _errors.TypingError(f"No matching definition for argument type(s) {got} of {name}: "
-                                      f"it is declared for " + ", ".join(
-                                          f"({', '.join(str(t) for t in d)})" for d, _ in sigs))
+            raise _errors.TypingError(
+                f"No matching definition for argument type(s) {got} of {name}: "
+                f"it is declared for " + ", ".join(f"({', '.join(str(t) for t in d)})" for d, _ in sigs)
+            )
         if len(rated) > 1 and rated[0][0] == rated[1][0]:
-            raise _errors.TypingError(f"Ambiguous overloading for {name} ({got}): "
-                                      f"{sigs[rated[0][1]][0]} and {sigs[rated[1][1]][0]} fit equally")
+            raise _errors.TypingError(
+                f"Ambiguous overloading for {name} ({got}): "
+                f"{sigs[rated[0][1]][0]} and {sigs[rated[1][1]][0]} fit equally"
+            )
         return sigs[rated[0][1]]
 
     def converter(ty, source):
@@ -1550,7 +1980,7 @@ def signature_picker(name, sigs, nargs):
         return f"    return {source}\n", None
 
     def generated(source, namespace):
-        exec(source, namespace)         # noqa: S102 - generated text, no user text in it
+        exec(source, namespace)  # noqa: S102 - generated text, no user text in it
         return namespace["f"]
 
     pick_stub = generated(f"def f(k, {params}):\n    pass\n", {})
@@ -1571,9 +2001,9 @@ def signature_picker(name, sigs, nargs):
         return generated(f"def f(v, {params}):\n{body}", {"T": ty})
 
     _overload(pick_stub, prefer_literal=True)(
-        generated(f"def f(k, {params}):\n    return pick(k, {params})\n", {"pick": pick}))
-    _overload(result_stub)(
-        generated(f"def f(v, {params}):\n    return result(v, {params})\n", {"result": result}))
+        generated(f"def f(k, {params}):\n    return pick(k, {params})\n", {"pick": pick})
+    )
+    _overload(result_stub)(generated(f"def f(v, {params}):\n    return result(v, {params})\n", {"result": result}))
     _PICKERS[key] = pick_stub, result_stub
     return _PICKERS[key]
 
@@ -1581,6 +2011,7 @@ def signature_picker(name, sigs, nargs):
 def cuda_signatures(obj):
     """[(argtypes, return type)] a numba.cuda dispatcher was declared with (numquad/xpu.py)."""
     from ..xpu import cuda_signatures as _sigs
+
     return _sigs(obj)
 
 
@@ -1588,6 +2019,7 @@ def as_xpu(obj):
     """numquad/xpu.py ``as_xpu``: the ``@xpu.jit`` Dispatcher of a numba.cuda or plain
     Numba device function or a ``register_jitable`` function; anything else unchanged."""
     from ..xpu import as_xpu as _as_xpu
+
     return _as_xpu(obj)
 
 
@@ -1621,7 +2053,7 @@ def cpu_pyfunc(pyfunc, scalar_of):
     for n in names:
         if n in glbls:
             if as_xpu(glbls[n]) is not glbls[n] and getattr(glbls[n], "py_func", None) is pyfunc:
-                self_names.append(n)        # recursion: the CPU function itself, set by the caller
+                self_names.append(n)  # recursion: the CPU function itself, set by the caller
                 changed = True
                 continue
             new = sub(glbls[n])
@@ -1637,9 +2069,13 @@ def cpu_pyfunc(pyfunc, scalar_of):
             except ValueError:
                 cells.append(c)
                 continue
-            if as_xpu(v) is not v and getattr(v, "py_func", None) is pyfunc or \
-                    isinstance(v, Dispatcher) and v.py_func is pyfunc:
-                cell = _pytypes.CellType()          # recursion through the closure
+            if (
+                as_xpu(v) is not v
+                and getattr(v, "py_func", None) is pyfunc
+                or isinstance(v, Dispatcher)
+                and v.py_func is pyfunc
+            ):
+                cell = _pytypes.CellType()  # recursion through the closure
                 self_names.append(cell)
                 cells.append(cell)
                 changed = True
@@ -1660,10 +2096,12 @@ def cpu_pyfunc(pyfunc, scalar_of):
 # Signatures: xpu.jit("void(float32[:], int32)"), as numba.cuda's cuda.jit(sig)
 # ---------------------------------------------------------------------------
 
+
 def parse_signatures(sig):
     """[(argument types, return type or None)] from a signature string, a Numba
     Signature, a tuple of types, or a list of those (numba.cuda's forms)."""
     from numba.core import sigutils
+
     sigs = sig if isinstance(sig, list) else [sig]
     out = []
     for s in sigs:
@@ -1672,9 +2110,11 @@ def parse_signatures(sig):
                 raise TypeError(f"not a signature: {s!r}")
             args, ret = sigutils.normalize_signature(s)
         except Exception as e:  # noqa: BLE001 - one message for every bad form
-            raise TypeError(f"xpu.jit: {s!r} is not a signature: give a function, a signature string "
-                            f"like \"void(float32[:], int32)\", a tuple of Numba types, or a list of "
-                            f"those ({e})") from None
+            raise TypeError(
+                f"xpu.jit: {s!r} is not a signature: give a function, a signature string "
+                f'like "void(float32[:], int32)", a tuple of Numba types, or a list of '
+                f"those ({e})"
+            ) from None
         out.append((tuple(args), ret))
     return out
 
@@ -1685,10 +2125,13 @@ def check_arity(d, sigs):
     fewest, most = d._arity
     for args, _ in sigs:
         if not fewest <= len(args) <= (most if most is not None else len(args)):
-            takes = f"{fewest}" if fewest == most else f"{fewest} to {most}" if most is not None \
-                else f"at least {fewest}"
-            raise TypeError(f"{d.where}: the signature ({', '.join(map(str, args))}) of {d.__name__} has "
-                            f"{len(args)} argument type(s); {d.__name__} takes {takes} argument(s)")
+            takes = (
+                f"{fewest}" if fewest == most else f"{fewest} to {most}" if most is not None else f"at least {fewest}"
+            )
+            raise TypeError(
+                f"{d.where}: the signature ({', '.join(map(str, args))}) of {d.__name__} has "
+                f"{len(args)} argument type(s); {d.__name__} takes {takes} argument(s)"
+            )
 
 
 def declare_signatures(d, sigs):
@@ -1705,8 +2148,9 @@ def declare_signatures(d, sigs):
     if d.is_kernel:
         for args, ret in sigs:
             if ret is not None and ret != types.none:
-                raise TypeError(f"{d.where}: CUDA kernel must have void return type; "
-                                f"{d.__name__} is declared to return {ret}")
+                raise TypeError(
+                    f"{d.where}: CUDA kernel must have void return type; {d.__name__} is declared to return {ret}"
+                )
         if d.target != "cuda":
             t = d._target("cpu")
             for args, _ in sigs:
@@ -1735,12 +2179,13 @@ def _convert(value, ty):
     launch converts it (``ctypes.c_int32(v)``): integers wrap, a bool is 0 or 1, a
     float for an integer type is refused (_FloatForInteger), as ctypes refuses it."""
     from numba.np.numpy_support import as_dtype
+
     dt = as_dtype(ty)
     if isinstance(value, (bool, np.bool_)) or dt.kind == "b":
         return dt.type(bool(value)) if dt.kind == "b" else np.array(int(value)).astype(dt)[()]
     if isinstance(value, (int, np.integer)):
         v = int(value)
-        src = np.uint64 if v >= 2 ** 63 else np.int64
+        src = np.uint64 if v >= 2**63 else np.int64
         return np.array(v, dtype=src).astype(dt)[()]
     if dt.kind in "iu":
         raise _FloatForInteger
@@ -1759,12 +2204,14 @@ def _converted(d, where, args, decl):
             out.append(_convert(x, t))
         except _FloatForInteger:
             from ..errors import NumquadTypeError
-            names = list(d.py_func.__code__.co_varnames[:d.py_func.__code__.co_argcount])
+
+            names = list(d.py_func.__code__.co_varnames[: d.py_func.__code__.co_argcount])
             name = f" ({names[j]})" if j < len(names) else ""
             raise NumquadTypeError(
                 f"{where}: argument {j}{name} of {d.__name__} is declared {t}; got the float "
                 f"{x!r}, which numba.cuda refuses for an integer parameter (its launch "
-                f"converts with ctypes): pass an integer, e.g. int(v)") from None
+                f"converts with ctypes): pass an integer, e.g. int(v)"
+            ) from None
     return tuple(out)
 
 
@@ -1782,6 +2229,7 @@ def _rating(argtypes, decl):
     ctypes refuses it)."""
     from numba.core.registry import cpu_target
     from numba.core.typeconv import Conversion
+
     ctx = cpu_target.typing_context
     unsafe = safe = promote = 0
     for a, t in zip(argtypes, decl):
@@ -1825,10 +2273,10 @@ def match_signature(d, argtypes, args):
         conv = []
         for x, a, t in zip(args, argtypes, decl):
             if isinstance(t, types.Array):
-                if not (isinstance(a, types.Array) and a.ndim == t.ndim and
-                        (t.layout == "A" or t.layout == a.layout)):
+                if not (isinstance(a, types.Array) and a.ndim == t.ndim and (t.layout == "A" or t.layout == a.layout)):
                     break
                 from numba.np.numpy_support import as_dtype
+
                 dt = as_dtype(t.dtype)
                 if dt.itemsize != x.dtype.itemsize:
                     break
@@ -1841,22 +2289,27 @@ def match_signature(d, argtypes, args):
             return decl, _converted(d, _where(d), conv, decl)
     # numba.cuda's words (a TypeError), as a NumquadTypeError naming the user's call
     from ..errors import NumquadTypeError
+
     where = _where(d)
     if not rated:
-        raise NumquadTypeError(f"{where}: No matching definition for argument type(s) ({got}) of "
-                               f"{d.__name__}; it is declared for {shown}")
+        raise NumquadTypeError(
+            f"{where}: No matching definition for argument type(s) ({got}) of {d.__name__}; it is declared for {shown}"
+        )
     rated.sort(key=lambda x: x[0])
     best, decl = rated[0]
     tied = [s for r, s in rated if r == best]
     if len(tied) > 1:
-        raise NumquadTypeError(f"{where}: Ambiguous overloading for {d.__name__} ({got}): "
-                               + "; ".join(f"({', '.join(map(str, s))})" for s in tied))
+        raise NumquadTypeError(
+            f"{where}: Ambiguous overloading for {d.__name__} ({got}): "
+            + "; ".join(f"({', '.join(map(str, s))})" for s in tied)
+        )
     return decl, _converted(d, where, args, decl)
 
 
 def _where(d):
     """The user's launch of *d*, for an error: its file and line."""
     from .._sites import call_site, defined_at
+
     site = call_site(d)
     return site if site == d.where else f"{site}: {d.__name__} ({defined_at(d, site)})"
 
@@ -1866,6 +2319,7 @@ def convert_scalars(d, args):
     (:func:`match_signature`; arrays untouched): the share of the CUDA and python
     targets, which compile for the converted arguments' types."""
     from numba import typeof
+
     try:
         argtypes = [typeof(a) for a in args]
     except ValueError:
@@ -1877,9 +2331,11 @@ def convert_scalars(d, args):
 # docs/numba-cuda.md
 # ---------------------------------------------------------------------------
 
+
 def _ported_counts(root):
     """(test functions, expected to fail on the CPU) in tests/ported, by an AST scan."""
     import pathlib
+
     total = failing = 0
     files = 0
     for p in sorted(pathlib.Path(root).glob("test_*.py")):
@@ -1901,6 +2357,7 @@ def _ported_counts(root):
 
 def render_md(ported_root=None):
     import pathlib
+
     root = pathlib.Path(ported_root or pathlib.Path(__file__).resolve().parents[2] / "tests" / "ported")
     files, total, failing = _ported_counts(root) if root.is_dir() else (0, 0, 0)
     lines = [
@@ -1917,7 +2374,7 @@ def render_md(ported_root=None):
         "",
         "## Porting a kernel",
         "",
-        "1. `@cuda.jit` -> `@xpu.jit` on kernels (signatures work: `@xpu.jit(\"void(float32[:])\")`",
+        '1. `@cuda.jit` -> `@xpu.jit` on kernels (signatures work: `@xpu.jit("void(float32[:])")`',
         "   compiles eagerly for the CPU). Device functions may keep `@cuda.jit(device=True)`",
         "   or plain `@cuda.jit` (a function a kernel calls is a device function, as numba.cuda",
         "   compiles it; with or without a signature, `inline=...` too, recursive ones too, but",
@@ -1931,7 +2388,7 @@ def render_md(ported_root=None):
         "   signature it is refused, as numba.cuda refuses it. A `register_jitable` helper",
         "   (`numba.extending` or `numba.cuda.extending`) is a device function too. An `overload`",
         "   runs on the CPU target (a CUDA one preferred to a generic one, as numba.cuda does; a",
-        "   `target=\"cpu\"` one is refused), its implementation compiled by Numba's CPU target",
+        '   `target="cpu"` one is refused), its implementation compiled by Numba\'s CPU target',
         "   with Numba's CPU semantics (`math.floor` gives an int there, `round` and `**` differ,",
         "   no bounds checks); the python target refuses an `overload` stub in one line. The",
         "   CPU copy of a CUDA overload that numquad registers is seen by numquad's compiles",
@@ -1984,8 +2441,9 @@ def render_md(ported_root=None):
         "8. NumPy in a kernel follows numba.cuda on every target (numquad/_numpy_calls.py), so",
         "   that a kernel tested on the CPU compiles for the GPU: array attributes, indexing,",
         "   the scalar types (`np.float32(x)`, `np.iinfo`), reductions such as `np.sum`,",
-        "   `np.mean`, `np.argmax`, `np.any`, and these ufuncs: " + ", ".join(
-            f"`np.{u}`" for u in sorted(_numpy_calls.CUDA_UFUNCS)) + ".",
+        "   `np.mean`, `np.argmax`, `np.any`, and these ufuncs: "
+        + ", ".join(f"`np.{u}`" for u in sorted(_numpy_calls.CUDA_UFUNCS))
+        + ".",
         "   Others (`np.sqrt`, `np.exp`, `np.abs`, `np.floor`, `np.add`: numba-cuda 0.30.4 fails",
         "   on them with a bare `KeyError`) are refused in one line naming the `math` function or",
         "   operator to use. Without numba.cuda's NRT (`numba.cuda.config.CUDA_ENABLE_NRT`, off",
@@ -2024,7 +2482,7 @@ def render_md(ported_root=None):
         "   either). Within a block, hand the value over through shared memory and",
         "   `syncthreads()`.",
         "12. Import numquad (or `from numquad import xpu`) before the module that defines",
-        "   `@cuda.jit(\"sig\", device=True)` functions: numba.cuda compiles those for a GPU when",
+        '   `@cuda.jit("sig", device=True)` functions: numba.cuda compiles those for a GPU when',
         "   they are defined, which fails on a machine without one unless numquad is loaded.",
         "13. numba.cuda's `*_sync` warp functions take a lane mask, and CUDA leaves a call",
         "   undefined (a GPU may return any value, or hang) where the calling lane is not in",
@@ -2053,8 +2511,13 @@ def render_md(ported_root=None):
     for a in API:
         if a.group != group:
             group = a.group
-            lines += ["", f"## {group}", "", "| `cuda.` name | numba.cuda | CPU | CUDA | CPU notes |",
-                      "|---|---|---|---|---|"]
+            lines += [
+                "",
+                f"## {group}",
+                "",
+                "| `cuda.` name | numba.cuda | CPU | CUDA | CPU notes |",
+                "|---|---|---|---|---|",
+            ]
         name = f"`{a.name}`" + (" (xpu)" if a.xpu and a.cpu else "")
         cpu = "yes" if a.cpu else "no"
         cells = [c.replace("|", "\\|") for c in (name, a.numba_cuda, cpu, "yes", a.note)]

@@ -48,12 +48,20 @@ from . import cudaapi as _cudaapi
 from .. import _control, _power
 from .power import pow_ as _pow_intrinsic
 
-__all__ = ["checked_function", "is_checked", "is_unchecked", "is_guarded", "mark_checked", "guarded_store",
-           "STATE", "STACK"]
+__all__ = [
+    "checked_function",
+    "is_checked",
+    "is_unchecked",
+    "is_guarded",
+    "mark_checked",
+    "guarded_store",
+    "STATE",
+    "STACK",
+]
 
-STATE = "_nq_lb"            # the parameter, and the block function's bounds state
-STACK = "_nq_sb"            # a recursive function's parameter: the outermost call's stack
-                            # address (``_nq_sbh`` in its body, passed on to itself)
+STATE = "_nq_lb"  # the parameter, and the block function's bounds state
+STACK = "_nq_sb"  # a recursive function's parameter: the outermost call's stack
+# address (``_nq_sbh`` in its body, passed on to itself)
 _GUARDED = "_nq_guarded_device"
 
 
@@ -63,12 +71,14 @@ def _stack_limit():
     limit = 8 << 20
     try:
         import resource
+
         soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
         if 0 < soft != resource.RLIM_INFINITY:
             limit = min(limit, soft)
     except (ImportError, OSError, ValueError):
         pass
     import threading
+
     if threading.stack_size():
         limit = min(limit, threading.stack_size())
     return max(64 << 10, limit // 2)
@@ -83,9 +93,11 @@ STACK_LIMIT = _stack_limit()
 @_intrinsic
 def _frame_address(typingctx):
     """The address of a byte in the caller's stack frame, as uint64."""
+
     def codegen(context, builder, sig, args):
         slot = _cgutils.alloca_once(builder, _ir.IntType(8))
         return builder.ptrtoint(slot, _ir.IntType(64))
+
     return _nbtypes.uint64(), codegen
 
 
@@ -100,6 +112,8 @@ def _stack_guard(base):
     if b > here and b - here > STACK_LIMIT:
         return _nbtypes.uint64(0)
     return b
+
+
 _CHECKED = "_nq_checked_device"
 _UNCHECKED = "_nq_unchecked_device"
 
@@ -139,8 +153,7 @@ def guarded_store(node, idx, n, test):
 
 #: methods and NumPy functions that give a view (or a copy) of an array, which a
 #: store or load may index directly (``a.T[0, i] = v``, ``a.ravel()[j]``)
-_VIEW_CALLS = frozenset({"ravel", "reshape", "transpose", "swapaxes", "squeeze", "view", "flatten",
-                         "copy", "astype"})
+_VIEW_CALLS = frozenset({"ravel", "reshape", "transpose", "swapaxes", "squeeze", "view", "flatten", "copy", "astype"})
 
 
 def checkable_view(e):
@@ -156,9 +169,22 @@ def checkable_view(e):
             f = n.func
             if not (isinstance(f, ast.Attribute) and f.attr in _VIEW_CALLS) or n.keywords:
                 return False
-        elif not isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple,
-                                ast.UnaryOp, ast.BinOp, ast.expr_context, ast.operator, ast.unaryop,
-                                ast.Slice)):
+        elif not isinstance(
+            n,
+            (
+                ast.Name,
+                ast.Attribute,
+                ast.Subscript,
+                ast.Constant,
+                ast.Tuple,
+                ast.UnaryOp,
+                ast.BinOp,
+                ast.expr_context,
+                ast.operator,
+                ast.unaryop,
+                ast.Slice,
+            ),
+        ):
             return False
     return True
 
@@ -177,16 +203,17 @@ class _Checks(ast.NodeTransformer):
     def visit_Subscript(self, node):
         self.generic_visit(node)
         if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-            return node                     # a record's field: Numba types only a literal name
+            return node  # a record's field: Numba types only a literal name
         if isinstance(node.ctx, ast.Load):
-            call = ast.Call(func=_name("_nq_dld"), args=[node.value, node.slice, _name(STATE), self._site(node)],
-                            keywords=[])
+            call = ast.Call(
+                func=_name("_nq_dld"), args=[node.value, node.slice, _name(STATE), self._site(node)], keywords=[]
+            )
             return ast.copy_location(call, node)
         if isinstance(node.ctx, ast.Store) and (isinstance(node.value, ast.Name) or checkable_view(node.value)):
             shape = ast.Call(func=_name("_nq_shp"), args=[copy.deepcopy(node.value)], keywords=[])
             node.slice = ast.copy_location(
-                ast.Call(func=_name("_nq_dsx"), args=[shape, node.slice, self._site(node)], keywords=[]),
-                node.slice)
+                ast.Call(func=_name("_nq_dsx"), args=[shape, node.slice, self._site(node)], keywords=[]), node.slice
+            )
         return node
 
     def visit_Assign(self, node):
@@ -195,14 +222,25 @@ class _Checks(ast.NodeTransformer):
         exit in the caller's lane loop), without one it raises at once."""
         self.generic_visit(node)
         t = node.targets[0] if isinstance(node, ast.Assign) else node.target
-        if isinstance(node, ast.Assign) and len(node.targets) != 1 or not (
-                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Call) and
-                isinstance(t.slice.func, ast.Name) and t.slice.func.id == "_nq_dsx"):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) != 1
+            or not (
+                isinstance(t, ast.Subscript)
+                and isinstance(t.slice, ast.Call)
+                and isinstance(t.slice.func, ast.Name)
+                and t.slice.func.id == "_nq_dsx"
+            )
+        ):
             return node
         shape, idx, site = t.slice.args
         self.stores += 1
-        return guarded_store(node, idx, self.stores, lambda i: ast.Call(
-            func=_name("_nq_dok"), args=[shape, i, _name(STATE), site], keywords=[]))
+        return guarded_store(
+            node,
+            idx,
+            self.stores,
+            lambda i: ast.Call(func=_name("_nq_dok"), args=[shape, i, _name(STATE), site], keywords=[]),
+        )
 
     visit_AugAssign = visit_Assign
 
@@ -214,7 +252,7 @@ class _Checks(ast.NodeTransformer):
             node.keywords.append(ast.keyword(arg=STACK, value=_name(STACK + "h")))
         return node
 
-    def visit_Lambda(self, node):           # their own scopes: left as written
+    def visit_Lambda(self, node):  # their own scopes: left as written
         return node
 
     visit_FunctionDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
@@ -243,13 +281,16 @@ def debug_checks():
             if d == 0:
                 raise ZeroDivisionError(msg)
             return d
+
         _DEBUG_CHECKS.extend((shcount, divisor))
     return tuple(_DEBUG_CHECKS)
 
 
 def shift_message(filename, line, shown):
-    return (f'File "{filename}", line {line}: a shift by a count outside 0..63 (the count of {shown}); '
-            f"the result is undefined, and differs between a GPU and a CPU (debug=True check)")
+    return (
+        f'File "{filename}", line {line}: a shift by a count outside 0..63 (the count of {shown}); '
+        f"the result is undefined, and differs between a GPU and a CPU (debug=True check)"
+    )
 
 
 def division_message(filename, line, shown):
@@ -269,12 +310,27 @@ class _DebugChecks(ast.NodeTransformer):
         if isinstance(node.op, (ast.LShift, ast.RShift)):
             if isinstance(operand, ast.Constant) and isinstance(operand.value, int) and 0 <= operand.value < 64:
                 return operand
-            return ast.copy_location(ast.Call(func=_name("_nq_shcount"), args=[operand, ast.Constant(
-                shift_message(self.filename, line, ast.unparse(node)[:80]))], keywords=[]), operand)
-        if self.divisions and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not (
-                isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float)) and operand.value):
-            return ast.copy_location(ast.Call(func=_name("_nq_divisor"), args=[operand, ast.Constant(
-                division_message(self.filename, line, ast.unparse(node)[:80]))], keywords=[]), operand)
+            return ast.copy_location(
+                ast.Call(
+                    func=_name("_nq_shcount"),
+                    args=[operand, ast.Constant(shift_message(self.filename, line, ast.unparse(node)[:80]))],
+                    keywords=[],
+                ),
+                operand,
+            )
+        if (
+            self.divisions
+            and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
+            and not (isinstance(operand, ast.Constant) and isinstance(operand.value, (int, float)) and operand.value)
+        ):
+            return ast.copy_location(
+                ast.Call(
+                    func=_name("_nq_divisor"),
+                    args=[operand, ast.Constant(division_message(self.filename, line, ast.unparse(node)[:80]))],
+                    keywords=[],
+                ),
+                operand,
+            )
         return operand
 
     def visit_BinOp(self, node):
@@ -287,7 +343,7 @@ class _DebugChecks(ast.NodeTransformer):
         node.value = self._wrap(node, node.value)
         return node
 
-    def visit_Lambda(self, node):           # their own scopes: left as written
+    def visit_Lambda(self, node):  # their own scopes: left as written
         return node
 
     visit_FunctionDef = visit_Lambda
@@ -323,7 +379,7 @@ def checked_function(dispatcher, pyfunc, self_names):
     # *args, **kwargs, keyword- or positional-only parameters: the rewrites below, but
     # no checks (no _nq_lb parameter to add); is_unchecked() tells the caller
     plain = bool(a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs)
-    if not tree.name.isidentifier():        # a lambda
+    if not tree.name.isidentifier():  # a lambda
         tree.name = "_nq_lambda"
     code = pyfunc.__code__
     cells = dict(zip(code.co_freevars, pyfunc.__closure__ or ()))
@@ -350,39 +406,44 @@ def checked_function(dispatcher, pyfunc, self_names):
         v = n.value if isinstance(n, ast.Constant) else value_of(n.id) if isinstance(n, ast.Name) else None
         return isinstance(v, int) and not isinstance(v, bool)
 
-    def is_self_call(func):             # (an xpu.jit function names its dispatcher: dispatch.py
-        return isinstance(func, ast.Name) and (            # _self_reference replaces it)
-            func.id in self_names or func.id in self_cells or value_of(func.id) is dispatcher)
+    def is_self_call(func):  # (an xpu.jit function names its dispatcher: dispatch.py
+        return isinstance(func, ast.Name) and (  # _self_reference replaces it)
+            func.id in self_names or func.id in self_cells or value_of(func.id) is dispatcher
+        )
 
     # a function that calls itself checks its depth: without, a missing base case
     # overflowed the thread's stack (a segmentation fault of the whole process)
     guarded = not plain and any(isinstance(n, ast.Call) and is_self_call(n.func) for n in ast.walk(tree))
     debug = bool(getattr(dispatcher, "debug", False))
-    if debug:                               # before the power rewrite: a ** b is no division
+    if debug:  # before the power rewrite: a ** b is no division
         # (Numba's "python" error model, as cpu/dispatch.py _error_model picks it)
-        divisions = (getattr(dispatcher, "_error_model", None) or
-                     ("numpy" if getattr(dispatcher, "fastmath", False) else "python")) == "python"
+        divisions = (
+            getattr(dispatcher, "_error_model", None)
+            or ("numpy" if getattr(dispatcher, "fastmath", False) else "python")
+        ) == "python"
         tree.body = [_DebugChecks(dispatcher.filename, divisions).visit(st) for st in tree.body]
-    pow_ = _power.rewrite(tree, is_int)           # 0.0 ** -1 is inf (numquad/_power.py)
-    bound = {}                              # hasattr, round(x, n), bit_count: as in a kernel
+    pow_ = _power.rewrite(tree, is_int)  # 0.0 ** -1 is inf (numquad/_power.py)
+    bound = {}  # hasattr, round(x, n), bit_count: as in a kernel
     tree = _Calls(_control.Env(dispatcher.py_func, tree), bound).visit(tree)
     if not plain:
-        checks = _Checks(dispatcher.filename, tree.name, is_device_call, is_self_call if guarded else
-                         (lambda func: False))
+        checks = _Checks(
+            dispatcher.filename, tree.name, is_device_call, is_self_call if guarded else (lambda func: False)
+        )
         body = []
-        for st in tree.body:                # (its nested functions: left alone)
+        for st in tree.body:  # (its nested functions: left alone)
             new = checks.visit(st)
             body += new if isinstance(new, list) else [new]
         if guarded:
             name = dispatcher.__name__
             line = getattr(tree, "lineno", dispatcher.firstlineno)
-            msg = (f'File "{dispatcher.filename}", line {line}, in {name}: {name} calls itself more '
-                   f"than {STACK_LIMIT >> 10} KiB of machine stack deep on the CPU target (a missing "
-                   f"or unreached base case?); it stopped there instead of overflowing the stack")
+            msg = (
+                f'File "{dispatcher.filename}", line {line}, in {name}: {name} calls itself more '
+                f"than {STACK_LIMIT >> 10} KiB of machine stack deep on the CPU target (a missing "
+                f"or unreached base case?); it stopped there instead of overflowing the stack"
+            )
             guard = ast.parse(
-                f"{STACK}h = _nq_stk({STACK})\n"
-                f"if {STACK}h == 0:\n"
-                f"    raise RecursionError({msg!r})\n").body
+                f"{STACK}h = _nq_stk({STACK})\nif {STACK}h == 0:\n    raise RecursionError({msg!r})\n"
+            ).body
             for st in guard:
                 ast.copy_location(st, tree)
                 for n in ast.walk(st):
@@ -393,14 +454,26 @@ def checked_function(dispatcher, pyfunc, self_names):
         if guarded:
             a.args.append(ast.arg(arg=STACK))
     tree.decorator_list = []
-    a.defaults, a.kw_defaults = [], [None] * len(a.kwonlyargs)     # the function's own come from pyfunc
+    a.defaults, a.kw_defaults = [], [None] * len(a.kwonlyargs)  # the function's own come from pyfunc
     free = list(code.co_freevars)
     body = tree
-    if free:                                # a closure: its cells are bound below
-        body = ast.FunctionDef(name="_nq_outer", args=ast.arguments(
-            posonlyargs=[], args=[ast.arg(arg=n) for n in free], vararg=None, kwonlyargs=[],
-            kw_defaults=[], kwarg=None, defaults=[]), body=[tree, ast.Return(_name(tree.name))],
-            decorator_list=[], returns=None, type_params=[])
+    if free:  # a closure: its cells are bound below
+        body = ast.FunctionDef(
+            name="_nq_outer",
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=n) for n in free],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            ),
+            body=[tree, ast.Return(_name(tree.name))],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
         ast.copy_location(body, tree)
     mod = ast.fix_missing_locations(ast.Module(body=[body], type_ignores=[]))
     compiled = compile(mod, dispatcher.filename, "exec")
@@ -410,8 +483,12 @@ def checked_function(dispatcher, pyfunc, self_names):
 
     inner = code_named(code_named(compiled, "_nq_outer"), tree.name) if free else code_named(compiled, tree.name)
     glbls = dict(pyfunc.__globals__)
-    glbls.update(_nq_dld=_bounds.device_load, _nq_dsx=_bounds.device_store, _nq_dok=_bounds.device_store_ok,
-                 _nq_shp=_bounds.shape_of)
+    glbls.update(
+        _nq_dld=_bounds.device_load,
+        _nq_dsx=_bounds.device_store,
+        _nq_dok=_bounds.device_store_ok,
+        _nq_shp=_bounds.shape_of,
+    )
     if pow_:
         glbls[_power.NAME] = _pow_intrinsic
     if guarded:
@@ -420,12 +497,17 @@ def checked_function(dispatcher, pyfunc, self_names):
         glbls["_nq_shcount"], glbls["_nq_divisor"] = debug_checks()
     glbls.update(bound)
     closure = tuple(cells[n] for n in inner.co_freevars) or None
-    fn = _pytypes.FunctionType(inner, glbls, tree.name, (pyfunc.__defaults__ or ()) + ((None,) if not plain else ())
-                               + ((0,) if guarded else ()), closure)
+    fn = _pytypes.FunctionType(
+        inner,
+        glbls,
+        tree.name,
+        (pyfunc.__defaults__ or ()) + ((None,) if not plain else ()) + ((0,) if guarded else ()),
+        closure,
+    )
     fn.__kwdefaults__ = pyfunc.__kwdefaults__
     fn.__qualname__ = pyfunc.__qualname__
     fn.__module__ = pyfunc.__module__
-    fn._nq_origin = getattr(pyfunc, "_nq_origin", pyfunc)   # its source's code (cpu/diskcache.py)
+    fn._nq_origin = getattr(pyfunc, "_nq_origin", pyfunc)  # its source's code (cpu/diskcache.py)
     if plain:
         setattr(fn, _UNCHECKED, True)
     if guarded:

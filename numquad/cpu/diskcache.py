@@ -116,6 +116,7 @@ def _attribute_chains(source):
     ``m = cfg`` or ``getattr(cfg, "C")``, is the empty chain), or None if it does not
     parse."""
     import textwrap
+
     try:
         tree = ast.parse(textwrap.dedent(source))
     except SyntaxError:
@@ -124,10 +125,10 @@ def _attribute_chains(source):
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in inner:
-            chains.setdefault(node.id, set()).add(())     # the name itself, as a value
+            chains.setdefault(node.id, set()).add(())  # the name itself, as a value
             continue
         if not isinstance(node, ast.Attribute) or id(node) in inner:
-            continue                        # only whole chains: cfg.sub.N, not cfg.sub
+            continue  # only whole chains: cfg.sub.N, not cfg.sub
         attrs = []
         base = node
         while isinstance(base, ast.Attribute):
@@ -154,7 +155,7 @@ def _by_name(mod):
         return False
     path = getattr(sys.modules.get(top, mod), "__file__", None)
     if path is None:
-        return True                             # a built-in module (sys, time, ...)
+        return True  # a built-in module (sys, time, ...)
     real = os.path.realpath(path)
     return any(real.startswith(r + os.sep) for r in _stdlib_roots())
 
@@ -163,6 +164,7 @@ def _by_name(mod):
 def _stdlib_roots():
     """The interpreter's standard-library directories (once per process)."""
     import sysconfig
+
     paths = sysconfig.get_paths()
     return tuple({os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths})
 
@@ -184,7 +186,7 @@ def _module_fingerprint(mod, chains, depth):
         value = mod
         for k, attr in enumerate(chain):
             if not isinstance(value, (_pytypes.ModuleType, type)):
-                break                       # cfg.arr.shape: the array's fingerprint holds it
+                break  # cfg.arr.shape: the array's fingerprint holds it
             try:
                 value = getattr(value, attr)
             except AttributeError:
@@ -205,7 +207,7 @@ def _module_fingerprint(mod, chains, depth):
 
 
 _MISSING = object()
-_SEEN = {}          # id(array) -> (weak reference, content hash first seen in this process)
+_SEEN = {}  # id(array) -> (weak reference, content hash first seen in this process)
 
 
 def _same_as_first_seen(array, digest, what="a global array changed in place"):
@@ -217,6 +219,7 @@ def _same_as_first_seen(array, digest, what="a global array changed in place"):
     ``h`` that reads ``cfg.C`` compiled: its machine code keeps 1, and a later block
     compile reusing it must not be saved under a key that says 2)."""
     import weakref
+
     try:
         ref = weakref.ref(array)
     except TypeError:
@@ -264,8 +267,10 @@ def _fingerprint(value, depth=0, chains=None):
         # its layout too: Numba types a global array by it (a probe: G.strides[0] of an
         # F-order G was read from the C-order G's entry)
         f = value.flags
-        return (f"ndarray:{value.dtype.descr!r}:{value.shape}:{value.strides}:"
-                f"{f.c_contiguous}{f.f_contiguous}{f.aligned}{f.writeable}:{digest}")
+        return (
+            f"ndarray:{value.dtype.descr!r}:{value.shape}:{value.strides}:"
+            f"{f.c_contiguous}{f.f_contiguous}{f.aligned}{f.writeable}:{digest}"
+        )
     if isinstance(value, (tuple, list)):
         kind = type(value).__name__
         fields = getattr(type(value), "_fields", None)
@@ -282,10 +287,14 @@ def _fingerprint(value, depth=0, chains=None):
         return f"numbatype:{value}"
     py_func = getattr(value, "py_func", None)
     if isinstance(value, numba.core.dispatcher.Dispatcher) and py_func is not None:
-        text = _function_fingerprint(py_func, depth)   # a lane function compiled on its own
+        text = _function_fingerprint(py_func, depth)  # a lane function compiled on its own
         # its options (``@njit(fastmath=FM)``: FM is named only by the decorator)
-        text += ":opts" + repr(sorted((k, sorted(v) if isinstance(v, (set, frozenset)) else repr(v))
-                                      for k, v in getattr(value, "targetoptions", {}).items()))
+        text += ":opts" + repr(
+            sorted(
+                (k, sorted(v) if isinstance(v, (set, frozenset)) else repr(v))
+                for k, v in getattr(value, "targetoptions", {}).items()
+            )
+        )
         if not getattr(value, "_can_compile", True):
             # declared signatures (@cuda.jit(SIG, device=True)): calls convert to them,
             # and SIG may be a global the function's source names only
@@ -294,18 +303,19 @@ def _fingerprint(value, depth=0, chains=None):
     mod = getattr(value, "__module__", None) or getattr(type(value), "__module__", "")
     qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     if mod and (mod == "numquad" or mod.startswith("numquad.")) and qual:
-        return f"numquad:{mod}.{qual}"                  # covered by the package hash
+        return f"numquad:{mod}.{qual}"  # covered by the package hash
     if mod in ("builtins", "math", "operator", "cmath") and qual:
         return f"{mod}:{qual}"
     if mod and mod.split(".")[0] == "numpy" and qual:
-        return f"numpy:{mod}.{qual}"                    # covered by the NumPy version
+        return f"numpy:{mod}.{qual}"  # covered by the NumPy version
     raise _Uncachable(f"a global of type {type(value).__name__}")
 
 
 def _function_fingerprint(fn, depth):
     """A function by its source and, recursively, the globals its code names."""
     import inspect
-    origin = getattr(fn, "_nq_origin", fn)      # a generated copy's user function
+
+    origin = getattr(fn, "_nq_origin", fn)  # a generated copy's user function
     try:
         src = inspect.getsource(origin)
     except (OSError, TypeError):
@@ -323,6 +333,7 @@ def _function_fingerprint(fn, depth):
 
     def reads(name):
         return None if chains is None else chains.get(name, ())
+
     glbls = getattr(fn, "__globals__", {})
     for name in sorted(code_names(fn.__code__)):
         if name in glbls:
@@ -343,10 +354,17 @@ def block_key(source, namespace, argtypes, nd, debug, fastmath):
     if module is None or getattr(module, "__dict__", None) is None:
         return None
     h = hashlib.sha256()
-    for part in (sys.version, numba.__version__, llvmlite.__version__, np.__version__,
-                 _package_hash(), f"module:{modname}",
-                 repr(tuple(map(str, argtypes))), repr((nd or False, bool(debug), bool(fastmath))),
-                 source):
+    for part in (
+        sys.version,
+        numba.__version__,
+        llvmlite.__version__,
+        np.__version__,
+        _package_hash(),
+        f"module:{modname}",
+        repr(tuple(map(str, argtypes))),
+        repr((nd or False, bool(debug), bool(fastmath))),
+        source,
+    ):
         h.update(part.encode())
         h.update(b"\0")
     chains = _attribute_chains(source)
@@ -369,36 +387,37 @@ class _Locator(_caching._CacheLocator):
         return self._path
 
     def get_source_stamp(self):
-        return "numquad"                    # the key holds the source: no file stamp
+        return "numquad"  # the key holds the source: no file stamp
 
     def get_disambiguator(self):
         return "block"
 
     @classmethod
-    def from_function(cls, py_func, py_file):       # pragma: no cover - not used
+    def from_function(cls, py_func, py_file):  # pragma: no cover - not used
         return None
 
 
 class _Impl(_caching.CompileResultCacheImpl):
-    def __init__(self, py_func, key):              # noqa: D401 - no super(): no file lookup
+    def __init__(self, py_func, key):  # noqa: D401 - no super(): no file lookup
         self._lineno = py_func.__code__.co_firstlineno
         self._locator = _Locator(cache_dir(), py_func.__code__.co_filename)
-        self._filename_base = f"{py_func.__name__}-{key[:32]}.py{sys.version_info[0]}" \
-                              f"{sys.version_info[1]}"
+        self._filename_base = f"{py_func.__name__}-{key[:32]}.py{sys.version_info[0]}{sys.version_info[1]}"
 
 
 class BlockCache(_caching.FunctionCache):
     """Numba's cache for one generated block function, keyed by :func:`block_key`."""
 
-    def __init__(self, py_func, key):              # (Cache.__init__ looks for a source file)
+    def __init__(self, py_func, key):  # (Cache.__init__ looks for a source file)
         self._name = repr(py_func)
         self._py_func = py_func
         self._key = key
         self._impl = _Impl(py_func, key)
         self._cache_path = self._impl.locator.get_cache_path()
         self._cache_file = _caching.IndexDataCacheFile(
-            cache_path=self._cache_path, filename_base=self._impl.filename_base,
-            source_stamp=self._impl.locator.get_source_stamp())
+            cache_path=self._cache_path,
+            filename_base=self._impl.filename_base,
+            source_stamp=self._impl.locator.get_source_stamp(),
+        )
         self.enable()
 
     def _index_key(self, sig, codegen):
@@ -409,7 +428,7 @@ class BlockCache(_caching.FunctionCache):
         and the block compiles as if it were not there."""
         try:
             return super().load_overload(sig, target_context)
-        except Exception:                               # noqa: BLE001 - any damage
+        except Exception:  # noqa: BLE001 - any damage
             self._remove_files()
             return None
 
@@ -417,14 +436,16 @@ class BlockCache(_caching.FunctionCache):
         """Save the machine code; a full disk or a damaged index only skips saving."""
         try:
             super().save_overload(sig, data)
-        except Exception:                               # noqa: BLE001
+        except Exception:  # noqa: BLE001
             self._remove_files()
 
     def _remove_files(self):
         base = os.path.join(self._cache_path, self._impl.filename_base)
         for path in (self._cache_file._index_path,) + tuple(
-                os.path.join(self._cache_path, f) for f in _listdir(self._cache_path)
-                if f.startswith(os.path.basename(base)) and f.endswith(".nbc")):
+            os.path.join(self._cache_path, f)
+            for f in _listdir(self._cache_path)
+            if f.startswith(os.path.basename(base)) and f.endswith(".nbc")
+        ):
             try:
                 os.unlink(path)
             except OSError:

@@ -56,6 +56,7 @@ def _accessed(filename, line, kind, axis):
     stand-in name where the line cannot be read or parsed."""
     import ast
     import linecache
+
     text = linecache.getline(filename, line).strip()
     name = "out" if kind == "store" else "a"
     if not text:
@@ -65,12 +66,12 @@ def _accessed(filename, line, kind, axis):
     except SyntaxError:
         return f"; the statement: `{text}`", name
     shown = text.split("#")[0].rstrip() if "#" in text and "'" not in text and '"' not in text else text
-    if kind == "atomic":            # the array of ``cuda.atomic.add(hist, i, 1)``
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args and
-                 "atomic" in ast.unparse(n.func)]
+    if kind == "atomic":  # the array of ``cuda.atomic.add(hist, i, 1)``
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args and "atomic" in ast.unparse(n.func)]
         return f"; the statement: `{shown}`", ast.unparse(calls[0].args[0]) if calls else "ary"
-    subs = [n for n in ast.walk(tree) if isinstance(n, ast.Subscript)
-            and isinstance(n.ctx, ast.Store) == (kind == "store")]     # a[i] += v: a Store
+    subs = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) == (kind == "store")
+    ]  # a[i] += v: a Store
     # a plain name first; else a view made in the statement (``a.ravel()[i] = v``)
     subs.sort(key=lambda n: not isinstance(n.value, ast.Name))
     fits = [n for n in subs if (len(n.slice.elts) if isinstance(n.slice, ast.Tuple) else 1) > axis]
@@ -129,8 +130,7 @@ def _self_reference(scalar, d):
     glbls = dict(fn.__globals__) if names else fn.__globals__
     for k in selfcells:
         cells[k] = _pytypes.CellType(None)
-    copy_ = _pytypes.FunctionType(fn.__code__, glbls, fn.__name__, fn.__defaults__,
-                                  tuple(cells) if cells else None)
+    copy_ = _pytypes.FunctionType(fn.__code__, glbls, fn.__name__, fn.__defaults__, tuple(cells) if cells else None)
     copy_.__qualname__, copy_.__module__ = fn.__qualname__, fn.__module__
     new = _scalar_njit(copy_, **{k: v for k, v in scalar.targetoptions.items() if k != "nopython"})
     for n in names:
@@ -154,7 +154,7 @@ def _drop_compile_state(block):
             cres.fndesc.calltypes = None
             block.overloads[sig] = cres._replace(type_annotation=None, metadata={})
         except (AttributeError, TypeError, ValueError):
-            pass            # another Numba's layout: keep all of it
+            pass  # another Numba's layout: keep all of it
 
 
 def _trim_globals(fn):
@@ -194,6 +194,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 def _same_file(a, b):
     import os
+
     try:
         return os.path.abspath(a) == os.path.abspath(b)
     except (TypeError, ValueError):
@@ -205,8 +206,10 @@ def _same_file(a, b):
 _XPU_MSG = re.compile(r"(?<![\w.])(xpu\.\w[\w.]*(?:\([^)\n]*\))?: [^\n]*)")
 #: a lane function's declared signatures that its arguments do not fit
 #: (cudaapi.signature_picker), which Numba buries the same way
-_SIG_MSG = re.compile(r"((?:No matching definition for argument type\(s\)|Ambiguous overloading for) "
-                      r"[^\n]* of \w+: [^\n]*|Ambiguous overloading for \w+ [^\n]*)")
+_SIG_MSG = re.compile(
+    r"((?:No matching definition for argument type\(s\)|Ambiguous overloading for) "
+    r"[^\n]* of \w+: [^\n]*|Ambiguous overloading for \w+ [^\n]*)"
+)
 #: a device function's load of a scalar (cpu/bounds.py)
 _INDEX_MSG = re.compile(r"(cannot index a \w+ value: [^\n]*)")
 
@@ -220,24 +223,35 @@ def _typing_error(dispatcher, err):
     """A NumquadTypeError from a Numba TypingError, naming the user's file and line;
     also a TypingError, as numba.cuda raises for the same kernel."""
     if isinstance(err, (NumquadTypeError, NumquadCompileError)):
-        return err                      # numquad's own, worded already
+        return err  # numquad's own, worded already
     text = _ANSI.sub("", str(err))
-    m = _OP_MSG.search(text) or _XPU_MSG.search(text) or _CUDA_MSG.search(text) or \
-        _INDEX_MSG.search(text) or _SIG_MSG.search(text)
+    m = (
+        _OP_MSG.search(text)
+        or _XPU_MSG.search(text)
+        or _CUDA_MSG.search(text)
+        or _INDEX_MSG.search(text)
+        or _SIG_MSG.search(text)
+    )
     msg = m.group(1).strip() if m else _numba_reason(text)
     bad_index = re.search(r"(?:get|set)item\(array\([^)]*\), (float\d+|complex\d+|bool)\b", msg)
     if bad_index:
-        msg = (f"an array index must be an integer (or a tuple of integers or slices); got "
-               f"{bad_index.group(1)}: convert it (int(...)) [{msg}]")
+        msg = (
+            f"an array index must be an integer (or a tuple of integers or slices); got "
+            f"{bad_index.group(1)}: convert it (int(...)) [{msg}]"
+        )
     if re.search(r"setitem\(readonly array", msg):
-        msg = (f"a store into a read-only array (an argument whose writeable flag is False, or "
-               f"a const array): pass a writeable array (a.copy()) [{msg}]")
-    locs = [(f, int(n)) for f, n in _AT.findall(text) + _LOC.findall(text)
-            if _same_file(_LANE_CALL_FILE.sub(r"\1", f), dispatcher.filename)]
+        msg = (
+            f"a store into a read-only array (an argument whose writeable flag is False, or "
+            f"a const array): pass a writeable array (a.copy()) [{msg}]"
+        )
+    locs = [
+        (f, int(n))
+        for f, n in _AT.findall(text) + _LOC.findall(text)
+        if _same_file(_LANE_CALL_FILE.sub(r"\1", f), dispatcher.filename)
+    ]
     f, n = locs[0] if locs else (dispatcher.filename, dispatcher.firstlineno)
-    detail = ""             # one line; Numba's full text stays on the exception (.numba_text)
-    err = NumquadTypeError(
-        f'File "{dispatcher.filename}", line {n}, in {_function_at(dispatcher, n)}: {msg}{detail}')
+    detail = ""  # one line; Numba's full text stays on the exception (.numba_text)
+    err = NumquadTypeError(f'File "{dispatcher.filename}", line {n}, in {_function_at(dispatcher, n)}: {msg}{detail}')
     err.numba_text = text
     return as_numba_typing(err)
 
@@ -247,18 +261,19 @@ def _function_at(dispatcher, line):
     (a device function the kernel calls, defined in the same file), else the
     dispatcher's own name."""
     from .._source import file_tree
+
     tree = file_tree(dispatcher.filename)
     best = None
     for n in ast.walk(tree) if tree is not None else ():
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                n.lineno <= line <= (n.end_lineno or n.lineno):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= line <= (n.end_lineno or n.lineno):
             if best is None or n.lineno > best.lineno:
-                best = n                    # the innermost
+                best = n  # the innermost
     return best.name if best is not None else dispatcher.__name__
 
 
 def _numba_reason(text):
     from .._numbatext import numba_reason
+
     return numba_reason(text)
 
 
@@ -295,11 +310,15 @@ def _passable(ty):
         return all(_passable(t) for t in ty)
     if isinstance(ty, numba.types.Record):
         return True
-    return isinstance(ty, (numba.types.Integer, numba.types.Float, numba.types.Complex,
-                           numba.types.Boolean, numba.types.EnumMember)) or (
-        isinstance(ty, numba.types.Array) and isinstance(
-            ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex,
-                       numba.types.Boolean, numba.types.Record)))
+    return isinstance(
+        ty, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean, numba.types.EnumMember)
+    ) or (
+        isinstance(ty, numba.types.Array)
+        and isinstance(
+            ty.dtype,
+            (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean, numba.types.Record),
+        )
+    )
 
 
 def _launch_key(args):
@@ -312,7 +331,7 @@ def _launch_key(args):
         if t is np.ndarray:
             key.append(_array_key(a))
         elif t is int:
-            if not -2 ** 63 <= a < 2 ** 63:
+            if not -(2**63) <= a < 2**63:
                 return None
             key.append(t)
         elif t is float or t is bool or (isinstance(a, np.generic) and a.dtype.kind in "biuf"):
@@ -336,7 +355,7 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
     python target checks its arguments here too (*target* names it), so that it
     takes what the compiled targets take."""
     out = []
-    for a in args:                      # the common case: memoised, so already checked
+    for a in args:  # the common case: memoised, so already checked
         ty = _TYPEOF.get(_array_key(a)) if type(a) is np.ndarray else None
         if ty is None:
             break
@@ -344,7 +363,8 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
     else:
         return tuple(out)
     out = []
-    def where():        # only on an error: a launch with a scalar argument comes here each time
+
+    def where():  # only on an error: a launch with a scalar argument comes here each time
         return launch_prefix(dispatcher) if launch else dispatcher.where
 
     for i, a in enumerate(args):
@@ -356,30 +376,45 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is a masked "
                 f"array (numpy.ma); a kernel reads and writes every element and would ignore the "
-                f"mask: pass its .data (or .filled(value)) and apply the mask afterwards")
+                f"mask: pass its .data (or .filled(value)) and apply the mask afterwards"
+            )
         if ty is None and isinstance(a, np.ndarray) and not a.dtype.isnative:
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"dtype {a.dtype.str} (non-native byte order); kernels take native byte order "
-                f"(a.astype(a.dtype.newbyteorder('=')) converts it)")
+                f"(a.astype(a.dtype.newbyteorder('=')) converts it)"
+            )
         if ty is None and isinstance(a, np.ndarray):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"dtype {a.dtype.str}, which Numba cannot type; the {target} target takes bool, "
                 f"integer, float, complex, datetime64, timedelta64, string and record (structured) "
-                f"arrays")
+                f"arrays"
+            )
         if ty is None and type(a) is int:
             from .._sites import int_out_of_range
+
             raise NumquadTypeError(int_out_of_range(where(), dispatcher, i, _param(dispatcher, i), a))
-        if ty is None or not (isinstance(ty, (numba.types.Array, numba.types.Integer, numba.types.Float,
-                                              numba.types.Complex, numba.types.Boolean,
-                                              numba.types.EnumMember, numba.types.NPDatetime,
-                                              numba.types.NPTimedelta, numba.types.NoneType))
-                              or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
-                              and _passable(ty)):
+        if ty is None or not (
+            isinstance(
+                ty,
+                (
+                    numba.types.Array,
+                    numba.types.Integer,
+                    numba.types.Float,
+                    numba.types.Complex,
+                    numba.types.Boolean,
+                    numba.types.EnumMember,
+                    numba.types.NPDatetime,
+                    numba.types.NPTimedelta,
+                    numba.types.NoneType,
+                ),
+            )
+            or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
+            and _passable(ty)
+        ):
             bad = _bad_element(a) if isinstance(a, tuple) else None
-            what = f"{type(a).__name__}" if bad is None else \
-                f"tuple, whose element {bad[0]} is {bad[1]}"
+            what = f"{type(a).__name__}" if bad is None else f"tuple, whose element {bad[0]} is {bad[1]}"
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
                 f"{what}, which the {target} target cannot pass; it takes NumPy "
@@ -387,9 +422,19 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
                 f"those and single records"
             )
         if isinstance(ty, numba.types.Array) and not isinstance(
-                ty.dtype, (numba.types.Integer, numba.types.Float, numba.types.Complex, numba.types.Boolean,
-                           numba.types.Record, numba.types.NPDatetime, numba.types.NPTimedelta,
-                           numba.types.UnicodeCharSeq, numba.types.CharSeq)):
+            ty.dtype,
+            (
+                numba.types.Integer,
+                numba.types.Float,
+                numba.types.Complex,
+                numba.types.Boolean,
+                numba.types.Record,
+                numba.types.NPDatetime,
+                numba.types.NPTimedelta,
+                numba.types.UnicodeCharSeq,
+                numba.types.CharSeq,
+            ),
+        ):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} is an array of "
                 f"{ty.dtype}; the {target} target takes bool, integer, float, complex, datetime64, "
@@ -430,8 +475,8 @@ class _Compiled:
     def __init__(self, block, source, dynsmem=False, private=(), static_shared=0):
         self.block = block
         self.source = source
-        self.static_shared = static_shared      # bytes of the kernel's static shared arrays
-        self.dynsmem = dynsmem          # takes the launch's dynamic shared memory size
+        self.static_shared = static_shared  # bytes of the kernel's static shared arrays
+        self.dynsmem = dynsmem  # takes the launch's dynamic shared memory size
         # positions of the arguments given private copies: the block function takes
         # _nq_pon, whether the launch allows them (cpu/private_atomics.py)
         self.private = private
@@ -444,8 +489,9 @@ def _reject_float16(d, argtypes):
     """float16 arguments: one clear error (Numba's CPU backend has no float16
     arithmetic; its own error is a bare NotImplementedError from deep inside)."""
     code = d.py_func.__code__
-    names = code.co_varnames[:code.co_argcount]
-    def parts(t):                       # a tuple argument's elements, nested ones too
+    names = code.co_varnames[: code.co_argcount]
+
+    def parts(t):  # a tuple argument's elements, nested ones too
         return [p for e in t for p in parts(e)] if isinstance(t, numba.types.BaseTuple) else [t]
 
     for i, t in enumerate(argtypes):
@@ -454,23 +500,27 @@ def _reject_float16(d, argtypes):
             raise NumquadTypeError(
                 f"{d.where}: argument {name!r} of {d.__name__} is {t}: float16 is not "
                 f"supported by numquad's CPU target (docs/numba-cuda.md); use float32 "
-                f"there, or run on the CUDA target")
+                f"there, or run on the CUDA target"
+            )
 
 
 def _missing_field(d, argtypes, e):
     """A NumquadTypeError for Numba's bare KeyError on a record field *d* reads that its
     record types lack (``r[0].z``), at the first line naming the field; else None."""
     import ast as _ast
+
     name = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], str) else None
     recs = {getattr(t, "dtype", t) for t in argtypes}
     recs = [r for r in recs if isinstance(r, numba.types.Record)]
     if name is None or not recs or any(name in r.fields for r in recs):
         return None
-    line = next((n.lineno for n in _ast.walk(d.source_tree)
-                 if isinstance(n, _ast.Attribute) and n.attr == name), d.firstlineno)
+    line = next(
+        (n.lineno for n in _ast.walk(d.source_tree) if isinstance(n, _ast.Attribute) and n.attr == name), d.firstlineno
+    )
     fields = "; ".join(", ".join(r.fields) for r in recs)
-    return NumquadTypeError(f'File "{d.filename}", line {line}, in {d.__name__}: the record has no field '
-                            f"{name!r}; its fields are {fields}")
+    return NumquadTypeError(
+        f'File "{d.filename}", line {line}, in {d.__name__}: the record has no field {name!r}; its fields are {fields}'
+    )
 
 
 def _retyped_in_loops(fe, info):
@@ -505,10 +555,12 @@ def _note_kernel(e, d):
         if tb.tb_frame.f_code.co_filename == d.filename and tb.tb_frame.f_code.co_name == d.__name__:
             return
         tb = tb.tb_next
-    if hasattr(e, "add_note"):                  # Python 3.11+
-        e.add_note(f"{d.where}: raised while running {d.__name__} on the CPU target, by Numba's "
-                   f"code for an operation of the kernel (a library function, a conversion), which "
-                   f"names no line of it")
+    if hasattr(e, "add_note"):  # Python 3.11+
+        e.add_note(
+            f"{d.where}: raised while running {d.__name__} on the CPU target, by Numba's "
+            f"code for an operation of the kernel (a library function, a conversion), which "
+            f"names no line of it"
+        )
 
 
 class CPUTarget:
@@ -518,8 +570,8 @@ class CPUTarget:
         self.dispatcher = dispatcher
         self._lock = threading.RLock()
         self._cache = {}
-        self._pending = {}          # key -> (Event, thread id) of a compile in progress
-        self._launches = {}         # (_launch_key of the arguments, block shape) -> _Compiled
+        self._pending = {}  # key -> (Event, thread id) of a compile in progress
+        self._launches = {}  # (_launch_key of the arguments, block shape) -> _Compiled
         self._scalar = None
 
     # -- compilation -----------------------------------------------------------
@@ -536,8 +588,10 @@ class CPUTarget:
             firstlineno = d.firstlineno
             source_tree = tree
             debug = build_debug
-        return _fe.Frontend(_Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes, split=split,
-                            no_unroll=no_unroll)
+
+        return _fe.Frontend(
+            _Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes, split=split, no_unroll=no_unroll
+        )
 
     def _cpu_fn_for(self, callee):
         """The scalar CPU function used when a kernel calls another xpu.jit function."""
@@ -552,10 +606,13 @@ class CPUTarget:
                     raise NumquadCompileError(
                         f"{self.dispatcher.__name__} uses cross-lane ops or thread builtins; "
                         f"calling it from another kernel is not supported by the CPU target yet",
-                        self.dispatcher.filename, self.dispatcher.firstlineno)
+                        self.dispatcher.filename,
+                        self.dispatcher.firstlineno,
+                    )
                 # device functions it calls (numba.cuda's or xpu's) become their scalar
                 # functions; a declared signature is kept (cpu/cudaapi.py)
                 from .cudaapi import cpu_pyfunc
+
                 pyfunc, self_names = cpu_pyfunc(self.dispatcher.py_func, self._cpu_fn_for)
                 # its loads and stores bounds-checked (cpu/devicefn.py)
                 checked = _devicefn.checked_function(self.dispatcher, pyfunc, self_names)
@@ -563,32 +620,42 @@ class CPUTarget:
                 # (no state given, None passed on by a caller given none, a state)
                 states = [numba.types.Omitted(None), numba.types.none, numba.types.CPointer(numba.types.uint8)]
                 # a recursive one also its stack guard's (devicefn.py: none given, passed on)
-                stacks = ([(numba.types.Omitted(0),), (numba.types.uint64,)]
-                          if checking and _devicefn.is_guarded(checked) else [()])
-                sigs = [(tuple(args) + (st,) + sb, ret)
-                        for args, ret in getattr(self.dispatcher, "signatures", None) or []
-                        for st in (states if checking else [None]) for sb in stacks]
+                stacks = (
+                    [(numba.types.Omitted(0),), (numba.types.uint64,)]
+                    if checking and _devicefn.is_guarded(checked)
+                    else [()]
+                )
+                sigs = [
+                    (tuple(args) + (st,) + sb, ret)
+                    for args, ret in getattr(self.dispatcher, "signatures", None) or []
+                    for st in (states if checking else [None])
+                    for sb in stacks
+                ]
                 if not checking:
                     pyfunc = checked or pyfunc
-                    scalar = _scalar_njit(pyfunc, error_model=_error_model(self.dispatcher),
-                                          fastmath=self.dispatcher.fastmath,
-                                          boundscheck=True)
+                    scalar = _scalar_njit(
+                        pyfunc,
+                        error_model=_error_model(self.dispatcher),
+                        fastmath=self.dispatcher.fastmath,
+                        boundscheck=True,
+                    )
                     sigs = [(args[:-1], ret) for args, ret in sigs]
                 else:
                     pyfunc = checked
-                    scalar = _scalar_njit(pyfunc, error_model=_error_model(self.dispatcher),
-                                          fastmath=self.dispatcher.fastmath)
+                    scalar = _scalar_njit(
+                        pyfunc, error_model=_error_model(self.dispatcher), fastmath=self.dispatcher.fastmath
+                    )
                     _devicefn.mark_checked(scalar)
-                for n in self_names:                        # a recursive device function
+                for n in self_names:  # a recursive device function
                     if isinstance(n, str):
                         pyfunc.__globals__[n] = scalar
                     else:
-                        n.cell_contents = scalar            # a closure cell
+                        n.cell_contents = scalar  # a closure cell
                 if sigs:
                     for args, ret in sigs:
                         scalar.compile(ret(*args) if ret is not None else args)
-                    scalar.disable_compile()                # calls convert to the declared types
-                _diskcache.observe(pyfunc)      # what it reads now (cpu/diskcache.py)
+                    scalar.disable_compile()  # calls convert to the declared types
+                _diskcache.observe(pyfunc)  # what it reads now (cpu/diskcache.py)
                 self._scalar = scalar
                 self._scalar = _self_reference(self._scalar, self.dispatcher)
             return self._scalar
@@ -611,9 +678,11 @@ class CPUTarget:
                     break
             if pending[1] == me:
                 raise NumquadCompileError(
-                    f"{self.dispatcher.__name__} needs itself compiled for {argtypes} while "
-                    f"compiling for them", self.dispatcher.filename, self.dispatcher.firstlineno)
-            pending[0].wait()       # then the cache has it, or that compile failed: retry here
+                    f"{self.dispatcher.__name__} needs itself compiled for {argtypes} while compiling for them",
+                    self.dispatcher.filename,
+                    self.dispatcher.firstlineno,
+                )
+            pending[0].wait()  # then the cache has it, or that compile failed: retry here
         try:
             with _cudaapi.numquad_compile():
                 compiled = self._compile(argtypes, nd)
@@ -629,21 +698,23 @@ class CPUTarget:
         d = self.dispatcher
         _reject_float16(d, argtypes)
         fe = self.frontend(argtypes=argtypes)
-        static = _xpu.check_memory_sizes(d, [(k, shape, dt, getattr(node, "lineno", d.firstlineno))
-                                             for k, shape, dt, node in fe.allocs.values()])
+        static = _xpu.check_memory_sizes(
+            d, [(k, shape, dt, getattr(node, "lineno", d.firstlineno)) for k, shape, dt, node in fe.allocs.values()]
+        )
         for k, _shape, dt, node in fe.allocs.values():
             if np.dtype(dt) == np.float16:
                 raise NumquadTypeError(
                     f'File "{d.filename}", line {getattr(node, "lineno", d.firstlineno)}, in {d.__name__}: '
                     f"a {k} array of float16: float16 is not supported by numquad's CPU target "
-                    f"(docs/numba-cuda.md); use float32 there, or run on the CUDA target")
+                    f"(docs/numba-cuda.md); use float32 there, or run on the CUDA target"
+                )
         fe, block_py, source, private = self._typed_block(fe, argtypes, nd)
         block_py = _trim_globals(block_py)
-        block = numba.njit(block_py, error_model=_error_model(d), boundscheck=d.debug or None,
-                           fastmath=d.fastmath, nogil=True)
-        if d.cache and _diskcache.writable_cache_dir():   # the machine code on disk (cpu/diskcache.py)
-            key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug,
-                                       d.fastmath)
+        block = numba.njit(
+            block_py, error_model=_error_model(d), boundscheck=d.debug or None, fastmath=d.fastmath, nogil=True
+        )
+        if d.cache and _diskcache.writable_cache_dir():  # the machine code on disk (cpu/diskcache.py)
+            key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug, d.fastmath)
             if key is not None:
                 block._cache = _diskcache.BlockCache(block_py, key)
         dynsmem = any(a[0] == "dynshared" for a in fe.allocs.values())
@@ -727,7 +798,8 @@ class CPUTarget:
                 f"{self.dispatcher.where}: {odd[0]!r} holds values of several types in or around a "
                 f"literal_unroll loop; the CPU target writes the loop out once per element, each copy "
                 f"typed on its own, where Numba types the loop's variables once for every element: "
-                f"give {odd[0]!r} one type (convert it before the loop)")
+                f"give {odd[0]!r} one type (convert it before the loop)"
+            )
 
     def _block(self, fe, argtypes, nd, info):
         """(block function, its source, the parameters given private copies) of the
@@ -749,20 +821,40 @@ class CPUTarget:
             m = re.search(r"Variable '([^']+)' is not defined", str(e))
             err = _typing_error(d, e)
             if m:
-                err = NumquadTypeError(re.sub(r"(line \d+, in \w+: ).*", lambda g: g.group(1) + (
-                    f"'{m.group(1)}' is read before any assignment to it (Python raises "
-                    f"UnboundLocalError; Numba and numba.cuda refuse the kernel)"), str(err), count=1))
+                err = NumquadTypeError(
+                    re.sub(
+                        r"(line \d+, in \w+: ).*",
+                        lambda g: (
+                            g.group(1)
+                            + (
+                                f"'{m.group(1)}' is read before any assignment to it (Python raises "
+                                f"UnboundLocalError; Numba and numba.cuda refuse the kernel)"
+                            )
+                        ),
+                        str(err),
+                        count=1,
+                    )
+                )
             raise as_numba_typing(err) from None
         except _nb_errors.UnsupportedBytecodeError as e:
             from .._numbatext import unsupported_construct
+
             raise unsupported_construct(d, e) from None
         except KeyError as e:
             missing = _missing_field(d, argtypes, e)
             if missing is None:
                 raise
             raise missing from None
-        return _cg.generate_block(fe, typemap, nd, d.debug, self._cpu_fn_for, mixed=mixed,
-                                  zero_division=_error_model(d) == "python", literal=literal)
+        return _cg.generate_block(
+            fe,
+            typemap,
+            nd,
+            d.debug,
+            self._cpu_fn_for,
+            mixed=mixed,
+            zero_division=_error_model(d) == "python",
+            literal=literal,
+        )
 
     # -- launching -----------------------------------------------------------------
     def launch(self, dims, extra, args):
@@ -773,8 +865,7 @@ class CPUTarget:
         d = self.dispatcher
         # the common launch: arguments whose types their key tells, no declared
         # signature (it converts the arguments), no *args (packed in _specialise)
-        fast = _launch_key(args) if not (d.signatures or d.py_func.__code__.co_flags & inspect.CO_VARARGS) \
-            else None
+        fast = _launch_key(args) if not (d.signatures or d.py_func.__code__.co_flags & inspect.CO_VARARGS) else None
         compiled = self._launches.get((fast, nd)) if fast is not None else None
         if compiled is None:
             compiled, args = self._specialise(args, nd)
@@ -786,29 +877,37 @@ class CPUTarget:
         """The _Compiled for a launch's *args* (typed, converted to a declared
         signature's types) and the arguments to pass."""
         code = self.dispatcher.py_func.__code__
-        if code.co_flags & inspect.CO_VARARGS:       # def k(a, *rest): rest is a tuple
+        if code.co_flags & inspect.CO_VARARGS:  # def k(a, *rest): rest is a tuple
             n = code.co_argcount
             args = tuple(args[:n]) + (tuple(args[n:]),)
         argtypes = typeof_args(self.dispatcher, args, launch=True)
         if self.dispatcher.signatures:
             # declared types (numba.cuda's cuda.jit(sig)): arguments converted to them
             from .cudaapi import match_signature
+
             argtypes, args = match_signature(self.dispatcher, argtypes, args)
             # a read-only NumPy array for a declared array (numba.cuda copies it to the
             # device): compiled for a read-only array of the declared type
-            argtypes = tuple(t.copy(readonly=True) if isinstance(t, numba.types.Array) and t.mutable and
-                             isinstance(a, np.ndarray) and not a.flags.writeable else t
-                             for t, a in zip(argtypes, args))
+            argtypes = tuple(
+                t.copy(readonly=True)
+                if isinstance(t, numba.types.Array)
+                and t.mutable
+                and isinstance(a, np.ndarray)
+                and not a.flags.writeable
+                else t
+                for t, a in zip(argtypes, args)
+            )
         compiled = self.compile(argtypes, nd)
         if self.dispatcher.signatures:
-            compiled.block.disable_compile()        # C arrays run the declared 'A' code
+            compiled.block.disable_compile()  # C arrays run the declared 'A' code
         for i, (p, (line, where)) in compiled.record_stores.items():
             a = args[i]
             if isinstance(a, np.void) and not a.flags.writeable:
                 # (a single record's Numba type does not say it is read-only: every
                 # launch with one comes here, _launch_key gives None)
-                raise NumquadTypeError(f'File "{self.dispatcher.filename}", line {line}, in {where}: '
-                                       f"{_fe.read_only_store_message(p)}")
+                raise NumquadTypeError(
+                    f'File "{self.dispatcher.filename}", line {line}, in {where}: {_fe.read_only_store_message(p)}'
+                )
         return compiled, args
 
     def _run(self, compiled, dims, extra, args):
@@ -816,7 +915,7 @@ class CPUTarget:
         if compiled.dynsmem:
             args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra, compiled.static_shared),)
         elif len(extra) > 1:
-            _xpu.dynamic_shared_bytes(self.dispatcher, extra, compiled.static_shared)   # as the GPU checks
+            _xpu.dynamic_shared_bytes(self.dispatcher, extra, compiled.static_shared)  # as the GPU checks
         if compiled.private:
             args = tuple(args) + (_private_launch_flag(args, compiled.private),)
         try:
@@ -824,7 +923,7 @@ class CPUTarget:
         except Exception as e:
             user = _userraise.user_exception(e, b[0] if hasattr(self.dispatcher, "_nq_lane_of") else None)
             if user is not None:
-                raise user from None            # the user's own raise, with the thread
+                raise user from None  # the user's own raise, with the thread
             if isinstance(e, IndexError):
                 launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
                 raise self.index_error(e, launch) from None
@@ -837,6 +936,7 @@ class CPUTarget:
         a lane call's wrapper kernel (cpu/arraycall.py) names the lane function."""
         d = getattr(self.dispatcher, "_nq_lane_of", None) or self.dispatcher
         from ..errors import NumquadIndexError
+
         if e.args[:1] == ("atomic",) and len(e.args) == 5:
             _, line, index, axis, size = e.args
             text, arr = _accessed(d.filename, line, "atomic", axis)
@@ -844,7 +944,8 @@ class CPUTarget:
                 f'File "{d.filename}", line {line}: an atomic of {d.__name__} is out of bounds in the '
                 f"launch {launch}: index {index} on axis {axis} of an array of size {size}; guard "
                 f"the atomic (e.g. `if i < {_size_of(arr, axis)}:`) or launch fewer threads (nothing "
-                f"past the array was read or written){text}")
+                f"past the array was read or written){text}"
+            )
         if e.args[:1] in (("store",), ("load",), ("lane load",), ("lane store",)) and len(e.args) in (4, 5):
             # a release build's bounds checks (cpu/bounds.py)
             kind, line, *rest = e.args
@@ -854,21 +955,26 @@ class CPUTarget:
             else:
                 axis, size = rest
                 kind = kind[5:]
-                where = (f"an index on axis {axis} outside its size {size}" if size >= 0 else
-                         f"an index on axis {axis} outside its array (a view that differs per lane)")
-                where += " (debug=True names the index)"   # a lane loop keeps only a flag
+                where = (
+                    f"an index on axis {axis} outside its size {size}"
+                    if size >= 0
+                    else f"an index on axis {axis} outside its array (a view that differs per lane)"
+                )
+                where += " (debug=True names the index)"  # a lane loop keeps only a flag
             text, arr = _accessed(d.filename, line, kind, rest[-2])
             done = "written" if kind == "store" else "read"
             return NumquadIndexError(
                 f'File "{d.filename}", line {line}: {d.__name__} {kind}s out of bounds in the '
                 f"launch {launch}: {where}; guard the {kind} (e.g. `if i < {_size_of(arr, rest[-2])}:`) "
-                f"or launch fewer threads (nothing past the array was {done}){text}")
+                f"or launch fewer threads (nothing past the array was {done}){text}"
+            )
         if e.args[:1] == ("device call",) and len(e.args) == 2:
             _, line, fn = _bounds.device_where(e.args[1])
             return NumquadIndexError(
                 f'File "{d.filename}", line {line}: {fn}, a device function called by {d.__name__} '
                 f"here, reads or writes out of bounds in the launch {launch}; debug=True names "
-                f"its line and index (nothing past the array was read or written)")
+                f"its line and index (nothing past the array was read or written)"
+            )
         if e.args[:1] in (("device load",), ("device store",)) and len(e.args) == 5:
             kind, site, index, axis, size = e.args
             file, line, fn = _bounds.device_where(site)
@@ -879,14 +985,19 @@ class CPUTarget:
                 f'File "{file}", line {line}, in {fn}: {fn} {kind}s out of bounds (called by '
                 f"{d.__name__}, launch {launch}): index {index} on axis {axis} of an array of size "
                 f"{size}; guard the {kind} (e.g. `if i < {_size_of(arr, axis)}:`) (nothing past the array "
-                f"was {done}){text}")
-        if not (len(e.args) == 1 and isinstance(e.args[0], str) and
-                ("out of bounds" in e.args[0] or "out of range" in e.args[0])):
-            return e                # the user's own ``raise IndexError(...)``, as it is
-        if not d.debug:             # an atomic's index (cpu/atomics.py), a tuple's
+                f"was {done}){text}"
+            )
+        if not (
+            len(e.args) == 1
+            and isinstance(e.args[0], str)
+            and ("out of bounds" in e.args[0] or "out of range" in e.args[0])
+        ):
+            return e  # the user's own ``raise IndexError(...)``, as it is
+        if not d.debug:  # an atomic's index (cpu/atomics.py), a tuple's
             return NumquadIndexError(
                 f"{d.where}: an index in {d.__name__} is out of bounds in the launch {launch} "
-                f"({e}; debug=True checks every access and names its line)")
+                f"({e}; debug=True checks every access and names its line)"
+            )
         return NumquadIndexError(
             f"{d.where}: an array access in {d.__name__} is out of bounds in the launch "
             f"{launch} ({e}; "
@@ -895,6 +1006,7 @@ class CPUTarget:
 
     def call(self, args, out):
         from .arraycall import call_lane_function
+
         return call_lane_function(self.dispatcher, args, out)
 
     # -- introspection -----------------------------------------------------------------

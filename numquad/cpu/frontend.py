@@ -42,8 +42,7 @@ from .._source import function_tree
 from .power import pow_ as _pow_intrinsic
 from .intrinsics import zero_like as _zero_like
 
-__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier",
-           "BarrierReduce"]
+__all__ = ["Frontend", "Region", "Uniform", "XLCall", "If", "UniformIf", "Loop", "Jump", "Barrier", "BarrierReduce"]
 
 #: Every name numquad generates starts with this; user code may not use it. The
 #: generated names: ``_nq_<stem>_<n>`` temporaries of the front end (a: operand,
@@ -69,12 +68,14 @@ _RESERVED = "_nq_"
 @dataclasses.dataclass
 class Region:
     """Straight-line lane code: runs as one lane loop under the current mask."""
+
     stmts: list
 
 
 @dataclasses.dataclass
 class Uniform:
     """A statement whose value is the same in every lane: runs once per wave."""
+
     stmt: ast.stmt
 
 
@@ -84,16 +85,17 @@ class XLCall:
     numba.cuda function's name, the temporary holding its mask) where a debug build
     checks the call against numba.cuda's mask rules (numquad/cpu/cudaapi.py,
     ``gen_sync_check``)."""
+
     target: str
     op: _ops.Op
-    args: list          # ast.Name (a lane temporary) or ast.Constant (a selector)
+    args: list  # ast.Name (a lane temporary) or ast.Constant (a selector)
     node: ast.stmt
     check: Optional[tuple] = None
 
 
 @dataclasses.dataclass
 class If:
-    cond: str           # a bool lane temporary
+    cond: str  # a bool lane temporary
     body: list
     orelse: list
     node: ast.stmt
@@ -105,6 +107,7 @@ class Loop:
     trip count is the same in every lane; ``test`` the condition of a ``while``
     that is the same in every lane; with neither, a ``while True`` loop that ends
     when no lane is left."""
+
     body: list
     node: ast.stmt
     uniform: Optional[tuple] = None
@@ -114,6 +117,7 @@ class Loop:
 @dataclasses.dataclass
 class UniformIf:
     """An ``if`` whose condition is the same in every lane: plain scalar control."""
+
     test: ast.expr
     body: list
     orelse: list
@@ -123,21 +127,23 @@ class UniformIf:
 @dataclasses.dataclass
 class Barrier:
     """``xpu.syncthreads()``: every thread of the block arrives before any goes on."""
+
     node: ast.stmt
 
 
 @dataclasses.dataclass
 class BarrierReduce:
     """``target = syncthreads_count/_and/_or(arg)``: a block barrier with a reduction."""
+
     target: str
-    kind: str           # the builtin's name
-    arg: str            # a lane temporary
+    kind: str  # the builtin's name
+    arg: str  # a lane temporary
     node: ast.stmt
 
 
 @dataclasses.dataclass
 class Jump:
-    kind: str           # "return", "break", "continue"
+    kind: str  # "return", "break", "continue"
     node: ast.stmt
     value: Optional[ast.expr] = None
 
@@ -160,8 +166,7 @@ def _cuda_aliases():
         obj = getattr(cuda, group, None)
         if obj is not None:
             table[id(obj)] = (obj, group)
-    for group, names in (("shared", ("array",)), ("local", ("array",)),
-                         ("atomic", tuple(_xpu.atomic.__all__))):
+    for group, names in (("shared", ("array",)), ("local", ("array",)), ("atomic", tuple(_xpu.atomic.__all__))):
         g = getattr(cuda, group, None)
         if g is None:
             continue
@@ -201,7 +206,7 @@ class _Env(_SharedEnv):
         super().__init__(pyfunc, fn)
         self.pyfunc = pyfunc
         self.params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-        if fn.args.vararg is not None:        # a kernel's *args: one tuple (cpu/dispatch.py)
+        if fn.args.vararg is not None:  # a kernel's *args: one tuple (cpu/dispatch.py)
             self.params.append(fn.args.vararg.arg)
 
     def lookup(self, name):
@@ -214,11 +219,13 @@ class _Env(_SharedEnv):
 
 # -- helpers --------------------------------------------------------------------
 
+
 def _assigns_target(s):
     """Does the body of ``for`` loop *s* assign its (plain name) target?"""
     return isinstance(s.target, ast.Name) and any(
         isinstance(n, ast.Name) and n.id == s.target.id and isinstance(n.ctx, ast.Store)
-        for n in ast.walk(ast.Module(body=s.body, type_ignores=[])))
+        for n in ast.walk(ast.Module(body=s.body, type_ignores=[]))
+    )
 
 
 def _unrolled(expr):
@@ -227,19 +234,27 @@ def _unrolled(expr):
     return any(getattr(n, "_nq_unrolled", False) for n in ast.walk(expr))
 
 
-_FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift,
-         ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
-         ast.BitXor: operator.xor,
-         # a ** b of integer constants (b >= 0), as Numba folds it (the CUDA target's
-         # constant: Quad.broadcast(v, 2 ** 2) is out of range there, not lane 0)
-         ast.Pow: lambda a, b: a ** b if 0 <= b <= 64 else None}
+_FOLD = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    # a ** b of integer constants (b >= 0), as Numba folds it (the CUDA target's
+    # constant: Quad.broadcast(v, 2 ** 2) is out of range there, not lane 0)
+    ast.Pow: lambda a, b: a**b if 0 <= b <= 64 else None,
+}
 
 #: The numba.cuda spellings' helpers (cpu/cudaapi.py: the mask, predicate, lane and
 #: match-value checks around a warp function's op): no side effects.
-_WARP_CHECK_HELPERS = tuple(f"{_desugar.RESERVED}cu_{n}"
-                            for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_", "vote_",
-                                      "hint_"))
+_WARP_CHECK_HELPERS = tuple(
+    f"{_desugar.RESERVED}cu_{n}" for n in ("match", "mask_", "pred_", "shfl_", "lane_", "mval_", "vote_", "hint_")
+)
 
 #: Loops over at most this many constants around cross-lane ops are unrolled.
 _UNROLL_MAX = 32
@@ -253,6 +268,7 @@ def _to_dtype(obj):
     try:
         from numba.core import types as _nbt
         from numba.np.numpy_support import as_dtype
+
         if isinstance(obj, _nbt.Type):
             return as_dtype(obj)
     except Exception:
@@ -267,9 +283,20 @@ def _cuda_function_names():
     cuda = sys.modules.get("numba.cuda")
     if cuda is None:
         return {}
-    names = ("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync",
-             "all_sync", "any_sync", "eq_sync", "activemask", "lanemask_lt", "match_any_sync",
-             "match_all_sync")
+    names = (
+        "shfl_sync",
+        "shfl_up_sync",
+        "shfl_down_sync",
+        "shfl_xor_sync",
+        "ballot_sync",
+        "all_sync",
+        "any_sync",
+        "eq_sync",
+        "activemask",
+        "lanemask_lt",
+        "match_any_sync",
+        "match_all_sync",
+    )
     return {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in names if hasattr(cuda, n)}
 
 
@@ -280,8 +307,12 @@ class _CudaSpellings(ast.NodeTransformer):
     """numba.cuda's warp functions, rewritten into Quad/Wave ops with numba.cuda's
     return types (ballot_sync: int32; votes: bool; activemask/lanemask_lt: uint32)."""
 
-    _SHFL = {"shfl_sync": "shuffle", "shfl_up_sync": "shuffleUp",
-             "shfl_down_sync": "shuffleDown", "shfl_xor_sync": "shuffleXor"}
+    _SHFL = {
+        "shfl_sync": "shuffle",
+        "shfl_up_sync": "shuffleUp",
+        "shfl_down_sync": "shuffleDown",
+        "shfl_xor_sync": "shuffleXor",
+    }
 
     def __init__(self, fe):
         global _CUDA_FUNCS
@@ -306,6 +337,7 @@ class _CudaSpellings(ast.NodeTransformer):
 
         def is_int_constant(n):
             return isinstance(_control.shape_value(self.fe.env, self.fe.consts, n), int)
+
         if not _power.rewrite(holder, is_int_constant):
             return node
         self.fe.env.closure[_power.NAME] = _pow_intrinsic
@@ -319,45 +351,56 @@ class _CudaSpellings(ast.NodeTransformer):
             # cuda.stcs(a, i, v): the store a[i] = v, bounds-checked as any store (a plain
             # store helper wrote past the array), numba.cuda's type checks on a and i
             arr, idx, value = self._hint_args(b, call)
-            return ast.copy_location(ast.Assign(
-                targets=[ast.copy_location(ast.Subscript(value=arr, slice=idx, ctx=ast.Store()), call)],
-                value=self.visit(value)), node)
+            return ast.copy_location(
+                ast.Assign(
+                    targets=[ast.copy_location(ast.Subscript(value=arr, slice=idx, ctx=ast.Store()), call)],
+                    value=self.visit(value),
+                ),
+                node,
+            )
         return self.generic_visit(node)
 
     def _hint_args(self, b, call):
         """(array, checked index, value or None) of cache hint *b*'s call."""
         n = 2 if b.startswith("ld") else 3
         if call.keywords or len(call.args) != n:
-            self.fe.error(f"cuda.{b} takes {n} positional arguments; got "
-                          f"{len(call.args) + len(call.keywords)}", call)
+            self.fe.error(f"cuda.{b} takes {n} positional arguments; got {len(call.args) + len(call.keywords)}", call)
         arr, idx = (self.visit(a) for a in call.args[:2])
-        if not all(isinstance(m, (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Tuple, ast.Load))
-                   for m in ast.walk(arr)):
-            self.fe.error(f"cuda.{b}: pass the array as a name (assign {ast.unparse(arr)} to a variable "
-                          f"first)", call)
-        self.fe.uses_hints = True       # (a builtin: a function using one is inlined)
-        checked = ast.copy_location(ast.Call(func=ast.Name(f"{_RESERVED}cu_hint_{b}", ast.Load()),
-                                             args=[copy.deepcopy(arr), idx], keywords=[]), call)
+        if not all(
+            isinstance(m, (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Tuple, ast.Load))
+            for m in ast.walk(arr)
+        ):
+            self.fe.error(f"cuda.{b}: pass the array as a name (assign {ast.unparse(arr)} to a variable first)", call)
+        self.fe.uses_hints = True  # (a builtin: a function using one is inlined)
+        checked = ast.copy_location(
+            ast.Call(func=ast.Name(f"{_RESERVED}cu_hint_{b}", ast.Load()), args=[copy.deepcopy(arr), idx], keywords=[]),
+            call,
+        )
         return arr, checked, call.args[2] if n == 3 else None
 
     def visit_Call(self, node):
         b = self.fe.builtin_of(node.func)
         if b in _cudaapi.HINTS:
             if b.startswith("st"):
-                self.fe.error(f"cuda.{b}(array, i, value) returns nothing: call it as a statement "
-                              f"of its own", node)
+                self.fe.error(f"cuda.{b}(array, i, value) returns nothing: call it as a statement of its own", node)
             # cuda.ldcs(a, i): the load a[i], bounds-checked as any load (a plain load
             # helper read past the array)
             arr, idx, _ = self._hint_args(b, node)
             return ast.copy_location(ast.Subscript(value=arr, slice=idx, ctx=ast.Load()), node)
         self.generic_visit(node)
         called = self.fe.env.resolve(node.func)
-        if isinstance(called, _ops._Namespace) or _xpu.is_namespace(called) or \
-                called is _xpu or called is sys.modules.get("numba.cuda"):
+        if (
+            isinstance(called, _ops._Namespace)
+            or _xpu.is_namespace(called)
+            or called is _xpu
+            or called is sys.modules.get("numba.cuda")
+        ):
             shown = ast.unparse(node.func)
             some = ", ".join(f"{shown}.{n}" for n in list(getattr(called, "__all__", ()))[1:4])
-            self.fe.error(f"{shown} is a namespace, not a function: call one of its names"
-                          + (f" ({some}, ...)" if some else ""), node)
+            self.fe.error(
+                f"{shown} is a namespace, not a function: call one of its names" + (f" ({some}, ...)" if some else ""),
+                node,
+            )
         # hasattr, round(x, n), x.bit_count(): as a device function compiles them too
         rewritten = _cudaapi.scalar_call(self.fe.env, node, self.fe.env.closure.__setitem__)
         if rewritten is not None:
@@ -385,6 +428,7 @@ class _CudaSpellings(ast.NodeTransformer):
             class Sub(ast.NodeTransformer):
                 def visit_Name(self, n):
                     return copy.deepcopy(kw[n.id]) if n.id in kw else n
+
             return Sub().visit(e)
 
         def spell():
@@ -396,29 +440,39 @@ class _CudaSpellings(ast.NodeTransformer):
                 # it (cudaapi._lane_bits). A value without calls stays the op's operand as
                 # written (no copy of it: the check, a separate tuple item, reads it again)
                 if not any(isinstance(n, ast.Call) for n in ast.walk(a[1])):
-                    return P(f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, "
-                             f"_nq_cu_lane_{name}(S)))[1]", M=a[0], V=a[1], S=a[2])
-                return P(f"_nq_Wave.{self._SHFL[name]}(_nq_cu_shfl_{name}(M, V), _nq_cu_lane_{name}(S))",
-                         M=a[0], V=a[1], S=a[2])
+                    return P(
+                        f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, _nq_cu_lane_{name}(S)))[1]",
+                        M=a[0],
+                        V=a[1],
+                        S=a[2],
+                    )
+                return P(
+                    f"_nq_Wave.{self._SHFL[name]}(_nq_cu_shfl_{name}(M, V), _nq_cu_lane_{name}(S))",
+                    M=a[0],
+                    V=a[1],
+                    S=a[2],
+                )
             if name == "activemask":
                 return P("_nq_Wave.ballot(True)")
             if name == "lanemask_lt":
                 return P("_nq_np.uint32((_nq_np.uint64(1) << _nq_Wave.laneId()) - _nq_np.uint64(1))")
-            mask = f"_nq_cu_mask_{name}(M)"          # an integer, as numba.cuda requires
+            mask = f"_nq_cu_mask_{name}(M)"  # an integer, as numba.cuda requires
             if name == "match_any_sync":
                 return P(f"_nq_np.int32(_nq_cu_match(_nq_cu_mval_{name}(V)) & {mask})", M=a[0], V=a[1])
             if name == "match_all_sync":
                 # (the active lanes of the mask if they all hold the value, else 0; all equal)
-                return P(f"_nq_cu_vote_match_all(_nq_cu_match(_nq_cu_mval_{name}(V)), _nq_Wave.ballot(True), "
-                         f"{mask})", M=a[0], V=a[1])
-            pred = f"_nq_cu_pred_{name}(Q)"          # an integer or bool, as numba.cuda requires
+                return P(
+                    f"_nq_cu_vote_match_all(_nq_cu_match(_nq_cu_mval_{name}(V)), _nq_Wave.ballot(True), {mask})",
+                    M=a[0],
+                    V=a[1],
+                )
+            pred = f"_nq_cu_pred_{name}(Q)"  # an integer or bool, as numba.cuda requires
             if name == "ballot_sync":
                 return P(f"_nq_np.int32(_nq_Wave.ballot({pred}) & {mask})", M=a[0], Q=a[1])
             if name == "any_sync":
                 return P(f"(_nq_Wave.ballot({pred}) & {mask}) != 0", M=a[0], Q=a[1])
             # all_sync, eq_sync (the predicate the same in every active lane of the mask)
-            return P(f"_nq_cu_vote_{name[:-5]}(_nq_Wave.ballot({pred}), _nq_Wave.ballot(True), {mask})",
-                     M=a[0], Q=a[1])
+            return P(f"_nq_cu_vote_{name[:-5]}(_nq_Wave.ballot({pred}), _nq_Wave.ballot(True), {mask})", M=a[0], Q=a[1])
 
         return self._with_check(name, a, spell())
 
@@ -434,9 +488,10 @@ class _CudaSpellings(ast.NodeTransformer):
             return e
         mask = a[0]
 
-        def pure(n):                # a cross-lane op, or a conversion such as np.uint32(...)
+        def pure(n):  # a cross-lane op, or a conversion such as np.uint32(...)
             obj = self.fe.env.resolve(n.func)
             return self.fe.op_of(n) is not None or (isinstance(obj, type) and issubclass(obj, (int, np.generic)))
+
         if any(isinstance(n, ast.Call) and not pure(n) for n in ast.walk(mask)):
             return e
         for n in ast.walk(e):
@@ -491,7 +546,7 @@ def _store_sites(body, params, resolve, builtin_of=None, depth=0):
             if isinstance(e, (ast.Subscript, ast.Attribute)):
                 e = e.value
             elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
-                e = e.func.value                 # a.reshape(...), a.view(...)
+                e = e.func.value  # a.reshape(...), a.view(...)
             else:
                 return reach.get(e.id) if isinstance(e, ast.Name) else None
 
@@ -502,24 +557,29 @@ def _store_sites(body, params, resolve, builtin_of=None, depth=0):
         for n in nodes:
             if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None and root(n.value):
                 param = root(n.value)
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                    for name in ([t] if isinstance(t, ast.Name) else t.elts if isinstance(t, ast.Tuple) else []):
+                for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                    for name in [t] if isinstance(t, ast.Name) else t.elts if isinstance(t, ast.Tuple) else []:
                         if isinstance(name, ast.Name) and name.id not in reach:
                             reach[name.id] = param
                             changed = True
     out = {}
     for n in nodes:
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-            n, (ast.AugAssign, ast.AnnAssign)) else []
+        targets = (
+            n.targets
+            if isinstance(n, ast.Assign)
+            else [n.target]
+            if isinstance(n, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
         hits = [(t, root(t), None) for t in targets if isinstance(t, (ast.Subscript, ast.Attribute))]
         if isinstance(n, ast.Call):
             name = builtin_of(n.func) if builtin_of else None
             if name is None and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("atomic"):
-                name = "atomic." + n.func.attr          # (in a callee: cuda.atomic.add)
+                name = "atomic." + n.func.attr  # (in a callee: cuda.atomic.add)
             if name is not None and name.startswith("atomic.") and n.args:
                 hits.append((n, root(n.args[0]), None))
             elif isinstance(n.func, ast.Attribute) and n.func.attr == "fill":
-                hits.append((n, root(n.func.value), None))       # a.fill(v): a store
+                hits.append((n, root(n.func.value), None))  # a.fill(v): a store
             elif depth < 8:
                 hits += _callee_hits(n, root, resolve, depth)
         for node, param, detail in hits:
@@ -563,20 +623,23 @@ def _callee_hits(call, root, resolve, depth):
             base = resolve_inner(e.value)
             return getattr(base, e.attr, None) if base is not None else None
         return None
+
     want = {names[j]: p for j, p in reached if j < len(names)}
     inner = _store_sites(fn.body, list(want), resolve_inner, None, depth + 1)
     out = []
     for q, (node, _) in inner.items():
-        line = code.co_firstlineno + getattr(node, "lineno", 1) - 1     # (the source starts there)
+        line = code.co_firstlineno + getattr(node, "lineno", 1) - 1  # (the source starts there)
         out.append((call, want[q], f"{py.__name__}(), line {line}"))
     return out
 
 
 def read_only_store_message(param):
     """The refusal of a store into read-only argument *param* (here and at a launch)."""
-    return (f"a store into a read-only array (argument '{param}' has its writeable flag False, and "
-            f"the CPU target runs the kernel on the array's own memory): pass a writeable array "
-            f"(a.copy())")
+    return (
+        f"a store into a read-only array (argument '{param}' has its writeable flag False, and "
+        f"the CPU target runs the kernel on the array's own memory): pass a writeable array "
+        f"(a.copy())"
+    )
 
 
 def _loc(node, default=None):
@@ -622,6 +685,7 @@ def _compiled_once(callee):
     if foreign is None:
         return False
     from ..xpu import is_cuda_function
+
     if not is_cuda_function(foreign):
         return False
     inline = (getattr(foreign, "targetoptions", None) or {}).get("inline", "never")
@@ -630,13 +694,13 @@ def _compiled_once(callee):
 
 def _stored_names(stmts):
     """The names *stmts* store (assignments, loop targets), at any depth."""
-    return {n.id for st in stmts for n in ast.walk(st)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _aliased(fn, name):
     """Is the value of *name* bound to another name somewhere in *fn* (``b = name``,
     ``b, c = name, x``, ``t = (name, x)``, ``(b := name)``)?"""
+
     def holds(e):
         if isinstance(e, ast.Name):
             return e.id == name
@@ -645,6 +709,7 @@ def _aliased(fn, name):
         if isinstance(e, ast.IfExp):
             return holds(e.body) or holds(e.orelse)
         return False
+
     for n in ast.walk(fn):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and n.value is not None and holds(n.value):
             return True
@@ -667,6 +732,7 @@ def _numba_inlines(callee):
 def _recursive(callee):
     """Does *callee* call itself, directly or through other functions?"""
     from ..xpu import Dispatcher
+
     for _, v in _global_values(callee):
         v = _cudaapi.as_xpu(v)
         if isinstance(v, Dispatcher) and _call_cycle(v, callee.py_func) is not None:
@@ -678,14 +744,19 @@ def _unassigned_locals(cfe):
     """The locals a call of the function of Frontend *cfe* may read before assigning
     them (codegen._defined_before_reads), sorted."""
     from .codegen import _defined_before_reads
-    return [n for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
-            if not _defined_before_reads(cfe.body, n, False)[0]]
+
+    return [
+        n
+        for n in sorted(cfe.env.locals - set(cfe.env.params) - set(cfe.allocs))
+        if not _defined_before_reads(cfe.body, n, False)[0]
+    ]
 
 
 def _call_cycle(callee, pyfunc):
     """The ``@xpu.jit`` functions callee -> ... -> (the one of *pyfunc*) when *callee*
     calls back, directly or not, into *pyfunc*; else None."""
     from ..xpu import Dispatcher
+
     todo = [(callee, [callee])]
     seen = set()
     while todo:
@@ -696,7 +767,7 @@ def _call_cycle(callee, pyfunc):
             continue
         seen.add(id(d))
         for _, v in _global_values(d):
-            v = _cudaapi.as_xpu(v)              # numba.cuda device functions too
+            v = _cudaapi.as_xpu(v)  # numba.cuda device functions too
             if isinstance(v, Dispatcher):
                 todo.append((v, path + [v]))
     return None
@@ -705,17 +776,23 @@ def _call_cycle(callee, pyfunc):
 def _statement_count(d):
     """The statements of *d*'s source (an ``@xpu.jit`` function), 50 without it."""
     from .._source import function_tree
+
     tree = function_tree(getattr(d, "py_func", None))
     if tree is None:
         return 50
-    return sum(isinstance(n, ast.stmt) for n in ast.walk(tree)) - 1      # not the def
+    return sum(isinstance(n, ast.stmt) for n in ast.walk(tree)) - 1  # not the def
 
 
 def _uses_wave_features(d):
     """Does *d*'s code name an op, an xpu builtin or numba.cuda (bytecode, no parse)?"""
     for _, v in _global_values(d):
-        if _ops.of_function(v) is not None or _xpu.builtin_name(v) is not None or \
-                isinstance(v, type(_ops.Wave)) or v is _xpu or v is sys.modules.get("numba.cuda"):
+        if (
+            _ops.of_function(v) is not None
+            or _xpu.builtin_name(v) is not None
+            or isinstance(v, type(_ops.Wave))
+            or v is _xpu
+            or v is sys.modules.get("numba.cuda")
+        ):
             return True
     return False
 
@@ -751,7 +828,7 @@ def _exits_loop(loop):
         if isinstance(n, (ast.Break, ast.Continue)):
             return True
         if isinstance(n, (ast.For, ast.While)):
-            todo.extend(n.orelse)               # a break there leaves *loop*
+            todo.extend(n.orelse)  # a break there leaves *loop*
             continue
         if not isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(n))
@@ -785,14 +862,14 @@ class Frontend:
         for name in self.env.locals:
             if name.startswith(_RESERVED) and not _desugar.is_temporary(name) and not _nested.is_capture(name):
                 self.error(f"names starting with {_RESERVED!r} are reserved by numquad; got {name!r}", self.fn)
-        _nested.lift(self)          # nested defs become functions it calls
+        _nested.lift(self)  # nested defs become functions it calls
         self._unroll_literal_loops(self.fn)
         # variables whose values have several types, kept in one lane array of their
         # unification: a name per top-level assignment (cpu/splitnames.py)
         self.split = _splitnames.split(self.fn, split, set(self.env.params)) if split else {}
         self.env.locals |= set(self.split)
         self.ops_used = set()
-        self.allocs = {}           # name -> ("shared" | "local", shape, np.dtype, node)
+        self.allocs = {}  # name -> ("shared" | "local", shape, np.dtype, node)
         # (a numba.cuda device function's, callee, its name there) -> the one name of a
         # shared array every inlined copy of that function uses (_inline_call)
         self.shared_once = {}
@@ -826,8 +903,7 @@ class Frontend:
         self.record_stores = {}
         if not self.argtypes:
             return
-        ro = [p for p, t in zip(self.env.params, self.argtypes)
-              if isinstance(t, numba_types.Array) and not t.mutable]
+        ro = [p for p, t in zip(self.env.params, self.argtypes) if isinstance(t, numba_types.Array) and not t.mutable]
         records = [p for p, t in zip(self.env.params, self.argtypes) if isinstance(t, numba_types.Record)]
         stores = self._stores_reaching(ro + records)
         for param, (node, inner) in stores.items():
@@ -836,8 +912,7 @@ class Frontend:
             if param in records:
                 self.record_stores[param] = (line, where)
                 continue
-            raise NumquadTypeError(f'File "{self.filename}", line {line}, in {where}: '
-                                   f"{read_only_store_message(param)}")
+            raise NumquadTypeError(f'File "{self.filename}", line {line}, in {where}: {read_only_store_message(param)}')
 
     def _stores_reaching(self, params):
         """{param: (its first store, or the call reaching one, line in a callee or None)}
@@ -872,9 +947,10 @@ class Frontend:
             return False
         if isinstance(it.func, ast.Name) and it.func.id in self.env.locals:
             return False
-        obj = self.env.resolve(it.func)         # numba's, or numba.cuda's own copy
-        return getattr(obj, "__name__", None) == "literal_unroll" and \
-            str(getattr(obj, "__module__", "")).startswith("numba")
+        obj = self.env.resolve(it.func)  # numba's, or numba.cuda's own copy
+        return getattr(obj, "__name__", None) == "literal_unroll" and str(getattr(obj, "__module__", "")).startswith(
+            "numba"
+        )
 
     def _unrolled(self, st):
         it = st.iter
@@ -886,32 +962,41 @@ class Frontend:
             n = len(arg.elts)
         elif isinstance(arg, ast.Name) and arg.id in self.env.params and self.argtypes is not None:
             from numba.core import types as _nbt
+
             ty = self.argtypes[self.env.params.index(arg.id)]
             n = len(ty) if isinstance(ty, _nbt.BaseTuple) else None
         elif not (isinstance(arg, ast.Name) and arg.id in self.env.locals):
             obj = self.env.resolve(arg)
             n = len(obj) if isinstance(obj, tuple) else None
         if n is None:
-            self.error(f"literal_unroll({ast.unparse(arg)}): the CPU target unrolls a tuple whose length "
-                       f"it knows at compile time (a global or closure tuple, a tuple argument, or a "
-                       f"tuple display)", st)
+            self.error(
+                f"literal_unroll({ast.unparse(arg)}): the CPU target unrolls a tuple whose length "
+                f"it knows at compile time (a global or closure tuple, a tuple argument, or a "
+                f"tuple display)",
+                st,
+            )
         if st.orelse:
             self.error("a literal_unroll loop with an else clause is not supported by the CPU target", st)
         if not isinstance(st.target, ast.Name):
             self.error("a literal_unroll loop's target must be one name on the CPU target", st)
         for sub in _desugar.loop_level(st.body):
             if isinstance(sub, (ast.Break, ast.Continue)):
-                self.error(f"{'break' if isinstance(sub, ast.Break) else 'continue'} in a literal_unroll "
-                           f"loop is not supported by the CPU target (it writes the body out once per "
-                           f"element)", sub)
+                self.error(
+                    f"{'break' if isinstance(sub, ast.Break) else 'continue'} in a literal_unroll "
+                    f"loop is not supported by the CPU target (it writes the body out once per "
+                    f"element)",
+                    sub,
+                )
         name = st.target.id
         self.literal_unrolled_stores |= _stored_names(st.body)
         out = []
         for k in range(n):
             fresh = self.fresh(f"lu_{name}")
             self.env.locals.add(fresh)
-            item = ast.Assign(targets=[ast.Name(fresh, ast.Store())],
-                              value=ast.Subscript(value=copy.deepcopy(arg), slice=ast.Constant(k), ctx=ast.Load()))
+            item = ast.Assign(
+                targets=[ast.Name(fresh, ast.Store())],
+                value=ast.Subscript(value=copy.deepcopy(arg), slice=ast.Constant(k), ctx=ast.Load()),
+            )
             body = [copy.deepcopy(b) for b in st.body]
             for b in body:
                 for m in ast.walk(b):
@@ -935,7 +1020,8 @@ class Frontend:
         also one. With the argument types known, the message of a refused
         ``shared.array``/``local.array`` *call* goes on in numba.cuda's words."""
         err = NumquadCompileError(
-            f"{msg} (in {self.pyfunc.__name__})", self.filename, _loc(node, self.dispatcher.firstlineno))
+            f"{msg} (in {self.pyfunc.__name__})", self.filename, _loc(node, self.dispatcher.firstlineno)
+        )
         if call is not None and self.argtypes is not None:
             kind = self.builtin_of(call.func).split(".")[0]
             _cudaapi.allocation_wording(err, kind, call, self.pyfunc, self.argtypes)
@@ -973,8 +1059,9 @@ class Frontend:
         return op is not None and op.kind != "query"
 
     def contains_xl(self, node):
-        return any(self.is_xl(n) for n in ast.walk(node)) or self._contains_barrier(node) or \
-            self._contains_syncwarp(node)
+        return (
+            any(self.is_xl(n) for n in ast.walk(node)) or self._contains_barrier(node) or self._contains_syncwarp(node)
+        )
 
     def _contains_syncwarp(self, node):
         for n in ast.walk(node):
@@ -983,8 +1070,11 @@ class Frontend:
         return False
 
     def _is_syncwarp(self, s):
-        return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
-            self.builtin_of(s.value.func) in _cudaapi.REGION_ENDS
+        return (
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Call)
+            and self.builtin_of(s.value.func) in _cudaapi.REGION_ENDS
+        )
 
     def _check_syncwarp_mask(self, call):
         """``syncwarp(mask=0xffffffff)``: its mask is never computed on the CPU (a
@@ -993,17 +1083,23 @@ class Frontend:
         args = list(call.args) + [k.value for k in call.keywords]
         bad_kw = [k.arg for k in call.keywords if k.arg != "mask"]
         if len(args) > 1 or bad_kw:
-            self.error(f"syncwarp(mask=0xffffffff) takes at most 1 argument (mask); got "
-                       f"{ast.unparse(call)}", call)
-        if args and isinstance(args[0], ast.Constant) and (
-                not isinstance(args[0].value, int) or isinstance(args[0].value, bool)):
-            self.error(f"syncwarp(mask): the mask must be an integer (a 32-bit lane mask); got "
-                       f"{type(args[0].value).__name__} {args[0].value!r}", call)
+            self.error(f"syncwarp(mask=0xffffffff) takes at most 1 argument (mask); got {ast.unparse(call)}", call)
+        if (
+            args
+            and isinstance(args[0], ast.Constant)
+            and (not isinstance(args[0].value, int) or isinstance(args[0].value, bool))
+        ):
+            self.error(
+                f"syncwarp(mask): the mask must be an integer (a 32-bit lane mask); got "
+                f"{type(args[0].value).__name__} {args[0].value!r}",
+                call,
+            )
 
     def _contains_barrier(self, node):
         for n in ast.walk(node):
-            if isinstance(n, ast.Call) and (self.builtin_of(n.func) == "syncthreads" or
-                                            self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE):
+            if isinstance(n, ast.Call) and (
+                self.builtin_of(n.func) == "syncthreads" or self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE
+            ):
                 return True
         return False
 
@@ -1027,49 +1123,71 @@ class Frontend:
             elif self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
                 name = f"cuda.{self.builtin_of(n.func)}"
             elif self._inlined(n):
-                name = f"{self.env.resolve(n.func).__name__}() (a lane function with cross-lane ops or " \
-                       f"thread builtins)"
+                name = f"{self.env.resolve(n.func).__name__}() (a lane function with cross-lane ops or thread builtins)"
             else:
                 continue
-            why = "" if what in ("a lambda", "a comprehension or generator") else \
-                " (the statement also reads memory that a call in it may write, or the reverse, " \
+            why = (
+                ""
+                if what in ("a lambda", "a comprehension or generator")
+                else " (the statement also reads memory that a call in it may write, or the reverse, "
                 "so it cannot be split into statements in Python's order)"
-            self.error(f"{name} inside {what}: cross-lane ops cannot be masked there; assign "
-                       f"the result to a variable in a plain statement first{why}", n)
+            )
+            self.error(
+                f"{name} inside {what}: cross-lane ops cannot be masked there; assign "
+                f"the result to a variable in a plain statement first{why}",
+                n,
+            )
 
     def _normalise_stmt(self, s, in_loop):
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             what = "class" if isinstance(s, ast.ClassDef) else "async def"
-            self.error(f"a nested {what} ({getattr(s, 'name', 'lambda')}) is not supported by the "
-                       f"CPU target; define a function at module level with @xpu.jit (a lane "
-                       f"function) and call it", s)
+            self.error(
+                f"a nested {what} ({getattr(s, 'name', 'lambda')}) is not supported by the "
+                f"CPU target; define a function at module level with @xpu.jit (a lane "
+                f"function) and call it",
+                s,
+            )
         if isinstance(s, ast.Delete):
-            self.error("`del` is not supported in a kernel or lane function (Numba cannot compile "
-                       "it): assign the name a new value, or leave it", s)
+            self.error(
+                "`del` is not supported in a kernel or lane function (Numba cannot compile "
+                "it): assign the name a new value, or leave it",
+                s,
+            )
         if isinstance(s, (ast.Assign, ast.For)) and any(
-                isinstance(n, ast.Starred) for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
-                for n in ast.walk(t)):
-            self.error("starred unpacking (`a, *rest = ...`) is not supported in a kernel or lane "
-                       "function (Numba cannot compile it): unpack every element by name", s)
+            isinstance(n, ast.Starred)
+            for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
+            for n in ast.walk(t)
+        ):
+            self.error(
+                "starred unpacking (`a, *rest = ...`) is not supported in a kernel or lane "
+                "function (Numba cannot compile it): unpack every element by name",
+                s,
+            )
         if isinstance(s, (ast.Global, ast.Nonlocal)):
             kind = type(s).__name__.lower()
             written = [n for n in s.names if n in self.env.locals]
             if written:
-                self.error(f"{kind} {written[0]}: a kernel cannot assign a Python "
-                           f"{'global' if kind == 'global' else 'variable of an enclosing function'}; "
-                           f"pass an array and write into it", s)
-            return []           # a name only read is the global/closure value anyway
-        if isinstance(s, (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Global, ast.Nonlocal)) or \
-                type(s).__name__ in ("TryStar", "Match"):
+                self.error(
+                    f"{kind} {written[0]}: a kernel cannot assign a Python "
+                    f"{'global' if kind == 'global' else 'variable of an enclosing function'}; "
+                    f"pass an array and write into it",
+                    s,
+                )
+            return []  # a name only read is the global/closure value anyway
+        if isinstance(s, (ast.Try, ast.With, ast.AsyncWith, ast.AsyncFor, ast.Global, ast.Nonlocal)) or type(
+            s
+        ).__name__ in ("TryStar", "Match"):
             if self.contains_xl(s):
                 self._check_no_xl(s, f"a {type(s).__name__.lower()} statement")
             return [s]
         if isinstance(s, ast.Assert) and self.contains_xl(s):
             # ``assert Wave.reduceSum(v) >= 0, msg``: ``if not ...: raise AssertionError(msg)``
-            exc = ast.Call(func=ast.Name("AssertionError", ast.Load()), args=[s.msg] if s.msg else [],
-                           keywords=[])
-            new = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=s.test),
-                         body=[ast.copy_location(ast.Raise(exc=exc, cause=None), s)], orelse=[])
+            exc = ast.Call(func=ast.Name("AssertionError", ast.Load()), args=[s.msg] if s.msg else [], keywords=[])
+            new = ast.If(
+                test=ast.UnaryOp(op=ast.Not(), operand=s.test),
+                body=[ast.copy_location(ast.Raise(exc=exc, cause=None), s)],
+                orelse=[],
+            )
             ast.copy_location(new, s)
             ast.fix_missing_locations(new)
             return self._normalise_stmt(new, in_loop)
@@ -1100,19 +1218,27 @@ class Frontend:
             # a uniform range loop (Numba iterates a UniTuple or an array the same way,
             # and refuses a heterogeneous tuple both ways)
             j = self.fresh("it")
-            bind = ast.Assign(targets=[s.target],
-                              value=ast.Subscript(value=ast.Name(s.iter.id, ast.Load()),
-                                                  slice=ast.Name(j, ast.Load()), ctx=ast.Load()))
-            s.iter = ast.Call(func=ast.Name("_nq_range", ast.Load()), args=[ast.Call(
-                func=ast.Name("_nq_len", ast.Load()), args=[ast.Name(s.iter.id, ast.Load())], keywords=[])],
-                keywords=[])
+            bind = ast.Assign(
+                targets=[s.target],
+                value=ast.Subscript(
+                    value=ast.Name(s.iter.id, ast.Load()), slice=ast.Name(j, ast.Load()), ctx=ast.Load()
+                ),
+            )
+            s.iter = ast.Call(
+                func=ast.Name("_nq_range", ast.Load()),
+                args=[
+                    ast.Call(func=ast.Name("_nq_len", ast.Load()), args=[ast.Name(s.iter.id, ast.Load())], keywords=[])
+                ],
+                keywords=[],
+            )
             s.target = ast.Name(j, ast.Store())
             s.body = [ast.copy_location(bind, s)] + s.body
             ast.fix_missing_locations(s)
         # (a loop that a lane may leave by ``return`` is segmented like one around
         # an op: probe: ``for c in (3, 5, 7): if x % c == 0: return`` was refused)
-        if isinstance(s, ast.For) and (self.contains_xl(s) or self._escapes(s) or
-                                       any(self._inlined(n) for n in ast.walk(s))):
+        if isinstance(s, ast.For) and (
+            self.contains_xl(s) or self._escapes(s) or any(self._inlined(n) for n in ast.walk(s))
+        ):
             consts = self._constant_sequence(s.iter)
             is_range = isinstance(s.iter, ast.Call)
             # a range is unrolled only when its variable reaches an op's selector (a
@@ -1120,19 +1246,17 @@ class Frontend:
             # (fuzz seed 2 kernel 126: 20 copies of a while loop, 87 s to compile)
             if consts is not None and self.no_unroll:
                 if not is_range:
-                    self._index_constants(s, consts)     # as below: by index, as Numba runs it
-            elif consts is not None and not (is_range and not (self._unrollable(s)
-                                                               and self._var_in_op(s))):
+                    self._index_constants(s, consts)  # as below: by index, as Numba runs it
+            elif consts is not None and not (is_range and not (self._unrollable(s) and self._var_in_op(s))):
                 # a loop left by break/continue is not written out copy by copy: each
                 # copy would need the mask of the lanes still in the loop (probe: `for
                 # c in (3, 5): if x % c == 0: break` around an op was refused)
-                if not self._too_big_to_unroll(s, consts) and not _exits_loop(s) and \
-                        not _assigns_target(s):
+                if not self._too_big_to_unroll(s, consts) and not _exits_loop(s) and not _assigns_target(s):
                     return self._unroll(s, consts, in_loop)
                 # (``for k in (7, 16): k -= 8`` assigns its variable: not a constant in the
                 # body, so a loop over the constants by index, as numba.cuda runs it)
                 if not is_range:
-                    self._index_constants(s, consts)     # a loop with a uniform selector
+                    self._index_constants(s, consts)  # a loop with a uniform selector
         if isinstance(s, ast.For):
             self._check_order([s.iter])
             pre, it = self._hoist(s.iter)
@@ -1147,8 +1271,11 @@ class Frontend:
             pre, v = self._hoist(s.value)
             s.value = v
             return pre + [s]
-        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and \
-                self.builtin_of(s.value.func) in ("shared.array", "local.array"):
+        if (
+            isinstance(s, ast.Assign)
+            and isinstance(s.value, ast.Call)
+            and self.builtin_of(s.value.func) in ("shared.array", "local.array")
+        ):
             self._allocation(s)
             return []
         inner = self._allocation_inside(s)
@@ -1163,9 +1290,8 @@ class Frontend:
             return self._normalise_stmt(s, in_loop)
         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
             pre, new = self._hoist_stmt(s)
-            if isinstance(new, ast.Expr) and isinstance(new.value, ast.Name) and \
-                    new.value.id.startswith(_RESERVED):
-                return pre               # a bare op call whose result is unused
+            if isinstance(new, ast.Expr) and isinstance(new.value, ast.Name) and new.value.id.startswith(_RESERVED):
+                return pre  # a bare op call whose result is unused
             return pre + [new]
         return [s]
 
@@ -1173,8 +1299,9 @@ class Frontend:
         """*node* names a parameter the function never assigns."""
         if not (isinstance(node, ast.Name) and node.id in self.env.params):
             return False
-        return not any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store)
-                       for n in ast.walk(self.fn))
+        return not any(
+            isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Store) for n in ast.walk(self.fn)
+        )
 
     def _constant_sequence(self, node):
         """The values of a tuple/list of int constants (literal or a global), or of a
@@ -1195,8 +1322,9 @@ class Frontend:
             return _same_kind_constants([_literal(e) for e in node.elts])
         if isinstance(node, (ast.Name, ast.Attribute)):
             obj = self.env.resolve(node)
-            if isinstance(obj, tuple) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                             for v in obj):
+            if isinstance(obj, tuple) and all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in obj
+            ):
                 return [int(v) for v in obj]
             if isinstance(obj, tuple):
                 return _same_kind_constants(list(obj))
@@ -1236,6 +1364,7 @@ class Frontend:
         if isinstance(s, ast.If):
             return 6
         from ..xpu import Dispatcher
+
         inlined = 0
         for n in ast.walk(s):
             if isinstance(n, ast.Call):
@@ -1256,13 +1385,16 @@ class Frontend:
         u = self.fresh("u")
         pick = ast.Constant(values[-1])
         for pos in range(len(values) - 2, -1, -1):
-            pick = ast.IfExp(test=ast.Compare(left=ast.Name(u, ast.Load()), ops=[ast.Eq()],
-                                              comparators=[ast.Constant(pos)]),
-                             body=ast.Constant(values[pos]), orelse=pick)
+            pick = ast.IfExp(
+                test=ast.Compare(left=ast.Name(u, ast.Load()), ops=[ast.Eq()], comparators=[ast.Constant(pos)]),
+                body=ast.Constant(values[pos]),
+                orelse=pick,
+            )
         bind = ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=pick), s)
         s.target = ast.copy_location(ast.Name(u, ast.Store()), s.target)
-        s.iter = ast.copy_location(ast.Call(func=ast.Name("_nq_range", ast.Load()),
-                                            args=[ast.Constant(len(values))], keywords=[]), s.iter)
+        s.iter = ast.copy_location(
+            ast.Call(func=ast.Name("_nq_range", ast.Load()), args=[ast.Constant(len(values))], keywords=[]), s.iter
+        )
         s.body = [bind] + s.body
         for n in (bind, s.target, s.iter):
             ast.fix_missing_locations(n)
@@ -1303,7 +1435,7 @@ class Frontend:
             def visit_Name(self, n):
                 if n.id == name and isinstance(n.ctx, ast.Load):
                     c = ast.copy_location(ast.Constant(self.value), n)
-                    c._nq_unrolled = True            # see _unrolled
+                    c._nq_unrolled = True  # see _unrolled
                     return c
                 return n
 
@@ -1311,10 +1443,11 @@ class Frontend:
         for v in values:
             body = [Bind(v).visit(copy.deepcopy(st)) for st in s.body]
             out.extend(self._normalise_block(body, in_loop))
-        self.unrolled_stores |= _stored_names(out)      # (an op's temporaries too)
+        self.unrolled_stores |= _stored_names(out)  # (an op's temporaries too)
         if values:
-            last = ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())],
-                                                value=ast.Constant(values[-1])), s)
+            last = ast.copy_location(
+                ast.Assign(targets=[ast.Name(name, ast.Store())], value=ast.Constant(values[-1])), s
+            )
             ast.fix_missing_locations(last)
             out.append(last)
         return out
@@ -1322,17 +1455,18 @@ class Frontend:
     def _effects(self, n):
         """(reads memory, writes memory) of evaluating *n* itself (not its operands)."""
         from ..xpu import Dispatcher
+
         if isinstance(n, ast.Subscript):
-            return isinstance(n.ctx, ast.Load), False   # a store comes after the whole statement
+            return isinstance(n.ctx, ast.Load), False  # a store comes after the whole statement
         if not isinstance(n, ast.Call):
             return False, False
         if self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
-            return True, False                          # a barrier: it publishes the writes before it
+            return True, False  # a barrier: it publishes the writes before it
         op = self.op_of(n)
         if op is not None or (isinstance(n.func, ast.Name) and n.func.id.startswith(_WARP_CHECK_HELPERS)):
             return False, False
         if isinstance(n.func, ast.Name) and n.func.id == _power.NAME:
-            return False, False                         # ``a ** b`` (numquad/_power.py): arithmetic
+            return False, False  # ``a ** b`` (numquad/_power.py): arithmetic
         f = self.env.resolve(n.func)
         if isinstance(f, Dispatcher):
             return True, _desugar.may_write(f) or any(self._passes_writer(a) for a in n.args)
@@ -1343,6 +1477,7 @@ class Frontend:
         """Is *arg* a function (``apply(bump, a, i)``) that may write memory when the
         callee calls it?"""
         from ..xpu import Dispatcher, is_foreign_device_function
+
         if not isinstance(arg, (ast.Name, ast.Attribute)):
             return False
         obj = self.env.resolve(arg)
@@ -1365,8 +1500,7 @@ class Frontend:
         def post(n):
             start[id(n)] = len(seq)
             for c in ast.iter_child_nodes(n):
-                if not isinstance(c, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                                      ast.GeneratorExp)):
+                if not isinstance(c, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                     post(c)
             seq.append(n)
 
@@ -1376,9 +1510,15 @@ class Frontend:
         masked = set()
         for p in parts:
             for n in ast.walk(p):
-                sides = [n.body, n.orelse] if isinstance(n, ast.IfExp) else \
-                    n.values[1:] if isinstance(n, ast.BoolOp) else \
-                    n.comparators[1:] if isinstance(n, ast.Compare) else []
+                sides = (
+                    [n.body, n.orelse]
+                    if isinstance(n, ast.IfExp)
+                    else n.values[1:]
+                    if isinstance(n, ast.BoolOp)
+                    else n.comparators[1:]
+                    if isinstance(n, ast.Compare)
+                    else []
+                )
                 masked |= {id(m) for side in sides for m in ast.walk(side)}
         effects = [self._effects(n) for n in seq]
 
@@ -1396,13 +1536,13 @@ class Frontend:
             first = start[id(n)]
             moved = set()
             for h, span in spans.items():
-                if h != k and not (span.start <= first and k < h):      # h does not enclose n
+                if h != k and not (span.start <= first and k < h):  # h does not enclose n
                     moved.update(span)
             before = [effects[j] for j in range(first) if j not in moved]
             lr = any(e[0] for e in before)
             lw = any(e[1] for e in before)
-            sr = any(e[0] for e in effects[first:k + 1])
-            sw = any(e[1] for e in effects[first:k + 1])
+            sr = any(e[0] for e in effects[first : k + 1])
+            sw = any(e[1] for e in effects[first : k + 1])
             if (lw and (sr or sw)) or (sw and lr):
                 what = it = ast.unparse(n)
                 if _RESERVED in what:
@@ -1411,10 +1551,13 @@ class Frontend:
                     line = linecache.getline(self.filename, getattr(n, "lineno", 0)).strip()
                     what = f"the cross-lane call in `{line}`" if line else "a cross-lane call"
                     it = "that call"
-                self.error(f"{what} runs before the rest of its statement on the CPU target, "
-                           f"and a call in that statement may write memory that the other "
-                           f"side reads; assign {it} to a variable in a statement of its own "
-                           f"(where it should run: before or after the call)", n)
+                self.error(
+                    f"{what} runs before the rest of its statement on the CPU target, "
+                    f"and a call in that statement may write memory that the other "
+                    f"side reads; assign {it} to a variable in a statement of its own "
+                    f"(where it should run: before or after the call)",
+                    n,
+                )
 
     def _hoist_stmt(self, s):
         if isinstance(s, ast.AugAssign):
@@ -1430,10 +1573,13 @@ class Frontend:
                 for t in s.targets:
                     for n in ast.walk(t):
                         if self._hoisted(n):
-                            self.error(f"{ast.unparse(n)} in a target of an assignment with several "
-                                       f"targets: Python evaluates it after the targets to its left "
-                                       f"are stored, the CPU target before; assign it to a variable "
-                                       f"in a statement of its own first", n)
+                            self.error(
+                                f"{ast.unparse(n)} in a target of an assignment with several "
+                                f"targets: Python evaluates it after the targets to its left "
+                                f"are stored, the CPU target before; assign it to a variable "
+                                f"in a statement of its own first",
+                                n,
+                            )
             self._check_order([s.value] + list(s.targets))
         elif getattr(s, "value", None) is not None:
             self._check_order([s.value] + ([s.target] if getattr(s, "target", None) else []))
@@ -1495,7 +1641,7 @@ class Frontend:
                     return hoister._hoist_barrier_reduce(node, pre, self)
                 if op is not None and op.kind == "query":
                     complaint = op.check_arity(node.args, {k.arg: k.value for k in node.keywords})[1]
-                    if complaint:                   # (it takes nothing)
+                    if complaint:  # (it takes nothing)
                         hoister.error(complaint, node)
                 if op is None or op.kind == "query":
                     callee = hoister._inlinable(node)
@@ -1514,10 +1660,14 @@ class Frontend:
         new_args = []
         for i, a in enumerate(args):
             a = visitor.visit(a)
-            if i == 1:                               # the lane selector
+            if i == 1:  # the lane selector
                 const = self._constant_int(a)
-                if const is not None and op.check_selector_constant(const) and _unrolled(a) and \
-                        -2**63 <= const < 2**64:
+                if (
+                    const is not None
+                    and op.check_selector_constant(const)
+                    and _unrolled(a)
+                    and -(2**63) <= const < 2**64
+                ):
                     # constant only through an unrolled loop (``for k in (0, 31):``): the
                     # loop variable is a runtime selector on the other targets, so it is
                     # one here too (wrapped, or read in exact arithmetic), not refused
@@ -1531,7 +1681,7 @@ class Frontend:
                 if op.sel_wrap is None and op.sel_range is not None and op.sel_kind not in ("up", "down"):
                     self.error(f"{op.qualname}: {op.selector} must be a constant", node)
             if isinstance(a, ast.Name) and a.id in self.env.locals:
-                new_args.append(a)                   # already a lane value
+                new_args.append(a)  # already a lane value
                 continue
             tmp = self.fresh("a")
             pre.append(ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=a), node))
@@ -1546,8 +1696,13 @@ class Frontend:
         if check is not None:
             # (debug) numba.cuda's mask, a second time: it has no effects (_with_check)
             tmp = self.fresh("a")
-            pre.append(ast.fix_missing_locations(ast.copy_location(ast.Assign(
-                targets=[ast.Name(tmp, ast.Store())], value=visitor.visit(check[1])), node)))
+            pre.append(
+                ast.fix_missing_locations(
+                    ast.copy_location(
+                        ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=visitor.visit(check[1])), node
+                    )
+                )
+            )
             stmt._nq_cucheck = (check[0], tmp)
         pre.append(stmt)
         self.ops_used.add(op.qualname)
@@ -1560,8 +1715,9 @@ class Frontend:
         if node.keywords or len(node.args) != 1:
             self.error(f"cuda.{b}(pred) takes 1 argument; got {len(node.args) + len(node.keywords)}", node)
         tmp, target = self.fresh("a"), self.fresh("x")
-        pre.append(ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())],
-                                                value=visitor.visit(node.args[0])), node))
+        pre.append(
+            ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=visitor.visit(node.args[0])), node)
+        )
         call = ast.copy_location(ast.Call(func=node.func, args=[ast.Name(tmp, ast.Load())], keywords=[]), node)
         stmt = ast.copy_location(ast.Assign(targets=[ast.Name(target, ast.Store())], value=call), node)
         ast.fix_missing_locations(stmt)
@@ -1609,22 +1765,39 @@ class Frontend:
             self.typing_error(f"{what} needs a shape and a dtype", s)
         dims = _cudaapi.constant_shape(self, shape)
         if kind == "shared" and dims == [0]:
-            kind = "dynshared"          # the launch's dynamic shared memory (numba.cuda's shape 0)
+            kind = "dynshared"  # the launch's dynamic shared memory (numba.cuda's shape 0)
         elif any(d is None or d < 1 for d in dims):
-            self.typing_error(f"{what}: the shape must be a constant positive int or tuple of ints "
-                              f"(a literal, a global, closure or module name, a local assigned "
-                              f"once, or arithmetic on those); got {ast.unparse(shape)}", s, call)
-        obj = self.env.resolve(dtype) if isinstance(dtype, (ast.Name, ast.Attribute)) else \
-            (dtype.value if isinstance(dtype, ast.Constant) else _MISSING)
-        if obj is _MISSING and isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" and \
-                isinstance(dtype.value, ast.Name) and dtype.value.id in self.env.params and \
-                self.argtypes is not None:
+            self.typing_error(
+                f"{what}: the shape must be a constant positive int or tuple of ints "
+                f"(a literal, a global, closure or module name, a local assigned "
+                f"once, or arithmetic on those); got {ast.unparse(shape)}",
+                s,
+                call,
+            )
+        obj = (
+            self.env.resolve(dtype)
+            if isinstance(dtype, (ast.Name, ast.Attribute))
+            else (dtype.value if isinstance(dtype, ast.Constant) else _MISSING)
+        )
+        if (
+            obj is _MISSING
+            and isinstance(dtype, ast.Attribute)
+            and dtype.attr == "dtype"
+            and isinstance(dtype.value, ast.Name)
+            and dtype.value.id in self.env.params
+            and self.argtypes is not None
+        ):
             # ``dtype=ary.dtype`` of an array argument: its type is the compile's
             t = self.argtypes[self.env.params.index(dtype.value.id)]
             if hasattr(t, "dtype") and hasattr(t, "ndim"):
                 obj = t.dtype
-        if obj is _MISSING and isinstance(dtype, ast.Attribute) and dtype.attr == "dtype" and \
-                isinstance(dtype.value, ast.Name) and dtype.value.id in self.arg_dtypes:
+        if (
+            obj is _MISSING
+            and isinstance(dtype, ast.Attribute)
+            and dtype.attr == "dtype"
+            and isinstance(dtype.value, ast.Name)
+            and dtype.value.id in self.arg_dtypes
+        ):
             obj = self.arg_dtypes[dtype.value.id]
         python_type = _control.python_type_dtype(what, obj)
         if python_type:
@@ -1632,10 +1805,16 @@ class Frontend:
         dt = _to_dtype(obj)
         if dt is None or not (dt.kind in "biufc" or dt.fields):
             # a string NumPy does not know: numba.cuda's words for it
-            bad = f"Invalid NumPy dtype specified: '{obj}'" if isinstance(obj, str) and dt is None \
+            bad = (
+                f"Invalid NumPy dtype specified: '{obj}'"
+                if isinstance(obj, str) and dt is None
                 else f"unsupported dtype {ast.unparse(dtype)}"
-            self.typing_error(f"{what}: {bad}; it takes a bool, integer, float or complex "
-                              f"NumPy/Numba type, or a record dtype", s, call)
+            )
+            self.typing_error(
+                f"{what}: {bad}; it takes a bool, integer, float or complex NumPy/Numba type, or a record dtype",
+                s,
+                call,
+            )
         if name in self.allocs:
             k0, dims0, dt0, _ = self.allocs[name]
             if kind == "local" and k0 == "local" and dims0 == tuple(dims) and dt0 == dt:
@@ -1645,18 +1824,27 @@ class Frontend:
                 # name keeps the first array (``b = a`` then ``a = cuda.local.array(...)``:
                 # two arrays in numba.cuda, one storage here)
                 if _aliased(self.fn, name):
-                    self.error(f"{name} is assigned two local arrays and another name keeps one of "
-                               f"them; each local.array call is an array of its own, and the CPU "
-                               f"target takes one local array per name: use one name per array", s)
+                    self.error(
+                        f"{name} is assigned two local arrays and another name keeps one of "
+                        f"them; each local.array call is an array of its own, and the CPU "
+                        f"target takes one local array per name: use one name per array",
+                        s,
+                    )
                 return
             if k0 == kind and dims0 == tuple(dims) and dt0 == dt:
-                self.error(f"{name} is assigned two {what} arrays; each shared.array call is an "
-                           f"array of its own, and the CPU target takes one shared array per name: "
-                           f"use one name per array (or allocate it once, before the branches)", s)
-            self.error(f"{name} is assigned two {what} arrays of different shapes, dtypes or "
-                       f"memories ({dims0} {dt0} and {tuple(dims)} {dt}); the CPU target takes one "
-                       f"per name (or the same local shape and dtype again): use one name per "
-                       f"array", s)
+                self.error(
+                    f"{name} is assigned two {what} arrays; each shared.array call is an "
+                    f"array of its own, and the CPU target takes one shared array per name: "
+                    f"use one name per array (or allocate it once, before the branches)",
+                    s,
+                )
+            self.error(
+                f"{name} is assigned two {what} arrays of different shapes, dtypes or "
+                f"memories ({dims0} {dt0} and {tuple(dims)} {dt}); the CPU target takes one "
+                f"per name (or the same local shape and dtype again): use one name per "
+                f"array",
+                s,
+            )
         self.allocs[name] = (kind, tuple(dims), dt, s)
 
     # -- inlining of lane functions that use cross-lane ops or thread builtins ----
@@ -1677,6 +1865,7 @@ class Frontend:
         """Is *node* a call the CPU target inlines (runs before its statement)? (A
         function naming an op or a thread builtin is, without building its frontend.)"""
         from ..xpu import Dispatcher
+
         if not isinstance(node, ast.Call):
             return False
         f = self.env.resolve(node.func)
@@ -1685,11 +1874,13 @@ class Frontend:
     def _hoisted(self, n):
         """Does the call *n* run before the rest of its statement (``_hoist``): a
         cross-lane op, a barrier reduction, an inlined lane function?"""
-        return isinstance(n, ast.Call) and (self.is_xl(n) or self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE
-                                            or self._inlined(n))
+        return isinstance(n, ast.Call) and (
+            self.is_xl(n) or self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE or self._inlined(n)
+        )
 
     def _inlinable_uncached(self, node):
         from ..xpu import Dispatcher
+
         callee = self.env.resolve(node.func)
         if not isinstance(callee, Dispatcher):
             return None
@@ -1699,12 +1890,18 @@ class Frontend:
             # plain scalar function, so it cannot use cross-lane ops or thread builtins
             chain = " -> ".join([self.pyfunc.__name__] + [d.__name__ for d in cycle])
             if len(cycle) > 1:
-                self.error(f"mutually recursive lane functions ({chain}) are not supported by "
-                           f"the CPU target (a function that calls itself is)", node)
+                self.error(
+                    f"mutually recursive lane functions ({chain}) are not supported by "
+                    f"the CPU target (a function that calls itself is)",
+                    node,
+                )
             if any(_uses_wave_features(d) for d in cycle):
-                self.error(f"recursive call ({chain}): a function that uses cross-lane ops or "
-                           f"thread builtins (a kernel, or a lane function) is inlined into its "
-                           f"caller, so it cannot be recursive", node)
+                self.error(
+                    f"recursive call ({chain}): a function that uses cross-lane ops or "
+                    f"thread builtins (a kernel, or a lane function) is inlined into its "
+                    f"caller, so it cannot be recursive",
+                    node,
+                )
             return None
         self._bind_call(node, callee)
         # parameters the call binds to constants (a shape passed down to the callee)
@@ -1716,17 +1913,20 @@ class Frontend:
                 v = _cudaapi.compile_time_object(self, a)
             if v is not None:
                 bindings[p.arg] = v
-        dtypes = {p.arg: dt for p, a in zip(params, node.args)
-                  if isinstance(a, ast.Name) and (dt := self._array_dtype(a.id)) is not None}
-        cfe = callee._target("cpu").frontend(consts=bindings, arg_dtypes=dtypes, debug=self.debug,
-                                             no_unroll=self.no_unroll)
+        dtypes = {
+            p.arg: dt
+            for p, a in zip(params, node.args)
+            if isinstance(a, ast.Name) and (dt := self._array_dtype(a.id)) is not None
+        }
+        cfe = callee._target("cpu").frontend(
+            consts=bindings, arg_dtypes=dtypes, debug=self.debug, no_unroll=self.no_unroll
+        )
         cfe.signatures = getattr(callee, "signatures", None) or []
         cfe.callee = callee
         # a function passed as an argument (``apply(sq, x)``, numba.cuda's Dispatcher
         # argument) is bound only in an inlined copy: compiled on its own, the callee
         # would receive the numba.cuda object itself
-        passes_function = any(isinstance(v, Dispatcher) or builtin_name(v) is not None
-                              for v in bindings.values())
+        passes_function = any(isinstance(v, Dispatcher) or builtin_name(v) is not None for v in bindings.values())
         if cfe.ops_used or cfe.uses_builtins() or passes_function:
             return cfe
         if _numba_inlines(callee) and not _recursive(callee) and _unassigned_locals(cfe):
@@ -1755,25 +1955,32 @@ class Frontend:
         the callee's defaults (constants), as Python binds them. A call that does not
         bind is left for _inline_call's error."""
         fargs = callee.source_tree.args
-        if fargs.vararg or fargs.kwarg or fargs.kwonlyargs \
-                or any(isinstance(a, ast.Starred) for a in node.args) \
-                or any(k.arg is None for k in node.keywords):
+        if (
+            fargs.vararg
+            or fargs.kwarg
+            or fargs.kwonlyargs
+            or any(isinstance(a, ast.Starred) for a in node.args)
+            or any(k.arg is None for k in node.keywords)
+        ):
             return
         names = [a.arg for a in fargs.posonlyargs + fargs.args]
         if len(node.args) > len(names):
-            self.error(f"{callee.__name__}() takes {len(names)} positional argument(s) "
-                       f"({', '.join(names)}); got {len(node.args)}", node)
+            self.error(
+                f"{callee.__name__}() takes {len(names)} positional argument(s) "
+                f"({', '.join(names)}); got {len(node.args)}",
+                node,
+            )
         bound = dict(zip(names, node.args))
         for k in node.keywords:
             if k.arg in {a.arg for a in fargs.posonlyargs}:
-                self.error(f"{callee.__name__}() got a positional-only argument passed as a "
-                           f"keyword: '{k.arg}'", node)
+                self.error(f"{callee.__name__}() got a positional-only argument passed as a keyword: '{k.arg}'", node)
             if k.arg not in names:
-                self.error(f"{callee.__name__}() got an unexpected keyword argument "
-                           f"'{k.arg}'; it takes ({', '.join(names)})", node)
+                self.error(
+                    f"{callee.__name__}() got an unexpected keyword argument '{k.arg}'; it takes ({', '.join(names)})",
+                    node,
+                )
             if k.arg in bound:
-                self.error(f"{callee.__name__}() got multiple values for argument "
-                           f"'{k.arg}'", node)
+                self.error(f"{callee.__name__}() got multiple values for argument '{k.arg}'", node)
             bound[k.arg] = k.value
         defaults = callee.py_func.__defaults__ or ()
         first_default = len(names) - len(defaults)
@@ -1787,18 +1994,20 @@ class Frontend:
                     args.append(ast.copy_location(ast.Constant(value), node))
                     continue
                 if not _global_default(value):
-                    self.error(f"{callee.__name__}(): the default of '{name}' is a "
-                               f"{type(value).__name__}; the CPU target inlines this "
-                               f"function with number (NumPy scalars too), bool, None or "
-                               f"string defaults only: pass '{name}' explicitly", node)
+                    self.error(
+                        f"{callee.__name__}(): the default of '{name}' is a "
+                        f"{type(value).__name__}; the CPU target inlines this "
+                        f"function with number (NumPy scalars too), bool, None or "
+                        f"string defaults only: pass '{name}' explicitly",
+                        node,
+                    )
                 # a NumPy scalar (np.float32(0.1)) keeps its type: a global, as Numba
                 # reads a default it cannot splice in as a literal
                 glob = f"{_RESERVED}dflt{len(self.env.closure)}_{name}"
                 self.env.closure[glob] = value
                 args.append(ast.copy_location(ast.Name(glob, ast.Load()), node))
             else:
-                self.error(f"{callee.__name__}() missing argument '{name}'; it takes "
-                           f"({', '.join(names)})", node)
+                self.error(f"{callee.__name__}() missing argument '{name}'; it takes ({', '.join(names)})", node)
         node.args, node.keywords = args, []
 
     def uses_builtins(self):
@@ -1814,8 +2023,10 @@ class Frontend:
     def _inline_call(self, node, cfe, pre, visitor):
         """Splice the callee's (normalised) body in place of the call."""
         if node.keywords or len(node.args) != len(cfe.env.params):
-            self.error(f"{cfe.pyfunc.__name__}() takes {len(cfe.env.params)} positional "
-                       f"argument(s); got {len(node.args)}", node)
+            self.error(
+                f"{cfe.pyfunc.__name__}() takes {len(cfe.env.params)} positional argument(s); got {len(node.args)}",
+                node,
+            )
         k = next(self._counter)
         prefix = f"{_RESERVED}f{k}_"
         self.inlined[prefix] = (cfe.pyfunc.__name__, cfe.filename)
@@ -1825,17 +2036,27 @@ class Frontend:
         # (the callee's own aliases and helpers live in its closure: resolved below, not renamed)
         # (not the builtins generated code calls, ``_nq_range`` of a loop over constants
         # with a uniform selector: every function resolves them alike)
-        rename = {n: prefix + n.lstrip("_") for n in cfe.env.locals | _all_names(body, cfe)
-                  if (n not in cfe.env.closure or n in cfe.env.locals) and n not in _control.BUILTIN_ALIASES}
+        rename = {
+            n: prefix + n.lstrip("_")
+            for n in cfe.env.locals | _all_names(body, cfe)
+            if (n not in cfe.env.closure or n in cfe.env.locals) and n not in _control.BUILTIN_ALIASES
+        }
         # a parameter the callee never assigns, given a caller's name, reads that name
         # (no copy: a per-lane local or shared array passed on stays the caller's array,
         # which the storage analysis knows); the callee's other names are all renamed,
         # so its body cannot assign the caller's
-        stored = {n.id for s in body for n in ast.walk(s)
-                  if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        direct = {} if getattr(cfe, "signatures", None) else {
-            p: a.id for p, a in zip(cfe.env.params, args)
-            if isinstance(a, ast.Name) and p not in stored and p in rename}
+        stored = {
+            n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        }
+        direct = (
+            {}
+            if getattr(cfe, "signatures", None)
+            else {
+                p: a.id
+                for p, a in zip(cfe.env.params, args)
+                if isinstance(a, ast.Name) and p not in stored and p in rename
+            }
+        )
         rename.update(direct)
         if _compiled_once(getattr(cfe, "callee", None)):
             # a numba.cuda device function (not inline="always") is compiled once, so
@@ -1848,7 +2069,8 @@ class Frontend:
                 if a[0] == "shared":
                     rename[n] = self.shared_once.setdefault(
                         (cfe.callee, n, repr(a[1]), str(a[2])),
-                        f"{_RESERVED}once{len(self.shared_once)}_{n.lstrip('_')}")
+                        f"{_RESERVED}once{len(self.shared_once)}_{n.lstrip('_')}",
+                    )
         glob = {}
 
         class Rename(ast.NodeTransformer):
@@ -1868,7 +2090,7 @@ class Frontend:
 
             def visit_Assign(self, n):
                 self.generic_visit(n)
-                check = getattr(n, "_nq_cucheck", None)     # (debug) the mask's temporary
+                check = getattr(n, "_nq_cucheck", None)  # (debug) the mask's temporary
                 if check is not None and check[1] in rename:
                     n._nq_cucheck = (check[0], rename[check[1]])
                 return n
@@ -1891,19 +2113,28 @@ class Frontend:
             self.env.closure[prefix + "pick"] = pick
             self.env.closure[prefix + "result"] = result
             raws = [prefix + f"in{j}" for j in range(len(args))]
-            pre.extend(ast.copy_location(ast.Assign(targets=[ast.Name(r, ast.Store())], value=a), node)
-                       for r, a in zip(raws, args))
+            pre.extend(
+                ast.copy_location(ast.Assign(targets=[ast.Name(r, ast.Store())], value=a), node)
+                for r, a in zip(raws, args)
+            )
             self.env.locals.update(raws)
 
             def _raw():
                 return [ast.Name(r, ast.Load()) for r in raws]
-            args = [ast.Call(func=ast.Name(prefix + "pick", ast.Load()),
-                             args=[ast.Constant(j)] + _raw(), keywords=[]) for j in range(len(args))]
-            picked = lambda v: ast.Call(func=ast.Name(prefix + "result", ast.Load()),  # noqa: E731
-                                        args=[v] + _raw(), keywords=[])
-        binds = [ast.copy_location(ast.Assign(targets=[ast.Name(rename[p], ast.Store())], value=a), node)
-                 for p, a in zip(cfe.env.params, args)
-                 if p in rename and p not in direct]                      # (not object-bound ones)
+
+            args = [
+                ast.Call(func=ast.Name(prefix + "pick", ast.Load()), args=[ast.Constant(j)] + _raw(), keywords=[])
+                for j in range(len(args))
+            ]
+
+            def picked(v):
+                return ast.Call(func=ast.Name(prefix + "result", ast.Load()), args=[v] + _raw(), keywords=[])
+
+        binds = [
+            ast.copy_location(ast.Assign(targets=[ast.Name(rename[p], ast.Store())], value=a), node)
+            for p, a in zip(cfe.env.params, args)
+            if p in rename and p not in direct
+        ]  # (not object-bound ones)
         for n, a in cfe.allocs.items():
             self.allocs[rename[n]] = a
             self.env.locals.add(rename[n])
@@ -1918,8 +2149,11 @@ class Frontend:
         # function numba.cuda inlines in Numba's IR (an @xpu.jit function on the CUDA
         # target, inline="always") keeps that value, as its inlined copy does there
         # (the H100 gave it, docs/GPU.md)
-        unset = [] if _numba_inlines(getattr(cfe, "callee", None)) else [
-            n for n in _unassigned_locals(cfe) if n in rename and n not in direct]
+        unset = (
+            []
+            if _numba_inlines(getattr(cfe, "callee", None))
+            else [n for n in _unassigned_locals(cfe) if n in rename and n not in direct]
+        )
         if unset:
             self.env.closure[prefix + "zero"] = _zero_like
         rtype = sig[1] if sig is not None else None
@@ -1933,29 +2167,44 @@ class Frontend:
                     r.value = ast.copy_location(picked(r.value), r.value)
         if len(returns) == 1 and body and body[-1] is returns[0]:
             last = body.pop()
-            body.append(ast.copy_location(ast.Assign(
-                targets=[ast.Name(ret, ast.Store())],
-                value=last.value if last.value is not None else ast.Constant(None)), last))
+            body.append(
+                ast.copy_location(
+                    ast.Assign(
+                        targets=[ast.Name(ret, ast.Store())],
+                        value=last.value if last.value is not None else ast.Constant(None),
+                    ),
+                    last,
+                )
+            )
         elif not returns:
             # a function that falls off its end: spliced as it is
-            body.append(ast.copy_location(ast.Assign(targets=[ast.Name(ret, ast.Store())],
-                                                     value=ast.Constant(None)), node))
+            body.append(
+                ast.copy_location(ast.Assign(targets=[ast.Name(ret, ast.Store())], value=ast.Constant(None)), node)
+            )
         else:
             # the body in a ``while True:`` whose ``break`` is each return; a return inside
             # a loop also sets a flag that each loop around it tests after it ends
             done = prefix + "done"
             in_loop = any(_return_in_loop(s) for s in body)
-            returning = {id(n) for s in body for n in ast.walk(s)
-                         if isinstance(n, (ast.For, ast.While)) and _return_in_loop(n, True)}
+            returning = {
+                id(n)
+                for s in body
+                for n in ast.walk(s)
+                if isinstance(n, (ast.For, ast.While)) and _return_in_loop(n, True)
+            }
 
             def _flag(value, at):
-                return ast.copy_location(ast.Assign(targets=[ast.Name(done, ast.Store())],
-                                                    value=ast.Constant(value)), at)
+                return ast.copy_location(
+                    ast.Assign(targets=[ast.Name(done, ast.Store())], value=ast.Constant(value)), at
+                )
 
             class Ret(ast.NodeTransformer):
                 def visit_Return(self, r):
-                    out = [ast.copy_location(ast.Assign(targets=[ast.Name(ret, ast.Store())],
-                                                        value=r.value or ast.Constant(None)), r)]
+                    out = [
+                        ast.copy_location(
+                            ast.Assign(targets=[ast.Name(ret, ast.Store())], value=r.value or ast.Constant(None)), r
+                        )
+                    ]
                     if in_loop:
                         out.append(_flag(True, r))
                     return out + [ast.copy_location(ast.Break(), r)]
@@ -1964,23 +2213,41 @@ class Frontend:
                     self.generic_visit(n)
                     if id(n) not in returning:
                         return n
-                    return [n, ast.copy_location(ast.If(test=ast.Name(done, ast.Load()),
-                                                        body=[ast.copy_location(ast.Break(), n)],
-                                                        orelse=[]), n)]
+                    return [
+                        n,
+                        ast.copy_location(
+                            ast.If(
+                                test=ast.Name(done, ast.Load()), body=[ast.copy_location(ast.Break(), n)], orelse=[]
+                            ),
+                            n,
+                        ),
+                    ]
+
                 visit_For = visit_While = _loop
+
             flat = []
             for s in body:
                 r = Ret().visit(s)
                 flat.extend(r if isinstance(r, list) else [r])
             body = flat
             body = ([_flag(False, node)] if in_loop else []) + [
-                ast.copy_location(ast.While(test=ast.Constant(True),
-                                            body=body + [ast.copy_location(ast.Break(), node)],
-                                            orelse=[]), node)]
-        body += [ast.copy_location(ast.Assign(
-            targets=[ast.Name(rename[n], ast.Store())],
-            value=ast.Call(func=ast.Name(prefix + "zero", ast.Load()),
-                           args=[ast.Name(rename[n], ast.Load())], keywords=[])), node) for n in unset]
+                ast.copy_location(
+                    ast.While(test=ast.Constant(True), body=body + [ast.copy_location(ast.Break(), node)], orelse=[]),
+                    node,
+                )
+            ]
+        body += [
+            ast.copy_location(
+                ast.Assign(
+                    targets=[ast.Name(rename[n], ast.Store())],
+                    value=ast.Call(
+                        func=ast.Name(prefix + "zero", ast.Load()), args=[ast.Name(rename[n], ast.Load())], keywords=[]
+                    ),
+                ),
+                node,
+            )
+            for n in unset
+        ]
         for st in binds + body:
             ast.fix_missing_locations(st)
             for n in ast.walk(st):
@@ -1992,8 +2259,11 @@ class Frontend:
         return ast.copy_location(ast.Name(ret, ast.Load()), node)
 
     def _constant_int(self, node):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, np.integer)) \
-                and not isinstance(node.value, bool):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, (int, np.integer))
+            and not isinstance(node.value, bool)
+        ):
             return int(node.value)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             v = self._constant_int(node.operand)
@@ -2007,8 +2277,12 @@ class Frontend:
             except (ZeroDivisionError, ValueError, OverflowError):
                 return None
             return None if v is None else int(v)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 \
-                and node.func.id.startswith("_nq_cu_lane_"):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and len(node.args) == 1
+            and node.func.id.startswith("_nq_cu_lane_")
+        ):
             # a numba.cuda shuffle's selector: its low five bits (cudaapi._lane_bits)
             v = self._constant_int(node.args[0])
             return None if v is None else v & 31
@@ -2021,8 +2295,18 @@ class Frontend:
         return None
 
     # -- uniformity -----------------------------------------------------------------
-    _UNIFORM_BUILTINS = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x", "blockDim.y",
-                         "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z", "warpsize"}
+    _UNIFORM_BUILTINS = {
+        "blockIdx.x",
+        "blockIdx.y",
+        "blockIdx.z",
+        "blockDim.x",
+        "blockDim.y",
+        "blockDim.z",
+        "gridDim.x",
+        "gridDim.y",
+        "gridDim.z",
+        "warpsize",
+    }
     _PURE_CALLS = {len, min, max, int, float, abs, bool, range}
     #: array methods that return a view of the array (no copy, no side effect)
     _VIEW_METHODS = ("reshape", "transpose", "view")
@@ -2052,21 +2336,34 @@ class Frontend:
             return self._is_uniform_expr(e.operand, U)
         if isinstance(e, ast.Compare):
             return self._is_uniform_expr(e.left, U) and all(self._is_uniform_expr(c, U) for c in e.comparators)
-        if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Name) and \
-                e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_", "_nq_cu_shfl_", "_nq_cu_hint_")):
+        if (
+            isinstance(e, ast.Call)
+            and not e.keywords
+            and isinstance(e.func, ast.Name)
+            and e.func.id.startswith(("_nq_cu_lane_", "_nq_cu_mask_", "_nq_cu_shfl_", "_nq_cu_hint_"))
+        ):
             # a numba.cuda selector's low bits, a mask or value check (cpu/cudaapi.py): pure
             return all(self._is_uniform_expr(a, U) for a in e.args)
-        if isinstance(e, ast.Call) and not e.keywords and isinstance(e.func, ast.Attribute) and \
-                e.func.attr in self._VIEW_METHODS and self.env.resolve(e.func) is _MISSING:
+        if (
+            isinstance(e, ast.Call)
+            and not e.keywords
+            and isinstance(e.func, ast.Attribute)
+            and e.func.attr in self._VIEW_METHODS
+            and self.env.resolve(e.func) is _MISSING
+        ):
             # ``a.reshape(4, 8)`` of a uniform array: a view, the same in every lane
             return self._is_uniform_expr(e.func.value, U) and all(self._is_uniform_expr(a, U) for a in e.args)
         if isinstance(e, ast.Call) and not e.keywords:
             f = self.env.resolve(e.func)
             op = _ops.of_function(f)
             if op is not None:
-                return op.query == "width"       # the wave width: a constant
-            ok_fn = (f in self._PURE_CALLS) or (isinstance(f, type) and issubclass(f, np.number)) or \
-                builtin_name(f) in _cudaapi.PURE_BUILTINS or _cudaapi.is_numba_scalar_type(f)
+                return op.query == "width"  # the wave width: a constant
+            ok_fn = (
+                (f in self._PURE_CALLS)
+                or (isinstance(f, type) and issubclass(f, np.number))
+                or builtin_name(f) in _cudaapi.PURE_BUILTINS
+                or _cudaapi.is_numba_scalar_type(f)
+            )
             return ok_fn and all(self._is_uniform_expr(a, U) for a in e.args)
         if isinstance(e, ast.Slice):
             return all(x is None or self._is_uniform_expr(x, U) for x in (e.lower, e.upper, e.step))
@@ -2083,8 +2380,11 @@ class Frontend:
         """
         U = set(self.env.locals) - {n for n, a in self.allocs.items() if a[0] == "local"}
         # an op's hoisted operands (_hoist_call): a uniform selector stays a scalar
-        U |= {n.id for n in ast.walk(ast.Module(body=body, type_ignores=[]))
-              if isinstance(n, ast.Name) and n.id.startswith(f"{_RESERVED}a_")}
+        U |= {
+            n.id
+            for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+            if isinstance(n, ast.Name) and n.id.startswith(f"{_RESERVED}a_")
+        }
         changed = True
         while changed:
             changed = False
@@ -2099,8 +2399,12 @@ class Frontend:
             # array parameter), wherever it is
             ok_stores |= _cudaapi.invariant_aliases(body, U)
             for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and \
-                        node.id in U and id(node) not in ok_stores:
+                if (
+                    isinstance(node, ast.Name)
+                    and isinstance(node.ctx, (ast.Store, ast.Del))
+                    and node.id in U
+                    and id(node) not in ok_stores
+                ):
                     U.discard(node.id)
                     changed = True
         return U
@@ -2110,8 +2414,7 @@ class Frontend:
             return False
         if isinstance(stmt, ast.Assign):
             # ``a, (b, c) = t`` of a uniform tuple (a tuple argument) too
-            return len(stmt.targets) == 1 and _unpack_target(stmt.targets[0]) and \
-                self._is_uniform_expr(stmt.value, U)
+            return len(stmt.targets) == 1 and _unpack_target(stmt.targets[0]) and self._is_uniform_expr(stmt.value, U)
         if isinstance(stmt, ast.AugAssign):
             return isinstance(stmt.target, ast.Name) and self._is_uniform_expr(stmt.value, U)
         return False
@@ -2175,11 +2478,12 @@ class Frontend:
                     walk(s.body, u)
                     walk(s.orelse, u)
                 elif isinstance(s, (ast.For, ast.While)):
-                    walk(s.orelse, uniform)      # the else clause belongs to this level
+                    walk(s.orelse, uniform)  # the else clause belongs to this level
                 elif isinstance(s, (ast.With, ast.Try)) or type(s).__name__ in ("TryStar", "Match"):
                     for child in ast.iter_child_nodes(s):
                         if isinstance(child, ast.stmt):
                             walk([child], False)
+
         walk(body, True)
         return vbreak, vcont, ubreak
 
@@ -2187,8 +2491,12 @@ class Frontend:
         if not (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and not s.orelse):
             return None
         it = s.iter
-        if not (isinstance(it, ast.Call) and self.env.resolve(it.func) is range and not it.keywords
-                and 1 <= len(it.args) <= 3):
+        if not (
+            isinstance(it, ast.Call)
+            and self.env.resolve(it.func) is range
+            and not it.keywords
+            and 1 <= len(it.args) <= 3
+        ):
             return None
         if all(self._is_uniform_expr(a, U) for a in it.args):
             return it.args
@@ -2197,6 +2505,7 @@ class Frontend:
     # -- segmentation ----------------------------------------------------------------
     def _escapes(self, s):
         """Does *s* contain a return, or a break/continue that leaves *s*?"""
+
         def walk(node, in_loop):
             if isinstance(node, ast.Return):
                 return True
@@ -2212,6 +2521,7 @@ class Frontend:
                 elif walk(child, inner):
                     return True
             return False
+
         return walk(s, False)
 
     def _is_masked(self, s, U=None):
@@ -2219,8 +2529,7 @@ class Frontend:
             return True
         if getattr(s, "_nq_op", None) is not None:
             return True
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
-                self.builtin_of(s.value.func) == "syncthreads":
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and self.builtin_of(s.value.func) == "syncthreads":
             return True
         return self.contains_xl(s) or self._escapes(s)
 
@@ -2249,8 +2558,12 @@ class Frontend:
     def _is_uniform_stmt(self, s):
         if isinstance(s, ast.AugAssign):
             return isinstance(s.target, ast.Name) and s.target.id in self.uniform
-        return isinstance(s, ast.Assign) and len(s.targets) == 1 and \
-            isinstance(s.targets[0], ast.Name) and s.targets[0].id in self.uniform
+        return (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and s.targets[0].id in self.uniform
+        )
 
     def _segment_masked(self, s):
         op = getattr(s, "_nq_op", None)
@@ -2267,11 +2580,10 @@ class Frontend:
             return [Jump("break", s)]
         if isinstance(s, ast.Continue):
             return [Jump("continue", s)]
-        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and \
-                self.builtin_of(s.value.func) == "syncthreads":
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and self.builtin_of(s.value.func) == "syncthreads":
             return [Barrier(s)]
         if self._is_syncwarp(s) and self.builtin_of(s.value.func) != "syncwarp":
-            return [Uniform(s)]          # a memory fence: ends the region, then one fence
+            return [Uniform(s)]  # a memory fence: ends the region, then one fence
         if self._is_syncwarp(s):
             self._check_syncwarp_mask(s.value)
             # a wave barrier: the lane loops of a region run lane after lane, so the
@@ -2282,9 +2594,13 @@ class Frontend:
             return [UniformIf(s.test, self._segment(s.body, False), self._segment(s.orelse, False), s)]
         if isinstance(s, ast.If):
             cond = self.fresh("c")
-            assign = ast.copy_location(ast.Assign(
-                targets=[ast.Name(cond, ast.Store())],
-                value=ast.Call(func=ast.Name("_nq_bool", ast.Load()), args=[s.test], keywords=[])), s)
+            assign = ast.copy_location(
+                ast.Assign(
+                    targets=[ast.Name(cond, ast.Store())],
+                    value=ast.Call(func=ast.Name("_nq_bool", ast.Load()), args=[s.test], keywords=[]),
+                ),
+                s,
+            )
             ast.fix_missing_locations(assign)
             return [Region([assign]), If(cond, self._segment(s.body, False), self._segment(s.orelse, False), s)]
         if isinstance(s, ast.While) and self._uniform_control(s, self.uniform):
@@ -2311,33 +2627,56 @@ class Frontend:
 
     def _masked_range_loop(self, s):
         it = s.iter
-        if not (isinstance(it, ast.Call) and self.env.resolve(it.func) is range and not it.keywords
-                and 1 <= len(it.args) <= 3):
+        if not (
+            isinstance(it, ast.Call)
+            and self.env.resolve(it.func) is range
+            and not it.keywords
+            and 1 <= len(it.args) <= 3
+        ):
             self.error("a loop around cross-lane ops must iterate over range(...)", s)
         args = list(it.args)
-        start, stop, step = (ast.Constant(0), args[0], ast.Constant(1)) if len(args) == 1 else \
-            (args[0], args[1], args[2] if len(args) == 3 else ast.Constant(1))
+        start, stop, step = (
+            (ast.Constant(0), args[0], ast.Constant(1))
+            if len(args) == 1
+            else (args[0], args[1], args[2] if len(args) == 3 else ast.Constant(1))
+        )
         i, e, st = self.fresh("i"), self.fresh("e"), self.fresh("s")
-        N = lambda n, ctx=ast.Load: ast.Name(n, ctx())       # noqa: E731
-        init = [ast.Assign(targets=[N(i, ast.Store)], value=start),
-                ast.Assign(targets=[N(e, ast.Store)], value=stop),
-                ast.Assign(targets=[N(st, ast.Store)], value=step)]
+        N = lambda n, ctx=ast.Load: ast.Name(n, ctx())  # noqa: E731
+        init = [
+            ast.Assign(targets=[N(i, ast.Store)], value=start),
+            ast.Assign(targets=[N(e, ast.Store)], value=stop),
+            ast.Assign(targets=[N(st, ast.Store)], value=step),
+        ]
         const_step = self._constant_int(step)
         if const_step == 0:
             self.error("range() step must not be zero", s)
         if const_step is not None:
             test = ast.Compare(left=N(i), ops=[ast.Lt() if const_step > 0 else ast.Gt()], comparators=[N(e)])
         else:
-            test = ast.BoolOp(op=ast.Or(), values=[
-                ast.BoolOp(op=ast.And(), values=[
-                    ast.Compare(left=N(st), ops=[ast.Gt()], comparators=[ast.Constant(0)]),
-                    ast.Compare(left=N(i), ops=[ast.Lt()], comparators=[N(e)])]),
-                ast.BoolOp(op=ast.And(), values=[
-                    ast.Compare(left=N(st), ops=[ast.Lt()], comparators=[ast.Constant(0)]),
-                    ast.Compare(left=N(i), ops=[ast.Gt()], comparators=[N(e)])])])
-        head = [ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[]),
-                ast.Assign(targets=[s.target], value=N(i)),
-                ast.AugAssign(target=N(i, ast.Store), op=ast.Add(), value=N(st))]
+            test = ast.BoolOp(
+                op=ast.Or(),
+                values=[
+                    ast.BoolOp(
+                        op=ast.And(),
+                        values=[
+                            ast.Compare(left=N(st), ops=[ast.Gt()], comparators=[ast.Constant(0)]),
+                            ast.Compare(left=N(i), ops=[ast.Lt()], comparators=[N(e)]),
+                        ],
+                    ),
+                    ast.BoolOp(
+                        op=ast.And(),
+                        values=[
+                            ast.Compare(left=N(st), ops=[ast.Lt()], comparators=[ast.Constant(0)]),
+                            ast.Compare(left=N(i), ops=[ast.Gt()], comparators=[N(e)]),
+                        ],
+                    ),
+                ],
+            )
+        head = [
+            ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[]),
+            ast.Assign(targets=[s.target], value=N(i)),
+            ast.AugAssign(target=N(i, ast.Store), op=ast.Add(), value=N(st)),
+        ]
         for n in init + head:
             ast.copy_location(n, s)
             ast.fix_missing_locations(n)

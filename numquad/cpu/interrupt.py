@@ -42,10 +42,12 @@ __all__ = ["stopped", "new_flag", "release_flag", "enter_main", "leave_main", "c
 def stopped(typingctx, addr):
     """``stopped(addr)``: is the int32 at address *addr* (an int64) non-zero? A
     relaxed atomic load, which LLVM may not hoist out of the loop that tests it."""
+
     def codegen(context, builder, sig, args):
         ptr = builder.inttoptr(args[0], ir.PointerType(ir.IntType(32)))
         v = builder.load_atomic(ptr, "monotonic", 4)
         return builder.icmp_unsigned("!=", v, ir.Constant(ir.IntType(32), 0))
+
     return types.boolean(addr), codegen
 
 
@@ -60,7 +62,7 @@ def new_flag():
     launch's loops, which returned with elements never computed (a probe)."""
     try:
         got = _local.free.pop()
-    except (AttributeError, IndexError):        # a thread's first launch, or a nested one
+    except (AttributeError, IndexError):  # a thread's first launch, or a nested one
         if not hasattr(_local, "free"):
             _local.free = []
         flag = ctypes.c_int32(0)
@@ -131,8 +133,7 @@ def _install():
         old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
     except (ValueError, OSError, AttributeError):
         return False
-    threading.Thread(target=_watch, args=(r, old if old >= 0 else None), name="numquad-sigint",
-                     daemon=True).start()
+    threading.Thread(target=_watch, args=(r, old if old >= 0 else None), name="numquad-sigint", daemon=True).start()
     _state["installed"] = True
     return True
 

@@ -22,8 +22,19 @@ from numba.np.numpy_support import as_dtype
 from .. import _llvmops
 from .. import ops as _ops
 
-__all__ = ["view_index", "lanes", "lane_load", "lane_store", "lane_store_if", "mask_copy", "mask_andnot", "mask_any",
-           "mask_all", "nonneg", "XL_INTRINSICS"]
+__all__ = [
+    "view_index",
+    "lanes",
+    "lane_load",
+    "lane_store",
+    "lane_store_if",
+    "mask_copy",
+    "mask_andnot",
+    "mask_any",
+    "mask_all",
+    "nonneg",
+    "XL_INTRINSICS",
+]
 
 W = _ops.WAVE
 _i1 = ir.IntType(1)
@@ -36,6 +47,7 @@ _LANES = ir.Constant(ir.VectorType(_i32, W), [ir.Constant(_i32, i) for i in rang
 # ---------------------------------------------------------------------------
 # Lane arrays
 # ---------------------------------------------------------------------------
+
 
 def _scalar_of(ty):
     if isinstance(ty, types.NumberClass):
@@ -60,8 +72,8 @@ def shared_alloc(nbytes):
     n = (nbytes + 15) // 16
     buf = np.empty(n + 2 * pad, np.complex128)
     buf[:pad] = 0
-    buf[pad + n:] = 0
-    return buf[pad:pad + n].view(np.uint8)
+    buf[pad + n :] = 0
+    return buf[pad : pad + n].view(np.uint8)
 
 
 def _lanes_impl(count):
@@ -71,6 +83,7 @@ def _lanes_impl(count):
             raise TypingError(f"lanes() takes a scalar type; got {dtype}")
         arrty = types.Array(ty, 1, "C")
         return arrty(dtype), _lanes_codegen(ty, arrty, count)
+
     return impl
 
 
@@ -94,6 +107,7 @@ def _lanes_codegen(ty, arrty, count):
             meminfo=None,
         )
         return ary._getvalue()
+
     return codegen
 
 
@@ -123,12 +137,14 @@ def zero_like(typingctx, x):
         if _null_is_zero(sig.return_type):
             return context.get_constant_null(sig.return_type)
         return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
     return ty(ty), codegen
 
 
 @intrinsic
 def wave_view(typingctx, arr, w):
     """Lanes ``32*w .. 32*w+31`` of a block-wide lane array, as a 32-lane array."""
+
     def codegen(context, builder, sig, args):
         arrty = sig.args[0]
         src = context.make_array(arrty)(context, builder, args[0])
@@ -136,10 +152,15 @@ def wave_view(typingctx, arr, w):
         ary = context.make_array(arrty)(context, builder)
         intp = context.get_value_type(types.intp)
         context.populate_array(
-            ary, data=builder.gep(src.data, [off], inbounds=True),
+            ary,
+            data=builder.gep(src.data, [off], inbounds=True),
             shape=cgutils.pack_array(builder, [ir.Constant(intp, W)]),
-            strides=src.strides, itemsize=src.itemsize, meminfo=None)
+            strides=src.strides,
+            itemsize=src.itemsize,
+            meminfo=None,
+        )
         return ary._getvalue()
+
     return arr(arr, w), codegen
 
 
@@ -170,7 +191,7 @@ def _store_masked(context, builder, arrty, arr, mask, value):
     ptr = _vec_ptr(context, builder, arrty, arr)
     align = _align(context, arrty)
     old = builder.load(ptr, align=align)
-    if value.type != old.type:                       # bool results: i1 -> i8
+    if value.type != old.type:  # bool results: i1 -> i8
         value = builder.zext(value, old.type)
     builder.store(builder.select(mask, value, old), ptr, align=align)
 
@@ -224,6 +245,7 @@ def _popcount(builder, v):
 # like ``(lane & ~3) | (sel & 3)``) build LLVM vector code directly.
 # ---------------------------------------------------------------------------
 
+
 class _V:
     def __init__(self, builder, value):
         self.b = builder
@@ -237,11 +259,21 @@ class _V:
     def _bin(self, fn, other):
         return _V(self.b, fn(self.v, self._c(other)))
 
-    def __and__(self, o): return self._bin(self.b.and_, o)
-    def __or__(self, o): return self._bin(self.b.or_, o)
-    def __xor__(self, o): return self._bin(self.b.xor, o)
-    def __add__(self, o): return self._bin(self.b.add, o)
-    def __sub__(self, o): return self._bin(self.b.sub, o)
+    def __and__(self, o):
+        return self._bin(self.b.and_, o)
+
+    def __or__(self, o):
+        return self._bin(self.b.or_, o)
+
+    def __xor__(self, o):
+        return self._bin(self.b.xor, o)
+
+    def __add__(self, o):
+        return self._bin(self.b.add, o)
+
+    def __sub__(self, o):
+        return self._bin(self.b.sub, o)
+
     __rand__, __ror__, __rxor__, __radd__ = __and__, __or__, __xor__, __add__
 
 
@@ -308,6 +340,7 @@ def _gather(context, builder, arrty, arr, idx):
 # Combine operators on vectors
 # ---------------------------------------------------------------------------
 
+
 def _combine(builder, name, dtype, a, b):
     """``a (+) b`` for the ops.py combine operator *name* on vectors of *dtype*."""
     return _llvmops.combine(builder, name, dtype.kind, a, b)
@@ -336,6 +369,7 @@ def _operand(context, builder, op, xty, x, resdt):
 # wraps each in the shared load-mask / masked-store codegen.
 # ---------------------------------------------------------------------------
 
+
 def _first_active(builder, mask):
     first = _call_intr(builder, "llvm.cttz.i32", [_ballot(builder, mask), ir.Constant(_i1, 0)], _i32)
     return builder.and_(first, ir.Constant(_i32, W - 1))
@@ -347,8 +381,7 @@ def _move(op, sig, context, builder, mask, args):
     x = _load(context, builder, xty, args[2])
     if op.sel_kind == "first":
         return _splat(builder, builder.extract_element(x, _first_active(builder, mask)))
-    const_sel = 0 if selty is None else (
-        selty.literal_value if isinstance(selty, types.IntegerLiteral) else None)
+    const_sel = 0 if selty is None else (selty.literal_value if isinstance(selty, types.IntegerLiteral) else None)
     if const_sel is not None:
         return _move_const(builder, x, mask, [op.pattern(l, const_sel) for l in range(W)])
     if isinstance(selty, types.Integer):
@@ -373,8 +406,9 @@ def _move(op, sig, context, builder, mask, args):
         else:
             moved, src_active = _move_uniform(op, builder, x, mask, sel)
     else:
-        moved, src_active = _move_gather(op, context, builder, sig, args,
-                                         _sel_vector(context, builder, op, selty, args[3]))
+        moved, src_active = _move_gather(
+            op, context, builder, sig, args, _sel_vector(context, builder, op, selty, args[3])
+        )
     return builder.select(src_active, moved, x)
 
 
@@ -405,7 +439,7 @@ def _derivative(op, sig, context, builder, mask, args):
     if op.derivative == "fine":
         swap = _ops.quad_move("xor", b)
         other = _move_const(builder, x, mask, [swap.pattern(l, 0) for l in range(W)])
-        high = _const_vec(_i1, [int(bool(l & b)) for l in range(W)])   # the lane is hi itself
+        high = _const_vec(_i1, [int(bool(l & b)) for l in range(W)])  # the lane is hi itself
         hi = builder.select(high, x, other)
         lo = builder.select(high, other, x)
     else:
@@ -430,6 +464,7 @@ def _move_gather(op, context, builder, sig, args, selv):
 def _move_uniform(op, builder, x, mask, sel):
     """(moved, source-active) for a selector that is the same in every lane: a few
     constant shufflevectors and selects instead of a gather."""
+
     def staged(shifts, out_of_range):
         # compose the move from its power-of-two steps, one per bit of sel
         v, m, ok = x, mask, _const_vec(_i1, [1] * W)
@@ -445,10 +480,12 @@ def _move_uniform(op, builder, x, mask, sel):
     bits = range(5)
     if op.sel_kind == "xor":
         return staged([[l ^ (1 << b) for l in range(W)] for b in bits], None)
-    if op.sel_kind in ("up", "down"):                # sel in 0..31 (the caller checks)
+    if op.sel_kind in ("up", "down"):  # sel in 0..31 (the caller checks)
         sign = -1 if op.sel_kind == "up" else 1
-        return staged([[min(max(l + sign * (1 << b), 0), W - 1) for l in range(W)] for b in bits],
-                      lambda d: [l + sign * d for l in range(W)])
+        return staged(
+            [[min(max(l + sign * (1 << b), 0), W - 1) for l in range(W)] for b in bits],
+            lambda d: [l + sign * d for l in range(W)],
+        )
     if op.sel_kind == "lane":
         lane = builder.and_(sel, ir.Constant(_i32, W - 1))
         return _splat(builder, builder.extract_element(x, lane)), _splat(builder, builder.extract_element(mask, lane))
@@ -488,7 +525,7 @@ def _ballot_op(op, sig, context, builder, mask, args):
         return _splat(builder, word)
     if op.vote == "count":
         return _splat(builder, _call_intr(builder, "llvm.ctpop.i32", [word], _i32))
-    below = _const_vec(_i32, [(1 << l) - 1 for l in range(W)])      # prefix_count
+    below = _const_vec(_i32, [(1 << l) - 1 for l in range(W)])  # prefix_count
     return _popcount(builder, builder.and_(_splat(builder, word), below))
 
 
@@ -508,8 +545,9 @@ def _scan(op, sig, context, builder, mask, args):
     v, resdt = _scan_input(op, sig, context, builder, mask, args)
     comb = op.combine_fn
     word = _ballot(builder, mask)
-    gappy = builder.icmp_unsigned("!=", builder.and_(word, builder.add(word, ir.Constant(_i32, 1))),
-                                  ir.Constant(_i32, 0))
+    gappy = builder.icmp_unsigned(
+        "!=", builder.and_(word, builder.add(word, ir.Constant(_i32, 1))), ir.Constant(_i32, 0)
+    )
     vt = v.type
     suffix = _vec_suffix(vt)
     with builder.goto_entry_block():
@@ -518,8 +556,12 @@ def _scan(op, sig, context, builder, mask, args):
     builder.store(v, tmp)
     with builder.if_then(gappy, likely=False):
         builder.store(_identity_vec(vt.element, comb, resdt), tmp)
-        _call_intr(builder, f"llvm.masked.compressstore.{suffix}",
-                   [v, builder.bitcast(tmp, vt.element.as_pointer()), mask], ir.VoidType())
+        _call_intr(
+            builder,
+            f"llvm.masked.compressstore.{suffix}",
+            [v, builder.bitcast(tmp, vt.element.as_pointer()), mask],
+            ir.VoidType(),
+        )
     v = builder.load(tmp)
     for d in _ops.LOG_STEPS:
         up = _shuffle(builder, v, [l - d if l >= d else l for l in range(W)])
@@ -530,8 +572,9 @@ def _scan(op, sig, context, builder, mask, args):
     v = builder.shuffle_vector(v, ident0, _const_vec(_i32, [W] + list(range(W - 1))))
     builder.store(v, tmp)
     with builder.if_then(gappy, likely=False):
-        ex = _call_intr(builder, f"llvm.masked.expandload.{suffix}",
-                        [builder.bitcast(tmp, vt.element.as_pointer()), mask, v], vt)
+        ex = _call_intr(
+            builder, f"llvm.masked.expandload.{suffix}", [builder.bitcast(tmp, vt.element.as_pointer()), mask, v], vt
+        )
         builder.store(ex, tmp)
     return builder.load(tmp)
 
@@ -562,7 +605,7 @@ def _reduce(op, sig, context, builder, mask, args):
 def _all_equal(op, sig, context, builder, mask, args):
     x = _load(context, builder, sig.args[2], args[2])
     el = x.type.element
-    if isinstance(el, (ir.FloatType, ir.DoubleType)):      # compare bits, not values
+    if isinstance(el, (ir.FloatType, ir.DoubleType)):  # compare bits, not values
         width = 32 if isinstance(el, ir.FloatType) else 64
         x = builder.bitcast(x, ir.VectorType(ir.IntType(width), W))
     ref = _splat(builder, builder.extract_element(x, _first_active(builder, mask)))
@@ -590,6 +633,7 @@ def _whole_wave(op, sig):
         res = compute(op, sig, context, builder, mask, args)
         _store_masked(context, builder, sig.args[1], args[1], mask, res)
         return context.get_dummy_value()
+
     return codegen
 
 
@@ -603,11 +647,14 @@ def _make_xl(op):
         return sig, _whole_wave(op, sig)
 
     if op.selector is None:
+
         def xl(typingctx, mask, out, x):
             return typer((mask, out, x))
     else:
+
         def xl(typingctx, mask, out, x, sel):
             return typer((mask, out, x, sel))
+
     xl.__name__ = f"xl_{op.namespace}_{op.name}"
     # prefer_literal: a constant lane selector arrives as an IntegerLiteral and
     # becomes one constant shufflevector
@@ -622,6 +669,7 @@ XL_INTRINSICS = {q: _make_xl(op) for q, op in _ops.OPS.items() if op.kind != "qu
 # Mask helpers
 # ---------------------------------------------------------------------------
 
+
 def _mask_reduce(all_):
     def impl(typingctx, mask):
         def codegen(context, builder, sig, args):
@@ -630,7 +678,9 @@ def _mask_reduce(all_):
             want = 0xFFFFFFFF if all_ else 0
             op = "==" if all_ else "!="
             return builder.icmp_unsigned(op, word, ir.Constant(_i32, want))
+
         return types.boolean(mask), codegen
+
     return impl
 
 
@@ -662,6 +712,7 @@ def nonneg(typingctx, x):
         cond = builder.icmp_signed(">=", v, v.type(0))
         _call_intr(builder, "llvm.assume", [cond], ir.VoidType())
         return v
+
     return x(x), codegen
 
 
@@ -673,22 +724,26 @@ def _lane_ptr(context, builder, arrty, arr, idx):
 @intrinsic
 def lane_load(typingctx, arr, lane):
     """``arr[lane]`` for a lane array and a lane index 0..31 (no wrap-around code)."""
+
     def codegen(context, builder, sig, args):
         arrty = sig.args[0]
         ptr = _lane_ptr(context, builder, arrty, args[0], args[1])
         return context.unpack_value(builder, arrty.dtype, ptr)
+
     return arr.dtype(arr, lane), codegen
 
 
 @intrinsic
 def lane_store(typingctx, arr, lane, value):
     """``arr[lane] = value`` for a lane array (the value is cast to its dtype)."""
+
     def codegen(context, builder, sig, args):
         arrty, _, valty = sig.args
         ptr = _lane_ptr(context, builder, arrty, args[0], args[1])
         val = context.cast(builder, args[2], valty, arrty.dtype)
         context.pack_value(builder, arrty.dtype, val, ptr)
         return context.get_dummy_value()
+
     return types.none(arr, lane, value), codegen
 
 
@@ -709,6 +764,7 @@ def lane_store_if(typingctx, arr, lane, active, value):
         new = context.cast(builder, args[3], valty, arrty.dtype)
         context.pack_value(builder, arrty.dtype, builder.select(args[2], new, old), ptr)
         return context.get_dummy_value()
+
     return types.none(arr, lane, active, value), codegen
 
 
@@ -730,14 +786,20 @@ def _mask_block(all_):
                     hit = builder.icmp_unsigned("!=", word, ir.Constant(_i32, 0))
                     builder.store(builder.or_(builder.load(acc), hit), acc)
             return builder.load(acc)
+
         return types.boolean(mask, count), codegen
+
     return impl
 
 
 def _mask_update(andnot):
     def impl(typingctx, dst, src, count):
-        if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
-                and isinstance(dst.dtype, types.Boolean) and isinstance(src.dtype, types.Boolean)):
+        if not (
+            isinstance(dst, types.Array)
+            and isinstance(src, types.Array)
+            and isinstance(dst.dtype, types.Boolean)
+            and isinstance(src.dtype, types.Boolean)
+        ):
             raise TypingError(f"mask update takes two bool lane arrays; got {dst}, {src}")
 
         def codegen(context, builder, sig, args):
@@ -753,7 +815,9 @@ def _mask_update(andnot):
                     v = builder.and_(builder.load(dp, align=32), builder.xor(v, vt([1] * W)))
                 builder.store(v, dp, align=32)
             return context.get_dummy_value()
+
         return types.none(dst, src, count), codegen
+
     return impl
 
 

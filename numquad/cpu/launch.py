@@ -38,7 +38,8 @@ def _executor():
     with _pool_lock:
         if _pool is None:
             _pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=numba.config.NUMBA_NUM_THREADS, thread_name_prefix="numquad")
+                max_workers=numba.config.NUMBA_NUM_THREADS, thread_name_prefix="numquad"
+            )
         return _pool
 
 
@@ -75,7 +76,7 @@ def _enable_faulthandler():
         if not faulthandler.is_enabled():
             faulthandler.enable(file=sys.stderr, all_threads=True)
     except (AttributeError, ValueError, OSError, RuntimeError):
-        pass            # no usable stderr (some embedded interpreters): nothing to print to
+        pass  # no usable stderr (some embedded interpreters): nothing to print to
 
 
 #: The most threads of work one native call runs: a native call cannot be stopped, so
@@ -105,13 +106,13 @@ def run_grid(block_fn, args, grid, block, threads=None):
     small = nblocks < 2 or nblocks * nthreads < 65536
     workers = 1 if small and threads is None else numba.get_num_threads() if threads is None else threads
     if workers > 1 and getattr(_on_pool, "busy", False):
-        workers = 1                             # a launch inside a pool launch (see _on_pool)
+        workers = 1  # a launch inside a pool launch (see _on_pool)
     per_piece = max(1, _PIECE_THREADS // nthreads)
-    got = _interrupt.new_flag()                 # every while loop of the kernel tests it
-    flag, stop_at = got                         # (given back at the end, not after an
-    if workers <= 1 or small:                   # error: a worker may still read it)
+    got = _interrupt.new_flag()  # every while loop of the kernel tests it
+    flag, stop_at = got  # (given back at the end, not after an
+    if workers <= 1 or small:  # error: a worker may still read it)
         start = 0
-        prev = _interrupt.enter_main(flag)          # a Ctrl-C sets the flag (cpu/interrupt.py)
+        prev = _interrupt.enter_main(flag)  # a Ctrl-C sets the flag (cpu/interrupt.py)
         try:
             if nblocks > 1 and nblocks * nthreads >= _TIMED_THREADS:
                 # block 0 alone, timed: the rest in pieces of about _PIECE_SECONDS each,
@@ -124,7 +125,7 @@ def run_grid(block_fn, args, grid, block, threads=None):
                 took = time.perf_counter() - t0
                 per_piece = min(per_piece, max(1, int(_PIECE_SECONDS / max(took, 1e-9))))
                 start = 1
-            for b0 in range(start, nblocks, per_piece):     # Python sees a Ctrl-C between pieces
+            for b0 in range(start, nblocks, per_piece):  # Python sees a Ctrl-C between pieces
                 block_fn(*args, b0, min(nblocks, b0 + per_piece), *grid, *block, stop_at)
                 if flag.value:
                     _interrupt.check(flag)
@@ -135,7 +136,7 @@ def run_grid(block_fn, args, grid, block, threads=None):
     chunks = max(min(nblocks, workers * 4), -(-nblocks // per_piece))
     # chunk k is blocks nblocks * k // chunks up to the next chunk's start (computed
     # per chunk: a list of them is 2**46 entries for the largest legal grid)
-    taken = itertools.count()                       # the next chunk (next() holds the GIL)
+    taken = itertools.count()  # the next chunk (next() holds the GIL)
     stop = threading.Event()
 
     def work():
@@ -146,7 +147,7 @@ def run_grid(block_fn, args, grid, block, threads=None):
             try:
                 block_fn(*args, nblocks * k // chunks, nblocks * (k + 1) // chunks, *grid, *block, stop_at)
             except BaseException:
-                stop.set()                          # the other workers stop too
+                stop.set()  # the other workers stop too
                 flag.value = 1
                 raise
 
@@ -159,14 +160,14 @@ def run_grid(block_fn, args, grid, block, threads=None):
         for _ in range(min(workers, chunks)):
             futures.append(pool.submit(work))
         for f in futures:
-            f.result()      # re-raises the first error in the caller
-        _interrupt.check(flag)      # (a launch that stopped early never returns normally)
-    except BaseException:   # an error, or a KeyboardInterrupt in the caller
+            f.result()  # re-raises the first error in the caller
+        _interrupt.check(flag)  # (a launch that stopped early never returns normally)
+    except BaseException:  # an error, or a KeyboardInterrupt in the caller
         stop.set()
-        flag.value = 1      # a loop of the kernel returns at its next iteration
-        concurrent.futures.wait(futures)            # each ends its piece, then returns
+        flag.value = 1  # a loop of the kernel returns at its next iteration
+        concurrent.futures.wait(futures)  # each ends its piece, then returns
         raise
     finally:
         _on_pool.busy = False
-        stop.set()          # (a second Ctrl-C in the wait above: the workers still stop)
+        stop.set()  # (a second Ctrl-C in the wait above: the workers still stop)
     _interrupt.release_flag(got)

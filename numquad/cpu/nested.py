@@ -49,8 +49,16 @@ def is_capture(name):
     return name.startswith(CAPTURE) and len(name) > len(CAPTURE)
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 
 
 def _scope_walk(node):
@@ -138,12 +146,20 @@ def _check_binding(fe, d, call):
     P = inspect.Parameter
     positional = a.posonlyargs + a.args
     first_default = len(positional) - len(a.defaults)
-    params = [P(x.arg, P.POSITIONAL_ONLY if j < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
-                default=0 if j >= first_default else P.empty) for j, x in enumerate(positional)]
+    params = [
+        P(
+            x.arg,
+            P.POSITIONAL_ONLY if j < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
+            default=0 if j >= first_default else P.empty,
+        )
+        for j, x in enumerate(positional)
+    ]
     if a.vararg is not None:
         params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
-    params += [P(x.arg, P.KEYWORD_ONLY, default=0 if dflt is not None else P.empty)
-               for x, dflt in zip(a.kwonlyargs, a.kw_defaults)]
+    params += [
+        P(x.arg, P.KEYWORD_ONLY, default=0 if dflt is not None else P.empty)
+        for x, dflt in zip(a.kwonlyargs, a.kw_defaults)
+    ]
     if a.kwarg is not None:
         params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
     try:
@@ -165,14 +181,25 @@ def _lambdas_as_defs(fn):
             if not isinstance(block, list):
                 continue
             for j, st in enumerate(block):
-                if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
-                        isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Lambda):
+                if (
+                    isinstance(st, ast.Assign)
+                    and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name)
+                    and isinstance(st.value, ast.Lambda)
+                ):
                     lam = st.value
                     extra = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
-                    block[j] = ast.copy_location(ast.FunctionDef(
-                        name=st.targets[0].id, args=lam.args,
-                        body=[ast.copy_location(ast.Return(value=lam.body), lam.body)],
-                        decorator_list=[], returns=None, **extra), st)
+                    block[j] = ast.copy_location(
+                        ast.FunctionDef(
+                            name=st.targets[0].id,
+                            args=lam.args,
+                            body=[ast.copy_location(ast.Return(value=lam.body), lam.body)],
+                            decorator_list=[],
+                            returns=None,
+                            **extra,
+                        ),
+                        st,
+                    )
 
 
 def lift(fe):
@@ -184,59 +211,89 @@ def lift(fe):
     if not _contains_def(fn):
         return False
     from ..xpu import Dispatcher
+
     outer = _assigned(fn)
-    defs = sorted((n for n in _scope_walk(fn) if isinstance(n, ast.FunctionDef)),
-                  key=lambda n: (n.lineno, n.col_offset))
+    defs = sorted(
+        (n for n in _scope_walk(fn) if isinstance(n, ast.FunctionDef)), key=lambda n: (n.lineno, n.col_offset)
+    )
     names = [d.name for d in defs]
     for j, d in enumerate(defs):
         if d.name in names[:j]:
-            fe.error(f"the nested function {d.name} is defined twice: the CPU target lifts each "
-                     f"nested def out of its function, so give each its own name", d)
-        stored = [n for n in _scope_walk(fn) if isinstance(n, ast.Name) and n.id == d.name
-                  and not isinstance(n.ctx, ast.Load)]
+            fe.error(
+                f"the nested function {d.name} is defined twice: the CPU target lifts each "
+                f"nested def out of its function, so give each its own name",
+                d,
+            )
+        stored = [
+            n for n in _scope_walk(fn) if isinstance(n, ast.Name) and n.id == d.name and not isinstance(n.ctx, ast.Load)
+        ]
         if stored:
-            fe.error(f"{d.name} is a nested function and also assigned: the CPU target lifts a "
-                     f"nested def out of its function, so give the variable another name", stored[0])
+            fe.error(
+                f"{d.name} is a nested function and also assigned: the CPU target lifts a "
+                f"nested def out of its function, so give the variable another name",
+                stored[0],
+            )
         if d.decorator_list:
-            fe.error(f"the nested function {d.name} has a decorator: define it at module level "
-                     f"(with @xpu.jit or @cuda.jit(device=True)) and call it", d)
+            fe.error(
+                f"the nested function {d.name} has a decorator: define it at module level "
+                f"(with @xpu.jit or @cuda.jit(device=True)) and call it",
+                d,
+            )
         for n in ast.walk(d):
             if isinstance(n, (ast.Nonlocal, ast.Global)):
                 what = "nonlocal" if isinstance(n, ast.Nonlocal) else "global"
-                fe.error(f"`{what}` in the nested function {d.name} is not supported by the CPU "
-                         f"target (it passes the enclosing function's variables in); return the "
-                         f"new value instead", n)
+                fe.error(
+                    f"`{what}` in the nested function {d.name} is not supported by the CPU "
+                    f"target (it passes the enclosing function's variables in); return the "
+                    f"new value instead",
+                    n,
+                )
             if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
                 fe.error(f"the nested function {d.name} is a generator: a kernel cannot yield", n)
         for v in d.args.defaults + [k for k in d.args.kw_defaults if k is not None]:
-            if not (isinstance(v, ast.Constant) or isinstance(v, ast.UnaryOp)
-                    and isinstance(v.operand, ast.Constant)):
-                fe.error(f"the default value {ast.unparse(v)} of the nested function {d.name} is "
-                         f"not a constant: the CPU target evaluates a nested function's defaults "
-                         f"where it is called, so pass it as an argument", v)
+            if not (isinstance(v, ast.Constant) or isinstance(v, ast.UnaryOp) and isinstance(v.operand, ast.Constant)):
+                fe.error(
+                    f"the default value {ast.unparse(v)} of the nested function {d.name} is "
+                    f"not a constant: the CPU target evaluates a nested function's defaults "
+                    f"where it is called, so pass it as an argument",
+                    v,
+                )
         for n in ast.walk(d):
             op = fe.op_of(n) if isinstance(n, ast.Call) else None
             if op is not None:
-                fe.error(f"{op.qualname} inside the nested function {d.name}: cross-lane ops cannot "
-                         f"be masked there (on the CUDA target either); define the function at module "
-                         f"level with @xpu.jit and call it", n)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == d.name \
-                    and d.name not in _assigned(d):
-                fe.error(f"the nested function {d.name} calls itself: define a recursive function "
-                         f"at module level (with @xpu.jit or @cuda.jit(device=True))", n)
+                fe.error(
+                    f"{op.qualname} inside the nested function {d.name}: cross-lane ops cannot "
+                    f"be masked there (on the CUDA target either); define the function at module "
+                    f"level with @xpu.jit and call it",
+                    n,
+                )
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)
+                and n.func.id == d.name
+                and d.name not in _assigned(d)
+            ):
+                fe.error(
+                    f"the nested function {d.name} calls itself: define a recursive function "
+                    f"at module level (with @xpu.jit or @cuda.jit(device=True))",
+                    n,
+                )
     aliases = {d.name: fe.fresh(f"nested_{d.name}") for d in defs}
     parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
-    calls = []                  # (call, the scopes between fn and it, outermost first)
+    calls = []  # (call, the scopes between fn and it, outermost first)
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load):
             chain = _scopes_around(n, fn, parents)
             if any(n.id in _assigned(sc) and sc is not _def_named(defs, n.id) for sc in chain):
-                continue                        # a name of an inner scope, not the function
+                continue  # a name of an inner scope, not the function
             call = parents.get(id(n))
             if not (isinstance(call, ast.Call) and call.func is n):
-                fe.error(f"the nested function {n.id} is used other than by calling it: the CPU "
-                         f"target lifts a nested def out of its function, so define it at module "
-                         f"level (with @xpu.jit or @cuda.jit(device=True)) to pass it", n)
+                fe.error(
+                    f"the nested function {n.id} is used other than by calling it: the CPU "
+                    f"target lifts a nested def out of its function, so define it at module "
+                    f"level (with @xpu.jit or @cuda.jit(device=True)) to pass it",
+                    n,
+                )
             _check_binding(fe, _def_named(defs, n.id), call)
             calls.append((call, chain))
     # what each reads of the enclosing function, with what the nested functions it
@@ -261,10 +318,18 @@ def lift(fe):
         for sc in chain[1:] if inside else chain:
             clash = sorted(set(passed) & _assigned(sc))
             if clash:
-                what = "lambda" if isinstance(sc, ast.Lambda) else "comprehension" \
-                    if not isinstance(sc, ast.FunctionDef) else f"function {sc.name}"
-                fe.error(f"{name}() reads {clash[0]} of the enclosing function, which the {what} "
-                         f"around this call binds too: rename one of them", c)
+                what = (
+                    "lambda"
+                    if isinstance(sc, ast.Lambda)
+                    else "comprehension"
+                    if not isinstance(sc, ast.FunctionDef)
+                    else f"function {sc.name}"
+                )
+                fe.error(
+                    f"{name}() reads {clash[0]} of the enclosing function, which the {what} "
+                    f"around this call binds too: rename one of them",
+                    c,
+                )
         c.func.id = aliases[name]
         c.args = [ast.copy_location(ast.Name(v, ast.Load()), c) for v in passed] + c.args
     # one namespace for all: each lifted function calls the others by their aliases
@@ -275,7 +340,7 @@ def lift(fe):
         lifted = copy.deepcopy(d)
         _rename_free(lifted, {v: CAPTURE + v for v in free[d.name]})
         extra = [ast.copy_location(ast.arg(arg=CAPTURE + v), d) for v in free[d.name]]
-        if lifted.args.posonlyargs:                 # (the captures come first either way)
+        if lifted.args.posonlyargs:  # (the captures come first either way)
             lifted.args.posonlyargs = extra + lifted.args.posonlyargs
         else:
             lifted.args.args = extra + lifted.args.args

@@ -41,8 +41,7 @@ from numba.extending import intrinsic, register_jitable
 
 from .atomics import ATOMICS, _SPECS, _check, _indices
 
-__all__ = ["private_arrays", "private_launch_flag", "PRIVATE_ATOMICS", "private_alloc",
-           "private_merge", "MAX_BYTES"]
+__all__ = ["private_arrays", "private_launch_flag", "PRIVATE_ATOMICS", "private_alloc", "private_merge", "MAX_BYTES"]
 
 #: The largest array given private copies, in bytes (per call of the block function).
 MAX_BYTES = 64 * 1024
@@ -74,12 +73,21 @@ def private_arrays(fe, typemap):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             call = node.value
             arg = call.args[0] if call.args else None
-            if isinstance(arg, ast.Name) and arg.id in cands and not call.keywords \
-                    and len(call.args) == 3 and fe.builtin_of(call.func) in _ATOMICS:
+            if (
+                isinstance(arg, ast.Name)
+                and arg.id in cands
+                and not call.keywords
+                and len(call.args) == 3
+                and fe.builtin_of(call.func) in _ATOMICS
+            ):
                 allowed.add(id(arg))
                 used.add(arg.id)
-        elif isinstance(node, ast.Attribute) and node.attr in _ATTRS and \
-                isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in _ATTRS
+            and isinstance(node.value, ast.Name)
+            and isinstance(node.ctx, ast.Load)
+        ):
             allowed.add(id(node.value))
     bad = {n.id for n in nodes if isinstance(n, ast.Name) and n.id in cands and id(n) not in allowed}
     return tuple(p for p in fe.env.params if p in used and p not in bad)
@@ -104,7 +112,7 @@ def _mapped(a):
         if isinstance(b, mmap.mmap):
             return True
         b = b.obj if isinstance(b, memoryview) else getattr(b, "base", None)
-    return True                                 # (a chain that long: assume so)
+    return True  # (a chain that long: assume so)
 
 
 def private_launch_flag(args, private):
@@ -132,6 +140,7 @@ def _shape_if(typingctx, ary, on):
         zero = context.get_constant(types.intp, 0)
         dims = [builder.select(flag, d, zero) for d in cgutils.unpack_tuple(builder, arr.shape, ary.ndim)]
         return context.make_tuple(builder, ret, dims)
+
     return ret(ary, on), codegen
 
 
@@ -163,27 +172,26 @@ def _make(name):
     op = _SPECS[name][1][0]
 
     def impl(typingctx, ary, priv, idx, val):
-        _check(name, ary, idx, allowed)         # numba.cuda's rules, as the atomic's own
+        _check(name, ary, idx, allowed)  # numba.cuda's rules, as the atomic's own
 
         def codegen(context, builder, sig, args):
             aryty, privty, idxty, valty = sig.args
             arr = context.make_array(aryty)(context, builder, args[0])
             idxs = _indices(context, builder, idxty, args[2])
             # the index checked on the array itself (cpu/atomics.py): out of bounds raises
-            ptr = cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True,
-                                           boundscheck=True)
+            ptr = cgutils.get_item_pointer(context, builder, aryty, arr, idxs, wraparound=True, boundscheck=True)
             v = context.cast(builder, args[3], valty, aryty.dtype)
             parr = context.make_array(privty)(context, builder, args[1])
             made = builder.icmp_signed("!=", parr.nitems, ir.Constant(parr.nitems.type, 0))
             with builder.if_else(made, likely=True) as (private, shared):
-                with private:           # the same shape: the same (wrapped) index is inside
-                    pptr = cgutils.get_item_pointer(context, builder, privty, parr, idxs,
-                                                    wraparound=True)
+                with private:  # the same shape: the same (wrapped) index is inside
+                    pptr = cgutils.get_item_pointer(context, builder, privty, parr, idxs, wraparound=True)
                     old = builder.load(pptr)
                     builder.store(builder.add(old, v) if op == "add" else builder.sub(old, v), pptr)
                 with shared:
                     builder.atomic_rmw(op, ptr, v, "seq_cst")
             return context.get_dummy_value()
+
         return types.none(ary, priv, idx, val), codegen
 
     impl.__name__ = f"private_atomic_{name}"

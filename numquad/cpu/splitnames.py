@@ -36,8 +36,9 @@ def split(fn, names, params):
     """Split each variable of *names* in function *fn* (an ast.FunctionDef, changed
     in place) at its top-level assignments; *params* are the function's parameter
     names. Returns {new name: the variable's name}."""
-    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
-        {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)
+    }
     made = {}
     for v in sorted(names):
         if not _splittable(fn, v):
@@ -45,8 +46,13 @@ def split(fn, names, params):
         points = [k for k, s in enumerate(fn.body) if _stores_at_top(s, v)]
         # the first top-level store starts a name of its own too where the variable is
         # a parameter or is named before it (a store nested in an ``if`` or a loop)
-        first = 0 if v in params or points and any(
-            isinstance(n, ast.Name) and n.id == v for s in fn.body[:points[0]] for n in ast.walk(s)) else 1
+        first = (
+            0
+            if v in params
+            or points
+            and any(isinstance(n, ast.Name) and n.id == v for s in fn.body[: points[0]] for n in ast.walk(s))
+            else 1
+        )
         if len(points) <= first:
             continue
         prev = v
@@ -68,8 +74,11 @@ def _stores_at_top(stmt, v):
     """Does *stmt* store *v* itself, outside any ``if`` or loop (a name among its
     targets, or an augmented or annotated assignment of it)?"""
     if isinstance(stmt, ast.Assign):
-        return any(isinstance(n, ast.Name) and n.id == v and isinstance(n.ctx, ast.Store)
-                   for t in stmt.targets for n in _target_names(t))
+        return any(
+            isinstance(n, ast.Name) and n.id == v and isinstance(n.ctx, ast.Store)
+            for t in stmt.targets
+            for n in _target_names(t)
+        )
     if isinstance(stmt, ast.AugAssign):
         return isinstance(stmt.target, ast.Name) and stmt.target.id == v
     if isinstance(stmt, ast.AnnAssign):
@@ -100,16 +109,17 @@ def _splittable(fn, v):
             return False
         if isinstance(n, ast.Starred) and any(isinstance(m, ast.Name) and m.id == v for m in ast.walk(n)):
             return False
-        if n is not fn and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) \
-                and any(isinstance(m, ast.Name) and m.id == v or isinstance(m, ast.arg) and m.arg == v
-                        for m in ast.walk(n)):
+        if (
+            n is not fn
+            and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+            and any(isinstance(m, ast.Name) and m.id == v or isinstance(m, ast.arg) and m.arg == v for m in ast.walk(n))
+        ):
             return False
     for s in fn.body:
         if _stores_at_top(s, v):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
             stored = {id(n) for t in targets for n in _target_names(t)}
-            if any(isinstance(n, ast.Name) and n.id == v and id(n) not in stored
-                   for t in targets for n in ast.walk(t)):
+            if any(isinstance(n, ast.Name) and n.id == v and id(n) not in stored for t in targets for n in ast.walk(t)):
                 return False
     return True
 
@@ -119,8 +129,10 @@ def _split_store(stmt, v, prev, new):
     stores is *new* (an augmented assignment becomes ``new = prev op value``)."""
     if isinstance(stmt, ast.AugAssign):
         value = _Rename(v, prev).visit(stmt.value)
-        out = ast.Assign(targets=[ast.Name(new, ast.Store())],
-                         value=ast.BinOp(left=ast.Name(prev, ast.Load()), op=stmt.op, right=value))
+        out = ast.Assign(
+            targets=[ast.Name(new, ast.Store())],
+            value=ast.BinOp(left=ast.Name(prev, ast.Load()), op=stmt.op, right=value),
+        )
         return ast.fix_missing_locations(ast.copy_location(out, stmt))
     stmt.value = _Rename(v, prev).visit(stmt.value)
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]

@@ -65,18 +65,23 @@ def _standin(op):
             raise errors.TypingError(msg)
         res = op.result_dtype(_nb_dtype(x))
         from numba.np.numpy_support import from_dtype
+
         sig = from_dtype(res)(*args)
 
-        def codegen(context, builder, sig, args):     # never lowered
+        def codegen(context, builder, sig, args):  # never lowered
             raise AssertionError("shadow stand-ins are typing-only")
+
         return sig, codegen
 
     if op.selector is None:
+
         def sh(typingctx, x):
             return typer((x,))
     else:
+
         def sh(typingctx, x, sel):
             return typer((x, sel))
+
     sh.__name__ = f"shadow_{op.namespace}_{op.name}"
     return intrinsic(sh)
 
@@ -111,8 +116,12 @@ def _unassigned_reads(func_ir, typemap):
     found = {}
     for block in func_ir.blocks.values():
         for inst in block.body:
-            if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) and inst.value.op == "phi" \
-                    and any(v is ir.UNDEFINED for v in inst.value.incoming_values):
+            if (
+                isinstance(inst, ir.Assign)
+                and isinstance(inst.value, ir.Expr)
+                and inst.value.op == "phi"
+                and any(v is ir.UNDEFINED for v in inst.value.incoming_values)
+            ):
                 m = _VERSION.match(inst.target.name)
                 ty = typemap.get(inst.target.name)
                 if m and ty is not None:
@@ -146,14 +155,14 @@ def _mixed_versions(func_ir, typemap):
             if isinstance(ty, types.Literal):
                 literal[key] = ty.literal_value
     unified = {n: _unify(typingctx, list(vs.values())) for n, vs in versions.items() if len(vs) > 1}
-    odd = {v: (n, t) for n, vs in versions.items() if n in unified
-           for v, t in vs.items() if t != unified[n]}
+    odd = {v: (n, t) for n, vs in versions.items() if n in unified for v, t in vs.items() if t != unified[n]}
     if not odd:
         return {}
 
     def base(name):
         m = _VERSION.match(name)
         return m.group("name") if m else None
+
     out = {}
     for block in func_ir.blocks.values():
         for inst in block.body:
@@ -162,7 +171,7 @@ def _mixed_versions(func_ir, typemap):
             if isinstance(inst, ir.Assign):
                 value, target = inst.value, inst.target.name
                 if isinstance(value, ir.Var) and base(value.name) == base(target):
-                    continue                    # a copy into another version
+                    continue  # a copy into another version
                 if isinstance(value, ir.Expr) and value.op == "phi":
                     continue
                 used = value.list_vars() if hasattr(value, "list_vars") else []
@@ -172,8 +181,9 @@ def _mixed_versions(func_ir, typemap):
                 hit = odd.get(var.name)
                 if hit is None or hit[0] in out:
                     continue
-                if _exact(hit[1], unified[hit[0]], literal.get(var.name)) and \
-                        _same_result(typingctx, typemap, func_ir, inst, var.name, unified[hit[0]]):
+                if _exact(hit[1], unified[hit[0]], literal.get(var.name)) and _same_result(
+                    typingctx, typemap, func_ir, inst, var.name, unified[hit[0]]
+                ):
                     continue
                 out[hit[0]] = (hit[1], inst.loc.line, unified[hit[0]])
     return out
@@ -231,15 +241,15 @@ def _same_result(typingctx, typemap, func_ir, inst, name, wide):
             arr = typemap.get(inst.target.name)
             dtype = getattr(arr, "dtype", None)
             return dtype is not None and (dtype == own or _exact(own, dtype))
-        return integral                         # an index: a float one is no index
+        return integral  # an index: a float one is no index
     if not isinstance(inst, ir.Assign):
         return isinstance(inst, (ir.Return, ir.Branch))
     v = inst.value
     if not isinstance(v, ir.Expr):
-        return False                            # a copy into another variable keeps the type
+        return False  # a copy into another variable keeps the type
     target = typemap.get(inst.target.name)
     if v.op in ("getitem", "static_getitem") and v.value.name != name:
-        return integral                         # an index
+        return integral  # an index
     if v.op == "call":
         # an op's stand-in (STANDINS), or a check of numba.cuda's argument types that
         # hands its argument on to an op (cpu/frontend.py, _CudaSpellings): the
@@ -254,8 +264,7 @@ def _same_result(typingctx, typemap, func_ir, inst, name, wide):
         if d.name.startswith(("_nq_cu_mask_", "_nq_cu_lane_")):
             return integral
         if d.name.startswith("_nq_SH_"):
-            return bool(v.args) and v.args[0].name == name and name not in [a.name for a in v.args[1:]] \
-                or integral
+            return bool(v.args) and v.args[0].name == name and name not in [a.name for a in v.args[1:]] or integral
         return True
     if v.op == "unary" and isinstance(own, (types.Integer, types.Boolean)) and own != wide and v.fn != "not":
         # Numba computes ``-x``, ``+x`` and ``~x`` of an integer in its own type and
@@ -290,19 +299,62 @@ _CUDA_ARRAY_METHODS = frozenset({"view", "transpose", "reshape", "item", "fill"}
 _CUDA_ARRAY_REDUCTIONS = frozenset({"sum", "prod", "mean", "var", "std", "argmax", "argmin", "all", "any"})
 #: ... and those it compiles only with its NRT (``numba.cuda.config.CUDA_ENABLE_NRT``):
 #: they return a new array
-_NRT_ARRAY_METHODS = frozenset({"copy", "astype", "ravel", "flatten", "clip", "conj", "conjugate",
-                                "cumsum", "cumprod", "max", "min", "nonzero", "repeat", "take"})
+_NRT_ARRAY_METHODS = frozenset(
+    {
+        "copy",
+        "astype",
+        "ravel",
+        "flatten",
+        "clip",
+        "conj",
+        "conjugate",
+        "cumsum",
+        "cumprod",
+        "max",
+        "min",
+        "nonzero",
+        "repeat",
+        "take",
+    }
+)
 #: the NumPy ufunc of each operator (numba.cuda computes an operator on arrays with
 #: its ufunc, numquad/_numpy_calls.py's CUDA_UFUNCS, and only with its NRT)
-_OPERATOR_UFUNCS = {"add": "add", "iadd": "add", "sub": "subtract", "isub": "subtract",
-                    "mul": "multiply", "imul": "multiply", "truediv": "divide", "itruediv": "divide",
-                    "floordiv": "floor_divide", "ifloordiv": "floor_divide", "mod": "remainder",
-                    "imod": "remainder", "pow": "power", "ipow": "power", "neg": "negative",
-                    "pos": "positive", "invert": "invert", "not_": "logical_not", "and_": "bitwise_and",
-                    "iand": "bitwise_and", "or_": "bitwise_or", "ior": "bitwise_or", "xor": "bitwise_xor",
-                    "ixor": "bitwise_xor", "lshift": "left_shift", "ilshift": "left_shift",
-                    "rshift": "right_shift", "irshift": "right_shift", "eq": "equal", "ne": "not_equal",
-                    "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal"}
+_OPERATOR_UFUNCS = {
+    "add": "add",
+    "iadd": "add",
+    "sub": "subtract",
+    "isub": "subtract",
+    "mul": "multiply",
+    "imul": "multiply",
+    "truediv": "divide",
+    "itruediv": "divide",
+    "floordiv": "floor_divide",
+    "ifloordiv": "floor_divide",
+    "mod": "remainder",
+    "imod": "remainder",
+    "pow": "power",
+    "ipow": "power",
+    "neg": "negative",
+    "pos": "positive",
+    "invert": "invert",
+    "not_": "logical_not",
+    "and_": "bitwise_and",
+    "iand": "bitwise_and",
+    "or_": "bitwise_or",
+    "ior": "bitwise_or",
+    "xor": "bitwise_xor",
+    "ixor": "bitwise_xor",
+    "lshift": "left_shift",
+    "ilshift": "left_shift",
+    "rshift": "right_shift",
+    "irshift": "right_shift",
+    "eq": "equal",
+    "ne": "not_equal",
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+}
 
 
 def _method_name(fnty):
@@ -316,8 +368,8 @@ def _method_name(fnty):
 
 def _is_numpy_function(key):
     import numpy as np
-    return isinstance(key, np.ufunc) or (callable(key) and
-                                         (getattr(key, "__module__", None) or "").startswith("numpy"))
+
+    return isinstance(key, np.ufunc) or (callable(key) and (getattr(key, "__module__", None) or "").startswith("numpy"))
 
 
 def _cuda_refusal(func_ir, typemap, calltypes):
@@ -331,6 +383,7 @@ def _cuda_refusal(func_ir, typemap, calltypes):
     (globals named ``_nq_*``) and what they return are not the user's."""
     from numba.core import ir
     from .._numpy_calls import CUDA_UFUNCS, cuda_nrt
+
     nrt = cuda_nrt()
     internal = set()
 
@@ -358,10 +411,17 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                     sym = v.immutable_fn if v.op == "inplace_binop" else v.fn
                     sym = getattr(sym, "__name__", str(sym))
                     if not nrt or _OPERATOR_UFUNCS.get(sym) not in CUDA_UFUNCS:
-                        why = (f"whole-array arithmetic ({sym} on {typemap[inst.target.name]}) "
-                               f"creates a new array; loop over the elements")
-                elif v.op == "getattr" and v.attr == "imag" and arr(v.value.name) and not nrt and \
-                        not isinstance(typemap[v.value.name].dtype, types.Complex):
+                        why = (
+                            f"whole-array arithmetic ({sym} on {typemap[inst.target.name]}) "
+                            f"creates a new array; loop over the elements"
+                        )
+                elif (
+                    v.op == "getattr"
+                    and v.attr == "imag"
+                    and arr(v.value.name)
+                    and not nrt
+                    and not isinstance(typemap[v.value.name].dtype, types.Complex)
+                ):
                     why = f".imag of a real array ({typemap[v.value.name]}) creates a new array"
                 elif v.op == "call":
                     fnty = typemap.get(v.func.name)
@@ -371,17 +431,22 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                         if name in _CUDA_ARRAY_REDUCTIONS:
                             if v.args or v.kws:
                                 why = f"the array method .{name}() with arguments (along an axis) is not compiled"
-                        elif not (name in _CUDA_ARRAY_METHODS or nrt and name in _NRT_ARRAY_METHODS) or \
-                                (name == "reshape" and this.layout not in "CF" and not nrt):
+                        elif not (name in _CUDA_ARRAY_METHODS or nrt and name in _NRT_ARRAY_METHODS) or (
+                            name == "reshape" and this.layout not in "CF" and not nrt
+                        ):
                             why = f"the array method .{name}() of {this} is not compiled"
                     elif isinstance(this, types.UnicodeType) and name is not None and not nrt:
                         why = f"the string method .{name}() is not compiled"
                     elif isinstance(fnty, types.Function) and _is_numpy_function(fnty.typing_key):
                         fname = getattr(fnty.typing_key, "__name__", "?")
                         key = fnty.typing_key
-                        if isinstance(key, np.ufunc) and len(v.args) == key.nin + key.nout and not v.kws \
-                                and all(arr(a.name) for a in v.args[key.nin:]):
-                            pass        # ``np.sin(x, r)``: into the given output, no new array
+                        if (
+                            isinstance(key, np.ufunc)
+                            and len(v.args) == key.nin + key.nout
+                            and not v.kws
+                            and all(arr(a.name) for a in v.args[key.nin :])
+                        ):
+                            pass  # ``np.sin(x, r)``: into the given output, no new array
                         elif arr(inst.target.name) and not nrt:
                             why = f"np.{fname}(...) returns a new array"
                         elif (v.args[1:] or v.kws) and fname in _CUDA_ARRAY_REDUCTIONS:
@@ -392,13 +457,18 @@ def _cuda_refusal(func_ir, typemap, calltypes):
             elif isinstance(inst, (ir.SetItem, ir.StaticSetItem)):
                 # (into an array's slice; a record's array field takes an array, as in
                 # numba.cuda: ``rec["arr"] = src``)
-                if arr(inst.value.name) and arr(inst.target.name) and inst.target.name not in internal \
-                        and not nrt:
-                    why = (f"storing an array ({typemap[inst.value.name]}) into a slice copies it, "
-                           f"which is not compiled; loop over the elements")
+                if arr(inst.value.name) and arr(inst.target.name) and inst.target.name not in internal and not nrt:
+                    why = (
+                        f"storing an array ({typemap[inst.value.name]}) into a slice copies it, "
+                        f"which is not compiled; loop over the elements"
+                    )
             if why is not None:
-                return (f"{why}: numba.cuda cannot compile this in a kernel, so the CPU target "
-                        f"refuses it too (docs/numba-cuda.md)", loc.filename, loc.line)
+                return (
+                    f"{why}: numba.cuda cannot compile this in a kernel, so the CPU target "
+                    f"refuses it too (docs/numba-cuda.md)",
+                    loc.filename,
+                    loc.line,
+                )
     return None
 
 
@@ -438,7 +508,13 @@ def _typemap(func, argtypes):
     flags.no_cpython_wrapper = True
     flags.nrt = True
     return compiler.compile_extra(
-        typingctx, targetctx, func, tuple(argtypes), None, flags, {},
+        typingctx,
+        targetctx,
+        func,
+        tuple(argtypes),
+        None,
+        flags,
+        {},
         pipeline_class=_ShadowCompiler,
     )
 
@@ -458,6 +534,7 @@ def shadow_types(func, argtypes, mixed_out=None, literal_out=None, multi_out=Non
     refusal = typemap.pop(_REFUSAL, None)
     if refusal is not None:
         from ..errors import NumquadCompileError
+
         msg, filename, line = refusal
         raise NumquadCompileError(msg, filename, line)
     mixed = typemap.pop(_MIXED, {})
@@ -484,21 +561,22 @@ def expression_types(pyfunc, argtypes, exprs):
     or Numba cannot type it."""
     import ast
     import builtins
+
     code = pyfunc.__code__
-    params = code.co_varnames[:code.co_argcount]
+    params = code.co_varnames[: code.co_argcount]
     names = dict(vars(builtins))
     names.update(pyfunc.__globals__)
     for name, cell in zip(code.co_freevars, pyfunc.__closure__ or ()):
         try:
             names[name] = cell.cell_contents
-        except ValueError:                      # an empty cell
+        except ValueError:  # an empty cell
             pass
     read = {n.id for e in exprs for n in ast.walk(e) if isinstance(n, ast.Name)}
     if not exprs or len(params) != len(argtypes) or not read <= set(params) | set(names):
         return None
     body = "".join(f"    _nq_e{k} = {ast.unparse(e)}\n" for k, e in enumerate(exprs))
     scope = {k: v for k, v in names.items() if k in read and k not in params}
-    exec(f"def _nq_probe({', '.join(params)}):\n{body}", scope)   # noqa: S102 - the user's own expressions
+    exec(f"def _nq_probe({', '.join(params)}):\n{body}", scope)  # noqa: S102 - the user's own expressions
     try:
         typemap = _typemap(scope["_nq_probe"], argtypes)
     except errors.NumbaError:

@@ -64,10 +64,10 @@ _CALL_BLOCK = 256
 _CALL_SLOTS = 4
 
 
-
 # ---------------------------------------------------------------------------
 # Types and arrays
 # ---------------------------------------------------------------------------
+
 
 def _as_cuda_type(ty):
     """A numba.cuda type from a Numba type (numba.core or numba.cuda), a dtype or a name."""
@@ -76,9 +76,8 @@ def _as_cuda_type(ty):
     if isinstance(ty, (str, np.dtype, type)):
         return numpy_support.from_dtype(np.dtype(ty))
     dtype = getattr(ty, "dtype", None)
-    if dtype is not None and hasattr(ty, "ndim"):          # a foreign Array type
-        return types.Array(_as_cuda_type(dtype), ty.ndim, ty.layout,
-                           readonly=not getattr(ty, "mutable", True))
+    if dtype is not None and hasattr(ty, "ndim"):  # a foreign Array type
+        return types.Array(_as_cuda_type(dtype), ty.ndim, ty.layout, readonly=not getattr(ty, "mutable", True))
     return numpy_support.from_dtype(np.dtype(str(ty)))
 
 
@@ -120,10 +119,12 @@ def _cai_shape(a):
 def _lane_call_source(name, is_array, masked, slots):
     """The source of the lane-call kernel (see :func:`_lane_call_kernel`)."""
     params = [f"a{k}" for k in range(len(is_array))]
-    lines = [f"def {name}(n, out, {', '.join(params)}):",
-             "    s = cuda.gridsize(1)",
-             "    i0 = cuda.grid(1)",
-             "    last = n - 1"]
+    lines = [
+        f"def {name}(n, out, {', '.join(params)}):",
+        "    s = cuda.gridsize(1)",
+        "    i0 = cuda.grid(1)",
+        "    last = n - 1",
+    ]
     if masked:
         lines.append("    e = _nq_entry_mask()")
     lines += [f"    i{j} = i{j - 1} + s" for j in range(1, slots)]
@@ -159,7 +160,7 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=N
     *masked*: the function takes the member mask, the lanes whose element exists.
     """
     slots = _CALL_SLOTS if slots is None else slots
-    name = re.sub(r"[^0-9A-Za-z_]", "_", name)          # "<lambda>_lane_call"
+    name = re.sub(r"[^0-9A-Za-z_]", "_", name)  # "<lambda>_lane_call"
     src = _lane_call_source(name, is_array, masked, slots)
     filename = f"<numquad lane call {name}>"
     scope = {"cuda": cuda, "f": device_fn, **HELPERS}
@@ -170,6 +171,7 @@ def _lane_call_kernel(device_fn, name, is_array, fastmath, masked=False, slots=N
 # ---------------------------------------------------------------------------
 # The target
 # ---------------------------------------------------------------------------
+
 
 def _calls_itself(disp):
     """Does *disp* reach itself through the ``@xpu.jit`` functions its code names
@@ -202,6 +204,7 @@ def _quiet_without_gpu():
     global _gpu_found
     if not _gpu_found and not cuda.is_available():
         import warnings
+
         with warnings.catch_warnings():
             # (numba-cuda's own NumbaPerformanceWarning class, numba.cuda.core.errors)
             warnings.filterwarnings("ignore", message=r".*Grid size \d+ will likely result in GPU")
@@ -235,12 +238,13 @@ class CUDATarget:
             d = self.dispatcher
             try:
                 self._needs_mask = _control.needs_mask(d)
-            except NumquadTypeError:                 # no source to read
+            except NumquadTypeError:  # no source to read
                 if uses_ops(d.py_func):
                     raise NumquadTypeError(
                         f"{d.where}: the CUDA target needs the source of a function that "
                         f"uses cross-lane ops, to compute the lanes that take part in "
-                        f"each op (define it in a file)") from None
+                        f"each op (define it in a file)"
+                    ) from None
                 self._needs_mask = False
         return self._needs_mask
 
@@ -324,15 +328,15 @@ class CUDATarget:
                     # with the caller's types (made after the globals are substituted:
                     # with a GPU the decorator compiles at once)
                     fn = self._pyfunc_for(False)
-                    decl = [ret(*self._with_mask(args)) if ret is not None else self._with_mask(args)
-                            for args, ret in sigs]
-                    self._device = cuda.jit(decl, device=True, inline="never",
-                                            fastmath=self.dispatcher.fastmath)(fn)
+                    decl = [
+                        ret(*self._with_mask(args)) if ret is not None else self._with_mask(args) for args, ret in sigs
+                    ]
+                    self._device = cuda.jit(decl, device=True, inline="never", fastmath=self.dispatcher.fastmath)(fn)
                     return self._device
 
                 def made(fn):
-                    self._device = cuda.jit(fn, device=True, inline=inline,
-                                            fastmath=self.dispatcher.fastmath)
+                    self._device = cuda.jit(fn, device=True, inline=inline, fastmath=self.dispatcher.fastmath)
+
                 self._pyfunc_for(False, on_function=made)
             return self._device
 
@@ -392,8 +396,12 @@ class CUDATarget:
                     opts.pop(k, None)
                 with self._compiling(), _cudacompat.target_cc(cc):
                     ptx, _ = cuda.compile_ptx(
-                        self._pyfunc_for(full_waves), self._with_mask(argtypes), cc=cc,
-                        device=not self.dispatcher.is_kernel, **opts)
+                        self._pyfunc_for(full_waves),
+                        self._with_mask(argtypes),
+                        cc=cc,
+                        device=not self.dispatcher.is_kernel,
+                        **opts,
+                    )
                 self._ptx[key] = ptx
             return ptx
 
@@ -404,8 +412,9 @@ class CUDATarget:
             restype = self._restypes.get(argtypes)
             if restype is None:
                 with user_errors(self.dispatcher), _cudacompat.target_cc((8, 0)):
-                    cres = compile_cuda(self.pyfunc, None, self._with_mask(argtypes), cc=(8, 0),
-                                        fastmath=self.dispatcher.fastmath)
+                    cres = compile_cuda(
+                        self.pyfunc, None, self._with_mask(argtypes), cc=(8, 0), fastmath=self.dispatcher.fastmath
+                    )
                 restype = types.unliteral(cres.signature.return_type)
                 self._restypes[argtypes] = restype
             return restype
@@ -432,20 +441,21 @@ class CUDATarget:
             if not arr:
                 kargs.append(v)
                 continue
-            if type(v) is DeviceNDArray:         # numba.cuda's own: no interface dict
+            if type(v) is DeviceNDArray:  # numba.cuda's own: no interface dict
                 ok = v.shape == shape and v.is_c_contiguous()
             elif _is_device(v):
                 cai = v.__cuda_array_interface__
                 ok = tuple(cai["shape"]) == shape and _lanecall.cai_c_contiguous(cai)
             else:
-                kargs.append(v)                  # a NumPy array: broadcast and copied below
+                kargs.append(v)  # a NumPy array: broadcast and copied below
                 continue
             if not ok:
                 raise NumquadTypeError(
                     f"{d.where}: argument {k} of {d.__name__} is a device array of shape "
                     f"{_cai_shape(v)}; on CUDA a device array must have the full broadcast "
                     f"shape {shape} and be C-contiguous (NumPy arrays and scalars are "
-                    f"broadcast)")
+                    f"broadcast)"
+                )
             kargs.append(v)
         resdtype, kernel = self._call_plan(p.dtypes, is_array)
         _lanecall.check_out(d, out, shape, resdtype, device=True, strided_ok=False)
@@ -458,15 +468,18 @@ class CUDATarget:
             if not arr:
                 continue
             if type(a) is not DeviceNDArray:
-                a = (cuda.to_device(np.ascontiguousarray(np.broadcast_to(a, shape)))
-                     if isinstance(a, np.ndarray) else cuda.as_cuda_array(a))
+                a = (
+                    cuda.to_device(np.ascontiguousarray(np.broadcast_to(a, shape)))
+                    if isinstance(a, np.ndarray)
+                    else cuda.as_cuda_array(a)
+                )
             kargs[k] = a if a.ndim == 1 else a.reshape(n)
         host_out = out if out is not None and not _is_device(out) else None
         if out is None or host_out is not None:
             result = cuda.device_array(shape, dtype=resdtype)
         else:
             result = out if type(out) is DeviceNDArray else cuda.as_cuda_array(out)
-        if n and out is not None and host_out is None:       # a device out=
+        if n and out is not None and host_out is None:  # a device out=
             _unalias_device(kargs, is_array, result)
         if n:
             flat = result if result.ndim == 1 else result.reshape(n)
@@ -499,8 +512,8 @@ class CUDATarget:
             if k is None:
                 name = f"{self.dispatcher.__name__}_lane_call"
                 k = self._calls[is_array] = _lane_call_kernel(
-                    self.device_function(), name, is_array, self.dispatcher.fastmath,
-                    masked=self.needs_mask)
+                    self.device_function(), name, is_array, self.dispatcher.fastmath, masked=self.needs_mask
+                )
                 self._compile_with_settings(k)
             return k
 
@@ -513,4 +526,5 @@ class CUDATarget:
         def compile(sig):
             with self._compiling():
                 return plain_compile(sig)
+
         kernel.compile = compile

@@ -26,14 +26,17 @@ __all__ = ["NUMBA_ERRORS", "NoGPUError", "numquad_error", "user_errors"]
 _TYPING_ERRORS = (_cuda_errors.TypingError, _numba_errors.TypingError)
 NUMBA_ERRORS = (_cuda_errors.NumbaError, _numba_errors.NumbaError)
 #: numba.core's, numba.cuda.core's and numba.cuda.errors' own classes of this name
-_UNSUPPORTED = (_cuda_errors.UnsupportedBytecodeError, _numba_errors.UnsupportedBytecodeError,
-                _cuda_errors_top.UnsupportedBytecodeError)
+_UNSUPPORTED = (
+    _cuda_errors.UnsupportedBytecodeError,
+    _numba_errors.UnsupportedBytecodeError,
+    _cuda_errors_top.UnsupportedBytecodeError,
+)
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _INTERNAL = (
     sys.modules["numba"].__path__[0],
     sys.modules["numba.cuda"].__path__[0],
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),     # numquad/
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # numquad/
 )
 
 
@@ -80,7 +83,7 @@ def _user_location(error, disp):
     for filename, line in _FILE_LINE.findall(text):
         if filename.startswith("<numquad"):
             continue
-        filename = _as_given(filename, disp)        # Numba prints paths relative to the cwd
+        filename = _as_given(filename, disp)  # Numba prints paths relative to the cwd
         if not filename.startswith(_INTERNAL):
             return filename, int(line)
     loc = getattr(error, "loc", None)
@@ -92,11 +95,11 @@ def _user_location(error, disp):
 def numquad_error(error, disp, log):
     filename, line = _user_location(error, disp)
     if isinstance(error, NumquadCompileError):
-        if not hasattr(error, "op_message"):            # numquad's own analysis: worded already
+        if not hasattr(error, "op_message"):  # numquad's own analysis: worded already
             return error
         # raised by an op's typer
         return NumquadCompileError(f"{error.op_message} (in {disp.__name__})", filename, line)
-    if isinstance(error, NumquadTypeError):             # numquad's own, a TypingError too
+    if isinstance(error, NumquadTypeError):  # numquad's own, a TypingError too
         return error
     text = _ANSI.sub("", str(error))
     complaints = [m for m in dict.fromkeys(log) if m in text]
@@ -104,9 +107,8 @@ def numquad_error(error, disp, log):
     message = "; ".join(complaints) if complaints else numba_reason(text)
     if not isinstance(error, _TYPING_ERRORS):
         err = NumquadCompileError(f"{message} (in {disp.__name__})", filename, line)
-    else:                                               # a TypingError still, as numba.cuda's
-        err = as_numba_typing(
-            NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}'))
+    else:  # a TypingError still, as numba.cuda's
+        err = as_numba_typing(NumquadTypeError(f'File "{filename}", line {line}, in {disp.__name__}: {message}'))
     err.numba_text = text
     return err
 
@@ -115,7 +117,7 @@ def numquad_error(error, disp, log):
 def user_errors(disp):
     """Numba's compile errors as NumquadTypeError/NumquadCompileError naming the user's line."""
     tries = _try_lines(disp)
-    if tries:       # numba-cuda fails on each form in its own way (AttributeError, TypingError)
+    if tries:  # numba-cuda fails on each form in its own way (AttributeError, TypingError)
         raise _no_try(disp, tries)
     bad = _bad_allocation(disp)
     if bad is not None:
@@ -125,7 +127,7 @@ def user_errors(disp):
             yield
         except NUMBA_ERRORS + (NumquadCompileError,) as e:
             raise numquad_error(e, disp, log) from None
-        except _UNSUPPORTED as e:                       # `with ... as x:`, no location
+        except _UNSUPPORTED as e:  # `with ... as x:`, no location
             raise unsupported_construct(disp, e) from None
         except AttributeError as e:
             # numba-cuda lowers a bare except through a calling convention without
@@ -138,7 +140,7 @@ def user_errors(disp):
 def _try_lines(disp):
     try:
         tree = disp.source_tree
-    except Exception:                                   # noqa: BLE001 - no source to read
+    except Exception:  # noqa: BLE001 - no source to read
         return []
     return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Try)]
 
@@ -150,7 +152,7 @@ def _bad_allocation(disp):
     dtype), else None."""
     try:
         tree = copy.deepcopy(disp.source_tree)
-    except Exception:                                   # noqa: BLE001 - no source to read
+    except Exception:  # noqa: BLE001 - no source to read
         return None
     fold_array_shapes(tree, disp.py_func)
     env = Env(disp.py_func, tree)
@@ -169,4 +171,7 @@ def _no_try(disp, lines):
     return NumquadCompileError(
         f"try/except is not supported by numba.cuda (numba-cuda cannot compile exception "
         f"handling in a kernel or device function); test the condition with an if instead "
-        f"(in {disp.__name__})", disp.filename, min(lines, default=disp.firstlineno))
+        f"(in {disp.__name__})",
+        disp.filename,
+        min(lines, default=disp.firstlineno),
+    )

@@ -64,9 +64,17 @@ from .. import _control, _llvmops, _power, ops
 from ..errors import NumquadCompileError
 from .._source import exec_source
 
-__all__ = ["CUDA_NAMESPACES", "INTRINSICS", "HELPERS", "recording", "entry_mask", "full_entry_mask",
-           "ballot", "andnot",
-           "quad_grid"]
+__all__ = [
+    "CUDA_NAMESPACES",
+    "INTRINSICS",
+    "HELPERS",
+    "recording",
+    "entry_mask",
+    "full_entry_mask",
+    "ballot",
+    "andnot",
+    "quad_grid",
+]
 
 _I1 = ir.IntType(1)
 _I32 = ir.IntType(32)
@@ -163,6 +171,7 @@ def _nb_type(dtype):
 # IR helpers: the PTX building blocks
 # ---------------------------------------------------------------------------
 
+
 def _iconst(ty, value):
     """An integer constant of LLVM type *ty*, wrapped to its width (signed form)."""
     bits = ty.width
@@ -218,9 +227,8 @@ def _entry_mask(builder):
         with otherwise:
             tx, ty, tz = (nvvmutils.call_sreg(builder, f"tid.{c}") for c in "xyz")
             tid = builder.add(tx, builder.mul(nx, builder.add(ty, builder.mul(ny, tz))))
-            left = builder.sub(nthreads, builder.and_(tid, _iconst(_I32, ~31)))     # >= 1
-            width = builder.select(builder.icmp_unsigned("<", left, _iconst(_I32, 32)), left,
-                                   _iconst(_I32, 32))
+            left = builder.sub(nthreads, builder.and_(tid, _iconst(_I32, ~31)))  # >= 1
+            width = builder.select(builder.icmp_unsigned("<", left, _iconst(_I32, 32)), left, _iconst(_I32, 32))
             part = builder.lshr(_iconst(_I32, 0xFFFFFFFF), builder.sub(_iconst(_I32, 32), width))
             bb_part = builder.block
     mask = builder.phi(_I32)
@@ -235,7 +243,8 @@ def _laneid(builder):
 
 def _lanemask_lt(builder):
     fn = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(_I32, []), "llvm.nvvm.read.ptx.sreg.lanemask.lt")
+        builder.module, ir.FunctionType(_I32, []), "llvm.nvvm.read.ptx.sreg.lanemask.lt"
+    )
     return builder.call(fn, [])
 
 
@@ -252,7 +261,8 @@ def _bit(builder, word, index):
 def _ballot(builder, mask, pred):
     """``vote.sync.ballot.b32``: bit i set when lane i is in *mask* and its *pred* (i1) holds."""
     fn = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(_I32, (_I32, _I1)), "llvm.nvvm.vote.ballot.sync")
+        builder.module, ir.FunctionType(_I32, (_I32, _I1)), "llvm.nvvm.vote.ballot.sync"
+    )
     return _convergent(builder, fn, (mask, pred))
 
 
@@ -309,8 +319,7 @@ def _shfl(builder, mode, mask, value, b, c):
     fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.nvvm.shfl.sync.{mode}.i32")
     if isinstance(b, int):
         b = _iconst(_I32, b)
-    words = [_convergent(builder, fn, (mask, word, b, _iconst(_I32, c)))
-             for word in _to_words(builder, value)]
+    words = [_convergent(builder, fn, (mask, word, b, _iconst(_I32, c))) for word in _to_words(builder, value)]
     return _from_words(builder, words, value.type)
 
 
@@ -339,8 +348,15 @@ def _combine_name(op, nbty):
 
 def _combine(builder, name, nbty, a, b):
     """``a (+) b`` for the ops.py combine *name* on Numba scalar type *nbty*."""
-    kind = "f" if isinstance(nbty, types.Float) else "i" if _is_signed(nbty) else \
-        "b" if isinstance(nbty, types.Boolean) else "u"
+    kind = (
+        "f"
+        if isinstance(nbty, types.Float)
+        else "i"
+        if _is_signed(nbty)
+        else "b"
+        if isinstance(nbty, types.Boolean)
+        else "u"
+    )
     return _llvmops.combine(builder, name, kind, a, b)
 
 
@@ -364,8 +380,9 @@ def _redux(builder, name, nbty, mask, value):
     signed = _is_signed(nbty)
     word = value if value.type.width == 32 else (builder.sext if signed else builder.zext)(value, _I32)
     ptxty = "b32" if name in ("and", "or", "xor") else ("s32" if signed else "u32")
-    asm = ir.InlineAsm(ir.FunctionType(_I32, (_I32, _I32)),
-                       f"redux.sync.{name}.{ptxty} $0, $1, $2;", "=r,r,r", side_effect=True)
+    asm = ir.InlineAsm(
+        ir.FunctionType(_I32, (_I32, _I32)), f"redux.sync.{name}.{ptxty} $0, $1, $2;", "=r,r,r", side_effect=True
+    )
     out = _convergent(builder, asm, (word, mask))
     return out if value.type.width == 32 else builder.trunc(out, value.type)
 
@@ -393,16 +410,35 @@ class _IRInt:
             a, b = b, a
         return _IRInt(self.builder, getattr(self.builder, method)(a, b))
 
-    def __and__(self, o): return self._bin("and_", o)        # noqa: E704
-    def __rand__(self, o): return self._bin("and_", o, True)  # noqa: E704
-    def __or__(self, o): return self._bin("or_", o)          # noqa: E704
-    def __ror__(self, o): return self._bin("or_", o, True)   # noqa: E704
-    def __xor__(self, o): return self._bin("xor", o)         # noqa: E704
-    def __rxor__(self, o): return self._bin("xor", o, True)  # noqa: E704
-    def __add__(self, o): return self._bin("add", o)         # noqa: E704
-    def __radd__(self, o): return self._bin("add", o, True)  # noqa: E704
-    def __sub__(self, o): return self._bin("sub", o)         # noqa: E704
-    def __rsub__(self, o): return self._bin("sub", o, True)  # noqa: E704
+    def __and__(self, o):
+        return self._bin("and_", o)  # noqa: E704
+
+    def __rand__(self, o):
+        return self._bin("and_", o, True)  # noqa: E704
+
+    def __or__(self, o):
+        return self._bin("or_", o)  # noqa: E704
+
+    def __ror__(self, o):
+        return self._bin("or_", o, True)  # noqa: E704
+
+    def __xor__(self, o):
+        return self._bin("xor", o)  # noqa: E704
+
+    def __rxor__(self, o):
+        return self._bin("xor", o, True)  # noqa: E704
+
+    def __add__(self, o):
+        return self._bin("add", o)  # noqa: E704
+
+    def __radd__(self, o):
+        return self._bin("add", o, True)  # noqa: E704
+
+    def __sub__(self, o):
+        return self._bin("sub", o)  # noqa: E704
+
+    def __rsub__(self, o):
+        return self._bin("sub", o, True)  # noqa: E704
 
 
 # ---------------------------------------------------------------------------
@@ -444,6 +480,7 @@ def _move_plan(qualname, sel):
 # Lowering, one builder per op.kind
 # ---------------------------------------------------------------------------
 
+
 def _lower_query(op, valty, sel):
     if op.query not in ("lane", "width"):
         raise ops.unknown_value("query", op.query, op)
@@ -451,17 +488,18 @@ def _lower_query(op, valty, sel):
     def codegen(context, builder, sig, args, mask):
         if op.query == "width":
             return _iconst(_I32, _WAVE)
-        lane = _laneid(builder)                  # %laneid is tid % 32 of the linear thread id
+        lane = _laneid(builder)  # %laneid is tid % 32 of the linear thread id
         if op.namespace == "Quad":
             return builder.and_(lane, _iconst(_I32, ops.QUAD - 1))
         return lane
+
     return codegen
 
 
 #: A 64-bit runtime up/down distance is clamped into this range before the lane
 #: arithmetic: every distance of 32 or more leaves the wave, and the clamped
 #: value stays exact in int64 (a uint64 2**64 - 1 must not read as -1).
-_DISTANCE_CLAMP = 2 ** 40
+_DISTANCE_CLAMP = 2**40
 
 
 def _exact_selector(builder, op, raw, nbty):
@@ -470,7 +508,7 @@ def _exact_selector(builder, op, raw, nbty):
     if raw.type.width < 64:
         return (builder.sext if signed else builder.zext)(raw, _I64)
     if op.sel_kind not in ("up", "down"):
-        return raw                               # only its low bits are used
+        return raw  # only its low bits are used
     hi = ir.Constant(_I64, _DISTANCE_CLAMP)
     if not signed:
         return builder.select(builder.icmp_unsigned(">", raw, hi), hi, raw)
@@ -480,12 +518,14 @@ def _exact_selector(builder, op, raw, nbty):
 
 
 def _lower_move(op, valty, sel):
-    if op.sel_kind == "first":                   # the first active lane
+    if op.sel_kind == "first":  # the first active lane
+
         def codegen(context, builder, sig, args, mask):
             return _shfl(builder, "idx", mask, args[0], _first_lane(builder, mask), 0x1F)
+
         return codegen
 
-    constant = sel if op.selector else op.xor_const      # None: a runtime selector
+    constant = sel if op.selector else op.xor_const  # None: a runtime selector
     mode, c, b_is_src, check_range = _move_plan(op.qualname, constant)
 
     def codegen(context, builder, sig, args, mask):
@@ -493,13 +533,13 @@ def _lower_move(op, valty, sel):
         lane = _laneid(builder)
         if constant is not None:
             sel_val, lane_val = constant, _IRInt(builder, lane)
-        else:                                    # exact 64-bit lane arithmetic
+        else:  # exact 64-bit lane arithmetic
             sel_val = _IRInt(builder, _exact_selector(builder, op, args[1], sig.args[1]))
             lane_val = _IRInt(builder, builder.zext(lane, _I64))
         src = op.pattern(lane_val, sel_val)
         src = src.value if isinstance(src, _IRInt) else _iconst(lane_val.value.type, src)
         src32 = _as_i32(builder, src)
-        if check_range:                          # the shift stays defined out of range
+        if check_range:  # the shift stays defined out of range
             ok = _bit(builder, mask, builder.and_(src32, _iconst(_I32, 31)))
             inrange = builder.icmp_unsigned("<", src, ir.Constant(src.type, _WAVE))
             ok = builder.and_(ok, inrange)
@@ -508,11 +548,12 @@ def _lower_move(op, valty, sel):
         if b_is_src:
             b = src32
         elif constant is not None:
-            b = constant & 31                    # the hardware reads b[4:0]
+            b = constant & 31  # the hardware reads b[4:0]
         else:
             b = _as_i32(builder, sel_val.value)
         moved = _shfl(builder, mode, mask, value, b, c)
         return builder.select(ok, moved, value)
+
     return codegen
 
 
@@ -531,6 +572,7 @@ def _lower_vote(op, valty, sel):
         if op.vote == "all":
             return builder.icmp_unsigned("==", word, _iconst(_I32, full))
         return builder.icmp_unsigned("!=", word, _iconst(_I32, 0))
+
     return codegen
 
 
@@ -549,14 +591,14 @@ def _lower_ballot(op, valty, sel):
             return _count_below(builder, mask, args[0])
         word = _ballot(builder, mask, _truth(builder, args[0]))
         return builder.ctpop(word) if op.vote == "count" else word
+
     return codegen
 
 
 def _identities(op, valty):
     """(identity for a skipped lane, identity for the first lane of an exclusive scan)."""
     dt = np.dtype(str(valty))
-    return _const(valty, op.combine_fn.identity(dt)), \
-        _const(valty, op.combine_fn.identity(dt, lane0=True))
+    return _const(valty, op.combine_fn.identity(dt)), _const(valty, op.combine_fn.identity(dt, lane0=True))
 
 
 def _ranks_below(builder, mask):
@@ -568,19 +610,19 @@ def _ranks_below(builder, mask):
     each one into a ~30-instruction binary search.
     """
     cur = builder.and_(mask, _lanemask_lt(builder))
-    clz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I32, (_I32, _I1)),
-                                         "llvm.ctlz.i32")
+    clz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I32, (_I32, _I1)), "llvm.ctlz.i32")
     out = {}
     for k in range(1, ops.LOG_STEPS[-1] + 1):
-        lead = builder.call(clz, (cur, ir.Constant(_I1, 0)))      # 32 when cur == 0
+        lead = builder.call(clz, (cur, ir.Constant(_I1, 0)))  # 32 when cur == 0
         if k in ops.LOG_STEPS:
             has = builder.icmp_unsigned("!=", cur, _iconst(_I32, 0))
             out[k] = (builder.sub(_iconst(_I32, 31), lead), has)
         if k < ops.LOG_STEPS[-1]:
             # clear the highest set bit: keep the bits below it (nothing when cur == 0)
-            keep = builder.lshr(_iconst(_I32, 0x7FFFFFFF),
-                                builder.select(builder.icmp_unsigned("<", lead, _iconst(_I32, 31)),
-                                               lead, _iconst(_I32, 31)))
+            keep = builder.lshr(
+                _iconst(_I32, 0x7FFFFFFF),
+                builder.select(builder.icmp_unsigned("<", lead, _iconst(_I32, 31)), lead, _iconst(_I32, 31)),
+            )
             cur = builder.and_(cur, keep)
     return out
 
@@ -600,13 +642,12 @@ def _scan_prefix_mask(builder, name, valty, mask, lane, v, ident0):
 def _scan_any_mask(builder, name, valty, mask, lane, v, ident0):
     """The exclusive scan over the ranks of any active set: step d reads the lane of
     rank r - d with ``shfl.sync.idx``; rank 0 gets *ident0*."""
-    srcs = {d: (builder.select(has, src, lane), has)
-            for d, (src, has) in _ranks_below(builder, mask).items()}
+    srcs = {d: (builder.select(has, src, lane), has) for d, (src, has) in _ranks_below(builder, mask).items()}
     for d in ops.LOG_STEPS:
         src, has = srcs[d]
         other = _shfl(builder, "idx", mask, v, src, 0x1F)
         v = builder.select(has, _combine(builder, name, valty, other, v), v)
-    src, has = srcs[1]                           # the lane of rank r - 1
+    src, has = srcs[1]  # the lane of rank r - 1
     prev = _shfl(builder, "idx", mask, v, src, 0x1F)
     return builder.select(has, prev, ident0)
 
@@ -621,8 +662,7 @@ def _lower_scan(op, valty, sel):
         lane = _laneid(builder)
         v = args[0]
         # a prefix mask (no divergence, a bounds-guarded tail): rank == lane
-        prefix = builder.icmp_unsigned(
-            "==", builder.and_(mask, builder.add(mask, _iconst(_I32, 1))), _iconst(_I32, 0))
+        prefix = builder.icmp_unsigned("==", builder.and_(mask, builder.add(mask, _iconst(_I32, 1))), _iconst(_I32, 0))
         with builder.if_else(prefix, likely=True) as (then, otherwise):
             with then:
                 fast = _scan_prefix_mask(builder, name, valty, mask, lane, v, ident0)
@@ -634,6 +674,7 @@ def _lower_scan(op, valty, sel):
         phi.add_incoming(fast, bb_fast)
         phi.add_incoming(slow, bb_slow)
         return phi
+
     return codegen
 
 
@@ -672,8 +713,10 @@ def _butterfly(builder, name, valty, mask, lane, v, ident):
 
 def _lower_reduce(op, valty, sel):
     if op.combine == "add" and isinstance(valty, types.Boolean):
+
         def count(context, builder, sig, args, mask):
             return builder.ctpop(_ballot(builder, mask, args[0]))
+
         return count
     name = _combine_name(op, valty)
 
@@ -683,6 +726,7 @@ def _lower_reduce(op, valty, sel):
             return out
         ident = _identities(op, valty)[0]
         return _butterfly(builder, name, valty, mask, _laneid(builder), args[0], ident)
+
     return codegen
 
 
@@ -691,6 +735,7 @@ def _lower_allequal(op, valty, sel):
         first = _shfl(builder, "idx", mask, args[0], _first_lane(builder, mask), 0x1F)
         word = _ballot(builder, mask, _bits_equal(builder, args[0], first))
         return builder.icmp_unsigned("==", word, mask)
+
     return codegen
 
 
@@ -709,11 +754,11 @@ def _lower_derivative(op, valty, sel):
 
         def codegen(context, builder, sig, args, mask):
             other = swap(context, builder, sig, args, mask)
-            high = builder.icmp_unsigned("!=", builder.and_(_laneid(builder), _iconst(_I32, b)),
-                                         _iconst(_I32, 0))
+            high = builder.icmp_unsigned("!=", builder.and_(_laneid(builder), _iconst(_I32, b)), _iconst(_I32, 0))
             hi = builder.select(high, args[0], other)
             lo = builder.select(high, other, args[0])
             return builder.fsub(hi, lo)
+
         return codegen
     bcast = ops.quad_move("quad")
     read_hi, read_lo = _lower_move(bcast, valty, b), _lower_move(bcast, valty, 0)
@@ -722,6 +767,7 @@ def _lower_derivative(op, valty, sel):
         hi = read_hi(context, builder, sig, args, mask)
         lo = read_lo(context, builder, sig, args, mask)
         return builder.fsub(hi, lo)
+
     return coarse
 
 
@@ -740,6 +786,7 @@ _LOWER = {
 # ---------------------------------------------------------------------------
 # The factory
 # ---------------------------------------------------------------------------
+
 
 def _type_mask(op, ty):
     if not isinstance(ty, types.Integer):
@@ -770,6 +817,7 @@ def _type_call(op, argtys):
         if not has_mask:
             return lower(context, builder, sig, args, None)
         return lower(context, builder, sig, args[:-1], _as_i32(builder, args[-1]))
+
     return signature(restype, *sigargs), codegen
 
 
@@ -779,8 +827,7 @@ def _make_intrinsic(op):
     params = op.params + (("mask",) if op.kind != "query" else ())
     scope = {"_type_call": _type_call, "op": op}
     args = "".join(f"{p}, " for p in params)
-    src = f"def {op.name}({', '.join(('typingctx',) + params)}):\n" \
-          f"    return _type_call(op, ({args}))\n"
+    src = f"def {op.name}({', '.join(('typingctx',) + params)}):\n    return _type_call(op, ({args}))\n"
     filename = f"<numquad.cuda {op.qualname}>"
     exec_source(src, filename, scope)
     typer = scope[op.name]
@@ -794,11 +841,14 @@ def _make_intrinsic(op):
 # The helpers of the generated control flow (numquad/_control.py)
 # ---------------------------------------------------------------------------
 
+
 @intrinsic
 def entry_mask(typingctx):
     """entry_mask() -> uint32: the lanes of this thread's wave that exist."""
+
     def codegen(context, builder, sig, args):
         return _entry_mask(builder)
+
     return signature(types.uint32), codegen
 
 
@@ -808,8 +858,10 @@ def full_entry_mask(typingctx):
     compiled for blocks of a multiple of 32 threads (every wave full); the member
     masks of uniform code are then constants, and the ops lower as a hand-written
     kernel's (numquad/cuda/dispatch.py, ``CUDATarget.kernel``)."""
+
     def codegen(context, builder, sig, args):
         return _iconst(_I32, 0xFFFFFFFF)
+
     return signature(types.uint32), codegen
 
 
@@ -822,6 +874,7 @@ def ballot(typingctx, mask, pred):
 
     def codegen(context, builder, sig, args):
         return _ballot(builder, _as_i32(builder, args[0]), _truth(builder, args[1]))
+
     return signature(types.uint32, types.unliteral(mask), types.unliteral(pred)), codegen
 
 
@@ -834,6 +887,7 @@ def andnot(typingctx, a, b):
     def codegen(context, builder, sig, args):
         x, y = _as_i32(builder, args[0]), _as_i32(builder, args[1])
         return builder.and_(x, builder.xor(y, _iconst(_I32, 0xFFFFFFFF)))
+
     return signature(types.uint32, types.unliteral(a), types.unliteral(b)), codegen
 
 
@@ -843,12 +897,12 @@ def quad_grid(typingctx, ndim):
     (numquad/xpu.py has the formula, docs/lanes.md the picture)."""
     if not isinstance(ndim, types.IntegerLiteral) or ndim.literal_value != 2:
         got = ndim.literal_value if isinstance(ndim, types.IntegerLiteral) else f"a runtime {ndim}"
-        _reject(f"xpu.quad_grid(ndim) got ndim {got}; it takes the constant 2 "
-                f"(2x2 pixel quads in a 2-D launch)")
+        _reject(f"xpu.quad_grid(ndim) got ndim {got}; it takes the constant 2 (2x2 pixel quads in a 2-D launch)")
 
     def codegen(context, builder, sig, args):
-        tx, ty, nx, ny, bx, by = (nvvmutils.call_sreg(builder, r) for r in
-                                  ("tid.x", "tid.y", "ntid.x", "ntid.y", "ctaid.x", "ctaid.y"))
+        tx, ty, nx, ny, bx, by = (
+            nvvmutils.call_sreg(builder, r) for r in ("tid.x", "tid.y", "ntid.x", "ntid.y", "ctaid.x", "ctaid.y")
+        )
         one, two = _iconst(_I32, 1), _iconst(_I32, 2)
         # t: the thread's index in its pair of rows (whole quads when blockDim.x is even)
         t = builder.add(builder.mul(builder.and_(ty, one), nx), tx)
@@ -857,6 +911,7 @@ def quad_grid(typingctx, ndim):
         x = builder.add(builder.mul(builder.zext(bx, _I64), builder.zext(nx, _I64)), builder.zext(dx, _I64))
         y = builder.add(builder.mul(builder.zext(by, _I64), builder.zext(ny, _I64)), builder.zext(dy, _I64))
         return cgutils.pack_array(builder, (x, y))
+
     return signature(types.UniTuple(types.int64, 2), types.unliteral(ndim)), codegen
 
 
@@ -875,8 +930,7 @@ power = intrinsic(_power.power_typer(types, "power"))
 
 
 #: The helpers by the names numquad/_control.py's generated code calls them.
-HELPERS = {_control.ENTRY_MASK: entry_mask, _control.BALLOT: ballot, _control.ANDNOT: andnot,
-           _power.NAME: power}
+HELPERS = {_control.ENTRY_MASK: entry_mask, _control.BALLOT: ballot, _control.ANDNOT: andnot, _power.NAME: power}
 
 
 #: The intrinsic of every op, by qualified name.

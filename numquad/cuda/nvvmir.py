@@ -33,7 +33,7 @@ _nvvm_compile_ir = nvvm.compile_ir
 
 
 _LABEL = re.compile(r'^"?([^":\s]+)"?:')
-_BR = re.compile(r'^\s+br (?:label|i1)')
+_BR = re.compile(r"^\s+br (?:label|i1)")
 _TARGETS = re.compile(r'label %"?([^",\s]+)"?')
 _MD = re.compile(r"!(\d+)")
 
@@ -61,8 +61,7 @@ def _pin_convergent_loops(text):
             continue
         if _BR.match(line) and "!llvm.loop" not in line:
             heads = [labels[t] for t in _TARGETS.findall(line) if t in labels and labels[t] < i]
-            if heads and any("convergent" in lines[k] and "call" in lines[k]
-                             for k in range(min(heads), i)):
+            if heads and any("convergent" in lines[k] and "call" in lines[k] for k in range(min(heads), i)):
                 pinned.append(i)
     if not pinned:
         return text
@@ -78,7 +77,9 @@ def _pin_convergent_loops(text):
 
 _FREM = re.compile(
     r"^(?P<pad>[ \t]*)(?P<res>%\S+) = frem (?:[a-z]+ )*(?P<ty>float|double) "
-    r"(?P<a>[^,\s]+), (?P<b>[^,\s]+)[ \t]*$", re.M)
+    r"(?P<a>[^,\s]+), (?P<b>[^,\s]+)[ \t]*$",
+    re.M,
+)
 _FMOD = {"float": "__nv_fmodf", "double": "__nv_fmod"}
 
 
@@ -99,8 +100,11 @@ def _frem_as_fmod(text):
         return f"{m['pad']}{m['res']} = call {m['ty']} @{fn}({m['ty']} {m['a']}, {m['ty']} {m['b']})"
 
     out = _FREM.sub(sub, text)
-    decls = [f"declare {ty} @{fn}({ty}, {ty})" for fn, ty in sorted(used)
-             if not re.search(rf'^(?:declare|define)[^\n]*@"?{fn}"?\(', text, re.M)]
+    decls = [
+        f"declare {ty} @{fn}({ty}, {ty})"
+        for fn, ty in sorted(used)
+        if not re.search(rf'^(?:declare|define)[^\n]*@"?{fn}"?\(', text, re.M)
+    ]
     if decls:
         out = out.rstrip("\n") + "\n\n" + "\n".join(decls) + "\n"
     return out
@@ -128,6 +132,7 @@ def _neg_abs_ptx(ptx):
     ``sub.s16 d, 0, a`` is miscompiled the same way; ``not`` + ``add`` is not.
     A guard predicate (``@%p``) is repeated on each instruction. An ``abs`` whose
     result register is its operand is left as it is (no free register for ``-a``)."""
+
     def neg(m):
         p, w, d, a = m.groups()
         p = p or b""
@@ -138,6 +143,7 @@ def _neg_abs_ptx(ptx):
         if d == a:
             return m.group(0)
         return neg(m) + b"\n\t%smax.s%s %s, %s, %s;" % (p or b"", w, d, d, a)
+
     return _ABS.sub(abs_, _NEG.sub(neg, ptx))
 
 
@@ -163,7 +169,7 @@ def no_fma():
     thread's compilation sees it.
     """
     with global_compiler_lock:
-        if nvvm.compile_ir is _compile_ir_no_fma:      # nested: already in place
+        if nvvm.compile_ir is _compile_ir_no_fma:  # nested: already in place
             yield
             return
         nvvm.compile_ir = _compile_ir_no_fma

@@ -27,6 +27,7 @@ from .intrinsics import CUDA_NAMESPACES, HELPERS, INTRINSICS, full_entry_mask
 
 __all__ = ["cuda_pyfunc", "masked_pyfunc", "folds_shapes", "uses_ops"]
 
+
 def _cuda_object(path):
     obj = cuda
     for part in path.split("."):
@@ -73,15 +74,16 @@ def _bare_dim3(name):
 
     _typing_registry.register_attr(_Attrs)
     for axis in "xyz":
+
         def read(context, builder, typ, value, _reg=f"{_SREG[name]}.{axis}"):
             return nvvmutils.call_sreg(builder, _reg)
+
         _lowering_registry.lower_getattr(ty, axis)(read)
     return _Bare(name, ty)
 
 
 _BARE = {name: _bare_dim3(name) for name in _SREG}
-_BARE.update({name: _Bare(name, types.Module(getattr(cuda, name)))
-              for name in ("shared", "local", "atomic", "const")})
+_BARE.update({name: _Bare(name, types.Module(getattr(cuda, name))) for name in ("shared", "local", "atomic", "const")})
 _BARE["syncwarp"] = _Bare("syncwarp", types.Function(_cudadecl.Cuda_syncwarp))
 _BARE["warpsize"] = 32
 
@@ -90,8 +92,7 @@ def _ffs_small(context, builder, sig, args):
     # numba.cuda types ffs of every integer but lowers only 32- and 64-bit ones (a
     # raw NotImplementedError for the others); the lowest set bit of an 8- or 16-bit
     # integer is that of it widened, as the CPU target and the interpreter compute it
-    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), (ir.IntType(32),)),
-                                        "__nv_ffs")
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), (ir.IntType(32),)), "__nv_ffs")
     return builder.call(fn, [builder.zext(args[0], ir.IntType(32))])
 
 
@@ -144,8 +145,9 @@ def _substitute(value):
         return INTRINSICS[op.qualname]
     if isinstance(value, xpu.Dispatcher):
         return value._target("cuda").device_function()
-    if (xpu.is_foreign_device_function(value) or xpu.is_jitable(value)) and \
-            _reaches_ops(getattr(value, "py_func", value)):
+    if (xpu.is_foreign_device_function(value) or xpu.is_jitable(value)) and _reaches_ops(
+        getattr(value, "py_func", value)
+    ):
         # a numba.cuda device function (or @numba.njit, register_jitable helper) that
         # uses numquad's ops or lane functions: compiled as an @xpu.jit one, with
         # its member mask, as the CPU target runs it (numba-cuda knows no Wave)
@@ -176,9 +178,14 @@ def _substitute_in(value, names, depth=0):
     function there is not a device function until substituted."""
     sub = _substitute(value)
     if sub is not value or not isinstance(value, _pytypes.ModuleType) or depth >= 4:
-        return sub                  # numquad's own names (xpu, its groups, Quad, Wave) first
-    return module_copy(value, names, lambda v: _substitute_in(v, names, depth + 1), _substitute,
-                       libraries=("numpy", "numba", "numba_cuda", "numquad"))
+        return sub  # numquad's own names (xpu, its groups, Quad, Wave) first
+    return module_copy(
+        value,
+        names,
+        lambda v: _substitute_in(v, names, depth + 1),
+        _substitute,
+        libraries=("numpy", "numba", "numba_cuda", "numquad"),
+    )
 
 
 def cuda_pyfunc(pyfunc, on_function=None):
@@ -196,7 +203,7 @@ def cuda_pyfunc(pyfunc, on_function=None):
         for cell in pyfunc.__closure__:
             try:
                 cells.append(_pytypes.CellType(_substitute_in(cell.cell_contents, names)))
-            except ValueError:                           # an empty cell
+            except ValueError:  # an empty cell
                 cells.append(cell)
         closure = tuple(cells)
     fn = _pytypes.FunctionType(code, glbls, pyfunc.__name__, pyfunc.__defaults__, closure)
@@ -230,20 +237,19 @@ def masked_pyfunc(disp, full_waves=False, on_function=None):
     _control.fold_array_shapes(tree, pyfunc)
     _control.fold_hasattr(tree, pyfunc)
     _control.fold_literal_unroll(tree, pyfunc)
-    _power.rewrite(tree)                     # shapes are literals by now (numquad/_power.py)
+    _power.rewrite(tree)  # shapes are literals by now (numquad/_power.py)
     code = compile(ast.Module(body=[tree], type_ignores=[]), disp.filename, "exec")
-    fcode = next(c for c in code.co_consts
-                 if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
+    fcode = next(c for c in code.co_consts if isinstance(c, _pytypes.CodeType) and c.co_name == tree.name)
     glbls = dict(pyfunc.__globals__)
     if pyfunc.__closure__ is not None:
         for name, cell in zip(pyfunc.__code__.co_freevars, pyfunc.__closure__):
             try:
                 glbls[name] = cell.cell_contents
-            except ValueError:                           # an empty cell
+            except ValueError:  # an empty cell
                 pass
     names = code_names(fcode)
     glbls.update(HELPERS)
-    glbls.update(_control.BUILTIN_ALIASES)     # the builtins the rewrite calls
+    glbls.update(_control.BUILTIN_ALIASES)  # the builtins the rewrite calls
     if full_waves:
         glbls[_control.ENTRY_MASK] = full_entry_mask
     glbls[_control.FOREVER] = True
@@ -253,7 +259,7 @@ def masked_pyfunc(disp, full_waves=False, on_function=None):
     fn = scope[tree.name]
     defaults = pyfunc.__defaults__
     if defaults and not disp.is_kernel:
-        defaults = defaults + (0xFFFFFFFF,)              # the mask parameter's (always passed)
+        defaults = defaults + (0xFFFFFFFF,)  # the mask parameter's (always passed)
     fn.__defaults__ = defaults
     fn.__kwdefaults__ = pyfunc.__kwdefaults__
     fn.__qualname__ = pyfunc.__qualname__ + ("_full_waves" if full_waves else "")
@@ -277,7 +283,7 @@ def folds_shapes(disp):
     ``_control.fold_hasattr``, ``_power.rewrite``)."""
     try:
         tree = copy.deepcopy(disp.source_tree)
-    except NumquadTypeError:                             # no source to read
+    except NumquadTypeError:  # no source to read
         return False
     shapes = _control.fold_array_shapes(tree, disp.py_func)
     unrolls = _control.fold_literal_unroll(tree, disp.py_func)
@@ -293,5 +299,11 @@ def uses_ops(pyfunc):
             values.append(cell.cell_contents)
         except ValueError:
             pass
-    return any(v is ops.Quad or v is ops.Wave or v is _PACKAGE or ops.of_function(v) is not None
-               or isinstance(v, xpu.Dispatcher) for v in values)
+    return any(
+        v is ops.Quad
+        or v is ops.Wave
+        or v is _PACKAGE
+        or ops.of_function(v) is not None
+        or isinstance(v, xpu.Dispatcher)
+        for v in values
+    )

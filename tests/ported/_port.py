@@ -40,13 +40,14 @@ class Targeted:
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         if ntasks < 0:
-            return self._d.forall(ntasks)            # numba.cuda's ValueError
+            return self._d.forall(ntasks)  # numba.cuda's ValueError
         tpb = tpb or 128
 
         def run(*args):
             if ntasks == 0:
                 return None
             return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem](*args)
+
         return run
 
     def specialize(self, *args):
@@ -58,14 +59,19 @@ class Targeted:
 
 def jit_for(target):
     def jit(func_or_sig=None, **kw):
-        if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)) and \
-                not hasattr(func_or_sig, "return_type"):
+        if (
+            callable(func_or_sig)
+            and not isinstance(func_or_sig, (str, list, tuple))
+            and not hasattr(func_or_sig, "return_type")
+        ):
             return Targeted(xpu.jit(func_or_sig, **kw), target)
 
         def wrap(f):
             d = xpu.jit(func_or_sig, **kw)(f) if func_or_sig is not None else xpu.jit(f, **kw)
             return Targeted(d, target)
+
         return wrap
+
     return jit
 
 
@@ -101,10 +107,12 @@ def fp16_xfail(fn):
     """cpu_xfail for the float16 halves of a ported test; their subtests run as plain
     blocks, so that a failing case reaches cpu_xfail (a failing unittest subtest is
     reported on its own and does not raise out of the test)."""
+
     @functools.wraps(fn)
     def run(self, *a, **k):
         self.subTest = lambda *a, **k: contextlib.nullcontext()
         return fn(self, *a, **k)
+
     return cpu_xfail("float16 is not supported by the CPU target")(run)
 
 
@@ -113,6 +121,7 @@ def cpu_xfail(reason, cuda_too=False):
     suite once it passes, so docs/numba-cuda.md's count stays true). *cuda_too*: nor
     on the CUDA target (strict there too; an ``xpu.jit(sig)`` kernel raises the CPU
     target's compile error at decoration on a GPU machine as well)."""
+
     def deco(fn):
         @functools.wraps(fn)
         def run(self, *a, **k):
@@ -120,11 +129,12 @@ def cpu_xfail(reason, cuda_too=False):
                 return fn(self, *a, **k)
             try:
                 fn(self, *a, **k)
-            except Exception:                           # noqa: BLE001
+            except Exception:  # noqa: BLE001
                 pytest.xfail(reason)
-            raise AssertionError(f"{fn.__name__} passes on the {self.target} target now: remove "
-                                 f"cpu_xfail ({reason})")
+            raise AssertionError(f"{fn.__name__} passes on the {self.target} target now: remove cpu_xfail ({reason})")
+
         return run
+
     return deco
 
 
@@ -132,6 +142,7 @@ def expected_failure_on_cuda(reason):
     """numba-cuda's expectedFailure / xfail_unless_cudasim on a test that passes on
     the CPU: an expected failure on the CUDA target only. (Named without "xfail", so
     docs/numba-cuda.md does not count it as failing on the CPU.)"""
+
     def deco(fn):
         @functools.wraps(fn)
         def run(self, *a, **k):
@@ -139,7 +150,9 @@ def expected_failure_on_cuda(reason):
                 return fn(self, *a, **k)
             try:
                 fn(self, *a, **k)
-            except Exception:                           # noqa: BLE001
+            except Exception:  # noqa: BLE001
                 pytest.xfail(reason)
+
         return run
+
     return deco

@@ -30,8 +30,11 @@ class TestAlignment(PortedCase):
 
         self.assertTrue(np.all(a_recarray.a == a_recarray.b))
 
-    @cpu_xfail("the CPU target compiles a kernel on an unaligned record (numba.cuda: 'type float64 is not "
-               "aligned'); target='auto' compiles a signature for the CPU first", cuda_too=True)
+    @cpu_xfail(
+        "the CPU target compiles a kernel on an unaligned record (numba.cuda: 'type float64 is not "
+        "aligned'); target='auto' compiles a signature for the CPU first",
+        cuda_too=True,
+    )
     def test_record_alignment_error(self):
         rec_dtype = np.dtype([("a", "int32"), ("b", "float64")])
         rec = from_dtype(rec_dtype)

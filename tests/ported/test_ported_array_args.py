@@ -3,6 +3,7 @@
 Adapted: cuda.jit on kernels -> self.jit (xpu.jit on one target); the device
 function keeps cuda.jit(device=True); device arrays -> host arrays.
 """
+
 import pytest
 import numpy as np
 from collections import namedtuple

@@ -60,9 +60,7 @@ def atomic_binary_1dim_shared(
 
 
 @cuda.jit(device=True)
-def atomic_binary_1dim_shared2(
-    ary, idx, op2, ary_dtype, ary_nelements, binop_func, cast_func
-):
+def atomic_binary_1dim_shared2(ary, idx, op2, ary_dtype, ary_nelements, binop_func, cast_func):
     tid = cuda.threadIdx.x
     sm = cuda.shared.array(ary_nelements, ary_dtype)
     sm[tid] = ary[tid]
@@ -74,9 +72,7 @@ def atomic_binary_1dim_shared2(
 
 
 @cuda.jit(device=True)
-def atomic_binary_2dim_shared(
-    ary, op2, ary_dtype, ary_shape, binop_func, y_cast_func, neg_idx
-):
+def atomic_binary_2dim_shared(ary, op2, ary_dtype, ary_shape, binop_func, y_cast_func, neg_idx):
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     sm = cuda.shared.array(ary_shape, ary_dtype)
@@ -101,9 +97,7 @@ def atomic_binary_2dim_global(ary, op2, binop_func, y_cast_func, neg_idx):
 
 
 @cuda.jit(device=True)
-def atomic_binary_1dim_global(
-    ary, idx, ary_nelements, op2, binop_func, neg_idx
-):
+def atomic_binary_1dim_global(ary, idx, ary_nelements, op2, binop_func, neg_idx):
     tid = cuda.threadIdx.x
     bin = int(idx[tid] % ary_nelements)
     if neg_idx:
@@ -112,33 +106,23 @@ def atomic_binary_1dim_global(
 
 
 def atomic_add(ary):
-    atomic_binary_1dim_shared(
-        ary, ary, 1, uint32, 32, cuda.atomic.add, atomic_cast_none, 0, False
-    )
+    atomic_binary_1dim_shared(ary, ary, 1, uint32, 32, cuda.atomic.add, atomic_cast_none, 0, False)
 
 
 def atomic_add_wrap(ary):
-    atomic_binary_1dim_shared(
-        ary, ary, 1, uint32, 32, cuda.atomic.add, atomic_cast_none, 0, True
-    )
+    atomic_binary_1dim_shared(ary, ary, 1, uint32, 32, cuda.atomic.add, atomic_cast_none, 0, True)
 
 
 def atomic_add2(ary):
-    atomic_binary_2dim_shared(
-        ary, 1, uint32, (4, 8), cuda.atomic.add, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, 1, uint32, (4, 8), cuda.atomic.add, atomic_cast_none, False)
 
 
 def atomic_add2_wrap(ary):
-    atomic_binary_2dim_shared(
-        ary, 1, uint32, (4, 8), cuda.atomic.add, atomic_cast_none, True
-    )
+    atomic_binary_2dim_shared(ary, 1, uint32, (4, 8), cuda.atomic.add, atomic_cast_none, True)
 
 
 def atomic_add3(ary):
-    atomic_binary_2dim_shared(
-        ary, 1, uint32, (4, 8), cuda.atomic.add, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, 1, uint32, (4, 8), cuda.atomic.add, atomic_cast_to_uint64, False)
 
 
 def atomic_add_float(ary):
@@ -170,21 +154,15 @@ def atomic_add_float_wrap(ary):
 
 
 def atomic_add_float_2(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float32, (4, 8), cuda.atomic.add, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float32, (4, 8), cuda.atomic.add, atomic_cast_none, False)
 
 
 def atomic_add_float_2_wrap(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float32, (4, 8), cuda.atomic.add, atomic_cast_none, True
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float32, (4, 8), cuda.atomic.add, atomic_cast_none, True)
 
 
 def atomic_add_float_3(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float32, (4, 8), cuda.atomic.add, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float32, (4, 8), cuda.atomic.add, atomic_cast_to_uint64, False)
 
 
 def atomic_add_double_global(idx, ary):
@@ -204,9 +182,7 @@ def atomic_add_double_global_2_wrap(ary):
 
 
 def atomic_add_double_global_3(ary):
-    atomic_binary_2dim_global(
-        ary, 1, cuda.atomic.add, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_global(ary, 1, cuda.atomic.add, atomic_cast_to_uint64, False)
 
 
 def atomic_add_double(idx, ary):
@@ -224,45 +200,31 @@ def atomic_add_double(idx, ary):
 
 
 def atomic_add_double_wrap(idx, ary):
-    atomic_binary_1dim_shared(
-        ary, idx, 1.0, float64, 32, cuda.atomic.add, atomic_cast_none, 0.0, True
-    )
+    atomic_binary_1dim_shared(ary, idx, 1.0, float64, 32, cuda.atomic.add, atomic_cast_none, 0.0, True)
 
 
 def atomic_add_double_2(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float64, (4, 8), cuda.atomic.add, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float64, (4, 8), cuda.atomic.add, atomic_cast_none, False)
 
 
 def atomic_add_double_2_wrap(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float64, (4, 8), cuda.atomic.add, atomic_cast_none, True
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float64, (4, 8), cuda.atomic.add, atomic_cast_none, True)
 
 
 def atomic_add_double_3(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float64, (4, 8), cuda.atomic.add, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float64, (4, 8), cuda.atomic.add, atomic_cast_to_uint64, False)
 
 
 def atomic_sub(ary):
-    atomic_binary_1dim_shared(
-        ary, ary, 1, int32, 32, cuda.atomic.sub, atomic_cast_none, 0, False
-    )
+    atomic_binary_1dim_shared(ary, ary, 1, int32, 32, cuda.atomic.sub, atomic_cast_none, 0, False)
 
 
 def atomic_sub2(ary):
-    atomic_binary_2dim_shared(
-        ary, 1, int32, (4, 8), cuda.atomic.sub, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, 1, int32, (4, 8), cuda.atomic.sub, atomic_cast_none, False)
 
 
 def atomic_sub3(ary):
-    atomic_binary_2dim_shared(
-        ary, 1, int32, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, 1, int32, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False)
 
 
 def atomic_sub_float(ary):
@@ -280,15 +242,11 @@ def atomic_sub_float(ary):
 
 
 def atomic_sub_float_2(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float32, (4, 8), cuda.atomic.sub, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float32, (4, 8), cuda.atomic.sub, atomic_cast_none, False)
 
 
 def atomic_sub_float_3(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float32, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float32, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False)
 
 
 def atomic_sub_double(idx, ary):
@@ -306,15 +264,11 @@ def atomic_sub_double(idx, ary):
 
 
 def atomic_sub_double_2(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float64, (4, 8), cuda.atomic.sub, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float64, (4, 8), cuda.atomic.sub, atomic_cast_none, False)
 
 
 def atomic_sub_double_3(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float64, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float64, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False)
 
 
 def atomic_sub_double_global(idx, ary):
@@ -322,33 +276,23 @@ def atomic_sub_double_global(idx, ary):
 
 
 def atomic_sub_double_global_2(ary):
-    atomic_binary_2dim_global(
-        ary, 1.0, cuda.atomic.sub, atomic_cast_none, False
-    )
+    atomic_binary_2dim_global(ary, 1.0, cuda.atomic.sub, atomic_cast_none, False)
 
 
 def atomic_sub_double_global_3(ary):
-    atomic_binary_2dim_shared(
-        ary, 1.0, float64, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, 1.0, float64, (4, 8), cuda.atomic.sub, atomic_cast_to_uint64, False)
 
 
 def atomic_and(ary, op2):
-    atomic_binary_1dim_shared(
-        ary, ary, op2, uint32, 32, cuda.atomic.and_, atomic_cast_none, 1, False
-    )
+    atomic_binary_1dim_shared(ary, ary, op2, uint32, 32, cuda.atomic.and_, atomic_cast_none, 1, False)
 
 
 def atomic_and2(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.and_, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.and_, atomic_cast_none, False)
 
 
 def atomic_and3(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.and_, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.and_, atomic_cast_to_uint64, False)
 
 
 def atomic_and_global(idx, ary, op2):
@@ -356,27 +300,19 @@ def atomic_and_global(idx, ary, op2):
 
 
 def atomic_and_global_2(ary, op2):
-    atomic_binary_2dim_global(
-        ary, op2, cuda.atomic.and_, atomic_cast_none, False
-    )
+    atomic_binary_2dim_global(ary, op2, cuda.atomic.and_, atomic_cast_none, False)
 
 
 def atomic_or(ary, op2):
-    atomic_binary_1dim_shared(
-        ary, ary, op2, uint32, 32, cuda.atomic.or_, atomic_cast_none, 0, False
-    )
+    atomic_binary_1dim_shared(ary, ary, op2, uint32, 32, cuda.atomic.or_, atomic_cast_none, 0, False)
 
 
 def atomic_or2(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.or_, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.or_, atomic_cast_none, False)
 
 
 def atomic_or3(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.or_, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.or_, atomic_cast_to_uint64, False)
 
 
 def atomic_or_global(idx, ary, op2):
@@ -384,27 +320,19 @@ def atomic_or_global(idx, ary, op2):
 
 
 def atomic_or_global_2(ary, op2):
-    atomic_binary_2dim_global(
-        ary, op2, cuda.atomic.or_, atomic_cast_none, False
-    )
+    atomic_binary_2dim_global(ary, op2, cuda.atomic.or_, atomic_cast_none, False)
 
 
 def atomic_xor(ary, op2):
-    atomic_binary_1dim_shared(
-        ary, ary, op2, uint32, 32, cuda.atomic.xor, atomic_cast_none, 0, False
-    )
+    atomic_binary_1dim_shared(ary, ary, op2, uint32, 32, cuda.atomic.xor, atomic_cast_none, 0, False)
 
 
 def atomic_xor2(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.xor, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.xor, atomic_cast_none, False)
 
 
 def atomic_xor3(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.xor, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.xor, atomic_cast_to_uint64, False)
 
 
 def atomic_xor_global(idx, ary, op2):
@@ -412,39 +340,27 @@ def atomic_xor_global(idx, ary, op2):
 
 
 def atomic_xor_global_2(ary, op2):
-    atomic_binary_2dim_global(
-        ary, op2, cuda.atomic.xor, atomic_cast_none, False
-    )
+    atomic_binary_2dim_global(ary, op2, cuda.atomic.xor, atomic_cast_none, False)
 
 
 def atomic_inc32(ary, idx, op2):
-    atomic_binary_1dim_shared2(
-        ary, idx, op2, uint32, 32, cuda.atomic.inc, atomic_cast_none
-    )
+    atomic_binary_1dim_shared2(ary, idx, op2, uint32, 32, cuda.atomic.inc, atomic_cast_none)
 
 
 def atomic_inc64(ary, idx, op2):
-    atomic_binary_1dim_shared2(
-        ary, idx, op2, uint64, 32, cuda.atomic.inc, atomic_cast_to_int
-    )
+    atomic_binary_1dim_shared2(ary, idx, op2, uint64, 32, cuda.atomic.inc, atomic_cast_to_int)
 
 
 def atomic_inc2_32(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.inc, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.inc, atomic_cast_none, False)
 
 
 def atomic_inc2_64(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint64, (4, 8), cuda.atomic.inc, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint64, (4, 8), cuda.atomic.inc, atomic_cast_none, False)
 
 
 def atomic_inc3(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.inc, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.inc, atomic_cast_to_uint64, False)
 
 
 def atomic_inc_global(idx, ary, op2):
@@ -452,39 +368,27 @@ def atomic_inc_global(idx, ary, op2):
 
 
 def atomic_inc_global_2(ary, op2):
-    atomic_binary_2dim_global(
-        ary, op2, cuda.atomic.inc, atomic_cast_none, False
-    )
+    atomic_binary_2dim_global(ary, op2, cuda.atomic.inc, atomic_cast_none, False)
 
 
 def atomic_dec32(ary, idx, op2):
-    atomic_binary_1dim_shared2(
-        ary, idx, op2, uint32, 32, cuda.atomic.dec, atomic_cast_none
-    )
+    atomic_binary_1dim_shared2(ary, idx, op2, uint32, 32, cuda.atomic.dec, atomic_cast_none)
 
 
 def atomic_dec64(ary, idx, op2):
-    atomic_binary_1dim_shared2(
-        ary, idx, op2, uint64, 32, cuda.atomic.dec, atomic_cast_to_int
-    )
+    atomic_binary_1dim_shared2(ary, idx, op2, uint64, 32, cuda.atomic.dec, atomic_cast_to_int)
 
 
 def atomic_dec2_32(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.dec, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.dec, atomic_cast_none, False)
 
 
 def atomic_dec2_64(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint64, (4, 8), cuda.atomic.dec, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint64, (4, 8), cuda.atomic.dec, atomic_cast_none, False)
 
 
 def atomic_dec3(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.dec, atomic_cast_to_uint64, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.dec, atomic_cast_to_uint64, False)
 
 
 def atomic_dec_global(idx, ary, op2):
@@ -492,27 +396,19 @@ def atomic_dec_global(idx, ary, op2):
 
 
 def atomic_dec_global_2(ary, op2):
-    atomic_binary_2dim_global(
-        ary, op2, cuda.atomic.dec, atomic_cast_none, False
-    )
+    atomic_binary_2dim_global(ary, op2, cuda.atomic.dec, atomic_cast_none, False)
 
 
 def atomic_exch(ary, idx, op2):
-    atomic_binary_1dim_shared2(
-        ary, idx, op2, uint32, 32, cuda.atomic.exch, atomic_cast_none
-    )
+    atomic_binary_1dim_shared2(ary, idx, op2, uint32, 32, cuda.atomic.exch, atomic_cast_none)
 
 
 def atomic_exch2(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint32, (4, 8), cuda.atomic.exch, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint32, (4, 8), cuda.atomic.exch, atomic_cast_none, False)
 
 
 def atomic_exch3(ary, op2):
-    atomic_binary_2dim_shared(
-        ary, op2, uint64, (4, 8), cuda.atomic.exch, atomic_cast_none, False
-    )
+    atomic_binary_2dim_shared(ary, op2, uint64, (4, 8), cuda.atomic.exch, atomic_cast_none, False)
 
 
 def atomic_exch_global(idx, ary, op2):
@@ -1140,16 +1036,12 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_inc_global_32(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint32)
         sig = "void(uint32[:], uint32[:], uint32)"
-        self.check_inc_index2(
-            ary, idx, rand_const, sig, 1, 32, atomic_inc_global
-        )
+        self.check_inc_index2(ary, idx, rand_const, sig, 1, 32, atomic_inc_global)
 
     def test_atomic_inc_global_64(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint64)
         sig = "void(uint64[:], uint64[:], uint64)"
-        self.check_inc_index2(
-            ary, idx, rand_const, sig, 1, 32, atomic_inc_global
-        )
+        self.check_inc_index2(ary, idx, rand_const, sig, 1, 32, atomic_inc_global)
 
     @pytest.mark.slow
     def test_atomic_inc_global_2_32(self):
@@ -1169,9 +1061,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[nblocks, blksize](ary, idx, rconst)
         np.testing.assert_equal(
             ary,
-            np.where(
-                orig == 0, rconst, np.where(orig > rconst, rconst, orig - 1)
-            ),
+            np.where(orig == 0, rconst, np.where(orig > rconst, rconst, orig - 1)),
         )
 
     def check_dec_index2(self, ary, idx, rconst, sig, nblocks, blksize, func):
@@ -1180,9 +1070,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[nblocks, blksize](idx, ary, rconst)
         np.testing.assert_equal(
             ary,
-            np.where(
-                orig == 0, rconst, np.where(orig > rconst, rconst, orig - 1)
-            ),
+            np.where(orig == 0, rconst, np.where(orig > rconst, rconst, orig - 1)),
         )
 
     def check_dec(self, ary, rconst, sig, nblocks, blksize, func):
@@ -1191,9 +1079,7 @@ class TestCudaAtomics(CUDATestCase):
         cuda_func[nblocks, blksize](ary, rconst)
         np.testing.assert_equal(
             ary,
-            np.where(
-                orig == 0, rconst, np.where(orig > rconst, rconst, orig - 1)
-            ),
+            np.where(orig == 0, rconst, np.where(orig > rconst, rconst, orig - 1)),
         )
 
     @pytest.mark.slow
@@ -1229,16 +1115,12 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_dec_global_32(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint32)
         sig = "void(uint32[:], uint32[:], uint32)"
-        self.check_dec_index2(
-            ary, idx, rand_const, sig, 1, 32, atomic_dec_global
-        )
+        self.check_dec_index2(ary, idx, rand_const, sig, 1, 32, atomic_dec_global)
 
     def test_atomic_dec_global_64(self):
         rand_const, ary, idx = self.inc_dec_1dim_setup(dtype=np.uint64)
         sig = "void(uint64[:], uint64[:], uint64)"
-        self.check_dec_index2(
-            ary, idx, rand_const, sig, 1, 32, atomic_dec_global
-        )
+        self.check_dec_index2(ary, idx, rand_const, sig, 1, 32, atomic_dec_global)
 
     @pytest.mark.slow
     def test_atomic_dec_global2_32(self):
@@ -1323,9 +1205,7 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_max_double_normalizedindex(self):
         vals = np.random.randint(0, 65535, size=(32, 32)).astype(np.float64)
         res = np.zeros(1, np.float64)
-        cuda_func = self.jit("void(float64[:], float64[:,:])")(
-            atomic_max_double_normalizedindex
-        )
+        cuda_func = self.jit("void(float64[:], float64[:,:])")(atomic_max_double_normalizedindex)
         cuda_func[32, 32](res, vals)
 
         gold = np.max(vals)
@@ -1334,9 +1214,7 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_max_double_oneindex(self):
         vals = np.random.randint(0, 128, size=32).astype(np.float64)
         res = np.zeros(1, np.float64)
-        cuda_func = self.jit("void(float64[:], float64[:])")(
-            atomic_max_double_oneindex
-        )
+        cuda_func = self.jit("void(float64[:], float64[:])")(atomic_max_double_oneindex)
         cuda_func[1, 32](res, vals)
 
         gold = np.max(vals)
@@ -1374,9 +1252,7 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_min_double_normalizedindex(self):
         vals = np.random.randint(0, 65535, size=(32, 32)).astype(np.float64)
         res = np.ones(1, np.float64) * 65535
-        cuda_func = self.jit("void(float64[:], float64[:,:])")(
-            atomic_min_double_normalizedindex
-        )
+        cuda_func = self.jit("void(float64[:], float64[:,:])")(atomic_min_double_normalizedindex)
         cuda_func[32, 32](res, vals)
 
         gold = np.min(vals)
@@ -1385,9 +1261,7 @@ class TestCudaAtomics(CUDATestCase):
     def test_atomic_min_double_oneindex(self):
         vals = np.random.randint(0, 128, size=32).astype(np.float64)
         res = np.ones(1, np.float64) * 128
-        cuda_func = self.jit("void(float64[:], float64[:])")(
-            atomic_min_double_oneindex
-        )
+        cuda_func = self.jit("void(float64[:], float64[:])")(atomic_min_double_oneindex)
         cuda_func[1, 32](res, vals)
 
         gold = np.min(vals)
@@ -1525,9 +1399,7 @@ class TestCudaAtomics(CUDATestCase):
         )
 
     def test_atomic_cas_1dim(self):
-        self.check_cas(
-            n=100, fill=-99, unfill=-1, dtype=np.int32, cas_func=atomic_cas_1dim
-        )
+        self.check_cas(n=100, fill=-99, unfill=-1, dtype=np.int32, cas_func=atomic_cas_1dim)
 
     def test_atomic_cas_2dim(self):
         self.check_cas(
@@ -1540,9 +1412,7 @@ class TestCudaAtomics(CUDATestCase):
         )
 
     def test_atomic_cas2_1dim(self):
-        self.check_cas(
-            n=100, fill=-45, unfill=-1, dtype=np.int64, cas_func=atomic_cas_1dim
-        )
+        self.check_cas(n=100, fill=-45, unfill=-1, dtype=np.int64, cas_func=atomic_cas_1dim)
 
     def test_atomic_cas2_2dim(self):
         self.check_cas(
@@ -1693,30 +1563,22 @@ class TestCudaAtomics(CUDATestCase):
 
     @pytest.mark.slow
     def test_atomic_nanmax_int32(self):
-        self.check_atomic_nanmax(
-            dtype=np.int32, lo=-65535, hi=65535, init_val=0
-        )
+        self.check_atomic_nanmax(dtype=np.int32, lo=-65535, hi=65535, init_val=0)
 
     def test_atomic_nanmax_uint32(self):
         self.check_atomic_nanmax(dtype=np.uint32, lo=0, hi=65535, init_val=0)
 
     def test_atomic_nanmax_int64(self):
-        self.check_atomic_nanmax(
-            dtype=np.int64, lo=-65535, hi=65535, init_val=0
-        )
+        self.check_atomic_nanmax(dtype=np.int64, lo=-65535, hi=65535, init_val=0)
 
     def test_atomic_nanmax_uint64(self):
         self.check_atomic_nanmax(dtype=np.uint64, lo=0, hi=65535, init_val=0)
 
     def test_atomic_nanmax_float32(self):
-        self.check_atomic_nanmax(
-            dtype=np.float32, lo=-65535, hi=65535, init_val=np.nan
-        )
+        self.check_atomic_nanmax(dtype=np.float32, lo=-65535, hi=65535, init_val=np.nan)
 
     def test_atomic_nanmax_double(self):
-        self.check_atomic_nanmax(
-            dtype=np.float64, lo=-65535, hi=65535, init_val=np.nan
-        )
+        self.check_atomic_nanmax(dtype=np.float64, lo=-65535, hi=65535, init_val=np.nan)
 
     @pytest.mark.slow
     def test_atomic_nanmax_double_shared(self):
@@ -1734,9 +1596,7 @@ class TestCudaAtomics(CUDATestCase):
         vals = np.random.randint(0, 128, size=32).astype(np.float64)
         vals[1::2] = np.nan
         res = np.zeros(1, np.float64)
-        cuda_func = self.jit("void(float64[:], float64[:])")(
-            atomic_max_double_oneindex
-        )
+        cuda_func = self.jit("void(float64[:], float64[:])")(atomic_max_double_oneindex)
         cuda_func[1, 32](res, vals)
 
         gold = np.nanmax(vals)
@@ -1754,30 +1614,22 @@ class TestCudaAtomics(CUDATestCase):
         np.testing.assert_equal(res, gold)
 
     def test_atomic_nanmin_int32(self):
-        self.check_atomic_nanmin(
-            dtype=np.int32, lo=-65535, hi=65535, init_val=0
-        )
+        self.check_atomic_nanmin(dtype=np.int32, lo=-65535, hi=65535, init_val=0)
 
     def test_atomic_nanmin_uint32(self):
         self.check_atomic_nanmin(dtype=np.uint32, lo=0, hi=65535, init_val=0)
 
     def test_atomic_nanmin_int64(self):
-        self.check_atomic_nanmin(
-            dtype=np.int64, lo=-65535, hi=65535, init_val=0
-        )
+        self.check_atomic_nanmin(dtype=np.int64, lo=-65535, hi=65535, init_val=0)
 
     def test_atomic_nanmin_uint64(self):
         self.check_atomic_nanmin(dtype=np.uint64, lo=0, hi=65535, init_val=0)
 
     def test_atomic_nanmin_float(self):
-        self.check_atomic_nanmin(
-            dtype=np.float32, lo=-65535, hi=65535, init_val=np.nan
-        )
+        self.check_atomic_nanmin(dtype=np.float32, lo=-65535, hi=65535, init_val=np.nan)
 
     def test_atomic_nanmin_double(self):
-        self.check_atomic_nanmin(
-            dtype=np.float64, lo=-65535, hi=65535, init_val=np.nan
-        )
+        self.check_atomic_nanmin(dtype=np.float64, lo=-65535, hi=65535, init_val=np.nan)
 
     @pytest.mark.slow
     def test_atomic_nanmin_double_shared(self):
@@ -1795,9 +1647,7 @@ class TestCudaAtomics(CUDATestCase):
         vals = np.random.randint(0, 128, size=32).astype(np.float64)
         vals[1::2] = np.nan
         res = np.array([128], np.float64)
-        cuda_func = self.jit("void(float64[:], float64[:])")(
-            atomic_min_double_oneindex
-        )
+        cuda_func = self.jit("void(float64[:], float64[:])")(atomic_min_double_oneindex)
         cuda_func[1, 32](res, vals)
 
         gold = np.nanmin(vals)

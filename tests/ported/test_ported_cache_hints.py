@@ -11,7 +11,6 @@ NumquadTypeError for numba.cuda's TypingError. Left out: the PTX checks
 ``cpointer`` subtests (``compile_ptx`` of a ``CPointer`` argument, PTX text only).
 """
 
-
 import pytest
 from numba import cuda, errors, typeof, types
 import numpy as np

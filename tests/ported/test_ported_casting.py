@@ -198,12 +198,8 @@ class TestCasting(PortedCase):
                 # the CUDA target doesn't yet implement division (or operators)
                 # for float16 values, so we test by comparing with the computed
                 # expression instead.
-                np.testing.assert_allclose(
-                    cfunc(12.3), toty(12.3) / toty(2), rtol=0.0003
-                )
-                np.testing.assert_allclose(
-                    cfunc(-12.3), toty(-12.3) / toty(2), rtol=0.0003
-                )
+                np.testing.assert_allclose(cfunc(12.3), toty(12.3) / toty(2), rtol=0.0003)
+                np.testing.assert_allclose(cfunc(-12.3), toty(-12.3) / toty(2), rtol=0.0003)
 
     def _float_to_float_cases(self):
         pyfuncs = (to_float16, to_float32, to_float64)
@@ -212,13 +208,11 @@ class TestCasting(PortedCase):
 
     @pytest.mark.slow
     def test_float_to_float(self):
-        self._float_to_float([c for c in self._float_to_float_cases()
-                              if np.float16 not in (c[0][1], c[1])])
+        self._float_to_float([c for c in self._float_to_float_cases() if np.float16 not in (c[0][1], c[1])])
 
     @fp16_xfail
     def test_float_to_float_fp16(self):
-        self._float_to_float([c for c in self._float_to_float_cases()
-                              if np.float16 in (c[0][1], c[1])])
+        self._float_to_float([c for c in self._float_to_float_cases() if np.float16 in (c[0][1], c[1])])
 
     # -- test_float_to_complex --
     def _float_to_complex(self, fromtys):
@@ -233,12 +227,8 @@ class TestCasting(PortedCase):
                     # to match the casting that is automatically applied when
                     # passing the input to the cfunc as part of wrapping it in
                     # an array of type fromtype.
-                    np.testing.assert_allclose(
-                        cfunc(3.21), pyfunc(fromty(3.21))
-                    )
-                    np.testing.assert_allclose(
-                        cfunc(-3.21), pyfunc(fromty(-3.21)) + 0j
-                    )
+                    np.testing.assert_allclose(cfunc(3.21), pyfunc(fromty(3.21)))
+                    np.testing.assert_allclose(cfunc(-3.21), pyfunc(fromty(-3.21)) + 0j)
 
     @pytest.mark.slow
     def test_float_to_complex(self):

@@ -6,6 +6,7 @@ comparisons use numba-cuda's own assertPreciseEqual (numba.cuda.tests.support).
 TestAtomicOnComplexComponents's class-level skipIf (NVVM 12.9 on compute
 capability 12+, read with cuda.get_current_device() at import) is left out.
 """
+
 import math
 import itertools
 import sys
@@ -55,9 +56,7 @@ def compile_scalar_func(pyfunc, argtypes, restype, target):
     assert not isinstance(restype, types.Array)
     device_func = cuda.jit(restype(*argtypes), device=True)(pyfunc)
 
-    kernel_types = [
-        types.Array(tp, 1, "C") for tp in [restype] + list(argtypes)
-    ]
+    kernel_types = [types.Array(tp, 1, "C") for tp in [restype] + list(argtypes)]
 
     if len(argtypes) == 1:
 
@@ -78,9 +77,7 @@ def compile_scalar_func(pyfunc, argtypes, restype, target):
 
     def kernel_wrapper(values):
         n = len(values)
-        inputs = [
-            np.empty(n, dtype=numpy_support.as_dtype(tp)) for tp in argtypes
-        ]
+        inputs = [np.empty(n, dtype=numpy_support.as_dtype(tp)) for tp in argtypes]
         output = np.empty(n, dtype=numpy_support.as_dtype(restype))
         for i, vs in enumerate(values):
             for v, inp in zip(vs, inputs):
@@ -144,11 +141,7 @@ class BaseComplexTest(PortedCase, NumbaTestCase):
             if isinstance(sig, tuple):
                 # Assume return type is the type of first argument
                 sig = sig[0](*sig)
-            prec = (
-                "single"
-                if sig.args[0] in (types.float32, types.complex64)
-                else "double"
-            )
+            prec = "single" if sig.args[0] in (types.float32, types.complex64) else "double"
             cudafunc = compile_scalar_func(pyfunc, sig.args, sig.return_type, self.target)
             ok_values = []
             expected_list = []
@@ -182,10 +175,7 @@ class TestComplex(BaseComplexTest):
         values = self.basic_values()
         self.run_unary(
             pyfunc,
-            [
-                tp.underlying_float(tp)
-                for tp in (types.complex64, types.complex128)
-            ],
+            [tp.underlying_float(tp) for tp in (types.complex64, types.complex128)],
             values,
         )
 
@@ -262,11 +252,7 @@ class TestCMath(BaseComplexTest):
     @pytest.mark.slow
     def test_rect(self):
         def do_test(tp, seed_values):
-            values = [
-                (z.real, z.imag)
-                for z in seed_values
-                if not math.isinf(z.imag) or z.real == 0
-            ]
+            values = [(z.real, z.imag) for z in seed_values if not math.isinf(z.imag) or z.real == 0]
             float_type = tp.underlying_float
             self.run_binary(rect_usecase, [tp(float_type, float_type)], values)
 
@@ -331,9 +317,7 @@ class TestCMath(BaseComplexTest):
 
     @pytest.mark.slow
     def test_atan(self):
-        self.check_unary_func(
-            atan_usecase, ulps=2, values=self.non_nan_values()
-        )
+        self.check_unary_func(atan_usecase, ulps=2, values=self.non_nan_values())
 
     @pytest.mark.slow
     def test_cos(self):
@@ -406,7 +390,6 @@ class TestAtomicOnComplexComponents(PortedCase):
         arr2 = arr1.copy()
         atomic_add_one_j[1, N](arr2)
         np.testing.assert_equal(arr1 + 1j, arr2)
-
 
 
 TestComplexOnCuda = on_cuda(TestComplex)

@@ -35,11 +35,7 @@ RSQRT2PI = 0.39894228040143267793994605993438
 
 def cnd(d):
     K = 1.0 / (1.0 + 0.2316419 * np.abs(d))
-    ret_val = (
-        RSQRT2PI
-        * np.exp(-0.5 * d * d)
-        * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
-    )
+    ret_val = RSQRT2PI * np.exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
     return np.where(d > 0, 1.0 - ret_val, ret_val)
 
 
@@ -82,17 +78,12 @@ class TestBlackScholes(PortedCase):
 
         # numpy
         for i in range(iterations):
-            black_scholes(callResultNumpy, putResultNumpy, stockPrice, optionStrike, optionYears,
-                          RISKFREE, VOLATILITY)
+            black_scholes(callResultNumpy, putResultNumpy, stockPrice, optionStrike, optionYears, RISKFREE, VOLATILITY)
 
         @cuda.jit(double(double), device=True, inline="always")
         def cnd_cuda(d):
             K = 1.0 / (1.0 + 0.2316419 * math.fabs(d))
-            ret_val = (
-                RSQRT2PI
-                * math.exp(-0.5 * d * d)
-                * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
-            )
+            ret_val = RSQRT2PI * math.exp(-0.5 * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))))
             if d > 0:
                 ret_val = 1.0 - ret_val
             return ret_val
@@ -118,8 +109,8 @@ class TestBlackScholes(PortedCase):
         stream = 0
         for i in range(iterations):
             black_scholes_cuda[griddim, blockdim, stream](
-                callResultNumba, putResultNumba, stockPrice, optionStrike, optionYears,
-                RISKFREE, VOLATILITY)
+                callResultNumba, putResultNumba, stockPrice, optionStrike, optionYears, RISKFREE, VOLATILITY
+            )
 
         delta = np.abs(callResultNumpy - callResultNumba)
         L1norm = delta.sum() / np.abs(callResultNumpy).sum()
@@ -219,8 +210,9 @@ class TestCudaLaplace(PortedCase):
             err = np.zeros_like(rA)
             err[1:-1, 1:-1] = rAnew[1:-1, 1:-1] - rA[1:-1, 1:-1]
             np.testing.assert_allclose(Anew, rAnew, rtol=1e-13)
-            np.testing.assert_allclose(error_grid, err.reshape(NN // tpb, tpb, NM // tpb, tpb).max(axis=(1, 3)),
-                                       rtol=1e-13)
+            np.testing.assert_allclose(
+                error_grid, err.reshape(NN // tpb, tpb, NM // tpb, tpb).max(axis=(1, 3)), rtol=1e-13
+            )
 
             error = np.abs(error_grid).max()
 
@@ -290,6 +282,7 @@ class TestMatmul(PortedCase):
 
 
 # --- test_device_func.py -------------------------------------------------------
+
 
 class TestDeviceFunc(PortedCase):
     def test_use_add2f(self):
@@ -374,12 +367,7 @@ class TestDeviceFunc(PortedCase):
     def test_device_casting(self):
         @cuda.jit("int32(int32, int32, int32, int32)", device=True)
         def rgba(r, g, b, a):
-            return (
-                ((r & 0xFF) << 16)
-                | ((g & 0xFF) << 8)
-                | ((b & 0xFF) << 0)
-                | ((a & 0xFF) << 24)
-            )
+            return ((r & 0xFF) << 16) | ((g & 0xFF) << 8) | ((b & 0xFF) << 0) | ((a & 0xFF) << 24)
 
         @self.jit
         def rgba_caller(x, channels):
@@ -398,7 +386,7 @@ class TestDeviceFunc(PortedCase):
 CONST_EMPTY = np.array([])
 CONST1D = np.arange(10, dtype=np.float64) / 2.0
 CONST2D = np.asfortranarray(np.arange(100, dtype=np.int32).reshape(10, 10))
-CONST3D = ((np.arange(5 * 5 * 5, dtype=np.complex64).reshape(5, 5, 5) + 1j) / 2j)
+CONST3D = (np.arange(5 * 5 * 5, dtype=np.complex64).reshape(5, 5, 5) + 1j) / 2j
 CONST3BYTES = np.arange(3, dtype=np.uint8)
 
 CONST_RECORD_EMPTY = np.array([], dtype=[("x", float), ("y", int)])
@@ -501,6 +489,7 @@ class TestCudaConstantMemory(PortedCase):
     @pytest.mark.slow
     def test_const_array_3d(self):
         from numba.cuda import complex64
+
         sig = (complex64[:, :, :],)
         jcuconst3d = self.jit(sig)(cuconst3d)
         A = np.zeros_like(CONST3D, order="F")
@@ -541,6 +530,7 @@ class TestCudaConstantMemory(PortedCase):
 
 
 # --- test_forall.py ------------------------------------------------------------------
+
 
 def forall_foo(x):
     i = cuda.grid(1)

@@ -7,6 +7,7 @@ take numba.cuda's hardware path. test_raise_in_device_function is
 a device function is not reported on the GPU): here it runs as a plain test
 (an expected failure on the CUDA target only, as numba-cuda says).
 """
+
 import numpy as np
 
 from numba import cuda
@@ -14,7 +15,6 @@ from numba import cuda
 import pytest
 
 from _port import PortedCase, on_cuda, cpu_xfail, expected_failure_on_cuda
-
 
 
 class TestException(PortedCase):

@@ -16,6 +16,7 @@ from numba.cuda import types
 
 from _port import PortedCase, on_cuda
 
+
 class TestCudaInline(PortedCase):
     def _test_call_inline(self, inline, inline_expected):
         """Test @cuda.jit(inline=...)"""

@@ -2,6 +2,7 @@
 
 Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 """
+
 import pytest
 from numba import cuda
 

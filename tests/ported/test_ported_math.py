@@ -12,12 +12,14 @@ import unittest
 from _port import PortedCase as CUDATestCase, on_cuda, cpu_xfail
 
 
-def skip_unless_cc_53(fn):          # a GPU-capability skip: nothing to skip on the CPU
+def skip_unless_cc_53(fn):  # a GPU-capability skip: nothing to skip on the CPU
     return fn
 
 
 def skip_on_cudasim(reason):
     return lambda fn: fn
+
+
 from numba.cuda.np import numpy_support
 from numba import cuda, vectorize
 from numba.cuda import float32, float64, int32, void, int64
@@ -797,9 +799,7 @@ class TestCudaMath(CUDATestCase):
         nelem = 50
         # 32 bit float
         with self.subTest("float32 modf on simple float"):
-            modf_template_compare(
-                np.linspace(0, 10, nelem), dtype=np.float32, arytype=float32[:]
-            )
+            modf_template_compare(np.linspace(0, 10, nelem), dtype=np.float32, arytype=float32[:])
         with self.subTest("float32 modf on +- infinity"):
             modf_template_compare(
                 np.array([np.inf, -np.inf]),
@@ -811,9 +811,7 @@ class TestCudaMath(CUDATestCase):
 
         # 64 bit float
         with self.subTest("float64 modf on simple float"):
-            modf_template_compare(
-                np.linspace(0, 10, nelem), dtype=np.float64, arytype=float64[:]
-            )
+            modf_template_compare(np.linspace(0, 10, nelem), dtype=np.float64, arytype=float64[:])
         with self.subTest("float64 modf on +- infinity"):
             modf_template_compare(
                 np.array([np.inf, -np.inf]),

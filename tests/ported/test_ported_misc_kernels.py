@@ -166,15 +166,13 @@ class TestCudaMandel(PortedCase):
     @pytest.mark.slow
     def test_mandel(self):
         """numba-cuda compiles the device function (compile_ptx); here a kernel runs it."""
-        dev = cuda.jit((uint32, float64, float64, float64, float64, uint32, uint32, uint32),
-                       device=True)(mandel)
+        dev = cuda.jit((uint32, float64, float64, float64, float64, uint32, uint32, uint32), device=True)(mandel)
 
         @self.jit
         def kernel(out):
             tid = cuda.grid(1)
             if tid < out.size:
-                out[tid] = dev(np.uint32(tid), -2.0, 1.0, -1.0, 1.0, np.uint32(16),
-                               np.uint32(8), np.uint32(20))
+                out[tid] = dev(np.uint32(tid), -2.0, 1.0, -1.0, 1.0, np.uint32(16), np.uint32(8), np.uint32(20))
 
         out = np.full(128, -1, np.int64)
         kernel[4, 32](out)
@@ -184,6 +182,7 @@ class TestCudaMandel(PortedCase):
 
 # test_enums.py's enums (numba/cuda/tests/cudapy/enum_usecases.py), here at module
 # level: the kernels read them as globals
+
 
 class Color(enum.Enum):
     red = 1

@@ -17,9 +17,7 @@ class TestCudaMonteCarlo(PortedCase):
     def test_montecarlo(self):
         """Just make sure we can compile this"""
 
-        @self.jit(
-            "void(double[:], double[:], double, double, double, double[:])"
-        )
+        @self.jit("void(double[:], double[:], double, double, double, double[:])")
         def step(last, paths, dt, c0, c1, normdist):
             i = cuda.grid(1)
             if i >= paths.shape[0]:

@@ -2,6 +2,7 @@
 
 Adapted: cuda.jit -> self.jit (xpu.jit on one target).
 """
+
 import numpy as np
 from numba import cuda
 from numba.cuda import float32, int32, void

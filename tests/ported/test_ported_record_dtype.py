@@ -8,6 +8,7 @@ tests (returning arrays from device functions) stay expected failures, except
 test_set_array, which passes on the CPU (a record argument is a reference to the
 caller's record): an expected failure on the CUDA target only.
 """
+
 import pytest
 import numpy as np
 from numba import cuda
@@ -322,9 +323,7 @@ class TestRecordDtype(PortedCase):
 
         expected = self.samplerec2darr.copy()
         expected["i"] = 3
-        expected["j"][:] = np.asarray(
-            [5.0, 6.0, 7.0, 8.0, 9.0, 10.0], np.float32
-        ).reshape(3, 2)
+        expected["j"][:] = np.asarray([5.0, 6.0, 7.0, 8.0, 9.0, 10.0], np.float32).reshape(3, 2)
         np.testing.assert_equal(expected, rec)
 
     def test_record_read_1d_array(self):
@@ -348,9 +347,7 @@ class TestRecordDtype(PortedCase):
         Test reading from a 2D array within a structured type
         """
         rec = self.samplerec2darr.copy()
-        rec["j"][:] = np.asarray(
-            [5.0, 6.0, 7.0, 8.0, 9.0, 10.0], np.float32
-        ).reshape(3, 2)
+        rec["j"][:] = np.asarray([5.0, 6.0, 7.0, 8.0, 9.0, 10.0], np.float32).reshape(3, 2)
 
         nbrecord = numpy_support.from_dtype(recordwith2darray)
         cfunc = self.get_cfunc(record_read_2d_array, (nbrecord,))
@@ -418,9 +415,7 @@ class TestNestedArrays(PortedCase):
     def test_record_read_2d_array(self):
         # Test reading from a 2D array within a structured type
         nbval = np.recarray(1, dtype=recordwith2darray)
-        nbval[0].j = np.asarray(
-            [1.5, 2.5, 3.5, 4.5, 5.5, 6.5], np.float32
-        ).reshape(3, 2)
+        nbval[0].j = np.asarray([1.5, 2.5, 3.5, 4.5, 5.5, 6.5], np.float32).reshape(3, 2)
         cfunc = self.get_cfunc(record_read_2d_array00, np.float32)
         res = cfunc(nbval[0])
         np.testing.assert_equal(res, nbval[0].j[0, 0])
@@ -436,13 +431,9 @@ class TestNestedArrays(PortedCase):
     def test_setitem(self):
         def gen():
             nbarr1 = np.recarray(1, dtype=recordwith2darray)
-            nbarr1[0] = np.array(
-                [(1, ((1, 2), (4, 5), (2, 3)))], dtype=recordwith2darray
-            )[0]
+            nbarr1[0] = np.array([(1, ((1, 2), (4, 5), (2, 3)))], dtype=recordwith2darray)[0]
             nbarr2 = np.recarray(1, dtype=recordwith2darray)
-            nbarr2[0] = np.array(
-                [(10, ((10, 20), (40, 50), (20, 30)))], dtype=recordwith2darray
-            )[0]
+            nbarr2[0] = np.array([(10, ((10, 20), (40, 50), (20, 30)))], dtype=recordwith2darray)[0]
             return nbarr1[0], nbarr2[0]
 
         pyfunc = record_setitem_array
@@ -510,13 +501,9 @@ class TestNestedArrays(PortedCase):
 
     @pytest.mark.slow
     def test_issue_7693(self):
-        src_dtype = np.dtype(
-            [("user", np.float64), ("array", np.int16, (3,))], align=True
-        )
+        src_dtype = np.dtype([("user", np.float64), ("array", np.int16, (3,))], align=True)
 
-        dest_dtype = np.dtype(
-            [("user1", np.float64), ("array1", np.int16, (3,))], align=True
-        )
+        dest_dtype = np.dtype([("user1", np.float64), ("array1", np.int16, (3,))], align=True)
 
         @self.jit
         def copy(index, src, dest):
@@ -544,9 +531,7 @@ class TestNestedArrays(PortedCase):
         # This test returning a record when passing an array and
         # return the first item when passing a record
         nbarr = np.recarray(2, dtype=recordwith2darray)
-        nbarr[0] = np.array(
-            [(1, ((1, 2), (4, 5), (2, 3)))], dtype=recordwith2darray
-        )[0]
+        nbarr[0] = np.array([(1, ((1, 2), (4, 5), (2, 3)))], dtype=recordwith2darray)[0]
         for arg, retty in [
             (nbarr, recordwith2darray),
             (nbarr[0], (np.float32, (3, 2))),
@@ -598,9 +583,11 @@ class TestNestedArrays(PortedCase):
         arr_res = cfunc(nbval)
         np.testing.assert_equal(arr_expected, arr_res)
 
-    @cpu_xfail("np.ones((3, 2)) in a kernel: numba.cuda refuses it without its NRT (numba-cuda's "
-               "expectedFailure), and every numquad target follows it (docs/numba-cuda.md, item 8)",
-               cuda_too=True)
+    @cpu_xfail(
+        "np.ones((3, 2)) in a kernel: numba.cuda refuses it without its NRT (numba-cuda's "
+        "expectedFailure), and every numquad target follows it (docs/numba-cuda.md, item 8)",
+        cuda_too=True,
+    )
     def test_set_array(self):
         # Test setting an entire array within one record
         arr = np.zeros(2, dtype=recordwith2darray).view(np.recarray)
@@ -626,7 +613,6 @@ class TestNestedArrays(PortedCase):
             cfunc = self.get_cfunc(pyfunc, nbarr.dtype)
             arr_res = cfunc(nbarr)
             np.testing.assert_equal(arr_res, arr_expected)
-
 
 
 TestRecordDtypeOnCuda = on_cuda(TestRecordDtype)

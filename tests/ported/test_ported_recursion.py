@@ -17,7 +17,6 @@ from numba import cuda  # noqa: F401  (numba-cuda's imports)
 from _port import PortedCase, on_cuda, expected_failure_on_cuda
 
 
-
 class TestSelfRecursion(PortedCase):
     def setUp(self):
         # Avoid importing this module at the top level, as it triggers
@@ -60,15 +59,12 @@ class TestSelfRecursion(PortedCase):
             def kernel():
                 cfunc(1)
 
-        self.assertIn(
-            "cannot type infer runaway recursion", str(raises.exception)
-        )
+        self.assertIn("cannot type infer runaway recursion", str(raises.exception))
 
     @pytest.mark.slow
     @expected_failure_on_cuda("numba issue #8036: exceptions raised in device functions are not reported")
     def test_raise(self):
-        raise_self_kernel = self.jit(debug=True, opt=False)(
-            self.mod.raise_self_kernel.py_func)
+        raise_self_kernel = self.jit(debug=True, opt=False)(self.mod.raise_self_kernel.py_func)
         with self.assertRaises(ValueError) as raises:
             raise_self_kernel[1, 1](3)
 

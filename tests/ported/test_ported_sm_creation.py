@@ -6,6 +6,7 @@ test_global_build_tuple and test_global_constant_tuple are in test_ported_sm.py
 (``check_dtype`` reads numba.cuda's ``overloads[...]._type_annotation``, a compiler
 internal) compile the kernel for the target instead (``inspect_llvm`` on the CPU).
 """
+
 import numpy as np
 from numba import cuda
 from numba.cuda import float32, int32, void
@@ -19,9 +20,7 @@ GLOBAL_CONSTANT_2 = 6
 
 
 def udt_global_build_list(A):
-    sa = cuda.shared.array(
-        shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype=float32
-    )
+    sa = cuda.shared.array(shape=[GLOBAL_CONSTANT, GLOBAL_CONSTANT_2], dtype=float32)
     i, j = cuda.grid(2)
     A[i, j] = sa[i, j]
 
@@ -54,9 +53,7 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
         self.assertIn(
-            "found for signature:\n \n "
-            ">>> array(shape=list(int64)<iv=[5, 6]>, "
-            "dtype=class(float32)",
+            "found for signature:\n \n >>> array(shape=list(int64)<iv=[5, 6]>, dtype=class(float32)",
             str(raises.exception),
         )
 
@@ -70,8 +67,7 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
         self.assertIn(
-            "found for signature:\n \n "
-            ">>> array(shape=float32, dtype=class(float32))",
+            "found for signature:\n \n >>> array(shape=float32, dtype=class(float32))",
             str(raises.exception),
         )
 
@@ -101,8 +97,7 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
         self.assertIn(
-            "found for signature:\n \n "
-            ">>> array(shape=int32, dtype=class(float32))",
+            "found for signature:\n \n >>> array(shape=int32, dtype=class(float32))",
             str(raises.exception),
         )
 
@@ -116,9 +111,7 @@ class TestSharedMemoryCreation(PortedCase):
             str(raises.exception),
         )
         self.assertIn(
-            "found for signature:\n \n "
-            ">>> array(shape=Tuple(Literal[int](1), int32), "
-            "dtype=class(float32))",
+            "found for signature:\n \n >>> array(shape=Tuple(Literal[int](1), int32), dtype=class(float32))",
             str(raises.exception),
         )
 
