@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["call_site", "defined_at", "launch_prefix", "int_out_of_range"]
+__all__ = ["call_site", "defined_at", "launch_prefix", "int_out_of_range", "none_argument"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -35,6 +35,19 @@ def launch_prefix(kernel):
     """``File "f.py", line N, in g: launch of k (defined at line M)``."""
     site = call_site(kernel)
     return f"{site}: launch of {kernel.__name__} ({defined_at(kernel, site)})"
+
+
+def none_argument(where, kernel, i):
+    """The error text for ``None`` as argument *i* of *kernel*, the same on every
+    target: numba.cuda types it (``none``) but its launch cannot pass it (its
+    dispatcher raises NotImplementedError), so no target takes it."""
+    code = getattr(getattr(kernel, "py_func", None), "__code__", None)
+    name = f" ({code.co_varnames[i]})" if code is not None and i < code.co_argcount else ""
+    return (
+        f"{where}: argument {i}{name} of {kernel.__name__} is None, which numba.cuda cannot "
+        f"pass to a kernel (its launch raises NotImplementedError for type none): pass a "
+        f"value and test a flag, or leave the argument out where it has a default"
+    )
 
 
 def int_out_of_range(where, kernel, i, name, value):

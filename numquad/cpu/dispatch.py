@@ -391,6 +391,10 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
                 f"integer, float, complex, datetime64, timedelta64, string and record (structured) "
                 f"arrays"
             )
+        if a is None:
+            from .._sites import none_argument
+
+            raise NumquadTypeError(none_argument(where(), dispatcher, i))
         if ty is None and type(a) is int:
             from .._sites import int_out_of_range
 
@@ -407,7 +411,6 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
                     numba.types.EnumMember,
                     numba.types.NPDatetime,
                     numba.types.NPTimedelta,
-                    numba.types.NoneType,
                 ),
             )
             or isinstance(ty, (numba.types.BaseTuple, numba.types.Record))
@@ -418,7 +421,7 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
             raise NumquadTypeError(
                 f"{where()}: argument {i}{_param(dispatcher, i)} of {dispatcher.__name__} has type "
                 f"{what}, which the {target} target cannot pass; it takes NumPy "
-                f"arrays, bool/int/float/complex scalars, Enum/IntEnum members, None, tuples of "
+                f"arrays, bool/int/float/complex scalars, Enum/IntEnum members, tuples of "
                 f"those and single records"
             )
         if isinstance(ty, numba.types.Array) and not isinstance(

@@ -369,6 +369,15 @@ class CUDATarget:
                 self._configured[key] = configured
         try:
             return configured(*args)
+        except NotImplementedError:
+            # numba.cuda's launch cannot pass None (it types it, then fails to marshal it)
+            nones = [i for i, a in enumerate(args) if a is None]
+            if not nones:
+                raise
+            from .._sites import launch_prefix, none_argument
+
+            d = self.dispatcher
+            raise NumquadTypeError(none_argument(launch_prefix(d), d, nones[0])) from None
         except NUMBA_ERRORS + (NumquadCompileError,) as e:
             # typing and compiling run inside kernel.compile (self._compiling), which
             # reports an op's own complaint; what is left here is an argument numba.cuda
