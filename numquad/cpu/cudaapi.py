@@ -22,13 +22,11 @@ or barriers itself:
 from __future__ import annotations
 
 import ast
-import contextlib
 import copy
 import functools
 import math
 import dataclasses
 import sys
-import threading
 import types as _pytypes
 
 import numba
@@ -42,6 +40,7 @@ from .. import _numpy_calls, _power
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
+from .compiling import in_numquad_compile
 
 __all__ = [
     "API",
@@ -74,7 +73,6 @@ __all__ = [
     "denied_name",
     "SYNC_NAMES",
     "gen_sync_check",
-    "numquad_compile",
 ]
 
 DOC = "docs/numba-cuda.md"
@@ -627,21 +625,6 @@ def _overload_for_the_cpu(fn):
     return bool(copied)
 
 
-_COMPILING = threading.local()
-
-
-@contextlib.contextmanager
-def numquad_compile():
-    """Marks this thread's Numba compiles as numquad's for the block: the CPU copies
-    of numba.cuda's overloads are visible to them only (:func:`_only_for_numquad`)."""
-    depth = getattr(_COMPILING, "depth", 0)
-    _COMPILING.depth = depth + 1
-    try:
-        yield
-    finally:
-        _COMPILING.depth = depth
-
-
 def _only_for_numquad(fn, copy):
     """Make the CPU copy *copy* of a numba.cuda overload of *fn* invisible to any
     compile but numquad's: registered in Numba's one CPU typing registry, it would
@@ -657,7 +640,7 @@ def _only_for_numquad(fn, copy):
         ungated = template.generic
 
         def generic(self, args, kws, _ungated=ungated):
-            if not getattr(_COMPILING, "depth", 0):
+            if not in_numquad_compile():
                 raise TypingError(
                     f"numquad's CPU copy of a numba.cuda overload of "
                     f"{getattr(fn, '__name__', fn)} is for numquad's kernels only"

@@ -28,7 +28,7 @@ from .. import _userraise
 from .._source import code_names
 from .. import xpu as _xpu
 from ..errors import NumquadCompileError, NumquadTypeError, as_numba_typing
-from . import cudaapi as _cudaapi
+from .compiling import numquad_compile
 from . import bounds as _bounds
 from . import codegen as _cg
 from . import devicefn as _devicefn
@@ -108,7 +108,7 @@ class _ScalarDispatcher(CPUDispatcher):
     machine code (``int(inf)`` in a device function was -2**63, not 2**63 - 1)."""
 
     def compile(self, sig):
-        with _numba_lock, _saturating_conversions(), _cudaapi.numquad_compile():
+        with _numba_lock, _saturating_conversions(), numquad_compile():
             return super().compile(sig)
 
 
@@ -687,7 +687,7 @@ class CPUTarget:
                 )
             pending[0].wait()  # then the cache has it, or that compile failed: retry here
         try:
-            with _cudaapi.numquad_compile():
+            with numquad_compile():
                 compiled = self._compile(argtypes, nd)
             with self._lock:
                 self._cache[key] = compiled
