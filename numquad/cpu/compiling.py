@@ -15,6 +15,18 @@ thread that runs them (:func:`numquad_compile` marks them):
   from 69.6 s to 34.7 s (docs/BENCHMARKS.md, 2026-12-06).
 
 Any other compile calls Numba's own analysis.
+
+A third thing must not cross between numquad's compiles and the process's others:
+the implementations Numba compiles for ``@overload``/``register_jitable`` functions
+(``int(x)`` is one, numba/cpython/builtins.py). numquad's compiles rewrite every
+float-to-integer conversion to the GPU's saturating one (numquad/_conversions.py),
+and Numba keeps each overload's compiled implementation in one cache per overload,
+keyed by the typing context, the argument types and the caller's flags, which
+numquad's compiles share with the user's. Whichever compiled first gave its bits
+to the other: a user's ``@njit(error_model="numpy")`` ``int(inf)`` saturated after
+a numquad kernel, a kernel gave x86's ``0x80...0`` after such a user function, and
+both persisted in disk caches. numquad's compiles keep their own cache
+(:func:`_get_impl`).
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from collections import defaultdict
 
 from numba.core import analysis as _analysis
 from numba.core import ir_utils as _ir_utils
+from numba.core.typing import templates as _templates
 
 __all__ = ["numquad_compile", "in_numquad_compile"]
 
@@ -92,8 +105,20 @@ def _live_map_bitsets(cfg, blocks, var_use_map, var_def_map):
     for off, b in live.items():
         s = sets.get(b)
         if s is None:
-            s = sets[b] = frozenset(names[i] for i in range(b.bit_length()) if b >> i & 1)
+            s = sets[b] = frozenset(_members(b, names))
         out[off] = set(s)
+    return out
+
+
+def _members(b, names):
+    """The names of the bits set in *b*: one scan of its binary digits (shifting a
+    long int bit by bit would cost its length at each bit)."""
+    digits = bin(b)[:1:-1]  # bit 0 first
+    out = []
+    i = digits.find("1")
+    while i >= 0:
+        out.append(names[i])
+        i = digits.find("1", i + 1)
     return out
 
 
@@ -111,3 +136,25 @@ if getattr(_analysis.compute_live_map, "__module__", None) == "numba.core.analys
     _analysis.compute_live_map = _compute_live_map
 if getattr(_ir_utils.compute_live_map, "__module__", None) == "numba.core.analysis":
     _ir_utils.compute_live_map = _compute_live_map
+
+
+_NUMBA_GET_IMPL = _templates._OverloadFunctionTemplate._get_impl
+_OWN_IMPLS = {}  # an overload template class -> numquad's cache of its implementations
+
+
+def _get_impl(self, args, kws):
+    """Numba's ``_OverloadFunctionTemplate._get_impl``; in numquad's compiles with
+    the template's implementation cache swapped for numquad's own (on this
+    instance: Numba makes one per resolution), so that an implementation compiled
+    with numquad's conversions is never another compile's, nor the reverse."""
+    if in_numquad_compile():
+        cls = type(self)
+        own = _OWN_IMPLS.get(cls)
+        if own is None:
+            own = _OWN_IMPLS[cls] = {}
+        self._impl_cache = own
+    return _NUMBA_GET_IMPL(self, args, kws)
+
+
+if getattr(_NUMBA_GET_IMPL, "__module__", None) == "numba.core.typing.templates":
+    _templates._OverloadFunctionTemplate._get_impl = _get_impl
