@@ -618,6 +618,13 @@ def _missing_attribute(path, obj, attr):
     )
 
 
+def _op_of(obj):
+    """The catalogue row of ``Quad.*``/``Wave.*`` object *obj*, else None."""
+    from . import ops as _ops
+
+    return _ops.of_function(obj)
+
+
 def _hasattr_probes(codes):
     """The (path, name) pairs of the ``hasattr(path, "name")`` calls in *codes*
     (``hasattr(Wave, "reduceMean")``: ("Wave", "reduceMean")), from the bytecode."""
@@ -680,6 +687,12 @@ def _unresolved_name(fn):
                 continue
             path = name
             for nxt in instrs[k + 1 :]:
+                if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") and _op_of(obj) is not None:
+                    op = _op_of(obj)
+                    return _instr_line(nxt, fn.__code__.co_firstlineno), (
+                        f"{path}.{nxt.argval}: {path} is an op, which has no attribute {nxt.argval!r}; "
+                        f"call it: {op.qualname}({', '.join(op.params)})"
+                    )
                 if nxt.opname not in ("LOAD_ATTR", "LOAD_METHOD") or not isinstance(obj, (_pytypes.ModuleType, type)):
                     break
                 try:

@@ -79,6 +79,24 @@ def test_calling_a_namespace_says_it_is_one(rng):
     assert f"line {_line('<- a namespace')}" in str(e.value)
 
 
+@pytest.mark.parametrize("where", ["cpu", "python"])
+def test_an_attribute_of_an_op_says_it_is_an_op(where, rng):
+    # said "Unknown attribute 'broadcast' of type Module(<numquad namespace ...>)",
+    # as if Quad had no broadcast (thirtieth session)
+    @xpu.jit
+    def k(src, dst):
+        i = xpu.grid(1)
+        dst[i] = Quad.broadcast.x(src[i], 1)  # <- an op's attribute
+
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"Quad\.broadcast\.x: Quad\.broadcast is an op, which has no attribute 'x'; "
+        r"call it: Quad\.broadcast\(value, index\)",
+    ) as e:
+        getattr(k, where)[1, 32](rng.random(32).astype(np.float32), np.zeros(32, np.float32))
+    assert f"line {_line('<- an op' + chr(39) + 's attribute')}" in str(e.value)
+
+
 def test_a_float16_local_array_is_refused_at_its_line():
     @xpu.jit
     def k(dst):
