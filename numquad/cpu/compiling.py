@@ -1,7 +1,7 @@
 """What holds while numquad's CPU target compiles with Numba, and only then.
 
 Numba's registries and analyses are one per process, shared with the user's own
-``numba.njit`` code. Two things numquad needs apply to its own compiles only, on the
+``numba.njit`` code. Three things apply to numquad's own compiles only, on the
 thread that runs them (:func:`numquad_compile` marks them):
 
 - the CPU copies of numba.cuda's overloads (numquad/cpu/cudaapi.py
@@ -12,21 +12,18 @@ thread that runs them (:func:`numquad_compile` marks them):
   dead-code pass) with Python sets: a fixpoint whose unions cost blocks x variables a
   sweep. The same fixpoint over bitsets (a Python int per block) gives the same
   sets. On a random 159-line kernel that generates 1,673 lines, the compile went
-  from 69.6 s to 34.7 s (docs/BENCHMARKS.md, 2026-12-06).
-
-Any other compile calls Numba's own analysis.
-
-A third thing must not cross between numquad's compiles and the process's others:
-the implementations Numba compiles for ``@overload``/``register_jitable`` functions
-(``int(x)`` is one, numba/cpython/builtins.py). numquad's compiles rewrite every
-float-to-integer conversion to the GPU's saturating one (numquad/_conversions.py),
-and Numba keeps each overload's compiled implementation in one cache per overload,
-keyed by the typing context, the argument types and the caller's flags, which
-numquad's compiles share with the user's. Whichever compiled first gave its bits
-to the other: a user's ``@njit(error_model="numpy")`` ``int(inf)`` saturated after
-a numquad kernel, a kernel gave x86's ``0x80...0`` after such a user function, and
-both persisted in disk caches. numquad's compiles keep their own cache
-(:func:`_get_impl`).
+  from 70.3 s to 34.2 s (benchmarks/bench_compile_large.py, docs/BENCHMARKS.md);
+  any other compile calls Numba's own analysis;
+- the implementations Numba compiles for ``@overload``/``register_jitable`` functions
+  (``int(x)`` is one, numba/cpython/builtins.py). numquad's compiles rewrite every
+  float-to-integer conversion to the GPU's saturating one (numquad/_conversions.py),
+  and Numba keeps each overload's compiled implementation in one cache per overload,
+  keyed by the typing context, the argument types and the caller's flags, which
+  numquad's compiles share with the user's. Whichever compiled first gave its bits
+  to the other: a user's ``@njit(error_model="numpy")`` ``int(inf)`` saturated after
+  a numquad kernel, a kernel gave x86's ``0x80...0`` after such a user function, and
+  both persisted in disk caches. numquad's compiles keep their own cache
+  (:func:`_get_impl`).
 """
 
 from __future__ import annotations
