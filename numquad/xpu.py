@@ -618,13 +618,6 @@ def _missing_attribute(path, obj, attr):
     )
 
 
-def _op_of(obj):
-    """The catalogue row of ``Quad.*``/``Wave.*`` object *obj*, else None."""
-    from . import ops as _ops
-
-    return _ops.of_function(obj)
-
-
 def _hasattr_probes(codes):
     """The (path, name) pairs of the ``hasattr(path, "name")`` calls in *codes*
     (``hasattr(Wave, "reduceMean")``: ("Wave", "reduceMean")), from the bytecode."""
@@ -662,6 +655,8 @@ def _unresolved_name(fn):
             free[name] = cell.cell_contents
         except ValueError:  # an empty cell: leave it to the compiler
             pass
+    from . import ops as _ops
+
     codes = _code_objects(code)
     stored = {
         ins.argval for c in codes for ins in dis.get_instructions(c) if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")
@@ -687,8 +682,7 @@ def _unresolved_name(fn):
                 continue
             path = name
             for nxt in instrs[k + 1 :]:
-                if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") and _op_of(obj) is not None:
-                    op = _op_of(obj)
+                if nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") and (op := _ops.of_function(obj)) is not None:
                     return _instr_line(nxt, fn.__code__.co_firstlineno), (
                         f"{path}.{nxt.argval}: {path} is an op, which has no attribute {nxt.argval!r}; "
                         f"call it: {op.qualname}({', '.join(op.params)})"
