@@ -1337,7 +1337,57 @@ def _frexp(x):
     return math.frexp(_frexp_arg(x))
 
 
+# math functions whose libdevice code is exact arithmetic run that code on the CPU
+# (numquad/cpu/libdevice.py: the GPU's bits), typed by numba.cuda's case lists; where
+# libdevice is missing or a case's code is not exact, Numba's CPU lowering of the case
+_LIBDEVICE_UNARY = ("sin", "cos", "exp", "exp2", "expm1", "sinh", "log", "log2", "log10")
+_LIBDEVICE_BINARY = ("atan2", "hypot")
+for _n in _LIBDEVICE_UNARY:
+    _CUDA_MATH_CASES[_n] = [_F64(types.int64), _F64(types.uint64), _F32(_F32), _F64(_F64)]
+for _n in _LIBDEVICE_BINARY:
+    _CUDA_MATH_CASES[_n] = [_F64(types.int64, types.int64), _F64(types.uint64, types.uint64), _F32(_F32, _F32)]
+    _CUDA_MATH_CASES[_n].append(_F64(_F64, _F64))
+
+
+def _libdevice_codegen(name):
+    pyfn = getattr(math, name)
+
+    def codegen(context, builder, sig_, args):
+        from . import libdevice
+
+        sig = _cuda_case(context.typing_context, name, sig_.args)
+        ret = sig.return_type
+        # an integer case (int64, uint64) converts to the float, as numba.cuda's lowering
+        vals = [
+            context.cast(builder, context.cast(builder, v, t, c), c, ret) for v, t, c in zip(args, sig_.args, sig.args)
+        ]
+        lname = name + ("f" if ret == types.float32 else "")
+        if libdevice.exact_function(lname):
+            return libdevice.call(context, builder, lname, vals, context.get_value_type(ret))
+        return context.get_function(pyfn, ret(*[ret] * len(vals)))(builder, vals)
+
+    return codegen
+
+
+def _libdevice_math(name):
+    codegen = _libdevice_codegen(name)
+    if name in _LIBDEVICE_BINARY:
+
+        @intrinsic
+        def binary(typingctx, x, y):
+            return _cuda_case(typingctx, name, (x, y)).return_type(x, y), codegen
+
+        return binary
+
+    @intrinsic
+    def unary(typingctx, x):
+        return _cuda_case(typingctx, name, (x,)).return_type(x), codegen
+
+    return unary
+
+
 _MATH_EXTRA = {
+    **{n: _libdevice_math(n) for n in _LIBDEVICE_UNARY + _LIBDEVICE_BINARY},
     "fmod": _libm2("fmod"),
     "remainder": _libm2("remainder"),
     "frexp": _frexp,

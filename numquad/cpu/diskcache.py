@@ -53,6 +53,7 @@ import numpy as np
 from numba.core import caching as _caching
 
 from .._source import code_names, same_source
+from . import libdevice as _libdevice
 
 __all__ = ["cache_dir", "writable_cache_dir", "block_key", "BlockCache", "observe"]
 
@@ -360,6 +361,7 @@ def block_key(source, namespace, argtypes, nd, debug, fastmath):
         llvmlite.__version__,
         np.__version__,
         _package_hash(),
+        _libdevice.fingerprint(),  # math.sin & co run libdevice's code (cpu/libdevice.py)
         f"module:{modname}",
         repr(tuple(map(str, argtypes))),
         repr((nd or False, bool(debug), bool(fastmath))),
