@@ -52,7 +52,7 @@ from .. import _control, _cudacompat, _lanecall, xpu
 from ..errors import NumquadCompileError, NumquadTypeError
 from .intrinsics import HELPERS
 from .errors import NUMBA_ERRORS, numquad_error, user_errors
-from .nvvmir import no_fma
+from .nvvmir import mark_library, no_fma
 from .substitute import cuda_pyfunc, folds_shapes, masked_pyfunc, uses_ops
 from .._source import code_names, exec_source
 
@@ -269,6 +269,13 @@ class CUDATarget:
                     fn = masked_pyfunc(d, full_waves, on_function)
                 else:
                     fn = cuda_pyfunc(d.py_func, on_function)
+                if d.cache:
+                    # numba-cuda's cache key holds the function's bytecode and qualified
+                    # name, not the NVVM options nor numquad's rewrites: a name of
+                    # numquad's own keeps a plain cuda.jit(cache=True) kernel of the same
+                    # function, and numquad's fastmath and debug variants, from loading
+                    # this one's code, and this one theirs
+                    fn.__qualname__ += ".numquad" + "_fastmath" * bool(d.fastmath) + "_debug" * bool(d.debug)
                 self._pyfuncs[full_waves] = fn
             elif on_function is not None:
                 on_function(fn)
@@ -534,6 +541,12 @@ class CUDATarget:
 
         def compile(sig):
             with self._compiling():
-                return plain_compile(sig)
+                compiled = plain_compile(sig)
+            if not self.dispatcher.fastmath:
+                # numba-cuda compiles it again for a GPU of another compute capability,
+                # outside this block and on whichever thread launches there first; a
+                # kernel loaded from the disk cache too
+                mark_library(getattr(compiled, "_codelibrary", None))
+            return compiled
 
         kernel.compile = compile

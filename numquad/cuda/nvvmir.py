@@ -1,8 +1,11 @@
 """What numquad changes in the NVVM IR of its own compilations, and how it hands it to NVVM.
 
 numba-cuda builds the NVVM IR of a kernel and calls ``nvvm.compile_ir`` through
-the module attribute; :func:`no_fma` swaps that attribute for the duration of a
-numquad compile, so that
+the module attribute. numquad puts its own function there once and for all, which
+hands every other compile to the function it found unchanged and compiles
+numquad's own code (a compile inside :func:`no_fma` on the calling thread, or a
+code library :func:`mark_library` marked, compiled again later for another GPU)
+so that
 
 * floats are compiled without FMA contraction unless ``fastmath=True``
   (``-fma=0``; docs/architecture.md, section 4);
@@ -21,15 +24,20 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 
-from numba.cuda.core.compiler_lock import global_compiler_lock
 from numba.cuda.cudadrv import nvvm
 
 from .._conversions import cvt_rzi as _cvt_rzi
 
-__all__ = ["no_fma", "numquad_ir"]
+__all__ = ["no_fma", "mark_library", "numquad_ir"]
 
-_nvvm_compile_ir = nvvm.compile_ir
+# the NVVM option that marks a code library as numquad's; taken out before NVVM sees it
+# (NVVM refuses an option it does not know: a compile that bypasses numquad's function
+# fails rather than losing numquad's settings)
+_MARK = "numquad"
+# per thread: .depth, numquad compiles running; .inner, inside numquad's own NVVM call
+_state = threading.local()
 
 
 _LABEL = re.compile(r'^"?([^":\s]+)"?:')
@@ -147,33 +155,61 @@ def _neg_abs_ptx(ptx):
     return _ABS.sub(abs_, _NEG.sub(neg, ptx))
 
 
-def _compile_ir_no_fma(llvmir, **options):
+def _compile_ir_no_fma(plain, llvmir, **options):
     if not options.get("fastmath"):
         options.setdefault("fma", False)
     if isinstance(llvmir, str):
         llvmir = numquad_ir(llvmir)
     else:
         llvmir = [numquad_ir(m) if isinstance(m, str) else m for m in llvmir]
-    out = _nvvm_compile_ir(llvmir, **options)
+    _state.inner = True
+    try:
+        out = plain(llvmir, **options)
+    finally:
+        _state.inner = False
     return _neg_abs_ptx(out) if isinstance(out, bytes) and b".version" in out[:4096] else out
+
+
+def _wrap(plain):
+    """``nvvm.compile_ir`` as numquad installs it: *plain* (what was there) for every
+    compile but numquad's own."""
+
+    def compile_ir(llvmir, **options):
+        mine = options.pop(_MARK, False) or getattr(_state, "depth", 0) > 0
+        if not mine or getattr(_state, "inner", False):
+            return plain(llvmir, **options)
+        return _compile_ir_no_fma(plain, llvmir, **options)
+
+    compile_ir._nq_wrapper = True
+    return compile_ir
+
+
+def _install():
+    if not getattr(nvvm.compile_ir, "_nq_wrapper", False):
+        # also where a later wrapper of the user's replaced numquad's: wrapped in turn,
+        # theirs keeps running for every compile (a wrapper of theirs that calls
+        # numquad's finds ``_state.inner`` set and passes the call on)
+        nvvm.compile_ir = _wrap(nvvm.compile_ir)
 
 
 @contextlib.contextmanager
 def no_fma():
     """NVVM compiles numquad's IR (:func:`numquad_ir`) with ``-fma=0`` (unless
-    fastmath) inside this block.
+    fastmath) for the compiles this thread runs inside this block; every other
+    thread's compiles, and the user's own numba.cuda code, are unchanged."""
+    _install()
+    _state.depth = getattr(_state, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _state.depth -= 1
 
-    numba-cuda builds its NVVM options internally and calls
-    ``nvvm.compile_ir`` through the module attribute (codegen.py), so the
-    attribute is swapped for the block, under numba's compiler lock so no other
-    thread's compilation sees it.
-    """
-    with global_compiler_lock:
-        if nvvm.compile_ir is _compile_ir_no_fma:  # nested: already in place
-            yield
-            return
-        nvvm.compile_ir = _compile_ir_no_fma
-        try:
-            yield
-        finally:
-            nvvm.compile_ir = _nvvm_compile_ir
+
+def mark_library(library):
+    """Mark numba-cuda's code *library* of a numquad kernel, so that a later NVVM
+    compile of it (numba-cuda compiles again for each compute capability, on
+    whichever thread launches first on such a GPU) gets numquad's settings too."""
+    _install()
+    options = getattr(library, "_nvvm_options", None)
+    if isinstance(options, dict):
+        options[_MARK] = True
