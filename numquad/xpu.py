@@ -863,7 +863,7 @@ class _ByValue:
     """Rebuilds a Dispatcher pickled by value (numba.core.serialize's protocol)."""
 
     @classmethod
-    def _rebuild(cls, uuid, py_func, source, options, signatures):
+    def _rebuild(cls, uuid, py_func, source, options, signatures, extra=None):
         d = _BY_VALUE.get(uuid)
         if d is not None:
             return d
@@ -871,11 +871,18 @@ class _ByValue:
         d._source = source
         d._uuid = uuid
         _BY_VALUE[uuid] = d
+        for name, value in (extra or {}).items():
+            setattr(d, name, value)
         if signatures:
             from .cpu.cudaapi import declare_signatures
 
             declare_signatures(d, signatures)
         return d
+
+
+# what a Dispatcher holds besides its constructor's arguments and its signatures
+# (xpu.jit's options): a copy (pickling, specialize) keeps them
+_EXTRA = ("device_only", "max_threads", "cuda_options", "specialized")
 
 
 class Dispatcher:
@@ -1103,9 +1110,32 @@ class Dispatcher:
         return _ForAll(self, ntasks, tpb, stream, sharedmem)
 
     def specialize(self, *args):
-        """numba.cuda's ``kernel.specialize(*args)``: this dispatcher (it compiles per
-        argument types already)."""
-        return self
+        """numba.cuda's ``kernel.specialize(*args)``: a copy of this dispatcher declared
+        for the types of *args* (Numba's ``typeof``), as ``xpu.jit(types)`` declares
+        one: later launches convert scalars to those types (``2**40`` for an int32 is
+        0, a float for an integer is refused) and take arrays of those dtypes only. One
+        copy per argument types; a dispatcher declared with one signature (or
+        specialized already) raises RuntimeError, as numba.cuda's."""
+        if self.specialized:
+            raise RuntimeError("Dispatcher already specialized")
+        from numba import typeof
+
+        argtypes = tuple(typeof(a) for a in args)
+        with self._lock:
+            cache = self.__dict__.setdefault("_specializations", {})
+            copy = cache.get(argtypes)
+            if copy is None:
+                copy = Dispatcher(
+                    self.py_func, target=self.target, debug=self.debug, fastmath=self.fastmath, cache=self.cache
+                )
+                for name in _EXTRA:
+                    setattr(copy, name, getattr(self, name))
+                from .cpu.cudaapi import declare_signatures
+
+                copy.specialized = True
+                declare_signatures(copy, [(argtypes, None)])
+                cache[argtypes] = copy
+            return copy
 
     def _launch(self, target, config, args):
         if not self.is_kernel:
@@ -1315,6 +1345,7 @@ class Dispatcher:
                 source=source,
                 options=options,
                 signatures=list(getattr(self, "signatures", None) or []),
+                extra={name: getattr(self, name) for name in _EXTRA},
             ),
         )
 
@@ -1351,7 +1382,8 @@ class _ForAll:
     def __call__(self, *args):
         if self._n == 0:
             return None
-        tpb = self._tpb or 128
+        # numba.cuda asks the occupancy calculator, which keeps to launch_bounds
+        tpb = self._tpb or min(128, self._d.max_threads or 128)
         return self._d[(self._n + tpb - 1) // tpb, tpb, self._stream, self._smem](*args)
 
 
@@ -1390,7 +1422,10 @@ class _Launcher:
     def __init__(self, dispatcher, target, config):
         self._d = dispatcher
         self._t = target
-        self._config = config if isinstance(config, tuple) else (config,)
+        config = config if isinstance(config, tuple) else (config,)
+        # a list dimension is read now, as numba.cuda's configure copies it: a later
+        # change of the list does not change this launch
+        self._config = tuple(tuple(c) if isinstance(c, list) else c for c in config)
 
     def __call__(self, *args, **kwargs):
         if kwargs:

@@ -2226,23 +2226,40 @@ def _convert(value, ty):
         return np.array(value).astype(dt)[()]
 
 
+def _convert_value(x, t, path):
+    """*x* converted to *t* where numba.cuda's launch converts it: a scalar, and each
+    element of a plain tuple (its launch marshals them one by one, with ctypes);
+    *path* collects the element indices for the error."""
+    if isinstance(t, (types.Number, types.Boolean)) and not isinstance(t, types.Array):
+        return _convert(x, t)
+    if isinstance(t, (types.UniTuple, types.Tuple)) and type(x) is tuple and len(x) == len(t):
+        out = []
+        for k, (e, et) in enumerate(zip(x, t)):
+            path.append(k)
+            out.append(_convert_value(e, et, path))
+            path.pop()
+        return tuple(out)
+    return x
+
+
 def _converted(d, where, args, decl):
     """*args* converted to the types *decl* (arrays and other objects untouched)."""
     out = []
     for j, (x, t) in enumerate(zip(args, decl)):
-        if isinstance(t, types.Array) or not isinstance(t, (types.Number, types.Boolean)):
-            out.append(x)
-            continue
+        path = []
         try:
-            out.append(_convert(x, t))
+            out.append(_convert_value(x, t, path))
         except _FloatForInteger:
             from ..errors import NumquadTypeError
 
             names = list(d.py_func.__code__.co_varnames[: d.py_func.__code__.co_argcount])
             name = f" ({names[j]})" if j < len(names) else ""
+            what, got, ty = f"argument {j}{name}", x, t
+            for k in path:
+                what, got, ty = f"element {k} of {what}", got[k], ty[k]
             raise NumquadTypeError(
-                f"{where}: argument {j}{name} of {d.__name__} is declared {t}; got the float "
-                f"{x!r}, which numba.cuda refuses for an integer parameter (its launch "
+                f"{where}: {what} of {d.__name__} is declared {ty}; got the float "
+                f"{got!r}, which numba.cuda refuses for an integer parameter (its launch "
                 f"converts with ctypes): pass an integer, e.g. int(v)"
             ) from None
     return tuple(out)
@@ -2269,6 +2286,9 @@ def _rating(argtypes, decl):
         if isinstance(t, types.Array) or isinstance(a, types.Array):
             if not _array_fits(a, t):
                 return None
+            # numba.cuda's type manager rates a C array for an "A" declaration a safe
+            # conversion, as any other argument's
+            safe += a != t
             continue
         if isinstance(types.unliteral(a), types.Complex) and not isinstance(t, types.Complex):
             return None
