@@ -14,8 +14,9 @@ every ``a ** b`` whose value is not an integer constant as ``_nq_pow(a, b)``
 (:func:`rewrite`); each target's ``_nq_pow`` (cpu/power.py, cuda/intrinsics.py) types
 it as its Numba types ``**`` and lowers a float to an integer power with
 :func:`float_power`: the same algorithm, with ``1 / ±0`` the infinity of its sign
-and C's ``pow`` past an exponent of 65536 in magnitude, the minimum too. Every other
-pair of types is each Numba's own ``**``.
+and C's ``pow`` past an exponent of 65536 in magnitude, the minimum too; and an
+integer to an integer power with :func:`int_power`, which Numba's raised for the
+most negative exponent. Every other pair of types is each Numba's own ``**``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import math
 import operator
 import warnings
 
-__all__ = ["NAME", "float_power", "power_typer", "rewrite", "cpython_constant", "NOT_CONSTANT"]
+__all__ = ["NAME", "float_power", "int_power", "power_typer", "rewrite", "cpython_constant", "NOT_CONSTANT"]
 
 NAME = "_nq_pow"
 
@@ -46,15 +47,55 @@ def power_typer(types_, name):
             real = typingctx.resolve_function_type(operator.pow, tuple(s.args), {})
             xa, xb = (context.cast(builder, v, t, u) for v, t, u in zip(args, s.args, real.args))
             ta, tb = (types_.unliteral(t) for t in real.args)
+            rt = real.return_type
             if isinstance(ta, types_.Float) and isinstance(tb, types_.Integer):
-                impl = float_power(real.return_type, tb.signed)
-                return context.compile_internal(builder, impl, real.return_type(ta, tb), [xa, xb])
+                impl = float_power(rt, tb.signed)
+                return context.compile_internal(builder, impl, rt(ta, tb), [xa, xb])
+            if isinstance(ta, types_.Integer) and isinstance(tb, types_.Integer) and isinstance(rt, types_.Integer):
+                raises = context.error_model.raise_on_fp_zero_division
+                impl = int_power(rt, tb.signed, None if raises else -(1 << (rt.bitwidth - 1)))
+                return context.compile_internal(builder, impl, rt(ta, tb), [xa, xb])
             return context.get_function(operator.pow, real)(builder, [xa, xb])
 
         return sig.return_type(a, b), codegen
 
     typer.__name__ = typer.__qualname__ = name
     return typer
+
+
+def int_power(tp, signed, zerodiv):
+    """``a ** b`` for integers *a*, *b* as Numba computes it, in the result type
+    *tp*, for every exponent: Numba's own computes ``-b`` first and raises
+    ``OverflowError`` for the most negative exponent (-2**63; numba.cuda's also
+    -2**31 of an int32), which stopped a release CPU launch and ended a GPU thread
+    with its outputs unwritten. A negative exponent gives 0 for a base other than
+    1, -1 and 0, ``(-1) ** b`` the sign of b's parity, ``0 ** b`` *zerodiv* (the
+    type's minimum, Numba's NumPy error model) or ZeroDivisionError where it is
+    None; past an exponent of 65536, C's ``pow`` converted, as Numba."""
+    one = tp(1)
+
+    def impl(a, b):
+        if signed and b < 0:
+            if a == 0:
+                if zerodiv is None:
+                    raise ZeroDivisionError("0 cannot be raised to a negative power")
+                return tp(zerodiv)
+            if a == 1:
+                return one
+            if a == -1:
+                return one if b & 1 == 0 else tp(-1)
+            return tp(0)
+        r, x, e = one, tp(a), b
+        if e > 0x10000:
+            return tp(math.pow(a, float(b)))
+        while e != 0:
+            if e & 1:
+                r *= x
+            e >>= 1
+            x *= x
+        return r
+
+    return impl
 
 
 def float_power(tp, signed):

@@ -101,6 +101,42 @@ def test_a_float_to_an_integer_power_never_raises_and_matches_numpy(target, dt, 
     np.testing.assert_allclose(out[~finite], want[~finite], rtol=1e-6)
 
 
+def _int_reference(a, e, dt):
+    """``a ** e`` of integers as docs/semantics.md defines it, with Python ints: in
+    int64 (Numba's type of an integer power), wrapping; a negative exponent gives 0
+    but for bases 1 and -1 (their power) and 0 (int64's minimum); then stored."""
+    a, e = int(a), int(e)
+    if e < 0:
+        v = -(2**63) if a == 0 else (1 if a == 1 else ((-1) ** (-e) if a == -1 else 0))
+    else:
+        v = pow(a, e, 1 << 64)
+        v = v - (1 << 64) if v >= 1 << 63 else v
+    return np.array(v, np.int64).astype(dt)[()]
+
+
+@pytest.mark.parametrize("target", ALL)
+@pytest.mark.parametrize("dt", [np.int32, np.int64])
+def test_an_integer_to_an_integer_power_never_raises(target, dt, rng):
+    """The most negative exponent: Numba's (and numba.cuda's) integer ``**`` computes
+    ``-e`` and raised OverflowError, which stopped a release CPU launch (a probe of
+    the thirty-first session) and, on a GPU, ends the thread with its outputs
+    unwritten."""
+    n = 160
+    info = np.iinfo(dt)
+    a = rng.integers(-6, 7, n).astype(dt)
+    e = rng.integers(-5, 40, n).astype(dt)
+    e[rng.integers(0, n, 40)] = info.min
+    a[:8] = [0, 1, -1, 2, -2, 0, 1, -1]
+    e[:8] = info.min
+    if target == "cpu-debug":
+        # numba.cuda's debug=True raises ZeroDivisionError for 0 ** -n, as Python
+        a[(a == 0) & (e < 0)] = 3
+    out = np.full(n, 7, dt)  # poison
+    launch_on(target, k_pow, 4, 64, out, a, e)
+    want = np.array([_int_reference(x, y, dt) for x, y in zip(a, e)], dt)
+    np.testing.assert_array_equal(out, want)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ALL)
 def test_constant_negative_exponents_and_device_functions_give_infinities(target, rng):
@@ -122,6 +158,8 @@ def test_constant_negative_exponents_and_device_functions_give_infinities(target
         "void(float32[:], float32[:], int32[:])",
         "void(float64[:], float64[:], int32[:])",
         "void(float32[:], float32[:], int64[:])",
+        "void(int64[:], int64[:], int64[:])",
+        "void(int32[:], int32[:], int32[:])",
     ],
 )
 def test_no_cuda_thread_leaves_a_power_without_its_store(sig):
