@@ -566,6 +566,8 @@ def _flag(option, value):
     fastmath set as Numba's CPU jit has)."""
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, int) and value in (0, 1)):
         return bool(value)
+    if value is None and option == "debug":  # numba.cuda's default: the config's, off
+        return False
     raise TypeError(f"xpu.jit: {option} must be True or False; got {value!r}")
 
 
@@ -1509,6 +1511,14 @@ def jit(func=None, *, target="auto", debug=False, fastmath=False, cache=False, *
     and ``shared_memory_carveout`` on to numba.cuda's ``cuda.jit``).
     """
     bad = sorted(set(cuda_options) - set(_CUDA_OPTIONS))
+    external = [k for k in bad if k in ("link", "extensions")]
+    if external:
+        # numba.cuda's options for code numquad cannot compile for the CPU
+        raise TypeError(
+            f"xpu.jit() does not take {external[0]}= (numba.cuda's external C/PTX code and "
+            f"argument extensions are not supported: docs/numba-cuda.md, declare_device); write "
+            f"the function in Python"
+        )
     if bad:
         raise TypeError(f"xpu.jit() got unexpected keyword argument(s) {bad}")
     sigs = None

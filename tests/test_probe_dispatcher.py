@@ -157,3 +157,24 @@ def test_a_kernel_pickled_by_value_keeps_its_options(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.stdout.strip() == "refused 32 {'launch_bounds': 32}", out.stderr[-2000:]
+
+
+def test_numba_cuda_s_link_option_is_refused_in_one_line_naming_the_docs():
+    def f(a):
+        a[0] = 1
+
+    for option in ("link", "extensions"):
+        with pytest.raises(TypeError, match=rf"does not take {option}= .*docs/numba-cuda.md"):
+            xpu.jit(**{option: []})(f)
+
+
+def test_debug_none_is_numba_cuda_s_default():
+    @xpu.jit(debug=None)
+    def k(a):
+        i = xpu.grid(1)
+        if i < a.shape[0]:
+            a[i] = i
+
+    a = np.full(40, -1, np.int64)
+    k[2, 32](a)
+    assert not k.debug and (a == np.arange(40)).all()
