@@ -183,8 +183,12 @@ class Dispatcher:
         """
 
     def specialize(self, *args: Any) -> Dispatcher:
-        """numba.cuda's ``kernel.specialize(*args)``: this dispatcher (it compiles per
-        argument types already).
+        """numba.cuda's ``kernel.specialize(*args)``: a copy of this dispatcher declared
+        for the types of *args* (Numba's ``typeof``), as ``xpu.jit(types)`` declares
+        one: later launches convert scalars to those types (``2**40`` for an int32 is
+        0, a float for an integer is refused) and take arrays of those dtypes only. One
+        copy per argument types; a dispatcher declared with one signature (or
+        specialized already) raises RuntimeError, as numba.cuda's.
         """
 
     def __call__(self, *args: Any, out: Any = None) -> Any: ...
