@@ -112,19 +112,27 @@ def rewrite(text):
 @contextlib.contextmanager
 def saturating_conversions():
     """Inside this block, IR that Numba adds to a CPU code library is rewritten by
-    :func:`rewrite`. The caller holds Numba's compiler lock (the method is patched
+    :func:`rewrite`, and its math functions by numquad/cpu/libdevice.py's
+    ``host_math``. The caller holds Numba's compiler lock (the method is patched
     on the class, and only compiles under that lock see it)."""
     from llvmlite import binding as ll
     from numba.core import cgutils
     from numba.core.codegen import CPUCodeLibrary
 
+    from .cpu.libdevice import host_math
+
     def add_ir_module(self, ir_module):
-        # Numba's CPUCodeLibrary.add_ir_module, with the rewrite before parsing
+        # Numba's CPUCodeLibrary.add_ir_module, with the rewrites before parsing: the
+        # conversions, and the math functions libdevice computes exactly as the GPU's
+        # own code (numquad/cpu/libdevice.py)
         self._raise_if_finalized()
-        ll_module = ll.parse_assembly(rewrite(cgutils.normalize_ir_text(str(ir_module))))
+        text, libs = host_math(rewrite(cgutils.normalize_ir_text(str(ir_module))))
+        ll_module = ll.parse_assembly(text)
         ll_module.name = ir_module.name
         ll_module.verify()
         self.add_llvm_module(ll_module)
+        for lib in libs:
+            self.add_linking_library(lib)
 
     old = CPUCodeLibrary.__dict__.get("add_ir_module")
     CPUCodeLibrary.add_ir_module = add_ir_module

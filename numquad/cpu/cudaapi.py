@@ -1340,9 +1340,9 @@ def _frexp(x):
     return math.frexp(_frexp_arg(x))
 
 
-# math functions whose libdevice code is exact arithmetic run that code on the CPU
-# (numquad/cpu/libdevice.py: the GPU's bits), typed by numba.cuda's case lists; where
-# libdevice is missing or a case's code is not exact, Numba's CPU lowering of the case
+# math functions typed by numba.cuda's case lists; their lowering is Numba's CPU one,
+# whose C library calls numquad's compiles then make calls of libdevice's code where
+# that is exact arithmetic (numquad/cpu/libdevice.py, host_math: the GPU's bits)
 _LIBDEVICE_UNARY = ("sin", "cos", "exp", "exp2", "expm1", "sinh", "log", "log2", "log10")
 _LIBDEVICE_BINARY = ("atan2", "hypot")
 for _n in _LIBDEVICE_UNARY:
@@ -1356,17 +1356,12 @@ def _libdevice_codegen(name):
     pyfn = getattr(math, name)
 
     def codegen(context, builder, sig_, args):
-        from . import libdevice
-
         sig = _cuda_case(context.typing_context, name, sig_.args)
         ret = sig.return_type
         # an integer case (int64, uint64) converts to the float, as numba.cuda's lowering
         vals = [
             context.cast(builder, context.cast(builder, v, t, c), c, ret) for v, t, c in zip(args, sig_.args, sig.args)
         ]
-        lname = name + ("f" if ret == types.float32 else "")
-        if libdevice.exact_function(lname):
-            return libdevice.call(context, builder, lname, vals, context.get_value_type(ret))
         return context.get_function(pyfn, ret(*[ret] * len(vals)))(builder, vals)
 
     return codegen

@@ -32,7 +32,7 @@ import re
 
 from numba.core.compiler_lock import global_compiler_lock
 
-__all__ = ["available", "fingerprint", "exact_function", "exact_names", "call"]
+__all__ = ["available", "fingerprint", "exact_function", "exact_names", "host_math"]
 
 # The values numba.cuda's compile gives __nvvm_reflect (numba-cuda's NVVM options:
 # no -ftz, -prec-sqrt=1, -prec-div=1; the H100 and H200 are compute capability 9.0)
@@ -410,15 +410,43 @@ def exact_names():
     return sorted(names)
 
 
-def call(context, builder, name, args, ret_type):
-    """Call libdevice's ``__nv_<name>`` on the host, linking its library into the
-    function being compiled."""
-    from numba.core import cgutils
-    from llvmlite import ir
+# the C library's and LLVM's names of numba.cuda's math functions in the IR Numba's CPU
+# lowering writes (math.*, the NumPy ufuncs on scalars, cmath's and Numba's own helpers
+# that call them), by libdevice function
+_HOST_NAMES = {}
+for _f in ("sin", "cos", "exp", "exp2", "log", "log2", "log10"):
+    _HOST_NAMES[_f] = (f"llvm.{_f}.f64", _f)
+    _HOST_NAMES[_f + "f"] = (f"llvm.{_f}.f32", _f + "f")
+for _f in ("expm1", "sinh", "atan2", "hypot"):
+    _HOST_NAMES[_f] = (_f,)
+    _HOST_NAMES[_f + "f"] = (_f + "f",)
 
-    with global_compiler_lock:
-        lib = _library(f"__nv_{name}")
-    context.active_code_library.add_linking_library(lib)
-    fnty = ir.FunctionType(ret_type, [a.type for a in args])
-    fn = cgutils.get_or_insert_function(builder.module, fnty, f"__nv_{name}")
-    return builder.call(fn, args)
+
+def host_math(text):
+    """*text* (the LLVM IR Numba writes for a numquad CPU compile) with every call of
+    a math function libdevice computes exactly (:func:`exact_function`) calling
+    libdevice's ``__nv_*`` instead of the C library or an LLVM intrinsic, which
+    LLVM lowers to the C library (and constant-folds with it): ``np.sin(x)``,
+    ``cmath.exp(z)`` and the math inside Numba's own helpers get the GPU's bits as
+    ``math.sin(x)`` does. Returns (text, the code libraries to link)."""
+    libs = []
+    for fname, names in _HOST_NAMES.items():
+        # llvmlite quotes a name with dots: @"llvm.sin.f64"(
+        found = [f for n in names for f in (f"@{n}(", f'@"{n}"(') if f in text]
+        if not found or not exact_function(fname):
+            continue
+        target = f"@__nv_{fname}("
+        for n in found:
+            text = text.replace(n, target)
+        # the declarations renamed too; one is kept
+        lines, seen = [], False
+        for line in text.split("\n"):
+            if line.startswith("declare ") and target in line:
+                if seen:
+                    continue
+                seen = True
+            lines.append(line)
+        text = "\n".join(lines)
+        with global_compiler_lock:
+            libs.append(_library(f"__nv_{fname}"))
+    return text, libs
