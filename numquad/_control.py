@@ -1230,10 +1230,10 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
     kind = builtin.split(".")[0]
     what = f"xpu.{kind}.array(shape, dtype)"
     kw = {k.arg: k.value for k in call.keywords}
-    extra = sorted(str(k) for k in kw if k not in ("shape", "dtype"))
-    if extra or len(call.args) > 2:
+    extra = sorted(str(k) for k in kw if k not in ("shape", "dtype", "alignment"))
+    if extra or len(call.args) > 3:
         got = f"keyword argument(s) {', '.join(extra)}" if extra else f"{len(call.args)} arguments"
-        return f"{what} takes a shape and a dtype; got {got}"
+        return f"{what} takes a shape, a dtype and an alignment; got {got}"
     shape = call.args[0] if call.args else kw.get("shape")
     dtype = call.args[1] if len(call.args) > 1 else kw.get("dtype")
     if shape is None or dtype is None:

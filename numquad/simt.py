@@ -1724,7 +1724,7 @@ class _Thread:
         y = int(self.by) * int(self.dy) + (int(self.ty) & ~1) + ((t >> 1) & 1)
         return _i64(x), _i64(y)
 
-    def shared_array(self, site, shape=None, dtype=None):
+    def shared_array(self, site, shape=None, dtype=None, alignment=None):  # alignment: no effect on values
         if isinstance(shape, (int, np.integer)) and shape == 0:
             dt = _to_dtype(dtype)
             buf = self._blk.dynamic
@@ -1754,7 +1754,7 @@ class _Thread:
                 )
         return arr
 
-    def local_array(self, shape=None, dtype=None):
+    def local_array(self, shape=None, dtype=None, alignment=None):  # alignment: no effect on values
         arr = _alloc(shape, dtype)
         arr[...] = _poison(arr.dtype)
         return arr

@@ -179,9 +179,16 @@ def _rows():
             "`[grid, block, stream, nbytes]` bytes, as numba.cuda; dtype: bool, integer, float, "
             "complex or a record dtype; in a `@cuda.jit(device=True)` function one array per "
             "function, whichever call reaches it (numba.cuda: per function and signature), in an "
-            '`@xpu.jit` or `inline="always"` function one per call, as numba.cuda inlines them',
+            '`@xpu.jit` or `inline="always"` function one per call, as numba.cuda inlines them; '
+            "`alignment=`: checked as numba.cuda checks it, no other effect on the CPU",
         ),
-        Api("local.array", _G_MEM, "`local.array(shape, dtype)`: per-thread array", True, "shape as `shared.array`"),
+        Api(
+            "local.array",
+            _G_MEM,
+            "`local.array(shape, dtype)`: per-thread array",
+            True,
+            "shape and `alignment=` as `shared.array`",
+        ),
         Api(
             "const.array_like",
             _G_MEM,

@@ -1746,6 +1746,32 @@ class Frontend:
                 return node, field, nxt
             node = nxt
 
+    def _check_alignment(self, node, s, call):
+        """numba.cuda's checks of a shared/local array's ``alignment=`` (its words:
+        numba-cuda's cudaimpl.py): a constant int, positive, a power of 2, a
+        multiple of the pointer size; None is no alignment."""
+        if isinstance(node, ast.Constant) and node.value is None:
+            return
+        if isinstance(node, (ast.Name, ast.Attribute)) and not (
+            isinstance(node, ast.Name) and node.id in self.env.locals
+        ):
+            if self.env.resolve(node) is None:  # a global or closure name bound to None
+                return
+        v = _cudaapi.constant_value(self, node)
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.typing_error(
+                f"RequireLiteralValue: alignment must be a constant integer; got {ast.unparse(node)}", s, call
+            )
+        if v <= 0:
+            msg = "Alignment must be positive"
+        elif v & (v - 1):
+            msg = "Alignment must be a power of 2"
+        elif v % 8:
+            msg = "Alignment must be a multiple of 8"
+        else:
+            return
+        raise ValueError(f'File "{self.filename}", line {_loc(s, self.dispatcher.firstlineno)}: {msg}; got {v}')
+
     def _allocation(self, s):
         kind = self.builtin_of(s.value.func).split(".")[0]
         call = s.value
@@ -1755,10 +1781,17 @@ class Frontend:
         name = s.targets[0].id
         args = list(call.args)
         kw = {k.arg: k.value for k in call.keywords}
-        extra = sorted(str(k) for k in kw if k not in ("shape", "dtype"))
-        if extra or len(args) > 2:
+        extra = sorted(str(k) for k in kw if k not in ("shape", "dtype", "alignment"))
+        if extra or len(args) > 3:
             got = f"keyword argument(s) {', '.join(extra)}" if extra else f"{len(args)} arguments"
-            self.error(f"{what} takes a shape and a dtype; got {got}", s)
+            self.error(f"{what} takes a shape, a dtype and an alignment; got {got}", s)
+        align = args[2] if len(args) > 2 else kw.get("alignment")
+        if align is not None:
+            self._check_alignment(align, s, call)
+            # checked as numba.cuda checks it; the CPU's arrays need no more (what a
+            # kernel computes does not depend on an array's address)
+            call.args = args = args[:2]
+            call.keywords = [k for k in call.keywords if k.arg != "alignment"]
         shape = args[0] if args else kw.get("shape")
         dtype = args[1] if len(args) > 1 else kw.get("dtype")
         if shape is None or dtype is None:
