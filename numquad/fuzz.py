@@ -32,6 +32,12 @@ an augmented assignment): a target keeps Python's order or refuses the kernel wi
 its statement-order message, which counts as an answer (the result's details say
 "refused"). Retypes (``Generator.retype``, in about a quarter of the kernels) give a
 variable a value of another type at the top level, read in that type from then on.
+Twists and extras (``Generator.twist``, ``Generator.extra``, in about half the kernels,
+a stream of their own) write what the rules above leave out: arithmetic on two types
+or with a Python literal, unary ``-``/``~``/``not``, ``min``/``max``/``abs``, small
+integer powers, each converted back to its variable's type; ``range`` loops with a
+start and a step (negative, block- and grid-stride), augmented stores to the thread's
+own element (global and shared), ``elif`` chains with cross-lane ops in their conditions.
 """
 
 from __future__ import annotations
@@ -285,6 +291,16 @@ class Generator:
         self.rt_on = self.rt_r.random() < 0.25
         self.retypes = 0
         self.fx_writers = set()
+        # the forms of Generator.twist and Generator.extra (mixed types, literals, unary
+        # ops, min/max/abs, powers, stepped ranges, augmented stores, elif chains): a
+        # stream of their own, in about half the kernels
+        self.nx_r = random.Random(f"numquad-fuzz-nx:{seed}:{index}")
+        self.nx_on = self.nx_r.random() < 0.5
+        self.in_extra = False
+        self.extras = 0
+        self.total = 0  # threads in the grid (generate)
+        self.ndim = 1
+        self.bsize = 0  # threads in a block (generate)
         self.args = {}  # name -> Arg (order of first use)
         self.counter = 0
         self.budget = self.r.randint(3, 14)
@@ -365,6 +381,22 @@ class Generator:
         return int(self.pick([0, 1, 3, info.max, info.min, 31, 32]))
 
     def expr(self, dt, sc, depth=2):
+        e = self._expr(dt, sc, depth)
+        if depth >= 1 and self.nx_on and self.nx_r.random() < 0.08:
+            with self._nx():
+                e = self.twist(dt, e, sc, depth)
+        return e
+
+    @contextlib.contextmanager
+    def _nx(self):
+        """Draw from the stream of Generator.twist and Generator.extra meanwhile."""
+        main, self.r = self.r, self.nx_r
+        try:
+            yield
+        finally:
+            self.r = main
+
+    def _expr(self, dt, sc, depth):
         r = self.r
         if depth <= 0 or r.random() < 0.4:
             return self.leaf(dt, sc)
@@ -556,6 +588,7 @@ class Generator:
             self.tap(sc, lines, ind)
             self.effect(sc, lines, ind)
             self.retype(sc, lines, ind)
+            self.extra(sc, lines, ind)
             n += 1
             if n > 4:
                 break
@@ -582,7 +615,8 @@ class Generator:
         the one the generator made before."""
         r = self.rt_r
         if (
-            not self.rt_on
+            self.in_extra
+            or not self.rt_on
             or sc.depth
             or sc.lanefn
             or not sc.arrays
@@ -642,7 +676,7 @@ class Generator:
         of ``fx`` beside a load of it and a cross-lane op (``_EFFECTS``): in Python's
         order on every target, or refused (run_one accepts the order refusals)."""
         r = self.fx_r
-        if not self.fx_on or not sc.arrays or sc.lanefn or self.fx >= 2 or r.random() >= 0.2:
+        if self.in_extra or not self.fx_on or not sc.arrays or sc.lanefn or self.fx >= 2 or r.random() >= 0.2:
             return
         self.fx += 1
         self.features.add("effects")
@@ -1004,6 +1038,242 @@ class Generator:
             else:
                 lines.append(f"{pad}{v} = np.{dt}({name}({args}))")
 
+    # -- forms from the stream of twist and extra -----------------------------------------
+    _LIT_INTS = ("-1", "2", "3", "7", "-3")
+    _LIT_FLOATS = ("0.5", "-1.5", "2.0", "0.1", "-0.0")
+
+    def _mixed_op(self, ta, tb):
+        """An operator for *ta* with *tb* (a type, or "int"/"float" for a literal) whose
+        result is defined on every target: Numba types a mixed integer operation with
+        a 64-bit operand as int64 at times (int64 with uint64, uint64 with a literal),
+        and a signed 64-bit ``+ - *`` overflow is undefined (nsw)."""
+        if any(t in FLOAT_TYPES or t == "float" for t in (ta, tb)):
+            return self.pick(["+", "-", "*", "+", "*", "/", "//", "%"])
+        o = self.pick(["+", "-", "*", "+", "-", "*", "&", "|", "^", "//", "%", "/"])
+        unsigned = all(t.startswith("uint") for t in (ta, tb))
+        if o in ("+", "-", "*") and {"int64", "uint64"} & {ta, tb} and not unsigned:
+            o = self.pick(["&", "|", "^", "//", "%"])
+        return o
+
+    def twist(self, dt, e, sc, depth):
+        """*e* (of type *dt*) in a form the rest of the generator never writes, converted
+        back to *dt*: arithmetic with a value of another type or a Python literal
+        (Numba's promotion types the result), unary ``-``/``~``/``not``, ``min``,
+        ``max``, ``abs``, a power with a small integer exponent, or (bools) a
+        comparison of two types."""
+        d = max(0, depth - 1)
+        num = [t for t in ALL_TYPES if t != "bool"]
+        ctor = "np.bool_" if dt == "bool" else f"np.{dt}"
+        if dt == "bool":
+            kind = self.pick(["cmp", "cmp", "unary", "minmax"])
+        else:
+            kind = self.pick(
+                ["mixed", "mixed", "literal", "literal", "unary", "unary", "minmax", "pow"]
+                + ["pow"] * (dt in FLOAT_TYPES)
+            )
+        if kind == "cmp":
+            ta = self.pick(num)
+            tb = self.pick([t for t in num if t != ta])
+            cmp = self.pick(["<", "<=", ">", ">=", "==", "!="])
+            self.features.add("mixed-compare")
+            return f"np.bool_({e} ^ ({self.expr(ta, sc, d)} {cmp} {self.expr(tb, sc, d)}))"
+        if kind == "mixed":
+            ot = self.pick([t for t in num if t != dt])
+            a, b, ta, tb = e, self.expr(ot, sc, d), dt, ot
+            if self.chance(0.5):
+                a, b, ta, tb = b, a, tb, ta
+            self.features.add("mixed-arith")
+            return f"np.{dt}(({a}) {self._mixed_op(ta, tb)} ({b}))"
+        if kind == "literal":
+            lt = "float" if dt in FLOAT_TYPES or self.chance(0.3) else "int"
+            lit = self.pick(self._LIT_FLOATS if lt == "float" else self._LIT_INTS)
+            o = self._mixed_op(dt, lt)
+            self.features.add("literal-operand")
+            if self.chance(0.5):
+                return f"np.{dt}(({e}) {o} {lit})"
+            return f"np.{dt}({lit} {o} ({e}))"
+        if kind == "unary":
+            ot = dt if self.chance(0.6) else self.pick(ALL_TYPES)
+            x = e if ot == dt else None
+            if x is None:
+                x = self.opcall(ot, sc, d) if not sc.no_ops and self.chance(0.4) else self.expr(ot, sc, d)
+            forms = ["-", "abs", "not"] + (["~"] if ot in INT_TYPES else [])
+            if sc.lanefn and ot.startswith("uint"):
+                # the interpreter's known gap (docs/RELIABILITY.md): -x of an unsigned
+                # lane-call argument keeps its type (Numba: uint64)
+                forms = ["abs", "not"]
+            f = self.pick(forms)
+            self.features.add("unary-" + f)
+            text = {"-": f"-({x})", "~": f"~({x})", "not": f"(not ({x}))", "abs": f"abs({x})"}[f]
+            return f"{ctor}({text})"
+        if kind == "minmax":
+            fn = self.pick(["min", "max"])
+            roll = self.r.random()
+            if roll < 0.4 or dt == "bool":
+                b = self.expr(dt, sc, d)
+            elif roll < 0.8:
+                b = self.expr(self.pick([t for t in num if t != dt]), sc, d)
+            else:
+                b = self.pick(self._LIT_FLOATS + self._LIT_INTS)
+            args = [e, b] if self.chance(0.5) else [b, e]
+            if self.chance(0.15):
+                args.append(self.expr(dt, sc, d))
+            self.features.add("minmax")
+            return f"{ctor}({fn}({', '.join(args)}))"
+        # a power with a small integer exponent: constant or from data, negative for floats
+        if dt in FLOAT_TYPES:
+            base = e
+            k = self.r.randint(-3, 3)
+            exp = self.pick(
+                [
+                    f"({k})",
+                    f"np.int32({k})",
+                    f"np.int64({k})",
+                    f"np.int32(np.int32({self.expr(self.pick(INT_TYPES), sc, d)}) % np.int32(7) - np.int32(3))",
+                ]
+            )
+            self.features.add("pow-float")
+        else:
+            base = e if self.chance(0.7) else self.expr(self.pick(INT_TYPES + FLOAT_TYPES), sc, d)
+            k = self.r.randint(0, 3)
+            exp = self.pick(
+                [
+                    str(k),
+                    f"np.int32({k})",
+                    f"np.int64({k})",
+                    f"(np.int32({self.expr(self.pick(INT_TYPES), sc, d)}) & np.int32(3))",
+                ]
+            )
+            self.features.add("pow-int")
+        return f"np.{dt}(({base}) ** {exp})"
+
+    def _aug(self, dt, sc):
+        """An augmented operator for an element of type *dt* and its right side: int64
+        takes only the bitwise ones (its ``+ - *`` may overflow: undefined), bools the
+        bitwise ones."""
+        if dt == "bool":
+            return self.pick(["|", "&", "^"]), self.expr(dt, sc, 2)
+        if dt in FLOAT_TYPES:
+            rt = dt if self.chance(0.7) else self.pick([t for t in ALL_TYPES if t != "bool"])
+            return self.pick(["+", "-", "*"]), self.expr(rt, sc, 2)
+        if dt == "int64":
+            return self.pick(["|", "^", "&"]), self.expr(dt, sc, 2)
+        small = ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+        rt = self.pick(small) if dt in small and self.chance(0.3) else dt
+        return self.pick(["+", "-", "*", "+", "|", "^", "&"]), self.expr(rt, sc, 2)
+
+    def aug_shared(self, k, dt, sc, body):
+        """Sometimes an augmented assignment to the thread's own shared element, after
+        its store and before the barrier."""
+        if not self.nx_on or self.nx_r.random() >= 0.35:
+            return
+        with self._nx():
+            o, rhs = self._aug(dt, sc)
+        self.features.add("aug-shared")
+        body.append(f"{k}[t] {o}= {rhs}")
+
+    def extra(self, sc, lines, ind):
+        """Sometimes (in the kernels with twists, from their stream) a statement of a form
+        the rest of the generator never writes: an augmented store to the thread's own
+        element, an ``elif`` chain with cross-lane ops in its conditions, a ``range``
+        loop with a start and a step (negative, block- and grid-stride)."""
+        r = self.nx_r
+        if not self.nx_on or self.in_extra or sc.no_ops or sc.depth >= 3 or self.extras >= 4 or r.random() >= 0.15:
+            return
+        self.extras += 1
+        kinds = ["elif", "range"] + (["augstore", "augstore"] if sc.arrays else [])
+        kind = kinds[r.randrange(len(kinds))]
+        saved = self.budget, self.calls
+        self.in_extra = True
+        try:
+            with self._nx():
+                self.budget = self.r.randint(1, 3)
+                getattr(self, "ex_" + kind)(sc, lines, "    " * ind, ind)
+        finally:
+            self.in_extra = False
+            self.budget, self.calls = saved
+
+    def ex_augstore(self, sc, lines, pad, ind):
+        """``e[i] op= v`` (a bool element is stored first: the poison byte is no bool)."""
+        dt = self.pick(ALL_TYPES)
+        name = self.arg(f"e_{dt}", "out", dt)
+        self.features.add("aug-store")
+        if dt == "bool" or self.chance(0.4):
+            lines.append(f"{pad}{name}[i] = {self.expr(dt, sc, 2)}")
+        o, rhs = self._aug(dt, sc)
+        lines.append(f"{pad}{name}[i] {o}= {rhs}")
+
+    def ex_elif(self, sc, lines, pad, ind):
+        """``if c: ... elif op(...): ... elif ...``: a later condition runs in the lanes
+        the earlier ones left (no full-mask shuffle there)."""
+        self.features.add("elif-op")
+        c0 = self.cond(sc) if self.chance(0.6) else self.opcall("bool", sc, 2)
+        lines.append(f"{pad}if {c0}:")
+        self.block(sc.child(), lines, ind + 1)
+        for k in range(self.r.randint(1, 3)):
+            with self._some_lanes():
+                roll = self.r.random()
+                if k == 0 or roll < 0.4:
+                    c = self.opcall("bool", sc, 2)
+                    if self.chance(0.4):
+                        c = f"({self.cond(sc)}) and ({c})"
+                else:
+                    c = self.cond(sc)
+            lines.append(f"{pad}elif {c}:")
+            self.block(sc.child(), lines, ind + 1)
+        if self.chance(0.5):
+            lines.append(f"{pad}else:")
+            self.block(sc.child(), lines, ind + 1)
+
+    def ex_range(self, sc, lines, pad, ind):
+        """``for j in range(start, stop, step)``: uniform trip counts (constants, a
+        uniform scalar, block- and grid-stride loops over whole multiples) and
+        lane-varying ones; a grid-stride loop to ``n`` holds no op."""
+        j = f"jr{self.extras}"
+        uniform = [
+            "range(np.int64(1), np.int64(7), np.int64(2))",
+            "range(5, -1, -2)",
+            "range(np.int64(6), np.int64(0), np.int64(-3))",
+            "range(-2, 3, 2)",
+        ]
+        varying = [
+            "range(np.int64(Wave.laneId() & np.uint32(3)), 9, 3)",
+            "range(np.int64(Wave.laneId() & np.uint32(7)), np.int64(-2), np.int64(-3))",
+        ]
+        plain = None
+        if sc.arrays:
+            trip = self.arg("trip", "trip", "int32")
+            u = self.arg("u_int32", "scalar", "int32", value=self._uniform_value("int32"))
+            stride = "np.int64(xpu.gridsize(1))" if self.ndim == 1 else f"np.int64({self.total})"
+            B, N = self.bsize, self.total
+            uniform += [
+                f"range(np.int64({u} & np.int32(3)), 8, 3)",
+                f"range(np.int64(t), np.int64({3 * B}), np.int64({B}))",
+                f"range(i, np.int64({2 * N}), {stride})",
+            ]
+            varying += [
+                f"range(np.int64({trip}[i]), np.int64(-1), np.int64(-1))",
+                f"range(np.int64(0), np.int64({trip}[i]) * np.int64(2), np.int64(2))",
+            ]
+            plain = f"range(i, {self.arg('n', 'n', 'int64')}, {stride})"
+        seq = self.pick(uniform + varying + ([plain] * 2 if plain else []))
+        self.features.add("range-step")
+        if "-" in seq.split(",")[-1]:
+            self.features.add("range-negative-step")
+        if seq.startswith("range(i, "):
+            self.features.add("grid-stride")
+        lines.append(f"{pad}for {j} in {seq}:")
+        inner = sc.child(loop="for")
+        inner.ro[j] = "int64"
+        if seq == plain:  # a lane-varying grid-stride loop: no op inside
+            inner.no_ops = True
+            v = self.assignable(inner)
+            lines.append(f"{pad}    {v} = {self.expr(inner.vars[v], inner, 2)}")
+            name = self.arg("e_int64", "out", "int64")
+            lines.append(f"{pad}    {name}[i] = np.int64({j}) ^ np.int64({self.expr('int64', inner, 1)})")
+            return
+        self.block(inner, lines, ind + 1)
+
     # -- lane functions -------------------------------------------------------------------
     def lanefn(self, k):
         params = [self.pick(ALL_TYPES) for _ in range(self.r.randint(1, 3))]
@@ -1093,6 +1363,7 @@ class Generator:
             griddim = tuple(r.randint(1, 2) for _ in blockdim)
         B = int(np.prod(blockdim))
         N = B * int(np.prod(griddim))
+        self.total, self.bsize, self.ndim = N, B, len(blockdim)
         nd = len(blockdim)
         lanefn_lines = []
         for k in range(self.pick([0, 0, 1, 1, 2])):
@@ -1228,6 +1499,7 @@ class Generator:
         self.allocs.append(f"{k} = xpu.shared.array({B}, np.{dt})  # keep")
         self.features.add("shared")
         body.append(f"{k}[t] = {self.expr(dt, sc, 2)}  # keep")
+        self.aug_shared(k, dt, sc, body)
         body.append("xpu.syncthreads()  # keep")
         m = r.randint(0, B - 1)
         p2 = 1
@@ -1276,6 +1548,7 @@ class Generator:
             k = self.fresh("sw")
             self.allocs.append(f"{k} = xpu.shared.array({B}, np.{dt})  # keep")
             body.append(f"{k}[t] = {self.expr(dt, sc, 2)}  # keep")
+            self.aug_shared(k, dt, sc, body)
             body.append("xpu.syncwarp()  # keep")
             body.append(f"if {p} < np.int32({B}):")
             body.append(f"    {v} = {k}[{p}]")

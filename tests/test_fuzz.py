@@ -343,3 +343,75 @@ def test_a_kernel_with_effects_passes_or_is_refused_for_its_order(index, tmp_pat
     assert res["status"] == "passed", res
     refused = any("refused" in d for d in res["details"])
     assert refused == (index == 22), res
+
+
+def test_generator_writes_mixed_types_literals_unary_ops_powers_and_stepped_loops():
+    """The forms of ``Generator.twist`` and ``Generator.extra`` (their own random stream,
+    about half the kernels): arithmetic on two types or with a Python literal,
+    unary ``-``/``~``/``not``, ``min``/``max``/``abs``, powers with small integer
+    exponents (negative for floats), ``range`` with a start and a (negative) step,
+    block- and grid-stride loops, augmented stores to the thread's own element (global
+    and shared), ``elif`` chains whose conditions hold cross-lane ops."""
+    import ast
+    import re
+
+    def np_type(node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and ast.unparse(node.func.value) == "np":
+            return node.func.attr
+        return None
+
+    seen = set()
+    for index in range(300):
+        src = fuzz.generate(31031, index).source
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.Pow):
+                a, b = np_type(node.left), np_type(node.right)
+                if a and b and a != b:
+                    seen.add("two types")
+                for x, y in ((node.left, node.right), (node.right, node.left)):
+                    if np_type(x) and isinstance(y, (ast.Constant, ast.UnaryOp)):
+                        c = y if isinstance(y, ast.Constant) else y.operand
+                        if isinstance(c, ast.Constant) and type(c.value) in (int, float):
+                            seen.add(f"{type(c.value).__name__} literal")
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+                e = ast.unparse(node.right)
+                seen.add("float power" if re.search(r"-\d|% np\.int32\(7\)", e) else "power")
+            if isinstance(node, ast.UnaryOp) and not isinstance(node.operand, ast.Constant):
+                seen.add(type(node.op).__name__)
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("min", "max", "abs"):
+                seen.add(ast.unparse(node.func))
+            if isinstance(node, ast.For) and ast.unparse(node.iter).startswith("range(") and len(node.iter.args) == 3:
+                step = ast.unparse(node.iter.args[2])
+                seen.add("negative step" if "-" in step else "step")
+                if ast.unparse(node.iter.args[0]) == "i":
+                    seen.add("grid-stride")
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+                target = ast.unparse(node.target)
+                if target.endswith("[i]") and target.startswith("e_"):
+                    seen.add(f"{target.split('[')[0][:2]}[i] {type(node.op).__name__}=")
+                if re.match(r"s[hw]\d+\[t\]$", target):
+                    seen.add("shared aug")
+        for m in re.finditer(r"^\s*elif (.*):$", src, re.M):
+            if re.search(r"\b(Wave|Quad|cuda)\.", m.group(1)):
+                seen.add("elif op")
+    want = {
+        "two types",
+        "int literal",
+        "float literal",
+        "power",
+        "float power",
+        "USub",
+        "Invert",
+        "Not",
+        "min",
+        "max",
+        "abs",
+        "step",
+        "negative step",
+        "grid-stride",
+        "e_[i] Add=",
+        "e_[i] BitOr=",
+        "shared aug",
+        "elif op",
+    }
+    assert want <= seen, want - seen
