@@ -75,6 +75,7 @@ def int_power(tp, signed, zerodiv):
     one = tp(1)
 
     def impl(a, b):
+        a = tp(a)  # in the result type first, as Numba's (a uint64 base of an int64 power)
         if signed and b < 0:
             if a == 0:
                 if zerodiv is None:
@@ -85,7 +86,7 @@ def int_power(tp, signed, zerodiv):
             if a == -1:
                 return one if b & 1 == 0 else tp(-1)
             return tp(0)
-        r, x, e = one, tp(a), b
+        r, x, e = one, a, b
         if e > 0x10000:
             return tp(math.pow(a, float(b)))
         while e != 0:

@@ -741,17 +741,33 @@ def _nq_binop(opname, a, b, inplace=False):
             t = np.uint64 if a.dtype.kind == "u" else np.int64
         else:
             t = np.uint64 if a.dtype.kind == "u" and b.dtype.kind == "u" else np.int64
+        if fn is operator.pow:
+            return _int_power(t, a, b)
         a, b = t(a), t(b)
         if (fn is operator.floordiv or fn is operator.mod) and t is np.int64 and b == -1:
             # Numba's signed division: MIN // -1 is 0 (and MIN % -1), where NumPy wraps
             return t(-int(a)) if fn is operator.floordiv and a != np.iinfo(np.int64).min else t(0)
-        if fn is operator.pow and b < 0:
-            if a == 0:
-                return t(np.uint64(1) << np.uint64(63))
-            if a != 1 and a != -1:
-                return t(0)
-            return t(1 if a == 1 or b % 2 == 0 else -1)
     return fn(a, b)
+
+
+def _int_power(t, a, b):
+    """``a ** b`` of integers as Numba computes it in its result type *t*: the base
+    converted to *t* first, the exponent in its own type (a uint64 exponent is never
+    negative); a negative exponent gives 0 for a base other than 1, -1 and 0 (the
+    type's 0x80..0); past 65536, C's ``pow`` of the floats, converted back as the GPU
+    converts (saturating); else the power, wrapping."""
+    a, e = t(a), int(b)
+    if e < 0:
+        if a == 0:
+            return t(np.uint64(1) << np.uint64(63))
+        if a != 1 and a != -1:
+            return t(0)
+        return t(1 if a == 1 or e % 2 == 0 else -1)
+    if e > 0x10000:
+        with np.errstate(all="ignore"):
+            return _float_to_int(t, np.power(np.float64(a), np.float64(e)))
+    v = pow(int(a), e, 1 << 64)
+    return t(v - (1 << 64) if t is np.int64 and v >= 1 << 63 else v)
 
 
 def _float_int_power(a, b):

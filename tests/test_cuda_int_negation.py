@@ -68,8 +68,13 @@ def test_the_cpu_target_wraps_as_numpy(rng):
     np.testing.assert_array_equal(out, _want(a))
 
 
-def test_the_ptx_has_no_integer_neg_or_abs():
-    ptx = k_neg.inspect_ptx((numba.int64[:, ::1], numba.int32[::1]), cc=(9, 0))
+@pytest.mark.parametrize("fastmath", [False, True])
+def test_the_ptx_has_no_integer_neg_or_abs(fastmath):
+    """With fastmath=True too (a probe of the thirty-first session): fastmath gives
+    up FMA contraction and approximations, not integer arithmetic; the kernel got
+    none of numquad's rewrites then."""
+    k = xpu.jit(k_neg.py_func, fastmath=fastmath)
+    ptx = k.inspect_ptx((numba.int64[:, ::1], numba.int32[::1]), cc=(9, 0))
     for op in ("neg.s16", "abs.s16", "neg.s32", "abs.s32"):
         assert op not in ptx
     assert "not.b16" in ptx and "max.s16" in ptx

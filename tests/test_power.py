@@ -137,6 +137,37 @@ def test_an_integer_to_an_integer_power_never_raises(target, dt, rng):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("target", ALL)
+def test_a_uint64_base_of_a_signed_power_converts_first(target):
+    """Numba types ``uint64 ** int32`` as int64 and converts the base first: 2**64 - 1
+    is -1 there, so its negative powers are 1 and -1; 2**63 is -2**63, whose power
+    past 65536 is ``pow`` of -2**63, saturated (a probe of the thirty-first session:
+    0, 0 and 2**63 - 1). Expected values from plain ``numba.njit``."""
+    import numba
+
+    a = np.array([2**64 - 1, 2**64 - 1, 2**63, 5, 2**64 - 2], np.uint64)
+    e = np.array([-3, -2, 65537, -1, 3], np.int32)
+    want = np.array([numba.njit(lambda x, y: x**y)(x, y) for x, y in zip(a, e)], np.int64)
+    assert want.tolist()[:3] == [-1, 1, -(2**63)]
+    out = np.full(5, 7, np.int64)
+    launch_on(target, k_pow, 1, 32, out, a, e)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("target", ALL)
+def test_an_integer_power_past_65536_is_pow_saturated(target):
+    """docs/semantics.md: past an exponent of 65536 an integer power is C's ``pow`` of
+    the floats, converted back saturating; a uint64 exponent is never negative (the
+    python target read 2**63 as negative and wrapped: 0 for ``2 ** 70000``)."""
+    m = 2**63 - 1
+    a = np.array([2, 3, -2, 2, 0, -1], np.int64)
+    e = np.array([70000, 65537, 65537, 2**63, 2**63, 2**64 - 1], np.uint64)
+    out = np.full(6, 7, np.int64)
+    launch_on(target, k_pow, 1, 32, out, a, e)
+    # pow: inf, inf, -inf, inf, 0.0, and 1.0 (float(2**64 - 1) is 2**64: an even power of -1)
+    np.testing.assert_array_equal(out, [m, m, -m - 1, m, 0, 1])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ALL)
 def test_constant_negative_exponents_and_device_functions_give_infinities(target, rng):

@@ -349,12 +349,11 @@ class CUDATarget:
 
     @contextlib.contextmanager
     def _compiling(self):
-        with user_errors(self.dispatcher):
-            if self.dispatcher.fastmath:
-                yield
-            else:
-                with no_fma():
-                    yield
+        # numquad's NVVM settings and rewrites (cuda/nvvmir.py); with fastmath=True
+        # NVVM may contract FMA, the rewrites (integer neg/abs, cvt.rzi, frem as fmod,
+        # loop pinning) hold all the same
+        with user_errors(self.dispatcher), no_fma():
+            yield
 
     # -- kernels -----------------------------------------------------------
     def launch(self, dims, extra, args):
@@ -542,11 +541,10 @@ class CUDATarget:
         def compile(sig):
             with self._compiling():
                 compiled = plain_compile(sig)
-            if not self.dispatcher.fastmath:
-                # numba-cuda compiles it again for a GPU of another compute capability,
-                # outside this block and on whichever thread launches there first; a
-                # kernel loaded from the disk cache too
-                mark_library(getattr(compiled, "_codelibrary", None))
+            # numba-cuda compiles it again for a GPU of another compute capability,
+            # outside this block and on whichever thread launches there first; a
+            # kernel loaded from the disk cache too
+            mark_library(getattr(compiled, "_codelibrary", None))
             return compiled
 
         kernel.compile = compile
