@@ -190,7 +190,7 @@ def test_an_allocation_keyword_other_than_shape_and_dtype_is_refused(target):
             getattr(k, target)[1, 32](np.zeros(32, np.float32))
     msg = str(e.value)
     assert f"line {_line_of(k_extra_keyword, 'order=')}" in msg and HERE in msg, msg
-    assert "xpu.local.array(shape, dtype) takes a shape and a dtype; got keyword argument(s) order" in msg
+    assert "xpu.local.array(shape, dtype) takes a shape, a dtype and an alignment; got keyword argument(s) order" in msg
 
 
 TPB = 8
