@@ -242,4 +242,9 @@ def test_compiled_by_numba_cuda_and_the_cpu_target(fn, rng):
     fn(want)  # plain Python
     k = xpu.jit(fn)
     k.cpu[1, 1](o)
-    np.testing.assert_array_equal(o, want)
+    if fn is ufunc_into_output:
+        # np.sin and np.arctan2 are libdevice's on the CPU target (numquad/cpu/libdevice.py),
+        # NumPy's the C library's: within an ulp or two, not the same bits on every machine
+        np.testing.assert_array_max_ulp(o, want, maxulp=2)
+    else:
+        np.testing.assert_array_equal(o, want)
