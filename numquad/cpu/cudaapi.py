@@ -352,8 +352,9 @@ def _rows():
             True,
             "typed as numba.cuda types them (`math.floor`, `ceil`, `trunc` are floats, not int64; "
             "`math.pow(float32, int32)` is float32); `sin`, `cos`, `exp`, `exp2`, `expm1`, `sinh`, "
-            "`atan2` of float64 and `sin`, `cos`, `log`, `log2`, `log10`, `expm1`, `atan2`, `hypot` "
-            "of float32 run libdevice's own code on the CPU (the GPU's bits; numquad/cpu/libdevice.py), "
+            "`atan2` of float64 and `sin`, `cos`, `log`, `log2`, `log10`, `atan2`, `hypot` (`expm1` with "
+            "some libdevice versions) of float32 run libdevice's own code on the CPU (the GPU's bits, "
+            "also as NumPy ufuncs of scalars and inside `cmath`; numquad/cpu/libdevice.py), "
             "the others Numba's CPU math and the C library: results may differ in the last bit "
             "from libdevice",
             False,
