@@ -440,6 +440,26 @@ def _float_to_int(t, x):
     return t(r)
 
 
+def _check_alignment(v):
+    """numba.cuda's checks of a shared/local array's ``alignment=`` (its words;
+    numquad/cpu/frontend.py ``_check_alignment`` for the CPU target)."""
+    if v is None:
+        return
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise NumquadCompileError(f"RequireLiteralValue: alignment must be a constant integer; got {v!r}")
+    msg = (
+        "Alignment must be positive"
+        if v <= 0
+        else "Alignment must be a power of 2"
+        if v & (v - 1)
+        else "Alignment must be a multiple of 8"
+        if v % 8
+        else None
+    )
+    if msg:
+        raise ValueError(f"{msg}; got {v}")
+
+
 def _as_int32(x):
     """*x* converted to int32 as a numba.cuda ``i4`` parameter takes it: a float as
     the GPU converts, an integer wrapped to its low 32 bits."""
@@ -1740,7 +1760,8 @@ class _Thread:
         y = int(self.by) * int(self.dy) + (int(self.ty) & ~1) + ((t >> 1) & 1)
         return _i64(x), _i64(y)
 
-    def shared_array(self, site, shape=None, dtype=None, alignment=None):  # alignment: no effect on values
+    def shared_array(self, site, shape=None, dtype=None, alignment=None):
+        _check_alignment(alignment)  # no other effect on values
         if isinstance(shape, (int, np.integer)) and shape == 0:
             dt = _to_dtype(dtype)
             buf = self._blk.dynamic
@@ -1770,7 +1791,8 @@ class _Thread:
                 )
         return arr
 
-    def local_array(self, shape=None, dtype=None, alignment=None):  # alignment: no effect on values
+    def local_array(self, shape=None, dtype=None, alignment=None):
+        _check_alignment(alignment)  # no other effect on values
         arr = _alloc(shape, dtype)
         arr[...] = _poison(arr.dtype)
         return arr

@@ -46,20 +46,22 @@ def test_an_aligned_array_computes_as_any_other(target, alignment):
         np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("target", ["cpu", "python"])
 @pytest.mark.parametrize(
     "alignment,why", [(0, "positive"), (-8, "positive"), (24, "a power of 2"), (4, "a multiple of 8")]
 )
-def test_a_bad_alignment_is_numba_cuda_s_value_error(alignment, why):
+def test_a_bad_alignment_is_numba_cuda_s_value_error(target, alignment, why):
     k = _kernel(alignment)
     with pytest.raises(ValueError, match=rf"Alignment must be {why}; got {alignment}"):
-        k[1, 64](np.zeros(64, np.float32), np.zeros(64, np.float32), 0)
+        getattr(k, target)[1, 64](np.zeros(64, np.float32), np.zeros(64, np.float32), 0)
 
 
+@pytest.mark.parametrize("target", ["cpu", "python"])
 @pytest.mark.parametrize("alignment", ["16", 1.5])
-def test_an_alignment_that_is_not_a_constant_int_is_a_typing_error(alignment):
+def test_an_alignment_that_is_not_a_constant_int_is_a_typing_error(target, alignment):
     k = _kernel(alignment)
     with pytest.raises(NumquadCompileError, match="RequireLiteralValue: alignment must be a constant integer"):
-        k[1, 64](np.zeros(64, np.float32), np.zeros(64, np.float32), 0)
+        getattr(k, target)[1, 64](np.zeros(64, np.float32), np.zeros(64, np.float32), 0)
 
 
 def test_the_ptx_keeps_numba_cuda_s_alignment():
