@@ -27,6 +27,8 @@ import pytest
 
 from numquad.cuda import nvvmir
 
+from conftest import cuda_available
+
 
 def _nvvm():
     try:
@@ -164,17 +166,8 @@ def test_numquad_s_kernel_has_a_disk_cache_entry_of_its_own(tmp_path, monkeypatc
         sys.modules.pop("nq_cached_mod", None)
 
 
-def _cuda_available():
-    try:
-        from numba import cuda
-
-        return bool(cuda.is_available())
-    except Exception:  # noqa: BLE001 - no numba-cuda, no driver: no GPU
-        return False
-
-
 @pytest.mark.cuda
-@pytest.mark.skipif(not _cuda_available(), reason="needs an NVIDIA GPU (numba.cuda.is_available() is false)")
+@pytest.mark.skipif(not cuda_available(), reason="needs an NVIDIA GPU (numba.cuda.is_available() is false)")
 def test_numquad_s_kernel_compiled_again_for_another_gpu_keeps_numquad_s_settings():
     import numpy as np
 

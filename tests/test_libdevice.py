@@ -24,6 +24,8 @@ import numpy as np
 import pytest
 
 from numquad import xpu
+
+from conftest import cuda_available
 from numquad.cpu import libdevice
 
 pytestmark = pytest.mark.skipif(not libdevice.available(), reason="libdevice not found (numba-cuda[cu13])")
@@ -171,17 +173,8 @@ def test_numpy_ufuncs_and_cmath_take_the_same_libdevice_code(dtype):
         assert np.array_equal(out[5], out[6], equal_nan=True)
 
 
-def _cuda_available():
-    try:
-        from numba import cuda
-
-        return bool(cuda.is_available())
-    except Exception:  # noqa: BLE001 - no numba-cuda, no driver: no GPU
-        return False
-
-
 @pytest.mark.cuda
-@pytest.mark.skipif(not _cuda_available(), reason="needs an NVIDIA GPU (numba.cuda.is_available() is false)")
+@pytest.mark.skipif(not cuda_available(), reason="needs an NVIDIA GPU (numba.cuda.is_available() is false)")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_cpu_and_gpu_give_the_same_bits(dtype):
     n = 1 << 18

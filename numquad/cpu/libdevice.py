@@ -151,6 +151,11 @@ def _join128(x, lo, hi):
     )
 
 
+def _pair128(op):
+    body = _join128("x", "%a0", "%a1") + _join128("y", "%a2", "%a3") + f"%w = {op} i128 %x, %y\n  "
+    return "{ i64, i64 }", ["i64"] * 4, body + _split("i128", "i64")
+
+
 def _asm_table():
     """libdevice's PTX inline assembly blocks that are exact integer or IEEE
     arithmetic, by the SHA-256 (first 16 hex digits) of their text with runs of white
@@ -181,22 +186,8 @@ def _asm_table():
             + _split("i128", "i64"),
         ),
         # the 128-bit sum and difference of (lo, hi) pairs, wrapping
-        "b32465a7931796f3": (
-            "{ i64, i64 }",
-            ["i64", "i64", "i64", "i64"],
-            _join128("x", "%a0", "%a1")
-            + _join128("y", "%a2", "%a3")
-            + "%w = add i128 %x, %y\n  "
-            + _split("i128", "i64"),
-        ),
-        "ab9605e80a10816a": (
-            "{ i64, i64 }",
-            ["i64", "i64", "i64", "i64"],
-            _join128("x", "%a0", "%a1")
-            + _join128("y", "%a2", "%a3")
-            + "%w = sub i128 %x, %y\n  "
-            + _split("i128", "i64"),
-        ),
+        "b32465a7931796f3": _pair128("add"),
+        "ab9605e80a10816a": _pair128("sub"),
         # sub.rn.f32 / sub.rn.f64
         "18542d03be056193": (_F, [_F, _F], "%r = fsub float %a0, %a1\n  ret float %r"),
         "c5168207871638e1": (_D, [_D, _D], "%r = fsub double %a0, %a1\n  ret double %r"),
