@@ -178,3 +178,28 @@ def test_debug_none_is_numba_cuda_s_default():
     a = np.full(40, -1, np.int64)
     k[2, 32](a)
     assert not k.debug and (a == np.arange(40)).all()
+
+
+@xpu.jit("i8(i8)", device=True)
+def _fib_declared(n):
+    if n < 2:
+        return n
+    return _fib_declared(n - 1) + _fib_declared(n - 2)
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_recursive_device_function_with_a_signature(target):
+    """numba-cuda's test_recursion ``test_global_explicit_sig`` with ``xpu.jit`` for its
+    device function (a probe of the thirty-first session: Numba's TypingError "fib1
+    is an @xpu.jit function, which a @numba.njit function cannot call")."""
+
+    @xpu.jit
+    def kernel(r, x):
+        i = xpu.grid(1)
+        if i < x.size:
+            r[i] = _fib_declared(x[i])
+
+    x = np.array([0, 1, 2, 10, 15], np.int64)
+    r = np.full(5, -7, np.int64)
+    getattr(kernel, target)[1, 32](r, x)
+    assert r.tolist() == [0, 1, 1, 55, 610]

@@ -2091,8 +2091,12 @@ def cpu_pyfunc(pyfunc, scalar_of):
     self_names = []
     for n in names:
         if n in glbls:
-            if as_xpu(glbls[n]) is not glbls[n] and getattr(glbls[n], "py_func", None) is pyfunc:
-                self_names.append(n)  # recursion: the CPU function itself, set by the caller
+            v = glbls[n]
+            if (as_xpu(v) is not v or isinstance(v, Dispatcher)) and getattr(v, "py_func", None) is pyfunc:
+                # recursion: the CPU function itself, set by the caller (an @xpu.jit one
+                # with declared signatures too, which compiles before anything could
+                # set it later)
+                self_names.append(n)
                 changed = True
                 continue
             new = sub(glbls[n])
