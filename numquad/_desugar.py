@@ -62,6 +62,7 @@ from .errors import NumquadCompileError
 
 __all__ = [
     "CAPTURE",
+    "CUDA_WARP_FUNCTIONS",
     "warp_function_arity",
     "warp_call_complaint",
     "lower",
@@ -82,22 +83,25 @@ _PURE_MODULES = ("math", "numpy", "builtins")
 #: xpu/numba.cuda functions without side effects (atomics, barriers, fences and
 #: warp functions are not).
 _PURE_KERNEL_FUNCTIONS = frozenset({"grid", "gridsize", "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp"})
-#: numba.cuda's warp functions: cross-lane, evaluated only by the lanes that reach them
-_CUDA_WARP_FUNCTIONS = frozenset(
-    {
-        "shfl_sync",
-        "shfl_up_sync",
-        "shfl_down_sync",
-        "shfl_xor_sync",
-        "ballot_sync",
-        "all_sync",
-        "any_sync",
-        "eq_sync",
-        "activemask",
-        "match_any_sync",
-        "match_all_sync",
-    }
+#: numba.cuda's warp-level functions by name, one list for every target: the CPU
+#: front end's and the python target's spellings, cpu/cudaapi.py's mask checks (the
+#: ``*_sync`` ones)
+CUDA_WARP_FUNCTIONS = (
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_down_sync",
+    "shfl_xor_sync",
+    "ballot_sync",
+    "all_sync",
+    "any_sync",
+    "eq_sync",
+    "activemask",
+    "lanemask_lt",
+    "match_any_sync",
+    "match_all_sync",
 )
+#: ... the cross-lane ones, evaluated only by the lanes that reach them
+_CUDA_WARP_FUNCTIONS = frozenset(CUDA_WARP_FUNCTIONS) - {"lanemask_lt"}
 _NESTED = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,

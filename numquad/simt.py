@@ -192,20 +192,7 @@ class _Resolver:
         return None
 
 
-_CUDA_WARP = (
-    "shfl_sync",
-    "shfl_up_sync",
-    "shfl_down_sync",
-    "shfl_xor_sync",
-    "ballot_sync",
-    "all_sync",
-    "any_sync",
-    "eq_sync",
-    "activemask",
-    "lanemask_lt",
-    "match_any_sync",
-    "match_all_sync",
-)
+_CUDA_WARP = _desugar.CUDA_WARP_FUNCTIONS
 
 
 def _match_any(value):

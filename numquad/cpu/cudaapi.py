@@ -36,7 +36,7 @@ from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
-from .. import _numpy_calls, _power
+from .. import _desugar, _numpy_calls, _power
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
@@ -1758,18 +1758,7 @@ def gen_sync_check(gen, it, mask, args, out):
 
 
 #: numba.cuda's warp functions that take a lane mask (each checked by a debug build)
-SYNC_NAMES = (
-    "shfl_sync",
-    "shfl_up_sync",
-    "shfl_down_sync",
-    "shfl_xor_sync",
-    "ballot_sync",
-    "all_sync",
-    "any_sync",
-    "eq_sync",
-    "match_any_sync",
-    "match_all_sync",
-)
+SYNC_NAMES = tuple(n for n in _desugar.CUDA_WARP_FUNCTIONS if n.endswith("_sync"))
 
 
 def spelling_helpers():

@@ -283,20 +283,7 @@ def _cuda_function_names():
     cuda = sys.modules.get("numba.cuda")
     if cuda is None:
         return {}
-    names = (
-        "shfl_sync",
-        "shfl_up_sync",
-        "shfl_down_sync",
-        "shfl_xor_sync",
-        "ballot_sync",
-        "all_sync",
-        "any_sync",
-        "eq_sync",
-        "activemask",
-        "lanemask_lt",
-        "match_any_sync",
-        "match_all_sync",
-    )
+    names = _desugar.CUDA_WARP_FUNCTIONS
     return {id(getattr(cuda, n)): (getattr(cuda, n), n) for n in names if hasattr(cuda, n)}
 
 
