@@ -1348,52 +1348,7 @@ def _frexp(x):
     return math.frexp(_frexp_arg(x))
 
 
-# math functions typed by numba.cuda's case lists; their lowering is Numba's CPU one,
-# whose C library calls numquad's compiles then make calls of libdevice's code where
-# that is exact arithmetic (numquad/cpu/libdevice.py, host_math: the GPU's bits)
-_LIBDEVICE_UNARY = ("sin", "cos", "exp", "exp2", "expm1", "sinh", "log", "log2", "log10")
-_LIBDEVICE_BINARY = ("atan2", "hypot")
-for _n in _LIBDEVICE_UNARY:
-    _CUDA_MATH_CASES[_n] = [_F64(types.int64), _F64(types.uint64), _F32(_F32), _F64(_F64)]
-for _n in _LIBDEVICE_BINARY:
-    _CUDA_MATH_CASES[_n] = [_F64(types.int64, types.int64), _F64(types.uint64, types.uint64), _F32(_F32, _F32)]
-    _CUDA_MATH_CASES[_n].append(_F64(_F64, _F64))
-
-
-def _libdevice_codegen(name):
-    pyfn = getattr(math, name)
-
-    def codegen(context, builder, sig_, args):
-        sig = _cuda_case(context.typing_context, name, sig_.args)
-        ret = sig.return_type
-        # an integer case (int64, uint64) converts to the float, as numba.cuda's lowering
-        vals = [
-            context.cast(builder, context.cast(builder, v, t, c), c, ret) for v, t, c in zip(args, sig_.args, sig.args)
-        ]
-        return context.get_function(pyfn, ret(*[ret] * len(vals)))(builder, vals)
-
-    return codegen
-
-
-def _libdevice_math(name):
-    codegen = _libdevice_codegen(name)
-    if name in _LIBDEVICE_BINARY:
-
-        @intrinsic
-        def binary(typingctx, x, y):
-            return _cuda_case(typingctx, name, (x, y)).return_type(x, y), codegen
-
-        return binary
-
-    @intrinsic
-    def unary(typingctx, x):
-        return _cuda_case(typingctx, name, (x,)).return_type(x), codegen
-
-    return unary
-
-
 _MATH_EXTRA = {
-    **{n: _libdevice_math(n) for n in _LIBDEVICE_UNARY + _LIBDEVICE_BINARY},
     "fmod": _libm2("fmod"),
     "remainder": _libm2("remainder"),
     "frexp": _frexp,
