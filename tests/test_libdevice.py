@@ -199,3 +199,26 @@ def test_cpu_and_gpu_give_the_same_bits(dtype):
                     f"math.{name}({dtype.__name__}): {bad.size} of {n} differ, first x = {x[bad[0]]!r}"
                 )
     print("\n".join(f"{n}: {'libdevice' if e else 'Numba CPU'}, {b} differ" for n, e, b in report))
+
+
+def _sin_of(x):
+    return math.sin(x)
+
+
+def _atan2_of(x, y):
+    return math.atan2(x, y)
+
+
+@pytest.mark.parametrize("dt", ["bool", "int8", "int32", "uint64", "float32", "float64"])
+def test_the_cpu_types_these_functions_as_numba_cuda(dt):
+    """The CPU target types ``math.sin`` & co with Numba's CPU typing, which is
+    numba.cuda's for them (numba.cuda's own typing, through ``cuda.compile_ptx``, as the
+    oracle): the float type picks the libdevice function (``sin`` or ``sinf``)."""
+    from numba import cuda
+    from numba import types as nt
+
+    ty = nt.boolean if dt == "bool" else getattr(nt, dt)
+    for fn, args in ((_sin_of, (ty,)), (_atan2_of, (ty, nt.float32))):
+        want = np.dtype(str(cuda.compile_ptx(fn, args, device=True, cc=(9, 0))[1]))
+        got = xpu.jit(fn)(*[np.ones(4, dt if t is ty else "float32") for t in args]).dtype
+        assert got == want, (fn.__name__, dt)
