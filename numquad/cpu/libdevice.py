@@ -17,8 +17,10 @@ approximation done in the GPU's special function unit (``ex2.approx``,
 ``lg2.approx``, ``rcp.approx``, ``rsqrt.approx``, ...) whose bits are not
 specified. A function is offered (:func:`exact_function`) only where, after
 ``__nvvm_reflect`` is fixed as numba.cuda compiles (no flush to zero, IEEE square
-root and division, compute capability 9.0; libdevice's only architecture tests are
-against 3.5, 3.7 and older, so every GPU numba-cuda supports takes the same paths)
+root and division, compute capability 9.0; in CUDA 13.5's libdevice the functions
+offered here test the architecture only against 2.0, 3.5 and 3.7, so every GPU
+numba-cuda supports takes the same paths in them: the tests against 5.0 to 8.2 are in
+llrintf, fast_tanhf, sinpif, cospif and tgammaf)
 and dead code is removed, no call of an approximation or of an intrinsic not
 lowered here is left. The others (``expf``, ``log``, ``pow``, ``tanh``, ``erf``, ...)
 keep Numba's CPU lowering, as docs/semantics.md says.
