@@ -440,6 +440,5 @@ def host_math(text):
                 seen = True
             lines.append(line)
         text = "\n".join(lines)
-        with global_compiler_lock:
-            libs.append(_library(f"__nv_{fname}"))
+        libs.append(_library(f"__nv_{fname}"))  # built by exact_function above (cached)
     return text, libs
