@@ -133,6 +133,7 @@ __all__ = [
     "needs_mask",
     "masked_function",
     "fold_array_shapes",
+    "alignment_complaint",
     "allocation_complaint",
     "python_type_dtype",
     "hasattr_constant",
@@ -1214,6 +1215,20 @@ def python_type_dtype(what, obj):
         complex: "np.complex128 (or numba.complex128)",
     }[obj]
     return f"{what}: dtype {obj.__name__} is Python's type, which numba.cuda does not take as a dtype; use {best}"
+
+
+def alignment_complaint(v):
+    """What numba.cuda says of the int *v* given as a shared/local array's
+    ``alignment=`` (its words, numba-cuda's cudaimpl.py: positive, a power of 2, a
+    multiple of the pointer size, 8), or None where it takes it. Every target raises
+    it as a ValueError, as numba.cuda does."""
+    if v <= 0:
+        return "Alignment must be positive"
+    if v & (v - 1):
+        return "Alignment must be a power of 2"
+    if v % 8:
+        return "Alignment must be a multiple of 8"
+    return None
 
 
 def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False):

@@ -434,15 +434,7 @@ def _check_alignment(v):
         return
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
         raise NumquadCompileError(f"RequireLiteralValue: alignment must be a constant integer; got {v!r}")
-    msg = (
-        "Alignment must be positive"
-        if v <= 0
-        else "Alignment must be a power of 2"
-        if v & (v - 1)
-        else "Alignment must be a multiple of 8"
-        if v % 8
-        else None
-    )
+    msg = _control.alignment_complaint(int(v))
     if msg:
         raise ValueError(f"{msg}; got {v}")
 

@@ -1749,13 +1749,8 @@ class Frontend:
             self.typing_error(
                 f"RequireLiteralValue: alignment must be a constant integer; got {ast.unparse(node)}", s, call
             )
-        if v <= 0:
-            msg = "Alignment must be positive"
-        elif v & (v - 1):
-            msg = "Alignment must be a power of 2"
-        elif v % 8:
-            msg = "Alignment must be a multiple of 8"
-        else:
+        msg = _control.alignment_complaint(v)
+        if msg is None:
             return
         raise ValueError(f'File "{self.filename}", line {_loc(s, self.dispatcher.firstlineno)}: {msg}; got {v}')
 
