@@ -254,7 +254,7 @@ def local_names(fn):
 
 #: The builtins that generated code calls, by names no user local can shadow (a
 #: kernel with a local named ``range`` broke the CPU target's lane loops).
-BUILTIN_ALIASES = {"_nq_range": range, "_nq_len": len, "_nq_bool": bool}
+BUILTIN_ALIASES = {"_nq_range": range, "_nq_len": len, "_nq_bool": bool, "_nq_min": min}
 
 
 class Env:
@@ -1544,18 +1544,34 @@ class _Emitter:
                     ast.AugAssign(target=_name(i, True), op=ast.Add(), value=_name(st)),
                 ]
             else:
+                # a sequence (a tuple, an array) by index; ``enumerate(t[, start])`` and
+                # ``zip(t, u, ...)`` as the index and the items of sequences, each
+                # argument evaluated once before the loop, as Python does
                 q, n = f"_nq_q{k}", f"_nq_n{k}"
-                pre += [
-                    _assign(q, self.expr(s.iter)),
-                    _assign(n, _call("_nq_len", _name(q))),
-                    _assign(i, ast.Constant(0)),
-                ]
+                it, start = s.iter, None
+                fn = a.env.resolve(it.func) if isinstance(it, ast.Call) and not it.keywords and it.args else None
+                if fn is enumerate and len(it.args) <= 2:
+                    seqs = [it.args[0]]
+                    start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
+                elif fn is zip:
+                    seqs = list(it.args)
+                else:
+                    seqs, fn = [it], None
+                qs = [q] + [f"{q}_{j}" for j in range(1, len(seqs))]
+                pre += [_assign(qj, self.expr(e)) for qj, e in zip(qs, seqs)]
+                length = _call("_nq_len", _name(q))
+                for qj in qs[1:]:
+                    length = _call("_nq_min", length, _call("_nq_len", _name(qj)))
+                if start is not None:
+                    pre.append(_assign(f"{q}_s", self.expr(start)))
+                pre += [_assign(n, length), _assign(i, ast.Constant(0))]
                 cond = ast.Compare(left=_name(i), ops=[ast.Lt()], comparators=[_name(n)])
+                items = [ast.Subscript(value=_name(qj), slice=_name(i), ctx=ast.Load()) for qj in qs]
+                if start is not None:
+                    items.insert(0, ast.BinOp(left=_name(f"{q}_s"), op=ast.Add(), right=_name(i)))
+                value = items[0] if fn is None else ast.Tuple(elts=items, ctx=ast.Load())
                 bind = [
-                    ast.Assign(
-                        targets=[copy.deepcopy(s.target)],
-                        value=ast.Subscript(value=_name(q), slice=_name(i), ctx=ast.Load()),
-                    ),
+                    ast.Assign(targets=[copy.deepcopy(s.target)], value=value),
                     ast.AugAssign(target=_name(i, True), op=ast.Add(), value=ast.Constant(1)),
                 ]
         body = self.block(s.body, inner)

@@ -1199,28 +1199,8 @@ class Frontend:
                 s.test = ast.copy_location(ast.Constant(True), s)
                 s.body = pre + [brk] + s.body
             return [s]
-        if isinstance(s, ast.For) and self.contains_xl(s) and self._iterated_param(s.iter):
-            # ``for v in t`` over a parameter never assigned (a tuple, the same in every
-            # lane, or an array) around cross-lane ops: ``for j in range(len(t)): v = t[j]``,
-            # a uniform range loop (Numba iterates a UniTuple or an array the same way,
-            # and refuses a heterogeneous tuple both ways)
-            j = self.fresh("it")
-            bind = ast.Assign(
-                targets=[s.target],
-                value=ast.Subscript(
-                    value=ast.Name(s.iter.id, ast.Load()), slice=ast.Name(j, ast.Load()), ctx=ast.Load()
-                ),
-            )
-            s.iter = ast.Call(
-                func=ast.Name("_nq_range", ast.Load()),
-                args=[
-                    ast.Call(func=ast.Name("_nq_len", ast.Load()), args=[ast.Name(s.iter.id, ast.Load())], keywords=[])
-                ],
-                keywords=[],
-            )
-            s.target = ast.Name(j, ast.Store())
-            s.body = [ast.copy_location(bind, s)] + s.body
-            ast.fix_missing_locations(s)
+        if isinstance(s, ast.For) and self.contains_xl(s) and not s.orelse:
+            self._index_parameter_loop(s)
         # (a loop that a lane may leave by ``return`` is segmented like one around
         # an op: probe: ``for c in (3, 5, 7): if x % c == 0: return`` was refused)
         if isinstance(s, ast.For) and (
@@ -1281,6 +1261,54 @@ class Frontend:
                 return pre  # a bare op call whose result is unused
             return pre + [new]
         return [s]
+
+    def _index_parameter_loop(self, s):
+        """``for v in t``, ``for j, v in enumerate(t[, start])`` and ``for a, b in
+        zip(t, u, ...)`` over parameters never assigned (tuples, the same in every
+        lane, or arrays) around cross-lane ops, as a uniform range loop by index::
+
+            for _nq_itK in range(len(t)): v = t[_nq_itK]
+            for _nq_itK in range(len(t)): j, v = start + _nq_itK, t[_nq_itK]
+            for _nq_itK in range(min(len(t), len(u))): a, b = t[_nq_itK], u[_nq_itK]
+
+        (Numba iterates a UniTuple or an array the same way, and refuses a
+        heterogeneous tuple both ways); anything else is left as written."""
+        it = s.iter
+        N = lambda n: ast.Name(n, ast.Load())  # noqa: E731
+        call = lambda f, *a: ast.Call(func=N(f), args=list(a), keywords=[])  # noqa: E731
+        if self._iterated_param(it):
+            seqs, start = [it], None
+        elif isinstance(it, ast.Call) and not it.keywords and it.args:
+            fn = self.env.resolve(it.func)
+            if fn is enumerate and len(it.args) <= 2 and self._iterated_param(it.args[0]):
+                seqs = [it.args[0]]
+                start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
+                # read once per iteration: a constant or a parameter never assigned
+                if not (isinstance(start, ast.Constant) or self._iterated_param(start)):
+                    return
+            elif fn is zip and all(self._iterated_param(a) for a in it.args):
+                seqs, start = list(it.args), None
+            else:
+                return
+        else:
+            return
+        j = self.fresh("it")
+        items = [ast.Subscript(value=N(q.id), slice=N(j), ctx=ast.Load()) for q in seqs]
+        if start is not None:
+            items.insert(0, ast.BinOp(left=start, op=ast.Add(), right=N(j)))
+        if isinstance(it, ast.Name):
+            binds = [ast.Assign(targets=[s.target], value=items[0])]
+        elif isinstance(s.target, ast.Tuple) and len(s.target.elts) == len(items):
+            binds = [ast.Assign(targets=[t], value=v) for t, v in zip(s.target.elts, items)]
+        else:
+            binds = [ast.Assign(targets=[s.target], value=ast.Tuple(elts=items, ctx=ast.Load()))]
+        n = call("_nq_len", N(seqs[0].id))
+        for q in seqs[1:]:
+            n = call("_nq_min", n, call("_nq_len", N(q.id)))
+        s.iter = call("_nq_range", n)
+        s.target = ast.Name(j, ast.Store())
+        s.body = [ast.copy_location(b, s) for b in binds] + s.body
+        ast.fix_missing_locations(s)
 
     def _iterated_param(self, node):
         """*node* names a parameter the function never assigns."""
@@ -2648,7 +2676,11 @@ class Frontend:
             and not it.keywords
             and 1 <= len(it.args) <= 3
         ):
-            self.error("a loop around cross-lane ops must iterate over range(...)", s)
+            self.error(
+                "a loop around cross-lane ops must iterate over range(...), or over parameters the "
+                "function never assigns, directly or through enumerate(...) or zip(...)",
+                s,
+            )
         args = list(it.args)
         start, stop, step = (
             (ast.Constant(0), args[0], ast.Constant(1))
