@@ -1599,6 +1599,30 @@ class _BlockGen:
             return _call("_nq_allb", _name(mask), _name("_nq_G"))
         return _call("_nq_all", _name(mask))
 
+    def masked_loop(self, mask, body, idle=()):
+        """The lane loop of a region under *mask*: *body* in its lanes, *idle* in the
+        others. In a block function, wave by wave, and a wave with no lane in *mask*
+        runs no lane's test (only *idle*, a store per lane): a region under ``if tid <
+        32`` in a block of 256 threads tested 224 lanes it had no work for."""
+        if not self.block_mode:
+            return _lane_loop([ast.If(test=_sub(mask), body=body, orelse=list(idle))])
+
+        def wave_lanes(stmts):
+            start = ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W))
+            stop = ast.BinOp(copy.deepcopy(start), ast.Add(), _const(W))
+            rng = _call("_nq_range", _call("_nq_i32", start), _call("_nq_i32", stop))
+            return ast.For(target=_name(L, ast.Store), iter=rng, body=stmts, orelse=[])
+
+        some = _call("_nq_any", _call("_nq_wv", _name(mask), _name("_nq_w")))
+        run = wave_lanes([ast.If(test=_sub(mask), body=body, orelse=list(idle))])
+        skip = [wave_lanes(copy.deepcopy(list(idle)))] if idle else []
+        return ast.For(
+            target=_name("_nq_w", ast.Store),
+            iter=_call("_nq_range", ast.BinOp(_name("_nq_G"), ast.FloorDiv(), _const(W))),
+            body=[ast.If(test=some, body=[run], orelse=skip)],
+            orelse=[],
+        )
+
     def plain_loop(self, body):
         """The lane loop of a region where every lane is active. A kernel with barriers
         compiled for a 2-D or 3-D block shape whose lanes fill whole waves runs it as
@@ -1760,7 +1784,7 @@ class _BlockGen:
                 sel = [st for n in kept for st in self._store_var(n, active="_nq_act")]
                 return _located(entry + [_lane_loop([act] + body + sel)], line)
             body += tail
-            masked = _lane_loop([ast.If(test=_sub(mask), body=body, orelse=[])])
+            masked = self.masked_loop(mask, body)
             if self.fast_path:
                 plain = self.plain_loop(copy.deepcopy(body))
                 return _located(entry + [ast.If(test=self._all(mask), body=[plain], orelse=[masked])], line)
@@ -1862,7 +1886,7 @@ class _BlockGen:
             c = _name(it.cond)
             active = pre + [_store(mt, c)] + ([_store(me, ast.UnaryOp(ast.Not(), _name(it.cond)))] if me else [])
             idle = [_store(mt, _const(False))] + ([_store(me, _const(False))] if me else [])
-            masked = _lane_loop([ast.If(test=_sub(mask), body=active, orelse=idle)])
+            masked = self.masked_loop(mask, active, idle)
             if self._pure_region(pre, stores):
                 # one loop over every lane: the masks are the condition and the lane's mask
                 act = _assign(_name("_nq_act", ast.Store), _sub(mask))
@@ -2010,6 +2034,11 @@ class _BlockGen:
                     return n
 
             body = [View().visit(st) for st in call]
+            if not self.debug:
+                # a wave with no active lane has nothing to exchange: its lanes keep
+                # their values (the op stores only active lanes), so the op is skipped
+                some = _call("_nq_any", _call("_nq_wv", _name(mask), _name("_nq_w")))
+                body = [ast.If(test=some, body=body, orelse=[])]
             out.append(
                 ast.For(
                     target=_name("_nq_w", ast.Store),
