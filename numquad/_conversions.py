@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import weakref
 
 __all__ = ["nan_bits", "rewrite", "saturating_conversions", "cvt_rzi"]
 
@@ -109,19 +110,39 @@ def rewrite(text):
     return out
 
 
+_WINDOW = {"depth": 0}
+
+
 @contextlib.contextmanager
 def saturating_conversions():
-    """Inside this block, IR that Numba adds to a CPU code library is rewritten by
-    :func:`rewrite`, and its math functions by numquad/cpu/libdevice.py's
-    ``host_math``. The caller holds Numba's compiler lock (the method is patched
-    on the class, and only compiles under that lock see it)."""
+    """Inside this block, IR that Numba adds to a CPU code library for numquad is
+    rewritten by :func:`rewrite`, and its math functions by numquad/cpu/libdevice.py's
+    ``host_math``; a code library of numquad's links a rewritten copy of each library
+    it links that was compiled without them (a user's or Numba's own code, compiled
+    as plain Numba code: numquad/cpu/compiling.py ``foreign_compile``), so that
+    plain Numba keeps its own code and numquad's gets the GPU's bits wherever the
+    code came from. The caller holds Numba's compiler lock (the methods are patched
+    on the class, and only compiles under that lock see them). Reentrant."""
+    if _WINDOW["depth"]:
+        _WINDOW["depth"] += 1
+        try:
+            yield
+        finally:
+            _WINDOW["depth"] -= 1
+        return
     from llvmlite import binding as ll
     from numba.core import cgutils
     from numba.core.codegen import CPUCodeLibrary
 
+    from .cpu.compiling import in_foreign_compile
     from .cpu.libdevice import host_math
 
+    numba_add_ir_module = CPUCodeLibrary.add_ir_module
+    numba_finalize = CPUCodeLibrary.finalize
+
     def add_ir_module(self, ir_module):
+        if in_foreign_compile():
+            return numba_add_ir_module(self, ir_module)
         # Numba's CPUCodeLibrary.add_ir_module, with the rewrites before parsing: the
         # conversions, and the math functions libdevice computes exactly as the GPU's
         # own code (numquad/cpu/libdevice.py)
@@ -134,15 +155,70 @@ def saturating_conversions():
         for lib in libs:
             self.add_linking_library(lib)
 
-    old = CPUCodeLibrary.__dict__.get("add_ir_module")
+    def finalize(self):
+        if not in_foreign_compile():
+            linked = []
+            for lib in self._linking_libraries:
+                linked.extend(_for_linking(lib, host_math))
+            self._linking_libraries = linked
+        return numba_finalize(self)
+
+    old_add = CPUCodeLibrary.__dict__.get("add_ir_module")
+    old_fin = CPUCodeLibrary.__dict__.get("finalize")
     CPUCodeLibrary.add_ir_module = add_ir_module
+    CPUCodeLibrary.finalize = finalize
+    _WINDOW["depth"] = 1
     try:
         yield
     finally:
-        if old is None:
-            del CPUCodeLibrary.add_ir_module
+        _WINDOW["depth"] = 0
+        for name, old in (("add_ir_module", old_add), ("finalize", old_fin)):
+            if old is None:
+                delattr(CPUCodeLibrary, name)
+            else:
+                setattr(CPUCodeLibrary, name, old)
+
+
+#: a code library -> what a library of numquad's links in its place (itself, or a
+#: rewritten copy and the libdevice libraries it calls); weak: a library lives as
+#: long as the code that uses it
+_LINKED = weakref.WeakKeyDictionary()
+
+
+class _Rewritten:
+    """A code library's module for linking, rewritten (:func:`saturating_conversions`):
+    what ``CPUCodeLibrary.finalize`` reads of a library it links."""
+
+    def __init__(self, lib, module):
+        self._reload_init = lib._reload_init
+        self._module = module
+
+    def _get_module_for_linking(self):
+        return self._module
+
+
+def _for_linking(lib, host_math):
+    """What a library of numquad's links for *lib*: ``[lib]`` where the rewrites
+    change nothing in its code, else the rewritten copy and the libraries it needs."""
+    if isinstance(lib, _Rewritten):
+        return [lib]
+    try:
+        found = _LINKED.get(lib)
+    except TypeError:  # not weakly referenceable: not a code library of Numba's
+        return [lib]
+    if found is None:
+        from llvmlite import binding as ll
+
+        text = str(lib._get_module_for_linking())
+        new, libs = host_math(rewrite(text))
+        if new == text:
+            found = [lib]
         else:
-            CPUCodeLibrary.add_ir_module = old
+            module = ll.parse_assembly(new)
+            module.verify()
+            found = [_Rewritten(lib, module)] + list(libs)
+        _LINKED[lib] = found
+    return found
 
 
 def cvt_rzi(text):

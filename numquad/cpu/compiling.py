@@ -23,7 +23,20 @@ thread that runs them (:func:`numquad_compile` marks them):
   to the other: a user's ``@njit(error_model="numpy")`` ``int(inf)`` saturated after
   a numquad kernel, a kernel gave x86's ``0x80...0`` after such a user function, and
   both persisted in disk caches. numquad's compiles keep their own cache
-  (:func:`_get_impl`).
+  (:func:`_get_impl`);
+- the subroutines Numba compiles and caches per target context
+  (``compile_subroutine``: ``math.hypot`` of float32, ``abs`` of a complex,
+  ``cmath.exp``), for the same reason: numquad's compiles keep their own cache
+  (:func:`_compile_subroutine`). A probe found a kernel's ``abs(complex64)`` giving
+  the C library's bits after a user's ``njit`` had compiled it first, and the user's
+  ``math.hypot`` giving libdevice's after a kernel.
+
+A Numba dispatcher that is not numquad's (a user's ``@numba.njit`` function an
+``@overload`` implementation calls, say) compiles as plain Numba code even when a
+numquad compile asks for it (:func:`foreign_compile`): the user's later calls of it
+get Numba's own code. numquad links a rewritten copy of such code into its own
+(numquad/_conversions.py, ``saturating_conversions``). numquad's own dispatchers
+carry ``_nq_owned``, or are defined in numquad's modules.
 """
 
 from __future__ import annotations
@@ -33,10 +46,12 @@ import threading
 from collections import defaultdict
 
 from numba.core import analysis as _analysis
+from numba.core import base as _base
+from numba.core import dispatcher as _dispatcher
 from numba.core import ir_utils as _ir_utils
 from numba.core.typing import templates as _templates
 
-__all__ = ["numquad_compile", "in_numquad_compile"]
+__all__ = ["numquad_compile", "in_numquad_compile", "foreign_compile", "in_foreign_compile"]
 
 _STATE = threading.local()
 
@@ -55,6 +70,30 @@ def numquad_compile():
 def in_numquad_compile():
     """Is this thread inside :func:`numquad_compile`?"""
     return getattr(_STATE, "depth", 0) > 0
+
+
+@contextlib.contextmanager
+def foreign_compile():
+    """Inside a numquad compile, the compile of a dispatcher that is not numquad's:
+    plain Numba's, for the block (numquad's marks and rewrites off)."""
+    depth, foreign = getattr(_STATE, "depth", 0), getattr(_STATE, "foreign", 0)
+    _STATE.depth, _STATE.foreign = 0, foreign + 1
+    try:
+        yield
+    finally:
+        _STATE.depth, _STATE.foreign = depth, foreign
+
+
+def in_foreign_compile():
+    """Is this thread compiling a dispatcher that is not numquad's, for a numquad
+    compile (:func:`foreign_compile`)?"""
+    return getattr(_STATE, "foreign", 0) > 0
+
+
+def _owned(disp):
+    if getattr(disp, "_nq_owned", False):
+        return True
+    return getattr(getattr(disp, "py_func", None), "__module__", "").startswith("numquad.")
 
 
 def _live_map_bitsets(cfg, blocks, var_use_map, var_def_map):
@@ -155,3 +194,72 @@ def _get_impl(self, args, kws):
 
 if getattr(_NUMBA_GET_IMPL, "__module__", None) == "numba.core.typing.templates":
     _templates._OverloadFunctionTemplate._get_impl = _get_impl
+
+
+def _owned_jitter(jitter):
+    """*jitter* (Numba's jit decorator maker) making dispatchers marked as numquad's."""
+
+    def make(*args, **kwargs):
+        decorate = jitter(*args, **kwargs)
+
+        def owned(fn):
+            disp = decorate(fn)
+            disp._nq_owned = True
+            return disp
+
+        return owned
+
+    return make
+
+
+_NUMBA_GET_JIT_DECORATOR = _templates._OverloadFunctionTemplate._get_jit_decorator
+
+
+def _get_jit_decorator(self):
+    """Numba's; in numquad's compiles an overload's implementation (kept in numquad's
+    own cache, :func:`_get_impl`) is numquad's dispatcher."""
+    jitter = _NUMBA_GET_JIT_DECORATOR(self)
+    return _owned_jitter(jitter) if in_numquad_compile() else jitter
+
+
+if getattr(_NUMBA_GET_JIT_DECORATOR, "__module__", None) == "numba.core.typing.templates":
+    _templates._OverloadFunctionTemplate._get_jit_decorator = _get_jit_decorator
+
+
+_NUMBA_DISPATCHER_COMPILE = _dispatcher.Dispatcher.compile
+
+
+def _dispatcher_compile(self, sig):
+    """Numba's ``Dispatcher.compile``; one that is not numquad's compiles as plain
+    Numba code when a numquad compile asks for it (:func:`foreign_compile`)."""
+    if in_numquad_compile() and not _owned(self):
+        with foreign_compile():
+            return _NUMBA_DISPATCHER_COMPILE(self, sig)
+    return _NUMBA_DISPATCHER_COMPILE(self, sig)
+
+
+if getattr(_NUMBA_DISPATCHER_COMPILE, "__module__", None) == "numba.core.dispatcher":
+    _dispatcher.Dispatcher.compile = _dispatcher_compile
+
+
+_NUMBA_COMPILE_SUBROUTINE = _base.BaseContext.compile_subroutine
+_OWN_SUBROUTINES = {}  # numquad's cache of Numba's subroutines (``cached_internal_func``)
+
+
+def _compile_subroutine(self, *args, **kwargs):
+    """Numba's ``BaseContext.compile_subroutine``; in numquad's compiles with the
+    context's subroutine cache swapped for numquad's own: a subroutine compiled with
+    numquad's rewrites (the GPU's conversions and math) is never plain Numba's, nor
+    the reverse."""
+    if not in_numquad_compile():
+        return _NUMBA_COMPILE_SUBROUTINE(self, *args, **kwargs)
+    theirs = self.cached_internal_func
+    self.cached_internal_func = _OWN_SUBROUTINES
+    try:
+        return _NUMBA_COMPILE_SUBROUTINE(self, *args, **kwargs)
+    finally:
+        self.cached_internal_func = theirs
+
+
+if getattr(_NUMBA_COMPILE_SUBROUTINE, "__module__", None) == "numba.core.base":
+    _base.BaseContext.compile_subroutine = _compile_subroutine

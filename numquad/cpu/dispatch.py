@@ -107,6 +107,8 @@ class _ScalarDispatcher(CPUDispatcher):
     callee before the block function's compile does, and Numba then reuses that
     machine code (``int(inf)`` in a device function was -2**63, not 2**63 - 1)."""
 
+    _nq_owned = True  # numquad's (cpu/compiling.py)
+
     def compile(self, sig):
         with _numba_lock, _saturating_conversions(), numquad_compile():
             return super().compile(sig)
@@ -687,7 +689,9 @@ class CPUTarget:
                 )
             pending[0].wait()  # then the cache has it, or that compile failed: retry here
         try:
-            with numquad_compile():
+            # typing compiles overloads' implementations and Numba's subroutines too:
+            # numquad's own, with its rewrites (numquad/_conversions.py)
+            with _numba_lock, _saturating_conversions(), numquad_compile():
                 compiled = self._compile(argtypes, nd)
             with self._lock:
                 self._cache[key] = compiled
@@ -716,6 +720,7 @@ class CPUTarget:
         block = numba.njit(
             block_py, error_model=_error_model(d), boundscheck=d.debug or None, fastmath=d.fastmath, nogil=True
         )
+        block._nq_owned = True  # numquad's (cpu/compiling.py)
         if d.cache and _diskcache.writable_cache_dir():  # the machine code on disk (cpu/diskcache.py)
             key = _diskcache.block_key(source, block_py.__globals__, argtypes, nd, d.debug, d.fastmath)
             if key is not None:

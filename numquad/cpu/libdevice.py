@@ -415,6 +415,11 @@ for _f in ("expm1", "sinh", "atan2", "hypot"):
     _HOST_NAMES[_f + "f"] = (_f + "f",)
 
 
+_UNSUFFIXED = re.compile(r'\b(float|double) @"?llvm\.(sin|cos|exp|exp2|log|log2|log10)"?\(')
+_SUFFIX = {"float": "f32", "double": "f64"}
+_DECLARED = re.compile(r'@("[^"]+"|[\w.$]+)\(')
+
+
 def host_math(text):
     """*text* (the LLVM IR Numba writes for a numquad CPU compile) with every call of
     a math function libdevice computes exactly (:func:`exact_function`) calling
@@ -423,6 +428,19 @@ def host_math(text):
     ``cmath.exp(z)`` and the math inside Numba's own helpers get the GPU's bits as
     ``math.sin(x)`` does. Returns (text, the code libraries to link)."""
     libs = []
+    # an intrinsic named without its type (Numba's ``np.log2``: ``@"llvm.log2"``),
+    # which LLVM names by its type when it parses the module
+    text = _UNSUFFIXED.sub(lambda m: f'{m[1]} @"llvm.{m[2]}.{_SUFFIX[m[1]]}"(', text)
+    if "declare " in text:  # one declaration a name is kept
+        lines, seen = [], set()
+        for line in text.split("\n"):
+            if line.startswith("declare "):
+                name = _DECLARED.search(line)
+                if name is not None and name[1] in seen:
+                    continue
+                seen.add(name and name[1])
+            lines.append(line)
+        text = "\n".join(lines)
     for fname, names in _HOST_NAMES.items():
         # llvmlite quotes a name with dots: @"llvm.sin.f64"(
         found = [f for n in names for f in (f"@{n}(", f'@"{n}"(') if f in text]

@@ -1,0 +1,205 @@
+"""numquad's libdevice math stays numquad's, whichever code compiled first.
+
+The CPU target computes ``math.hypot`` of float32 and ``math.exp`` of float64 (and
+the ``cmath``/``abs(complex)`` code built on them) with libdevice's code, the GPU's
+bits; plain Numba code in the same process keeps the C library's. A probe (thirty-
+second session) found both leaking through Numba's caches shared by every compile
+of the process: its subroutine cache (``compile_subroutine``: ``abs`` of a
+complex64, ``cmath.exp``) and the implementations of overloads compiled while a
+kernel is typed. A kernel's ``abs(complex64)`` gave the C library's bits after a
+user's ``njit`` had compiled the same helper, a user's ``math.hypot`` gave
+libdevice's after a kernel, and a ``debug=True`` kernel with ``cmath.polar`` was
+wrong in a fresh process; a user's ``@numba.njit`` helper that an ``@overload``
+called in a kernel kept the C library there, or took libdevice's into the user's
+own later calls. Also ``np.log2`` of float32 (Numba names its intrinsic
+without a type) kept the C library.
+
+Each case runs in a fresh Python process. Expected values: a fresh process's
+simplest kernel (``out[i] = math.hypot(x[i], y[i])``) for numquad's side, and a
+process that never imports numquad for plain Numba's side; the inputs are checked to
+tell the two libraries apart first, so that each comparison can fail.
+"""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from numquad.cpu import libdevice
+
+pytestmark = pytest.mark.skipif(
+    not {"hypotf", "exp", "log2f"} <= set(libdevice.exact_names()),
+    reason="libdevice (the CUDA toolkit's) is not installed, or does not compute these exactly",
+)
+
+_PRELUDE = textwrap.dedent(
+    """
+    import cmath, json, math, sys
+    import numpy as np
+    import numba
+
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(2048) * 10.0 ** rng.integers(-3, 6, 2048)).astype(np.float32)
+    y = (rng.standard_normal(2048) * 10.0 ** rng.integers(-3, 6, 2048)).astype(np.float32)
+    v = rng.uniform(-700.0, 700.0, 2048)
+    results = {}
+
+    def bits(a):
+        return np.asarray(a).view(np.int32 if np.asarray(a).dtype == np.float32 else np.int64).tolist()
+
+    @numba.njit
+    def plain_hypot(x, y, out):
+        for i in range(x.size):
+            out[i] = math.hypot(x[i], y[i])
+
+    @numba.njit
+    def plain_cexp(v, out):
+        for i in range(v.size):
+            out[i] = cmath.exp(complex(v[i], 0.0)).real
+
+    @numba.njit
+    def plain_abs(x, y, out):
+        for i in range(x.size):
+            out[i] = abs(np.complex64(x[i]) + np.complex64(y[i]) * np.complex64(1j))
+
+    def run_plain():
+        a = np.zeros(x.size, np.float32); plain_hypot(x, y, a)
+        b = np.zeros(v.size); plain_cexp(v, b)
+        c = np.zeros(x.size, np.float32); plain_abs(x, y, c)
+        results["plain_hypot"], results["plain_cexp"], results["plain_abs"] = bits(a), bits(b), bits(c)
+    """
+)
+
+_KERNELS = textwrap.dedent(
+    """
+    from numquad import xpu
+
+    def k_hypot(x, y, out):
+        i = xpu.grid(1)
+        if i < x.size:
+            out[i] = math.hypot(x[i], y[i])
+
+    def k_abs(x, y, out):
+        i = xpu.grid(1)
+        if i < x.size:
+            out[i] = abs(np.complex64(x[i]) + np.complex64(y[i]) * np.complex64(1j))
+
+    def k_polar(x, y, out):
+        i = xpu.grid(1)
+        if i < x.size:
+            out[i] = cmath.polar(np.complex64(x[i]) + np.complex64(1j) * np.complex64(y[i]))[0]
+
+    def k_exp(v, out):
+        i = xpu.grid(1)
+        if i < v.size:
+            out[i] = math.exp(v[i])
+
+    def k_cexp(v, out):
+        i = xpu.grid(1)
+        if i < v.size:
+            out[i] = cmath.exp(complex(v[i], 0.0)).real
+
+    def k_log2(x, out1, out2):
+        i = xpu.grid(1)
+        if i < x.size:
+            out1[i] = np.log2(abs(x[i]))
+            out2[i] = math.log2(abs(x[i]))
+
+    def run_kernels(debug, names=("hypot", "abs", "polar", "exp", "cexp")):
+        for name in names:
+            k = xpu.jit(debug=debug)(globals()["k_" + name])
+            if name in ("exp", "cexp"):
+                out = np.full(v.size, np.nan)
+                k[v.size // 32, 32](v, out)
+            else:
+                out = np.full(x.size, np.nan, np.float32)
+                k[x.size // 32, 32](x, y, out)
+            results[f"{name}_{int(debug)}"] = bits(out)
+    """
+)
+
+_SCRIPTS = {
+    "plain": "run_plain()",
+    "reference": _KERNELS + "run_kernels(False, ('hypot', 'exp'))",
+    "kernels_then_plain": _KERNELS + "run_kernels(False); run_kernels(True); run_plain()",
+    "plain_then_kernels": _KERNELS + "run_plain(); run_kernels(False); run_kernels(True)",
+    "debug_first": _KERNELS + "run_kernels(True, ('polar', 'abs', 'cexp', 'hypot', 'exp')); run_plain()",
+    "overload_helper": _KERNELS
+    + textwrap.dedent(
+        """
+        from numba.extending import overload
+
+        @numba.njit
+        def helper(a, b):  # a user's plain Numba function, which an overload calls
+            return math.hypot(a, b)
+
+        def my_hypot(a, b):
+            pass
+
+        @overload(my_hypot)
+        def _my_hypot(a, b):
+            return lambda a, b: helper(a, b)
+
+        def k_mine(x, y, out):
+            i = xpu.grid(1)
+            if i < x.size:
+                out[i] = my_hypot(x[i], y[i])
+
+        out = np.full(x.size, np.nan, np.float32)
+        xpu.jit(k_mine)[x.size // 32, 32](x, y, out)
+        results["mine_0"] = bits(out)
+        a = np.zeros(x.size, np.float32)
+        for j in range(x.size):
+            a[j] = helper(x[j], y[j])
+        results["plain_hypot"] = bits(a)
+        """
+    ),
+    "log2": _KERNELS
+    + textwrap.dedent(
+        """
+        a = np.full(x.size, np.nan, np.float32); b = a.copy()
+        xpu.jit(k_log2)[x.size // 32, 32](x, a, b)
+        results["np_log2"], results["math_log2"] = bits(a), bits(b)
+        """
+    ),
+}
+
+
+def _run(case, tmp_path_factory):
+    path = tmp_path_factory.mktemp("math") / f"{case}.py"  # a file: xpu.jit reads the source
+    path.write_text(_PRELUDE + _SCRIPTS[case] + "\nprint(json.dumps(results))\n")
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return {k: np.array(v) for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items()}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    plain, ref = _run("plain", tmp_path_factory), _run("reference", tmp_path_factory)
+    # the inputs tell the C library and libdevice apart (else nothing below can fail)
+    assert np.count_nonzero(plain["plain_hypot"] != ref["hypot_0"]) > 10
+    assert np.count_nonzero(plain["plain_cexp"] != ref["exp_0"]) > 10
+    return plain, ref
+
+
+@pytest.mark.every_case
+@pytest.mark.parametrize("case", ["kernels_then_plain", "plain_then_kernels", "debug_first", "overload_helper"])
+def test_kernels_get_libdevice_and_plain_numba_keeps_the_c_library(reference, case, tmp_path_factory):
+    plain, ref = reference
+    got = _run(case, tmp_path_factory)
+    for name in ("plain_hypot", "plain_cexp", "plain_abs"):
+        if name in got:
+            np.testing.assert_array_equal(got[name], plain[name], err_msg=f"{case}: plain Numba's {name}")
+    kernels = [k for k in got if not k.startswith("plain")]
+    assert kernels and "plain_hypot" in got
+    for key in kernels:
+        want = ref["exp_0"] if key.split("_")[0] in ("exp", "cexp") else ref["hypot_0"]
+        np.testing.assert_array_equal(got[key], want, err_msg=f"{case}: the kernel {key}")
+
+
+def test_np_log2_of_float32_is_math_log2(tmp_path_factory):
+    got = _run("log2", tmp_path_factory)
+    np.testing.assert_array_equal(got["np_log2"], got["math_log2"])
