@@ -156,10 +156,14 @@ def _writer_object(v):
     return "atomic" in words
 
 
+_BARRIER_NAMES = frozenset({"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "syncwarp"})
+
+
 def may_write(fn, seen=None):
     """May *fn* (an ``@xpu.jit`` function or a numba.cuda device function) write
     memory when called: a store to an element or an attribute, an atomic, ``print``,
-    or a function it names that may? Without its source: yes."""
+    a barrier (other threads' stores), or a function it names that may? Without its
+    source: yes."""
     from ._source import function_tree
 
     py = getattr(fn, "py_func", None)
@@ -183,7 +187,9 @@ def may_write(fn, seen=None):
             values.append(cell.cell_contents)
         except ValueError:
             pass
-    if "atomic" in names:
+    if "atomic" in names or names & _BARRIER_NAMES:
+        # (after a barrier, other threads' writes are there to read: a load moved
+        # past one reads what they stored after it)
         return True
     from .xpu import Dispatcher, is_foreign_device_function
 

@@ -1476,7 +1476,10 @@ class Frontend:
         if not isinstance(n, ast.Call):
             return False, False
         if self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
-            return True, False  # a barrier: it publishes the writes before it
+            # a barrier: after it, the other threads' stores that follow it may be there
+            # (a probe: ``s[t] = s[t ^ 1] + 0 * cuda.syncthreads_count(1)`` loaded
+            # s[t ^ 1] after the barrier, lane by lane, and read its neighbour's store)
+            return True, True
         op = self.op_of(n)
         if op is not None or (isinstance(n.func, ast.Name) and n.func.id.startswith(_WARP_CHECK_HELPERS)):
             return False, False
@@ -1566,11 +1569,17 @@ class Frontend:
                     line = linecache.getline(self.filename, getattr(n, "lineno", 0)).strip()
                     what = f"the cross-lane call in `{line}`" if line else "a cross-lane call"
                     it = "that call"
+                barrier = isinstance(n, ast.Call) and self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE
+                why = (
+                    "it is a barrier, after which the loads Python evaluates before it would "
+                    "read other threads' later stores"
+                    if barrier
+                    else "a call in that statement may write memory that the other side reads"
+                )
                 self.error(
                     f"{what} runs before the rest of its statement on the CPU target, "
-                    f"and a call in that statement may write memory that the other "
-                    f"side reads; assign {it} to a variable in a statement of its own "
-                    f"(where it should run: before or after the call)",
+                    f"and {why}; assign {it} to a variable in a statement of its own "
+                    f"(where it should run: before or after the {'loads' if barrier else 'call'})",
                     n,
                 )
 

@@ -1,0 +1,84 @@
+"""A block vote (``cuda.syncthreads_count/_and/_or``) inside a statement, and the
+loads Python evaluates before it.
+
+The CPU target runs such a barrier before the rest of its statement, then the
+statement lane by lane. A load to its left in Python's order then ran after the
+barrier and could read another thread's store made after it: a probe (thirty-
+second session) found ``s[t] = s[t ^ 1] + 0 * cuda.syncthreads_count(1)`` giving
+``[1, 1, 3, 3, ...]`` where numba.cuda (its PTX loads, then ``bar.red.popc``, then
+stores) and the python target give the swap ``[1, 0, 3, 2, ...]``. Such a statement
+is refused with one line saying what to write instead; a load after the barrier
+in Python's order runs as before. Expected values from NumPy; outputs poisoned.
+"""
+
+import numpy as np
+import pytest
+from numba import cuda, int32
+
+from numquad import NumquadCompileError, xpu
+
+
+@cuda.jit(device=True)
+def _barrier_one():
+    cuda.syncthreads()
+    return 1
+
+
+def _swap(out):
+    s = cuda.shared.array(32, int32)
+    t = cuda.threadIdx.x
+    s[t] = t
+    cuda.syncthreads()
+    s[t] = s[t ^ 1] + 0 * cuda.syncthreads_count(1)
+    cuda.syncthreads()
+    out[t] = s[t]
+
+
+def _swap_through_device_function(out):
+    s = cuda.shared.array(32, int32)
+    t = cuda.threadIdx.x
+    s[t] = t
+    cuda.syncthreads()
+    s[t] = s[t ^ 1] + 0 * _barrier_one()
+    cuda.syncthreads()
+    out[t] = s[t]
+
+
+def _or_in_augmented(out):
+    s = cuda.shared.array(32, int32)
+    t = cuda.threadIdx.x
+    s[t] = t
+    cuda.syncthreads()
+    acc = 0
+    acc += s[t ^ 1] * cuda.syncthreads_or(1)
+    s[t] = 7
+    out[t] = acc
+
+
+@pytest.mark.parametrize("fn", [_swap, _swap_through_device_function, _or_in_augmented])
+def test_a_load_before_a_barrier_in_its_statement_is_refused_on_the_cpu(fn):
+    with pytest.raises(NumquadCompileError, match=r"test_barrier_order.py.*runs before the rest of its statement"):
+        xpu.jit(fn)[1, 32](np.full(32, -1, np.int32))
+
+
+def test_the_python_target_swaps():
+    out = np.full(32, -1, np.int32)
+    xpu.jit(_swap).python[1, 32](out)
+    np.testing.assert_array_equal(out, np.arange(32) ^ 1)
+
+
+@xpu.jit
+def _count_then_load(x, out):
+    s = cuda.shared.array(64, int32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    cuda.syncthreads()
+    out[t] = cuda.syncthreads_count(np.int32(s[t] > 3)) + s[t ^ 1]
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_a_load_after_the_barrier_runs(target):
+    x = np.random.default_rng(5).integers(-10, 10, 64).astype(np.int32)
+    out = np.full(64, -1, np.int64)
+    getattr(_count_then_load, target)[1, 64](x, out)
+    np.testing.assert_array_equal(out, np.count_nonzero(x > 3) + x[np.arange(64) ^ 1])
