@@ -424,7 +424,54 @@ class _Subst(ast.NodeTransformer):
             node.right = self._divisor(node, node.right, node.lineno)
         if isinstance(node.op, (ast.LShift, ast.RShift)):
             node.right = self._shift_count(node, node.right, node.lineno)
+        if (
+            isinstance(node.op, (ast.FloorDiv, ast.Mod))
+            and self.mode in ("lane", "lane_nd")
+            and not self.zero_division
+            and self._int_scalar(node.left)
+            and self._int_scalar(node.right)
+        ):
+            # a power-of-two divisor as a shift or a mask (cpu/intrinsics.py int_mod)
+            f = "_nq_imod" if isinstance(node.op, ast.Mod) else "_nq_ifloordiv"
+            return ast.copy_location(_call(f, node.left, node.right), node)
         return node
+
+    #: the shadow function's Numba types by name (set by the code generator)
+    typemap = None
+
+    def _int_scalar(self, e):
+        """Is *e* (lane code, after substitution) surely an integer scalar? Names by
+        the shadow's types, literals, integer conversions and integer arithmetic."""
+        if isinstance(e, ast.Constant):
+            return type(e.value) is int
+        if isinstance(e, ast.Name):
+            if e.id == L:
+                return True
+            ty = (self.typemap or {}).get(e.id)
+            return isinstance(ty, types.Integer)
+        if isinstance(e, ast.UnaryOp):
+            return isinstance(e.op, (ast.USub, ast.UAdd, ast.Invert)) and self._int_scalar(e.operand)
+        if isinstance(e, ast.BinOp):
+            return (
+                isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor))
+                and self._int_scalar(e.left)
+                and self._int_scalar(e.right)
+            )
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and not e.keywords:
+            if e.func.id == "_nq_lck" and e.args and isinstance(e.args[0], ast.Name):  # a checked load
+                return self._int_element(e.args[0].id, e.args[1])
+            return e.func.id in ("_nq_i32", "_nq_i64", "_nq_nonneg", "_nq_imod", "_nq_ifloordiv")
+        if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name):
+            return self._int_element(e.value.id, e.slice)
+        return False
+
+    def _int_element(self, array, index):
+        """Is *array*[*index*] an integer scalar (an index on every axis)?"""
+        ty = (self.typemap or {}).get(array)
+        if not (isinstance(ty, types.Array) and isinstance(ty.dtype, types.Integer)):
+            return False
+        idx = index.elts if isinstance(index, ast.Tuple) else [index]
+        return len(idx) == ty.ndim and all(self._int_scalar(x) for x in idx)
 
     def visit_Attribute(self, node):
         b = self.fe.builtin_of(node)
@@ -596,6 +643,8 @@ def _namespace(fe):
             "_nq_mcopy": _intr.mask_copy,
             "_nq_mandnot": _intr.mask_andnot,
             "_nq_stopped": _interrupt.stopped,
+            "_nq_imod": _intr.int_mod,
+            "_nq_ifloordiv": _intr.int_floordiv,
         }
     )
     for dt, n in _SCALAR_NAMES.items():
@@ -1717,6 +1766,7 @@ class _BlockGen:
         for s in stmts:
             t = _Subst(self.fe, mode, self.fn_names, self.block_mode, self.debug, self.private)
             t.zero_division = self.zero_division
+            t.typemap = self.typemap
             out.append(t.visit(copy.deepcopy(s)))
         return out
 

@@ -11,6 +11,8 @@ factories take the pattern, combine and identity from the ops.py entry.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -834,3 +836,64 @@ mask_any_block = intrinsic(_mask_block(False))
 mask_any_block.__doc__ = "True when any of the first *count* lanes of a block-wide mask is set."
 mask_all_block = intrinsic(_mask_block(True))
 mask_all_block.__doc__ = "True when all of the first *count* lanes of a block-wide mask are set."
+
+
+def _int_divmod_intrinsic(op, which):
+    """``a // b`` (*which* 0) or ``a % b`` (1) of integers, as Numba computes it, with
+    a power-of-two divisor taken by a shift or a mask: ``tid % (2 * s)`` in a lane
+    loop was an ``idiv`` per lane (two thirds of numba.cuda's shared-memory tree sum
+    on the CPU). Python's floor division by ``2**k`` is an arithmetic shift right by
+    k, its remainder ``a & (2**k - 1)``; any other divisor (0 and negative ones too)
+    takes Numba's own lowering, in the branch not taken. The divisor is usually the
+    same in every lane, so the test is too (LLVM may unswitch the loop on it). Only
+    for an int64 result (Numba's for signed integers of any width, and for unsigned
+    ones narrower than 64 bits); any other types take Numba's lowering."""
+
+    @intrinsic
+    def divmod_(typingctx, a, b):
+        ta, tb = types.unliteral(a), types.unliteral(b)
+        sig = typingctx.resolve_function_type(op, (ta, tb), {})
+        if sig is None:
+            return None
+        res = sig.return_type
+        fast = isinstance(ta, types.Integer) and isinstance(tb, types.Integer) and res == types.int64
+
+        def codegen(context, builder, sig_, args):
+            x = context.cast(builder, args[0], sig_.args[0], ta)
+            y = context.cast(builder, args[1], sig_.args[1], tb)
+            numba_impl = context.get_function(op, res(ta, tb))
+            if not fast:
+                return numba_impl(builder, [x, y])
+            i64 = ir.IntType(64)
+            d = context.cast(builder, y, tb, types.int64)
+            pow2 = builder.and_(
+                builder.icmp_signed(">", d, i64(0)),
+                builder.icmp_signed("==", builder.and_(d, builder.sub(d, i64(1))), i64(0)),
+            )
+            with builder.if_else(pow2, likely=True) as (then, otherwise):
+                with then:
+                    n = context.cast(builder, x, ta, types.int64)
+                    if which == 1:
+                        quick = builder.and_(n, builder.sub(d, i64(1)))
+                    else:
+                        cttz = cgutils.get_or_insert_function(
+                            builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64"
+                        )
+                        quick = builder.ashr(n, builder.call(cttz, [d, ir.IntType(1)(1)]))
+                    quick_block = builder.block
+                with otherwise:
+                    slow = numba_impl(builder, [x, y])
+                    slow_block = builder.block
+            out = builder.phi(i64)
+            out.add_incoming(quick, quick_block)
+            out.add_incoming(slow, slow_block)
+            return out
+
+        return res(a, b), codegen
+
+    return divmod_
+
+
+#: ``_nq_ifloordiv(a, b)`` and ``_nq_imod(a, b)`` (cpu/codegen.py ``_Subst``)
+int_floordiv = _int_divmod_intrinsic(operator.floordiv, 0)
+int_mod = _int_divmod_intrinsic(operator.mod, 1)
