@@ -378,3 +378,23 @@ def test_strided_bins_and_dynamic_shared_memory(rng):
     np.testing.assert_array_equal(hist, want)
     src = _k_dynshared_hist.inspect_cpu_source(_sig(x, hist))
     assert "(x, hist, _nq_dynsmem, _nq_pon, _nq_b0" in src
+
+
+@xpu.jit
+def _k_counts_then_reads_record(hist, rec, out):
+    numba.cuda.atomic.add(hist, 0, 1)  # value unused: a private copy of hist
+    numba.cuda.syncthreads()
+    if numba.cuda.threadIdx.x == 0:
+        out[0] = rec.a  # rec is a record view of hist[0]
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_a_record_argument_viewing_the_array_keeps_real_atomics(blocks):
+    # a probe (thirty-second session): the alias check looked at arrays and tuples
+    # only, so the record read the array before the private copies were merged (0)
+    buf = np.zeros(1, np.int64)
+    rec = buf.view(np.dtype([("a", np.int64)]))[0]
+    out = np.full(1, -1, np.int64)
+    _k_counts_then_reads_record[blocks, 64](buf, rec, out)
+    assert buf[0] == 64 * blocks
+    assert 64 <= out[0] <= 64 * blocks  # its own block's 64 at least, after the barrier

@@ -94,7 +94,9 @@ def private_arrays(fe, typemap):
 
 
 def _arrays(a):
-    if isinstance(a, np.ndarray):
+    # (a record argument, ``arr[0]`` of a structured array, is read and written in the
+    # caller's array: docs/numba-cuda.md)
+    if isinstance(a, (np.ndarray, np.void)):
         yield a
     elif isinstance(a, tuple):
         for e in a:
