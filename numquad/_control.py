@@ -254,7 +254,28 @@ def local_names(fn):
 
 #: The builtins that generated code calls, by names no user local can shadow (a
 #: kernel with a local named ``range`` broke the CPU target's lane loops).
-BUILTIN_ALIASES = {"_nq_range": range, "_nq_len": len, "_nq_bool": bool, "_nq_min": min}
+def _enum_start(start):
+    """``enumerate(t, start)``'s start, as the loops over ``enumerate`` read it (an
+    integer, as Numba requires: its overload below refuses another type)."""
+    return start
+
+
+def _overload_enum_start():
+    from numba.core import errors, types
+    from numba.extending import overload
+
+    @overload(_enum_start, target="generic")
+    def _typed(start):
+        if isinstance(start, types.Integer):
+            return lambda start: start
+        raise errors.TypingError(
+            f"enumerate(iterable, start): start got {start}; Only integers supported as start value in enumerate"
+        )
+
+
+_overload_enum_start()
+
+BUILTIN_ALIASES = {"_nq_range": range, "_nq_len": len, "_nq_bool": bool, "_nq_min": min, "_nq_enum_start": _enum_start}
 
 
 class Env:
@@ -1563,7 +1584,7 @@ class _Emitter:
                 for qj in qs[1:]:
                     length = _call("_nq_min", length, _call("_nq_len", _name(qj)))
                 if start is not None:
-                    pre.append(_assign(f"{q}_s", self.expr(start)))
+                    pre.append(_assign(f"{q}_s", _call("_nq_enum_start", self.expr(start))))
                 pre += [_assign(n, length), _assign(i, ast.Constant(0))]
                 cond = ast.Compare(left=_name(i), ops=[ast.Lt()], comparators=[_name(n)])
                 items = [ast.Subscript(value=_name(qj), slice=_name(i), ctx=ast.Load()) for qj in qs]

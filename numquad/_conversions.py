@@ -161,6 +161,17 @@ def saturating_conversions():
             for lib in self._linking_libraries:
                 linked.extend(_for_linking(lib, host_math))
             self._linking_libraries = linked
+            # this library's calls of a rewritten copy's functions call the copy
+            # (under names of its own: the original's are in the process already,
+            # and the JIT would bind a call by name to the first definition)
+            for lib in linked:
+                for name in getattr(lib, "renamed", ()):
+                    try:
+                        fn = self._final_module.get_function(name)
+                    except NameError:
+                        continue
+                    if fn.is_declaration:
+                        fn.name = name + _COPY
         return numba_finalize(self)
 
     old_add = CPUCodeLibrary.__dict__.get("add_ir_module")
@@ -185,13 +196,23 @@ def saturating_conversions():
 _LINKED = weakref.WeakKeyDictionary()
 
 
+#: the suffix of a function's name in a rewritten copy
+_COPY = ".nq"
+
+
 class _Rewritten:
     """A code library's module for linking, rewritten (:func:`saturating_conversions`):
-    what ``CPUCodeLibrary.finalize`` reads of a library it links."""
+    what ``CPUCodeLibrary.finalize`` reads of a library it links. Each function it
+    defines is renamed ``name + _COPY`` (*renamed* holds the original names)."""
 
     def __init__(self, lib, module):
         self._reload_init = lib._reload_init
         self._module = module
+        self.renamed = []
+        for fn in module.functions:
+            if not fn.is_declaration and not fn.name.endswith(_COPY):
+                self.renamed.append(fn.name)
+                fn.name = fn.name + _COPY
 
     def _get_module_for_linking(self):
         return self._module

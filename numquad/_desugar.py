@@ -156,7 +156,9 @@ def _writer_object(v):
     return "atomic" in words
 
 
-_BARRIER_NAMES = frozenset({"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "syncwarp"})
+#: (``syncwarp`` is not among them: the warp-reduce idiom ``out[i] = x[i] + warp_sum(v)``
+#: with a ``syncwarp`` in ``warp_sum`` reads and writes no other lane's element)
+_BARRIER_NAMES = frozenset({"syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or"})
 
 
 def may_write(fn, seen=None):

@@ -20,10 +20,22 @@ _SCALAR_DISPATCHER = re.compile(r"type\(_ScalarDispatcher\(<function (\w+) at 0x
 _UNPACK = re.compile(r"\(?'wrong tuple length for \S+: ',\s*'expected (\d+), got (\d+)'\)?")
 
 
+#: the complaint of one of numquad's own overloads that generated code calls
+#: (numquad/_control.py ``_enum_start``), which Numba wraps in its candidate list
+_OWN_COMPLAINT = re.compile(
+    r"No implementation of function Function\(<function _enum_start .*?raised a specific error:\s*"
+    r"(?:\x1b\[[0-9;]*m)*\s*\w+Error: (?:\x1b\[[0-9;]*m)*([^\n\x1b]+)",
+    re.S,
+)
+
+
 def numba_reason(text):
     """The line of Numba's error *text* that says what went wrong; a line ending in
     ':' gets the next one. A device function compiled on its own is named as the
     user's function (``Invalid use of the device function f with parameters ...``)."""
+    own = _OWN_COMPLAINT.search(text)
+    if own is not None:
+        return own.group(1).strip()
     text = _SCALAR_DISPATCHER.sub(r"the device function \1", text)
     text = _UNPACK.sub(
         lambda m: (

@@ -82,3 +82,41 @@ def test_a_load_after_the_barrier_runs(target):
     out = np.full(64, -1, np.int64)
     getattr(_count_then_load, target)[1, 64](x, out)
     np.testing.assert_array_equal(out, np.count_nonzero(x > 3) + x[np.arange(64) ^ 1])
+
+
+@cuda.jit(device=True)
+def _warp_sum(v):
+    off = 16
+    while off > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, off)
+        cuda.syncwarp()
+        off //= 2
+    return v
+
+
+@xpu.jit
+def _not_memory_reads(x, out):
+    s = cuda.shared.array(64, int32)
+    loc = cuda.local.array(2, int32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    loc[0] = x[t] * 2
+    cuda.syncthreads()
+    # a shape and a thread's own local array are no memory other threads write
+    out[0, t] = s.shape[0] + cuda.syncthreads_count(np.int32(s[t] > 0))
+    out[1, t] = loc[0] + cuda.syncthreads_or(np.int32(t == 5))
+    # the warp-reduce idiom (a syncwarp in a device function): no barrier of the block
+    out[2, t] = x[t] + _warp_sum(x[t])
+
+
+@pytest.mark.parametrize("target", ["cpu", "python"])
+def test_shapes_local_arrays_and_syncwarp_are_not_refused(target):
+    # a probe of the refusal above found these refused (false positives)
+    x = np.random.default_rng(6).integers(-10, 10, 64).astype(np.int32)
+    out = np.full((3, 64), -1, np.int64)
+    getattr(_not_memory_reads, target)[1, 64](x, out)
+    np.testing.assert_array_equal(out[0], 64 + np.count_nonzero(x > 0))
+    np.testing.assert_array_equal(out[1], 2 * x.astype(np.int64) + 1)
+    sums = np.repeat(x.reshape(2, 32).sum(axis=1), 32)  # lane 0 of each wave has the sum
+    lanes = np.arange(64) % 32
+    np.testing.assert_array_equal(out[2][lanes == 0], (x + sums)[lanes == 0])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numba import cuda, typeof
 
-from numquad import NumquadCompileError, Wave, xpu
+from numquad import NumquadCompileError, NumquadTypeError, Wave, xpu
 
 from conftest import TARGETS
 
@@ -138,3 +138,41 @@ def test_enumerate_of_a_local_tuple_is_refused_in_one_line():
     x = np.arange(32, dtype=np.int64)
     with pytest.raises(NumquadCompileError, match=r"test_loop_iterables.py.*over parameters.*enumerate.*zip"):
         k[1, 32](x, np.zeros(32, np.int64))
+
+
+@xpu.jit
+def k_negative_start(x, w, out):
+    i = cuda.grid(1)
+    acc = 0
+    for j, c in enumerate(w, -2):
+        acc += Wave.prefixSum(x[i] * c) * j
+    out[i] = acc
+
+
+@xpu.jit
+def k_float_start(x, w, s0, out):
+    i = cuda.grid(1)
+    acc = 0.0
+    for j, c in enumerate(w, s0):
+        acc += Wave.readFirst(x[i] * c) * j
+    out[i] = acc
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_enumerate_with_a_negative_literal_start(target):
+    x, w = _inputs(5)
+    out = np.full(x.size, -777, np.int64)
+    getattr(k_negative_start, target)[3, 32](x, w, out)
+    np.testing.assert_array_equal(out, _want_enumerate(x, w, -2))
+
+
+def test_a_float_start_is_refused_as_numba_refuses_it():
+    # a probe: the loop by index computed float indices where Python raises TypeError
+    # and Numba refuses "Only integers supported as start value in enumerate"
+    x, w = _inputs(6)
+    x = x.astype(np.float64)
+    with pytest.raises(NumquadTypeError, match=r"test_loop_iterables.py.*Only integers supported as start value"):
+        k_float_start[3, 32](x, w, 1.5, np.zeros(x.size))
+    sig = (typeof(x), typeof(w), typeof(1.5), typeof(x))
+    with pytest.raises(NumquadTypeError, match=r"Only integers supported as start value"):
+        k_float_start.inspect_ptx(sig, cc=(9, 0))

@@ -157,6 +157,34 @@ _SCRIPTS = {
         results["plain_hypot"] = bits(a)
         """
     ),
+    "big_helper": _KERNELS
+    + textwrap.dedent(
+        """
+        from numba.extending import overload
+
+        src = ["@numba.njit", "def big(v, w):", "    a = v"]
+        src += [f"    a = a * 1.0000001 + (w * {j} % 7) * 1e-300" for j in range(150)]
+        src += ["    return np.int32(a)"]
+        exec("\\n".join(src), globals())  # a helper LLVM does not inline into its caller
+
+        def three(v, w):
+            pass
+
+        @overload(three)
+        def _three(v, w):
+            return lambda v, w: big(v, w) + big(v * 0.5, w) + big(v * 0.25, w)
+
+        def k_big(x, y, out):
+            i = xpu.grid(1)
+            if i < x.size:
+                out[i] = three(np.float64(x[i]) * 1e20, np.float64(y[i]))
+
+        out = np.zeros(x.size, np.int64)
+        xpu.jit(k_big)[x.size // 32, 32](x, y, out)
+        results["big_kernel"] = out.tolist()
+        results["big_x"] = x.astype(np.float64).tolist()
+        """
+    ),
     "log2": _KERNELS
     + textwrap.dedent(
         """
@@ -203,3 +231,14 @@ def test_kernels_get_libdevice_and_plain_numba_keeps_the_c_library(reference, ca
 def test_np_log2_of_float32_is_math_log2(tmp_path_factory):
     got = _run("log2", tmp_path_factory)
     np.testing.assert_array_equal(got["np_log2"], got["math_log2"])
+
+
+def test_a_helper_llvm_does_not_inline_gets_the_gpu_s_conversions(tmp_path_factory):
+    """A user's plain ``@numba.njit`` helper that an ``@overload`` calls, too big for
+    LLVM to inline: the kernel's calls bound by name to plain Numba's machine code
+    (x86's 0x80000000 for ``np.int32(1e20)``); a probe of the thirty-second session."""
+    res = _run("big_helper", tmp_path_factory)
+    x = res["big_x"]
+    assert np.all(np.abs(x) > 1e-9)  # every term out of int32's range
+    want = np.where(x > 0, 3 * (2**31 - 1), 3 * -(2**31))  # three saturated terms (docs/semantics.md)
+    np.testing.assert_array_equal(res["big_kernel"], want)

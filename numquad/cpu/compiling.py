@@ -93,7 +93,7 @@ def in_foreign_compile():
 def _owned(disp):
     if getattr(disp, "_nq_owned", False):
         return True
-    return getattr(getattr(disp, "py_func", None), "__module__", "").startswith("numquad.")
+    return (getattr(getattr(disp, "py_func", None), "__module__", None) or "").startswith("numquad.")
 
 
 def _live_map_bitsets(cfg, blocks, var_use_map, var_def_map):

@@ -1283,9 +1283,17 @@ class Frontend:
             if fn is enumerate and len(it.args) <= 2 and self._iterated_param(it.args[0]):
                 seqs = [it.args[0]]
                 start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
-                # read once per iteration: a constant or a parameter never assigned
-                if not (isinstance(start, ast.Constant) or self._iterated_param(start)):
+                # read once per iteration: a constant or a parameter never assigned;
+                # an integer, as Numba requires ("Only integers supported as start
+                # value in enumerate"), checked where it is typed
+                constant = isinstance(start, ast.Constant) or (
+                    isinstance(start, ast.UnaryOp)
+                    and isinstance(start.op, ast.USub)
+                    and isinstance(start.operand, ast.Constant)
+                )
+                if not (constant or self._iterated_param(start)):
                     return
+                start = ast.Call(func=ast.Name("_nq_enum_start", ast.Load()), args=[start], keywords=[])
             elif fn is zip and all(self._iterated_param(a) for a in it.args):
                 seqs, start = list(it.args), None
             else:
@@ -1472,7 +1480,14 @@ class Frontend:
         from ..xpu import Dispatcher
 
         if isinstance(n, ast.Subscript):
-            return isinstance(n.ctx, ast.Load), False  # a store comes after the whole statement
+            # (a store comes after the whole statement; ``a.shape[0]`` reads no memory,
+            # nor does an element of a thread's own local array)
+            v = n.value
+            if isinstance(v, ast.Attribute) and v.attr in ("shape", "strides"):
+                return False, False
+            if isinstance(v, ast.Name) and self.allocs.get(v.id, ("",))[0] == "local":
+                return False, False
+            return isinstance(n.ctx, ast.Load), False
         if not isinstance(n, ast.Call):
             return False, False
         if self.builtin_of(n.func) in _cudaapi.BARRIER_REDUCE:
