@@ -29,6 +29,27 @@ _OWN_COMPLAINT = re.compile(
 )
 
 
+#: numba.cuda's refusal of a shuffle's operand types, which names no rule
+_SHFL = re.compile(
+    r"No implementation of function Function\(<intrinsic (shfl(?:_up|_down|_xor)?_sync)>\) found for "
+    r"signature:\s*(?:\x1b\[[0-9;]*m)*\s*>>> \w+\(([^,()]+(?:\([^()]*\))?), ([^,()]+(?:\([^()]*\))?), "
+)
+
+
+def _shuffle_complaint(m):
+    """The CPU target's wording (numquad/cpu/cudaapi.py ``_shfl_check``) for
+    numba.cuda's refusal of ``cuda.shfl_*_sync`` operands."""
+    name, mask, value = m.group(1), m.group(2).strip(), m.group(3).strip()
+    if not re.match(r"(Literal\[int\]|u?int\d+)", mask):
+        return f"cuda.{name}: Mask type must be an integer. Got {mask}"
+    if value in ("int32", "int64", "float32", "float64"):
+        return None  # another argument: Numba's own text
+    return (
+        f"cuda.{name}: value got {value}; shfl_sync only supports 32- and 64-bit ints and floats "
+        f"(int32, int64, float32, float64)"
+    )
+
+
 def numba_reason(text):
     """The line of Numba's error *text* that says what went wrong; a line ending in
     ':' gets the next one. A device function compiled on its own is named as the
@@ -36,6 +57,9 @@ def numba_reason(text):
     own = _OWN_COMPLAINT.search(text)
     if own is not None:
         return own.group(1).strip()
+    shfl = _SHFL.search(text)
+    if shfl is not None and _shuffle_complaint(shfl) is not None:
+        return _shuffle_complaint(shfl)
     text = _SCALAR_DISPATCHER.sub(r"the device function \1", text)
     text = _UNPACK.sub(
         lambda m: (

@@ -13,8 +13,9 @@ of every wave is active (blocks of 64 threads), so no read is undefined on the G
 
 import numpy as np
 import pytest
+from numba import typeof
 
-from numquad import xpu
+from numquad import NumquadTypeError, xpu
 
 cuda = pytest.importorskip("numba.cuda")
 
@@ -202,3 +203,23 @@ def test_the_ptx_model_reads_what_the_pseudocode_says():
     assert ptx_shfl(v, np.full(32, -1), "up")[30] == 130  # 30 - 31 < 0: own
     assert ptx_shfl(v, np.full(32, 37), "idx")[9] == 105  # lane 37 & 31
     assert ptx_shfl(v, np.full(32, -3), "bfly")[0] == 129  # 0 ^ 29
+
+
+@xpu.jit
+def _k_shfl_value(x, out):
+    i = cuda.grid(1)
+    out[i] = cuda.shfl_sync(0xFFFFFFFF, x[i], 3)
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.int8, np.bool_])
+def test_a_shuffle_of_another_type_gets_one_wording_on_both_targets(dtype):
+    """numba.cuda shuffles 32- and 64-bit ints and floats only; its refusal named no
+    rule ("No implementation of function Function(<intrinsic shfl_sync>)"): the CUDA
+    target now says what the CPU target says (numquad/_numbatext.py)."""
+    x = np.zeros(32, dtype)
+    got = np.dtype(dtype).name
+    want = rf"test_cuda_shfl_selectors.py.*cuda.shfl_sync: value got {got}; shfl_sync only supports 32- and 64-bit"
+    with pytest.raises(NumquadTypeError, match=want):
+        _k_shfl_value.cpu[1, 32](x, np.zeros(32, dtype))
+    with pytest.raises(NumquadTypeError, match=want):
+        _k_shfl_value.inspect_ptx((typeof(x), typeof(x)), cc=(9, 0))
