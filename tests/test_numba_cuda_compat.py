@@ -2016,3 +2016,25 @@ def test_declared_device_functions_cast_their_arguments(target, rng):
 def test_declared_device_functions_compile_for_the_gpu_with_their_signature():
     ptx = _k_declared_device_functions.inspect_ptx((ntypes.int64[::1], ntypes.float32[::1]), cc=(9, 0))
     assert "cvt.rzi.s32.f32" in ptx  # the float32 arguments converted to int32
+
+
+def test_a_function_defined_in_numba_cudas_own_tests_is_user_code():
+    """numba-cuda's test modules (numba.cuda.tests.*) define plain functions their
+    kernels call; the CPU target read anything of a ``numba.cuda.*`` module as
+    numba.cuda's API and refused it ("`cuda.add` is not supported"); a probe running
+    those tests on the CPU target found it."""
+
+    def add(a, b):
+        return a + b
+
+    add.__module__ = "numba.cuda.tests.cudapy.test_device_func"
+    add = numba.jit(add)
+
+    def k(ary):
+        i = cuda.grid(1)
+        ary[i] = add(ary[i], 1)
+
+    x = np.random.default_rng(3).integers(-100, 100, 10)
+    got = x.copy()
+    xpu.jit(k)[1, 10](got)
+    np.testing.assert_array_equal(got, x + 1)

@@ -520,6 +520,8 @@ def _is_cuda_thing(obj):
         return None
     if not (mod == "numba.cuda" or mod.startswith("numba.cuda.")):
         return None
+    if mod.startswith("numba.cuda.tests."):
+        return None  # numba-cuda's own tests: user code (the yardstick of docs/numba-cuda.md)
     return mod
 
 
