@@ -100,38 +100,25 @@ def int_power(tp, signed, zerodiv):
 
 
 def float_power(tp, signed):
-    """``a ** b`` for a float *a* and an integer *b* as Numba computes it, in the
-    result type *tp*, with ``1 / ±0`` the infinity of its sign."""
+    """``a ** b`` for a float *a* and an integer *b* (*signed* or not) as Numba
+    computes it, in the result type *tp*, with ``1 / ±0`` the infinity of its sign."""
     one = tp(1)
     inf = tp(math.inf)
-    if signed:
 
-        def impl(a, b):
-            r, x = one, tp(a)
-            e = -b if b < 0 else b
-            if e > 0x10000 or e < 0:  # Numba's cutoff (and -(-2**63))
-                return tp(math.pow(a, float(b)))
-            while e != 0:
-                if e & 1:
-                    r *= x
-                e >>= 1
-                x *= x
-            if b >= 0:
-                return r
-            return one / r if r != 0 else tp(math.copysign(inf, r))
-    else:
-
-        def impl(a, b):
-            r, x = one, tp(a)
-            e = b
-            if e > 0x10000:
-                return tp(math.pow(a, float(b)))
-            while e != 0:
-                if e & 1:
-                    r *= x
-                e >>= 1
-                x *= x
+    def impl(a, b):
+        r, x = one, tp(a)
+        negative = signed and b < 0  # (a constant False for an unsigned b)
+        e = -b if negative else b
+        if e > 0x10000 or e < 0:  # Numba's cutoff (and -(-2**63))
+            return tp(math.pow(a, float(b)))
+        while e != 0:
+            if e & 1:
+                r *= x
+            e >>= 1
+            x *= x
+        if not negative:
             return r
+        return one / r if r != 0 else tp(math.copysign(inf, r))
 
     return impl
 
