@@ -35,6 +35,8 @@ __all__ = [
     "mask_any",
     "mask_all",
     "nonneg",
+    "int_floordiv",
+    "int_mod",
     "XL_INTRINSICS",
 ]
 
