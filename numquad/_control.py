@@ -252,8 +252,6 @@ def local_names(fn):
     return names
 
 
-#: The builtins that generated code calls, by names no user local can shadow (a
-#: kernel with a local named ``range`` broke the CPU target's lane loops).
 def _enum_start(start):
     """``enumerate(t, start)``'s start, as the loops over ``enumerate`` read it (an
     integer, as Numba requires: its overload below refuses another type)."""
@@ -275,6 +273,8 @@ def _overload_enum_start():
 
 _overload_enum_start()
 
+#: The builtins that generated code calls, by names no user local can shadow (a
+#: kernel with a local named ``range`` broke the CPU target's lane loops).
 BUILTIN_ALIASES = {"_nq_range": range, "_nq_len": len, "_nq_bool": bool, "_nq_min": min, "_nq_enum_start": _enum_start}
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "CUDA_WARP_FUNCTIONS",
     "warp_function_arity",
     "warp_call_complaint",
+    "shuffle_value_complaint",
     "lower",
     "check_returns",
     "loop_level",
@@ -536,6 +537,15 @@ def warp_function_arity(name):
     if name in ("activemask", "lanemask_lt"):
         return 0
     return 2 if name.endswith(("ballot_sync", "all_sync", "any_sync", "eq_sync")) else 3
+
+
+def shuffle_value_complaint(name, got):
+    """The one wording, on every target, of numba.cuda's refusal of a value of type
+    *got* (as a string) given to its shuffle *name* (``shfl_sync``, ...)."""
+    return (
+        f"cuda.{name}: value got {got}; shfl_sync only supports 32- and 64-bit ints and "
+        f"floats (int32, int64, float32, float64)"
+    )
 
 
 def warp_call_complaint(name, call):

@@ -38,16 +38,16 @@ _SHFL = re.compile(
 
 def _shuffle_complaint(m):
     """The CPU target's wording (numquad/cpu/cudaapi.py ``_shfl_check``) for
-    numba.cuda's refusal of ``cuda.shfl_*_sync`` operands."""
+    numba.cuda's refusal of ``cuda.shfl_*_sync`` operands; None where the mask and
+    the value fit (another argument: Numba's own text)."""
+    from ._desugar import shuffle_value_complaint
+
     name, mask, value = m.group(1), m.group(2).strip(), m.group(3).strip()
     if not re.match(r"(Literal\[int\]|u?int\d+)", mask):
         return f"cuda.{name}: Mask type must be an integer. Got {mask}"
     if value in ("int32", "int64", "float32", "float64"):
-        return None  # another argument: Numba's own text
-    return (
-        f"cuda.{name}: value got {value}; shfl_sync only supports 32- and 64-bit ints and floats "
-        f"(int32, int64, float32, float64)"
-    )
+        return None
+    return shuffle_value_complaint(name, value)
 
 
 def numba_reason(text):
@@ -58,8 +58,9 @@ def numba_reason(text):
     if own is not None:
         return own.group(1).strip()
     shfl = _SHFL.search(text)
-    if shfl is not None and _shuffle_complaint(shfl) is not None:
-        return _shuffle_complaint(shfl)
+    complaint = _shuffle_complaint(shfl) if shfl is not None else None
+    if complaint is not None:
+        return complaint
     text = _SCALAR_DISPATCHER.sub(r"the device function \1", text)
     text = _UNPACK.sub(
         lambda m: (

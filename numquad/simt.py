@@ -308,8 +308,7 @@ def _vote(kind, b, a, m):
             got = np.asarray(b).dtype if isinstance(b, (np.generic, bool)) else type(b).__name__
             raise NumquadTypeError(
                 f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}: '
-                f"cuda.{kind}: value got {got}; shfl_sync only supports 32- and 64-bit ints "
-                f"and floats (int32, int64, float32, float64) (python target)"
+                f"{_desugar.shuffle_value_complaint(kind, got)} (python target)"
             )
         return b
     if kind == "all":

@@ -1444,10 +1444,7 @@ def _shfl_check(name):
             raise TypingError(f"cuda.{name}: Mask type must be an integer. Got {mask}")
         v = types.unliteral(value)
         if v not in (types.int32, types.int64, types.float32, types.float64):
-            raise TypingError(
-                f"cuda.{name}: value got {v}; shfl_sync only supports 32- and 64-bit "
-                f"ints and floats (int32, int64, float32, float64)"
-            )
+            raise TypingError(_desugar.shuffle_value_complaint(name, v))
 
         def codegen(context, builder, sig, args):
             return args[1]
