@@ -63,6 +63,27 @@ def power_typer(types_, name):
     return typer
 
 
+def _square_multiply(r, x, e):
+    """``r * x ** e`` by square-and-multiply (``e >= 0``), in the type of *r* and *x*:
+    Numba's algorithm for ``**`` with an integer exponent, for both powers below."""
+    while e != 0:
+        if e & 1:
+            r *= x
+        e >>= 1
+        x *= x
+    return r
+
+
+def _overload_square_multiply():
+    from numba.extending import overload
+
+    # compiled as a function by each target (generic: the CPU's and numba.cuda's)
+    overload(_square_multiply, target="generic")(lambda r, x, e: _square_multiply)
+
+
+_overload_square_multiply()
+
+
 def int_power(tp, signed, zerodiv):
     """``a ** b`` for integers *a*, *b* as Numba computes it, in the result type
     *tp*, for every exponent: Numba's own computes ``-b`` first and raises
@@ -86,15 +107,9 @@ def int_power(tp, signed, zerodiv):
             if a == -1:
                 return one if b & 1 == 0 else tp(-1)
             return tp(0)
-        r, x, e = one, a, b
-        if e > 0x10000:
+        if b > 0x10000:
             return tp(math.pow(a, float(b)))
-        while e != 0:
-            if e & 1:
-                r *= x
-            e >>= 1
-            x *= x
-        return r
+        return _square_multiply(one, a, b)
 
     return impl
 
@@ -106,16 +121,11 @@ def float_power(tp, signed):
     inf = tp(math.inf)
 
     def impl(a, b):
-        r, x = one, tp(a)
         negative = signed and b < 0  # (a constant False for an unsigned b)
         e = -b if negative else b
         if e > 0x10000 or e < 0:  # Numba's cutoff (and -(-2**63))
             return tp(math.pow(a, float(b)))
-        while e != 0:
-            if e & 1:
-                r *= x
-            e >>= 1
-            x *= x
+        r = _square_multiply(one, tp(a), e)
         if not negative:
             return r
         return one / r if r != 0 else tp(math.copysign(inf, r))
