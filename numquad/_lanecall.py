@@ -204,7 +204,7 @@ def plan(d, args, *, device=False):
                 f"another)"
             ) from None
         dtypes[k] = dt
-    if getattr(d, "signatures", None):
+    if getattr(d, "_declared", None):
         _check_declared(d, names, values, dtypes, is_array)
     return Plan(tuple(values), tuple(dtypes), tuple(is_array), shape)
 
@@ -224,7 +224,7 @@ def _check_declared(d, names, values, dtypes, is_array):
         except NotImplementedError:
             return None
 
-    sigs = [tuple(a) for a, _ in d.signatures if len(a) == len(values)]
+    sigs = [tuple(a) for a, _ in d._declared if len(a) == len(values)]
     fits = [s for s in sigs if all(not arr or dtype_of(t) == dt for t, dt, arr in zip(s, dtypes, is_array))]
     declared = "; ".join("(" + ", ".join(str(t) for t in s) + ")" for s in sigs) or "other argument counts"
     if not fits:

@@ -2252,7 +2252,7 @@ def _declared_signature(dispatcher, nargs, args=None):
     of several when *args* is None or cannot be typed): (argument types, return
     type); else None."""
     foreign = getattr(dispatcher, "_numquad_foreign", None)
-    sigs = list(getattr(dispatcher, "signatures", None) or ())
+    sigs = list(getattr(dispatcher, "_declared", None) or ())
     if foreign is not None:
         sigs += list(foreign.__dict__.get("_numquad_signatures", ()))
         if type(foreign).__module__.startswith("numba.cuda"):

@@ -25,6 +25,7 @@ import numpy as np
 
 from .errors import (
     NumquadCompileError,
+    NumquadError,
     NumquadLaunchError,
     NumquadRuntimeError,
     NumquadTypeError,
@@ -211,10 +212,10 @@ def as_xpu(obj):
         d = Dispatcher(py, fastmath=bool(options.get("fastmath")))
         # a plain Numba function's compiled signatures are its CPU callers' (numba.cuda
         # compiles it afresh for the kernel's types); numba.cuda's declared ones bind
-        d.signatures = cuda_signatures(obj) if is_cuda_function(obj) else []
+        d._declared = cuda_signatures(obj) if is_cuda_function(obj) else []
         from .cpu.cudaapi import check_arity
 
-        check_arity(d, d.signatures)
+        check_arity(d, d._declared)
         d._numquad_foreign = obj
         obj.__dict__["_numquad_xpu"] = d
     return d
@@ -882,6 +883,13 @@ class _ByValue:
         return d
 
 
+class _NoOverload(NumquadError, KeyError):
+    """A ``get_regs_per_thread(signature)``-like lookup of argument types the CUDA
+    target has not compiled (a KeyError, as numba.cuda's ``overloads[args]``)."""
+
+    __str__ = Exception.__str__  # the message, not KeyError's repr of it
+
+
 # what a Dispatcher holds besides its constructor's arguments and its signatures
 # (xpu.jit's options): a copy (pickling, specialize) keeps them
 _EXTRA = ("device_only", "max_threads", "cuda_options", "specialized")
@@ -916,7 +924,7 @@ class Dispatcher:
         self.cuda_options = {}  # passed on to numba.cuda (jit below: _CUDA_KERNEL_OPTIONS)
         self.cache = _flag("cache", cache)
         #: [(argument types, return type)] declared as in numba.cuda's cuda.jit(sig)
-        self.signatures = []
+        self._declared = []
         self.specialized = False  # one signature given as a string or tuple (jit)
         functools.update_wrapper(self, pyfunc)
         code = pyfunc.__code__
@@ -1139,6 +1147,97 @@ class Dispatcher:
                 cache[argtypes] = copy
             return copy
 
+    # -- numba.cuda's introspection of compiled kernels ---------------------------
+    @property
+    def overloads(self):
+        """numba.cuda's ``kernel.overloads``: ``{argument types: compiled kernel}`` for
+        each tuple of Numba types this kernel has compiled for, on any target (a
+        declared signature compiles at decoration, as ``cuda.jit(sig)`` does). A value
+        is the target's own object: numba.cuda's kernel where the CUDA target compiled
+        those types, else the CPU target's. A lane function has none (it compiles
+        with each caller); its :attr:`signatures` are its declared ones."""
+        found = {}
+        cpu = self._targets.get("cpu")
+        if cpu is not None:
+            for (argtypes, _nd), compiled in list(cpu._cache.items()):
+                found.setdefault(tuple(argtypes), compiled)
+        found.update(self._cuda_overloads())
+        return found
+
+    @property
+    def signatures(self):
+        """numba.cuda's ``kernel.signatures``: the argument-type tuples of
+        :attr:`overloads`, after the declared ones (``@xpu.jit("void(float32[:])")``)
+        in their order."""
+        sigs = [tuple(args) for args, _ in self._declared]
+        return sigs + [s for s in self.overloads if s not in sigs]
+
+    @property
+    def specializations(self):
+        """numba.cuda's ``kernel.specializations``: ``{argument types: the
+        Dispatcher`` :meth:`specialize` returned ``}`` (numba.cuda's key also holds the
+        device's compute capability, which a CPU copy does not have)."""
+        return dict(self.__dict__.get("_specializations", {}))
+
+    def _cuda_overloads(self):
+        """``{argument types: numba.cuda kernel}`` of the CUDA target's kernels."""
+        t = self._targets.get("cuda")
+        found = {}
+        for kernel in list(getattr(t, "_kernels", {}).values()):
+            found.update(kernel.overloads)
+        return found
+
+    def _gpu_usage(self, method, attr, signature):
+        """numba.cuda's ``get_regs_per_thread(signature=None)`` and its siblings: the
+        figure of the kernel the CUDA target compiled for *signature*'s argument
+        types; without one, ``{argument types: figure}`` of each (the one figure of a
+        specialized kernel). The figures are the GPU's, so a kernel that has only run
+        on the CPU has none."""
+        found = self._cuda_overloads()
+        if signature is not None:
+            args = tuple(getattr(signature, "args", signature))
+            if args not in found:
+                ran = ", ".join(f"({', '.join(map(str, s))})" for s in found) or "none"
+                raise _NoOverload(
+                    f"{call_site(self)}: {self.__name__}.{method}(signature): {self.__name__} has not "
+                    f"been compiled for the CUDA target with argument types ({', '.join(map(str, args))}); "
+                    f"it has for: {ran} (launch it on a GPU first, with k.cuda[...] or device arrays)"
+                )
+            found = {args: found[args]}
+        figures = {args: getattr(kernel, attr) for args, kernel in found.items()}
+        if signature is not None or (self.specialized and figures):
+            return next(iter(figures.values()))
+        return figures
+
+    def get_regs_per_thread(self, signature=None):
+        """numba.cuda's ``kernel.get_regs_per_thread(signature=None)``: the registers
+        a thread of the CUDA target's kernel for *signature*'s argument types uses;
+        without one, ``{argument types: registers}`` of each kernel the CUDA target
+        compiled (a specialized kernel's one figure). A kernel that ran on the CPU
+        only has none: ``{}``, and a KeyError naming the types for a *signature*.
+        The other ``get_*`` methods answer alike."""
+        return self._gpu_usage("get_regs_per_thread", "regs_per_thread", signature)
+
+    def get_const_mem_size(self, signature=None):
+        """numba.cuda's ``kernel.get_const_mem_size(signature=None)``: bytes of
+        constant memory of the CUDA target's kernel."""
+        return self._gpu_usage("get_const_mem_size", "const_mem_size", signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        """numba.cuda's ``kernel.get_shared_mem_per_block(signature=None)``: bytes of
+        static shared memory of the CUDA target's kernel."""
+        return self._gpu_usage("get_shared_mem_per_block", "shared_mem_per_block", signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        """numba.cuda's ``kernel.get_max_threads_per_block(signature=None)``: the
+        most threads a block of the CUDA target's kernel may have."""
+        return self._gpu_usage("get_max_threads_per_block", "max_threads_per_block", signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        """numba.cuda's ``kernel.get_local_mem_per_thread(signature=None)``: bytes of
+        local memory a thread of the CUDA target's kernel uses."""
+        return self._gpu_usage("get_local_mem_per_thread", "local_mem_per_thread", signature)
+
     def _launch(self, target, config, args):
         if not self.is_kernel:
             raise NumquadTypeError(
@@ -1171,7 +1270,7 @@ class Dispatcher:
             args = tuple(map(_host_argument, args))
         if extra and target != "cuda":
             _check_stream(self, extra[0])
-        if self.signatures and target in ("cuda", "python"):
+        if self._declared and target in ("cuda", "python"):
             # numba.cuda's cuda.jit(sig): scalars take the types of the signature that
             # fits best (the CPU target converts every argument itself)
             from .cpu.cudaapi import convert_scalars
@@ -1346,7 +1445,7 @@ class Dispatcher:
                 py_func=self.py_func,
                 source=source,
                 options=options,
-                signatures=list(getattr(self, "signatures", None) or []),
+                signatures=list(self._declared),
                 extra={name: getattr(self, name) for name in _EXTRA},
             ),
         )

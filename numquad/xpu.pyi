@@ -138,7 +138,6 @@ class Dispatcher:
     max_threads: Any
     cuda_options: Any
     cache: bool
-    signatures: list[tuple[tuple[Any, ...], Any]]
     specialized: bool
     filename: str
     firstlineno: int
@@ -189,6 +188,59 @@ class Dispatcher:
         0, a float for an integer is refused) and take arrays of those dtypes only. One
         copy per argument types; a dispatcher declared with one signature (or
         specialized already) raises RuntimeError, as numba.cuda's.
+        """
+
+    @property
+    def overloads(self) -> dict[tuple[Any, ...], Any]:
+        """numba.cuda's ``kernel.overloads``: ``{argument types: compiled kernel}`` for
+        each tuple of Numba types this kernel has compiled for, on any target (a
+        declared signature compiles at decoration, as ``cuda.jit(sig)`` does). A value
+        is the target's own object: numba.cuda's kernel where the CUDA target compiled
+        those types, else the CPU target's. A lane function has none (it compiles
+        with each caller); its :attr:`signatures` are its declared ones.
+        """
+
+    @property
+    def signatures(self) -> list[tuple[Any, ...]]:
+        """numba.cuda's ``kernel.signatures``: the argument-type tuples of
+        :attr:`overloads`, after the declared ones (``@xpu.jit("void(float32[:])")``)
+        in their order.
+        """
+
+    @property
+    def specializations(self) -> dict[tuple[Any, ...], Dispatcher]:
+        """numba.cuda's ``kernel.specializations``: ``{argument types: the
+        Dispatcher`` :meth:`specialize` returned ``}`` (numba.cuda's key also holds the
+        device's compute capability, which a CPU copy does not have).
+        """
+
+    def get_regs_per_thread(self, signature: Any = None) -> Any:
+        """numba.cuda's ``kernel.get_regs_per_thread(signature=None)``: the registers
+        a thread of the CUDA target's kernel for *signature*'s argument types uses;
+        without one, ``{argument types: registers}`` of each kernel the CUDA target
+        compiled (a specialized kernel's one figure). A kernel that ran on the CPU
+        only has none: ``{}``, and a KeyError naming the types for a *signature*.
+        The other ``get_*`` methods answer alike.
+        """
+
+    def get_const_mem_size(self, signature: Any = None) -> Any:
+        """numba.cuda's ``kernel.get_const_mem_size(signature=None)``: bytes of
+        constant memory of the CUDA target's kernel.
+        """
+
+    def get_shared_mem_per_block(self, signature: Any = None) -> Any:
+        """numba.cuda's ``kernel.get_shared_mem_per_block(signature=None)``: bytes of
+        static shared memory of the CUDA target's kernel.
+        """
+
+    def get_max_threads_per_block(self, signature: Any = None) -> Any:
+        """numba.cuda's ``kernel.get_max_threads_per_block(signature=None)``: the
+        most threads a block of the CUDA target's kernel may have.
+        """
+
+    def get_local_mem_per_thread(self, signature: Any = None) -> Any:
+        """numba.cuda's ``kernel.get_local_mem_per_thread(signature=None)``: bytes of
+        local memory a thread of the CUDA target's kernel uses.
         """
 
     def __call__(self, *args: Any, out: Any = None) -> Any: ...

@@ -156,7 +156,7 @@ def _return_dtype(d, is_arr, argtypes):
 def _fast_key(d, args, out):
     """The memo key of a call in the common form (C-contiguous arrays of one shape,
     NumPy scalars, ``out`` None or a matching C-contiguous array), else None."""
-    if d.debug or d.signatures:
+    if d.debug or d._declared:
         # (declared types: each scalar's value is checked against its type on every
         # call, numquad/_lanecall.py; the memo keys on types only)
         return None

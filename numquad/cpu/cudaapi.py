@@ -2130,7 +2130,7 @@ def declare_signatures(d, sigs):
     of the kernel itself (CUDA cannot compile it either, or CUDA is not there to
     ask) is raised here, at decoration, as numba.cuda's ``cuda.jit(sig)`` does."""
     check_arity(d, sigs)
-    d.signatures = list(sigs)
+    d._declared = list(sigs)
     if d.is_kernel:
         for args, ret in sigs:
             if ret is not None and ret != types.none:
@@ -2263,19 +2263,19 @@ def match_signature(d, argtypes, args):
     dtypes as numba.cuda does) or when two fit equally well."""
     argtypes = [types.unliteral(a) for a in argtypes]
     rated = []
-    for decl, _ in d.signatures:
+    for decl, _ in d._declared:
         if len(decl) == len(args):
             r = _rating(argtypes, decl)
             if r is not None:
                 rated.append((r, tuple(decl)))
-    shown = ", ".join(f"({', '.join(str(t) for t in s)})" for s, _ in d.signatures)
+    shown = ", ".join(f"({', '.join(str(t) for t in s)})" for s, _ in d._declared)
     got = ", ".join(str(t) for t in argtypes)
-    if not rated and getattr(d, "specialized", False) and len(d.signatures) == 1:
+    if not rated and getattr(d, "specialized", False) and len(d._declared) == 1:
         # one signature in the string or tuple form (numba.cuda's "specialized" kernel,
         # not a list): an array of another dtype of the same item size is read as the
         # declared dtype, as numba.cuda passes the buffer (numba-cuda's own atomic
         # tests launch an int32 kernel on uint32 arrays); on every target alike
-        decl = tuple(d.signatures[0][0])
+        decl = tuple(d._declared[0][0])
         conv = []
         for x, a, t in zip(args, argtypes, decl):
             if isinstance(t, types.Array):
@@ -2403,8 +2403,12 @@ def render_md(ported_root=None):
         "   keeps Numba's choices and bits (numquad/cpu/compiling.py).",
         "   `t = cuda.threadIdx` (a dim3) works where `t` is read as `t.x`, `t.y`, `t.z`.",
         "2. `cuda.to_device(a)` -> `a`, `d.copy_to_host()` -> `d`: NumPy arrays launch on the",
-        "   CPU (device arrays launch on the GPU). `kernel[grid, block, stream, nbytes]` and",
-        "   `kernel.forall(n)` work as in numba.cuda.",
+        "   CPU (device arrays launch on the GPU). `kernel[grid, block, stream, nbytes]`,",
+        "   `kernel.forall(n)`, `kernel.specialize(*args)`, `kernel.overloads`, `signatures` and",
+        "   `specializations` work as in numba.cuda (argument types compiled on any target;",
+        "   a lane function lists its declared signatures). `get_regs_per_thread()`,",
+        "   `get_shared_mem_per_block()` and the other `get_*` figures are the CUDA target's:",
+        "   a kernel that ran on the CPU only has none (`{}`, or a KeyError for a signature).",
         "3. Shapes of `shared.array`/`local.array` must be constants: literals, global or",
         "   closure names, module attributes (`config.TPB`), a local assigned once, or",
         "   arithmetic on those; a helper's shape parameter works when the call passes a constant.",

@@ -632,7 +632,7 @@ class CPUTarget:
                 )
                 sigs = [
                     (tuple(args) + (st,) + sb, ret)
-                    for args, ret in getattr(self.dispatcher, "signatures", None) or []
+                    for args, ret in self.dispatcher._declared
                     for st in (states if checking else [None])
                     for sb in stacks
                 ]
@@ -873,7 +873,7 @@ class CPUTarget:
         d = self.dispatcher
         # the common launch: arguments whose types their key tells, no declared
         # signature (it converts the arguments), no *args (packed in _specialise)
-        fast = _launch_key(args) if not (d.signatures or d.py_func.__code__.co_flags & inspect.CO_VARARGS) else None
+        fast = _launch_key(args) if not (d._declared or d.py_func.__code__.co_flags & inspect.CO_VARARGS) else None
         compiled = self._launches.get((fast, nd)) if fast is not None else None
         if compiled is None:
             compiled, args = self._specialise(args, nd)
@@ -889,7 +889,7 @@ class CPUTarget:
             n = code.co_argcount
             args = tuple(args[:n]) + (tuple(args[n:]),)
         argtypes = typeof_args(self.dispatcher, args, launch=True)
-        if self.dispatcher.signatures:
+        if self.dispatcher._declared:
             # declared types (numba.cuda's cuda.jit(sig)): arguments converted to them
             from .cudaapi import match_signature
 
@@ -906,7 +906,7 @@ class CPUTarget:
                 for t, a in zip(argtypes, args)
             )
         compiled = self.compile(argtypes, nd)
-        if self.dispatcher.signatures:
+        if self.dispatcher._declared:
             compiled.block.disable_compile()  # C arrays run the declared 'A' code
         for i, (p, (line, where)) in compiled.record_stores.items():
             a = args[i]

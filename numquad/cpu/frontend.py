@@ -713,7 +713,7 @@ def _numba_inlines(callee):
     foreign = getattr(callee, "_numquad_foreign", None)
     if foreign is not None:
         return (getattr(foreign, "targetoptions", None) or {}).get("inline", "never") in ("always", True)
-    return not getattr(callee, "signatures", None)
+    return not getattr(callee, "_declared", None)
 
 
 def _recursive(callee):
@@ -1988,7 +1988,7 @@ class Frontend:
         cfe = callee._target("cpu").frontend(
             consts=bindings, arg_dtypes=dtypes, debug=self.debug, no_unroll=self.no_unroll
         )
-        cfe.signatures = getattr(callee, "signatures", None) or []
+        cfe.signatures = getattr(callee, "_declared", None) or []
         cfe.callee = callee
         # a function passed as an argument (``apply(sq, x)``, numba.cuda's Dispatcher
         # argument) is bound only in an inlined copy: compiled on its own, the callee

@@ -327,7 +327,7 @@ class CUDATarget:
                 # itself (directly or through others) then finds this one, not a new
                 # copy for ever; numba.cuda compiles a recursive one as a call
                 inline = "never" if _calls_itself(self.dispatcher) else "always"
-                sigs = self.dispatcher.signatures
+                sigs = self.dispatcher._declared
                 if sigs and inline == "always":
                     # declared signatures (``@xpu.jit("int32(int32, int32)")``): numba.cuda
                     # compiles those and casts a caller's arguments to them, as the CPU

@@ -120,7 +120,7 @@ class TestSharedMemoryCreation(PortedCase):
         # internal); the port compiles the kernel for the target instead (an
         # xpu.jit(sig) kernel that CUDA compiles defers a CPU error to its first
         # CPU launch: inspect_llvm compiles it for the CPU now)
-        sig = tuple(f.signatures[0][0])
+        sig = f.signatures[0]  # numba.cuda's form: the first overload's argument types
         if self.target == "cpu":
             f.inspect_llvm(sig)
         else:
