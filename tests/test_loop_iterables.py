@@ -1,11 +1,12 @@
-"""Loops over ``enumerate(...)`` and ``zip(...)`` of kernel parameters around
-cross-lane ops.
+"""Loops over ``enumerate(...)`` and ``zip(...)`` of kernel parameters, and over
+local tuples, tuple displays and array rows, around cross-lane ops.
 
 numba.cuda compiles ``for j, c in enumerate(w):`` and ``for a, b in zip(w, t):``
 around warp functions; the CPU target refused them ("a loop around cross-lane ops
 must iterate over range(...)") and the CUDA target's mask rewrite took ``len`` of
 the enumerate object. Both targets now loop by index, each argument evaluated once,
-as Python does. Expected values come from a NumPy model of the waves written here
+as Python does; a sequence other than a parameter is evaluated once before the loop.
+Expected values come from a NumPy model of the waves written here
 (integers, so that no summation order matters); outputs are poisoned first.
 """
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 from numba import cuda, typeof
 
-from numquad import NumquadCompileError, NumquadTypeError, Wave, xpu
+from numquad import NumquadTypeError, Wave, xpu
 
 from conftest import TARGETS
 
@@ -125,19 +126,158 @@ def test_the_ptx_loops_with_shuffles():
     assert "shfl.sync" in ptx
 
 
-def test_enumerate_of_a_local_tuple_is_refused_in_one_line():
-    @xpu.jit
-    def k(x, out):
-        i = cuda.grid(1)
-        ws = (x[0], x[1])
-        acc = 0
-        for j, c in enumerate(ws):
-            acc += Wave.prefixSum(x[i] * c)
-        out[i] = acc
+@xpu.jit
+def k_local_tuple(x, y, out):
+    i = cuda.grid(1)
+    t = (x[i], y[i], x[i] * 2)  # a different tuple in every lane
+    acc = 0
+    for v in t:
+        if v > -20:  # lanes take part in some iterations only
+            acc += Wave.prefixSum(v)
+    out[i] = acc
 
-    x = np.arange(32, dtype=np.int64)
-    with pytest.raises(NumquadCompileError, match=r"test_loop_iterables.py.*over parameters.*enumerate.*zip"):
-        k[1, 32](x, np.zeros(32, np.int64))
+
+@xpu.jit
+def k_enumerate_local(x, y, out):
+    i = cuda.grid(1)
+    ws = (x[i], y[i])
+    acc = 0
+    for j, c in enumerate(ws, i % 3):  # a lane-varying start, read once
+        acc += Wave.shuffleXor(c * j, 5)
+    out[i] = acc
+
+
+@xpu.jit
+def k_zip_display(x, y, out):
+    i = cuda.grid(1)
+    t = (x[i], y[i])
+    acc = 0
+    for a, b in zip(t, (y[i], Wave.reduceMax(x[i]))):  # an op in the iterable
+        acc += Wave.reduceSum(a - b)
+        t = (acc, acc)  # the loop iterates over the tuple of its start, as Python
+    out[i] = acc + t[0]
+
+
+@xpu.jit
+def k_row(m, out):
+    i = cuda.grid(1)
+    acc = 0
+    for v in m[i % 4]:  # a row that differs between lanes
+        acc += Wave.prefixSum(v)
+    out[i] = acc
+
+
+@cuda.jit(device=True)
+def _pair(a, b):
+    return (a + b, a - b)
+
+
+@xpu.jit
+def _triple(a):
+    return (a, a * 3, -a)
+
+
+@xpu.jit
+def k_calls(x, out):
+    i = cuda.grid(1)
+    acc = 0
+    for v in _pair(x[i], i):  # a numba.cuda device function's tuple
+        acc += Wave.prefixSum(v)
+    for j, v in enumerate(_triple(x[i])):  # an xpu.jit function's
+        acc += Wave.reduceSum(v) * j
+    out[i] = acc
+
+
+def _want_calls(x):
+    lanes = np.arange(x.size)
+    acc = _exclusive(x + lanes).ravel() + _exclusive(x - lanes).ravel()
+    for j, v in enumerate((x, x * 3, -x)):
+        acc += np.repeat(_waves(v).sum(axis=1), W) * j
+    return acc
+
+
+def _want_local_tuple(x, y):
+    acc = np.zeros_like(x)
+    for v in (x, y, x * 2):
+        live = v > -20
+        w = np.where(live, v, 0)
+        acc += np.where(live, _exclusive(w).ravel(), 0)
+    return acc
+
+
+def _want_enumerate_local(x, y):
+    lanes = np.arange(x.size)
+    acc = np.zeros_like(x)
+    for k in range(2):
+        c = (x, y)[k] * (lanes % 3 + k)
+        acc += c[lanes ^ 5]
+    return acc
+
+
+def _want_zip_display(x, y):
+    rmax = np.repeat(_waves(x).max(axis=1), W)
+    acc = np.zeros_like(x)
+    for a, b in ((x, y), (y, rmax)):
+        acc = acc + np.repeat(_waves(a - b).sum(axis=1), W)
+    return acc + acc
+
+
+def _want_row(m, n):
+    acc = np.zeros(n, m.dtype)
+    rows = m[np.arange(n) % 4]
+    for k in range(m.shape[1]):
+        acc += _exclusive(rows[:, k]).ravel()
+    return acc
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_a_local_tuple_of_lane_values(target):
+    x, _ = _inputs(7)
+    y = np.random.default_rng(8).integers(-50, 50, x.size)
+    out = np.full(x.size, -777, np.int64)
+    getattr(k_local_tuple, target)[3, 32](x, y, out)
+    np.testing.assert_array_equal(out, _want_local_tuple(x, y))
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_enumerate_of_a_local_tuple_with_a_lane_varying_start(target):
+    x, _ = _inputs(9)
+    y = np.random.default_rng(10).integers(-50, 50, x.size)
+    out = np.full(x.size, -777, np.int64)
+    getattr(k_enumerate_local, target)[3, 32](x, y, out)
+    np.testing.assert_array_equal(out, _want_enumerate_local(x, y))
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_zip_of_a_reassigned_local_and_a_display_holding_an_op(target):
+    x, _ = _inputs(11)
+    y = np.random.default_rng(12).integers(-50, 50, x.size)
+    out = np.full(x.size, -777, np.int64)
+    getattr(k_zip_display, target)[3, 32](x, y, out)
+    np.testing.assert_array_equal(out, _want_zip_display(x, y))
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_a_row_of_a_2d_parameter(target):
+    m = np.random.default_rng(13).integers(-99, 99, (4, 5))
+    out = np.full(96, -777, np.int64)
+    getattr(k_row, target)[3, 32](m, out)
+    np.testing.assert_array_equal(out, _want_row(m, 96))
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_tuples_that_device_functions_return(target):
+    x, _ = _inputs(15)
+    out = np.full(x.size, -777, np.int64)
+    getattr(k_calls, target)[3, 32](x, out)
+    np.testing.assert_array_equal(out, _want_calls(x))
+
+
+def test_local_sequences_compile_to_shuffles_for_the_gpu():
+    x, _ = _inputs(14)
+    for k in (k_local_tuple, k_enumerate_local, k_zip_display):
+        ptx = k.inspect_ptx((typeof(x), typeof(x), typeof(x)), cc=(9, 0))
+        assert "shfl.sync" in ptx or "redux.sync" in ptx, k.__name__
 
 
 @xpu.jit

@@ -1199,8 +1199,9 @@ class Frontend:
                 s.test = ast.copy_location(ast.Constant(True), s)
                 s.body = pre + [brk] + s.body
             return [s]
+        seq_pre = []
         if isinstance(s, ast.For) and self.contains_xl(s) and not s.orelse:
-            self._index_parameter_loop(s)
+            seq_pre = self._index_parameter_loop(s, in_loop)
         # (a loop that a lane may leave by ``return`` is segmented like one around
         # an op: probe: ``for c in (3, 5, 7): if x % c == 0: return`` was refused)
         if isinstance(s, ast.For) and (
@@ -1230,7 +1231,7 @@ class Frontend:
             s.iter = it
             s.body = self._normalise_block(s.body, True)
             s.orelse = self._normalise_block(s.orelse, in_loop)
-            return pre + [s]
+            return seq_pre + pre + [s]
         if isinstance(s, ast.Return):
             if s.value is None:
                 return [s]
@@ -1262,26 +1263,60 @@ class Frontend:
             return pre + [new]
         return [s]
 
-    def _index_parameter_loop(self, s):
+    def _index_parameter_loop(self, s, in_loop):
         """``for v in t``, ``for j, v in enumerate(t[, start])`` and ``for a, b in
-        zip(t, u, ...)`` over parameters never assigned (tuples, the same in every
-        lane, or arrays) around cross-lane ops, as a uniform range loop by index::
+        zip(t, u, ...)`` around cross-lane ops, over tuples (the same in every lane or
+        not) or arrays, as a uniform range loop by index::
 
             for _nq_itK in range(len(t)): v = t[_nq_itK]
             for _nq_itK in range(len(t)): j, v = start + _nq_itK, t[_nq_itK]
             for _nq_itK in range(min(len(t), len(u))): a, b = t[_nq_itK], u[_nq_itK]
 
         (Numba iterates a UniTuple or an array the same way, and refuses a
-        heterogeneous tuple both ways); anything else is left as written."""
+        heterogeneous tuple both ways). A sequence that is not a parameter the
+        function never assigns (a local tuple, a tuple display ``(a[i], b[i])``, an
+        attribute, an element, a device function's result) is evaluated once,
+        before the loop, into a name of its own, as Python evaluates a loop's
+        iterable once: the statements that assign those names are returned, to go
+        before the loop. A loop over anything else (a ``range``, constants, a
+        builtin's result such as ``reversed(t)``) is left as written, and [] is
+        returned."""
         it = s.iter
         N = lambda n: ast.Name(n, ast.Load())  # noqa: E731
         call = lambda f, *a: ast.Call(func=N(f), args=list(a), keywords=[])  # noqa: E731
-        if self._iterated_param(it):
-            seqs, start = [it], None
-        elif isinstance(it, ast.Call) and not it.keywords and it.args:
-            fn = self.env.resolve(it.func)
-            if fn is enumerate and len(it.args) <= 2 and self._iterated_param(it.args[0]):
-                seqs = [it.args[0]]
+        pre = []
+
+        def once(node):
+            """*node* as a name read in every iteration: itself where it is a
+            parameter never assigned, else a fresh name assigned it before the loop;
+            None where it is no sequence the loop can index."""
+            if self._iterated_param(node):
+                return node
+            if isinstance(node, ast.Call):
+                # a function's tuple or array, computed once (not a builtin:
+                # reversed(t), iter(t) and the like are no sequence to index)
+                fn = self.env.resolve(node.func)
+                if fn is None or isinstance(fn, type) or getattr(fn, "__module__", None) == "builtins":
+                    return None
+            elif not isinstance(node, (ast.Name, ast.Tuple, ast.Attribute, ast.Subscript)):
+                return None
+            if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Starred) for e in node.elts):
+                return None
+            if isinstance(node, (ast.Name, ast.Attribute)) and self.builtin_of(node) is not None:
+                return None  # cuda.threadIdx and the like: left to the error below
+            tmp = self.fresh("seq")
+            self.env.locals.add(tmp)
+            assign = ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node), s)
+            ast.fix_missing_locations(assign)
+            pre.append(assign)
+            return ast.copy_location(N(tmp), node)
+
+        fn = self.env.resolve(it.func) if isinstance(it, ast.Call) else None
+        if fn in (enumerate, zip):
+            if it.keywords or not it.args:
+                return []
+            if fn is enumerate and len(it.args) <= 2 and (seq := once(it.args[0])) is not None:
+                seqs = [seq]
                 start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
                 # read once per iteration: a constant or a parameter never assigned;
                 # an integer, as Numba requires ("Only integers supported as start
@@ -1292,19 +1327,33 @@ class Frontend:
                     and isinstance(start.operand, ast.Constant)
                 )
                 if not (constant or self._iterated_param(start)):
-                    return
+                    start_tmp = self.fresh("start")
+                    self.env.locals.add(start_tmp)
+                    pre.append(
+                        ast.fix_missing_locations(
+                            ast.copy_location(ast.Assign(targets=[ast.Name(start_tmp, ast.Store())], value=start), s)
+                        )
+                    )
+                    start = N(start_tmp)
                 start = ast.Call(func=ast.Name("_nq_enum_start", ast.Load()), args=[start], keywords=[])
-            elif fn is zip and all(self._iterated_param(a) for a in it.args):
-                seqs, start = list(it.args), None
+            elif fn is zip:
+                seqs, start = [once(a) for a in it.args], None
+                if any(q is None for q in seqs):
+                    return []
             else:
-                return
+                return []
+        elif self._constant_sequence(it) is not None:
+            return []  # unrolled or indexed as constants (the caller)
+        elif (seq := once(it)) is not None:
+            seqs, start = [seq], None
         else:
-            return
+            return []
+        direct = fn not in (enumerate, zip)
         j = self.fresh("it")
         items = [ast.Subscript(value=N(q.id), slice=N(j), ctx=ast.Load()) for q in seqs]
         if start is not None:
             items.insert(0, ast.BinOp(left=start, op=ast.Add(), right=N(j)))
-        if isinstance(it, ast.Name):
+        if direct:
             binds = [ast.Assign(targets=[s.target], value=items[0])]
         elif isinstance(s.target, ast.Tuple) and len(s.target.elts) == len(items):
             binds = [ast.Assign(targets=[t], value=v) for t, v in zip(s.target.elts, items)]
@@ -1317,6 +1366,7 @@ class Frontend:
         s.target = ast.Name(j, ast.Store())
         s.body = [ast.copy_location(b, s) for b in binds] + s.body
         ast.fix_missing_locations(s)
+        return self._normalise_block(pre, in_loop)
 
     def _iterated_param(self, node):
         """*node* names a parameter the function never assigns."""
@@ -2701,8 +2751,9 @@ class Frontend:
             and 1 <= len(it.args) <= 3
         ):
             self.error(
-                "a loop around cross-lane ops must iterate over range(...), or over parameters the "
-                "function never assigns, directly or through enumerate(...) or zip(...)",
+                "a loop around cross-lane ops must iterate over range(...), or over a tuple or an "
+                "array (a name, a tuple display, an element or an attribute), directly or through "
+                "enumerate(...) or zip(...)",
                 s,
             )
         args = list(it.args)
