@@ -223,3 +223,27 @@ def test_a_shuffle_of_another_type_gets_one_wording_on_both_targets(dtype):
         _k_shfl_value.cpu[1, 32](x, np.zeros(32, dtype))
     with pytest.raises(NumquadTypeError, match=want):
         _k_shfl_value.inspect_ptx((typeof(x), typeof(x)), cc=(9, 0))
+
+
+@xpu.jit
+def _k_shfl_tuple(x, out):
+    i = cuda.grid(1)
+    t = (x[i], x[i] * 2)
+    v = cuda.shfl_down_sync(0xFFFFFFFF, t, 1)
+    out[i] = v[0]
+
+
+def test_a_shuffle_of_a_tuple_gets_the_same_wording_on_every_target():
+    """A tuple is no value numba.cuda shuffles: every target says so in numba.cuda's
+    rule, not in the words of ``Wave.shuffleDown``, which the CPU target runs for it and
+    which the user did not write (its typing now checks numba.cuda's rule first)."""
+    x = np.ones(32, np.float64)
+    want = r"test_cuda_shfl_selectors.py.*cuda.shfl_down_sync: value got UniTuple\(float64 x 2\); shfl_sync only"
+    with pytest.raises(NumquadTypeError, match=want) as e:
+        _k_shfl_tuple.cpu[1, 32](x, np.zeros(32))
+    assert "Wave." not in str(e.value)
+    # (the interpreter names the Python type it sees)
+    with pytest.raises(NumquadTypeError, match=want.replace(r"UniTuple\(float64 x 2\)", "tuple")):
+        _k_shfl_tuple.python[1, 32](x, np.zeros(32))
+    with pytest.raises(NumquadTypeError, match=want):
+        _k_shfl_tuple.inspect_ptx((typeof(x), typeof(x)), cc=(9, 0))

@@ -50,7 +50,8 @@ before the counter so that they never meet the fixed helper names below:
 ``_nq_XL_<ns>_<op>``   the whole-wave intrinsic of a cross-lane op
                        (numquad/cpu/intrinsics.py)
 ``_nq_SH_<ns>_<op>``   an op's typing-only stand-in in the shadow function
-                       (numquad/cpu/typing.py)
+                       (numquad/cpu/typing.py); ``_nq_SH_cuda_<name>`` that of the
+                       op numba.cuda's shuffle *name* became (cpu/cudaapi.py)
 ``_nq_T_<dtype>``      a scalar type token (a lane array's element type)
 ``_nq_loc_<name>``     a local array, one per lane; ``_nq_shape_/dtype_/nbytes_/
                        itemsize_<name>`` the constants of a local or shared array
@@ -506,7 +507,7 @@ class _Subst(ast.NodeTransformer):
                 v = ast.BinOp(_name(L), ast.BitAnd(), _const(W - 1))
             return ast.copy_location(_call("_nq_u32", v), node)
         if op is not None and self.mode == "shadow":
-            new = _call(f"_nq_SH_{op.namespace}_{op.name}", *[self.visit(a) for a in node.args])
+            new = _call(_standin_name(op, getattr(node, "_nq_spelled", None)), *[self.visit(a) for a in node.args])
             return ast.copy_location(new, node)
         b = self.fe.builtin_of(node.func)
         if b is not None:
@@ -716,6 +717,12 @@ def _resolve_callees(fn_names, ns, cpu_fn_for, read=None):
             )
 
 
+def _standin_name(op, spelled):
+    """The shadow function's typing stand-in of *op*; numba.cuda's shuffle *spelled*
+    (XLCall.spelled) has its own, which types the value by numba.cuda's rule first."""
+    return f"_nq_SH_cuda_{spelled}" if spelled else f"_nq_SH_{op.namespace}_{op.name}"
+
+
 def _shadow_items(fe, items, subst):
     """Plain scalar statements equivalent to *items* (same control flow)."""
     out = []
@@ -726,7 +733,7 @@ def _shadow_items(fe, items, subst):
             out.append(subst.visit(copy.deepcopy(it.stmt)))
         elif isinstance(it, _fe.XLCall):
             op = it.op
-            call = _call(f"_nq_SH_{op.namespace}_{op.name}", *[copy.deepcopy(a) for a in it.args])
+            call = _call(_standin_name(op, it.spelled), *[copy.deepcopy(a) for a in it.args])
             out.append(_located([_assign(_name(it.target, ast.Store), call)], it.node.lineno)[0])
         elif isinstance(it, _fe.If):
             node = ast.If(

@@ -40,6 +40,7 @@ from .. import _desugar, _numpy_calls, _power
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
+from . import typing as _typing
 from .compiling import in_numquad_compile
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "cpu_pyfunc",
     "cpu_global",
     "parse_signatures",
+    "SHUFFLE_OPS",
     "declare_signatures",
     "match_signature",
     "convert_scalars",
@@ -1454,6 +1456,32 @@ def _shfl_check(name):
     return check
 
 
+def _shfl_value_check(name):
+    """numba.cuda's rule for the value of shuffle *name*, as a complaint or None."""
+
+    def check(v):
+        if v in (types.int32, types.int64, types.float32, types.float64):
+            return None
+        return _desugar.shuffle_value_complaint(name, v)
+
+    return check
+
+
+#: numba.cuda's shuffles and the Wave ops they become on the CPU target
+SHUFFLE_OPS = {
+    "shfl_sync": "shuffle",
+    "shfl_up_sync": "shuffleUp",
+    "shfl_down_sync": "shuffleDown",
+    "shfl_xor_sync": "shuffleXor",
+}
+
+#: the typing stand-ins of those ops where a shuffle wrote them (the frontend's
+#: XLCall.spelled): the value typed by numba.cuda's rule before the op's own
+_SHFL_STANDINS = {
+    name: _typing.checked_standin(f"Wave.{op}", _shfl_value_check(name)) for name, op in SHUFFLE_OPS.items()
+}
+
+
 def _lane_bits(name):
     """The selector of a numba.cuda shuffle as the GPU reads it: its low five bits
     (PTX's ``shfl.sync`` takes ``bval[4:0] = b[4:0]``), as uint32."""
@@ -1880,6 +1908,7 @@ def namespace():
             "_nq_SH_cuda_match_any_sync": _match_standin,
         }
     )
+    ns.update({f"_nq_SH_cuda_{n}": f for n, f in _SHFL_STANDINS.items()})
     ns.update({f"_nq_cu_syncpred_{n}": f for n, f in _SYNC_PRED.items()})
     return ns
 

@@ -91,6 +91,9 @@ class XLCall:
     args: list  # ast.Name (a lane temporary) or ast.Constant (a selector)
     node: ast.stmt
     check: Optional[tuple] = None
+    #: numba.cuda's shuffle written where this op came from (``shfl_sync``, ...): its
+    #: operand is typed by numba.cuda's rule first (cpu/cudaapi.py ``shfl_standin``)
+    spelled: Optional[str] = None
 
 
 @dataclasses.dataclass
@@ -294,12 +297,7 @@ class _CudaSpellings(ast.NodeTransformer):
     """numba.cuda's warp functions, rewritten into Quad/Wave ops with numba.cuda's
     return types (ballot_sync: int32; votes: bool; activemask/lanemask_lt: uint32)."""
 
-    _SHFL = {
-        "shfl_sync": "shuffle",
-        "shfl_up_sync": "shuffleUp",
-        "shfl_down_sync": "shuffleDown",
-        "shfl_xor_sync": "shuffleXor",
-    }
+    _SHFL = _cudaapi.SHUFFLE_OPS
 
     def __init__(self, fe):
         global _CUDA_FUNCS
@@ -418,6 +416,14 @@ class _CudaSpellings(ast.NodeTransformer):
 
             return Sub().visit(e)
 
+        def spelled(e):
+            """*e* with its op call marked as numba.cuda's shuffle *name* (XLCall.spelled)."""
+            for n in ast.walk(e):
+                if isinstance(n, ast.Call) and self.fe.op_of(n) is not None:
+                    n._nq_spelled = name
+                    break
+            return e
+
         def spell():
             # each argument holding a call appears once below: evaluated once, as numba.cuda
             # evaluates it (an atomic or a device function's call as the value ran twice)
@@ -425,13 +431,16 @@ class _CudaSpellings(ast.NodeTransformer):
                 # numba.cuda's type rules: an integer mask, a 32/64-bit value (cpu/cudaapi.py,
                 # the check returns the value); the selector's low five bits, as the GPU reads
                 # it (cudaapi._lane_bits). A value without calls stays the op's operand as
-                # written (no copy of it: the check, a separate tuple item, reads it again)
+                # written (no copy of it: the check, a separate tuple item, reads it again;
+                # the op's typing checks the value first by numba.cuda's rule: spelled)
                 if not any(isinstance(n, ast.Call) for n in ast.walk(a[1])):
-                    return P(
-                        f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, _nq_cu_lane_{name}(S)))[1]",
-                        M=a[0],
-                        V=a[1],
-                        S=a[2],
+                    return spelled(
+                        P(
+                            f"(_nq_cu_shfl_{name}(M, V), _nq_Wave.{self._SHFL[name]}(V, _nq_cu_lane_{name}(S)))[1]",
+                            M=a[0],
+                            V=a[1],
+                            S=a[2],
+                        )
                     )
                 return P(
                     f"_nq_Wave.{self._SHFL[name]}(_nq_cu_shfl_{name}(M, V), _nq_cu_lane_{name}(S))",
@@ -1781,6 +1790,7 @@ class Frontend:
         stmt = ast.copy_location(ast.Assign(targets=[ast.Name(target, ast.Store())], value=call), node)
         ast.fix_missing_locations(stmt)
         stmt._nq_op = op
+        stmt._nq_spelled = getattr(node, "_nq_spelled", None)
         check = getattr(node, "_nq_cucheck", None)
         if check is not None:
             # (debug) numba.cuda's mask, a second time: it has no effects (_with_check)
@@ -2685,7 +2695,16 @@ class Frontend:
     def _segment_masked(self, s):
         op = getattr(s, "_nq_op", None)
         if op is not None:
-            return [XLCall(s.targets[0].id, op, list(s.value.args), s, getattr(s, "_nq_cucheck", None))]
+            return [
+                XLCall(
+                    s.targets[0].id,
+                    op,
+                    list(s.value.args),
+                    s,
+                    getattr(s, "_nq_cucheck", None),
+                    getattr(s, "_nq_spelled", None),
+                )
+            ]
         red = getattr(s, "_nq_barrier", None)
         if red is not None:
             return [BarrierReduce(s.targets[0].id, red, s.value.args[0].id, s)]

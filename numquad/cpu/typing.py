@@ -38,7 +38,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import ops as _ops
 
-__all__ = ["shadow_types", "expression_types", "STANDINS"]
+__all__ = ["shadow_types", "expression_types", "STANDINS", "checked_standin"]
 
 
 def _nb_dtype(ty):
@@ -48,16 +48,16 @@ def _nb_dtype(ty):
         return None
 
 
-def _standin(op):
-    """A typing-only stand-in for *op*: checks the operand, returns the result type."""
+def _standin(op, check=None):
+    """A typing-only stand-in for *op*: checks the operand (first by *check*, which
+    returns a complaint or None for the operand's Numba type), returns the result type."""
 
     def typer(args):
         x = types.unliteral(args[0])
-        msg = None
-        if not isinstance(x, (types.Integer, types.Float, types.Boolean)):
-            msg = op.check_operand(str(x))
-        else:
-            msg = op.check_operand(_nb_dtype(x))
+        msg = check(x) if check is not None else None
+        if msg is None:
+            scalar = isinstance(x, (types.Integer, types.Float, types.Boolean))
+            msg = op.check_operand(_nb_dtype(x) if scalar else str(x))
         if msg is None and len(args) > 1:
             sel = types.unliteral(args[1])
             msg = op.check_selector_type(sel, isinstance(sel, types.Integer))
@@ -88,6 +88,12 @@ def _standin(op):
 
 #: One typing-only stand-in per non-query op.
 STANDINS = {q: _standin(op) for q, op in _ops.OPS.items() if op.kind != "query"}
+
+
+def checked_standin(qualname, check):
+    """The typing-only stand-in of op *qualname* whose operand *check* (a Numba type
+    -> complaint or None) sees first: a numba.cuda spelling's own type rule."""
+    return _standin(_ops.OPS[qualname], check)
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
