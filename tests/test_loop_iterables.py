@@ -230,31 +230,27 @@ def _want_row(m, n):
     return acc
 
 
+#: (kernel, its model) of loops over sequences other than parameters, each kernel
+#: taking two random int64 lane arrays x and y (k_calls x only) and out
+_SEQUENCE_CASES = {
+    "a local tuple of lane values": (k_local_tuple, _want_local_tuple),
+    "enumerate of a local tuple with a lane-varying start": (k_enumerate_local, _want_enumerate_local),
+    "zip of a reassigned local and a display holding an op": (k_zip_display, _want_zip_display),
+    "tuples that device functions return": (k_calls, lambda x, y: _want_calls(x)),
+}
+
+
+@pytest.mark.parametrize("case", list(_SEQUENCE_CASES))
 @pytest.mark.parametrize("target", TARGETS + ["python"])
-def test_a_local_tuple_of_lane_values(target):
-    x, _ = _inputs(7)
-    y = np.random.default_rng(8).integers(-50, 50, x.size)
+def test_loops_over_local_sequences(target, case):
+    kernel, model = _SEQUENCE_CASES[case]
+    seed = list(_SEQUENCE_CASES).index(case)
+    x, _ = _inputs(20 + seed)
+    y = np.random.default_rng(40 + seed).integers(-50, 50, x.size)
+    args = (x,) if kernel is k_calls else (x, y)
     out = np.full(x.size, -777, np.int64)
-    getattr(k_local_tuple, target)[3, 32](x, y, out)
-    np.testing.assert_array_equal(out, _want_local_tuple(x, y))
-
-
-@pytest.mark.parametrize("target", TARGETS + ["python"])
-def test_enumerate_of_a_local_tuple_with_a_lane_varying_start(target):
-    x, _ = _inputs(9)
-    y = np.random.default_rng(10).integers(-50, 50, x.size)
-    out = np.full(x.size, -777, np.int64)
-    getattr(k_enumerate_local, target)[3, 32](x, y, out)
-    np.testing.assert_array_equal(out, _want_enumerate_local(x, y))
-
-
-@pytest.mark.parametrize("target", TARGETS + ["python"])
-def test_zip_of_a_reassigned_local_and_a_display_holding_an_op(target):
-    x, _ = _inputs(11)
-    y = np.random.default_rng(12).integers(-50, 50, x.size)
-    out = np.full(x.size, -777, np.int64)
-    getattr(k_zip_display, target)[3, 32](x, y, out)
-    np.testing.assert_array_equal(out, _want_zip_display(x, y))
+    getattr(kernel, target)[3, 32](*args, out)
+    np.testing.assert_array_equal(out, model(x, y))
 
 
 @pytest.mark.parametrize("target", TARGETS + ["python"])
@@ -263,14 +259,6 @@ def test_a_row_of_a_2d_parameter(target):
     out = np.full(96, -777, np.int64)
     getattr(k_row, target)[3, 32](m, out)
     np.testing.assert_array_equal(out, _want_row(m, 96))
-
-
-@pytest.mark.parametrize("target", TARGETS + ["python"])
-def test_tuples_that_device_functions_return(target):
-    x, _ = _inputs(15)
-    out = np.full(x.size, -777, np.int64)
-    getattr(k_calls, target)[3, 32](x, out)
-    np.testing.assert_array_equal(out, _want_calls(x))
 
 
 def test_local_sequences_compile_to_shuffles_for_the_gpu():
