@@ -282,7 +282,10 @@ class Env:
     """Name resolution for one function: its globals, closure and locals (the
     analysis here, numquad/_desugar.py and the CPU frontend all resolve names so)."""
 
-    def __init__(self, pyfunc, fn):
+    #: the builtin groups whose attributes are builtins too (``threadIdx.x``)
+    _GROUP_NAMES = _GROUPS
+
+    def __init__(self, pyfunc, fn, names=None):
         self.globals = pyfunc.__globals__
         self.closure = {}
         if pyfunc.__closure__:
@@ -291,7 +294,7 @@ class Env:
                     self.closure[name] = cell.cell_contents
                 except ValueError:  # an empty cell
                     pass
-        self.locals = local_names(fn)
+        self.locals = local_names(fn) if names is None else names
 
     def lookup(self, name):
         if name in BUILTIN_ALIASES:  # generated code's builtins (never a user's name)
@@ -324,14 +327,18 @@ class Env:
             return None
         obj = self.resolve(node)
         if obj is not MISSING:
-            name = _builtin_name(obj)
+            name = self._name_of(obj)
             if name is not None:
                 return name
         if isinstance(node, ast.Attribute):
             base = self.builtin(node.value)
-            if base in _GROUPS:
+            if base in self._GROUP_NAMES:
                 return f"{base}.{node.attr}"
         return None
+
+    def _name_of(self, obj):
+        """The builtin *obj* is, by name, else None."""
+        return _builtin_name(obj)
 
 
 # ---------------------------------------------------------------------------

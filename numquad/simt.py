@@ -30,7 +30,6 @@ run one after the other between sync points (one valid interleaving).
 from __future__ import annotations
 
 import ast
-import builtins as _builtins
 import copy
 import itertools
 import math
@@ -63,7 +62,7 @@ class SIMTError(NumquadError, RuntimeError):
 # Name resolution: xpu builtins, numba.cuda aliases, ops, lane functions
 # ---------------------------------------------------------------------------
 
-_MISSING = object()
+_MISSING = _control.MISSING  # what a name that names nothing resolves to
 _GROUP_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic", "const")
 
 
@@ -142,54 +141,32 @@ def _as_dispatcher(obj):
     return d
 
 
-class _Resolver:
+class _Resolver(_control.Env):
+    """Name resolution as the compiled targets resolve names (numquad/_control.py),
+    with the interpreter's own: the names its rewrites write (``__nq_Wave``, ...),
+    numba.cuda and Numba functions as device functions (``_as_dispatcher``), and its
+    table of numba.cuda's builtins."""
+
+    _GROUP_NAMES = _GROUP_NAMES
+
     def __init__(self, func, local_names):
-        self.globals = func.__globals__
-        self.closure = {}
-        if func.__closure__:
-            for name, cell in zip(func.__code__.co_freevars, func.__closure__):
-                try:
-                    self.closure[name] = cell.cell_contents
-                except ValueError:
-                    pass
-        self.locals = local_names
+        super().__init__(func, None, local_names)
+
+    def lookup(self, name):
+        if name == "__nq_Wave":
+            return _ops.Wave
+        if name == "__nq_np":
+            return np
+        if name == "__nq_match":
+            return _match_any
+        return _as_dispatcher(super().lookup(name))
 
     def resolve(self, node):
-        if isinstance(node, ast.Name):
-            if node.id == "__nq_Wave":
-                return _ops.Wave
-            if node.id == "__nq_np":
-                return np
-            if node.id == "__nq_match":
-                return _match_any
-            if node.id in self.locals:
-                return _MISSING
-            if node.id in self.closure:
-                return _as_dispatcher(self.closure[node.id])
-            if node.id in self.globals:
-                return _as_dispatcher(self.globals[node.id])
-            return getattr(_builtins, node.id, _MISSING)
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            if base is _MISSING:
-                return _MISSING
-            return _as_dispatcher(getattr(base, node.attr, _MISSING))
-        return _MISSING
+        obj = super().resolve(node)
+        return _as_dispatcher(obj) if isinstance(node, ast.Attribute) else obj
 
-    def builtin(self, node):
-        """The xpu builtin an expression names ("grid", "threadIdx.x"), else None."""
-        if not isinstance(node, (ast.Name, ast.Attribute)):
-            return None
-        obj = self.resolve(node)
-        if obj is not _MISSING:
-            name = _builtin_name(obj)
-            if name is not None:
-                return name
-        if isinstance(node, ast.Attribute):
-            base = self.builtin(node.value)
-            if base in _GROUP_NAMES:
-                return f"{base}.{node.attr}"
-        return None
+    def _name_of(self, obj):
+        return _builtin_name(obj)
 
 
 _CUDA_WARP = _desugar.CUDA_WARP_FUNCTIONS
@@ -317,18 +294,6 @@ def _vote(kind, b, a, m):
         return np.bool_((b & m) == 0 or (b & m) == (a & m))
     eq = np.bool_((b & m) == (a & m))
     return np.int32(np.uint32(a & m) * np.uint32(eq)), eq
-
-
-def _local_names(fn):
-    names = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
-    if fn.args.vararg:
-        names.add(fn.args.vararg.arg)
-    if fn.args.kwarg:
-        names.add(fn.args.kwarg.arg)
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            names.add(n.id)
-    return names
 
 
 # ---------------------------------------------------------------------------
@@ -2343,7 +2308,7 @@ def _compile(dispatcher):
     _desugar.check_returns(fdef, fn)  # None on some path: the compilers' error
     _desugar.check_print_keywords(fdef, fn)  # (numba.cuda's print takes none)
     _control.fold_array_shapes(fdef, fn)  # constant shapes as literals, as on CUDA
-    resolver = _Resolver(fn, _local_names(fdef))
+    resolver = _Resolver(fn, _control.local_names(fdef))
     helpers = {}
     fdef = _CudaWarpFunctions(resolver, dispatcher.__name__, dispatcher.filename).visit(fdef)
     tr = _Transformer(dispatcher.__name__, dispatcher.filename, resolver, helpers)
