@@ -218,9 +218,52 @@ class _Rewritten:
         return self._module
 
 
+#: Numba's name prefix of a call it resolves at run time by symbol (a recursion
+#: through another signature: numba/core/codegen.py ``RuntimeLinker``)
+_UNRESOLVED = ".numba.unresolved$"
+
+
+def _library_defining(symbol):
+    """The code library of the Numba CPU dispatcher overload whose function is
+    *symbol* (a mangled name), else None. Only a recursion through another
+    signature names its callee so (rare): the dispatchers are found by walking the
+    heap."""
+    import gc
+
+    from numba.core.dispatcher import Dispatcher
+
+    for obj in gc.get_objects():
+        if isinstance(obj, Dispatcher):
+            for cres in list(obj.overloads.values()):
+                if getattr(getattr(cres, "fndesc", None), "mangled_name", None) == symbol:
+                    return cres.library
+    return None
+
+
+def _bind(text, symbol, fn):
+    """*text* (a module's IR) with its run-time reference to *symbol* (Numba's
+    ``.numba.unresolved$`` pointer, which the JIT fills with the address of the
+    plain function of that name) a pointer of its own set to *fn* (the rewritten
+    copy's function, declared here): the reference keeps *fn* alive in the module
+    that links both, as a plain reference would not (Numba's JIT resolves only
+    the names it saw defined)."""
+    ret, params = str(fn.global_value_type).split(" (", 1)
+    old = f'@"{_UNRESOLVED}{symbol}"'
+    ref = f'@"nq.ref${symbol}"'
+    decl = re.compile(rf"^{re.escape(old)} = external [^\n]*global ptr$", re.M)
+    text, n = decl.subn(f'{ref} = linkonce_odr global ptr @"{fn.name}"\ndeclare {ret} @"{fn.name}"({params}', text)
+    if n != 1:
+        return text  # (not the form Numba writes: left to the JIT, as before)
+    return text.replace(old, ref)
+
+
 def _for_linking(lib, host_math):
     """What a library of numquad's links for *lib*: ``[lib]`` where the rewrites
-    change nothing in its code, else the rewritten copy and the libraries it needs."""
+    change nothing in its code (nor in the code it calls), else the rewritten copy
+    and the libraries it needs. A call *lib* makes by symbol at run time (Numba's
+    ``.numba.unresolved$`` references of a recursion through another signature,
+    which the JIT would bind to the plain code of that name) calls the rewritten
+    copy of the callee's library, linked too."""
     if isinstance(lib, _Rewritten):
         return [lib]
     try:
@@ -230,14 +273,25 @@ def _for_linking(lib, host_math):
     if found is None:
         from llvmlite import binding as ll
 
+        _LINKED[lib] = [lib]  # (a recursion back to *lib* meanwhile links it as it is)
         text = str(lib._get_module_for_linking())
         new, libs = host_math(rewrite(text))
-        if new == text:
+        callees = {}  # symbol -> the rewritten copy of its library, and what it needs
+        for symbol in set(re.findall(r'@"\.numba\.unresolved\$([^"]+)"', text)):
+            callee = _library_defining(symbol)
+            copy = _for_linking(callee, host_math) if callee is not None else []
+            if copy and isinstance(copy[0], _Rewritten) and symbol in copy[0].renamed:
+                callees[symbol] = copy
+        if new == text and not callees:
             found = [lib]
         else:
+            for symbol, copy in callees.items():
+                new = _bind(new, symbol, copy[0]._module.get_function(symbol + _COPY))
             module = ll.parse_assembly(new)
             module.verify()
             found = [_Rewritten(lib, module)] + list(libs)
+            for copy in callees.values():
+                found += [c for c in copy if all(c is not f for f in found)]
         _LINKED[lib] = found
     return found
 

@@ -185,6 +185,41 @@ _SCRIPTS = {
         results["big_x"] = x.astype(np.float64).tolist()
         """
     ),
+    "recursive_helper": textwrap.dedent(
+        """
+        from numba.extending import overload
+
+        @numba.njit
+        def rec(n, v):  # a recursion through another signature: rec(3, v) calls rec(int64)
+            if n <= 0:
+                return np.int32(v * 1e20) + math.sin(v)
+            return rec(n - 1, v)
+
+        def via(v):
+            pass
+
+        @overload(via)
+        def _via(v):
+            return lambda v: rec(3, v)  # a literal: Numba compiles rec(Literal[int](3), float64)
+
+        w = v / 100.0
+        before = np.array([rec(3, t) for t in w])
+        from numquad import xpu
+
+        def k_rec(w, out, direct):
+            i = xpu.grid(1)
+            if i < w.size:
+                out[i] = via(w[i])
+                direct[i] = np.int32(w[i] * 1e20) + math.sin(w[i])
+
+        out, direct = np.full(w.size, np.nan), np.full(w.size, np.nan)
+        xpu.jit(k_rec)[w.size // 32, 32](w, out, direct)
+        after = np.array([rec(3, t) for t in w])
+        results["rec_kernel"], results["rec_direct"] = bits(out), bits(direct)
+        results["plain_before"], results["plain_after"] = bits(before), bits(after)
+        results["w"] = w.tolist()
+        """
+    ),
     "log2": _KERNELS
     + textwrap.dedent(
         """
@@ -242,3 +277,22 @@ def test_a_helper_llvm_does_not_inline_gets_the_gpu_s_conversions(tmp_path_facto
     assert np.all(np.abs(x) > 1e-9)  # every term out of int32's range
     want = np.where(x > 0, 3 * (2**31 - 1), 3 * -(2**31))  # three saturated terms (docs/semantics.md)
     np.testing.assert_array_equal(res["big_kernel"], want)
+
+
+def test_a_recursion_through_another_signature_gets_the_gpu_s_bits(tmp_path_factory):
+    """A user's recursive ``@numba.njit`` helper that an ``@overload`` calls with a
+    constant: Numba compiles ``rec(Literal[int](3), float64)``, whose call of
+    ``rec(int64, float64)`` it binds at run time by name (``.numba.unresolved$``), and
+    that bound the kernel's call to plain Numba's machine code (x86's conversions and
+    the C library's ``sin``); a probe of the thirty-third session."""
+    res = _run("recursive_helper", tmp_path_factory)
+    w = res["w"]
+    saturated = np.where(w > 0, 2**31 - 1, -(2**31)).astype(np.float64)
+    got = res["rec_kernel"].view(np.float64)
+    # the conversion saturates (docs/semantics.md): the sum is within sin's range of it
+    assert np.all(np.abs(got - saturated) <= 1.0)
+    # the kernel's sin is libdevice's, the one its direct call computes
+    np.testing.assert_array_equal(res["rec_kernel"], res["rec_direct"])
+    # plain Numba keeps its own (x86's 0x80000000 and the C library), before and after
+    np.testing.assert_array_equal(res["plain_after"], res["plain_before"])
+    assert np.count_nonzero(res["plain_before"] != res["rec_kernel"]) > len(w) // 2
