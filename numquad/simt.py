@@ -1750,7 +1750,23 @@ class _Thread:
             return _float_to_int(ary.dtype.type, v)
         return np.asarray(v).astype(ary.dtype)[()]
 
+    @staticmethod
+    def _index(idx):
+        """An atomic's index as numba.cuda converts it to intp (cpu/atomics.py
+        ``_index_part``): a float truncated (saturating, as the GPU converts), a bool
+        0 or 1, None a TypeError (Numba's cast of an Optional)."""
+
+        def part(i):
+            if i is None:
+                raise TypeError("expected an integer index, got None")
+            if isinstance(i, (float, np.floating)):
+                return int(_float_to_int(np.int64, i))
+            return int(i) if isinstance(i, (bool, np.bool_)) else i
+
+        return tuple(map(part, idx)) if isinstance(idx, tuple) else part(idx)
+
     def _rmw(self, ary, idx, val, f):
+        idx = self._index(idx)
         old = ary[idx]
         ary[idx] = f(old, self._cast(ary, val))
         return old
@@ -1793,6 +1809,7 @@ class _Thread:
         return self._rmw(ary, idx, val, lambda a, b: b if (a == 0 or a > b) else a - a.dtype.type(1))
 
     def atomic_cas(self, ary, idx, old, val):
+        idx = self._index(idx)
         cur = ary[idx]
         if cur == self._cast(ary, old):
             ary[idx] = self._cast(ary, val)

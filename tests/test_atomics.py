@@ -155,3 +155,39 @@ def test_atomic_names_match_numba_cuda():
     except Exception:
         pytest.skip("numba.cuda is not importable")
     assert set(names) <= set(xpu.atomic.__all__), set(names) - set(xpu.atomic.__all__)
+
+
+@xpu.jit(device=True)
+def _bin_or_none(v, n):
+    b = np.int32(v * n)
+    if b < 0 or b >= n:
+        return None
+    return b
+
+
+@xpu.jit
+def _k_index_kinds(x, h, h2, hc):
+    i = xpu.grid(1)
+    if i < x.size:
+        b = _bin_or_none(x[i], hc.size)  # an Optional(int32)
+        if b is not None:
+            xpu.atomic.add(hc, b, np.int32(1))
+        xpu.atomic.add(h, x[i] * 9.0, np.int32(1))  # a float, truncated
+        xpu.atomic.max(h2, (x[i] * 3.5, x[i] > 0.5), np.int64(i))  # a float and a bool
+
+
+@pytest.mark.parametrize("target", TARGETS + ["python"])
+def test_an_index_of_the_kinds_numba_cuda_converts(target, rng):
+    """numba.cuda's atomics convert a 1-D index to intp, and each part of an n-D one,
+    so they compile an Optional (a device function that returns None out of range,
+    found in public code), a float or a bool index; the CPU target refused them."""
+    x = rng.random(200) * 1.1  # some out of range: None
+    h, hc = np.zeros(10, np.int32), np.zeros(10, np.int32)
+    h2 = np.full((4, 2), -1, np.int64)
+    getattr(_k_index_kinds, target)[4, 64](x, h, h2, hc)
+    bins = (x * 10).astype(np.int64)
+    np.testing.assert_array_equal(hc, np.bincount(bins[bins < 10], minlength=10))
+    np.testing.assert_array_equal(h, np.bincount((x * 9.0).astype(np.int64), minlength=10))
+    want = np.full((4, 2), -1, np.int64)
+    np.maximum.at(want, ((x * 3.5).astype(np.int64), (x > 0.5).astype(np.int64)), np.arange(x.size))
+    np.testing.assert_array_equal(h2, want)

@@ -52,19 +52,22 @@ def _check(name, ary, idx, allowed):
         )
     if idx is None:
         return
-    ok_idx = (
-        isinstance(idx, types.Integer)
-        and ary.ndim == 1
-        or (
-            isinstance(idx, types.BaseTuple)
-            and len(idx) == ary.ndim
-            and all(isinstance(t, types.Integer) for t in idx.types)
-        )
+    ok_idx = (_index_part(idx) and ary.ndim == 1) or (
+        isinstance(idx, types.BaseTuple) and len(idx) == ary.ndim and all(map(_index_part, idx.types))
     )
     if not ok_idx:
         raise TypingError(
             f"xpu.atomic.{name}: idx must be an integer (1-D) or a tuple of {ary.ndim} integers; got {idx}"
         )
+
+
+def _index_part(t):
+    """Is *t* an index numba.cuda's atomics take? They convert it to intp, as a cast
+    does: an integer, and (as numba.cuda compiles them) a bool, a float (truncated,
+    saturating) or an Optional of one of these (None raises TypeError)."""
+    if isinstance(t, types.Optional):
+        t = t.type
+    return isinstance(t, (types.Integer, types.Boolean, types.Float))
 
 
 def _indices(context, builder, idxty, idx):
