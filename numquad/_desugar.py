@@ -66,6 +66,7 @@ __all__ = [
     "warp_function_arity",
     "warp_call_complaint",
     "shuffle_value_complaint",
+    "call_kind",
     "lower",
     "check_returns",
     "loop_level",
@@ -115,7 +116,7 @@ _NESTED = (
 )
 
 
-def _kind(env, call, missing):
+def call_kind(env, call, missing):
     """ "op" (a cross-lane op or a function that may hold one), "pure" or "other"; *env*
     resolves names as numquad/_control.py's analysis does."""
     obj = env.resolve(call.func)
@@ -225,7 +226,7 @@ class _Lowering:
         self.lower_loop_else = False
 
     def kind(self, call):
-        return _kind(self.env, call, self.missing)
+        return call_kind(self.env, call, self.missing)
 
     # -- what to lower -----------------------------------------------------------
     def _calls_device_function(self, node):
@@ -752,7 +753,7 @@ def check_keyword_order(fn, pyfunc):
     env = Env(pyfunc, fn)
 
     def writes(c):
-        kind = _kind(env, c, MISSING)
+        kind = call_kind(env, c, MISSING)
         if kind != "op":
             return kind == "other"
         f = env.resolve(c.func)

@@ -362,7 +362,7 @@ def _render_ops():
     for name in _ops.__all__:
         obj = getattr(_ops, name)
         body.append("")
-        if isinstance(obj, _ops._Namespace):
+        if _ops.is_namespace(obj):
             body += _namespace_lines(name, obj, tv)
         elif dataclasses.is_dataclass(obj) and isinstance(obj, type):
             body += _dataclass_lines(obj)

@@ -49,6 +49,8 @@ __all__ = [
     "quad_move",
     "derivative_sources",
     "of_function",
+    "function_for",
+    "is_namespace",
     "Quad",
     "Wave",
 ]
@@ -1099,3 +1101,14 @@ Wave = _make_namespace(
 def of_function(obj) -> Optional[Op]:
     """The :class:`Op` behind a ``Quad.*``/``Wave.*`` object, else None."""
     return obj.op if isinstance(obj, _OpFunction) else None
+
+
+def function_for(op: Op):
+    """A callable object that stands for *op* in kernels as ``Wave.*`` objects do
+    (:func:`of_function` gives *op* back), for an op outside the namespaces."""
+    return _OpFunction(op)
+
+
+def is_namespace(obj) -> bool:
+    """Is *obj* one of the op namespaces (``Quad``, ``Wave``)?"""
+    return isinstance(obj, _Namespace)

@@ -48,6 +48,8 @@ __all__ = [
     "quad_move",
     "derivative_sources",
     "of_function",
+    "function_for",
+    "is_namespace",
     "Quad",
     "Wave",
 ]
@@ -187,6 +189,14 @@ def derivative_sources(op: Any, lane: Any) -> Any:
 
 def of_function(obj: Any) -> Optional[Op]:
     """The :class:`Op` behind a ``Quad.*``/``Wave.*`` object, else None."""
+
+def function_for(op: Op) -> Any:
+    """A callable object that stands for *op* in kernels as ``Wave.*`` objects do
+    (:func:`of_function` gives *op* back), for an op outside the namespaces.
+    """
+
+def is_namespace(obj: Any) -> bool:
+    """Is *obj* one of the op namespaces (``Quad``, ``Wave``)?"""
 
 class Quad:
     """Quad ops: each quad is four consecutive lanes (laneId & ~3 .. +3), seen as a 2x2 block [0 1; 2 3]."""

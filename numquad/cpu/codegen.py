@@ -1375,7 +1375,7 @@ class _BlockGen:
             if (
                 isinstance(x, ast.Call)
                 and not (isinstance(x.func, ast.Name) and x.func.id in _CASTS)
-                and _desugar._kind(self.fe.env, x, _fe._MISSING) != "pure"
+                and _desugar.call_kind(self.fe.env, x, _fe._MISSING) != "pure"
             ):
                 return True
         return False

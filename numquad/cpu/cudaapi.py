@@ -1516,7 +1516,7 @@ def _match_value(name):
 MATCH_OP = _ops.Op(
     "cuda", "match_any_sync", "ballot", ("value",), "lanes holding the same bits", "", types="value", vote="match"
 )
-_MATCH_FN = _ops._OpFunction(MATCH_OP)
+_MATCH_FN = _ops.function_for(MATCH_OP)
 
 
 @intrinsic

@@ -375,7 +375,7 @@ class _CudaSpellings(ast.NodeTransformer):
         self.generic_visit(node)
         called = self.fe.env.resolve(node.func)
         if (
-            isinstance(called, _ops._Namespace)
+            _ops.is_namespace(called)
             or _xpu.is_namespace(called)
             or called is _xpu
             or called is sys.modules.get("numba.cuda")
@@ -1562,7 +1562,7 @@ class Frontend:
         f = self.env.resolve(n.func)
         if isinstance(f, Dispatcher):
             return True, _desugar.may_write(f) or any(self._passes_writer(a) for a in n.args)
-        kind = _desugar._kind(self.env, n, _MISSING)
+        kind = _desugar.call_kind(self.env, n, _MISSING)
         return (False, False) if kind == "pure" else (True, True)
 
     def _passes_writer(self, arg):
@@ -1577,7 +1577,7 @@ class Frontend:
             return False
         if isinstance(obj, Dispatcher) or is_foreign_device_function(obj):
             return _desugar.may_write(obj)
-        return _desugar._kind(self.env, ast.Call(func=arg, args=[], keywords=[]), _MISSING) != "pure"
+        return _desugar.call_kind(self.env, ast.Call(func=arg, args=[], keywords=[]), _MISSING) != "pure"
 
     def _check_order(self, parts):
         """Refuse a statement whose hoisting would change what it computes.
