@@ -550,6 +550,23 @@ def _is_arg_hint(a):
     return type(a).__module__ == "numba.cuda.args" and hasattr(a, "value")
 
 
+#: the types of launch arguments seen not to be cuda.In/Out/InOut (a launch reads
+#: each argument's type once: _any_hint)
+_PLAIN_TYPES = set()
+
+
+def _any_hint(args):
+    """Is any of *args* a ``cuda.In``/``Out``/``InOut`` (:func:`_is_arg_hint`)?"""
+    for a in args:
+        t = type(a)
+        if t in _PLAIN_TYPES:
+            continue
+        if _is_arg_hint(a):
+            return True
+        _PLAIN_TYPES.add(t)
+    return False
+
+
 def _host_argument(a):
     """A launch argument on a host target: ``cuda.In(a)`` a copy of ``a`` (what the
     kernel writes does not come back, as numba.cuda copies it only to the device),
@@ -1264,7 +1281,7 @@ class Dispatcher:
             if key is not None and len(self._configs) < 64:
                 self._configs[key] = dims
         args = self._check_arity(args)
-        hinted = any(type(a) is not np.ndarray and _is_arg_hint(a) for a in args)
+        hinted = _any_hint(args)
         target = target or self._choose([a.value if _is_arg_hint(a) else a for a in args] if hinted else args)
         if hinted and target != "cuda":
             args = tuple(map(_host_argument, args))
@@ -1526,7 +1543,9 @@ class _Launcher:
         config = config if isinstance(config, tuple) else (config,)
         # a list dimension is read now, as numba.cuda's configure copies it: a later
         # change of the list does not change this launch
-        self._config = tuple(tuple(c) if isinstance(c, list) else c for c in config)
+        if list in map(type, config):
+            config = tuple(tuple(c) if isinstance(c, list) else c for c in config)
+        self._config = config
 
     def __call__(self, *args, **kwargs):
         if kwargs:
