@@ -233,7 +233,8 @@ def _library_defining(symbol):
     from numba.core.dispatcher import Dispatcher
 
     for obj in gc.get_objects():
-        if isinstance(obj, Dispatcher):
+        # (by type: isinstance of a dead weakref proxy raises ReferenceError)
+        if issubclass(type(obj), Dispatcher):
             for cres in list(obj.overloads.values()):
                 if getattr(getattr(cres, "fndesc", None), "mangled_name", None) == symbol:
                     return cres.library

@@ -202,6 +202,14 @@ _SCRIPTS = {
         def _via(v):
             return lambda v: rec(3, v)  # a literal: Numba compiles rec(Literal[int](3), float64)
 
+        import weakref
+
+        class _Gone:
+            pass
+
+        gone = _Gone()
+        dead = weakref.proxy(gone)  # a dead proxy on the heap (isinstance of it raises)
+        del gone
         w = v / 100.0
         before = np.array([rec(3, t) for t in w])
         from numquad import xpu
