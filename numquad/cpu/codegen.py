@@ -84,6 +84,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+import weakref
 
 import numpy as np
 from numba.core import types
@@ -604,10 +605,23 @@ class _Subst(ast.NodeTransformer):
 # ---------------------------------------------------------------------------
 
 
+def _dead_proxy(value):
+    """Is *value* a weak reference proxy whose object is gone? (Any read of one
+    raises ReferenceError; a module may hold one among its globals.)"""
+    if type(value) not in (weakref.ProxyType, weakref.CallableProxyType):
+        return False
+    try:
+        _ = value.__class__
+    except ReferenceError:
+        return True
+    return False
+
+
 def _namespace(fe):
     ns = dict(fe.env.globals)
     ns.update(fe.env.closure)
-    ns = {k: _cudaapi.cpu_global(v) for k, v in ns.items()}  # math.fmod & co (cpu/cudaapi.py)
+    # math.fmod & co (cpu/cudaapi.py); a dead proxy among the user's globals names nothing
+    ns = {k: _cudaapi.cpu_global(v) for k, v in ns.items() if not _dead_proxy(v)}
     ns.update(_control.BUILTIN_ALIASES)
     ns.update(
         {
