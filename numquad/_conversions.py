@@ -241,60 +241,137 @@ def _library_defining(symbol):
     return None
 
 
-def _bind(text, symbol, fn):
+def _bind(text, symbol, fntype):
     """*text* (a module's IR) with its run-time reference to *symbol* (Numba's
     ``.numba.unresolved$`` pointer, which the JIT fills with the address of the
-    plain function of that name) a pointer of its own set to *fn* (the rewritten
-    copy's function, declared here): the reference keeps *fn* alive in the module
-    that links both, as a plain reference would not (Numba's JIT resolves only
-    the names it saw defined)."""
-    ret, params = str(fn.global_value_type).split(" (", 1)
+    plain function of that name) a pointer of its own set to the rewritten copy's
+    function ``symbol + _COPY`` of type *fntype* (``"i32 (ptr, i64)"``), declared
+    here; None for *fntype* where *text* defines *symbol* itself (its copy renames
+    it, and the pointer follows). The reference keeps that function alive in the
+    module that links both, as a plain reference would not (Numba's JIT resolves
+    only the names it saw defined)."""
     old = f'@"{_UNRESOLVED}{symbol}"'
     ref = f'@"nq.ref${symbol}"'
     decl = re.compile(rf"^{re.escape(old)} = external [^\n]*global ptr$", re.M)
-    text, n = decl.subn(f'{ref} = linkonce_odr global ptr @"{fn.name}"\ndeclare {ret} @"{fn.name}"({params}', text)
+    if fntype is None:
+        target = f'{ref} = linkonce_odr global ptr @"{symbol}"'
+    else:
+        ret, params = fntype.split(" (", 1)
+        name = symbol + _COPY
+        target = f'{ref} = linkonce_odr global ptr @"{name}"\ndeclare {ret} @"{name}"({params}'
+    text, n = decl.subn(target, text)
     if n != 1:
         return text  # (not the form Numba writes: left to the JIT, as before)
     return text.replace(old, ref)
 
 
+def _defines(module, symbol):
+    """Does LLVM *module* define the function *symbol*?"""
+    try:
+        return not module.get_function(symbol).is_declaration
+    except NameError:
+        return False
+
+
+_REFS = re.compile(r'@"\.numba\.unresolved\$([^"]+)"')
+
+
 def _for_linking(lib, host_math):
     """What a library of numquad's links for *lib*: ``[lib]`` where the rewrites
     change nothing in its code (nor in the code it calls), else the rewritten copy
-    and the libraries it needs. A call *lib* makes by symbol at run time (Numba's
-    ``.numba.unresolved$`` references of a recursion through another signature,
-    which the JIT would bind to the plain code of that name) calls the rewritten
-    copy of the callee's library, linked too."""
+    and the libraries it needs.
+
+    A call *lib* makes by symbol at run time (Numba's ``.numba.unresolved$``
+    references of a recursion through another signature, which the JIT would bind
+    to the plain code of that name) calls the rewritten copy of the callee's
+    library instead, linked too. Such calls may form cycles (``f`` calls ``g(n - 1)``
+    calls ``f(n - 1)``): the libraries they reach are rewritten together, each one
+    that changes, or that calls one that does, as a copy bound to the others' copies."""
     if isinstance(lib, _Rewritten):
         return [lib]
     try:
         found = _LINKED.get(lib)
     except TypeError:  # not weakly referenceable: not a code library of Numba's
         return [lib]
-    if found is None:
-        from llvmlite import binding as ll
+    if found is not None:
+        return found
+    from llvmlite import binding as ll
 
-        _LINKED[lib] = [lib]  # (a recursion back to *lib* meanwhile links it as it is)
-        text = str(lib._get_module_for_linking())
-        new, libs = host_math(rewrite(text))
-        callees = {}  # symbol -> the rewritten copy of its library, and what it needs
-        for symbol in set(re.findall(r'@"\.numba\.unresolved\$([^"]+)"', text)):
-            callee = _library_defining(symbol)
-            copy = _for_linking(callee, host_math) if callee is not None else []
-            if copy and isinstance(copy[0], _Rewritten) and symbol in copy[0].renamed:
-                callees[symbol] = copy
-        if new == text and not callees:
-            found = [lib]
-        else:
-            for symbol, copy in callees.items():
-                new = _bind(new, symbol, copy[0]._module.get_function(symbol + _COPY))
-            module = ll.parse_assembly(new)
-            module.verify()
-            found = [_Rewritten(lib, module)] + list(libs)
-            for copy in callees.values():
-                found += [c for c in copy if all(c is not f for f in found)]
-        _LINKED[lib] = found
-    return found
+    # the libraries the run-time calls reach that have no answer yet, with their IR
+    group, texts, callee_of, order = {id(lib): lib}, {}, {}, [lib]
+    for current in order:
+        module = current._get_module_for_linking()
+        texts[id(current)] = (str(module), module)
+        for symbol in set(_REFS.findall(texts[id(current)][0])):
+            callee = callee_of[symbol] = _library_defining(symbol)
+            if callee is not None and id(callee) not in group and _LINKED.get(callee) is None:
+                group[id(callee)] = callee
+                order.append(callee)
+    rewritten = {}
+    for member in order:
+        text = texts[id(member)][0]
+        rewritten[id(member)] = host_math(rewrite(text))
+
+    def copied(symbol):
+        """The rewritten copy that defines *symbol* (known now), else None."""
+        callee = callee_of.get(symbol)
+        if callee is None:
+            return None
+        if id(callee) in group:
+            return callee if id(callee) in changed else None
+        done = _LINKED.get(callee)
+        return callee if done and isinstance(done[0], _Rewritten) and symbol in done[0].renamed else None
+
+    # a member changes where its rewrite does, or where it calls one that changes
+    changed = {i for i, m in group.items() if rewritten[i][0] != texts[i][0]}
+    while True:
+        more = {
+            id(m)
+            for m in order
+            if id(m) not in changed and any(copied(sym) is not None for sym in _REFS.findall(texts[id(m)][0]))
+        }
+        if not more:
+            break
+        changed |= more
+    own, edges = {}, {}  # a changed member's copy and the libraries it needs; its callees
+    for member in order:
+        text = texts[id(member)][0]
+        new, libs = rewritten[id(member)]
+        if id(member) not in changed:
+            _LINKED[member] = [member]
+            continue
+        edges[id(member)] = []
+        for symbol in set(_REFS.findall(text)):
+            callee = copied(symbol)
+            if callee is not None:
+                if _defines(texts[id(member)][1], symbol):
+                    fntype = None  # this module's own function (in its copy, renamed)
+                elif id(callee) in group:
+                    fntype = str(texts[id(callee)][1].get_function(symbol).global_value_type)
+                else:
+                    fntype = str(_LINKED[callee][0]._module.get_function(symbol + _COPY).global_value_type)
+                new = _bind(new, symbol, fntype)
+                edges[id(member)].append(callee)
+        parsed = ll.parse_assembly(new)
+        parsed.verify()
+        own[id(member)] = [_Rewritten(member, parsed)] + list(libs)
+    # each copy links what the copies it reaches need (in a cycle, each other)
+    for member in order:
+        if id(member) not in own:
+            continue
+        entry, seen, todo = list(own[id(member)]), {id(member)}, list(edges[id(member)])
+        while todo:
+            callee = todo.pop()
+            if id(callee) in seen:
+                continue
+            seen.add(id(callee))
+            # a member of this group: its own part, then its callees; one done before:
+            # its whole answer
+            part = own.get(id(callee)) if id(callee) in group else _LINKED.get(callee)
+            entry += [c for c in part or () if all(c is not e for e in entry)]
+            todo += edges.get(id(callee), []) if id(callee) in group else []
+        _LINKED[member] = entry
+    return _LINKED[lib]
 
 
 def cvt_rzi(text):

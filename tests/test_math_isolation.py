@@ -220,6 +220,34 @@ _SCRIPTS = {
                 out[i] = via(w[i])
                 direct[i] = np.int32(w[i] * 1e20) + math.sin(w[i])
 
+        @numba.njit
+        def f(n, v):  # mutual recursion: g's call back to f is bound at run time
+            if n <= 0:
+                return np.int64(np.int32(v))
+            return g(n - 1, v)
+
+        @numba.njit
+        def g(n, v):
+            return f(n - 1, v)
+
+        def via2(n, v):
+            pass
+
+        @overload(via2)
+        def _via2(n, v):
+            return lambda n, v: f(n, v)
+
+        def k_mutual(w, out, n):
+            i = xpu.grid(1)
+            if i < w.size:
+                out[i] = via2(n, w[i] * 1e20)
+
+        mutual = []
+        for n in range(6):  # n >= 3 passes g -> f at least once
+            o = np.zeros(w.size, np.int64)
+            xpu.jit(k_mutual)[w.size // 32, 32](w, o, n)
+            mutual.append(o.tolist())
+        results["mutual"] = mutual
         out, direct = np.full(w.size, np.nan), np.full(w.size, np.nan)
         xpu.jit(k_rec)[w.size // 32, 32](w, out, direct)
         after = np.array([rec(3, t) for t in w])
@@ -292,7 +320,9 @@ def test_a_recursion_through_another_signature_gets_the_gpu_s_bits(tmp_path_fact
     constant: Numba compiles ``rec(Literal[int](3), float64)``, whose call of
     ``rec(int64, float64)`` it binds at run time by name (``.numba.unresolved$``), and
     that bound the kernel's call to plain Numba's machine code (x86's conversions and
-    the C library's ``sin``); a probe of the thirty-third session."""
+    the C library's ``sin``); a probe of the thirty-third session. Then a second
+    probe: mutual recursion (``f`` calls ``g`` calls ``f``), a cycle of such calls,
+    ran plain code from its third level on."""
     res = _run("recursive_helper", tmp_path_factory)
     w = res["w"]
     saturated = np.where(w > 0, 2**31 - 1, -(2**31)).astype(np.float64)
@@ -304,3 +334,6 @@ def test_a_recursion_through_another_signature_gets_the_gpu_s_bits(tmp_path_fact
     # plain Numba keeps its own (x86's 0x80000000 and the C library), before and after
     np.testing.assert_array_equal(res["plain_after"], res["plain_before"])
     assert np.count_nonzero(res["plain_before"] != res["rec_kernel"]) > len(w) // 2
+    # mutual recursion through two signatures (f -> g -> f; a probe): every depth saturates
+    for depth, got in enumerate(res["mutual"]):
+        np.testing.assert_array_equal(got, np.where(w > 0, 2**31 - 1, -(2**31)), err_msg=f"depth {depth}")
