@@ -1578,8 +1578,13 @@ class _Emitter:
                 q, n = f"_nq_q{k}", f"_nq_n{k}"
                 it, start = s.iter, None
                 fn = a.env.resolve(it.func) if isinstance(it, ast.Call) and not it.keywords and it.args else None
+                zipped = False  # enumerate(zip(t, u)): (j, (t[j], u[j]))
                 if fn is enumerate and len(it.args) <= 2:
                     seqs = [it.args[0]]
+                    arg = it.args[0]
+                    if isinstance(arg, ast.Call) and not arg.keywords and arg.args:
+                        if a.env.resolve(arg.func) is zip:
+                            seqs, zipped = list(arg.args), True
                     start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
                 elif fn is zip:
                     seqs = list(it.args)
@@ -1595,6 +1600,8 @@ class _Emitter:
                 pre += [_assign(n, length), _assign(i, ast.Constant(0))]
                 cond = ast.Compare(left=_name(i), ops=[ast.Lt()], comparators=[_name(n)])
                 items = [ast.Subscript(value=_name(qj), slice=_name(i), ctx=ast.Load()) for qj in qs]
+                if zipped:
+                    items = [ast.Tuple(elts=items, ctx=ast.Load())]
                 if start is not None:
                     items.insert(0, ast.BinOp(left=_name(f"{q}_s"), op=ast.Add(), right=_name(i)))
                 value = items[0] if fn is None else ast.Tuple(elts=items, ctx=ast.Load())

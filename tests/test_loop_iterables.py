@@ -196,6 +196,25 @@ def _want_calls(x):
     return acc
 
 
+@xpu.jit
+def k_enumerate_zip(x, y, out):
+    i = cuda.grid(1)
+    acc = 0
+    for j, (p, q) in enumerate(zip((x[i], x[i] + 1), (y[i] * 2, y[i] * 3)), 1):
+        acc += Wave.shuffleXor(p * j - q, 7)
+    for j, pq in enumerate(zip((x[i],), (y[i],))):
+        acc += Wave.reduceSum(pq[0] + pq[1] + j)
+    out[i] = acc
+
+
+def _want_enumerate_zip(x, y):
+    lanes = np.arange(x.size)
+    acc = np.zeros_like(x)
+    for j, (p, q) in enumerate(zip((x, x + 1), (y * 2, y * 3)), 1):
+        acc += (p * j - q)[lanes ^ 7]
+    return acc + np.repeat(_waves(x + y).sum(axis=1), W)
+
+
 def _want_local_tuple(x, y):
     acc = np.zeros_like(x)
     for v in (x, y, x * 2):
@@ -237,6 +256,7 @@ _SEQUENCE_CASES = {
     "enumerate of a local tuple with a lane-varying start": (k_enumerate_local, _want_enumerate_local),
     "zip of a reassigned local and a display holding an op": (k_zip_display, _want_zip_display),
     "tuples that device functions return": (k_calls, lambda x, y: _want_calls(x)),
+    "enumerate of zip": (k_enumerate_zip, _want_enumerate_zip),
 }
 
 
@@ -263,7 +283,7 @@ def test_a_row_of_a_2d_parameter(target):
 
 def test_local_sequences_compile_to_shuffles_for_the_gpu():
     x, _ = _inputs(14)
-    for k in (k_local_tuple, k_enumerate_local, k_zip_display):
+    for k in (k_local_tuple, k_enumerate_local, k_zip_display, k_enumerate_zip):
         ptx = k.inspect_ptx((typeof(x), typeof(x), typeof(x)), cc=(9, 0))
         assert "shfl.sync" in ptx or "redux.sync" in ptx, k.__name__
 

@@ -1324,8 +1324,20 @@ class Frontend:
         if fn in (enumerate, zip):
             if it.keywords or not it.args:
                 return []
-            if fn is enumerate and len(it.args) <= 2 and (seq := once(it.args[0])) is not None:
-                seqs = [seq]
+            inner = it.args[0]
+            zipped = (  # enumerate(zip(t, u)): (j, (t[j], u[j]))
+                fn is enumerate
+                and isinstance(inner, ast.Call)
+                and not inner.keywords
+                and bool(inner.args)
+                and self.env.resolve(inner.func) is zip
+            )
+            if zipped and len(it.args) <= 2:
+                seqs = [once(q) for q in inner.args]
+                if any(q is None for q in seqs):
+                    return []
+            if (zipped or fn is enumerate and (seq := once(it.args[0])) is not None) and len(it.args) <= 2:
+                seqs = seqs if zipped else [seq]
                 start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
                 # read once per iteration: a constant or a parameter never assigned;
                 # an integer, as Numba requires ("Only integers supported as start
@@ -1360,6 +1372,8 @@ class Frontend:
         direct = fn not in (enumerate, zip)
         j = self.fresh("it")
         items = [ast.Subscript(value=N(q.id), slice=N(j), ctx=ast.Load()) for q in seqs]
+        if fn is enumerate and zipped:
+            items = [ast.Tuple(elts=items, ctx=ast.Load())]
         if start is not None:
             items.insert(0, ast.BinOp(left=start, op=ast.Add(), right=N(j)))
         if direct:
