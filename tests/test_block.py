@@ -268,8 +268,12 @@ def test_atomic_errors():
     strided = np.zeros(8, np.int64)
     k_atomic_on.cpu[1, 32](strided[::2], 1)
     assert strided.tolist() == [0, 0, 32, 0, 0, 0, 0, 0]
+    # a float index is truncated, as numba.cuda converts it to intp (tests/test_atomics.py)
+    a = np.zeros(4, np.int64)
+    k_atomic_on.cpu[1, 32](a, 1.5)
+    assert a.tolist() == [0, 32, 0, 0]
     with pytest.raises(NumquadTypeError, match="idx must be"):
-        k_atomic_on.cpu[1, 32](np.zeros(4, np.int64), 1.5)
+        k_atomic_on.cpu[1, 32](np.zeros(4, np.int64), 1.5j)
     with pytest.raises(NumquadTypeError, match="dtype"):
         k_atomic_on.cpu[1, 32](np.zeros(4, np.int8), 0)
 
