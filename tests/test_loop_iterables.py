@@ -215,6 +215,20 @@ def _want_enumerate_zip(x, y):
     return acc + np.repeat(_waves(x + y).sum(axis=1), W)
 
 
+@xpu.jit
+def k_arrays(x, y, out):
+    i = cuda.grid(1)
+    acc = 0
+    for arr in (x, y):  # a tuple of arrays: the same in every lane, so is arr
+        acc += cuda.shfl_xor_sync(0xFFFFFFFF, arr[i], 7) * 3 + arr[i]
+    out[i] = acc
+
+
+def _want_arrays(x, y):
+    lanes = np.arange(x.size)
+    return (x[lanes ^ 7] * 3 + x) + (y[lanes ^ 7] * 3 + y)
+
+
 def _want_local_tuple(x, y):
     acc = np.zeros_like(x)
     for v in (x, y, x * 2):
@@ -257,6 +271,7 @@ _SEQUENCE_CASES = {
     "zip of a reassigned local and a display holding an op": (k_zip_display, _want_zip_display),
     "tuples that device functions return": (k_calls, lambda x, y: _want_calls(x)),
     "enumerate of zip": (k_enumerate_zip, _want_enumerate_zip),
+    "a tuple of arrays": (k_arrays, _want_arrays),
 }
 
 

@@ -1371,6 +1371,7 @@ class Frontend:
             return []
         direct = fn not in (enumerate, zip)
         j = self.fresh("it")
+        self.env.locals.add(j)  # a local: uniform where the loop is (_uniform_names)
         items = [ast.Subscript(value=N(q.id), slice=N(j), ctx=ast.Load()) for q in seqs]
         if fn is enumerate and zipped:
             items = [ast.Tuple(elts=items, ctx=ast.Load())]
