@@ -103,7 +103,6 @@ import builtins as _builtins
 import copy
 import dataclasses
 import itertools
-import operator
 import sys
 import threading
 import types as _pytypes
@@ -113,6 +112,7 @@ from typing import Optional
 import numpy as np
 
 from . import _desugar
+from . import _power
 from . import ops as _ops
 from . import xpu as _xpu
 from .errors import NumquadCompileError, NumquadTypeError
@@ -125,6 +125,7 @@ __all__ = [
     "HELPERS",
     "FOREVER",
     "name_forever_loops",
+    "named_builtin",
     "Analysis",
     "CallSite",
     "BranchInfo",
@@ -226,14 +227,20 @@ def _is_activemask(obj):
     return cuda is not None and obj is getattr(cuda, "activemask", None)
 
 
-def _builtin_name(obj):
+def named_builtin(obj, table):
+    """The builtin *obj* is, by name: an xpu builtin's, else its entry in *table*
+    (``{id(object): (object, name)}``, a table of numba.cuda's objects), else None."""
     name = _xpu.builtin_name(obj)
     if name is not None:
         return name
-    hit = _cuda_table().get(id(obj))
+    hit = table.get(id(obj))
     if hit is not None and hit[0] is obj:
         return hit[1]
     return None
+
+
+def _builtin_name(obj):
+    return named_builtin(obj, _cuda_table())
 
 
 def local_names(fn):
@@ -1079,19 +1086,8 @@ def fold_literal_unroll(tree, pyfunc) -> bool:
 # ---------------------------------------------------------------------------
 
 _SHAPED = ("shared.array", "local.array")
-_FOLD_OPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.LShift: operator.lshift,
-    ast.RShift: operator.rshift,
-    ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor,
-}
+# (an array shape is integers: no true division)
+_FOLD_OPS = {k: f for k, f in _power.BINARY_OPS.items() if k is not ast.Div}
 
 
 def _is_int(v):

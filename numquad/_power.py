@@ -26,7 +26,16 @@ import math
 import operator
 import warnings
 
-__all__ = ["NAME", "float_power", "int_power", "power_typer", "rewrite", "cpython_constant", "NOT_CONSTANT"]
+__all__ = [
+    "NAME",
+    "float_power",
+    "int_power",
+    "power_typer",
+    "rewrite",
+    "cpython_constant",
+    "NOT_CONSTANT",
+    "BINARY_OPS",
+]
 
 NAME = "_nq_pow"
 
@@ -168,6 +177,23 @@ NOT_CONSTANT = object()
 _MAX_INT_BITS = 128
 
 
+#: Python's binary operators by AST node, as CPython folds constants with them
+BINARY_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+}
+
+
 def cpython_constant(node):
     """The value CPython's compiler folds the expression *node* into (numbers, with
     unary and binary operators), else :data:`NOT_CONSTANT`. Numba and numba.cuda see
@@ -200,20 +226,7 @@ def cpython_constant(node):
             return NOT_CONSTANT
         if ints and op is ast.LShift and b > 0 and a and abs(a).bit_length() > _MAX_INT_BITS - b:
             return NOT_CONSTANT
-        fn = {
-            ast.Add: operator.add,
-            ast.Sub: operator.sub,
-            ast.Mult: operator.mul,
-            ast.Div: operator.truediv,
-            ast.FloorDiv: operator.floordiv,
-            ast.Mod: operator.mod,
-            ast.Pow: operator.pow,
-            ast.LShift: operator.lshift,
-            ast.RShift: operator.rshift,
-            ast.BitAnd: operator.and_,
-            ast.BitOr: operator.or_,
-            ast.BitXor: operator.xor,
-        }.get(op)
+        fn = BINARY_OPS.get(op)
         if fn is None:
             return NOT_CONSTANT
         try:

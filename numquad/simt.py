@@ -117,13 +117,8 @@ _DIM_GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 
 
 def _builtin_name(obj):
-    name = _xpu.builtin_name(obj)
-    if name is not None:
-        return name
-    hit = _cuda_table().get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    return None
+    # (this target's table names more of numba.cuda than the analysis needs)
+    return _control.named_builtin(obj, _cuda_table())
 
 
 def _as_dispatcher(obj):
