@@ -1173,11 +1173,8 @@ class Dispatcher:
         is the target's own object: numba.cuda's kernel where the CUDA target compiled
         those types, else the CPU target's. A lane function has none (it compiles
         with each caller); its :attr:`signatures` are its declared ones."""
-        found = {}
         cpu = self._targets.get("cpu")
-        if cpu is not None:
-            for (argtypes, _nd), compiled in list(cpu._cache.items()):
-                found.setdefault(tuple(argtypes), compiled)
+        found = cpu.overloads() if cpu is not None else {}
         found.update(self._cuda_overloads())
         return found
 
@@ -1199,10 +1196,7 @@ class Dispatcher:
     def _cuda_overloads(self):
         """``{argument types: numba.cuda kernel}`` of the CUDA target's kernels."""
         t = self._targets.get("cuda")
-        found = {}
-        for kernel in list(getattr(t, "_kernels", {}).values()):
-            found.update(kernel.overloads)
-        return found
+        return t.overloads() if t is not None else {}
 
     def _gpu_usage(self, method, attr, signature):
         """numba.cuda's ``get_regs_per_thread(signature=None)`` and its siblings: the

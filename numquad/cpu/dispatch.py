@@ -579,6 +579,15 @@ class CPUTarget:
         self._launches = {}  # (_launch_key of the arguments, block shape) -> _Compiled
         self._scalar = None
 
+    def overloads(self):
+        """``{argument types: _Compiled}`` of what this target compiled (the first of
+        a 2-D block shape's variants): numba.cuda's ``kernel.overloads`` (xpu.py)."""
+        found = {}
+        with self._lock:
+            for (argtypes, _nd), compiled in self._cache.items():
+                found.setdefault(tuple(argtypes), compiled)
+        return found
+
     # -- compilation -----------------------------------------------------------
     def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None, split=None, no_unroll=False):
         """The function's Frontend; *debug* (an inlining caller's build) in place of

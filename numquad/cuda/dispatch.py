@@ -230,6 +230,16 @@ class CUDATarget:
         self._restypes = {}
         self._call_plans = {}
 
+    def overloads(self):
+        """``{argument types: numba.cuda kernel}`` of the kernels compiled here (of
+        either variant, :meth:`kernel`): numba.cuda's ``kernel.overloads`` (xpu.py)."""
+        with self._lock:
+            kernels = list(self._kernels.values())
+        found = {}
+        for kernel in kernels:
+            found.update(kernel.overloads)
+        return found
+
     # -- the numba.cuda function -------------------------------------------
     @property
     def needs_mask(self):
