@@ -601,20 +601,7 @@ def _nq_math(fn, *args):
     return fn(*args)
 
 
-_BINOPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor,
-    ast.LShift: operator.lshift,
-    ast.RShift: operator.rshift,
-}
+_BINOPS = _power.BINARY_OPS
 
 
 _BINOP_BY_NAME = {k.__name__: v for k, v in _BINOPS.items()}
