@@ -1206,6 +1206,12 @@ class Dispatcher:
         on the CPU has none."""
         found = self._cuda_overloads()
         if signature is not None:
+            if isinstance(signature, str) or not hasattr(signature, "args") and not isinstance(signature, tuple):
+                raise NumquadTypeError(
+                    f"{call_site(self)}: {self.__name__}.{method}(signature): signature must be a Numba "
+                    f"signature (numba.cuda's: void(float32[:], int32), of numba.types) or a tuple of "
+                    f"argument types; got {type(signature).__name__} {signature!r}"[:400]
+                )
             args = tuple(getattr(signature, "args", signature))
             if args not in found:
                 ran = ", ".join(f"({', '.join(map(str, s))})" for s in found) or "none"

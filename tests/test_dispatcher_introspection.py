@@ -86,6 +86,8 @@ def test_gpu_figures_of_a_kernel_run_on_the_cpu_only(getter):
     msg = str(e.value)
     assert f"_scan.{getter}(signature)" in msg and "test_dispatcher_introspection.py" in msg
     assert "not been compiled for the CUDA target" in msg and "array(float32, 1d, C), int64" in msg
+    with pytest.raises(TypeError, match=rf"_scan.{getter}\(signature\): signature must be a Numba signature.*got str"):
+        getattr(k, getter)("void(float32[:], int64)")
 
 
 @pytest.mark.skipif(not GPU, reason="needs an NVIDIA GPU")
