@@ -126,6 +126,8 @@ __all__ = [
     "FOREVER",
     "name_forever_loops",
     "named_builtin",
+    "enum_start",
+    "seq_item",
     "Analysis",
     "CallSite",
     "BranchInfo",
@@ -259,7 +261,7 @@ def local_names(fn):
     return names
 
 
-def _enum_start(start):
+def enum_start(start):
     """``enumerate(t, start)``'s start, as the loops over ``enumerate`` read it (an
     integer, as Numba requires: its overload below refuses another type)."""
     return start
@@ -269,7 +271,7 @@ def _overload_enum_start():
     from numba.core import errors, types
     from numba.extending import overload
 
-    @overload(_enum_start, target="generic")
+    @overload(enum_start, target="generic")
     def _typed(start):
         if isinstance(start, types.Integer):
             return lambda start: start
@@ -280,9 +282,43 @@ def _overload_enum_start():
 
 _overload_enum_start()
 
+
+def seq_item(seq, j):
+    """``seq[j]``, as a loop rewritten over a sequence reads its items (an array's
+    row or element, a tuple's item)."""
+    return seq[j]
+
+
+def _overload_seq_item():
+    from numba.core import errors, types
+    from numba.extending import overload
+
+    @overload(seq_item, target="generic", inline="always")
+    def _typed(seq, j):
+        if isinstance(seq, types.BaseTuple) and not isinstance(seq, types.UniTuple) and len(seq.types) > 1:
+            # (Numba's words were "No implementation of function getitem(Tuple(...),
+            # int64)", of a subscript the user did not write)
+            raise errors.TypingError(
+                f"for ... in t: t is {seq}, a tuple of items of different types; a loop iterates a "
+                f"tuple whose items have one type, as Numba (and numba.cuda) iterate it: convert "
+                f"the items to one type"
+            )
+        return lambda seq, j: seq[j]
+
+
+_overload_seq_item()
+_PURE_CALLS += (enum_start, seq_item)  # (the same in every lane where their arguments are)
+
 #: The builtins that generated code calls, by names no user local can shadow (a
 #: kernel with a local named ``range`` broke the CPU target's lane loops).
-BUILTIN_ALIASES = {"_nq_range": range, "_nq_len": len, "_nq_bool": bool, "_nq_min": min, "_nq_enum_start": _enum_start}
+BUILTIN_ALIASES = {
+    "_nq_range": range,
+    "_nq_len": len,
+    "_nq_bool": bool,
+    "_nq_min": min,
+    "_nq_enum_start": enum_start,
+    "_nq_seq_item": seq_item,
+}
 
 
 class Env:
@@ -1595,7 +1631,7 @@ class _Emitter:
                     pre.append(_assign(f"{q}_s", _call("_nq_enum_start", self.expr(start))))
                 pre += [_assign(n, length), _assign(i, ast.Constant(0))]
                 cond = ast.Compare(left=_name(i), ops=[ast.Lt()], comparators=[_name(n)])
-                items = [ast.Subscript(value=_name(qj), slice=_name(i), ctx=ast.Load()) for qj in qs]
+                items = [_call("_nq_seq_item", _name(qj), _name(i)) for qj in qs]
                 if zipped:
                     items = [ast.Tuple(elts=items, ctx=ast.Load())]
                 if start is not None:

@@ -21,9 +21,9 @@ _UNPACK = re.compile(r"\(?'wrong tuple length for \S+: ',\s*'expected (\d+), got
 
 
 #: the complaint of one of numquad's own overloads that generated code calls
-#: (numquad/_control.py ``_enum_start``), which Numba wraps in its candidate list
+#: (numquad/_control.py ``enum_start``, ``seq_item``), which Numba wraps in its candidate list
 _OWN_COMPLAINT = re.compile(
-    r"No implementation of function Function\(<function _enum_start .*?raised a specific error:\s*"
+    r"No implementation of function Function\(<function (?:enum_start|seq_item) .*?raised a specific error:\s*"
     r"(?:\x1b\[[0-9;]*m)*\s*\w+Error: (?:\x1b\[[0-9;]*m)*([^\n\x1b]+)",
     re.S,
 )

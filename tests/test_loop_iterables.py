@@ -339,3 +339,20 @@ def test_a_float_start_is_refused_as_numba_refuses_it():
     sig = (typeof(x), typeof(w), typeof(1.5), typeof(x))
     with pytest.raises(NumquadTypeError, match=r"Only integers supported as start value"):
         k_float_start.inspect_ptx(sig, cc=(9, 0))
+
+
+def test_a_loop_over_a_tuple_of_two_types_says_so():
+    """Numba iterates a tuple of one item type only; the loop by index named a
+    subscript the user did not write ("No implementation of function getitem(Tuple(
+    float64, int64), int64)"). The CPU target now says what is wrong with the loop."""
+
+    @xpu.jit
+    def k(t, out):
+        i = cuda.grid(1)
+        s = 0.0
+        for v in t:
+            s += Wave.reduceSum(v)
+        out[i] = s
+
+    with pytest.raises(NumquadTypeError, match=r"test_loop_iterables.py.*Tuple\(float64, int64\), a tuple of items of"):
+        k[1, 32]((1.0, 2), np.zeros(32))

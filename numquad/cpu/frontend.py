@@ -1372,7 +1372,7 @@ class Frontend:
         direct = fn not in (enumerate, zip)
         j = self.fresh("it")
         self.env.locals.add(j)  # a local: uniform where the loop is (_uniform_names)
-        items = [ast.Subscript(value=N(q.id), slice=N(j), ctx=ast.Load()) for q in seqs]
+        items = [call("_nq_seq_item", N(q.id), N(j)) for q in seqs]
         if fn is enumerate and zipped:
             items = [ast.Tuple(elts=items, ctx=ast.Load())]
         if start is not None:
@@ -2449,7 +2449,7 @@ class Frontend:
         "gridDim.z",
         "warpsize",
     }
-    _PURE_CALLS = {len, min, max, int, float, abs, bool, range}
+    _PURE_CALLS = {len, min, max, int, float, abs, bool, range, _control.seq_item, _control.enum_start}
     #: array methods that return a view of the array (no copy, no side effect)
     _VIEW_METHODS = ("reshape", "transpose", "view")
 
