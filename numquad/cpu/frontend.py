@@ -92,7 +92,7 @@ class XLCall:
     node: ast.stmt
     check: Optional[tuple] = None
     #: numba.cuda's shuffle written where this op came from (``shfl_sync``, ...): its
-    #: operand is typed by numba.cuda's rule first (cpu/cudaapi.py ``shfl_standin``)
+    #: operand is typed by numba.cuda's rule first (cpu/cudaapi.py ``_SHFL_STANDINS``)
     spelled: Optional[str] = None
 
 
@@ -1332,16 +1332,15 @@ class Frontend:
                 and bool(inner.args)
                 and self.env.resolve(inner.func) is zip
             )
-            if zipped and len(it.args) <= 2:
-                seqs = [once(q) for q in inner.args]
+            if fn is enumerate and len(it.args) <= 2:
+                seqs = [once(q) for q in inner.args] if zipped else [once(inner)]
                 if any(q is None for q in seqs):
                     return []
-            if (zipped or fn is enumerate and (seq := once(it.args[0])) is not None) and len(it.args) <= 2:
-                seqs = seqs if zipped else [seq]
                 start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
-                # read once per iteration: a constant or a parameter never assigned;
-                # an integer, as Numba requires ("Only integers supported as start
-                # value in enumerate"), checked where it is typed
+                # read in every iteration where it is a constant or a parameter never
+                # assigned, else evaluated once before the loop (after the sequence, in
+                # Python's order); an integer, as Numba requires ("Only integers
+                # supported as start value in enumerate"), checked where it is typed
                 constant = isinstance(start, ast.Constant) or (
                     isinstance(start, ast.UnaryOp)
                     and isinstance(start.op, ast.USub)
