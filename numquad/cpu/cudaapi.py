@@ -1445,8 +1445,9 @@ def _shfl_check(name):
         if not isinstance(m, types.Integer):
             raise TypingError(f"cuda.{name}: Mask type must be an integer. Got {mask}")
         v = types.unliteral(value)
-        if v not in (types.int32, types.int64, types.float32, types.float64):
-            raise TypingError(_desugar.shuffle_value_complaint(name, v))
+        complaint = _shfl_value_check(name)(v)
+        if complaint is not None:
+            raise TypingError(complaint)
 
         def codegen(context, builder, sig, args):
             return args[1]
