@@ -563,7 +563,8 @@ def _any_hint(args):
             continue
         if _is_arg_hint(a):
             return True
-        _PLAIN_TYPES.add(t)
+        if len(_PLAIN_TYPES) < 256:  # (types made on the fly are read each time past that)
+            _PLAIN_TYPES.add(t)
     return False
 
 
