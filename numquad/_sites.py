@@ -7,21 +7,26 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["call_site", "defined_at", "launch_prefix", "int_out_of_range", "none_argument"]
+__all__ = ["user_site", "call_site", "defined_at", "launch_prefix", "int_out_of_range", "none_argument"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def call_site(d):
-    """``File "f.py", line N, in g`` for the user's line that called into numquad (a
-    launch or a lane-function call): the first frame outside this package.
-    ``d.where`` (the definition) when there is none."""
+def user_site():
+    """``File "f.py", line N, in g`` for the user's line that called into numquad: the
+    first frame outside this package; None when there is none."""
     f = sys._getframe(1)
     while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
         f = f.f_back
     if f is None:
-        return d.where
+        return None
     return f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}'
+
+
+def call_site(d):
+    """:func:`user_site` for a launch or a lane-function call of *d*; ``d.where``
+    (the definition) when there is none."""
+    return user_site() or d.where
 
 
 def defined_at(d, site):

@@ -1053,9 +1053,14 @@ class _OpFunction:
         self.__module__ = "numquad"
 
     def __call__(self, *args, **kwargs):
+        from ._sites import user_site
+
+        site = user_site()
         raise TypeError(
-            f"{self.op.qualname} is a cross-lane op: call it inside an @xpu.jit "
-            f"kernel or lane function, not from Python"
+            (f"{site}: " if site else "")
+            + f"{self.op.qualname}({', '.join(self.op.params)}) is a cross-lane op, called here from "
+            f"plain Python; it runs inside an @xpu.jit kernel or lane function (a lane function "
+            f"runs on arrays: f(x))"
         )
 
     def __repr__(self):

@@ -72,7 +72,14 @@ class _Builtin:
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
-        raise TypeError(f"xpu.{self.name} is a kernel builtin: use it inside an @xpu.jit function")
+        from ._sites import user_site
+
+        site = user_site()
+        raise TypeError(
+            (f"{site}: " if site else "")
+            + f"xpu.{self.name} is a kernel builtin, called here from plain Python; it runs inside "
+            f"an @xpu.jit function"
+        )
 
     def __repr__(self):
         return f"<xpu builtin {self.name}>"

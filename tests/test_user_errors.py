@@ -604,3 +604,18 @@ def test_unpacking_grid_into_too_many_names_says_so():
     assert f"line {_line('# unpack-three')}" in msg
     assert "cannot unpack a tuple of 2 values into 3 names" in msg
     assert "$" not in msg and "build_tuple" not in msg
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: Wave.reduceSum(1.0), r"Wave.reduceSum\(value\) is a cross-lane op"),
+        (lambda: Quad.swapHorizontal(1), r"Quad.swapHorizontal\(value\) is a cross-lane op"),
+        (lambda: xpu.grid(1), r"xpu.grid is a kernel builtin"),
+    ],
+)
+def test_an_op_or_builtin_called_from_plain_python_names_the_line(call, name):
+    """An op or a kernel builtin called outside a kernel: the message names the user's
+    file and line (a probe found only the traceback did), and what to do."""
+    with pytest.raises(TypeError, match=rf'File ".*test_user_errors.py", line \d+, in <lambda>: {name}, called here'):
+        call()
