@@ -1295,6 +1295,14 @@ class Frontend:
         call = lambda f, *a: ast.Call(func=N(f), args=list(a), keywords=[])  # noqa: E731
         pre = []
 
+        def hoisted(node, stem):
+            """A fresh local assigned *node* before the loop (in *pre*), read as a name."""
+            tmp = self.fresh(stem)
+            self.env.locals.add(tmp)
+            assign = ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node), s)
+            pre.append(ast.fix_missing_locations(assign))
+            return ast.copy_location(N(tmp), node)
+
         def once(node):
             """*node* as a name read in every iteration: itself where it is a
             parameter never assigned, else a fresh name assigned it before the loop;
@@ -1313,12 +1321,7 @@ class Frontend:
                 return None
             if isinstance(node, (ast.Name, ast.Attribute)) and self.builtin_of(node) is not None:
                 return None  # cuda.threadIdx and the like: left to the error below
-            tmp = self.fresh("seq")
-            self.env.locals.add(tmp)
-            assign = ast.copy_location(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node), s)
-            ast.fix_missing_locations(assign)
-            pre.append(assign)
-            return ast.copy_location(N(tmp), node)
+            return hoisted(node, "seq")
 
         fn = self.env.resolve(it.func) if isinstance(it, ast.Call) else None
         if fn in (enumerate, zip):
@@ -1347,14 +1350,7 @@ class Frontend:
                     and isinstance(start.operand, ast.Constant)
                 )
                 if not (constant or self._iterated_param(start)):
-                    start_tmp = self.fresh("start")
-                    self.env.locals.add(start_tmp)
-                    pre.append(
-                        ast.fix_missing_locations(
-                            ast.copy_location(ast.Assign(targets=[ast.Name(start_tmp, ast.Store())], value=start), s)
-                        )
-                    )
-                    start = N(start_tmp)
+                    start = hoisted(start, "start")
                 start = ast.Call(func=ast.Name("_nq_enum_start", ast.Load()), args=[start], keywords=[])
             elif fn is zip:
                 seqs, start = [once(a) for a in it.args], None
