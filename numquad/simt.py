@@ -2082,7 +2082,10 @@ def _execute(op, lanes, argsets):
     n = len(lanes)
     _check_types(op, argsets)
     if kind == "match":
-        keys = [np.asarray(_as_scalar(a[0])).tobytes() for a in argsets]
+        keys = []
+        for a in argsets:  # compared in numba.cuda's type (a uint64 as a float64)
+            v = np.asarray(_as_scalar(a[0]))
+            keys.append(v.astype(_xpu.match_value_dtype(v.dtype)).tobytes())
         out = []
         for k in range(n):
             bits = 0

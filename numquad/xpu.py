@@ -348,6 +348,26 @@ CUDA_FUNCTIONS = {
 for _n, _doc in CUDA_FUNCTIONS.items():
     globals()[_n] = _builtin(_n, f"xpu.{_n}{_doc}")
     __all__.append(_n)
+
+
+def match_value_dtype(dtype):
+    """The type numba.cuda's ``match_any_sync``/``match_all_sync`` compare a value
+    of NumPy *dtype* in (lanes match where these bits are equal): its signatures
+    take int32, int64, float32 and float64, and Numba picks the first a value
+    converts to safely. So bool, int8/16/32 and uint8/16 compare as int32, int64
+    and uint32 as int64, float32 as float32, but a uint64 as float64 (its only
+    safe conversion among the four: ``cvt.rn.f64.u64`` in numba.cuda's PTX), so two
+    uint64 values that round to one double match."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return np.dtype(np.float32 if dt.itemsize <= 4 else np.float64)
+    if dt.kind == "u" and dt.itemsize == 8:
+        return np.dtype(np.float64)
+    if dt.itemsize > 4 or dt.kind == "u" and dt.itemsize == 4:
+        return np.dtype(np.int64)
+    return np.dtype(np.int32)
+
+
 const = _Group("xpu.const", "Constant memory.")
 const.array_like = _builtin(
     "const.array_like",

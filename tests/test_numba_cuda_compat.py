@@ -569,6 +569,42 @@ def test_match_any_and_all_sync(target, rng):
         np.testing.assert_array_equal(all_out[:n], act if same else 0)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["bool", *["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"], "uint64"])
+def test_match_compares_in_numba_cuda_s_value_type(target, dtype, rng):
+    """numba.cuda's match_*_sync take int32, int64, float32 or float64 and Numba
+    picks the first a value converts to safely: a uint64 compares as a float64, so
+    values that round to one double match (a probe found the CPU comparing the
+    uint64 bits). Every other integer converts exactly."""
+
+    @xpu.jit
+    def k(v, any_out, pred_out):
+        i = cuda.grid(1)
+        any_out[i] = cuda.match_any_sync(0xFFFFFFFF, v[i])
+        pred_out[i] = cuda.match_all_sync(0xFFFFFFFF, v[i])[1]
+
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    if dtype == "uint64":  # 2**64 - 1, - 2, - 1000, 2**63 + 1: one double; 5 and 6 not
+        pool = np.array([2**64 - 1, 2**64 - 2, 2**64 - 1000, 5, 6], np.uint64)
+        key = pool.astype(np.float64)
+    elif dtype == "bool":
+        pool = np.array([True, False])
+        key = pool
+    else:
+        pool = np.array([info.min, info.max, 0, 1, info.max - 1], dtype)
+        key = pool
+    pick = rng.integers(0, len(pool), 32)
+    for v, k_ in ((pool[pick], key[pick]), (pool[:1].repeat(32), key[:1].repeat(32))):
+        if dtype == "uint64" and v is not None and len(set(v.tolist())) == 1:
+            v = v.copy()
+            v[::2] = np.uint64(2**64 - 2)  # other bits, the same double: every lane matches
+        any_out, pred_out = np.full(32, -1, np.int32), np.zeros(32, np.bool_)
+        launch(k, target, 1, 32)(v, any_out, pred_out)
+        want = _match_any(k_, 0xFFFFFFFF, np.ones(32, bool))
+        np.testing.assert_array_equal(any_out, want)
+        np.testing.assert_array_equal(pred_out, len(set(k_.tolist())) == 1)
+
+
 @pytest.mark.slow
 def test_match_any_sync_under_divergence(rng):
     @xpu.jit

@@ -284,7 +284,8 @@ def _rows():
             _G_WARP,
             "`(mask, value)`: lanes of mask holding this lane's value (int32)",
             True,
-            "values compared bit for bit (floats by their bits)",
+            "values compared bit for bit in numba.cuda's value type (floats by their bits; a uint64 as a "
+            "float64, so values that round to one double match)",
             False,
         ),
         Api(
@@ -1497,12 +1498,11 @@ def _match_value(name):
         if not isinstance(v, (types.Integer, types.Float, types.Boolean)):
             raise TypingError(f"cuda.{name}: value got {v}; it takes an integer or a float")
         # numba.cuda's signatures: the value becomes int32, int64, float32 or float64
-        if isinstance(v, types.Float):
-            res = types.float32 if v == types.float32 else types.float64
-        elif isinstance(v, types.Integer) and (v.bitwidth > 32 or (v.bitwidth == 32 and not v.signed)):
-            res = types.int64
-        else:
-            res = types.int32
+        from numba.np import numpy_support
+
+        from .. import xpu as _xpu
+
+        res = numpy_support.from_dtype(_xpu.match_value_dtype(numpy_support.as_dtype(v)))
 
         def codegen(context, builder, sig, args):
             return context.cast(builder, args[0], sig.args[0], res)
