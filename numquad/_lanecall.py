@@ -146,7 +146,14 @@ def plan(d, args, *, device=False):
                 f"lane function reads every element and would ignore the mask: pass "
                 f"{name}.filled(value) (or {name}.data) and apply the mask to the result"
             )
-        arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+        try:
+            arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+        except (ValueError, TypeError) as e:  # a ragged list: NumPy's words, the call named
+            raise NumquadTypeError(
+                f"{_site(d)}: argument '{name}' of {d.__name__} ({type(a).__name__}) is not an array "
+                f"NumPy can make: {str(e).rstrip('.')}; a lane function called on arrays takes bool, integer and "
+                f"float arrays (or what np.asarray makes one of) and scalars"
+            ) from None
         _check_dtype(d, name, arr.dtype, device)
         if not arr.dtype.isnative:  # read as NumPy's ufuncs read it
             arr = arr.astype(arr.dtype.newbyteorder("="))

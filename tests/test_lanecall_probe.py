@@ -443,3 +443,18 @@ def test_conditional_expressions_and_or_take_numbas_unified_type(target, rng):
     np.testing.assert_array_equal(o[2], ~np.where(u8 != 0, u8.astype(np.int64), -1))
     np.testing.assert_array_equal(o[3], ~c.astype(np.int64))
     np.testing.assert_array_equal(o[4], np.where(c, 2.5, 0.0) + np.float64(np.float32(0.1)))
+
+
+@xpu.jit
+def _scan(x):
+    return Wave.prefixSum(x)
+
+
+def test_a_ragged_list_names_the_argument_and_the_call():
+    """A list NumPy cannot make an array of (a probe, thirty-fourth session, met
+    NumPy's bare ValueError): the call's line, the function and the argument."""
+    with pytest.raises(NumquadTypeError) as e:
+        _scan([[1, 2], [3]])
+    msg = str(e.value)
+    assert __file__ in msg and "_scan" in msg and "argument 'x'" in msg, msg
+    assert "inhomogeneous" in msg and "takes bool, integer and float arrays" in msg, msg
