@@ -127,6 +127,13 @@ class Dispatcher:
     ``out=`` takes an array of exactly the broadcast shape and the function's result
     dtype (where a ufunc would cast or broadcast into another, numquad refuses it,
     naming both); it may overlap the inputs, which are read as if before any write.
+    A Python scalar argument is weak, as in NumPy 2, but keeps its kind: a float
+    takes the type of the call's float arrays (``f(x_float32, 2.0)`` computes in
+    float32), an int stays an integer of the call's integer arrays' type, int64
+    with none (a selector, a trip count or a shift stays one). The result type is
+    what the function computes from those types, as in a kernel: ``x * 3`` of a
+    float32 ``x`` and that int64 is float64 (Numba's rule, where a NumPy ufunc
+    would keep float32).
     ``f.cpu`` and ``f.cuda`` pick a target explicitly.
     Compilation is lazy and cached per argument types on each target.
     """
