@@ -62,6 +62,8 @@ __all__ = [
     "check_call",
     "lane_store_ok",
     "check_store_slot",
+    "lane_range_ok",
+    "lane_rise_ok",
 ]
 
 _i8 = ir.IntType(8)
@@ -661,3 +663,24 @@ def check_store_slot(typingctx, state, slot, axis, line, shape):
     ``IndexError("lane store", line, axis, size)`` when a lane loop's store failed on
     its *axis* (recorded in *slot*), as :func:`check_slot` for a load."""
     return _store_slot_check(typingctx, state, slot, axis, line, shape)
+
+
+@register_jitable
+def lane_range_ok(shape, first, last, lanes):
+    """``lane_range_ok(shape, first, last, lanes)``: True where a lane loop's
+    contiguous access, whose index is *first* at the first lane and *last* at the
+    last of *lanes*, stays inside the first axis of *shape* in every lane (both
+    inside and exactly ``lanes - 1`` apart: cpu/versioning.py). Then the loop's
+    fast version runs, its contiguous accesses unchecked."""
+    f = np.int64(first)
+    t = np.int64(last)
+    return f >= 0 and t >= f and t < shape[0] and t - f == lanes - 1
+
+
+@register_jitable
+def lane_rise_ok(first, last, lanes):
+    """``lane_rise_ok(first, last, lanes)``: True where a value that rises by one per
+    lane, or drops where a cast wraps, is *first* at the first of *lanes* and
+    *last* at the last with no wrap between: exactly ``lanes - 1`` apart, in its
+    own type (cpu/versioning.py)."""
+    return first <= last and last - first == lanes - 1

@@ -96,6 +96,7 @@ from .. import xpu as _xpu
 from . import frontend as _fe
 from . import bounds as _bounds
 from . import devicefn as _devicefn
+from . import versioning as _versioning
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
 from . import private_atomics as _private
@@ -653,6 +654,8 @@ def _namespace(fe):
             "_nq_lsa": _bounds.state_at,
             "_nq_lcc": _bounds.check_call,
             "_nq_sok": _bounds.lane_store_ok,
+            "_nq_lrok": _bounds.lane_range_ok,
+            "_nq_lrise": _bounds.lane_rise_ok,
             "_nq_lsc": _bounds.check_store_slot,
             "_nq_stm": _intr.lane_store_if,
             "_nq_mcopy": _intr.mask_copy,
@@ -2336,8 +2339,10 @@ class _CheckedLoads(ast.NodeTransformer):
 
     _LANE_TARGETS = (L, "_nq_ly")
 
-    def __init__(self, arrays, allocs, devices=None, immediate=False):
+    def __init__(self, arrays, allocs, devices=None, immediate=False, ns=None, local_names=()):
         self.immediate = immediate
+        self.ns = ns or {}  # the block function's globals
+        self.local_names = set(local_names)  # its variables
         self.arrays = arrays
         self.allocs = allocs
         self.devices = devices or {}  # checked device functions' names -> their own (cpu/devicefn.py)
@@ -2346,6 +2351,7 @@ class _CheckedLoads(ast.NodeTransformer):
         self.uniform = None  # the same, of a statement outside lane loops (array None:
         # a device function's call)
         self.linear = set()  # names that hold the lane plus a uniform value (_lane_linear)
+        self.fast = None  # ids of the accesses a lane loop's fast version leaves unchecked
 
     def visit(self, node):
         if self.pending is not None or not isinstance(node, ast.stmt) or self._lane_for(node):
@@ -2425,6 +2431,9 @@ class _CheckedLoads(ast.NodeTransformer):
         ):
             return None
         shape, idx, line = t.slice.args
+        if self.fast is not None and id(t) in self.fast:  # (its loop's test holds: inside)
+            n = self.stores = getattr(self, "stores", 0) + 1
+            return _located(_devicefn.guarded_store(node, idx, n, None), node.lineno)
         if not self._lane_linear(idx):
             return None
         n = self.stores = getattr(self, "stores", 0) + 1
@@ -2498,6 +2507,8 @@ class _CheckedLoads(ast.NodeTransformer):
                 _call("_nq_lix", _call("_nq_shp", view), node.slice, _const(line)), node.slice
             )
             return node
+        if self.fast is not None and id(node) in self.fast:
+            return node  # (its loop's test holds: inside the array)
         naxes = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
         self.pending += [(slot + k, k, line, ast.unparse(node.value)) for k in range(naxes)]
@@ -2507,6 +2518,45 @@ class _CheckedLoads(ast.NodeTransformer):
     def visit_For(self, node):
         if self.pending is not None or not self._lane_for(node):
             return self.generic_visit(node)
+        plan = _versioning.plan(node, self.arrays, self._is_load, self._int_cast)
+        if plan is None:
+            return self._lane_loop(node)
+        # two versions: contiguous accesses unchecked where a test before the loop
+        # shows them inside (cpu/versioning.py), else every access checked
+        test, self.fast = plan[0], plan[1]
+        fast = copy.deepcopy(node)
+        self.fast = {id(b) for a, b in zip(ast.walk(node), ast.walk(fast)) if id(a) in plan[1]}
+        fast = self._lane_loop(fast)
+        self.fast = None
+        return [ast.copy_location(ast.If(test=test, body=fast, orelse=self._lane_loop(node)), node)]
+
+    def _int_cast(self, f):
+        """``_nq_T_<type>`` where the called expression *f* is a NumPy integer type by
+        the kernel's globals (``np.int8``, ``numpy.uint64``, ``int32`` imported from
+        NumPy) and names no local variable; else None (cpu/versioning.py)."""
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            if f.value.id in self.local_names or self.ns.get(f.value.id) is not np:
+                return None
+            obj = getattr(np, f.attr, None)
+        elif isinstance(f, ast.Name) and f.id not in self.local_names:
+            obj = self.ns.get(f.id)
+        else:
+            return None
+        if not (isinstance(obj, type) and issubclass(obj, np.integer)):
+            return None
+        return _SCALAR_NAMES.get(np.dtype(obj))
+
+    def visit_If(self, node):
+        if self.fast is not None and id(node) in self.fast:  # a guard that holds: its body
+            out = []
+            for st in node.body:
+                r = self.visit(st)
+                out += r if isinstance(r, list) else [] if r is None else [r]
+            return out
+        return self.generic_visit(node)
+
+    def _lane_loop(self, node):
+        """The lane loop *node* with its accesses checked, then the checks of its flags."""
         self.pending = []
         # names the loop assigns once, from the lane plus a uniform value (_lane_linear)
         once = {}
@@ -2584,7 +2634,7 @@ def _check_loads(fn, typemap, ns, allocs, immediate=False):
     arrays |= {n for n, v in ns.items() if isinstance(v, np.ndarray)}
     devices = {n: v.py_func.__name__ for n, v in ns.items() if _devicefn.is_checked(v)}
     tr = _CheckedLoads(
-        {n for n in arrays if not n.startswith("_nq_") or _USER_ARRAY.match(n)}, allocs, devices, immediate
+        {n for n in arrays if not n.startswith("_nq_") or _USER_ARRAY.match(n)}, allocs, devices, immediate, ns, typemap
     )
     tr.visit(fn)
     if tr.slots:

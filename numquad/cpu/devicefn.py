@@ -136,8 +136,9 @@ def guarded_store(node, idx, n, test):
     """The store statement *node* (``a[idx] = v`` or ``a[idx] += v``, *idx* its index
     expression) made only where ``test(index)`` is true: the value (Python's order:
     the value, then the index) and the index in temporaries ``_nq_sv<n>``,
-    ``_nq_si<n>``, then ``if test(_nq_si<n>): a[_nq_si<n>] = _nq_sv<n>``. Used for
-    device functions' stores and a lane loop's contiguous ones (cpu/codegen.py)."""
+    ``_nq_si<n>``, then ``if test(_nq_si<n>): a[_nq_si<n>] = _nq_sv<n>``; made
+    always where *test* is None. Used for device functions' stores and a lane
+    loop's contiguous ones (cpu/codegen.py)."""
     t = node.targets[0] if isinstance(node, ast.Assign) else node.target
     pre = []
     if isinstance(node, ast.Assign):
@@ -145,7 +146,7 @@ def guarded_store(node, idx, n, test):
         node.value = _name(f"_nq_sv{n}")
     pre.append(ast.Assign(targets=[_name(f"_nq_si{n}", ast.Store)], value=idx))
     t.slice = _name(f"_nq_si{n}")
-    out = pre + [ast.If(test=test(_name(f"_nq_si{n}")), body=[node], orelse=[])]
+    out = pre + [node if test is None else ast.If(test=test(_name(f"_nq_si{n}")), body=[node], orelse=[])]
     for st in out:
         ast.copy_location(st, node)
     return out

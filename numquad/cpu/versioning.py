@@ -1,0 +1,308 @@
+"""Lane loops in two versions: contiguous accesses checked once, before the loop.
+
+A release build checks every access of a lane loop per lane (cpu/bounds.py): a
+load reads only where its index is inside the array, a contiguous store writes
+only there. LLVM vectorises both as *masked* vector loads and stores, and a masked
+store is slow on some machines (on AMD Zen 3 a ``vpmaskmovq`` store of four int64
+took about 26 cycles: a copy kernel ran at a quarter of a plain Numba loop's
+speed, docs/BENCHMARKS.md).
+
+Most of a lane loop's accesses are contiguous: the index is the lane plus a value
+the same in every lane (``out[i] = x[i]`` with ``i = cuda.grid(1)``,
+``shr[tid]``). Such an index runs over ``first .. first + G - 1`` as the lane goes
+over ``0 .. G - 1``, so one test before the loop shows whether every lane's access
+is inside the array. :func:`plan` finds those accesses and writes the test;
+cpu/codegen.py (``_CheckedLoads``) then emits::
+
+    if <every contiguous access inside its array>:
+        for _nq_l in _nq_range(_nq_G):   # those accesses plain: vector loads and stores
+            ...
+    else:
+        for _nq_l in _nq_range(_nq_G):   # every access checked per lane, as before
+            ...
+
+The two loops compute the same thing wherever the test holds: the fast one only
+leaves out checks that cannot fail. An access counts as contiguous only where
+this module can prove it from the loop's statements alone:
+
+- it is ``name[index]`` (one index) of an array the loop does not assign, in a
+  statement directly in the loop's body (a store) or in the expression of one (a
+  load; one under a condition is tested too, which only makes the test stricter);
+- its index, with every name the loop assigns replaced by the one assignment
+  that precedes it at the top of the body, is the lane variable under ``+``,
+  ``-`` (the lane on the left), the integer casts ``_nq_i32``/``_nq_i64``/
+  ``_nq_u32`` and ``_nq_nonneg``, and values that do not depend on the lane:
+  names the loop never assigns, integer constants, ``+ - * & | ^`` and the casts
+  (nothing that can raise, so the test may run where the loop would not).
+
+The test (bounds.lane_range_ok) evaluates the index at the first and the last
+lane, with ``_nq_nonneg`` left out (it tells LLVM a value is >= 0; the last lane
+of a partial wave is not a thread): both inside the array's first axis and
+exactly ``G - 1`` apart. The casts wrap, but a wrap makes the index jump down,
+and with no jump an index that rises by one per lane covers exactly
+``first .. last``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+__all__ = ["plan"]
+
+_LANE = "_nq_l"
+_CASTS = frozenset({"_nq_i32", "_nq_i64", "_nq_u32", "_nq_nonneg"})
+_COMPARE = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_UNIFORM_OPS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def _assigned(node):
+    """How many times each name is bound in *node* (assignment, loop target, del)."""
+    counts = {}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)):
+            return None  # (a scope or a binding in an expression: not analysed)
+    return counts
+
+
+def _is_cast(e):
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and (e.func.id in _CASTS or e.func.id.startswith(("_nq_T_int", "_nq_T_uint")))
+        and len(e.args) == 1
+        and not e.keywords
+    )
+
+
+class _Expander:
+    """Rewrites an expression read at position *pos* of the fast version's straight
+    line (the loop's body, its guards' bodies in their place) into an expression of
+    the lane variable and values the loop does not change, or gives None. A name the
+    loop assigns is replaced by the value of its one assignment before *pos* on that
+    line: Numba types that version of the name as the value (its SSA form), so the
+    test before the loop computes in the loop's own types."""
+
+    def __init__(self, counts, arrays, int_cast):
+        self.counts = counts
+        self.arrays = arrays
+        self.int_cast = int_cast
+        self.defs = {}  # name -> (position, value) of its one assignment
+
+    def define(self, st, pos):
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+            and self.counts.get(st.targets[0].id) == 1
+        ):
+            self.defs[st.targets[0].id] = (pos, st.value)
+
+    def _array(self, e):
+        return isinstance(e, ast.Name) and e.id in self.arrays and e.id not in self.counts
+
+    def expand(self, e, pos, depth=0):
+        if depth > 20:
+            return None
+        if isinstance(e, ast.Name):
+            if e.id == _LANE:
+                return e
+            if e.id not in self.counts:
+                return e  # the same in every lane of the loop
+            k, value = self.defs.get(e.id, (pos, None))
+            return self.expand(value, k, depth + 1) if k < pos else None
+        if isinstance(e, ast.Constant):
+            return e if type(e.value) is int else None
+        if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords:
+            # a generated cast, or the user's (``np.int8(x)``) as the generated name
+            # of the same NumPy type (``_nq_T_int8``)
+            f = e.func.id if _is_cast(e) else self.int_cast(e.func)
+            arg = None if f is None else self.expand(e.args[0], pos, depth + 1)
+            return None if arg is None else ast.Call(func=_name(f), args=[arg], keywords=[])
+        if isinstance(e, ast.BinOp) and isinstance(e.op, _UNIFORM_OPS):
+            left, right = self.expand(e.left, pos, depth + 1), self.expand(e.right, pos, depth + 1)
+            return None if left is None or right is None else ast.BinOp(left, e.op, right)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.Invert)):
+            x = self.expand(e.operand, pos, depth + 1)
+            return None if x is None else ast.UnaryOp(e.op, x)
+        # an array's size: ``a.size``, ``a.shape[k]``, ``len(a)``
+        if isinstance(e, ast.Attribute) and e.attr == "size" and self._array(e.value):
+            return e
+        if (
+            isinstance(e, ast.Subscript)
+            and isinstance(e.value, ast.Attribute)
+            and e.value.attr == "shape"
+            and self._array(e.value.value)
+            and isinstance(e.slice, ast.Constant)
+            and type(e.slice.value) is int
+        ):
+            return e
+        if (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name)
+            and e.func.id == "len"
+            and e.func.id not in self.counts
+            and len(e.args) == 1
+            and not e.keywords
+            and self._array(e.args[0])
+        ):
+            return e
+        return None
+
+
+def _has_lane(e):
+    return any(isinstance(n, ast.Name) and n.id == _LANE for n in ast.walk(e))
+
+
+def _rises_by_lane(e):
+    """Is the expanded index *e* the lane plus lane-independent values, through
+    ``+``, ``-`` and casts only?"""
+    if isinstance(e, ast.Name):
+        return e.id == _LANE
+    if _is_cast(e):
+        return _rises_by_lane(e.args[0])
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+        left, right = _has_lane(e.left), _has_lane(e.right)
+        if left and not right:
+            return _rises_by_lane(e.left)
+        if right and not left and isinstance(e.op, ast.Add):
+            return _rises_by_lane(e.right)
+    return False
+
+
+class _AtLane(ast.NodeTransformer):
+    """The expanded index at one lane, without ``_nq_nonneg``."""
+
+    def __init__(self, lane):
+        self.lane = lane
+
+    def visit_Name(self, node):
+        return copy.deepcopy(self.lane) if node.id == _LANE else node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        return node.args[0] if node.func.id == "_nq_nonneg" else node
+
+
+def _at(e, lane):
+    return _AtLane(lane).visit(copy.deepcopy(e))
+
+
+def _name(n):
+    return ast.Name(n, ast.Load())
+
+
+def _call(fn, *args):
+    return ast.Call(func=_name(fn), args=list(args), keywords=[])
+
+
+def plan(loop, arrays, is_load, int_cast):
+    """For the lane loop *loop* (``for _nq_l in _nq_range(_nq_G)``, before its loads
+    are checked; its stores' indices are ``_nq_six(shape, index, line)``): ``(test,
+    nodes)``, the test before the loop (an expression) and the ``id`` of each node of
+    *loop* the fast version changes: a Subscript it leaves unchecked, a guard (an
+    ``if`` whose test holds in every lane where the test before the loop does) it
+    replaces by its body. None where the loop has no contiguous store outside
+    lane-varying branches (its fast version would gain nothing). *arrays*: the
+    kernel's arrays' names; *is_load(node)*: whether a Subscript is a checked load;
+    *int_cast(func)*: the generated name (``_nq_T_int8``) of the NumPy integer type a
+    called expression of the user's code is (``np.int8``), else None."""
+    it = loop.iter
+    if not (
+        isinstance(loop.target, ast.Name)
+        and loop.target.id == _LANE
+        and isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "_nq_range"
+        and len(it.args) == 1
+        and isinstance(it.args[0], ast.Name)
+        and it.args[0].id == "_nq_G"
+        and not loop.orelse
+    ):
+        return None
+    counts = _assigned(loop)
+    if counts is None:
+        return None
+    counts.pop(_LANE, None)
+    ex = _Expander(counts, arrays, int_cast)
+    tests, nodes = {}, set()
+    stores = 0
+    first_lane, last_lane = ast.Constant(0), ast.BinOp(_name("_nq_G"), ast.Sub(), ast.Constant(1))
+
+    def add(test):
+        tests.setdefault(ast.dump(test), test)
+
+    def access(sub, shape, idx, pos):
+        if not (ex._array(sub.value) and not isinstance(idx, (ast.Tuple, ast.Slice))):
+            return False
+        e = ex.expand(idx, pos)
+        if e is None or not _rises_by_lane(e):
+            return False
+        add(_call("_nq_lrok", shape, _at(e, first_lane), _at(e, last_lane), _name("_nq_G")))
+        nodes.add(id(sub))
+        return True
+
+    def guard(test, pos):
+        """The tests before the loop that make *test* (an ``if``'s) hold in every
+        lane, or None: comparisons (and ``and`` of them) of a value that rises by
+        one per lane with one the same in every lane, true at the first lane and at
+        the last, the value rising exactly ``G - 1`` between them."""
+        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        out = []
+        for c in parts:
+            if not (isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], _COMPARE)):
+                return None
+            left, right = ex.expand(c.left, pos), ex.expand(c.comparators[0], pos)
+            if left is None or right is None:
+                return None
+            lane = [x for x in (left, right) if _has_lane(x)]
+            if not lane:
+                out.append(ast.Compare(left, c.ops, [right]))
+                continue
+            if len(lane) != 1 or not _rises_by_lane(lane[0]):
+                return None
+            lo, hi = _at(lane[0], first_lane), _at(lane[0], last_lane)
+            out.append(_call("_nq_lrise", lo, hi, _name("_nq_G")))
+            for at in (first_lane, last_lane):
+                out.append(ast.Compare(_at(left, at), c.ops, [_at(right, at)]))
+        return out
+
+    pos = 0
+
+    def walk(stmts):
+        nonlocal pos, stores
+        for st in stmts:
+            if isinstance(st, ast.If):
+                g = guard(st.test, pos)
+                if g is not None:
+                    for t in g:
+                        add(t)
+                    nodes.add(id(st))
+                    walk(st.body)
+                    continue
+            if isinstance(st, (ast.Assign, ast.AugAssign)):
+                t = st.targets[0] if isinstance(st, ast.Assign) else st.target
+                if (
+                    (not isinstance(st, ast.Assign) or len(st.targets) == 1)
+                    and isinstance(t, ast.Subscript)
+                    and isinstance(t.slice, ast.Call)
+                    and isinstance(t.slice.func, ast.Name)
+                    and t.slice.func.id == "_nq_six"
+                    and len(t.slice.args) == 3
+                ):
+                    shape, idx, _ = t.slice.args
+                    stores += access(t, copy.deepcopy(shape), idx, pos)
+            if isinstance(st, (ast.Assign, ast.AugAssign, ast.Expr)):
+                for sub in ast.walk(st.value):
+                    if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and is_load(sub):
+                        access(sub, _call("_nq_shp", _name(sub.value.id)), sub.slice, pos)
+            ex.define(st, pos)
+            pos += 1
+
+    walk(loop.body)
+    if not stores:
+        return None
+    vals = list(tests.values())
+    return (vals[0] if len(vals) == 1 else ast.BoolOp(ast.And(), vals)), nodes
