@@ -116,6 +116,14 @@ _NESTED = (
 )
 
 
+def _refusal(pyfunc, node, message):
+    """The NumquadCompileError of a construct *node* of *pyfunc* that the targets
+    refuse: *message*, the function named, at the node's file and line."""
+    return NumquadCompileError(
+        f"{message} (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(node, "lineno", None)
+    )
+
+
 def call_kind(env, call, missing):
     """ "op" (a cross-lane op or a function that may hold one), "pure" or "other"; *env*
     resolves names as numquad/_control.py's analysis does."""
@@ -585,10 +593,10 @@ def _check_barrier_arity(call, builtin, pyfunc):
     }[(fewest, most)]
     got = f"keyword argument(s) {', '.join(k.arg or '**' for k in call.keywords)}" if call.keywords else str(n)
     hint = "; for the lanes of a warp, syncwarp(mask)" if builtin == "syncthreads" else ""
-    raise NumquadCompileError(
-        f"{ast.unparse(call.func)}{form} takes {takes}; got {got}{hint} (in {pyfunc.__name__})",
-        pyfunc.__code__.co_filename,
-        getattr(call, "lineno", None),
+    raise _refusal(
+        pyfunc,
+        call,
+        f"{ast.unparse(call.func)}{form} takes {takes}; got {got}{hint}",
     )
 
 
@@ -614,11 +622,11 @@ def _check_op_values(fn, pyfunc):
         ):
             op = _ops.of_function(env.resolve(n.func))
             if op is not None:
-                raise NumquadCompileError(
+                raise _refusal(
+                    pyfunc,
+                    n,
                     f"{op.qualname}({', '.join(op.params)}) takes its arguments one by one; got "
-                    f"{ast.unparse(n)} (unpacked with * or **) (in {pyfunc.__name__})",
-                    pyfunc.__code__.co_filename,
-                    getattr(n, "lineno", None),
+                    f"{ast.unparse(n)} (unpacked with * or **)",
                 )
         if isinstance(n, ast.Call) and not any(isinstance(a, ast.Starred) for a in n.args):
             _check_barrier_arity(n, env.builtin(n.func) or _cuda_barrier(env.resolve(n.func)), pyfunc)
@@ -635,10 +643,10 @@ def _check_op_values(fn, pyfunc):
             what = f"{name} is numquad's namespace of ops: call them through it, {name}.<op>(...)"
         else:
             continue
-        raise NumquadCompileError(
-            f"{what}; an op cannot be stored, passed or chosen as a value (in {pyfunc.__name__})",
-            pyfunc.__code__.co_filename,
-            getattr(n, "lineno", None),
+        raise _refusal(
+            pyfunc,
+            n,
+            f"{what}; an op cannot be stored, passed or chosen as a value",
         )
 
 
@@ -650,11 +658,11 @@ def check_comprehensions(fn, pyfunc):
     for n in ast.walk(fn):
         if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             what = "a generator expression" if isinstance(n, ast.GeneratorExp) else "a comprehension"
-            raise NumquadCompileError(
+            raise _refusal(
+                pyfunc,
+                n,
                 f"{what} ({ast.unparse(n)[:60]}) is not supported inside a kernel (numba.cuda "
-                f"compiles no lists or generators for the GPU); write a loop (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+                f"compiles no lists or generators for the GPU); write a loop",
             )
 
 
@@ -723,20 +731,19 @@ def check_containers(fn, pyfunc):
             and (n.func.id in _NO_CUDA_BUILTINS or n.func.id in _NRT_BUILTINS and not nrt)
             and env.resolve(n.func) is getattr(builtins, n.func.id)
         ):
-            raise NumquadCompileError(
+            raise _refusal(
+                pyfunc,
+                n,
                 f"{n.func.id}(...) is not supported inside a kernel: numba.cuda has no "
-                f"implementation of it for the GPU{'' if n.func.id in _NO_CUDA_BUILTINS else ' without its NRT'} "
-                f"(in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+                f"implementation of it for the GPU{'' if n.func.id in _NO_CUDA_BUILTINS else ' without its NRT'}",
             )
         if what is not None:
-            raise NumquadCompileError(
+            raise _refusal(
+                pyfunc,
+                n,
                 f"{what} is not supported inside a kernel: numba.cuda compiles no Python lists, "
                 f"dicts or sets for the GPU; use a tuple, an array argument or "
-                f"cuda.local.array (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+                f"cuda.local.array",
             )
 
 
@@ -784,14 +791,13 @@ def check_keyword_order(fn, pyfunc):
             for c in ast.walk(a)
         ):
             name = op.qualname if op is not None else getattr(obj, "__name__", "the function")
-            raise NumquadCompileError(
+            raise _refusal(
+                pyfunc,
+                n,
                 f"{name}() gets keyword arguments out of their parameters' order "
                 f"({', '.join(k.arg for k in n.keywords)}; it takes {', '.join(params)}) and one "
                 f"of them calls a function that may write memory: the targets evaluate the "
-                f"arguments in parameter order, Python as written; pass them in parameter order "
-                f"(in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+                f"arguments in parameter order, Python as written; pass them in parameter order",
             )
 
 
@@ -802,12 +808,12 @@ def check_walrus(fn, pyfunc):
     determined" at "unknown location"; the python target ran it."""
     for n in ast.walk(fn):
         if isinstance(n, ast.NamedExpr):
-            raise NumquadCompileError(
+            raise _refusal(
+                pyfunc,
+                n,
                 f"an assignment expression ({ast.unparse(n)[:60]}) is not supported inside a "
                 f"kernel (Numba cannot compile `:=`); assign {ast.unparse(n.target)} in a statement "
-                f"first (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+                f"first",
             )
 
 
@@ -819,12 +825,11 @@ def check_try(fn, pyfunc):
     caught by it."""
     for n in ast.walk(fn):
         if isinstance(n, ast.Try) or type(n).__name__ == "TryStar":
-            raise NumquadCompileError(
-                f"try/except is not supported by numba.cuda (numba-cuda cannot compile exception "
-                f"handling in a kernel or device function); test the condition with an if instead "
-                f"(in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+            raise _refusal(
+                pyfunc,
+                n,
+                "try/except is not supported by numba.cuda (numba-cuda cannot compile exception "
+                "handling in a kernel or device function); test the condition with an if instead",
             )
 
 
@@ -845,10 +850,10 @@ def check_print_keywords(fn, pyfunc):
             and env.resolve(n.func) is builtins.print
         ):
             kws = ", ".join(f"{k.arg}=" if k.arg else "**" for k in n.keywords)
-            raise NumquadCompileError(
-                f"print() in a kernel takes no keyword arguments ({kws}), as numba.cuda's print (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+            raise _refusal(
+                pyfunc,
+                n,
+                f"print() in a kernel takes no keyword arguments ({kws}), as numba.cuda's print",
             )
 
 
@@ -870,13 +875,13 @@ def check_closure_keywords(fn, pyfunc):
     for n in ast.walk(fn):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local and n.keywords:
             kws = ", ".join(k.arg or "**" for k in n.keywords)
-            raise NumquadCompileError(
+            raise _refusal(
+                pyfunc,
+                n,
                 f"{n.func.id}() is called with keyword argument(s) {kws}: numba.cuda ignores the "
                 f"keyword arguments of a function defined inside a kernel (it keeps the defaults; "
                 f"Numba issue #5000), so the GPU would compute another result; pass them by "
-                f"position (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+                f"position",
             )
 
 
@@ -897,9 +902,7 @@ def check_numpy_calls(fn, pyfunc):
                 continue
             why = complaint(obj, f"{ast.unparse(n.func)}(...)")
             if why:
-                raise NumquadCompileError(
-                    f"{why} (in {pyfunc.__name__})", pyfunc.__code__.co_filename, getattr(n, "lineno", None)
-                )
+                raise _refusal(pyfunc, n, why)
 
 
 def check_nested_launches(fn, pyfunc):
@@ -916,12 +919,12 @@ def check_nested_launches(fn, pyfunc):
             and isinstance(n.func, ast.Subscript)
             and isinstance(env.resolve(n.func.value), Dispatcher)
         ):
-            raise NumquadCompileError(
+            raise _refusal(
+                pyfunc,
+                n,
                 f"{ast.unparse(n.func)}(...): a kernel cannot launch a kernel (CUDA's dynamic "
                 f"parallelism is not supported); launch it from the host, or call a device "
-                f"function (in {pyfunc.__name__})",
-                pyfunc.__code__.co_filename,
-                getattr(n, "lineno", None),
+                f"function",
             )
 
 
@@ -945,10 +948,10 @@ def check_builtin_stores(fn, pyfunc):
             if name
             else f"{ast.unparse(n)} is an attribute of the module {base.__name__}, which a kernel only reads"
         )
-        raise NumquadCompileError(
-            f"{what}; assign a local instead (x = {ast.unparse(n)}) (in {pyfunc.__name__})",
-            pyfunc.__code__.co_filename,
-            getattr(n, "lineno", None),
+        raise _refusal(
+            pyfunc,
+            n,
+            f"{what}; assign a local instead (x = {ast.unparse(n)})",
         )
 
 
