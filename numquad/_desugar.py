@@ -62,6 +62,7 @@ from .errors import NumquadCompileError
 
 __all__ = [
     "CAPTURE",
+    "SCOPES",
     "CUDA_WARP_FUNCTIONS",
     "warp_function_arity",
     "warp_call_complaint",
@@ -104,7 +105,9 @@ CUDA_WARP_FUNCTIONS = (
 )
 #: ... the cross-lane ones, evaluated only by the lanes that reach them
 _CUDA_WARP_FUNCTIONS = frozenset(CUDA_WARP_FUNCTIONS) - {"lanemask_lt"}
-_NESTED = (
+#: The nodes that open a scope of their own (a nested def, a lambda, a class, a
+#: comprehension): walks of a function's own statements stop at them.
+SCOPES = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,
     ast.Lambda,
@@ -221,7 +224,7 @@ def _walk(node):
     while todo:
         n = todo.pop()
         yield n
-        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, _NESTED))
+        todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(c, SCOPES))
 
 
 class _Lowering:
@@ -268,7 +271,7 @@ class _Lowering:
         found = []
 
         def visit(n):
-            if isinstance(n, _NESTED):
+            if isinstance(n, SCOPES):
                 return
             if any(self._has_op(p) for p in self._masked_parts(n)):
                 found.append(n)
@@ -414,7 +417,7 @@ class _Lowering:
                     out.append(self._assign(flag, ast.copy_location(ast.Constant(True), t), t))
                 elif isinstance(t, (ast.For, ast.While)):
                     t.orelse = mark(t.orelse)  # a nested loop's else is at this level
-                elif not isinstance(t, _NESTED):  # if, with, try, match
+                elif not isinstance(t, SCOPES):  # if, with, try, match
                     for field in ("body", "orelse", "finalbody"):
                         if getattr(t, field, None):
                             setattr(t, field, mark(getattr(t, field)))
@@ -431,7 +434,7 @@ class _Lowering:
         return init, tail
 
     def stmt(self, s):
-        if isinstance(s, _NESTED):
+        if isinstance(s, SCOPES):
             return [s]
         # statements in nested blocks first
         for field in ("body", "orelse", "finalbody"):

@@ -49,16 +49,7 @@ def is_capture(name):
     return name.startswith(CAPTURE) and len(name) > len(CAPTURE)
 
 
-_SCOPES = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.Lambda,
-    ast.ClassDef,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-)
+_SCOPES = _desugar.SCOPES
 
 
 def _scope_walk(node):
