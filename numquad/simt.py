@@ -67,7 +67,7 @@ _GROUP_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local
 
 
 #: numba.cuda's loads and stores with a cache hint: plain loads and stores here
-_CACHE_HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
+_CACHE_HINTS = _xpu.CUDA_CACHE_HINTS
 
 
 def _cuda_table():
@@ -76,28 +76,8 @@ def _cuda_table():
     table = {}
     if cuda is None:
         return table
-    for name in (
-        "grid",
-        "gridsize",
-        "laneid",
-        "warpsize",
-        "syncthreads",
-        "syncwarp",
-        "syncthreads_count",
-        "syncthreads_and",
-        "syncthreads_or",
-        "popc",
-        "brev",
-        "clz",
-        "ffs",
-        "fma",
-        "cbrt",
-        "selp",
-        "threadfence",
-        "threadfence_block",
-        "threadfence_system",
-        "nanosleep",
-    ) + _CACHE_HINTS:
+    names = ("grid", "gridsize", "laneid", "warpsize", "syncthreads", "syncwarp", *_xpu.CUDA_FUNCTIONS)
+    for name in names + _CACHE_HINTS:
         obj = getattr(cuda, name, None)
         if obj is not None:
             table[id(obj)] = (obj, name)
@@ -958,20 +938,8 @@ K_OP, K_SYNCWARP, K_SYNCTHREADS = 0, 1, 2
 _TOKENS = itertools.count()
 
 _DIM_ATTR = {"threadIdx": "t", "blockIdx": "b", "blockDim": "d", "gridDim": "g"}
-_DEVICE_FUNCTIONS = (
-    "popc",
-    "brev",
-    "clz",
-    "ffs",
-    "fma",
-    "cbrt",
-    "selp",
-    "threadfence",
-    "threadfence_block",
-    "threadfence_system",
-    "nanosleep",
-) + _CACHE_HINTS
 _SYNC_REDUCE = ("syncthreads_count", "syncthreads_and", "syncthreads_or")
+_DEVICE_FUNCTIONS = tuple(n for n in _xpu.CUDA_FUNCTIONS if n not in _SYNC_REDUCE) + _CACHE_HINTS
 
 
 def _literal_int(node):

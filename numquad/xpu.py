@@ -345,6 +345,9 @@ CUDA_FUNCTIONS = {
     "selp": "(pred, a, b)\n\na if pred else b (a and b of one type).",
     "nanosleep": "(ns)\n\nSleep about ns nanoseconds (a no-op on the CPU).",
 }
+#: numba.cuda's loads and stores with a cache hint (``cuda.ldcg(a, i)``,
+#: ``cuda.stcs(a, i, v)``): plain loads and stores on every numquad target.
+CUDA_CACHE_HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
 for _n, _doc in CUDA_FUNCTIONS.items():
     globals()[_n] = _builtin(_n, f"xpu.{_n}{_doc}")
     __all__.append(_n)

@@ -35,8 +35,10 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
+from numba.np import numpy_support
 
 from .. import _desugar, _numpy_calls, _power
+from .. import xpu as _xpu
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
@@ -117,8 +119,6 @@ _ATOMIC_TYPES = {
 
 
 def _atomic_rows():
-    from .. import xpu as _xpu
-
     rows = []
     for n, (form, what) in _xpu.ATOMICS.items():
         tys = _ATOMIC_TYPES.get(n) or _ATOMIC_TYPES.get(
@@ -454,24 +454,10 @@ PURE_BUILTINS = ("popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "const.arr
 
 _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "const", "atomic")
 #: The numba.cuda names the front end maps to xpu builtins (besides frontend's own).
-_EXTRA_BUILTINS = tuple(BARRIER_REDUCE) + (
-    "threadfence",
-    "threadfence_block",
-    "threadfence_system",
-    "popc",
-    "brev",
-    "clz",
-    "ffs",
-    "fma",
-    "cbrt",
-    "selp",
-    "nanosleep",
-    "const",
-    "const.array_like",
-)
+_EXTRA_BUILTINS = tuple(_xpu.CUDA_FUNCTIONS) + ("const", "const.array_like")
 #: numba.cuda's cache-hint loads and stores: the front end writes them as subscripts
 #: (cpu/frontend.py), so release builds' bounds checks see them
-HINTS = ("ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt")
+HINTS = _xpu.CUDA_CACHE_HINTS
 
 
 def _cuda():
@@ -1498,10 +1484,6 @@ def _match_value(name):
         if not isinstance(v, (types.Integer, types.Float, types.Boolean)):
             raise TypingError(f"cuda.{name}: value got {v}; it takes an integer or a float")
         # numba.cuda's signatures: the value becomes int32, int64, float32 or float64
-        from numba.np import numpy_support
-
-        from .. import xpu as _xpu
-
         res = numpy_support.from_dtype(_xpu.match_value_dtype(numpy_support.as_dtype(v)))
 
         def codegen(context, builder, sig, args):
