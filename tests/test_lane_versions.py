@@ -44,6 +44,14 @@ def k_guarded(x, out, n):
 
 
 @xpu.jit
+def k_named_guard(x, out, lo, hi):
+    i = cuda.grid(1)
+    inside = i >= lo and i < hi  # the guard through a name, as real code writes it
+    if inside:
+        out[i] = x[i] + 1
+
+
+@xpu.jit
 def k_window(x, out, out2, lo, hi):
     i = cuda.grid(1)
     if i >= lo and hi > i:
@@ -127,6 +135,19 @@ def test_a_guard_that_splits_a_wave(n):
     m = min(n, 256)
     want[:m] = x[:m] - 5
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 256), (0, 250), (32, 96), (7, 200), (100, 90)])
+def test_a_guard_through_a_name(lo, hi):
+    x = RNG.integers(-1000, 1000, 256)
+    out = _poisoned(256)
+    k_named_guard[4, 64](x, out, lo, hi)
+    want = _poisoned(256)
+    for i in range(256):
+        if i >= lo and i < hi:
+            want[i] = x[i] + 1
+    np.testing.assert_array_equal(out, want)
+    assert "_nq_lrise(" in _source(k_named_guard, x, out, lo, hi)
 
 
 @pytest.mark.parametrize("lo, hi", [(0, 256), (32, 96), (7, 200), (40, 41), (100, 90), (-5, 300)])

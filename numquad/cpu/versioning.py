@@ -245,10 +245,16 @@ def plan(loop, arrays, is_load, int_cast):
         return True
 
     def guard(test, pos):
-        """The tests before the loop that make *test* (an ``if``'s) hold in every
-        lane, or None: comparisons (and ``and`` of them) of a value that rises by
-        one per lane with one the same in every lane, true at the first lane and at
-        the last, the value rising exactly ``G - 1`` between them."""
+        """The tests before the loop that make *test* (an ``if``'s, or the value of
+        the name it reads) hold in every lane, or None: comparisons (and ``and`` of
+        them) of a value that rises by one per lane with one the same in every lane,
+        true at the first lane and at the last, the value rising exactly ``G - 1``
+        between them."""
+        if isinstance(test, ast.Name) and test.id in counts:  # ``inside = i < n`` before ``if inside:``
+            k, value = ex.defs.get(test.id, (pos, None))
+            if k >= pos:
+                return None
+            test = value
         parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         out = []
         for c in parts:
