@@ -2,10 +2,11 @@
 
 A release build checks every access of a lane loop per lane (cpu/bounds.py): a
 load reads only where its index is inside the array, a contiguous store writes
-only there. LLVM vectorises both as *masked* vector loads and stores, and a masked
-store is slow on some machines (on AMD Zen 3 a ``vpmaskmovq`` store of four int64
-took about 26 cycles: a copy kernel ran at a quarter of a plain Numba loop's
-speed, docs/BENCHMARKS.md).
+only there. LLVM vectorises both as *masked* vector loads and stores, or, where
+its cost model finds those dear, keeps the loop scalar; on some machines they are
+slow (on AMD Zen 3 a ``vpmaskmovq`` store of four int64 took about 26 cycles: a
+copy kernel ran at a quarter of a plain Numba loop's speed, and the quad stream of
+benchmarks/bench_cpu.py, whose first loop only loads, at 0.3x; docs/BENCHMARKS.md).
 
 Most of a lane loop's accesses are contiguous: the index is the lane plus a value
 the same in every lane (``out[i] = x[i]`` with ``i = cuda.grid(1)``,
@@ -204,8 +205,10 @@ def plan(loop, arrays, is_load, int_cast):
     nodes)``, the test before the loop (an expression) and the ``id`` of each node of
     *loop* the fast version changes: a Subscript it leaves unchecked, a guard (an
     ``if`` whose test holds in every lane where the test before the loop does) it
-    replaces by its body. None where the loop has no contiguous store outside
-    lane-varying branches (its fast version would gain nothing). *arrays*: the
+    replaces by its body. None where the loop has no contiguous access outside
+    lane-varying branches (its fast version would gain nothing: a masked load
+    costs as much as a masked store on some machines, 41 -> 15 ms on the quad
+    stream of benchmarks/bench_cpu.py on Zen 3). *arrays*: the
     kernel's arrays' names; *is_load(node)*: whether a Subscript is a checked load;
     *int_cast(func)*: the generated name (``_nq_T_int8``) of the NumPy integer type a
     called expression of the user's code is (``np.int8``), else None."""
@@ -228,7 +231,6 @@ def plan(loop, arrays, is_load, int_cast):
     counts.pop(_LANE, None)
     ex = _Expander(counts, arrays, int_cast)
     tests, nodes = {}, set()
-    stores = 0
     first_lane, last_lane = ast.Constant(0), ast.BinOp(_name("_nq_G"), ast.Sub(), ast.Constant(1))
 
     def add(test):
@@ -236,13 +238,12 @@ def plan(loop, arrays, is_load, int_cast):
 
     def access(sub, shape, idx, pos):
         if not (ex._array(sub.value) and not isinstance(idx, (ast.Tuple, ast.Slice))):
-            return False
+            return
         e = ex.expand(idx, pos)
         if e is None or not _rises_by_lane(e):
-            return False
+            return
         add(_call("_nq_lrok", shape, _at(e, first_lane), _at(e, last_lane), _name("_nq_G")))
         nodes.add(id(sub))
-        return True
 
     def guard(test, pos):
         """The tests before the loop that make *test* (an ``if``'s, or the value of
@@ -278,7 +279,7 @@ def plan(loop, arrays, is_load, int_cast):
     pos = 0
 
     def walk(stmts):
-        nonlocal pos, stores
+        nonlocal pos
         for st in stmts:
             if isinstance(st, ast.If):
                 g = guard(st.test, pos)
@@ -299,7 +300,7 @@ def plan(loop, arrays, is_load, int_cast):
                     and len(t.slice.args) == 3
                 ):
                     shape, idx, _ = t.slice.args
-                    stores += access(t, copy.deepcopy(shape), idx, pos)
+                    access(t, copy.deepcopy(shape), idx, pos)
             if isinstance(st, (ast.Assign, ast.AugAssign, ast.Expr)):
                 for sub in ast.walk(st.value):
                     if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and is_load(sub):
@@ -308,7 +309,7 @@ def plan(loop, arrays, is_load, int_cast):
             pos += 1
 
     walk(loop.body)
-    if not stores:
+    if not nodes:
         return None
     vals = list(tests.values())
     return (vals[0] if len(vals) == 1 else ast.BoolOp(ast.And(), vals)), nodes
