@@ -31,14 +31,21 @@ POISON = -999
 
 def _lane_loops(src):
     """The ``for _nq_l in _nq_range(_nq_G)`` loops of a generated source, outermost
-    first; not a loop's fast version (numquad/cpu/versioning.py: the loop under ``if
-    _nq_lrok(...)``, the same loop less the checks its test shows cannot fail)."""
+    first; not a loop's fast version beside its checked copy (numquad/cpu/versioning.py:
+    the loop under ``if _nq_lrok(...)``, the same loop less the checks its test shows
+    cannot fail). A region's fast loop (``if _nq_all(m) and _nq_lrok(...)``) counts:
+    it is the region's all-active loop."""
     tree = ast.parse(src)
+
+    def names(e):
+        return {c.id for c in ast.walk(e) if isinstance(c, ast.Name)}
+
     fast = {
         id(b)
         for n in ast.walk(tree)
         if isinstance(n, ast.If)
-        and any(isinstance(c, ast.Name) and c.id in ("_nq_lrok", "_nq_lrise") for c in ast.walk(n.test))
+        and names(n.test) & {"_nq_lrok", "_nq_lrise"}
+        and not names(n.test) & {"_nq_all", "_nq_allb"}
         for b in n.body
     }
     return [

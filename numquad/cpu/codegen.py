@@ -2553,7 +2553,41 @@ class _CheckedLoads(ast.NodeTransformer):
                 r = self.visit(st)
                 out += r if isinstance(r, list) else [] if r is None else [r]
             return out
+        if self.pending is None:
+            res = self._versioned_region(node)
+            if res is not None:
+                return res
         return self.generic_visit(node)
+
+    def _versioned_region(self, node):
+        """``if _nq_all(mask): <lane loop> else: <masked loop>``, the two paths of a
+        region, where the lane loop has a fast version (cpu/versioning.py): ``if
+        _nq_all(mask) and <its test>: <the fast loop> else: <the masked loop>``. The
+        masked loop gives the same results when every lane is active, so no checked
+        copy of the lane loop is kept: the region keeps its two loops (a third made
+        a fuzzer's kernels 35-45 % slower to compile). None for any other ``if``."""
+        t = node.test
+        if not (
+            isinstance(t, ast.Call)
+            and isinstance(t.func, ast.Name)
+            and t.func.id in ("_nq_all", "_nq_allb")
+            and len(node.body) == 1
+            and node.orelse
+            and self._lane_for(node.body[0])
+        ):
+            return None
+        plan = _versioning.plan(node.body[0], self.arrays, self._is_load, self._int_cast)
+        if plan is None:
+            return None
+        self.fast = set(plan[1])
+        fast = self._lane_loop(node.body[0])
+        self.fast = None
+        orelse = []
+        for st in node.orelse:
+            r = self.visit(st)
+            orelse += r if isinstance(r, list) else [] if r is None else [r]
+        node.test, node.body, node.orelse = ast.BoolOp(ast.And(), [t, plan[0]]), fast, orelse
+        return node
 
     def _lane_loop(self, node):
         """The lane loop *node* with its accesses checked, then the checks of its flags."""
