@@ -12,29 +12,40 @@ Most of a lane loop's accesses are contiguous: the index is the lane plus a valu
 the same in every lane (``out[i] = x[i]`` with ``i = cuda.grid(1)``,
 ``shr[tid]``). Such an index runs over ``first .. first + G - 1`` as the lane goes
 over ``0 .. G - 1``, so one test before the loop shows whether every lane's access
-is inside the array. :func:`plan` finds those accesses and writes the test;
-cpu/codegen.py (``_CheckedLoads``) then emits::
+is inside the array. :func:`plan` finds those accesses, and the guards that hold
+in every lane where the test does, and writes the test. cpu/codegen.py
+(``_CheckedLoads``) then turns a region's two paths, ``if _nq_all(mask): <lane
+loop> else: <masked loop>``, into::
 
-    if <every contiguous access inside its array>:
-        for _nq_l in _nq_range(_nq_G):   # those accesses plain: vector loads and stores
-            ...
+    if _nq_all(mask) and <every contiguous access inside, every guard true>:
+        for _nq_l in _nq_range(_nq_G):   # those accesses plain, the guards gone:
+            ...                          # vector loads and stores
     else:
-        for _nq_l in _nq_range(_nq_G):   # every access checked per lane, as before
-            ...
+        <the masked loop, every access checked per lane, as before>
 
-The two loops compute the same thing wherever the test holds: the fast one only
-leaves out checks that cannot fail. An access counts as contiguous only where
-this module can prove it from the loop's statements alone:
+(the masked loop gives the same bits when every lane is active, so the region
+keeps two loops), and a lane loop outside such a region into ``if <test>: <fast
+loop> else: <the loop checked>``. The fast loop only leaves out checks that cannot
+fail and tests that hold. An access counts as contiguous only where this module can
+prove it from the loop's statements alone:
 
 - it is ``name[index]`` (one index) of an array the loop does not assign, in a
-  statement directly in the loop's body (a store) or in the expression of one (a
-  load; one under a condition is tested too, which only makes the test stricter);
+  statement directly in the loop's body or a guard's (a store), or in the
+  expression of one (a load; one under a condition is tested too, which only makes
+  the test stricter);
 - its index, with every name the loop assigns replaced by the one assignment
-  that precedes it at the top of the body, is the lane variable under ``+``,
-  ``-`` (the lane on the left), the integer casts ``_nq_i32``/``_nq_i64``/
-  ``_nq_u32`` and ``_nq_nonneg``, and values that do not depend on the lane:
-  names the loop never assigns, integer constants, ``+ - * & | ^`` and the casts
-  (nothing that can raise, so the test may run where the loop would not).
+  that precedes it on that straight line, is the lane variable under ``+``,
+  ``-`` (the lane on the left), the integer casts (``_nq_i32``/``_nq_i64``/
+  ``_nq_u32``, NumPy's integer types: ``np.int8(x)``) and ``_nq_nonneg``, and
+  values that do not depend on the lane: names the loop never assigns, integer
+  constants, an array's size, ``+ - * & | ^`` and the casts (nothing that can
+  raise, so the test may run where the loop would not).
+
+A guard is an ``if`` directly in the loop's body (or a guard's) whose test, or the
+value of the one name it reads, is a comparison ``< <= > >=`` (or an ``and`` of
+them) of such an index with a value that does not depend on the lane: true at the
+first lane and at the last, with the index rising exactly ``G - 1`` between them
+(bounds.lane_rise_ok), it is true in every lane.
 
 The test (bounds.lane_range_ok) evaluates the index at the first and the last
 lane, with ``_nq_nonneg`` left out (it tells LLVM a value is >= 0; the last lane
