@@ -2523,7 +2523,7 @@ class _CheckedLoads(ast.NodeTransformer):
             return self._lane_loop(node)
         # two versions: contiguous accesses unchecked where a test before the loop
         # shows them inside (cpu/versioning.py), else every access checked
-        test, self.fast = plan[0], plan[1]
+        test = plan[0]
         fast = copy.deepcopy(node)
         self.fast = {id(b) for a, b in zip(ast.walk(node), ast.walk(fast)) if id(a) in plan[1]}
         fast = self._lane_loop(fast)
@@ -2548,11 +2548,7 @@ class _CheckedLoads(ast.NodeTransformer):
 
     def visit_If(self, node):
         if self.fast is not None and id(node) in self.fast:  # a guard that holds: its body
-            out = []
-            for st in node.body:
-                r = self.visit(st)
-                out += r if isinstance(r, list) else [] if r is None else [r]
-            return out
+            return self._visit_all(node.body)
         if self.pending is None:
             res = self._versioned_region(node)
             if res is not None:
@@ -2582,12 +2578,16 @@ class _CheckedLoads(ast.NodeTransformer):
         self.fast = set(plan[1])
         fast = self._lane_loop(node.body[0])
         self.fast = None
-        orelse = []
-        for st in node.orelse:
-            r = self.visit(st)
-            orelse += r if isinstance(r, list) else [] if r is None else [r]
-        node.test, node.body, node.orelse = ast.BoolOp(ast.And(), [t, plan[0]]), fast, orelse
+        node.test, node.body, node.orelse = ast.BoolOp(ast.And(), [t, plan[0]]), fast, self._visit_all(node.orelse)
         return node
+
+    def _visit_all(self, stmts):
+        """The statements *stmts*, each visited (a visit may give a list or None)."""
+        out = []
+        for st in stmts:
+            r = self.visit(st)
+            out += r if isinstance(r, list) else [] if r is None else [r]
+        return out
 
     def _lane_loop(self, node):
         """The lane loop *node* with its accesses checked, then the checks of its flags."""
