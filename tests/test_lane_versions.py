@@ -26,6 +26,11 @@ def _poisoned(n, dtype=np.int64):
     return np.full(n, POISON, dtype)
 
 
+def _int8(v):
+    """*v* wrapped to int8, as ``np.int8(v)`` of an int64 in a kernel."""
+    return (v + 128) % 256 - 128
+
+
 def _source(kernel, *args):
     return kernel.inspect_cpu_source(tuple(numba.typeof(a) for a in args))
 
@@ -188,8 +193,7 @@ def test_an_index_that_wraps_inside_a_wave(base):
     k_int8_index[4, 64](x, out, base)
     want = _poisoned(n)
     for i in range(n):
-        j = (base + i + 128) % 256 - 128  # int8's wrap
-        want[j] = x[i]
+        want[_int8(base + i)] = x[i]
     np.testing.assert_array_equal(out, want)
 
 
@@ -201,7 +205,7 @@ def test_a_guard_on_an_index_that_wraps(base):
     k_int8_guard[4, 64](x, out, base)
     want = _poisoned(n)
     for i in range(n):
-        if (base + i + 128) % 256 - 128 < 126:
+        if _int8(base + i) < 126:
             want[i] = x[i]
     np.testing.assert_array_equal(out, want)
     assert "_nq_lrise(_nq_T_int8(" in _source(k_int8_guard, x, out, base)
