@@ -197,7 +197,8 @@ class _NdLanes(ast.NodeTransformer):
 
 def _shape_arg(allocs, name):
     """The constant shape of *name* where it is a shared or local array (*allocs*: the
-    frontend's), as a tuple expression, else None. The bounds checks take it: with a
+    frontend's, less the names bound to anything else: _BlockGen.const_shapes), as a
+    tuple expression, else None. The bounds checks take it: with a
     constant LLVM proves most indices inside (``sA[ty, k]`` in a loop over k < 16),
     and a loop it can no longer unroll does not keep the lane loop around it scalar."""
     a = allocs.get(name)
@@ -276,7 +277,7 @@ class _Subst(ast.NodeTransformer):
                     # (a record's field, ``r["a"] = v``: Numba types only a literal name)
                     line = getattr(node, "lineno", 0)
                     if isinstance(sub.value, ast.Name):
-                        shape = _shape_arg(self.fe.allocs, sub.value.id) or _call("_nq_shp", _name(sub.value.id))
+                        shape = _shape_arg(self.const_shapes, sub.value.id) or _call("_nq_shp", _name(sub.value.id))
                     else:  # ``out[y][x] = v``: the row's shape (the row's own index is a checked load);
                         # ``a.T[0, i] = v``, ``a.ravel()[j] = v``, ``r.x[i] = v``: the view's
                         shape = _call("_nq_shp", copy.deepcopy(sub.value))
@@ -395,6 +396,9 @@ class _Subst(ast.NodeTransformer):
     #: a division by zero raises (Numba's "python" error model, debug=True builds):
     #: the divisor is checked where it stands, so the error names the line
     zero_division = False
+    #: the shared and local arrays whose constant shape the checks may take
+    #: (_BlockGen.const_shapes); none unless told
+    const_shapes = {}
 
     def _divisor(self, node, right, line):
         if (
@@ -565,7 +569,7 @@ class _Subst(ast.NodeTransformer):
             if self.mode != "shadow" and isinstance(args[0], ast.Name) and b != "atomic.compare_and_swap":
                 # the index checked as a store's is, naming the atomic's line (Numba's
                 # boundscheck inside the atomic still guards what this cannot see)
-                shape = _shape_arg(self.fe.allocs, args[0].id) or _call("_nq_shp", _name(args[0].id))
+                shape = _shape_arg(self.const_shapes, args[0].id) or _call("_nq_shp", _name(args[0].id))
                 args[1] = ast.copy_location(
                     _call("_nq_aix", shape, args[1], _const(getattr(node, "lineno", 0))), node.args[1]
                 )
@@ -573,7 +577,7 @@ class _Subst(ast.NodeTransformer):
                 # ``compare_and_swap(ary, old, val)`` is ``cas(ary, 0, old, val)``: index 0
                 # checked as the others' indices are (on an empty array it wrote past it;
                 # the shadow typing keeps the call's own errors)
-                shape = _shape_arg(self.fe.allocs, args[0].id) or _call("_nq_shp", _name(args[0].id))
+                shape = _shape_arg(self.const_shapes, args[0].id) or _call("_nq_shp", _name(args[0].id))
                 return _call(
                     "_nq_atomic_cas",
                     args[0],
@@ -684,7 +688,17 @@ def _namespace(fe):
     return ns
 
 
+def _fill_empty_bodies(tree):
+    """A ``pass`` in each statement list left empty: a branch whose statements all
+    left it (``if c: a = cuda.local.array(4, f8)``: the allocation is made once, at
+    the top) would not compile."""
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.If, ast.For, ast.While, ast.With, ast.Try)) and not n.body:
+            n.body = [ast.copy_location(ast.Pass(), n)]
+
+
 def _compile_fn(fe, fn_ast, ns):
+    _fill_empty_bodies(fn_ast)
     _control.name_forever_loops(fn_ast)
     ns[_control.FOREVER] = True
     mod = ast.Module(body=[fn_ast], type_ignores=[])
@@ -1243,6 +1257,10 @@ class _BlockGen:
         self.fused = self._fusable_conditions()
         self.view_snaps = []  # the lane temporaries holding a view's indices (_remat)
         self.remat = self._remat()
+        # a shared or local array's constant shape is its name's only while the name is
+        # bound to nothing else (``sh = out``, ``loc = loc[c:]``: the checks take the
+        # shape the name holds there)
+        self.const_shapes = {n: a for n, a in fe.allocs.items() if not self._stores.get(n)}
         self.lane_vars = self._lane_vars() - set(self.remat) - set(self.fused)
         # what a recomputed view (``row = a[i, :]``) reads must be at hand where it is read
         for n in self.view_deps:
@@ -1791,6 +1809,7 @@ class _BlockGen:
             t = _Subst(self.fe, mode, self.fn_names, self.block_mode, self.debug, self.private)
             t.zero_division = self.zero_division
             t.typemap = self.typemap
+            t.const_shapes = self.const_shapes
             out.append(t.visit(copy.deepcopy(s)))
         return out
 
@@ -2742,6 +2761,6 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
     _resolve_callees(gen.fn_names, ns, cpu_fn_for, set(_fe._names_in(fn_ast)))
     # debug builds too, every check raising at once: the message names the line and index
-    _check_loads(fn_ast, typemap, ns, fe.allocs, immediate=debug)
+    _check_loads(fn_ast, typemap, ns, gen.const_shapes, immediate=debug)
     func, mod = _compile_fn(fe, fn_ast, ns)
     return func, ast.unparse(mod), gen.private
