@@ -526,6 +526,24 @@ class _Subst(ast.NodeTransformer):
             node.func = ast.copy_location(_name(name), node.func)
         return self.generic_visit(node)
 
+    def visit_Subscript(self, node):
+        """``xpu.grid(2)[k]`` (``x`` of ``x, y = xpu.grid(2)``, recomputed: _BlockGen._remat):
+        that axis alone. The other axes are pure, so leaving them out changes nothing."""
+        v = node.value
+        if (
+            isinstance(v, ast.Call)
+            and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int
+            and self.fe.builtin_of(v.func) in ("grid", "gridsize", "quad_grid")
+        ):
+            t = self.visit(v)
+            if isinstance(t, ast.Tuple) and 0 <= node.slice.value < len(t.elts):
+                return ast.copy_location(t.elts[node.slice.value], node)
+            node.value = t
+            node.slice = self.visit(node.slice)
+            return node
+        return self.generic_visit(node)
+
     def _builtin_call(self, b, node):
         if b in ("grid", "gridsize"):
             if (
@@ -1168,6 +1186,8 @@ def _repeatable(e):
     if isinstance(e, ast.UnaryOp):
         return _repeatable(e.operand)
     if isinstance(e, ast.Call):
+        if _tid_load(e):
+            return True  # (written once per wave, before any region)
         return (
             isinstance(e.func, ast.Name)
             and e.func.id in _PURE_HELPERS
@@ -1177,9 +1197,24 @@ def _repeatable(e):
     return False
 
 
+def _tid_load(e):
+    """Is *e* ``_nq_ld(_nq_tx, _nq_l)`` (or ``_nq_ty``, ``_nq_tz``): a lane's thread id
+    in a 2-D or 3-D launch?"""
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "_nq_ld"
+        and len(e.args) == 2
+        and isinstance(e.args[0], ast.Name)
+        and e.args[0].id in ("_nq_tx", "_nq_ty", "_nq_tz")
+        and isinstance(e.args[1], ast.Name)
+        and e.args[1].id == L
+    )
+
+
 def _drop_repeats(stmts):
-    """*stmts* without the assignments ``n = E`` that repeat an earlier top-level
-    ``n = E`` when nothing in between stored ``n`` or a name ``E`` reads (a
+    """*stmts* without the assignments ``n = E`` (or ``n, m = (E, F)``) that repeat
+    earlier top-level ``n = E`` when nothing in between stored ``n`` or a name ``E`` reads (a
     recomputed ``i = grid(1)`` before the region's own ``i = grid(1)``, a loop's
     constant step assigned twice); E must be :func:`_repeatable`."""
     avail = {}  # name -> (dump of its value, names the value reads)
@@ -1200,6 +1235,16 @@ def _drop_repeats(stmts):
             reads = set(_fe._names_in(st.value))
             if n not in reads and _repeatable(st.value):
                 avail[n] = (key, reads)
+        elif (  # ``x, y = (Ex, Ey)`` repeating ``x = Ex`` and ``y = Ey`` (``x, y = grid(2)``)
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Tuple)
+            and isinstance(st.value, ast.Tuple)
+            and len(st.targets[0].elts) == len(st.value.elts)
+            and all(isinstance(t, ast.Name) for t in st.targets[0].elts)
+            and all(t.id in avail and avail[t.id][0] == ast.dump(v) for t, v in zip(st.targets[0].elts, st.value.elts))
+        ):
+            continue
         else:
             kill(_stored_names(st))
         out.append(st)
@@ -1314,6 +1359,25 @@ class _BlockGen:
             return False
         return False
 
+    def _grid_unpacked(self, st):
+        """``(name, axis, call)`` for each name of ``x, y[, z] = xpu.grid(n)`` (or
+        ``gridsize``, ``quad_grid``), a statement of the user's; else nothing."""
+        if not (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Tuple)
+            and all(isinstance(e, ast.Name) for e in st.targets[0].elts)
+            and isinstance(st.value, ast.Call)
+            and not st.value.keywords
+            and len(st.value.args) == 1
+            and isinstance(st.value.args[0], ast.Constant)
+            and type(st.value.args[0].value) is int
+            and st.value.args[0].value == len(st.targets[0].elts)
+            and self.fe.builtin_of(st.value.func) in ("grid", "gridsize", "quad_grid")
+        ):
+            return []
+        return [(e.id, k, st.value) for k, e in enumerate(st.targets[0].elts)]
+
     def _stable(self, name):
         """Whether a local holds one value wherever a recomputed value can read it:
         a parameter never assigned, or a local assigned once. A value recomputed
@@ -1348,6 +1412,11 @@ class _BlockGen:
                     n = st.targets[0].id
                     if stores.get(n) == 1 and n not in self.fe.env.params and self._lane_pure(st.value, out):
                         out[n] = st.value
+                for n, k, call in self._grid_unpacked(st):  # ``x, y = xpu.grid(2)``: ``xpu.grid(2)[0]``, ...
+                    if stores.get(n) == 1 and n not in self.fe.env.params:
+                        out[n] = ast.copy_location(
+                            ast.Subscript(value=copy.deepcopy(call), slice=_const(k), ctx=ast.Load()), call
+                        )
         # lane-varying array views assigned once (``row = a[i, :]``, anywhere): an array
         # cannot live in a lane array, so each region that reads one recomputes it from
         # its operands (cpu/cudaapi.py: is_view). An index or bound whose operands may
@@ -2588,15 +2657,36 @@ class _CheckedLoads(ast.NodeTransformer):
             and t.func.id in ("_nq_all", "_nq_allb")
             and len(node.body) == 1
             and node.orelse
-            and self._lane_for(node.body[0])
         ):
             return None
-        plan = _versioning.plan(node.body[0], self.arrays, self._is_load, self._int_cast)
+        loop, starts, outer = node.body[0], {}, None
+        if (  # a wave's rows of threads (_BlockGen._wave_rows_loop): ``if True: ly0 = ..; lx0 = ..; <rows>``
+            isinstance(loop, ast.If)
+            and isinstance(loop.test, ast.Constant)
+            and loop.test.value is True
+            and not loop.orelse
+            and len(loop.body) == 3
+            and all(
+                isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+                for a in loop.body[:2]
+            )
+        ):
+            outer, loop = loop, loop.body[2]
+            starts = {a.targets[0].id: a.value for a in outer.body[:2]}
+        if not self._lane_for(loop):
+            return None
+        if loop.target.id == L:
+            plan = _versioning.plan(loop, self.arrays, self._is_load, self._int_cast)
+        else:
+            plan = _versioning.plan_rows(loop, starts, self.arrays, self._is_load, self._int_cast)
         if plan is None:
             return None
         self.fast = set(plan[1])
-        fast = self._lane_loop(node.body[0])
+        fast = self._lane_loop(loop)
         self.fast = None
+        if outer is not None:
+            outer.body = outer.body[:2] + fast
+            fast = [outer]
         node.test, node.body, node.orelse = ast.BoolOp(ast.And(), [t, plan[0]]), fast, self._visit_all(node.orelse)
         return node
 

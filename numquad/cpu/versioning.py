@@ -29,17 +29,31 @@ loop> else: <the loop checked>``. The fast loop only leaves out checks that cann
 fail and tests that hold. An access counts as contiguous only where this module can
 prove it from the loop's statements alone:
 
-- it is ``name[index]`` (one index) of an array the loop does not assign, in a
-  statement directly in the loop's body or a guard's (a store), or in the
-  expression of one (a load; one under a condition is tested too, which only makes
-  the test stricter);
-- its index, with every name the loop assigns replaced by the one assignment
-  that precedes it on that straight line, is the lane variable under ``+``,
-  ``-`` (the lane on the left), the integer casts (``_nq_i32``/``_nq_i64``/
+- it is ``name[index]`` or ``name[i0, i1, ...]`` of an array the loop does not
+  assign, in a statement directly in the loop's body or a guard's (a store), or in
+  the expression of one (a load; one under a condition is tested too, which only
+  makes the test stricter);
+- each of its indices, with every name the loop assigns replaced by the one
+  assignment that precedes it on that straight line (``h, w = a.shape`` and
+  ``x, y = (..., ...)`` element by element), is either the lane variable under
+  ``+``, ``-`` (the lane on the left), the integer casts (``_nq_i32``/``_nq_i64``/
   ``_nq_u32``, NumPy's integer types: ``np.int8(x)``) and ``_nq_nonneg``, and
-  values that do not depend on the lane: names the loop never assigns, integer
-  constants, an array's size, ``+ - * & | ^`` and the casts (nothing that can
-  raise, so the test may run where the loop would not).
+  values that do not depend on the lane, or such a value alone: names the loop
+  never assigns, integer constants, an array's size, ``+ - * & | ^`` and the
+  casts (nothing that can raise, so the test may run where the loop would not);
+  at least one index depends on the lane. Each axis is tested on its own: an
+  index that rises with the lane at its first and last lane, one that does not
+  once (``out[k, i]`` in a 1-D launch).
+
+In a 2-D or 3-D launch whose waves are whole rows of threads, a region where
+every lane is active runs as rows of threads outside and ``threadIdx.x`` inside
+(cpu/codegen.py ``_BlockGen.plain_loop``), and ``x, y = cuda.grid(2)`` is
+recomputed there from the loop variables (``_BlockGen._remat``). :func:`plan_rows`
+reads that loop nest as a lane of two variables: an index may rise with
+``_nq_lx`` (``x``: within a row) or with ``_nq_ly`` (``y``: the same along a
+row, one more each row), never with both; each is tested at the first and the
+last value of its variable, and so is a guard's operand (``if y < h and x <
+w:``). ``img[y, x]`` is then a plain vector load in the fast loop.
 
 A guard is an ``if`` directly in the loop's body (or a guard's) whose test, or the
 value of the one name it reads, is a comparison ``< <= > >=`` (or an ``and`` of
@@ -60,7 +74,7 @@ from __future__ import annotations
 import ast
 import copy
 
-__all__ = ["plan"]
+__all__ = ["plan", "plan_rows"]
 
 _LANE = "_nq_l"
 _CASTS = frozenset({"_nq_i32", "_nq_i64", "_nq_u32", "_nq_nonneg"})
@@ -92,25 +106,35 @@ def _is_cast(e):
 class _Expander:
     """Rewrites an expression read at position *pos* of the fast version's straight
     line (the loop's body, its guards' bodies in their place) into an expression of
-    the lane variable and values the loop does not change, or gives None. A name the
+    the lane variables and values the loop does not change, or gives None. A name the
     loop assigns is replaced by the value of its one assignment before *pos* on that
     line: Numba types that version of the name as the value (its SSA form), so the
     test before the loop computes in the loop's own types."""
 
-    def __init__(self, counts, arrays, int_cast):
+    def __init__(self, counts, arrays, int_cast, lanes):
         self.counts = counts
         self.arrays = arrays
         self.int_cast = int_cast
+        self.lanes = lanes  # the loop variables that count lanes
         self.defs = {}  # name -> (position, value) of its one assignment
 
     def define(self, st, pos):
-        if (
-            isinstance(st, ast.Assign)
-            and len(st.targets) == 1
-            and isinstance(st.targets[0], ast.Name)
-            and self.counts.get(st.targets[0].id) == 1
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1):
+            return
+        t, v = st.targets[0], st.value
+        if isinstance(t, ast.Name):
+            pairs = [(t, v)]
+        elif (  # ``h, w = a.shape``: ``a.shape[0]``, ``a.shape[1]``
+            isinstance(t, ast.Tuple) and isinstance(v, ast.Attribute) and v.attr == "shape" and self._array(v.value)
         ):
-            self.defs[st.targets[0].id] = (pos, st.value)
+            pairs = [(e, ast.Subscript(v, ast.Constant(k), ast.Load())) for k, e in enumerate(t.elts)]
+        elif isinstance(t, ast.Tuple) and isinstance(v, ast.Tuple) and len(t.elts) == len(v.elts):
+            pairs = list(zip(t.elts, v.elts))  # (a value reading a target: itself defined here, never expanded)
+        else:
+            return
+        for n, value in pairs:
+            if isinstance(n, ast.Name) and self.counts.get(n.id) == 1:
+                self.defs[n.id] = (pos, value)
 
     def _array(self, e):
         return isinstance(e, ast.Name) and e.id in self.arrays and e.id not in self.counts
@@ -119,7 +143,7 @@ class _Expander:
         if depth > 20:
             return None
         if isinstance(e, ast.Name):
-            if e.id == _LANE:
+            if e.id in self.lanes:
                 return e
             if e.id not in self.counts:
                 return e  # the same in every lane of the loop
@@ -164,42 +188,46 @@ class _Expander:
         return None
 
 
-def _has_lane(e):
-    return any(isinstance(n, ast.Name) and n.id == _LANE for n in ast.walk(e))
+def _lanes_in(e, lanes):
+    """The lane variables (of *lanes*) the expression *e* reads."""
+    return {n.id for n in ast.walk(e) if isinstance(n, ast.Name) and n.id in lanes}
 
 
-def _rises_by_lane(e):
-    """Is the expanded index *e* the lane plus lane-independent values, through
-    ``+``, ``-`` and casts only?"""
+def _rises_by(e, lane):
+    """Is the expanded index *e* the lane variable *lane* plus values that do not
+    depend on any lane, through ``+``, ``-`` and casts only?"""
     if isinstance(e, ast.Name):
-        return e.id == _LANE
+        return e.id == lane
     if _is_cast(e):
-        return _rises_by_lane(e.args[0])
+        return _rises_by(e.args[0], lane)
     if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
-        left, right = _has_lane(e.left), _has_lane(e.right)
+        lanes = {lane}
+        left, right = bool(_lanes_in(e.left, lanes)), bool(_lanes_in(e.right, lanes))
         if left and not right:
-            return _rises_by_lane(e.left)
+            return _rises_by(e.left, lane)
         if right and not left and isinstance(e.op, ast.Add):
-            return _rises_by_lane(e.right)
+            return _rises_by(e.right, lane)
     return False
 
 
 class _AtLane(ast.NodeTransformer):
-    """The expanded index at one lane, without ``_nq_nonneg``."""
+    """The expanded index with the lane variable *lane* at *value*, without
+    ``_nq_nonneg``."""
 
-    def __init__(self, lane):
+    def __init__(self, lane, value):
         self.lane = lane
+        self.value = value
 
     def visit_Name(self, node):
-        return copy.deepcopy(self.lane) if node.id == _LANE else node
+        return copy.deepcopy(self.value) if node.id == self.lane else node
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        return node.args[0] if node.func.id == "_nq_nonneg" else node
+        return node.args[0] if isinstance(node.func, ast.Name) and node.func.id == "_nq_nonneg" else node
 
 
-def _at(e, lane):
-    return _AtLane(lane).visit(copy.deepcopy(e))
+def _at(e, lane, value):
+    return _AtLane(lane, value).visit(copy.deepcopy(e))
 
 
 def _name(n):
@@ -208,6 +236,22 @@ def _name(n):
 
 def _call(fn, *args):
     return ast.Call(func=_name(fn), args=list(args), keywords=[])
+
+
+def _is_range(it, *args):
+    """Is *it* ``_nq_range(<args>)``, each arg a test on its expression?"""
+    return (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "_nq_range"
+        and len(it.args) == len(args)
+        and not it.keywords
+        and all(test(a) for test, a in zip(args, it.args))
+    )
+
+
+def _plain_for(loop, var):
+    return isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and loop.target.id == var and not loop.orelse
 
 
 def plan(loop, arrays, is_load, int_cast):
@@ -223,37 +267,109 @@ def plan(loop, arrays, is_load, int_cast):
     kernel's arrays' names; *is_load(node)*: whether a Subscript is a checked load;
     *int_cast(func)*: the generated name (``_nq_T_int8``) of the NumPy integer type a
     called expression of the user's code is (``np.int8``), else None."""
-    it = loop.iter
-    if not (
-        isinstance(loop.target, ast.Name)
-        and loop.target.id == _LANE
-        and isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "_nq_range"
-        and len(it.args) == 1
-        and isinstance(it.args[0], ast.Name)
-        and it.args[0].id == "_nq_G"
-        and not loop.orelse
-    ):
+    if not (_plain_for(loop, _LANE) and _is_range(loop.iter, lambda a: isinstance(a, ast.Name) and a.id == "_nq_G")):
         return None
+    last = ast.BinOp(_name("_nq_G"), ast.Sub(), ast.Constant(1))
+    return _plan(loop, loop.body, {_LANE: (ast.Constant(0), last, _name("_nq_G"))}, arrays, is_load, int_cast)
+
+
+def plan_rows(rows, starts, arrays, is_load, int_cast):
+    """:func:`plan` for the rows loop of a 2-D or 3-D block (cpu/codegen.py
+    ``_BlockGen.plain_loop``)::
+
+        for _nq_ly in _nq_range(<ly0>, _nq_i32(<ly0> + R)):     # or _nq_range(_nq_i32(R))
+            for _nq_lx in _nq_range(<lx0>, _nq_i32(<lx0> + W)):  # or _nq_range(_nq_i32(W))
+                _nq_ln = ...
+                <body>
+
+    (*starts*: the values of the names ``_nq_ly0``/``_nq_lx0`` the ranges start at,
+    assigned before the loop). The lane is then two loop variables: an index (or a
+    guard's operand) may rise with ``_nq_lx`` (in one row: ``img[y, x]``'s ``x``) or
+    with ``_nq_ly`` (the same in a row: its ``y``), but not with both. Each axis of
+    an index is tested on its own, at the first and the last value of the one
+    variable it reads (an axis that reads neither once). None where the loop is not
+    of this form."""
+    if not (_plain_for(rows, "_nq_ly") and len(rows.body) == 1 and _plain_for(rows.body[0], "_nq_lx")):
+        return None
+    inner = rows.body[0]
+    if not (inner.body and isinstance(inner.body[0], ast.Assign)):
+        return None
+    spans = {}
+    for var, it in (("_nq_ly", rows.iter), ("_nq_lx", inner.iter)):
+        if _is_range(it, lambda a: True):  # _nq_range(_nq_i32(n)): 0 .. n - 1
+            n = it.args[0]
+            first = ast.Constant(0)
+        elif _is_range(it, lambda a: True, lambda a: True):  # _nq_range(s, _nq_i32(s + n))
+            s, stop = it.args
+            if not (
+                isinstance(s, ast.Name)
+                and s.id in starts
+                and _is_cast(stop)
+                and isinstance(stop.args[0], ast.BinOp)
+                and isinstance(stop.args[0].op, ast.Add)
+                and isinstance(stop.args[0].left, ast.Name)
+                and stop.args[0].left.id == s.id
+            ):
+                return None
+            n = stop.args[0].right
+            first = copy.deepcopy(starts[s.id])
+        else:
+            return None
+        if _is_cast(n):
+            n = n.args[0]
+        if not (isinstance(n, ast.Constant) and type(n.value) is int and n.value > 0):
+            return None
+        spans[var] = (first, ast.BinOp(copy.deepcopy(first), ast.Add(), ast.Constant(n.value - 1)), n)
+    return _plan(inner, inner.body, spans, arrays, is_load, int_cast)
+
+
+def _plan(loop, body, spans, arrays, is_load, int_cast):
+    """*spans*: each lane variable's (first value, last value, count)."""
     counts = _assigned(loop)
     if counts is None:
         return None
-    counts.pop(_LANE, None)
-    ex = _Expander(counts, arrays, int_cast)
+    for v in spans:
+        counts.pop(v, None)
+    ex = _Expander(counts, arrays, int_cast, set(spans))
     tests, nodes = {}, set()
-    first_lane, last_lane = ast.Constant(0), ast.BinOp(_name("_nq_G"), ast.Sub(), ast.Constant(1))
 
     def add(test):
         tests.setdefault(ast.dump(test), test)
 
+    def axis_test(shape, e):
+        """The test that index *e* (expanded) stays inside *shape*'s first axis in
+        every lane, or None."""
+        lanes = _lanes_in(e, spans)
+        if not lanes:  # the same in every lane: inside once
+            return _call("_nq_lrok", shape, _at(e, "", None), _at(e, "", None), ast.Constant(1))
+        (v,) = lanes if len(lanes) == 1 else (None,)
+        if v is None or not _rises_by(e, v):
+            return None
+        first, last, n = spans[v]
+        return _call("_nq_lrok", shape, _at(e, v, first), _at(e, v, last), copy.deepcopy(n))
+
     def access(sub, shape, idx, pos):
-        if not (ex._array(sub.value) and not isinstance(idx, (ast.Tuple, ast.Slice))):
+        if not ex._array(sub.value) or isinstance(idx, ast.Slice):
             return
-        e = ex.expand(idx, pos)
-        if e is None or not _rises_by_lane(e):
+        parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if not parts or any(isinstance(p, (ast.Slice, ast.Starred)) for p in parts):
             return
-        add(_call("_nq_lrok", shape, _at(e, first_lane), _at(e, last_lane), _name("_nq_G")))
+        found = []
+        for k, p in enumerate(parts):
+            e = ex.expand(p, pos)
+            if e is None:
+                return
+            axis = (
+                shape if len(parts) == 1 else ast.Tuple([ast.Subscript(shape, ast.Constant(k), ast.Load())], ast.Load())
+            )
+            t = axis_test(copy.deepcopy(axis), e)
+            if t is None:
+                return
+            found.append((t, bool(_lanes_in(e, spans))))
+        if not any(varies for _, varies in found):
+            return  # (the same element in every lane: nothing to gain)
+        for t, _ in found:
+            add(t)
         nodes.add(id(sub))
 
     def guard(test, pos):
@@ -275,16 +391,20 @@ def plan(loop, arrays, is_load, int_cast):
             left, right = ex.expand(c.left, pos), ex.expand(c.comparators[0], pos)
             if left is None or right is None:
                 return None
-            lane = [x for x in (left, right) if _has_lane(x)]
+            lane = [x for x in (left, right) if _lanes_in(x, spans)]
             if not lane:
                 out.append(ast.Compare(left, c.ops, [right]))
                 continue
-            if len(lane) != 1 or not _rises_by_lane(lane[0]):
+            vs = _lanes_in(lane[0], spans)
+            if len(lane) != 1 or len(vs) != 1:
                 return None
-            lo, hi = _at(lane[0], first_lane), _at(lane[0], last_lane)
-            out.append(_call("_nq_lrise", lo, hi, _name("_nq_G")))
-            for at in (first_lane, last_lane):
-                out.append(ast.Compare(_at(left, at), c.ops, [_at(right, at)]))
+            (v,) = vs
+            if not _rises_by(lane[0], v):
+                return None
+            first, last, n = spans[v]
+            out.append(_call("_nq_lrise", _at(lane[0], v, first), _at(lane[0], v, last), copy.deepcopy(n)))
+            for at in (first, last):
+                out.append(ast.Compare(_at(left, v, at), c.ops, [_at(right, v, at)]))
         return out
 
     pos = 0
@@ -319,7 +439,7 @@ def plan(loop, arrays, is_load, int_cast):
             ex.define(st, pos)
             pos += 1
 
-    walk(loop.body)
+    walk(body)
     if not nodes:
         return None
     vals = list(tests.values())
