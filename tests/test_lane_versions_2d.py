@@ -322,3 +322,68 @@ def test_a_uniform_row_in_a_1d_launch(n, k):
     want = np.full_like(out, -1)
     want[k] = x[k] + x[k + 1]
     np.testing.assert_array_equal(out, want)
+
+
+@xpu.jit
+def k_halo(u, out):
+    tile = cuda.shared.array((10, 34), np.float64)  # blocks of (32, 8), one cell of halo
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    x, y = cuda.grid(2)
+    h, w = u.shape
+    inside = y < h and x < w  # recomputed in each region: a guard through a name
+    if inside:
+        tile[ty + 1, tx + 1] = u[y, x]
+        if tx == 0 and x > 0:  # branches some lanes take: tested for every lane
+            tile[ty + 1, 0] = u[y, x - 1]
+        if tx == 31 and x + 1 < w:
+            tile[ty + 1, 33] = u[y, x + 1]
+        if ty == 0 and y > 0:
+            tile[0, tx + 1] = u[y - 1, x]
+        if ty == 7 and y + 1 < h:
+            tile[9, tx + 1] = u[y + 1, x]
+    cuda.syncthreads()
+    if inside:
+        if y > 0 and y < h - 1 and x > 0 and x < w - 1:
+            out[y, x] = tile[ty, tx + 1] + tile[ty + 2, tx + 1] + tile[ty + 1, tx] + tile[ty + 1, tx + 2]
+        else:
+            out[y, x] = tile[ty + 1, tx + 1]
+
+
+@pytest.mark.parametrize("h, w", [(16, 64), (37, 70), (8, 32), (3, 100)])
+def test_a_halo_loaded_in_branches(h, w):
+    u = RNG.standard_normal((h, w))
+    out = np.full((h, w), POISON)
+    _launch(k_halo, h, w, (32, 8), u, out)
+    want = u.copy()
+    want[1:-1, 1:-1] = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+    np.testing.assert_array_equal(out, want)
+    src = _source(k_halo, (32, 8), u, out)
+    assert src.count("_nq_lrok") >= 2  # both regions have a fast version
+
+
+@xpu.jit
+def k_halo_1d(x, out):
+    sh = cuda.shared.array(66, np.int64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.shape[0]
+    if i < n:
+        sh[t + 1] = x[i]
+        if t == 0 and i > 0:
+            sh[0] = x[i - 1]
+        if t == 63 and i + 1 < n:
+            sh[65] = x[i + 1]
+    cuda.syncthreads()
+    if i > 0 and i < n - 1:
+        out[i] = sh[t] - 2 * sh[t + 1] + sh[t + 2]
+
+
+@pytest.mark.parametrize("n", [64, 128, 100, 65, 2])
+def test_a_1d_halo_loaded_in_branches(n):
+    x = RNG.integers(-1000, 1000, n).astype(np.int64)
+    out = np.full(n, -1, np.int64)
+    k_halo_1d[(n + 63) // 64, 64](x, out)
+    want = np.full(n, -1, np.int64)
+    want[1:-1] = x[:-2] - 2 * x[1:-1] + x[2:]
+    np.testing.assert_array_equal(out, want)

@@ -1185,6 +1185,10 @@ def _repeatable(e):
         return _repeatable(e.left) and _repeatable(e.right)
     if isinstance(e, ast.UnaryOp):
         return _repeatable(e.operand)
+    if isinstance(e, ast.BoolOp):
+        return all(_repeatable(v) for v in e.values)
+    if isinstance(e, ast.Compare):
+        return all(isinstance(o, _PURE_CMPOPS) for o in e.ops) and all(_repeatable(v) for v in [e.left, *e.comparators])
     if isinstance(e, ast.Call):
         if _tid_load(e):
             return True  # (written once per wave, before any region)
@@ -1349,6 +1353,12 @@ class _BlockGen:
             return self._lane_pure(e.left, ok_names) and self._lane_pure(e.right, ok_names)
         if isinstance(e, ast.UnaryOp):
             return self._lane_pure(e.operand, ok_names)
+        if isinstance(e, ast.BoolOp):  # ``inside = y < h and x < w``
+            return all(self._lane_pure(v, ok_names) for v in e.values)
+        if isinstance(e, ast.Compare):
+            return all(isinstance(o, _PURE_CMPOPS) for o in e.ops) and all(
+                self._lane_pure(v, ok_names) for v in [e.left, *e.comparators]
+            )
         if isinstance(e, ast.Call) and not e.keywords:
             op = fe.op_of(e)
             if op is not None:

@@ -30,9 +30,10 @@ fail and tests that hold. An access counts as contiguous only where this module 
 prove it from the loop's statements alone:
 
 - it is ``name[index]`` or ``name[i0, i1, ...]`` of an array the loop does not
-  assign, in a statement directly in the loop's body or a guard's (a store), or in
-  the expression of one (a load; one under a condition is tested too, which only
-  makes the test stricter);
+  assign, in a statement directly in the loop's body, a guard's or a branch's that
+  only some lanes take (a store), or in the expression of one (a load); one under a
+  condition or in such a branch is tested for every lane, which only makes the
+  test stricter (``if tx == 0: tile[ty, 0] = a[y, x - 1]``: the halo of a tile);
 - each of its indices, with every name the loop assigns replaced by the one
   assignment that precedes it on that straight line (``h, w = a.shape`` and
   ``x, y = (..., ...)`` element by element), is either the lane variable under
@@ -420,6 +421,15 @@ def _plan(loop, body, spans, arrays, is_load, int_cast):
                     nodes.add(id(st))
                     walk(st.body)
                     continue
+                # a branch some lanes take (``if tx == 0: tile[ty, 0] = a[y, x - 1]``): its
+                # accesses are tested for every lane, which only makes the test stricter;
+                # what it assigns is not known after it (lanes that skip it keep another value)
+                before = dict(ex.defs)
+                walk(st.body)
+                ex.defs = dict(before)
+                walk(st.orelse)
+                ex.defs = before
+                continue
             if isinstance(st, (ast.Assign, ast.AugAssign)):
                 t = st.targets[0] if isinstance(st, ast.Assign) else st.target
                 if (
