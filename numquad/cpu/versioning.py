@@ -333,6 +333,8 @@ def _plan(loop, body, spans, arrays, is_load, int_cast):
         counts.pop(v, None)
     ex = _Expander(counts, arrays, int_cast, set(spans))
     tests, nodes = {}, set()
+    direct = []  # accesses outside lane-varying branches: without one, no fast version
+    branch = 0  # how deep in such branches the walk is
 
     def add(test):
         tests.setdefault(ast.dump(test), test)
@@ -372,6 +374,8 @@ def _plan(loop, body, spans, arrays, is_load, int_cast):
         for t, _ in found:
             add(t)
         nodes.add(id(sub))
+        if not branch:
+            direct.append(sub)
 
     def guard(test, pos):
         """The tests before the loop that make *test* (an ``if``'s, or the value of
@@ -411,7 +415,7 @@ def _plan(loop, body, spans, arrays, is_load, int_cast):
     pos = 0
 
     def walk(stmts):
-        nonlocal pos
+        nonlocal pos, branch
         for st in stmts:
             if isinstance(st, ast.If):
                 g = guard(st.test, pos)
@@ -425,9 +429,11 @@ def _plan(loop, body, spans, arrays, is_load, int_cast):
                 # accesses are tested for every lane, which only makes the test stricter;
                 # what it assigns is not known after it (lanes that skip it keep another value)
                 before = dict(ex.defs)
+                branch += 1
                 walk(st.body)
                 ex.defs = dict(before)
                 walk(st.orelse)
+                branch -= 1
                 ex.defs = before
                 continue
             if isinstance(st, (ast.Assign, ast.AugAssign)):
@@ -450,7 +456,7 @@ def _plan(loop, body, spans, arrays, is_load, int_cast):
             pos += 1
 
     walk(body)
-    if not nodes:
-        return None
+    if not direct:
+        return None  # (a masked loop, ``if _nq_ld(mask, l): ...``: its region's fast loop is the other)
     vals = list(tests.values())
     return (vals[0] if len(vals) == 1 else ast.BoolOp(ast.And(), vals)), nodes
