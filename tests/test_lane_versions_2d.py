@@ -387,3 +387,25 @@ def test_a_1d_halo_loaded_in_branches(n):
     want = np.full(n, -1, np.int64)
     want[1:-1] = x[:-2] - 2 * x[1:-1] + x[2:]
     np.testing.assert_array_equal(out, want)
+
+
+@xpu.jit
+def k_quad_stream(x, out):
+    i = cuda.grid(1)
+    v = x[i]
+    out[i] = v + Quad.swapHorizontal(v)
+
+
+@pytest.mark.parametrize("blocks, tpb", [(4, 64), (5, 50)])
+def test_a_masked_loop_gets_no_fast_version_of_its_own(blocks, tpb):
+    """A region keeps two loops: its masked loop (every access under ``if lane
+    active``) is no third, versioned copy, which would only cost compile time."""
+    x = RNG.standard_normal(256)
+    out = np.full(256, POISON)
+    n = blocks * tpb
+    k_quad_stream[blocks, tpb](x, out)
+    want = x + x.reshape(-1, 2)[:, ::-1].ravel()  # (50 threads a block: quads stay whole)
+    np.testing.assert_array_equal(out[:n], want[:n])
+    assert (out[n:] == POISON).all()
+    src = k_quad_stream.inspect_cpu_source(tuple(numba.typeof(a) for a in (x, out)))
+    assert "_nq_lrok" in src and "elif _nq_lrok" not in src
