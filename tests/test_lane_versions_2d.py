@@ -36,6 +36,14 @@ def _launch(kernel, h, w, block, *args):
     kernel[grid, block](*args)
 
 
+def _run(kernel, h, w, block):
+    """A random h x w image and a poisoned output, *kernel* launched over them."""
+    img = RNG.standard_normal((h, w))
+    out = np.full((h, w), POISON)
+    _launch(kernel, h, w, block, img, out)
+    return img, out
+
+
 def _threads(h, w, block):
     """Every (y, x) a launch covering h x w with *block* gives a thread."""
     gx = (w + block[0] - 1) // block[0] * block[0]
@@ -150,9 +158,7 @@ def _model_copy(img):
 @pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("h, w", [(37, 70), (32, 64), (5, 3)])
 def test_a_guarded_2d_copy(block, h, w):
-    img = RNG.standard_normal((h, w))
-    out = np.full((h, w), POISON)
-    _launch(k_copy2d, h, w, block, img, out)
+    img, out = _run(k_copy2d, h, w, block)
     np.testing.assert_array_equal(out, _model_copy(img))
 
 
@@ -212,9 +218,7 @@ def test_three_axes_with_a_constant_last(block):
 @pytest.mark.parametrize("block", [(16, 16), (32, 8)])
 def test_no_guard_on_an_exact_image(block):
     h, w = 64, 96
-    img = RNG.standard_normal((h, w))
-    out = np.full((h, w), POISON)
-    _launch(k_no_guard, h, w, block, img, out)
+    img, out = _run(k_no_guard, h, w, block)
     np.testing.assert_array_equal(out, img + 1.0)
 
 
@@ -278,9 +282,7 @@ def test_a_shared_tile_in_a_kernel_with_barriers(h, w):
 @pytest.mark.parametrize("block", [(16, 16), (32, 8), (8, 4)])
 @pytest.mark.parametrize("h, w", [(32, 64), (31, 45)])
 def test_quads_with_recomputed_pixels(block, h, w):
-    img = RNG.standard_normal((h, w))
-    out = np.full((h, w), POISON)
-    _launch(k_quads, h, w, block, img, out)
+    img, out = _run(k_quads, h, w, block)
     e = np.pad(img, ((0, h % 2), (0, w % 2)), mode="edge")
     other = e.reshape(e.shape[0], -1, 2)[:, :, ::-1].reshape(e.shape)  # the pixel beside, in the 2 x 2 tile
     np.testing.assert_array_equal(out, (e - other)[:h, :w])
@@ -289,9 +291,7 @@ def test_quads_with_recomputed_pixels(block, h, w):
 @pytest.mark.parametrize("block", [(16, 16), (32, 8)])
 def test_indices_recomputed_after_a_cross_lane_op(block):
     h, w = 40, 70
-    img = RNG.standard_normal((h, w))
-    out = np.full((h, w), POISON)
-    _launch(k_after_op, h, w, block, img, out)
+    img, out = _run(k_after_op, h, w, block)
     gx = (w + block[0] - 1) // block[0] * block[0]
     gy = (h + block[1] - 1) // block[1] * block[1]
     # a thread's lane: its index in the block, row-major; its wave partner: lane ^ 1
