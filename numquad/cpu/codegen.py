@@ -1201,6 +1201,18 @@ def _repeatable(e):
     return False
 
 
+def _by_positive_constant(e):
+    """Is the BinOp *e* ``x // c``, ``x % c`` or ``x / c`` with *c* a positive
+    constant (it raises for no *x*)?"""
+    c = e.right
+    return (
+        isinstance(e.op, (ast.FloorDiv, ast.Mod, ast.Div))
+        and isinstance(c, ast.Constant)
+        and type(c.value) in (int, float)
+        and c.value > 0
+    )
+
+
 def _tid_load(e):
     """Is *e* ``_nq_ld(_nq_tx, _nq_l)`` (or ``_nq_ty``, ``_nq_tz``): a lane's thread id
     in a 2-D or 3-D launch?"""
@@ -1350,6 +1362,12 @@ class _BlockGen:
             b = fe.builtin_of(e)
             return b is not None and (b in self._LANE_BUILTINS or b in fe._UNIFORM_BUILTINS)
         if isinstance(e, ast.BinOp):
+            # a region recomputes the value in every lane, those that never ran the
+            # assignment too (returned, past a partial wave): nothing that can raise
+            # there (``100 // (n - i)`` after ``if i >= n: return``), so a division
+            # only by a positive constant (``tid // 32``)
+            if not isinstance(e.op, _PURE_BINOPS) and not _by_positive_constant(e):
+                return False
             return self._lane_pure(e.left, ok_names) and self._lane_pure(e.right, ok_names)
         if isinstance(e, ast.UnaryOp):
             return self._lane_pure(e.operand, ok_names)
