@@ -54,7 +54,8 @@ reads that loop nest as a lane of two variables: an index may rise with
 ``_nq_lx`` (``x``: within a row) or with ``_nq_ly`` (``y``: the same along a
 row, one more each row), never with both; each is tested at the first and the
 last value of its variable, and so is a guard's operand (``if y < h and x <
-w:``). ``img[y, x]`` is then a plain vector load in the fast loop.
+w:``). ``img[y, x]`` is then an unchecked load in the fast loop (scalar code still: LLVM
+unrolls the loop and cannot prove the arrays do not overlap; docs/BENCHMARKS.md).
 
 A guard is an ``if`` directly in the loop's body (or a guard's) whose test, or the
 value of the one name it reads, is a comparison ``< <= > >=`` (or an ``and`` of
