@@ -295,7 +295,7 @@ def _overload_seq_item():
 
     @overload(seq_item, target="generic", inline="always")
     def _typed(seq, j):
-        if isinstance(seq, types.BaseTuple) and not isinstance(seq, types.UniTuple) and len(seq.types) > 1:
+        if isinstance(seq, types.BaseTuple) and len(set(seq.types)) > 1:
             # (Numba's words were "No implementation of function getitem(Tuple(...),
             # int64)", of a subscript the user did not write)
             raise errors.TypingError(
