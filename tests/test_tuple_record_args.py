@@ -94,7 +94,6 @@ def _namedtuple_unpacked_and_iterated(x, p, out):
     out[i] = a * x[i] + b - c + len(p) + s + Quad.swapHorizontal(x[i] * p.c)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_namedtuple_unpacked_indexed_and_looped_over(debug, target, rng):
     _skip_debug_on_cuda(debug, target)
