@@ -97,6 +97,7 @@ from . import frontend as _fe
 from . import bounds as _bounds
 from . import devicefn as _devicefn
 from . import versioning as _versioning
+from . import fastaccess as _fastaccess
 from . import intrinsics as _intr
 from . import cudaapi as _cudaapi
 from . import private_atomics as _private
@@ -2468,6 +2469,13 @@ class _CheckedLoads(ast.NodeTransformer):
         # a device function's call)
         self.linear = set()  # names that hold the lane plus a uniform value (_lane_linear)
         self.fast = None  # ids of the accesses a lane loop's fast version leaves unchecked
+        # arrays whose fast accesses carry no-alias scopes (cpu/fastaccess.py): name ->
+        # (scope, ndim); the fast version being visited's (name, stored) of them; and
+        # every such array stored by one
+        self.scoped = {}
+        self.scope_used = None
+        self.scoped_stored = set()
+        self.scoped_used = set()
 
     def visit(self, node):
         if self.pending is not None or not isinstance(node, ast.stmt) or self._lane_for(node):
@@ -2549,7 +2557,12 @@ class _CheckedLoads(ast.NodeTransformer):
         shape, idx, line = t.slice.args
         if self.fast is not None and id(t) in self.fast:  # (its loop's test holds: inside)
             n = self.stores = getattr(self, "stores", 0) + 1
-            return _located(_devicefn.guarded_store(node, idx, n, None), node.lineno)
+            k = self._scope_of(t.value, idx) if isinstance(node, ast.Assign) else None
+            out = _devicefn.guarded_store(node, idx, n, None)
+            if k is not None:  # (the store itself, with its array's scope)
+                self.scope_used.add((t.value.id, True))
+                out[-1] = ast.Expr(_call(f"_nq_fs{k}", t.value, _name(f"_nq_si{n}"), _name(f"_nq_sv{n}")))
+            return _located(out, node.lineno)
         if not self._lane_linear(idx):
             return None
         n = self.stores = getattr(self, "stores", 0) + 1
@@ -2623,13 +2636,38 @@ class _CheckedLoads(ast.NodeTransformer):
                 _call("_nq_lix", _call("_nq_shp", view), node.slice, _const(line)), node.slice
             )
             return node
-        if self.fast is not None and id(node) in self.fast:
-            return node  # (its loop's test holds: inside the array)
+        if self.fast is not None and id(node) in self.fast:  # (its loop's test holds: inside the array)
+            k = self._scope_of(node.value, node.slice)
+            if k is None:
+                return node
+            self.scope_used.add((node.value.id, False))
+            return ast.copy_location(_call(f"_nq_fl{k}", node.value, node.slice), node)
         naxes = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
         slot, self.slots = self.slots, self.slots + naxes
         self.pending += [(slot + k, k, line, ast.unparse(node.value)) for k in range(naxes)]
         shape = (_shape_arg(self.allocs, node.value.id) if named else None) or _const(None)
         return ast.copy_location(_call("_nq_lck", node.value, node.slice, _name("_nq_lb"), _const(slot), shape), node)
+
+    def _scope_of(self, arr, idx):
+        """The no-alias scope of a fast access ``arr[idx]`` (cpu/fastaccess.py): where
+        *arr* is an array the block function never rebinds and *idx* one integer per
+        axis; else None."""
+        if not isinstance(arr, ast.Name) or arr.id not in self.scoped:
+            return None
+        k, ndim = self.scoped[arr.id]
+        naxes = len(idx.elts) if isinstance(idx, ast.Tuple) else 1
+        return k if naxes == ndim and not any(isinstance(n, ast.Slice) for n in ast.walk(idx)) else None
+
+    def _fast_loop(self, loop, accesses):
+        """The lane loop *loop* visited as a fast version leaving *accesses* (ids)
+        unchecked, and whether its accesses carry no-alias scopes (then it may run
+        only where ``_nq_nal``: no two such arrays overlap)."""
+        self.fast, self.scope_used = accesses, set()
+        out = self._lane_loop(loop)
+        used, self.fast, self.scope_used = self.scope_used, None, None
+        self.scoped_used |= {n for n, _ in used}
+        self.scoped_stored |= {n for n, st in used if st}
+        return out, bool(used)
 
     def visit_For(self, node):
         if self.pending is not None or not self._lane_for(node):
@@ -2639,11 +2677,11 @@ class _CheckedLoads(ast.NodeTransformer):
             return self._lane_loop(node)
         # two versions: contiguous accesses unchecked where a test before the loop
         # shows them inside (cpu/versioning.py), else every access checked
-        test = plan[0]
         fast = copy.deepcopy(node)
-        self.fast = {id(b) for a, b in zip(ast.walk(node), ast.walk(fast)) if id(a) in plan[1]}
-        fast = self._lane_loop(fast)
-        self.fast = None
+        fast, scoped = self._fast_loop(
+            fast, {id(b) for a, b in zip(ast.walk(node), ast.walk(fast)) if id(a) in plan[1]}
+        )
+        test = ast.BoolOp(ast.And(), [plan[0], _name("_nq_nal")]) if scoped else plan[0]
         return [ast.copy_location(ast.If(test=test, body=fast, orelse=self._lane_loop(node)), node)]
 
     def _int_cast(self, f):
@@ -2709,13 +2747,12 @@ class _CheckedLoads(ast.NodeTransformer):
             plan = _versioning.plan_rows(loop, starts, self.arrays, self._is_load, self._int_cast)
         if plan is None:
             return None
-        self.fast = set(plan[1])
-        fast = self._lane_loop(loop)
-        self.fast = None
+        fast, scoped = self._fast_loop(loop, set(plan[1]))
         if outer is not None:
             outer.body = outer.body[:2] + fast
             fast = [outer]
-        node.test, node.body, node.orelse = ast.BoolOp(ast.And(), [t, plan[0]]), fast, self._visit_all(node.orelse)
+        test = ast.BoolOp(ast.And(), [t, plan[0]] + ([_name("_nq_nal")] if scoped else []))
+        node.test, node.body, node.orelse = test, fast, self._visit_all(node.orelse)
         return node
 
     def _visit_all(self, stmts):
@@ -2807,7 +2844,31 @@ def _check_loads(fn, typemap, ns, allocs, immediate=False):
     tr = _CheckedLoads(
         {n for n in arrays if not n.startswith("_nq_") or _USER_ARRAY.match(n)}, allocs, devices, immediate, ns, typemap
     )
+    # the parameters holding arrays of numbers that the block function never rebinds:
+    # their fast accesses carry no-alias scopes (cpu/fastaccess.py)
+    bound = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    scoped = [
+        a.arg
+        for a in fn.args.args
+        if a.arg not in bound
+        and isinstance(typemap.get(a.arg), types.Array)
+        and isinstance(typemap[a.arg].dtype, (types.Integer, types.Float))
+    ]
+    tr.scoped = {n: (k, typemap[n].ndim) for k, n in enumerate(scoped)}
     tr.visit(fn)
+    if tr.scoped_used:
+        loads, stores = _fastaccess.accessors(len(scoped))
+        for k in range(len(scoped)):
+            ns[f"_nq_fl{k}"], ns[f"_nq_fs{k}"] = loads[k], stores[k]
+        ns["_nq_disj"] = _fastaccess.disjoint
+        pairs = [
+            _call("_nq_disj", _name(a), _name(b))
+            for a in sorted(tr.scoped_stored)
+            for b in sorted(tr.scoped_used)
+            if b != a and (b not in tr.scoped_stored or a < b)
+        ]
+        nal = ast.BoolOp(ast.And(), pairs) if len(pairs) > 1 else pairs[0] if pairs else _const(True)
+        fn.body.insert(0, _located([_assign(_name("_nq_nal", ast.Store), nal)], fn.lineno)[0])
     if tr.slots:
         fn.body.insert(
             0, _located([_assign(_name("_nq_lb", ast.Store), _call("_nq_lbs", _const(tr.slots)))], fn.lineno)[0]
