@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from numquad import Quad, xpu
+from numquad import Quad, Wave, xpu
 from numquad.errors import NumquadIndexError
 
 RNG = np.random.default_rng(20261207)
@@ -409,3 +409,34 @@ def test_a_masked_loop_gets_no_fast_version_of_its_own(blocks, tpb):
     assert (out[n:] == POISON).all()
     src = k_quad_stream.inspect_cpu_source(tuple(numba.typeof(a) for a in (x, out)))
     assert "_nq_lrok" in src and "elif _nq_lrok" not in src
+
+
+@xpu.jit
+def k_tid_operands(img, out):
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    s = Wave.prefixSum(tx * 100 + ty)  # threadIdx as a whole wave's operand
+    if y < img.shape[0] and x < img.shape[1]:
+        out[y, x] = img[y, x] + s + cuda.threadIdx.x - 2 * cuda.threadIdx.y
+
+
+@pytest.mark.parametrize("block", [(16, 16), (32, 8), (8, 4), (12, 4), (5, 7)])
+def test_thread_ids_recomputed_per_lane_or_kept_for_an_op(block):
+    h, w = 29, 45
+    img, out = _run(k_tid_operands, h, w, block)
+    bx, by = block
+    want = np.empty((h, w))
+    for y in range(h):
+        for x in range(w):
+            tx, ty = x % bx, y % by
+            lane = ty * bx + tx
+            first = lane - lane % 32  # the wave's first thread of the block
+            s = sum((t % bx) * 100 + t // bx for t in range(first, lane))
+            want[y, x] = img[y, x] + s + tx - 2 * ty
+    np.testing.assert_array_equal(out, want)
+    copy = np.full_like(img, POISON)
+    _launch(k_copy2d, h, w, block, img, copy)
+    np.testing.assert_array_equal(copy, _model_copy(img))
+    src = _source(k_copy2d, block, img, copy)
+    assert "_nq_tx = " not in src and "_nq_ty = " not in src  # (no wave stores them)

@@ -1229,6 +1229,47 @@ def _tid_load(e):
     )
 
 
+def _tid_of_lane(name):
+    """``threadIdx.x`` (*name* ``_nq_tx``), ``.y`` or ``.z`` of the group's lane
+    ``_nq_l``, from the wave's first thread ``_nq_t0`` and the block's shape."""
+    t = ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L))
+    if name == "_nq_tx":
+        e = ast.BinOp(t, ast.Mod(), _name("_nq_bdx"))
+    elif name == "_nq_ty":
+        e = ast.BinOp(ast.BinOp(t, ast.FloorDiv(), _name("_nq_bdx")), ast.Mod(), _name("_nq_bdy"))
+    else:
+        e = ast.BinOp(t, ast.FloorDiv(), ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy")))
+    return _call("_nq_i32", e)
+
+
+def _recompute_tids(stmts):
+    """Rewrites each lane's read of a thread id ``_nq_ld(_nq_tx, _nq_l)`` in
+    *stmts* as its computation from the lane (:func:`_tid_of_lane`: a shift and a
+    mask where the block's shape is a constant), for each of ``_nq_tx/_ty/_tz`` read
+    no other way; then no wave stores them in lane arrays, most of which the fast
+    loops never read. Returns the names still read whole (an op's operand)."""
+    names = ("_nq_tx", "_nq_ty", "_nq_tz")
+    reads = {n: 0 for n in names}
+    lane_reads = dict(reads)
+    for st in stmts:
+        for e in ast.walk(st):
+            if isinstance(e, ast.Name) and e.id in reads:
+                reads[e.id] += 1
+            elif _tid_load(e):
+                lane_reads[e.args[0].id] += 1
+    whole = {n for n in names if reads[n] > lane_reads[n]}
+
+    class _Tids(ast.NodeTransformer):
+        def visit_Call(self, node):
+            if _tid_load(node) and node.args[0].id not in whole:
+                return ast.copy_location(_tid_of_lane(node.args[0].id), node)
+            return self.generic_visit(node)
+
+    for k, st in enumerate(stmts):
+        stmts[k] = _Tids().visit(st)
+    return whole
+
+
 def _drop_repeats(stmts):
     """*stmts* without the assignments ``n = E`` (or ``n, m = (E, F)``) that repeat
     earlier top-level ``n = E`` when nothing in between stored ``n`` or a name ``E`` reads (a
@@ -2281,6 +2322,12 @@ class _BlockGen:
         fe = self.fe
         line = fe.fn.lineno
         wave_body = self.gen_items(fe.items, [("_nq_m_entry", "func")])
+        # threadIdx in lane arrays only where an op takes the whole array, or the block's
+        # shape is not a constant (a run-time division in each lane)
+        if isinstance(self.nd, tuple):
+            tids = _recompute_tids(wave_body)
+        else:
+            tids = {"_nq_tx", "_nq_ty", "_nq_tz"} if self.nd else set()
         # masks: the entry mask is its own frame
         self.masks.insert(0, "_nq_m_entry")
         params = [
@@ -2309,8 +2356,8 @@ class _BlockGen:
             pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt]))))
         for m in self.masks:
             pro.append(_assign(_name(m, ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype(bool)]))))
-        if self.nd:
-            for a in "xyz":
+        for a in "xyz":
+            if f"_nq_t{a}" in tids:
                 pro.append(
                     _assign(_name(f"_nq_t{a}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype("int32")])))
                 )
@@ -2365,27 +2412,9 @@ class _BlockGen:
                 ]
             ),
         ]
-        if self.nd:
-            t = ast.BinOp(_name("_nq_t0"), ast.Add(), _name(L))
-            bxy = ast.BinOp(_name("_nq_bdx"), ast.Mult(), _name("_nq_bdy"))
+        if tids:
             wave_pro.append(
-                _lane_loop(
-                    [
-                        _store("_nq_tx", _call("_nq_i32", ast.BinOp(t, ast.Mod(), _name("_nq_bdx")))),
-                        _store(
-                            "_nq_ty",
-                            _call(
-                                "_nq_i32",
-                                ast.BinOp(
-                                    ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), _name("_nq_bdx")),
-                                    ast.Mod(),
-                                    _name("_nq_bdy"),
-                                ),
-                            ),
-                        ),
-                        _store("_nq_tz", _call("_nq_i32", ast.BinOp(copy.deepcopy(t), ast.FloorDiv(), bxy))),
-                    ]
-                )
+                _lane_loop([_store(n, _tid_of_lane(n)) for n in ("_nq_tx", "_nq_ty", "_nq_tz") if n in tids])
             )
         wave_pro += self._undefined_is_zero()
         for p in self.reassigned_params:
