@@ -149,3 +149,68 @@ def test_the_2d_copy_s_fast_loop_is_vector_loads_and_stores(rng):
     ir = "\n".join(compiled.block.inspect_llvm().values())
     assert "!alias.scope" in ir and "!noalias" in ir
     assert re.search(r"load <\d+ x double>", ir) and re.search(r"store <\d+ x double>", ir), "the fast loop is scalar"
+
+
+@xpu.jit
+def _tile_sum(x, out):
+    tile = cuda.shared.array((8, 33), np.float64)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    xx, yy = cuda.grid(2)
+    tile[ty, tx] = x[yy, xx]
+    cuda.syncthreads()
+    out[yy, xx] = tile[ty, tx] + tile[7 - ty, tx] * 2.0
+
+
+@xpu.jit
+def _two_dynamic_views(x, out):
+    a = cuda.shared.array(0, np.float64)
+    b = cuda.shared.array(0, np.float64)  # the same bytes as a (numba.cuda)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    a[t] = 1.0
+    cuda.syncthreads()
+    v = b[t]
+    a[t] = x[i]
+    out[i] = b[t] + v  # the thread's own store, read back through the other view
+
+
+def test_a_static_shared_tile_between_barriers(rng):
+    x = rng.standard_normal((16, 64))
+    out = np.full_like(x, POISON)
+    _tile_sum[(2, 2), (32, 8)](x, out)
+    tiles = x.reshape(2, 8, 2, 32)
+    want = (tiles + tiles[:, ::-1] * 2.0).reshape(16, 64)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("block", [32, 64, 256])
+def test_dynamic_shared_arrays_view_one_buffer(block, rng):
+    n = block * 3
+    x = rng.standard_normal(n)
+    out = np.full(n, POISON)
+    _two_dynamic_views[3, block, 0, block * 8](x, out)
+    np.testing.assert_array_equal(out, x + 1.0)
+
+
+@xpu.jit
+def _reload(a, out, res):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        v = a[i]
+        out[i] = v + 1.0
+        res[i] = a[i] + v  # a reload: the store above may have changed a[i]
+
+
+@pytest.mark.parametrize("block", [32, 64, 256])
+def test_a_load_after_a_store_to_the_same_array_under_another_name(block, rng):
+    n = block * 2
+    a = rng.standard_normal(n)
+    old = a.copy()
+    res = np.full(n, POISON)
+    _reload[2, block](a, a, res)
+    np.testing.assert_array_equal(res, (old + 1.0) + old)
+    b = rng.standard_normal(n)  # apart: the same values from the fast loop
+    out, res2 = np.full(n, POISON), np.full(n, POISON)
+    _reload[2, block](b, out, res2)
+    np.testing.assert_array_equal(res2, 2 * b)
+    np.testing.assert_array_equal(out, b + 1.0)

@@ -82,6 +82,7 @@ before the counter so that they never meet the fixed helper names below:
 from __future__ import annotations
 
 import ast
+import collections
 import copy
 import re
 import weakref
@@ -2873,15 +2874,18 @@ def _check_loads(fn, typemap, ns, allocs, immediate=False):
     tr = _CheckedLoads(
         {n for n in arrays if not n.startswith("_nq_") or _USER_ARRAY.match(n)}, allocs, devices, immediate, ns, typemap
     )
-    # the parameters holding arrays of numbers that the block function never rebinds:
-    # their fast accesses carry no-alias scopes (cpu/fastaccess.py)
-    bound = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    # the arrays of numbers whose fast accesses carry no-alias scopes (cpu/fastaccess.py):
+    # the parameters the block function never rebinds, and the static shared arrays it
+    # binds only where it allocates them (memory of their own: no test needed)
+    bound = collections.Counter(
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    )
+    params = [a.arg for a in fn.args.args if not bound[a.arg]]
+    shared = [n for n, a in allocs.items() if a[0] == "shared" and bound[n] == 1]
     scoped = [
-        a.arg
-        for a in fn.args.args
-        if a.arg not in bound
-        and isinstance(typemap.get(a.arg), types.Array)
-        and isinstance(typemap[a.arg].dtype, (types.Integer, types.Float))
+        n
+        for n in params + shared
+        if isinstance(typemap.get(n), types.Array) and isinstance(typemap[n].dtype, (types.Integer, types.Float))
     ]
     tr.scoped = {n: (k, typemap[n].ndim) for k, n in enumerate(scoped)}
     tr.visit(fn)
@@ -2894,7 +2898,7 @@ def _check_loads(fn, typemap, ns, allocs, immediate=False):
             _call("_nq_disj", _name(a), _name(b))
             for a in sorted(tr.scoped_stored)
             for b in sorted(tr.scoped_used)
-            if b != a and (b not in tr.scoped_stored or a < b)
+            if b != a and (b not in tr.scoped_stored or a < b) and a in params and b in params
         ]
         nal = ast.BoolOp(ast.And(), pairs) if len(pairs) > 1 else pairs[0] if pairs else _const(True)
         fn.body.insert(0, _located([_assign(_name("_nq_nal", ast.Store), nal)], fn.lineno)[0])
