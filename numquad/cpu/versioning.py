@@ -54,8 +54,10 @@ reads that loop nest as a lane of two variables: an index may rise with
 ``_nq_lx`` (``x``: within a row) or with ``_nq_ly`` (``y``: the same along a
 row, one more each row), never with both; each is tested at the first and the
 last value of its variable, and so is a guard's operand (``if y < h and x <
-w:``). ``img[y, x]`` is then an unchecked load in the fast loop (scalar code still: LLVM
-unrolls the loop and cannot prove the arrays do not overlap; docs/BENCHMARKS.md).
+w:``). ``img[y, x]`` is then an unchecked load in the fast loop. (LLVM unrolls such a
+loop fully; it packs its lanes into vector loads and stores only because each
+unchecked access of a parameter or a static shared array carries its array's
+no-alias scope: cpu/fastaccess.py.)
 
 A guard is an ``if`` directly in the loop's body (or a guard's) whose test, or the
 value of the one name it reads, is a comparison ``< <= > >=`` (or an ``and`` of
