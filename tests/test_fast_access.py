@@ -20,11 +20,10 @@ POISON = -7777.0
 
 
 @xpu.jit
-def _scale2d(img, out):
+def _scale2d(img, bias, out):
     x, y = cuda.grid(2)
-    h, w = img.shape
-    if y < h and x < w:
-        out[y, x] = img[y, x] * 2.0 + 1.0
+    if x < img.shape[1] and y < img.shape[0]:
+        out[y, x] = img[y, x] * 2.0 + bias[x]  # (a third array, of one axis)
 
 
 @xpu.jit
@@ -60,16 +59,18 @@ def test_a_2d_kernel_over_separate_arrays(block, dtype, rng):
     out, buf = _inside(rng, shape, dtype)
     out[...] = POISON
     grid = ((shape[1] + block[0] - 1) // block[0], (shape[0] + block[1] - 1) // block[1])
-    _scale2d[grid, block](img, out)
-    np.testing.assert_array_equal(out, img * dtype(2) + dtype(1))
+    bias = rng.standard_normal(shape[1]).astype(dtype)
+    _scale2d[grid, block](img, bias, out)
+    np.testing.assert_array_equal(out, img * dtype(2) + bias)
     assert (buf[:5] == POISON).all() and (buf[-5:] == POISON).all()
 
 
 @pytest.mark.parametrize("block", [(16, 16), (32, 8)])
 def test_a_2d_kernel_over_one_array_passed_twice(block, rng):
     img = rng.standard_normal((40, 64))
-    want = img * 2.0 + 1.0
-    _scale2d[(64 // block[0], 40 // block[1] + 1), block](img, img)
+    bias = rng.standard_normal(64)
+    want = img * 2.0 + bias
+    _scale2d[(64 // block[0], 40 // block[1] + 1), block](img, bias, img)
     np.testing.assert_array_equal(img, want)
 
 
@@ -78,7 +79,8 @@ def test_a_2d_kernel_over_layouts(transpose, rng):
     img = rng.standard_normal((48, 48))
     src = img.T if transpose else img
     out = np.full((48, 48), POISON, order="F" if transpose else "C")
-    _scale2d[(3, 6), (16, 8)](src, out)
+    bias = np.ones(48)
+    _scale2d[(3, 6), (16, 8)](src, bias, out)
     np.testing.assert_array_equal(out, src * 2.0 + 1.0)
 
 
@@ -144,8 +146,10 @@ def test_disjoint_never_says_so_of_arrays_that_share_bytes(rng):
 def test_the_2d_copy_s_fast_loop_is_vector_loads_and_stores(rng):
     img = rng.standard_normal((64, 64))
     out = np.zeros_like(img)
-    _scale2d[(2, 4), (32, 16)](img, out)
-    compiled = _scale2d._targets["cpu"].compile(tuple(numba.typeof(v) for v in (img, out)), (32, 16, 1))
+    bias = rng.standard_normal(64)
+    _scale2d[(2, 4), (32, 16)](img, bias, out)
+    np.testing.assert_array_equal(out, img * 2.0 + bias)
+    compiled = _scale2d._targets["cpu"].compile(tuple(numba.typeof(v) for v in (img, bias, out)), (32, 16, 1))
     ir = "\n".join(compiled.block.inspect_llvm().values())
     assert "!alias.scope" in ir and "!noalias" in ir
     assert re.search(r"load <\d+ x double>", ir) and re.search(r"store <\d+ x double>", ir), "the fast loop is scalar"
