@@ -218,3 +218,32 @@ def test_a_load_after_a_store_to_the_same_array_under_another_name(block, rng):
     _reload[2, block](b, out, res2)
     np.testing.assert_array_equal(res2, 2 * b)
     np.testing.assert_array_equal(out, b + 1.0)
+
+
+@xpu.jit
+def _augmented(a, out, acc):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        out[i] += a[i] * 2.0
+        acc[i] -= out[i]  # the element just stored, read again through its own name
+        out[i] *= a[i]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.uint8])
+def test_augmented_stores_in_fast_loops(dtype, rng):
+    n = 200
+    a = rng.integers(0, 9, n).astype(dtype)
+    out, acc = rng.integers(0, 9, n).astype(dtype), rng.integers(50, 99, n).astype(dtype)
+    o0, c0 = out.copy(), acc.copy()
+    _augmented[4, 64](a, out, acc)
+    want = (o0 + a * 2.0).astype(dtype)  # each store converts to the array's type
+    np.testing.assert_array_equal(acc, (c0 - want).astype(dtype))
+    np.testing.assert_array_equal(out, (want * a).astype(dtype))
+    same = rng.integers(0, 9, n).astype(dtype)  # one array as a and out: out[i] += out[i] * 2
+    s0 = same.copy()
+    acc = rng.integers(50, 99, n).astype(dtype)
+    c0 = acc.copy()
+    _augmented[4, 64](same, same, acc)
+    want = (s0 + s0 * 2.0).astype(dtype)
+    np.testing.assert_array_equal(acc, (c0 - want).astype(dtype))
+    np.testing.assert_array_equal(same, (want * want).astype(dtype))

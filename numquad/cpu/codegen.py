@@ -2587,11 +2587,16 @@ class _CheckedLoads(ast.NodeTransformer):
         shape, idx, line = t.slice.args
         if self.fast is not None and id(t) in self.fast:  # (its loop's test holds: inside)
             n = self.stores = getattr(self, "stores", 0) + 1
-            k = self._scope_of(t.value, idx) if isinstance(node, ast.Assign) else None
+            k = self._scope_of(t.value, idx)
             out = _devicefn.guarded_store(node, idx, n, None)
             if k is not None:  # (the store itself, with its array's scope)
                 self.scope_used.add((t.value.id, True))
-                out[-1] = ast.Expr(_call(f"_nq_fs{k}", t.value, _name(f"_nq_si{n}"), _name(f"_nq_sv{n}")))
+                si = _name(f"_nq_si{n}")
+                if isinstance(node, ast.Assign):
+                    v = _name(f"_nq_sv{n}")
+                else:  # ``a[i] += v``: the element, then v (Python's order), then the store
+                    v = ast.BinOp(_call(f"_nq_fl{k}", _name(t.value.id), copy.deepcopy(si)), node.op, node.value)
+                out[-1] = ast.Expr(_call(f"_nq_fs{k}", t.value, si, v))
             return _located(out, node.lineno)
         if not self._lane_linear(idx):
             return None
