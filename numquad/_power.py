@@ -22,6 +22,7 @@ most negative exponent. Every other pair of types is each Numba's own ``**``.
 from __future__ import annotations
 
 import ast
+import copy
 import math
 import operator
 import warnings
@@ -161,13 +162,39 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
-        if not isinstance(node.op, ast.Pow) or not isinstance(node.target, ast.Name):
+        if not isinstance(node.op, ast.Pow) or not _plain_target(node.target):
             return node
-        load = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
+        # (``a[i] **= b`` as ``a[i] = a[i] ** b``: its array and index have no effects,
+        # so evaluating them twice is evaluating them once)
+        load = _as_load(node.target)
         value = self.visit_BinOp(ast.copy_location(ast.BinOp(load, ast.Pow(), node.value), node))
         if not isinstance(value, ast.Call):
             return node
         return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
+
+
+def _plain_target(t):
+    """Is the augmented assignment's target *t* a name, or a subscript or attribute
+    of one whose indices are names, constants and operators on them (nothing with
+    an effect)?"""
+    if isinstance(t, ast.Name):
+        return True
+    if isinstance(t, (ast.Subscript, ast.Attribute)):
+        return all(
+            isinstance(n, (ast.Name, ast.Constant, ast.Tuple, ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript))
+            or isinstance(n, (ast.expr_context, ast.operator, ast.unaryop))
+            for n in ast.walk(t)
+        )
+    return False
+
+
+def _as_load(t):
+    """A copy of the target *t* that reads it."""
+    load = copy.deepcopy(t)
+    for n in ast.walk(load):
+        if hasattr(n, "ctx"):
+            n.ctx = ast.Load()
+    return ast.copy_location(load, t)
 
 
 NOT_CONSTANT = object()

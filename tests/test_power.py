@@ -199,9 +199,12 @@ def test_no_cuda_thread_leaves_a_power_without_its_store(sig):
     H200 left the output unwritten (tests above, on cuda). The CUDA target's
     ``_nq_pow`` (numquad/_power.py) has no such branch: the PTX reaches its ``ret``
     only through the store. Needs no GPU."""
+    _assert_one_path_to_ret(k_pow.inspect_ptx(sig, cc=(9, 0)))
+
+
+def _assert_one_path_to_ret(ptx):
     import re
 
-    ptx = k_pow.inspect_ptx(sig, cc=(9, 0))
     body = ptx[ptx.find(".entry") :]
     body = body[: body.find("\n}")]  # the kernel, not the helpers after it
     ret_labels = re.findall(r"(\$L__\w+):\s*\n\s*ret;", body)
@@ -319,3 +322,41 @@ def test_a_power_of_constants_is_the_constant_python_folds(target):
 def test_the_ptx_of_a_folded_power_holds_the_constant():
     ptx = _folded_kernel().inspect_ptx("void(float64[:], float64[:])", cc=(9, 0))
     assert "0d3FE0000000000000" in ptx  # 2 ** -1 == 0.5
+
+
+@xpu.jit
+def k_pow_augmented(out, a, e, rec):
+    i = xpu.grid(1)
+    if i < out.size:
+        out[i] = a[i]
+        out[i] **= e[i]  # an augmented power of an element: the same power
+        rec[i, 0] = a[i]
+        rec[i, e[i] & 1] **= -1
+
+
+@pytest.mark.parametrize("target", ALL)
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_an_augmented_power_of_an_array_element(target, dt, rng):
+    n = 200
+    a = _bases(rng, dt, n)
+    e = rng.integers(-9, 10, n).astype(np.int32)
+    e[rng.integers(0, n, 20)] = np.array([np.iinfo(np.int32).min, -1, -2], np.int64)[rng.integers(0, 3, 20)]
+    out = np.full(n, 7.0, dt)  # poison
+    rec = np.full((n, 2), 7.0, dt)
+    launch_on(target, k_pow_augmented, 4, 64, out, a, e, rec)
+    want = np.array([_reference(x, y) for x, y in zip(a, e)], dt)
+    np.testing.assert_array_equal(out, want)
+    odd = (e & 1).astype(bool)
+    inv = np.array([_reference(x, -1) for x in a], dt)
+    np.testing.assert_array_equal(rec[:, 0], np.where(odd, a, inv))
+    np.testing.assert_array_equal(rec[:, 1], np.where(odd, np.full(n, 7.0, dt) ** -1, 7.0).astype(dt))
+
+
+@pytest.mark.parametrize(
+    "sig",
+    ["void(float64[:], float64[:], int32[:], float64[:, :])", "void(float32[:], float32[:], int64[:], float32[:, :])"],
+)
+def test_no_cuda_thread_leaves_an_augmented_power_without_its_store(sig):
+    """``out[i] **= e[i]`` is ``_nq_pow`` on the CUDA target too (numba.cuda's ``**``
+    raises OverflowError past int32's or int64's minimum). Needs no GPU."""
+    _assert_one_path_to_ret(k_pow_augmented.inspect_ptx(sig, cc=(9, 0)))
