@@ -8,12 +8,15 @@ read: ``out[y, x] = img[y, x]`` stayed 32 scalar loads and stores, since ``img``
 ``out`` might overlap (docs/BENCHMARKS.md, thirty-fifth session).
 
 Here each such access carries LLVM's scoped no-alias metadata: one scope per array
-the block function never rebinds (a parameter), an access to array *k* is in scope
-*k* and declared not to alias the accesses of the other scopes. That promise holds
-only where the arrays do not overlap, so a fast version with such accesses runs
-only where :func:`disjoint` is true of every pair of them, one stored (tested once
-per launch of the block function; with arrays that overlap, the masked loop runs,
-as before). The accesses of one array keep their order, and accesses with no
+the block function never rebinds (a parameter, or a static shared array bound only
+where it is allocated), an access to array *k* is in scope *k* and declared not to
+alias the accesses of the other scopes. That promise holds only where the arrays do
+not overlap, so a fast version with such accesses runs only where :func:`disjoint`
+is true of every pair of parameters among them, one stored (tested once per call of
+the block function; with arrays that overlap, the masked loop runs, as before; a
+static shared array's memory is its own, and dynamic shared arrays, which all view
+one buffer, get no scope). One memory mapped at two addresses is beyond such a test
+(docs/semantics.md). The accesses of one array keep their order, and accesses with no
 scope (views, arrays in tuples, device functions) are not part of the promise.
 
 The block function of each kernel gets its own domain (:func:`accessors`), so two
