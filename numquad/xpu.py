@@ -32,6 +32,7 @@ from .errors import (
     NumquadUnconfiguredKernelError,
 )
 from . import _lanecall
+from ._launchkey import launch_key
 from ._sites import call_site, defined_at, launch_prefix
 from ._source import note_source
 from . import _desugar
@@ -1003,6 +1004,7 @@ class Dispatcher:
         self._is_kernel = None
         self._targets = {}
         self._configs = {}  # (griddim, blockdim) -> validated launch dims
+        self._quick = {}  # (target, config, launch_key(args)) -> a target's quick runner
         self._uses_quad_grid = None
 
     # -- source ------------------------------------------------------------
@@ -1294,6 +1296,15 @@ class Dispatcher:
         return self._gpu_usage("get_local_mem_per_thread", "local_mem_per_thread", signature)
 
     def _launch(self, target, config, args):
+        # a launch like one made before (the same plain-int configuration, the same
+        # count and types of arguments): the target's quick runner, nothing decided again
+        if self._quick and type(config) is tuple and len(config) == 2:
+            c0, c1 = config
+            if (type(c0) is int and type(c1) is int) or _config_key(c0, c1) is not None:
+                akey = launch_key(args)
+                run = self._quick.get((target, config, akey)) if akey is not None else None
+                if run is not None:
+                    return run(args)
         if not self.is_kernel:
             raise NumquadTypeError(
                 f"{launch_prefix(self)}: {self.__name__} returns a value, so it is a lane "
@@ -1318,25 +1329,35 @@ class Dispatcher:
             dims = launch_config(self, griddim, blockdim)
             if key is not None and len(self._configs) < 64:
                 self._configs[key] = dims
+        given = args
         args = self._check_arity(args)
         hinted = _any_hint(args)
-        target = target or self._choose([a.value if _is_arg_hint(a) else a for a in args] if hinted else args)
-        if hinted and target != "cuda":
+        chosen = target or self._choose([a.value if _is_arg_hint(a) else a for a in args] if hinted else args)
+        # what a quick runner may repeat: a configuration of plain ints, every argument
+        # given (none filled from a default), the arguments as they came
+        quick = key is not None and not extra and args is given and not hinted
+        if hinted and chosen != "cuda":
             args = tuple(map(_host_argument, args))
-        if extra and target != "cuda":
+        if extra and chosen != "cuda":
             _check_stream(self, extra[0])
-        if self._declared and target in ("cuda", "python"):
+        if self._declared and chosen in ("cuda", "python"):
             # numba.cuda's cuda.jit(sig): scalars take the types of the signature that
             # fits best (the CPU target converts every argument itself)
             from .cpu.cudaapi import convert_scalars
 
             args = convert_scalars(self, args)
         try:
-            return self._target(target).launch(dims, extra, args)
+            t = self._target(chosen)
+            compiled = t.launch(dims, extra, args)
         except ImportError as e:
             if type(e).__name__ != "CudaSupportError":
                 raise
             raise self._no_gpu(e, f"{self.__name__}.cuda[...](...)", "launch") from None
+        if quick and len(self._quick) < 64 and hasattr(t, "quick_runner"):
+            akey = launch_key(args)
+            run = t.quick_runner(compiled, dims) if akey is not None else None
+            if run is not None:
+                self._quick[(target, config, akey)] = run
 
     # -- lane functions ------------------------------------------------------
     def __call__(self, *args, out=None, **kwargs):

@@ -1,5 +1,5 @@
 """A launch finds its compiled code from what its arguments' Numba types depend on
-(numquad/cpu/dispatch.py ``_launch_key``), without typing them again: launches that
+(numquad/_launchkey.py ``launch_key``), without typing them again: launches that
 alternate dtypes, layouts, read-only arrays and scalar kinds must each run the code
 for their own types. Expected values from NumPy; outputs poisoned."""
 

@@ -37,6 +37,7 @@ from . import frontend as _fe
 from . import launch as _launch
 from .private_atomics import private_launch_flag as _private_launch_flag
 from .._conversions import saturating_conversions as _saturating_conversions
+from .._launchkey import array_key, launch_key
 from .._sites import launch_prefix
 from .typing import shadow_types
 
@@ -282,17 +283,11 @@ def _numba_reason(text):
 _TYPEOF = {}
 
 
-def _array_key(a):
-    """What an ndarray's Numba type depends on."""
-    f = a.flags
-    return (a.dtype, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
-
-
 def _typeof(a):
     """numba.typeof for a launch argument; NumPy arrays and scalars memoised by what
     their Numba type depends on (typeof builds a new type each call: most of a launch)."""
     if type(a) is np.ndarray:
-        key = _array_key(a)
+        key = array_key(a)
     elif isinstance(a, np.generic) and a.dtype.kind in "biufc":
         key = type(a)
     else:
@@ -323,26 +318,6 @@ def _passable(ty):
     )
 
 
-def _launch_key(args):
-    """What the Numba types of a launch's arguments depend on, when that is all of
-    them: NumPy arrays (_array_key), NumPy scalars, Python floats and bools, Python
-    ints in int64's range; else None (typeof_args decides, and checks)."""
-    key = []
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            key.append(_array_key(a))
-        elif t is int:
-            if not -(2**63) <= a < 2**63:
-                return None
-            key.append(t)
-        elif t is float or t is bool or (isinstance(a, np.generic) and a.dtype.kind in "biuf"):
-            key.append(t)
-        else:
-            return None
-    return tuple(key)
-
-
 def _param(dispatcher, i):
     """`` (name)`` of parameter *i*, or nothing when it has none."""
     code = getattr(dispatcher.py_func, "__code__", None)
@@ -358,7 +333,7 @@ def typeof_args(dispatcher, args, launch=False, target="CPU"):
     takes what the compiled targets take."""
     out = []
     for a in args:  # the common case: memoised, so already checked
-        ty = _TYPEOF.get(_array_key(a)) if type(a) is np.ndarray else None
+        ty = _TYPEOF.get(array_key(a)) if type(a) is np.ndarray else None
         if ty is None:
             break
         out.append(ty)
@@ -485,6 +460,9 @@ class _Compiled:
         # positions of the arguments given private copies: the block function takes
         # _nq_pon, whether the launch allows them (cpu/private_atomics.py)
         self.private = private
+        # the native entry of the block function's one signature (Numba's wrapper,
+        # which unboxes and releases the GIL): a quick launch calls it directly
+        self.entry = None
         # parameter position -> (name, line of a store) for the single record
         # arguments the kernel stores into (a read-only one is refused at launch)
         self.record_stores = {}
@@ -576,7 +554,7 @@ class CPUTarget:
         self._lock = threading.RLock()
         self._cache = {}
         self._pending = {}  # key -> (Event, thread id) of a compile in progress
-        self._launches = {}  # (_launch_key of the arguments, block shape) -> _Compiled
+        self._launches = {}  # (launch_key of the arguments, block shape) -> _Compiled
         self._scalar = None
 
     def overloads(self):
@@ -743,6 +721,7 @@ class CPUTarget:
         except _nb_errors.TypingError as e:
             raise _typing_error(d, e) from None
         compiled = _Compiled(block, source, dynsmem, tuple(fe.env.params.index(p) for p in private), static)
+        compiled.entry = getattr(block.overloads.get(block_sig), "entry_point", None)
         compiled.record_stores = {fe.env.params.index(p): (p, line) for p, line in fe.record_stores.items()}
         return compiled
 
@@ -882,13 +861,42 @@ class CPUTarget:
         d = self.dispatcher
         # the common launch: arguments whose types their key tells, no declared
         # signature (it converts the arguments), no *args (packed in _specialise)
-        fast = _launch_key(args) if not (d._declared or d.py_func.__code__.co_flags & inspect.CO_VARARGS) else None
+        fast = launch_key(args) if not (d._declared or d.py_func.__code__.co_flags & inspect.CO_VARARGS) else None
         compiled = self._launches.get((fast, nd)) if fast is not None else None
         if compiled is None:
             compiled, args = self._specialise(args, nd)
             if fast is not None and len(self._launches) < 256:
                 self._launches[(fast, nd)] = compiled
         self._run(compiled, dims, extra, args)
+        return compiled
+
+    def quick_runner(self, compiled, dims):
+        """``run(args)``: a launch of *compiled* with *dims* and arguments of the types
+        of the launch that just ran it, with nothing decided again: one native call on
+        the calling thread (numquad/xpu.py keys it on the configuration and the
+        argument types). None where such a launch needs more: a grid for the worker
+        pool, dynamic shared memory, private copies, a declared signature or ``*args``
+        (both convert the arguments)."""
+        d = self.dispatcher
+        if d._declared or d.py_func.__code__.co_flags & inspect.CO_VARARGS:
+            return None
+        if compiled.dynsmem or compiled.private or compiled.entry is None:
+            return None
+        (g, b, _gnd, _bnd) = dims
+        if not _launch.one_call(g, b):
+            return None
+        entry, tail, run_one, failed = compiled.entry, (0, g[0] * g[1] * g[2], *g, *b), _launch.run_one, self._failed
+
+        def run(args):
+            try:
+                run_one(entry, args, tail)
+            except Exception as e:
+                err = failed(e, dims)
+                if err is None:
+                    raise
+                raise err from None
+
+        return run
 
     def _specialise(self, args, nd):
         """The _Compiled for a launch's *args* (typed, converted to a declared
@@ -921,14 +929,14 @@ class CPUTarget:
             a = args[i]
             if isinstance(a, np.void) and not a.flags.writeable:
                 # (a single record's Numba type does not say it is read-only: every
-                # launch with one comes here, _launch_key gives None)
+                # launch with one comes here, launch_key gives None)
                 raise NumquadTypeError(
                     f'File "{self.dispatcher.filename}", line {line}, in {where}: {_fe.read_only_store_message(p)}'
                 )
         return compiled, args
 
     def _run(self, compiled, dims, extra, args):
-        (g, b, gnd, bnd) = dims
+        (g, b, _gnd, _bnd) = dims
         if compiled.dynsmem:
             args = tuple(args) + (_xpu.dynamic_shared_bytes(self.dispatcher, extra, compiled.static_shared),)
         elif len(extra) > 1:
@@ -938,14 +946,24 @@ class CPUTarget:
         try:
             _launch.run_grid(compiled.block, args, g, b)
         except Exception as e:
-            user = _userraise.user_exception(e, b[0] if hasattr(self.dispatcher, "_nq_lane_of") else None)
-            if user is not None:
-                raise user from None  # the user's own raise, with the thread
-            if isinstance(e, IndexError):
-                launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
-                raise self.index_error(e, launch) from None
-            _note_kernel(e, self.dispatcher)
-            raise
+            err = self._failed(e, dims)
+            if err is None:
+                raise
+            raise err from None
+
+    def _failed(self, e, dims):
+        """The exception to raise for *e*, raised by a launch with *dims*: the user's
+        own raise with its thread, or an out-of-bounds access in the user's words;
+        None to raise *e* itself (noted with the kernel's name)."""
+        (g, b, gnd, bnd) = dims
+        user = _userraise.user_exception(e, b[0] if hasattr(self.dispatcher, "_nq_lane_of") else None)
+        if user is not None:
+            return user  # the user's own raise, with the thread
+        if isinstance(e, IndexError):
+            launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
+            return self.index_error(e, launch)
+        _note_kernel(e, self.dispatcher)
+        return None
 
     def index_error(self, e, launch):
         """The exception to raise for IndexError *e* of a launch (the release

@@ -27,7 +27,7 @@ import numba
 
 from . import interrupt as _interrupt
 
-__all__ = ["run_grid"]
+__all__ = ["one_call", "run_grid", "run_one"]
 
 _pool = None
 _pool_lock = threading.Lock()
@@ -94,6 +94,36 @@ _PIECE_SECONDS = 0.05
 _TIMED_THREADS = 1024
 
 
+def _small(nblocks, nthreads):
+    """Below ~64k threads of work, fan-out costs more than it saves."""
+    return nblocks < 2 or nblocks * nthreads < 65536
+
+
+def one_call(grid, block):
+    """Does :func:`run_grid` run a launch of *grid* and *block* as one native call
+    on the calling thread (its default thread count)?"""
+    nblocks = grid[0] * grid[1] * grid[2]
+    nthreads = block[0] * block[1] * block[2]
+    return _small(nblocks, nthreads) and (nblocks < 2 or nblocks * nthreads < _TIMED_THREADS)
+
+
+def run_one(entry, args, tail):
+    """A launch that :func:`one_call` says is one native call, given the block
+    function's native *entry* and the arguments after the kernel's (first block,
+    end block, grid and block dimensions): what :func:`run_grid` does for it, with
+    nothing decided again."""
+    got = _interrupt.new_flag()
+    flag, stop_at = got
+    prev = _interrupt.enter_main(flag)  # a Ctrl-C sets the flag (cpu/interrupt.py)
+    try:
+        entry(*args, *tail, stop_at)
+    finally:
+        _interrupt.leave_main(prev)
+    if flag.value:
+        _interrupt.check(flag)
+    _interrupt.release_flag(got)
+
+
 def run_grid(block_fn, args, grid, block, threads=None):
     """Run every block of *grid* through *block_fn* (b0, b1, grid dims, block dims,
     the address of the launch's stop flag: cpu/interrupt.py)."""
@@ -101,9 +131,8 @@ def run_grid(block_fn, args, grid, block, threads=None):
         _enable_faulthandler()
     nblocks = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
-    # below ~64k threads of work, fan-out costs more than it saves (and asking Numba
-    # for its thread count takes a lock: a tenth of a small launch)
-    small = nblocks < 2 or nblocks * nthreads < 65536
+    # (asking Numba for its thread count takes a lock: a tenth of a small launch)
+    small = _small(nblocks, nthreads)
     workers = 1 if small and threads is None else numba.get_num_threads() if threads is None else threads
     if workers > 1 and getattr(_on_pool, "busy", False):
         workers = 1  # a launch inside a pool launch (see _on_pool)
