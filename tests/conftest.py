@@ -13,6 +13,9 @@ Tiers. ``python -m pytest`` runs the quick tier (a few minutes on 2 cores):
 ``python -m pytest --full`` (or ``NUMQUAD_FULL_TESTS=1``) runs everything; the GPU
 runs in docs/GPU.md and the closing runs of each session use it. ``-m`` with a
 marker expression that names ``slow`` also keeps the slow tests.
+``python -m pytest --rest`` runs what the quick tier leaves out, and the quick
+tier's tests that take ``full_tier`` (with their full loops): the quick tier and
+``--rest`` together are the full tier, in two runs that each fit a session.
 """
 
 import functools
@@ -57,10 +60,16 @@ def pytest_addoption(parser):
         default=False,
         help="numquad: run every test and every case (default: the quick tier, see tests/conftest.py)",
     )
+    parser.addoption(
+        "--rest",
+        action="store_true",
+        default=False,
+        help="numquad: run the full tier's tests that the quick tier leaves out (see tests/conftest.py)",
+    )
 
 
 def _full(config):
-    return bool(config.getoption("--full")) or os.environ.get("NUMQUAD_FULL_TESTS") == "1"
+    return bool(config.getoption("--full") or config.getoption("--rest")) or os.environ.get("NUMQUAD_FULL_TESTS") == "1"
 
 
 def pytest_configure(config):
@@ -121,6 +130,14 @@ def _quick_tier(items, keep_slow):
 
 
 def pytest_collection_modifyitems(config, items):
+    if config.getoption("--rest") and not config.getoption("--full"):
+        _, left_out = _quick_tier(items, keep_slow=False)
+        rest = set(map(id, left_out))
+        keep = [i for i in items if id(i) in rest or "full_tier" in getattr(i, "fixturenames", ())]
+        kept = set(map(id, keep))
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+        items[:] = keep
+        return
     if _full(config):
         return
     keep, drop = _quick_tier(items, keep_slow="slow" in (config.option.markexpr or ""))
@@ -130,6 +147,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
+    if config.getoption("--rest") and not config.getoption("--full"):
+        return "numquad: the full tier less the quick tier (--rest)"
     if _full(config):
         return "numquad: full tier (every test, every case)"
     return "numquad: quick tier (python -m pytest --full runs every test; see tests/conftest.py)"
