@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from numquad import Wave, xpu
-from numquad.cpu import codegen
+from numquad.cpu import storage
 
 POISON = -999
 
@@ -282,7 +282,7 @@ def test_no_assignment_repeats_the_line_before_it():
 
 
 def _drop(src):
-    return ast.unparse(ast.Module(codegen._drop_repeats(ast.parse(src).body), []))
+    return ast.unparse(ast.Module(storage.drop_repeats(ast.parse(src).body), []))
 
 
 def test_drop_repeats():

@@ -377,14 +377,14 @@ def test_atomic_float_max_keeps_nan(target, debug, dtype):
 def test_fresh_temporaries_never_shadow_generated_helpers():
     """The 32nd masked-loop counter was once ``_nq_i32``, the name of np.int32 in
     generated code: Numba failed with NotDefinedError on valid kernels."""
-    from numquad.cpu import codegen, frontend
+    from numquad.cpu import frontend, generated
 
     def k(out, x):
         i = xpu.grid(1)
         out[i] = Wave.prefixSum(x[i])
 
     fe = xpu.jit(k)._target("cpu").frontend()
-    helpers = set(codegen._namespace(fe)) | {"_nq_i32", "_nq_i64", "_nq_u32"}
+    helpers = set(generated.namespace(fe)) | {"_nq_i32", "_nq_i64", "_nq_u32"}
     for stem in ("a", "x", "c", "i", "e", "s", "cv", "f"):
         names = {fe.fresh(stem) for _ in range(200)}
         assert not names & helpers

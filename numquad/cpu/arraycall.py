@@ -124,7 +124,7 @@ def result_dtype(d, vals, is_arr):
 
 @_memoised
 def _return_dtype(d, is_arr, argtypes):
-    from . import codegen as _cg
+    from . import shadow as _shadow
     from .typing import shadow_types
     from ..xpu import Dispatcher
 
@@ -132,7 +132,7 @@ def _return_dtype(d, is_arr, argtypes):
     probe = Dispatcher(rt)
     tgt = probe._target("cpu")
     fe = tgt.frontend()
-    shadow = _cg.generate_shadow(fe, tgt._cpu_fn_for)
+    shadow = _shadow.generate_shadow(fe, tgt._cpu_fn_for)
     try:
         typemap = shadow_types(shadow, argtypes)
     except numba.core.errors.TypingError as e:

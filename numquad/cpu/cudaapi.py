@@ -42,6 +42,7 @@ from .. import xpu as _xpu
 from .. import ops as _ops
 from ..errors import NumquadCompileError, NumquadTypeError
 from .._source import code_names, module_copy
+from . import astbuild as _ab
 from . import typing as _typing
 from .compiling import in_numquad_compile
 
@@ -1665,30 +1666,28 @@ def gen_sync_check(gen, it, mask, args, out):
     *it* (an XLCall whose ``check`` is (function name, mask temporary)); *args* the
     call's arguments, *out* the statements before it (a splat of the mask goes
     there). One statement: a call of :func:`_sync_check` per wave, and a raise."""
-    from . import codegen as _cg
-
     name, tmp = it.check
     mvals = gen._lane_operand(tmp, out)
     shuffle = name.startswith("shfl") and it.op.pattern is not None
-    sel = args[3] if shuffle and len(args) > 3 else _cg._const(0)
+    sel = args[3] if shuffle and len(args) > 3 else _ab.const(0)
     per_lane = isinstance(sel, ast.Name) and sel.id.startswith("_nq_v_")
     source = f"_nq_cu_src_{it.op.namespace}_{it.op.name}" if shuffle else "_nq_cu_nosrc"
     gen.fe.env.closure[source] = _source_of(it.op) if shuffle else _no_source
-    code = _cg._name("_nq_synck", ast.Store)
-    where = [_cg._name("_nq_bix"), _cg._name("_nq_biy"), _cg._name("_nq_biz"), _cg._const("thread")]
-    lane = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(40)), ast.BitAnd(), _cg._const(255))
-    other = ast.BinOp(ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(32)), ast.BitAnd(), _cg._const(255))
-    mval = ast.BinOp(_cg._name("_nq_synck"), ast.BitAnd(), _cg._const(0xFFFFFFFF))
-    thread = ast.BinOp(ast.BinOp(_cg._name("_nq_w"), ast.Mult(), _cg._const(32)), ast.Add(), copy.deepcopy(lane))
+    code = _ab.name("_nq_synck", ast.Store)
+    where = [_ab.name("_nq_bix"), _ab.name("_nq_biy"), _ab.name("_nq_biz"), _ab.const("thread")]
+    lane = ast.BinOp(ast.BinOp(_ab.name("_nq_synck"), ast.RShift(), _ab.const(40)), ast.BitAnd(), _ab.const(255))
+    other = ast.BinOp(ast.BinOp(_ab.name("_nq_synck"), ast.RShift(), _ab.const(32)), ast.BitAnd(), _ab.const(255))
+    mval = ast.BinOp(_ab.name("_nq_synck"), ast.BitAnd(), _ab.const(0xFFFFFFFF))
+    thread = ast.BinOp(ast.BinOp(_ab.name("_nq_w"), ast.Mult(), _ab.const(32)), ast.Add(), copy.deepcopy(lane))
     head = f'File "{gen.fe.filename}", line {it.node.lineno}: cuda.{name}(mask, ...): '.replace("{", "{{").replace(
         "}", "}}"
     )
     tail = " (a debug=True check of numba.cuda's mask rules: docs/numba-cuda.md)"
     raises = []
     for rule, text in _SYNC_RULES.items():
-        exc = _cg._call(
+        exc = _ab.call(
             "_nq_RuntimeError",
-            _cg._const(head + text + tail),
+            _ab.const(head + text + tail),
             *copy.deepcopy(where),
             copy.deepcopy(thread),
             copy.deepcopy(lane),
@@ -1698,27 +1697,27 @@ def gen_sync_check(gen, it, mask, args, out):
         raises.append(
             ast.If(
                 test=ast.Compare(
-                    ast.BinOp(_cg._name("_nq_synck"), ast.RShift(), _cg._const(48)), [ast.Eq()], [_cg._const(rule)]
+                    ast.BinOp(_ab.name("_nq_synck"), ast.RShift(), _ab.const(48)), [ast.Eq()], [_ab.const(rule)]
                 ),
                 body=[ast.Raise(exc=exc, cause=None)],
                 orelse=[],
             )
         )
     return [
-        _cg._assign(
+        _ab.assign(
             code,
-            _cg._call(
+            _ab.call(
                 "_nq_cu_syncchk",
-                _cg._name(mask),
-                _cg._name("_nq_m_entry"),
+                _ab.name(mask),
+                _ab.name("_nq_m_entry"),
                 mvals,
                 sel if per_lane else copy.deepcopy(mvals),
-                _cg._const(0) if per_lane else sel,
-                _cg._const(per_lane),
-                _cg._name(source),
+                _ab.const(0) if per_lane else sel,
+                _ab.const(per_lane),
+                _ab.name(source),
             ),
         ),
-        ast.If(test=ast.Compare(_cg._name("_nq_synck"), [ast.NotEq()], [_cg._const(0)]), body=raises, orelse=[]),
+        ast.If(test=ast.Compare(_ab.name("_nq_synck"), [ast.NotEq()], [_ab.const(0)]), body=raises, orelse=[]),
     ]
 
 
@@ -1785,29 +1784,27 @@ def gen_barrier_reduce(gen, it, mask):
     """Block-mode code for ``target = syncthreads_count/_and/_or(arg)``: every thread
     of the block is in step here (lane loops run over the whole block), so the
     reduction is one pass over the block's lanes under the current mask."""
-    from . import codegen as _cg
-
     out = gen.barrier_check(mask, it.node.lineno, f"xpu.{it.kind}()") if gen.debug else []
     operand = gen._lane_operand(it.arg, out)
     kind = BARRIER_REDUCE[it.kind]
-    pred = _cg._call(f"_nq_cu_syncpred_{it.kind}", _cg._sub(operand.id))
+    pred = _ab.call(f"_nq_cu_syncpred_{it.kind}", _ab.sub(operand.id))
     count = [
-        ast.AugAssign(_cg._name("_nq_bred", ast.Store), ast.Add(), pred),
-        ast.AugAssign(_cg._name("_nq_bact", ast.Store), ast.Add(), _cg._const(1)),
+        ast.AugAssign(_ab.name("_nq_bred", ast.Store), ast.Add(), pred),
+        ast.AugAssign(_ab.name("_nq_bact", ast.Store), ast.Add(), _ab.const(1)),
     ]
     out += [
-        _cg._assign(_cg._name("_nq_bred", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
-        _cg._assign(_cg._name("_nq_bact", ast.Store), _cg._call("_nq_i32", _cg._const(0))),
-        _cg._lane_loop([ast.If(test=_cg._sub(mask), body=count, orelse=[])]),
+        _ab.assign(_ab.name("_nq_bred", ast.Store), _ab.call("_nq_i32", _ab.const(0))),
+        _ab.assign(_ab.name("_nq_bact", ast.Store), _ab.call("_nq_i32", _ab.const(0))),
+        _ab.lane_loop([ast.If(test=_ab.sub(mask), body=count, orelse=[])]),
     ]
     if kind == "count":
-        res = _cg._name("_nq_bred")
+        res = _ab.name("_nq_bred")
     elif kind == "and":
-        res = _cg._call("_nq_i32", ast.Compare(_cg._name("_nq_bred"), [ast.Eq()], [_cg._name("_nq_bact")]))
+        res = _ab.call("_nq_i32", ast.Compare(_ab.name("_nq_bred"), [ast.Eq()], [_ab.name("_nq_bact")]))
     else:
-        res = _cg._call("_nq_i32", ast.Compare(_cg._name("_nq_bred"), [ast.Gt()], [_cg._const(0)]))
-    out.append(_cg._lane_loop([ast.If(test=_cg._sub(mask), body=[_cg._store(f"_nq_v_{it.target}", res)], orelse=[])]))
-    return _cg._located(out, it.node.lineno)
+        res = _ab.call("_nq_i32", ast.Compare(_ab.name("_nq_bred"), [ast.Gt()], [_ab.const(0)]))
+    out.append(_ab.lane_loop([ast.If(test=_ab.sub(mask), body=[_ab.store(f"_nq_v_{it.target}", res)], orelse=[])]))
+    return _ab.located(out, it.node.lineno)
 
 
 # ---------------------------------------------------------------------------
@@ -1859,8 +1856,6 @@ _IMPLS = {
 
 def lower_call(subst, b, node):
     """The CPU code for a call of builtin *b* (ast), or None if *b* is not ours."""
-    from . import codegen as _cg
-
     if b in BARRIER_REDUCE:
         subst.fe.error(
             f"cuda.{b}(pred) cannot be used here; assign its result to a variable in a statement of its own", node
@@ -1875,8 +1870,8 @@ def lower_call(subst, b, node):
     if b == "const.array_like":
         return args[0]
     if b.startswith("threadfence"):
-        return _cg._call("_nq_cu_fence")
-    return _cg._call(f"_nq_cu_{b}", *args)
+        return _ab.call("_nq_cu_fence")
+    return _ab.call(f"_nq_cu_{b}", *args)
 
 
 def namespace():

@@ -1,7 +1,7 @@
 """The CPU target of ``@xpu.jit``: compile per argument types, launch over cores.
 
 Pipeline: :mod:`frontend` (parse, resolve, normalise, segment) ->
-:mod:`typing` (scalar shadow typing) -> :mod:`codegen` (the block function)
+:mod:`shadow` + :mod:`typing` (scalar shadow typing) -> :mod:`codegen` (the block function)
 -> :mod:`launch` (blocks spread over cores with ``prange``).
 """
 
@@ -31,6 +31,7 @@ from ..errors import NumquadCompileError, NumquadTypeError, as_numba_typing
 from .compiling import numquad_compile
 from . import bounds as _bounds
 from . import codegen as _cg
+from . import shadow as _shadow
 from . import devicefn as _devicefn
 from . import diskcache as _diskcache
 from . import frontend as _fe
@@ -804,7 +805,7 @@ class CPUTarget:
         generator's."""
         d = self.dispatcher
         mixed = info["mixed"]
-        shadow = _cg.generate_shadow(fe, self._cpu_fn_for)
+        shadow = _shadow.generate_shadow(fe, self._cpu_fn_for)
         try:
             with _numba_lock:
                 literal = {}

@@ -739,7 +739,7 @@ def _recursive(callee):
 def _unassigned_locals(cfe):
     """The locals a call of the function of Frontend *cfe* may read before assigning
     them (codegen._defined_before_reads), sorted."""
-    from .codegen import _defined_before_reads
+    from .storage import defined_before_reads as _defined_before_reads
 
     return [
         n
