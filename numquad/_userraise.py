@@ -16,7 +16,7 @@ import os
 __all__ = ["USER_RAISE", "assert_as_raise", "plain_exception_class", "user_exception"]
 
 #: The first argument of a user's exception raised in a kernel, followed by the
-#: thread's x, y, z and the block's x, y, z (cpu/codegen.py ``_Subst.visit_Raise``,
+#: thread's x, y, z and the block's x, y, z (cpu/subst.py ``Subst.visit_Raise``,
 #: simt.py ``_Transformer.visit_Raise``): :func:`user_exception` turns them into
 #: numba.cuda's prefix of the message.
 USER_RAISE = "numquad: an exception raised in a kernel"

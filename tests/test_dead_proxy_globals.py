@@ -2,7 +2,7 @@
 
 Reading anything of a proxy whose object is gone raises ReferenceError, and the CPU
 target's code generator read every global of the kernel's module (numquad/cpu/
-codegen.py ``_namespace``): a kernel in such a module failed to compile with
+generated.py ``namespace``): a kernel in such a module failed to compile with
 "weakly-referenced object no longer exists" (found by this session's recursion test,
 whose script kept such a proxy). A proxy the kernel does not name is nothing to it.
 """

@@ -4,7 +4,7 @@ bounds guard (``if i < a.size: z = c[i]``) was refused ("lives across a
 lane-varying branch"), though numba.cuda compiles it and the python target ran it.
 
 A local read only after its own lane stored it, in one region of lane code, now
-needs no lane storage (codegen ``_defined_before_reads``); a complex value that
+needs no lane storage (storage ``defined_before_reads``); a complex value that
 does (a loop with a per-lane trip count between its store and its read) is kept
 as its two parts, bit for bit. Expected values come from plain Python loops over
 the inputs; outputs are poisoned first.

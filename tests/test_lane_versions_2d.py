@@ -1,5 +1,5 @@
 """Lane loops in two versions for 2-D launches and tuple indices
-(numquad/cpu/versioning.py ``plan_rows``, numquad/cpu/codegen.py ``_versioned_region``).
+(numquad/cpu/versioning.py ``plan_rows``, numquad/cpu/checkedloads.py ``_versioned_region``).
 
 A 2-D block whose waves are whole rows of threads runs a region as rows of
 threads outside and ``threadIdx.x`` inside; ``x, y = cuda.grid(2)`` is recomputed

@@ -25,7 +25,7 @@ user's line numbers) with:
   the same compiled on its own as inlined into a kernel.
 
 The caller, the kernel's block function, passes the state where it checks its own
-loads (a release build, codegen._CheckedLoads) and checks the call's slot after the
+loads (a release build, checkedloads._CheckedLoads) and checks the call's slot after the
 lane loop; a debug build, a lane function on arrays, and the shadow function that
 types the kernel pass nothing. A function this cannot rewrite (``*args``,
 keyword-only parameters) compiles with Numba's boundscheck instead.
@@ -138,7 +138,7 @@ def guarded_store(node, idx, n, test):
     the value, then the index) and the index in temporaries ``_nq_sv<n>``,
     ``_nq_si<n>``, then ``if test(_nq_si<n>): a[_nq_si<n>] = _nq_sv<n>``; made
     always where *test* is None. Used for device functions' stores and a lane
-    loop's contiguous ones (cpu/codegen.py)."""
+    loop's contiguous ones (cpu/checkedloads.py)."""
     t = node.targets[0] if isinstance(node, ast.Assign) else node.target
     pre = []
     if isinstance(node, ast.Assign):
@@ -266,7 +266,7 @@ def debug_checks():
     """(``_nq_shcount(count, message)``, ``_nq_divisor(d, message)``): the count of a
     shift where it is 0..63, else NumquadRuntimeError(message); a divisor where it is
     not 0, else ZeroDivisionError(message). debug=True builds call them around every
-    shift count and divisor (cpu/codegen.py ``_Subst``, :class:`_DebugChecks`)."""
+    shift count and divisor (cpu/subst.py ``Subst``, :class:`_DebugChecks`)."""
     if not _DEBUG_CHECKS:
         import numba
         from ..errors import NumquadRuntimeError

@@ -71,7 +71,7 @@ BLOCK_LANES = 1024
 def shared_alloc(nbytes):
     """The bytes of one shared array (16-byte aligned) between BLOCK_LANES x 16 bytes
     of padding on each side, written once: a vector store whose masked-off lanes
-    point outside the array then stays on touched pages (cpu/codegen.py)."""
+    point outside the array then stays on touched pages (cpu/generated.py ``alloc_stmts``)."""
     pad = BLOCK_LANES
     n = (nbytes + 15) // 16
     buf = np.empty(n + 2 * pad, np.complex128)
@@ -896,6 +896,6 @@ def _int_divmod_intrinsic(op, which):
     return divmod_
 
 
-#: ``_nq_ifloordiv(a, b)`` and ``_nq_imod(a, b)`` (cpu/codegen.py ``_Subst``)
+#: ``_nq_ifloordiv(a, b)`` and ``_nq_imod(a, b)`` (cpu/subst.py ``Subst``)
 int_floordiv = _int_divmod_intrinsic(operator.floordiv, 0)
 int_mod = _int_divmod_intrinsic(operator.mod, 1)

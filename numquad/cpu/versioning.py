@@ -13,7 +13,7 @@ the same in every lane (``out[i] = x[i]`` with ``i = cuda.grid(1)``,
 ``shr[tid]``). Such an index runs over ``first .. first + G - 1`` as the lane goes
 over ``0 .. G - 1``, so one test before the loop shows whether every lane's access
 is inside the array. :func:`plan` finds those accesses, and the guards that hold
-in every lane where the test does, and writes the test. cpu/codegen.py
+in every lane where the test does, and writes the test. cpu/checkedloads.py
 (``_CheckedLoads``) then turns a region's two paths, ``if _nq_all(mask): <lane
 loop> else: <masked loop>``, into::
 
