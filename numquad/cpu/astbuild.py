@@ -36,9 +36,11 @@ __all__ = [
 ]
 
 
+#: the lanes of a wave (32)
 W = _ops.WAVE
 L = "_nq_l"  # the lane loop variable
 
+#: each value dtype's scalar type token in generated code (``_nq_T_<dtype>``)
 SCALAR_NAMES = {np.dtype(d): f"_nq_T_{np.dtype(d).name}" for d in _ops.VALUE_DTYPES}
 
 #: numquad's casts in generated code: pure, and transparent to an index's form
