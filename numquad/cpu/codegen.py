@@ -52,7 +52,7 @@ before the counter so that they never meet the fixed helper names below:
                        block function's extra parameters (block range, grid and
                        block dimensions, ``_nq_stop`` the address of the launch's
                        stop flag, which ``_nq_stopped`` tests at the top of every
-                       ``while`` loop: numquad/cpu/interrupt.py)
+                       ``while`` loop and block: numquad/cpu/interrupt.py)
 ``_nq_G``, ``_nq_GMAX``     lanes of the group a lane loop runs over (32, or the
                        block in block mode) and their upper bound
 ``_nq_tx/ty/tz``       ``threadIdx`` in a 2-D or 3-D block
@@ -1281,10 +1281,13 @@ class _BlockGen:
             for n in ast.walk(st):
                 if "lineno" in n._attributes:
                     n.lineno = n.end_lineno = line
+        # each block first tests the launch's stop flag: a Ctrl-C (or a failed worker)
+        # stops a launch of many blocks between two (numquad/cpu/launch.py)
+        poll = ast.If(test=_call("_nq_stopped", _name("_nq_stop")), body=[ast.Return(value=None)], orelse=[])
         block_loop = ast.For(
             target=_name("_nq_b", ast.Store),
             iter=_call("_nq_range", _name("_nq_b0"), _name("_nq_b1")),
-            body=block_ids + [wave_loop],
+            body=[poll] + block_ids + [wave_loop],
             orelse=[],
         )
         fn = _fn_def(name, params + list(BLOCK_PARAMS), pro + [block_loop] + merge, line)
@@ -1295,7 +1298,8 @@ class _BlockGen:
 
 class _StopPolls(ast.NodeVisitor):
     """``if _nq_stopped(_nq_stop): return`` first in every ``while`` loop of a block
-    function: a Ctrl-C stops a loop that never ends (numquad/cpu/interrupt.py)."""
+    function: a Ctrl-C stops a loop that never ends (numquad/cpu/interrupt.py). (The
+    loop over blocks gets its own test where generate_block makes it.)"""
 
     def visit_While(self, node):
         self.generic_visit(node)

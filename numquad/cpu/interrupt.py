@@ -6,8 +6,8 @@ lane of its own wave holds: docs/semantics.md, "Memory between threads") could
 not be stopped, and on the worker pool its threads kept the interpreter from
 exiting. Every launch now passes the address of a stop flag (an int32) to the block
 function, and each ``while`` loop of the generated code tests it at the top of every
-iteration (:func:`stopped`, one relaxed atomic load): a set flag returns from the
-block function at once.
+iteration, and the block function before each block (:func:`stopped`, one relaxed
+atomic load): a set flag returns from the block function at once.
 
 Who sets it:
 
@@ -35,7 +35,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-__all__ = ["stopped", "new_flag", "release_flag", "enter_main", "leave_main", "check"]
+__all__ = ["UNWIRED", "stopped", "new_flag", "release_flag", "enter_main", "leave_main", "check"]
 
 
 @intrinsic
@@ -140,23 +140,27 @@ def _install():
 
 _MAIN = threading.main_thread().ident
 _OFF = object()
+#: :func:`enter_main`'s answer on the main thread where the watcher could not be
+#: installed: a Ctrl-C reaches Python only between native calls
+UNWIRED = object()
 
 
 def enter_main(flag):
     """Before a launch's native calls on the calling thread: where that is the main
-    thread, a Ctrl-C from now on sets *flag*. Returns what :func:`leave_main` takes.
+    thread, a Ctrl-C from now on sets *flag*. Returns what :func:`leave_main` takes:
+    :data:`UNWIRED` where it cannot (no watcher on the main thread).
     (On every launch: kept to a thread-id compare and two dict operations.)"""
     if threading.get_ident() != _MAIN:
         return _OFF
     if not _state["installed"]:
         with _lock:
             if not _install():
-                return _OFF
+                return UNWIRED
     prev, _state["flag"] = _state["flag"], flag
     return prev
 
 
 def leave_main(prev):
     """After the launch (:func:`enter_main`'s return value)."""
-    if prev is not _OFF:
+    if prev is not _OFF and prev is not UNWIRED:
         _state["flag"] = prev

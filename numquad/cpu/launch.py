@@ -85,12 +85,10 @@ def _enable_faulthandler():
 #: 2**31 - 1 blocks of 1024 threads is hours of work).
 _PIECE_THREADS = 1 << 22
 
-#: The time one native call of a launch on the calling thread aims at (after its
-#: first block, timed).
+#: Where no watcher thread sets the stop flag on a Ctrl-C (cpu/interrupt.py
+#: ``UNWIRED``), the time one native call of a launch on the calling thread aims at
+#: (after its first block, timed), and the fewest threads of a launch timed so.
 _PIECE_SECONDS = 0.05
-
-#: A launch of fewer threads than this on the calling thread is one native call (a
-#: few hundred threads of a small launch: the timed first block cost a call).
 _TIMED_THREADS = 1024
 
 
@@ -101,10 +99,8 @@ def _small(nblocks, nthreads):
 
 def one_call(grid, block):
     """Does :func:`run_grid` run a launch of *grid* and *block* as one native call
-    on the calling thread (its default thread count)?"""
-    nblocks = grid[0] * grid[1] * grid[2]
-    nthreads = block[0] * block[1] * block[2]
-    return _small(nblocks, nthreads) and (nblocks < 2 or nblocks * nthreads < _TIMED_THREADS)
+    on the calling thread (its default thread count, a Ctrl-C wired to the flag)?"""
+    return _small(grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2])
 
 
 def run_one(entry, args, tail):
@@ -115,6 +111,9 @@ def run_one(entry, args, tail):
     got = _interrupt.new_flag()
     flag, stop_at = got
     prev = _interrupt.enter_main(flag)  # a Ctrl-C sets the flag (cpu/interrupt.py)
+    if prev is _interrupt.UNWIRED:
+        _interrupt.release_flag(got)
+        return run_grid(entry, args, tail[2:5], tail[5:8])
     try:
         entry(*args, *tail, stop_at)
     finally:
@@ -143,11 +142,12 @@ def run_grid(block_fn, args, grid, block, threads=None):
         start = 0
         prev = _interrupt.enter_main(flag)  # a Ctrl-C sets the flag (cpu/interrupt.py)
         try:
-            if nblocks > 1 and nblocks * nthreads >= _TIMED_THREADS:
-                # block 0 alone, timed: the rest in pieces of about _PIECE_SECONDS each,
-                # so that a Ctrl-C stops a launch of few threads and long loops within
-                # about a block's time (16 blocks of 256 threads were one native call
-                # of 19 s); the flag stops a while loop that never ends
+            # the block function tests the flag before each block, so a Ctrl-C stops a
+            # launch within a block's time (16 blocks of 256 threads with long loops
+            # were one native call of 19 s). Where no watcher sets the flag, Python
+            # sees a Ctrl-C only between native calls: block 0 alone, timed, then
+            # pieces of about _PIECE_SECONDS each
+            if prev is _interrupt.UNWIRED and nblocks > 1 and nblocks * nthreads >= _TIMED_THREADS:
                 t0 = time.perf_counter()
                 block_fn(*args, 0, 1, *grid, *block, stop_at)
                 _interrupt.check(flag)
