@@ -965,13 +965,15 @@ def test_threads_compiling_different_and_same_kernels_get_right_results():
 
 
 @pytest.mark.slow
-def test_a_compile_in_progress_does_not_block_other_kernels():
-    """Kernel A's compile is held in numquad's front end until kernel B has compiled
-    and run: with one global compile lock (before), B would wait for A for good."""
+def test_a_compile_in_progress_delays_but_never_blocks_other_kernels():
+    """Kernel A's compile is held in numquad's compile while kernel B asks for its
+    own. numquad's compiles hold Numba's global compiler lock throughout (their
+    rewrites are process-wide while they run: numquad/cpu/dispatch.py), so B waits;
+    when A's compile ends, both run and give NumPy's values."""
     ka, kb = _make_kernel(1.0), _make_kernel(2.0)
     ta = ka._target("cpu")
     plain = ta._compile
-    entered, release, b_done = threading.Event(), threading.Event(), threading.Event()
+    entered, release, b_started = threading.Event(), threading.Event(), threading.Event()
 
     def held(*args):
         entered.set()
@@ -979,31 +981,97 @@ def test_a_compile_in_progress_does_not_block_other_kernels():
         return plain(*args)
 
     ta._compile = held
-    a = np.arange(32.0)
-    out_a, out_b, errors = np.zeros(32), np.zeros(32), []
+    a = np.random.default_rng(5).integers(-100, 100, 32).astype(np.float64)
+    out_a, out_b, errors = np.full(32, np.nan), np.full(32, np.nan), []
 
-    def run(k, out, done=None):
+    def run(k, out, started=None):
+        if started is not None:
+            started.set()
         try:
             k[1, 32](a, out)
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
-        if done is not None:
-            done.set()
 
     t_a = threading.Thread(target=run, args=(ka, out_a))
     t_a.start()
+    t_b = threading.Thread(target=run, args=(kb, out_b, b_started))
     try:
         assert entered.wait(timeout=600)
-        t_b = threading.Thread(target=run, args=(kb, out_b, b_done))
         t_b.start()
-        finished = b_done.wait(timeout=300)
+        assert b_started.wait(timeout=600)
+        time.sleep(0.5)  # B is in its launch, waiting for the compiler
     finally:
         release.set()
         t_a.join(timeout=600)
-    assert finished, "kernel B's compile waited for kernel A's"
+        if t_b.ident is not None:
+            t_b.join(timeout=600)
+    assert not t_a.is_alive() and not t_b.is_alive(), "a compile never ended"
     assert not errors, errors
     np.testing.assert_array_equal(out_a, _expected(a, 1.0))
     np.testing.assert_array_equal(out_b, _expected(a, 2.0))
+
+
+@xpu.jit("int64(int64)", device=True)
+def _twice(v):
+    return v * 2
+
+
+@xpu.jit
+def _k_calls_twice(a, out):
+    i = xpu.grid(1)
+    if i < a.size:
+        out[i] = _twice(a[i]) + Wave.reduceSum(a[i])
+
+
+@pytest.mark.slow
+def test_a_device_functions_first_compile_beside_a_kernel_that_calls_it_never_deadlocks():
+    """A probe of the locks (thirty-seventh session): a kernel's compile holds Numba's
+    compiler lock and then asks the device function it calls for its scalar function
+    (the device function's lock); a thread making that scalar function took the
+    device function's lock and then Numba's: each waited for the other for good. Both
+    now take Numba's lock first."""
+    target = _twice._target("cpu")
+    plain = target.frontend
+    inside, go = threading.Event(), threading.Event()
+
+    def slow_frontend(*args, **kwargs):
+        if threading.current_thread().name == "scalar-first":
+            inside.set()  # the device function's lock is held here
+            go.wait(timeout=60)
+        return plain(*args, **kwargs)
+
+    target.frontend = slow_frontend
+    a = np.random.default_rng(6).integers(-100, 100, 32).astype(np.int64)
+    out, errors = np.full(32, -1, np.int64), []
+
+    def scalar_first():
+        try:
+            target.scalar_function()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    def launch():
+        try:
+            _k_calls_twice[1, 32](a, out)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    # (daemons: a deadlock must fail the test, not keep the interpreter from exiting)
+    t1 = threading.Thread(target=scalar_first, name="scalar-first", daemon=True)
+    t2 = threading.Thread(target=launch, daemon=True)
+    try:
+        t1.start()
+        assert inside.wait(timeout=600)
+        t2.start()
+        time.sleep(1.0)  # the kernel's compile is under way, or waiting for Numba's lock
+    finally:
+        go.set()
+        t1.join(timeout=240)
+        t2.join(timeout=240)
+        target.frontend = plain
+    assert not t1.is_alive() and not t2.is_alive(), "deadlock: the two compiles wait for each other"
+    assert not errors, errors
+    np.testing.assert_array_equal(out, a * 2 + a.sum())
 
 
 @pytest.mark.slow
@@ -1207,15 +1275,19 @@ def test_the_largest_legal_grid_starts_and_stops_on_ctrl_c(tmp_path):
     assert r.stdout.strip() == "interrupted 64", r.stdout
 
 
-# -- a launch on the calling thread, in pieces a Ctrl-C can stop between -----------------
+# -- a launch on the calling thread, stopped by a Ctrl-C between blocks ------------------
 
 
-def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
+def test_a_small_launch_of_slow_blocks_without_a_watcher_runs_in_timed_pieces(monkeypatch):
     # a probe (twenty-third session): 16 blocks of 256 threads with long loops ran as
     # one native call, and a Ctrl-C 2 s in stopped the launch 17 s later, at its end.
-    # Now block 0 runs alone, timed, and the rest in pieces of about 50 ms.
-    from numquad.cpu import launch
+    # The block function now tests the stop flag before each block (the test below);
+    # where no watcher thread can set it (cpu/interrupt.py UNWIRED), block 0 runs
+    # alone, timed, and the rest in pieces of about 50 ms, between which Python sees
+    # the signal.
+    from numquad.cpu import interrupt, launch
 
+    monkeypatch.setattr(interrupt, "enter_main", lambda flag: interrupt.UNWIRED)
     calls = []
 
     def slow(b0, b1, gx, gy, gz, bx, by, bz, stop_at):
@@ -1235,6 +1307,67 @@ def test_a_small_launch_of_slow_blocks_runs_a_block_per_native_call():
     assert calls[0] == (0, 1) and calls[-1][1] == 200
     assert all(a[1] == b[0] for a, b in zip(calls, calls[1:]))
     assert len(calls) < 200
+
+
+def test_a_small_launch_is_one_native_call(monkeypatch):
+    from numquad.cpu import launch
+
+    calls = []
+
+    def fast(b0, b1, gx, gy, gz, bx, by, bz, stop_at):
+        calls.append((b0, b1))
+
+    launch.run_grid(fast, (), (200, 1, 1), (32, 1, 1))
+    assert calls == [(0, 200)]
+
+
+@pytest.mark.slow
+def test_a_launch_of_slow_blocks_stops_between_blocks_on_ctrl_c(tmp_path):
+    """16 blocks whose loops take a while each, one native call: a Ctrl-C stops the
+    launch before its last blocks run (each block marks itself done at its end)."""
+    script = tmp_path / "slow_blocks.py"
+    script.write_text(
+        textwrap.dedent("""
+        import os, signal, threading, time
+        import numpy as np
+        signal.signal(signal.SIGINT, signal.default_int_handler)   # (see above)
+        from numba import cuda
+        from numquad import xpu
+
+        @xpu.jit
+        def k(n, acc, done):
+            t = cuda.threadIdx.x
+            s = 0.0
+            for j in range(n):
+                s = s * 0.999 + j
+            acc[cuda.blockIdx.x, t] = s
+            cuda.syncthreads()
+            if t == 0:
+                done[cuda.blockIdx.x] = 1
+
+        acc, done = np.zeros((16, 256)), np.zeros(16, np.int32)
+        k.cpu[1, 256](1, acc, done)                      # compiled
+        n = 1000
+        while True:                                      # a block of about 0.3 s
+            t0 = time.perf_counter()
+            k.cpu[1, 256](n, acc, done)
+            if time.perf_counter() - t0 > 0.3:
+                break
+            n *= 2
+        done[:] = 0
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            k.cpu[16, 256](n, acc, done)
+            print("not interrupted", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", int(done.sum()), flush=True)
+    """)
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=child_env())
+    assert r.returncode == 0, r.stderr[-2000:]
+    words = r.stdout.split()
+    assert words[0] == "interrupted", r.stdout
+    assert int(words[1]) < 16, r.stdout  # not every block ran
 
 
 @pytest.mark.slow

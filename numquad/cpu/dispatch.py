@@ -44,10 +44,13 @@ from .typing import shadow_types
 
 __all__ = ["CPUTarget", "typeof_args"]
 
-# Locks: no numquad-wide lock. numquad's front end and code generation (pure
-# Python on per-compile objects) run in parallel; what touches Numba (shadow
-# typing, the block function's compile, and the SLP setting it reads) holds
-# Numba's own global compiler lock, as Numba's dispatchers do. One CPUTarget
+# Locks: no numquad-wide lock. A compile (front end, typing, code generation, the
+# block function's machine code) holds Numba's own global compiler lock
+# throughout: numquad's rewrites of Numba's conversions and subroutine caches
+# (numquad/_conversions.py, cpu/compiling.py) hold for the whole process while it
+# runs, so compiles run one at a time, and so do Numba's own. A target's own lock
+# is taken only after Numba's, never before it (a device function's first compile
+# beside a kernel's that calls it deadlocked the other way round). One CPUTarget
 # compiles each specialisation once: a second thread asking for it waits.
 
 
@@ -591,8 +594,10 @@ class CPUTarget:
         return callee._target("cpu").scalar_function()
 
     def scalar_function(self):
-        """This lane function as a plain scalar njit function (no cross-lane ops)."""
-        with self._lock:
+        """This lane function as a plain scalar njit function (no cross-lane ops).
+        Takes Numba's compiler lock before this target's own, as a kernel's compile
+        that calls it does (the other order deadlocked against such a compile)."""
+        with _numba_lock, self._lock:
             if self._scalar is None:
                 fe = self.frontend()
                 if fe.ops_used or fe.uses_builtins():
@@ -655,8 +660,8 @@ class CPUTarget:
 
     def compile(self, argtypes, nd):
         """The specialisation for *argtypes*, compiled once: threads asking for one
-        that is compiling wait for it; other specialisations and other kernels
-        compile meanwhile (only Numba's own steps are serialised, by Numba's lock)."""
+        that is compiling wait for it (not holding Numba's compiler lock, which the
+        compile holds throughout)."""
         key = (argtypes, nd)
         me = threading.get_ident()
         while True:
