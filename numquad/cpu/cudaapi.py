@@ -457,7 +457,7 @@ _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "c
 #: The numba.cuda names the front end maps to xpu builtins (besides frontend's own).
 _EXTRA_BUILTINS = tuple(_xpu.CUDA_FUNCTIONS) + ("const", "const.array_like")
 #: numba.cuda's cache-hint loads and stores: the front end writes them as subscripts
-#: (cpu/frontend.py), so release builds' bounds checks see them
+#: (cpu/spellings.py), so release builds' bounds checks see them
 HINTS = _xpu.CUDA_CACHE_HINTS
 
 
@@ -655,7 +655,7 @@ def _only_for_numquad(fn, copy):
 
 
 def _global_loads(fe):
-    """(node, the object it names, or frontend._MISSING) for each name or attribute
+    """(node, the object it names, or ``_control.MISSING``) for each name or attribute
     chain *fe*'s function reads that is not a local."""
     for node in ast.walk(fe.fn):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
@@ -669,7 +669,7 @@ def _check_overloads(fe):
     """The user's functions *fe*'s function names that Numba compiles through an
     ``overload``: numba.cuda's are registered for the CPU (:func:`_overload_for_the_cpu`);
     one for ``target="cpu"``, which numba.cuda never uses, is one line."""
-    from .frontend import _MISSING
+    from .._control import MISSING as _MISSING
     from ..xpu import numba_overload_targets
 
     for node, obj in _global_loads(fe):
@@ -708,11 +708,11 @@ def check_supported(fe):
         return
     if _SUPPORTED is None:
         _SUPPORTED = _supported_ids(cuda)
-        from . import frontend as _fe
+        from .spellings import cuda_function_names
 
-        for obj, _ in (_fe._cuda_function_names() or {}).values():
+        for obj, _ in (cuda_function_names() or {}).values():
             _SUPPORTED.add(id(obj))
-    from .frontend import _MISSING
+    from .._control import MISSING as _MISSING
     from ..xpu import Dispatcher, is_foreign_device_function, is_numba_function
 
     for node, obj in _global_loads(fe):
@@ -779,7 +779,7 @@ def constant_value(fe, node):
     if isinstance(node, ast.Name) and node.id in fe.consts:
         return fe.consts[node.id]
     if isinstance(node, (ast.Name, ast.Attribute)):
-        from .frontend import _MISSING
+        from .._control import MISSING as _MISSING
 
         if isinstance(node, ast.Name) and node.id in fe.env.locals:
             return None
@@ -792,7 +792,8 @@ def constant_value(fe, node):
 def compile_time_object(fe, node):
     """The object an argument names when it is known at compile time and is not a
     plain value: a builtin (``cuda.atomic.add``), a device function, a dtype."""
-    from .frontend import _MISSING, builtin_name
+    from .._control import MISSING as _MISSING
+    from .resolve import builtin_name
     from ..xpu import Dispatcher
 
     if not isinstance(node, (ast.Name, ast.Attribute)):
@@ -1111,7 +1112,7 @@ def _modf(typingctx, x):
 
 def scalar_call(env, node, bind):
     """The call *node* (an ``ast.Call``, its arguments rewritten already) as every CPU
-    compile writes it, else None. A kernel's frontend (cpu/frontend.py) and a device
+    compile writes it, else None. A kernel's frontend (cpu/spellings.py) and a device
     function's checked copy (cpu/devicefn.py) both use it, so that a function computes
     the same inlined into a kernel as compiled on its own:
 
@@ -1587,7 +1588,7 @@ def _vote_match_all(x, a, m):
 def _vote(fn, restype):
     """A numba.cuda vote's result from the ballot of its predicate (or match_any's
     bits), the wave's active lanes and the mask: each given once, so the spelling
-    (cpu/frontend.py) evaluates each argument once."""
+    (cpu/spellings.py) evaluates each argument once."""
 
     @intrinsic
     def combine(typingctx, b, a, m):

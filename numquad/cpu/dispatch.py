@@ -35,6 +35,7 @@ from . import shadow as _shadow
 from . import devicefn as _devicefn
 from . import diskcache as _diskcache
 from . import frontend as _fe
+from .stores import read_only_store_message
 from . import launch as _launch
 from .private_atomics import private_launch_flag as _private_launch_flag
 from .._conversions import saturating_conversions as _saturating_conversions
@@ -793,7 +794,7 @@ class CPUTarget:
     def _literal_unroll_types(self, fe, info):
         """A variable a ``literal_unroll`` loop stores that has values of several types:
         the CPU target writes the loop out once per element, each copy typed on its own
-        (frontend._unrolled), where Numba types it once for every element; refused."""
+        (cpu/unroll.py, ``Unroller._unrolled``), where Numba types it once for every element; refused."""
         odd = sorted(n for n in fe.literal_unrolled_stores & set(info["mixed"]) if not n.startswith("_nq_"))
         if odd:
             raise NumquadTypeError(
@@ -937,7 +938,7 @@ class CPUTarget:
                 # (a single record's Numba type does not say it is read-only: every
                 # launch with one comes here, launch_key gives None)
                 raise NumquadTypeError(
-                    f'File "{self.dispatcher.filename}", line {line}, in {where}: {_fe.read_only_store_message(p)}'
+                    f'File "{self.dispatcher.filename}", line {line}, in {where}: {read_only_store_message(p)}'
                 )
         return compiled, args
 
