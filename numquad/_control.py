@@ -1293,7 +1293,7 @@ def alignment_complaint(v):
 
 def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False):
     """What is wrong with *call*, a ``shared.array``/``local.array`` call (*builtin*),
-    in the CPU target's words (numquad/cpu/frontend.py, ``_allocation``), or None.
+    in the CPU target's words (numquad/cpu/allocations.py, ``_allocation``), or None.
     Its shape must be a literal by now (:func:`fold_array_shapes` folds the constant
     forms); *resolve* maps a dtype's name node to its object (*missing* where none).
     For the targets whose compiler would take a list or float shape, or fail inside
@@ -1344,7 +1344,7 @@ def allocation_complaint(builtin, call, resolve, missing=MISSING, lenient=False)
     if dt is None and lenient and _is_numba_type(obj):
         return None
     if dt is None or not (dt.kind in "biufc" or dt.fields):
-        # a string NumPy does not know: numba.cuda's words for it (as cpu/frontend.py)
+        # a string NumPy does not know: numba.cuda's words for it (as cpu/allocations.py)
         bad = (
             f"Invalid NumPy dtype specified: '{obj}'"
             if isinstance(obj, str) and dt is None

@@ -643,7 +643,7 @@ class Generator:
 
     #: statements with a device function that writes memory beside a load and an op:
     #: the CPU target runs ops and inlined lane functions before their statement, so
-    #: it must keep Python's order or refuse the kernel (numquad/cpu/frontend.py
+    #: it must keep Python's order or refuse the kernel (numquad/cpu/normalise.py
     #: ``_check_order``); the interpreter runs them as Python does. ``F`` is
     #: ``fx[i]``, ``W`` a plain writer call, ``L`` a lane function that writes and
     #: holds an op, ``C`` a condition, ``V`` the value written.

@@ -368,7 +368,7 @@ def _float_to_int(t, x):
 
 def _check_alignment(v):
     """numba.cuda's checks of a shared/local array's ``alignment=`` (its words;
-    numquad/cpu/frontend.py ``_check_alignment`` for the CPU target)."""
+    numquad/cpu/allocations.py ``_check_alignment`` for the CPU target)."""
     if v is None:
         return
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):

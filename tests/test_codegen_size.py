@@ -407,7 +407,7 @@ def _ref_constants_around_a_lane_call(x):
 @pytest.mark.slow
 def test_a_loop_over_constants_around_a_big_lane_function_stays_a_loop(rng):
     """Unrolling ``for k in (16, 8, 4, 2, 1)`` copies an inlined lane function five
-    times: a call weighs 3 per statement of the callee (frontend._unroll_weight); as
+    times: a call weighs 3 per statement of the callee (cpu/unroll.py _unroll_weight); as
     one op it weighed 3, and fuzz seed 3000 kernel 3018 generated 1,308 lines that took
     36 s to compile. The loop stays a loop (one copy of the callee's ops), and gives
     the bits of a NumPy reference."""

@@ -1,6 +1,6 @@
 """Loops over constant tuples around cross-lane ops that numba.cuda compiles and the
 CPU target used to refuse ("must iterate over range(...)"): a loop a lane leaves by
-``return``, and loops over float or bool constants (cpu/frontend.py, ``_Normaliser``
+``return``, and loops over float or bool constants (cpu/unroll.py, ``Unroller``
 and ``_same_kind_constants``). Expected values from NumPy, outputs poisoned, random
 inputs, every target."""
 

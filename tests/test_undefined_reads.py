@@ -8,7 +8,7 @@ such a variable in a lane array (or a block-function local) that still held anot
 thread's value: the lanes past ``n`` added another wave's elements, without an error.
 Each thread now starts with those variables at 0 (cpu/codegen.py
 ``_undefined_is_zero``), and each call of a device function numba.cuda compiles
-once with its locals at 0 (cpu/frontend.py, ``_inline_call``); an inlined function
+once with its locals at 0 (cpu/inline.py, ``_inline_call``); an inlined function
 keeps its local from the call before, as Numba's IR inlining gives on the GPU.
 Expected values: NumPy, with ops.py's reference for the ops, on random inputs with
 poisoned outputs. The python target raises Python's

@@ -133,7 +133,7 @@ def _null_is_zero(ty):
 def zero_like(typingctx, x):
     """``zero_like(x)``: 0 of x's type, as Numba reads a variable no assignment
     reached (its ``undef``: a null constant); x itself where the type's null is no
-    value (arrays, records). cpu/frontend.py sets a callee's locals with it at each
+    value (arrays, records). cpu/inline.py sets a callee's locals with it at each
     inlined call."""
     ty = types.unliteral(x)
 

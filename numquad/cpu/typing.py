@@ -258,7 +258,7 @@ def _same_result(typingctx, typemap, func_ir, inst, name, wide):
         return integral  # an index
     if v.op == "call":
         # an op's stand-in (STANDINS), or a check of numba.cuda's argument types that
-        # hands its argument on to an op (cpu/frontend.py, _CudaSpellings): the
+        # hands its argument on to an op (cpu/spellings.py, CudaSpellings): the
         # operand is converted to the op's type at the call; a selector, a lane or a
         # mask is not, and must stay an integer
         try:
