@@ -421,7 +421,7 @@ class _CheckedLoads(ast.NodeTransformer):
 
 
 #: Generated names that hold the user's arrays (their loads are checked as the user's
-#: own): an inlined function's names (``_nq_f3_l``, cpu/frontend.py ``_inline_call``),
+#: own): an inlined function's names (``_nq_f3_l``, cpu/inline.py ``_inline_call``),
 #: a device function's shared arrays (``_nq_once0_sm``), an array allocated in a
 #: statement that takes a view of it (``_nq_arr_4``), a literal_unroll element
 #: (``_nq_lu_x_2``). The other ``_nq_`` arrays are the generated code's own (lane

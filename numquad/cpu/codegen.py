@@ -20,7 +20,7 @@ numquad/cpu/astbuild.py (the AST builders). The typing shadow of the same wave
 items is numquad/cpu/shadow.py.
 
 Names in generated code. Every name numquad adds starts with ``_nq_``
-(``frontend._RESERVED``; the front end refuses user names with that prefix), so
+(``names.RESERVED``, numquad/cpu/names.py; the front end refuses user names with that prefix), so
 the user's locals keep their own names. Temporaries from
 ``frontend.Frontend.fresh(stem)`` are ``_nq_<stem>_<n>``, with an underscore
 before the counter so that they never meet the fixed helper names below:
@@ -100,7 +100,8 @@ from numba.np.numpy_support import as_dtype
 
 from .. import _control
 from .. import ops as _ops
-from . import frontend as _fe
+from . import names as _names
+from . import waveitems as _wi
 from . import checkedloads as _checkedloads
 from . import devicefn as _devicefn
 from . import generated as _generated
@@ -187,7 +188,7 @@ class _BlockGen:
                     n
                     for it in _storage.walk_items(fe.items)
                     for n in _storage.item_names(it)[0]
-                    if n.startswith(_fe._RESERVED)
+                    if n.startswith(_names.RESERVED)
                 }
             )
             - set(fe.env.closure)
@@ -300,10 +301,10 @@ class _BlockGen:
         self._stores = stores = {}
         for it in _storage.walk_items(self.fe.items):
             for n in _storage.item_names(it)[1]:
-                stores[n] = stores.get(n, 0) + (1 if not isinstance(it, _fe.Region) else 0)
-            if isinstance(it, _fe.Region):
+                stores[n] = stores.get(n, 0) + (1 if not isinstance(it, _wi.Region) else 0)
+            if isinstance(it, _wi.Region):
                 for st in it.stmts:
-                    for n in _fe._names_in(st, ast.Store):
+                    for n in _names.names_in(st, ast.Store):
                         stores[n] = stores.get(n, 0) + 1
         out = {
             name: ast.Subscript(value=_name(f"_nq_loc_{name}"), slice=_name(L), ctx=ast.Load())
@@ -311,7 +312,7 @@ class _BlockGen:
             if a[0] == "local"
         }
         for it in self.fe.items:
-            if not isinstance(it, _fe.Region):
+            if not isinstance(it, _wi.Region):
                 continue
             for st in it.stmts:
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
@@ -338,7 +339,7 @@ class _BlockGen:
             return m in out or m not in self.locals or (self._stable(m) and m not in in_loops)
 
         for it in _storage.walk_items(self.fe.items):
-            if not isinstance(it, _fe.Region):
+            if not isinstance(it, _wi.Region):
                 continue
             for body, k, st in list(_storage.assigns_in(it.stmts)):
                 n = st.targets[0].id
@@ -349,9 +350,9 @@ class _BlockGen:
                 snaps = []
 
                 def kept(e, snaps=snaps, st=st):
-                    if e is None or all(keeps(m) for m in _fe._names_in(e)) and not self._reads_memory(e):
+                    if e is None or all(keeps(m) for m in _names.names_in(e)) and not self._reads_memory(e):
                         return e
-                    tmp = f"{_fe._RESERVED}vw_{len(self.view_snaps)}"
+                    tmp = f"{_names.RESERVED}vw_{len(self.view_snaps)}"
                     self.view_snaps.append(tmp)
                     self.locals.add(tmp)
                     snaps.append(ast.copy_location(_assign(_name(tmp, ast.Store), _call("_nq_i64", e)), st))
@@ -369,7 +370,7 @@ class _BlockGen:
                 body[k:k] = snaps
                 out[n] = st.value
                 self.remat_views.add(n)
-                self.view_deps |= set(_fe._names_in(st.value))
+                self.view_deps |= set(_names.names_in(st.value))
         return out
 
     def _reads_memory(self, e):
@@ -385,7 +386,7 @@ class _BlockGen:
             if (
                 isinstance(x, ast.Call)
                 and not (isinstance(x.func, ast.Name) and x.func.id in _CASTS)
-                and _desugar.call_kind(self.fe.env, x, _fe._MISSING) != "pure"
+                and _desugar.call_kind(self.fe.env, x, _control.MISSING) != "pure"
             ):
                 return True
         return False
@@ -409,7 +410,7 @@ class _BlockGen:
 
         def scan(items):
             for a, b in zip(items, items[1:]):
-                if isinstance(a, _fe.Region) and isinstance(b, _fe.If) and len(a.stmts) == 1:
+                if isinstance(a, _wi.Region) and isinstance(b, _wi.If) and len(a.stmts) == 1:
                     st = a.stmts[0]
                     if (
                         isinstance(st, ast.Assign)
@@ -418,10 +419,10 @@ class _BlockGen:
                     ):
                         out[b.cond] = b
             for it in items:
-                if isinstance(it, (_fe.If, _fe.UniformIf)):
+                if isinstance(it, (_wi.If, _wi.UniformIf)):
                     scan(it.body)
                     scan(it.orelse)
-                elif isinstance(it, _fe.Loop):
+                elif isinstance(it, _wi.Loop):
                     scan(it.body)
 
         scan(self.fe.items)
@@ -439,7 +440,7 @@ class _BlockGen:
                     and not (n in self.fe.env.params and not self._assigned(n))
                 ):
                     uses.setdefault(n, []).append(it)
-                    if not isinstance(it, _fe.Region):
+                    if not isinstance(it, _wi.Region):
                         forced.add(n)
         lane = set()
         for n, its in uses.items():
@@ -462,7 +463,7 @@ class _BlockGen:
             ):
                 continue
             its = [it for it in _storage.walk_items(self.fe.items) if p in _storage.item_names(it)[0]]
-            if len(its) == 1 and isinstance(its[0], _fe.Region) and any(its[0] is it for it in self.fe.items):
+            if len(its) == 1 and isinstance(its[0], _wi.Region) and any(its[0] is it for it in self.fe.items):
                 out[p] = its[0]
         return out
 
@@ -484,7 +485,7 @@ class _BlockGen:
         if isinstance(ty, (types.Integer, types.Float, types.Boolean)):
             return as_dtype(ty)
         store = self._first_store(name)
-        if name.startswith(_fe._RESERVED):
+        if name.startswith(_names.RESERVED):
             shown = f"the value {ast.unparse(store.value)}" if store is not None else "a temporary value"
         else:
             shown = name
@@ -515,7 +516,7 @@ class _BlockGen:
     def _first_store(self, name):
         """The first ``name = value`` of the kernel's regions (for an error's line), else None."""
         for it in _storage.walk_items(self.fe.items):
-            if isinstance(it, _fe.Region):
+            if isinstance(it, _wi.Region):
                 for _, _, st in reversed(list(_storage.assigns_in(it.stmts))):
                     if st.targets[0].id == name:
                         return st
@@ -608,7 +609,7 @@ class _BlockGen:
             f = e.func
             if isinstance(f, ast.Name) and (f.id in _storage.PURE_HELPERS or f.id == "_nq_ld"):
                 return True
-            if isinstance(f, ast.Name) and f.id.startswith(_fe._RESERVED):
+            if isinstance(f, ast.Name) and f.id.startswith(_names.RESERVED):
                 return False
             try:
                 obj = self.fe.env.resolve(f)
@@ -797,13 +798,13 @@ class _BlockGen:
             if it is skip:
                 continue
             nxt = items[k + 1] if k + 1 < len(items) else None
-            if isinstance(it, _fe.Region) and isinstance(nxt, _fe.If) and self.fused.get(nxt.cond) is nxt:
+            if isinstance(it, _wi.Region) and isinstance(nxt, _wi.If) and self.fused.get(nxt.cond) is nxt:
                 out.extend(self.gen_if(nxt, frames, cond_region=it))
                 skip = it = nxt
                 k += 1
             else:
                 out.extend(self.gen_item(it, frames))
-            if k + 1 < len(items) and any(isinstance(j, _fe.Jump) for j in _storage.walk_items([it])):
+            if k + 1 < len(items) and any(isinstance(j, _wi.Jump) for j in _storage.walk_items([it])):
                 # lanes may have left here (a return, break or continue): when none is
                 # left, the rest does not run, as on a GPU. Its uniform statements and
                 # conditions run once per wave whatever the mask, and one that reads
@@ -818,7 +819,7 @@ class _BlockGen:
     def gen_item(self, it, frames):
         mask = frames[-1][0]
         lane_mode = "lane_nd" if self.nd else "lane"
-        if isinstance(it, _fe.Region):
+        if isinstance(it, _wi.Region):
             names, stores = _storage.item_names(it)
             loads = sorted(n for n in names | self._remat_reads(names) if n in self.lane_vars)
             core = _storage.drop_repeats(self._remat_defs(names, lane_mode, stores) + self.subst(it.stmts, lane_mode))
@@ -859,13 +860,13 @@ class _BlockGen:
                 plain = self.plain_loop(copy.deepcopy(body))
                 return _located(entry + [ast.If(test=self._all(mask), body=[plain], orelse=[masked])], line)
             return _located(entry + [masked], line)
-        if isinstance(it, _fe.Uniform):
+        if isinstance(it, _wi.Uniform):
             return _located(self.subst([it.stmt], "uniform"), it.stmt.lineno)
-        if isinstance(it, _fe.XLCall):
+        if isinstance(it, _wi.XLCall):
             return self.gen_xl(it, mask)
-        if isinstance(it, _fe.If):
+        if isinstance(it, _wi.If):
             return self.gen_if(it, frames)
-        if isinstance(it, _fe.UniformIf):
+        if isinstance(it, _wi.UniformIf):
             # the same in every lane: plain control flow around masked code
             test = self.subst([ast.Expr(it.test)], "uniform")[0].value
             node = ast.If(
@@ -874,7 +875,7 @@ class _BlockGen:
                 orelse=self.gen_items(it.orelse, frames),
             )
             return _located([node], it.node.lineno)
-        if isinstance(it, _fe.Loop):
+        if isinstance(it, _wi.Loop):
             line = it.node.lineno
             uniform = it.test is not None or it.uniform
             if uniform and not _storage.has_jump(it.body, ("break", "continue")):
@@ -905,15 +906,15 @@ class _BlockGen:
             else:
                 loop = ast.While(test=_const(True), body=loop_body, orelse=[])
             return _located(head + [loop], line)
-        if isinstance(it, _fe.Jump):
+        if isinstance(it, _wi.Jump):
             return self.gen_jump(it, frames)
-        if isinstance(it, _fe.Barrier):
+        if isinstance(it, _wi.Barrier):
             # every lane loop runs over the whole block, so the block is already in step
             # here; debug=True checks that no live thread is missing (a divergent barrier)
             if not self.debug:
                 return []
             return _located(self.barrier_check(mask, it.node.lineno, "xpu.syncthreads()"), it.node.lineno)
-        if isinstance(it, _fe.BarrierReduce):
+        if isinstance(it, _wi.BarrierReduce):
             return _cudaapi.gen_barrier_reduce(self, it, mask)
         raise AssertionError(it)
 
@@ -1007,7 +1008,7 @@ class _BlockGen:
             if n in seen:
                 continue
             seen.add(n)
-            for m in _fe._names_in(self.remat[n]):
+            for m in _names.names_in(self.remat[n]):
                 if m in self.remat:
                     todo.append(m)
                 else:
@@ -1026,7 +1027,7 @@ class _BlockGen:
             if n in need:
                 continue
             need.add(n)
-            todo += [m for m in _fe._names_in(self.remat[n]) if m in self.remat]
+            todo += [m for m in _names.names_in(self.remat[n]) if m in self.remat]
         if stored:
             need = {n for n in need if not (self._remat_reads({n}) & set(stored))}
         return self.subst([_assign(_name(n, ast.Store), self._remat_value(n)) for n in self.remat if n in need], mode)
@@ -1326,7 +1327,7 @@ def _refuse_mixed_versions(fe, gen, mixed):
 
 def _inlined_local(fe, name):
     """(user's name, function, file) of an inlined lane function's local *name*
-    (``_nq_f<k>_<name>``: frontend._inline_call), else None."""
+    (``_nq_f<k>_<name>``: numquad/cpu/inline.py ``_inline_call``), else None."""
     m = re.match(r"(_nq_f\d+_)(.+)$", name)
     hit = fe.inlined.get(m.group(1)) if m else None
     # (a local of a function that one inlines: ``_nq_f<k>_nq_f<j>_<name>``)
@@ -1376,7 +1377,7 @@ def generate_block(fe, typemap, nd, debug, cpu_fn_for, fast_path=True, mixed=Non
     ns["_nq_RuntimeError"] = NumquadRuntimeError
     ns["_nq_shcount"], ns["_nq_divisor"] = _devicefn.debug_checks()
     ns["_nq_GMAX"] = _intr.BLOCK_LANES if gen.block_mode else W
-    _generated.resolve_callees(gen.fn_names, ns, cpu_fn_for, set(_fe._names_in(fn_ast)))
+    _generated.resolve_callees(gen.fn_names, ns, cpu_fn_for, set(_names.names_in(fn_ast)))
     # debug builds too, every check raising at once: the message names the line and index
     _checkedloads.check_loads(fn_ast, typemap, ns, gen.const_shapes, immediate=debug)
     func, mod = _generated.compile_fn(fe, fn_ast, ns)

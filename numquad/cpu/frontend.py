@@ -54,12 +54,6 @@ from .segment import Segmenter
 
 __all__ = ["Frontend"]
 
-# cpu/codegen.py reads the wave items and these names as ``_fe.<name>``: its split runs
-# in parallel (its changes here: import lines only), so they stay readable here until
-# its uses point at cpu/waveitems.py and cpu/names.py
-from .waveitems import Region, Uniform, XLCall, If, UniformIf, Loop, Jump, Barrier, BarrierReduce  # noqa: F401, E402
-from .names import RESERVED as _RESERVED, names_in as _names_in  # noqa: F401, E402
-
 _FOLD = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,

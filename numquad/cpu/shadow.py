@@ -13,7 +13,8 @@ import ast
 import copy
 
 from .. import ops as _ops
-from . import frontend as _fe
+from . import names as _names
+from . import waveitems as _wi
 from . import generated as _generated
 from .subst import Subst, standin_name
 from .typing import STANDINS
@@ -33,29 +34,29 @@ def _shadow_items(fe, items, subst):
     """Plain scalar statements equivalent to *items* (same control flow)."""
     out = []
     for it in items:
-        if isinstance(it, _fe.Region):
+        if isinstance(it, _wi.Region):
             out += [subst.visit(copy.deepcopy(s)) for s in it.stmts]
-        elif isinstance(it, _fe.Uniform):
+        elif isinstance(it, _wi.Uniform):
             out.append(subst.visit(copy.deepcopy(it.stmt)))
-        elif isinstance(it, _fe.XLCall):
+        elif isinstance(it, _wi.XLCall):
             op = it.op
             call = _call(standin_name(op, it.spelled), *[copy.deepcopy(a) for a in it.args])
             out.append(_located([_assign(_name(it.target, ast.Store), call)], it.node.lineno)[0])
-        elif isinstance(it, _fe.If):
+        elif isinstance(it, _wi.If):
             node = ast.If(
                 test=_name(it.cond),
                 body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
                 orelse=_shadow_items(fe, it.orelse, subst),
             )
             out.append(_located([node], it.node.lineno)[0])
-        elif isinstance(it, _fe.UniformIf):
+        elif isinstance(it, _wi.UniformIf):
             node = ast.If(
                 test=subst.visit(copy.deepcopy(it.test)),
                 body=_shadow_items(fe, it.body, subst) or [ast.Pass()],
                 orelse=_shadow_items(fe, it.orelse, subst),
             )
             out.append(_located([node], it.node.lineno)[0])
-        elif isinstance(it, _fe.Loop):
+        elif isinstance(it, _wi.Loop):
             body = _shadow_items(fe, it.body, subst) or [ast.Pass()]
             if it.test is not None:
                 node = ast.While(test=subst.visit(copy.deepcopy(it.test)), body=body, orelse=[])
@@ -70,12 +71,12 @@ def _shadow_items(fe, items, subst):
             else:
                 node = ast.While(test=_const(True), body=body, orelse=[])
             out.append(_located([node], it.node.lineno)[0])
-        elif isinstance(it, _fe.Barrier):
+        elif isinstance(it, _wi.Barrier):
             out.append(_located([ast.Pass()], it.node.lineno)[0])
-        elif isinstance(it, _fe.BarrierReduce):
+        elif isinstance(it, _wi.BarrierReduce):
             call = _call(f"_nq_cu_syncpred_{it.kind}", _name(it.arg))
             out.append(_located([_assign(_name(it.target, ast.Store), call)], it.node.lineno)[0])
-        elif isinstance(it, _fe.Jump):
+        elif isinstance(it, _wi.Jump):
             node = {"break": ast.Break, "continue": ast.Continue}.get(it.kind)
             if node is not None:
                 out.append(_located([node()], it.node.lineno)[0])
@@ -94,7 +95,7 @@ def generate_shadow(fe, cpu_fn_for):
     for q, sh in STANDINS.items():
         op = _ops.OPS[q]
         ns[f"_nq_SH_{op.namespace}_{op.name}"] = sh
-    _generated.resolve_callees(fn_names, ns, cpu_fn_for, {n for s in body for n in _fe._names_in(s)})
+    _generated.resolve_callees(fn_names, ns, cpu_fn_for, {n for s in body for n in _names.names_in(s)})
     if not body:
         body = [ast.Pass()]
     fn = _fn_def("_nq_shadow_" + fe.pyfunc.__name__, fe.env.params, body, fe.fn.lineno)

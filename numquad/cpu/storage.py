@@ -18,7 +18,8 @@ import ast
 from numba.core import types
 from numba.np.numpy_support import as_dtype
 
-from . import frontend as _fe
+from . import names as _names
+from . import waveitems as _wi
 from .astbuild import L, SCALAR_NAMES as _SCALAR_NAMES, call as _call, const as _const, name as _name
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
 
 def item_names(item):
     """(names read or written, names stored) by one wave item, not recursing."""
-    if isinstance(item, _fe.Region):
+    if isinstance(item, _wi.Region):
         allnames = set()
         stores = set()
         for s in item.stmts:
@@ -56,29 +57,29 @@ def item_names(item):
                     if isinstance(n.ctx, ast.Store):
                         stores.add(n.id)
         return allnames, stores
-    if isinstance(item, _fe.Uniform):
-        return set(_fe._names_in(item.stmt)), set(_fe._names_in(item.stmt, ast.Store))
-    if isinstance(item, _fe.XLCall):
+    if isinstance(item, _wi.Uniform):
+        return set(_names.names_in(item.stmt)), set(_names.names_in(item.stmt, ast.Store))
+    if isinstance(item, _wi.XLCall):
         reads = {a.id for a in item.args if isinstance(a, ast.Name)} | ({item.check[1]} if item.check else set())
         return {item.target} | reads, {item.target}
-    if isinstance(item, _fe.If):
+    if isinstance(item, _wi.If):
         return {item.cond}, set()
-    if isinstance(item, _fe.UniformIf):
-        return set(_fe._names_in(item.test)), set()
-    if isinstance(item, _fe.Loop):
+    if isinstance(item, _wi.UniformIf):
+        return set(_names.names_in(item.test)), set()
+    if isinstance(item, _wi.Loop):
         if item.test is not None:
-            return set(_fe._names_in(item.test)), set()
+            return set(_names.names_in(item.test)), set()
         if item.uniform:
             names = {item.uniform[0]}
             for a in item.uniform[1]:
-                names |= set(_fe._names_in(a))
+                names |= set(_names.names_in(a))
             return names, {item.uniform[0]}
         return set(), set()
-    if isinstance(item, _fe.Jump):
-        return (set(_fe._names_in(item.value)) if item.value is not None else set()), set()
-    if isinstance(item, _fe.Barrier):
+    if isinstance(item, _wi.Jump):
+        return (set(_names.names_in(item.value)) if item.value is not None else set()), set()
+    if isinstance(item, _wi.Barrier):
         return set(), set()
-    if isinstance(item, _fe.BarrierReduce):
+    if isinstance(item, _wi.BarrierReduce):
         return {item.target, item.arg}, {item.target}
     raise AssertionError(item)
 
@@ -86,10 +87,10 @@ def item_names(item):
 def walk_items(items):
     for it in items:
         yield it
-        if isinstance(it, (_fe.If, _fe.UniformIf)):
+        if isinstance(it, (_wi.If, _wi.UniformIf)):
             yield from walk_items(it.body)
             yield from walk_items(it.orelse)
-        elif isinstance(it, _fe.Loop):
+        elif isinstance(it, _wi.Loop):
             yield from walk_items(it.body)
 
 
@@ -114,27 +115,27 @@ def stored_in_loops(items, inside=False):
     region's or a uniform statement's code)."""
     out = set()
     for it in items:
-        if isinstance(it, (_fe.If, _fe.UniformIf)):
+        if isinstance(it, (_wi.If, _wi.UniformIf)):
             out |= stored_in_loops(it.body, inside) | stored_in_loops(it.orelse, inside)
-        elif isinstance(it, _fe.Loop):
+        elif isinstance(it, _wi.Loop):
             out |= item_names(it)[1] | stored_in_loops(it.body, True)
         elif inside:
             out |= item_names(it)[1]
         else:
-            stmts = it.stmts if isinstance(it, _fe.Region) else [it.stmt] if isinstance(it, _fe.Uniform) else []
+            stmts = it.stmts if isinstance(it, _wi.Region) else [it.stmt] if isinstance(it, _wi.Uniform) else []
             for st in stmts:
                 for node in ast.walk(st):
                     if isinstance(node, (ast.For, ast.While)):
-                        out |= set(_fe._names_in(node, ast.Store))
+                        out |= set(_names.names_in(node, ast.Store))
     return out
 
 
 def has_jump(items, kinds):
     """Does a Jump of one of *kinds* in *items* belong to this loop level?"""
     for it in items:
-        if isinstance(it, _fe.Jump) and it.kind in kinds:
+        if isinstance(it, _wi.Jump) and it.kind in kinds:
             return True
-        if isinstance(it, (_fe.If, _fe.UniformIf)) and (has_jump(it.body, kinds) or has_jump(it.orelse, kinds)):
+        if isinstance(it, (_wi.If, _wi.UniformIf)) and (has_jump(it.body, kinds) or has_jump(it.orelse, kinds)):
             return True
     return False
 
@@ -167,9 +168,9 @@ def first_is_plain_store(region, name):
         for n in ast.walk(ast.Module(body=region.stmts, type_ignores=[]))
         if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and n.target.id == name
     ]
-    if len(loops) == 1 and name not in _fe._names_in(loops[0].iter):
-        inside = sum(_fe._names_in(s).count(name) for s in [loops[0].target] + loops[0].body)
-        if inside == sum(_fe._names_in(s).count(name) for s in region.stmts):
+    if len(loops) == 1 and name not in _names.names_in(loops[0].iter):
+        inside = sum(_names.names_in(s).count(name) for s in [loops[0].target] + loops[0].body)
+        if inside == sum(_names.names_in(s).count(name) for s in region.stmts):
             return True
     return defined_before_reads(region.stmts, name, False)[0]
 
@@ -219,7 +220,7 @@ def defined_before_reads(stmts, name, defined):
     for s in stmts:
         if any(
             isinstance(n, (ast.NamedExpr, ast.Delete, ast.Global, ast.Nonlocal, ast.Starred))
-            and name in _fe._names_in(n)
+            and name in _names.names_in(n)
             for n in ast.walk(s)
         ):
             return False, defined
@@ -239,7 +240,7 @@ def defined_before_reads(stmts, name, defined):
             if stored and value is not None:
                 defined = True
         elif isinstance(s, ast.AugAssign):
-            if name in _fe._names_in(s) and not defined:
+            if name in _names.names_in(s) and not defined:
                 return False, defined
         elif isinstance(s, ast.If):
             if _reads(s.test, name) and not defined:
@@ -253,7 +254,7 @@ def defined_before_reads(stmts, name, defined):
             head = s.iter if isinstance(s, ast.For) else s.test
             if _reads(head, name) and not defined:
                 return False, defined
-            inner = defined or (isinstance(s, ast.For) and name in _fe._names_in(s.target))
+            inner = defined or (isinstance(s, ast.For) and name in _names.names_in(s.target))
             if isinstance(s, ast.For) and _reads(s.target, name) and not defined:
                 return False, defined
             if not defined_before_reads(s.body, name, inner)[0]:
@@ -261,9 +262,9 @@ def defined_before_reads(stmts, name, defined):
             if not defined_before_reads(s.orelse, name, defined)[0]:
                 return False, defined
         elif isinstance(s, (ast.Return, ast.Break, ast.Continue, ast.Pass, ast.Expr)):
-            if name in _fe._names_in(s) and not defined:
+            if name in _names.names_in(s) and not defined:
                 return False, defined
-        elif name in _fe._names_in(s):
+        elif name in _names.names_in(s):
             return False, defined
     return True, defined
 
@@ -408,7 +409,7 @@ def drop_repeats(stmts):
             if n in avail and avail[n][0] == key:
                 continue
             kill({n})
-            reads = set(_fe._names_in(st.value))
+            reads = set(_names.names_in(st.value))
             if n not in reads and repeatable(st.value):
                 avail[n] = (key, reads)
         elif (  # ``x, y = (Ex, Ey)`` repeating ``x = Ex`` and ``y = Ey`` (``x, y = grid(2)``)
@@ -435,14 +436,14 @@ def drop_dead_loads(loads, rest):
     for ld in loads:
         n = ld.targets[0].id
         for st in rest:
-            if n not in set(_fe._names_in(st)):
+            if n not in set(_names.names_in(st)):
                 continue
             if (
                 isinstance(st, ast.Assign)
                 and len(st.targets) == 1
                 and isinstance(st.targets[0], ast.Name)
                 and st.targets[0].id == n
-                and n not in set(_fe._names_in(st.value))
+                and n not in set(_names.names_in(st.value))
             ):
                 break  # overwritten first: the load is dead
             keep.append(ld)

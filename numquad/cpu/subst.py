@@ -49,7 +49,7 @@ def standin_name(op, spelled):
 
 def _shown(node):
     """*node*'s text for a message, with the names an inlined call gave its locals
-    (``_nq_f0_x``: frontend._inline_call) back as the user wrote them."""
+    (``_nq_f0_x``: cpu/inline.py ``_inline_call``) back as the user wrote them."""
     return re.sub(r"\b_nq_f\d+_(?:nq_f\d+_)*", "", ast.unparse(node))[:80]
 
 
