@@ -131,6 +131,16 @@ def slice_from_array(o):
     o[1:3] = o[3:5]
 
 
+def max_of_a_bool_and_a_number(o):
+    # (the differential fuzzer on the H100, seed 2027 #9409, wrote max() of three
+    # booleans: numba.cuda refused it, the CPU target ran it)
+    o[0] = max(o[1] > 1.0, 3)
+
+
+def min_of_three_bools(o):
+    o[0] = min(o[1] > 1.0, o[2] > 1.0, o[3] > 1.0)
+
+
 #: refused on every target by the front end (numquad/_desugar.py) ...
 SYNTACTIC = [
     dict_display,
@@ -161,6 +171,8 @@ TYPED = [
     string_method,
     print_array,
     slice_from_array,
+    max_of_a_bool_and_a_number,
+    min_of_three_bools,
 ]
 
 
@@ -229,9 +241,23 @@ def ufunc_into_output(o):
     np.arctan2(o[4:6], o[2:4], o[6:8])
 
 
+def max_and_min_of_two_bools_or_a_tuple(o):
+    # (int(): NumPy adds two np.bool_ as a logical or, Numba as integers)
+    a, b = max(o[1] > 1.0, o[2] > 1.0), min((o[3] > 1.0, o[4] > 1.0))
+    o[0] = int(a) * 4 + int(b) * 2 + max(o[5], 2.0, 1) + int(min(o[6] < 9.0, o[7] > 3.0))
+
+
 @pytest.mark.parametrize(
     "fn",
-    [list_iterated, list_tested, tuple_slice, array_methods, slice_fill, ufunc_into_output],
+    [
+        list_iterated,
+        list_tested,
+        tuple_slice,
+        array_methods,
+        slice_fill,
+        ufunc_into_output,
+        max_and_min_of_two_bools_or_a_tuple,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_compiled_by_numba_cuda_and_the_cpu_target(fn, rng):

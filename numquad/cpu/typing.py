@@ -378,12 +378,37 @@ def _is_numpy_function(key):
     return isinstance(key, np.ufunc) or (callable(key) and (getattr(key, "__module__", None) or "").startswith("numpy"))
 
 
+def _cuda_minmax_refusal(name, argtys):
+    """Why numba.cuda types no ``max``/``min`` of *argtys* where Numba's CPU target
+    does, else None. numba.cuda takes numbers (datetimes, timedeltas) as arguments
+    or in one tuple, exactly two booleans, or one iterable (a tuple of one type, an
+    array); Numba's CPU target also mixes booleans with numbers."""
+    numeric = (types.Number, types.NPDatetime, types.NPTimedelta)
+    if len(argtys) == 2 and all(isinstance(t, types.Boolean) for t in argtys):
+        return None
+    if len(argtys) == 1:
+        (t,) = argtys
+        if isinstance(t, types.IterableType) or not isinstance(t, types.BaseTuple):
+            return None  # (what neither target types is Numba's own error)
+        items = list(t)
+    else:
+        items = argtys
+    if all(isinstance(t, numeric) for t in items):
+        return None
+    got = ", ".join(str(t) for t in argtys)
+    return (
+        f"{name}({got}): numba.cuda's {name} takes numbers, exactly two booleans, or one "
+        f"tuple of one type; convert the booleans (e.g. {name}(int(a), b))"
+    )
+
+
 def _cuda_refusal(func_ir, typemap, calltypes):
     """(message, file, line) of the first thing in the typed shadow function that
     numba.cuda cannot compile in a kernel while Numba's CPU target can, else None:
     whole-array arithmetic, NumPy calls and array methods that return a new array,
-    array reductions along an axis, string methods, ``print`` of an array, and an
-    array stored into a slice. (numba.cuda allocates no arrays in a kernel without
+    array reductions along an axis, string methods, ``print`` of an array, an
+    array stored into a slice, and ``max``/``min`` of booleans mixed with numbers
+    or of more than two booleans. (numba.cuda allocates no arrays in a kernel without
     its NRT, off by default; with it on, only what it still cannot compile is
     refused; docs/numba-cuda.md.) Calls of numquad's own helpers
     (globals named ``_nq_*``) and what they return are not the user's."""
@@ -392,6 +417,7 @@ def _cuda_refusal(func_ir, typemap, calltypes):
 
     nrt = cuda_nrt()
     internal = set()
+    minmax = {}
 
     def arr(name):
         return isinstance(typemap.get(name), types.Array)
@@ -402,6 +428,9 @@ def _cuda_refusal(func_ir, typemap, calltypes):
             why = None
             if isinstance(inst, ir.Assign):
                 v = inst.value
+                if isinstance(v, (ir.Global, ir.FreeVar)) and v.name in ("_nq_cuda_max", "_nq_cuda_min"):
+                    minmax[inst.target.name] = v.name[-3:]  # the user's max(a, b) (cpu/cudaapi.py)
+                    continue
                 if isinstance(v, (ir.Global, ir.FreeVar)) and v.name.startswith("_nq_"):
                     internal.add(inst.target.name)
                     continue
@@ -410,10 +439,12 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                 if v.op == "getattr" and v.value.name in internal:
                     internal.add(inst.target.name)
                     continue
-                if v.op == "call" and v.func.name in internal:
+                if v.op == "call" and v.func.name in minmax:
+                    why = _cuda_minmax_refusal(minmax[v.func.name], [typemap[a.name] for a in v.args])
+                elif v.op == "call" and v.func.name in internal:
                     internal.add(inst.target.name)
                     continue
-                if v.op in ("binop", "inplace_binop", "unary") and arr(inst.target.name):
+                elif v.op in ("binop", "inplace_binop", "unary") and arr(inst.target.name):
                     sym = v.immutable_fn if v.op == "inplace_binop" else v.fn
                     sym = getattr(sym, "__name__", str(sym))
                     if not nrt or _OPERATOR_UFUNCS.get(sym) not in CUDA_UFUNCS:
@@ -443,6 +474,8 @@ def _cuda_refusal(func_ir, typemap, calltypes):
                             why = f"the array method .{name}() of {this} is not compiled"
                     elif isinstance(this, types.UnicodeType) and name is not None and not nrt:
                         why = f"the string method .{name}() is not compiled"
+                    elif isinstance(fnty, types.Function) and fnty.typing_key in (max, min):
+                        why = _cuda_minmax_refusal(fnty.typing_key.__name__, [typemap[a.name] for a in v.args])
                     elif isinstance(fnty, types.Function) and _is_numpy_function(fnty.typing_key):
                         fname = getattr(fnty.typing_key, "__name__", "?")
                         key = fnty.typing_key
