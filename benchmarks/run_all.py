@@ -2,8 +2,8 @@
 
     python benchmarks/run_all.py [--quick] [--json PATH] [--gpu] [--wait-idle S] [--summary-only]
 
-Runs bench_cpu.py, bench_lanefn.py, bench_block.py, bench_wave_cpu.py and
-bench_kernels.py (and bench_gpu.py with ``--gpu``), each in its own process, one after the other
+Runs bench_cpu.py, bench_lanefn.py, bench_block.py, bench_wave_cpu.py,
+bench_kernels.py and bench_launch.py (and bench_gpu.py with ``--gpu``), each in its own process, one after the other
 (never in parallel: they time cores), collects their ``--json`` rows and
 prints machine info and a table of every row with a bar (metric, value, bar,
 PASS/FAIL) plus a few informational rows that put the bars in context.
@@ -23,7 +23,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import HERE, ROOT, Rows, cpu_busy, machine_info, parser  # noqa: E402
 
-CPU_SCRIPTS = ["bench_cpu.py", "bench_lanefn.py", "bench_block.py", "bench_wave_cpu.py", "bench_kernels.py"]
+CPU_SCRIPTS = [
+    "bench_cpu.py",
+    "bench_lanefn.py",
+    "bench_block.py",
+    "bench_wave_cpu.py",
+    "bench_kernels.py",
+    "bench_launch.py",
+]
 GPU_SCRIPTS = ["bench_gpu.py"]
 
 #: Informational rows shown in the summary next to the bars (script, id).
@@ -53,6 +60,7 @@ CONTEXT = [
     ("bench_wave_cpu", "ratio_numpy_shuffles"),
     ("bench_wave_cpu", "ratio_plain_shuffles_literal"),
     ("bench_wave_cpu", "ratio_loop_literal"),
+    ("bench_launch", "njit"),
     ("bench_gpu", "copy_bw"),
     ("bench_gpu", "quad_vs_hand"),
     ("bench_gpu", "reduce_vs_hand"),

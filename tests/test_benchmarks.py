@@ -53,3 +53,23 @@ def test_bench_kernels_quick(tmp_path):
     data = json.loads(out.read_text())
     ids = {row["id"] for row in data["rows"]}
     assert {f"ratio_{name}" for name in KERNELS} | {"geomean"} <= ids
+
+
+def test_bench_launch_quick(tmp_path):
+    """benchmarks/bench_launch.py runs: its calls compute NumPy's values (asserted by
+    the script before timing) and it writes its rows; the times are not asserted."""
+    out = tmp_path / "rows.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_launch.py"), "--quick", "--json", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 0, f"exit status {r.returncode}\n--- stdout\n{r.stdout}\n--- stderr\n{r.stderr}"
+    rows = {row["id"]: row for row in json.loads(out.read_text())["rows"]}
+    assert {"njit", "launch", "launch_scalar", "launch_2d", "lane", "lane_out"} <= set(rows)
+    assert all(rows[k]["value"] is not None and rows[k]["value"] > 0 for k in rows)
