@@ -293,3 +293,28 @@ def test_a_load_in_a_while_test_raises_before_looping_on(rng, kern):
     src = kern.inspect_cpu_source((numba.int64[::1], numba.float32[::1], numba.int64))
     body = src.split("while ")[1]
     assert re.search(r"_nq_l(cc|bc)\(", body[: body.index("n += 1")])
+
+
+_TABLE = np.arange(10.0)
+
+
+@xpu.jit
+def _lane_look(i):
+    return _TABLE[i] * 2.0
+
+
+def test_a_lane_call_reading_out_of_bounds_names_the_lane_function_in_every_layout(rng):
+    """A probe (thirty-seventh session): a lane function called on arrays that reads
+    out of bounds was reported at a line of numquad's wrapper kernel, as "f, a device
+    function called by f", and in "the launch [1, 256]" for inputs that were not
+    C-contiguous (the wrapper's own launch). Now: the lane function's line, and the
+    call on arrays, whatever the layout; nothing is returned."""
+    idx = rng.integers(0, 10, 20)
+    np.testing.assert_array_equal(_lane_look(idx), _TABLE[idx] * 2.0)
+    idx[int(rng.integers(0, 20))] = 15
+    line = _lane_look.py_func.__code__.co_firstlineno
+    want = f'File "{__file__}", line {line}: _lane_look reads or writes out of bounds in _lane_look(...) on arrays'
+    for arg in (idx, np.asfortranarray(idx.reshape(4, 5)), idx[::-1], list(idx)):
+        with pytest.raises(NumquadIndexError) as e:
+            _lane_look(arg)
+        assert str(e.value).startswith(want), str(e.value)

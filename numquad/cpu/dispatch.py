@@ -967,7 +967,11 @@ class CPUTarget:
         if user is not None:
             return user  # the user's own raise, with the thread
         if isinstance(e, IndexError):
-            launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
+            lane = getattr(self.dispatcher, "_nq_lane_of", None)
+            if lane is not None:  # a lane call's wrapper kernel: the user made no launch
+                launch = f"{lane.__name__}(...) on arrays"
+            else:
+                launch = f"[{g[:gnd] if gnd > 1 else g[0]}, {b[:bnd] if bnd > 1 else b[0]}]"
             return self.index_error(e, launch)
         _note_kernel(e, self.dispatcher)
         return None
@@ -1012,6 +1016,14 @@ class CPUTarget:
             )
         if e.args[:1] == ("device call",) and len(e.args) == 2:
             _, line, fn = _bounds.device_where(e.args[1])
+            if d is not self.dispatcher:
+                # the lane function itself, called by its wrapper kernel on each element:
+                # the call's line is the wrapper's, not the user's
+                return NumquadIndexError(
+                    f'File "{d.filename}", line {d.firstlineno}: {d.__name__} reads or writes out of '
+                    f"bounds in {launch}; debug=True names its line and index (nothing past the "
+                    f"array was read or written)"
+                )
             return NumquadIndexError(
                 f'File "{d.filename}", line {line}: {fn}, a device function called by {d.__name__} '
                 f"here, reads or writes out of bounds in the launch {launch}; debug=True names "
