@@ -18,7 +18,6 @@ import numba
 import numpy as np
 
 from .. import _lanecall
-from .. import _userraise
 from . import launch as _launch
 from .._source import exec_source
 
@@ -267,17 +266,14 @@ def call_lane_function(d, args, out):
             try:
                 _launch.run_grid(block, flat + [result.reshape(-1), size], (blocks, 1, 1), (_THREADS, 1, 1))
             except Exception as e:
-                user = _userraise.user_exception(e, _THREADS)
-                if user is not None:
-                    raise user from None  # the user's own raise, with the element
-                if not isinstance(e, IndexError):
+                # the user's own raise with its element, a bounds check in the user's
+                # words: as the general path's launch of the wrapper kernel says them
+                kernel = _wrappers(d, tuple(type(a) is np.ndarray for a in args))[0]
+                dims = ((blocks, 1, 1), (_THREADS, 1, 1), 1, 1)
+                err = kernel._target("cpu").launch_error(e, dims)
+                if err is None:
                     raise
-                # (a bounds check's tuple: in the user's words)
-                raise (
-                    _wrappers(d, tuple(type(a) is np.ndarray for a in args))[0]
-                    ._target("cpu")
-                    .index_error(e, f"{d.__name__}(...) on arrays")
-                ) from None
+                raise err from None
             return result
     vals, shape, is_arr = prepare_args(d, args)
     restype = result_dtype(d, vals, is_arr)

@@ -2,7 +2,7 @@
 
 Pipeline: :mod:`frontend` (parse, resolve, normalise, segment) ->
 :mod:`shadow` + :mod:`typing` (scalar shadow typing) -> :mod:`codegen` (the block function)
--> :mod:`launch` (blocks spread over cores with ``prange``).
+-> :mod:`launch` (blocks spread over cores by worker threads).
 """
 
 from __future__ import annotations
@@ -892,7 +892,8 @@ class CPUTarget:
         (g, b, _gnd, _bnd) = dims
         if not _launch.one_call(g, b):
             return None
-        entry, tail, run_one, failed = compiled.entry, (0, g[0] * g[1] * g[2], *g, *b), _launch.run_one, self._failed
+        entry, tail = compiled.entry, (0, g[0] * g[1] * g[2], *g, *b)
+        run_one, failed = _launch.run_one, self.launch_error
 
         def run(args):
             try:
@@ -953,12 +954,12 @@ class CPUTarget:
         try:
             _launch.run_grid(compiled.block, args, g, b)
         except Exception as e:
-            err = self._failed(e, dims)
+            err = self.launch_error(e, dims)
             if err is None:
                 raise
             raise err from None
 
-    def _failed(self, e, dims):
+    def launch_error(self, e, dims):
         """The exception to raise for *e*, raised by a launch with *dims*: the user's
         own raise with its thread, or an out-of-bounds access in the user's words;
         None to raise *e* itself (noted with the kernel's name)."""
