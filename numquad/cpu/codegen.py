@@ -1284,7 +1284,7 @@ class _BlockGen:
                     n.lineno = n.end_lineno = line
         # each block first tests the launch's stop flag: a Ctrl-C (or a failed worker)
         # stops a launch of many blocks between two (numquad/cpu/launch.py)
-        poll = ast.If(test=_call("_nq_stopped", _name("_nq_stop")), body=[ast.Return(value=None)], orelse=[])
+        poll = _stop_poll()
         block_loop = ast.For(
             target=_name("_nq_b", ast.Store),
             iter=_call("_nq_range", _name("_nq_b0"), _name("_nq_b1")),
@@ -1297,6 +1297,12 @@ class _BlockGen:
         return fn
 
 
+def _stop_poll():
+    """``if _nq_stopped(_nq_stop): return``: the launch's stop flag is set
+    (numquad/cpu/interrupt.py)."""
+    return ast.If(test=_call("_nq_stopped", _name("_nq_stop")), body=[ast.Return(value=None)], orelse=[])
+
+
 class _StopPolls(ast.NodeVisitor):
     """``if _nq_stopped(_nq_stop): return`` first in every ``while`` loop of a block
     function: a Ctrl-C stops a loop that never ends (numquad/cpu/interrupt.py). (The
@@ -1304,7 +1310,7 @@ class _StopPolls(ast.NodeVisitor):
 
     def visit_While(self, node):
         self.generic_visit(node)
-        poll = ast.If(test=_call("_nq_stopped", _name("_nq_stop")), body=[ast.Return(value=None)], orelse=[])
+        poll = _stop_poll()
         for n in ast.walk(poll):  # at the loop's line
             if "lineno" in n._attributes:
                 ast.copy_location(n, node)
