@@ -99,7 +99,8 @@ def _small(nblocks, nthreads):
 
 def one_call(grid, block):
     """Does :func:`run_grid` run a launch of *grid* and *block* as one native call
-    on the calling thread (its default thread count, a Ctrl-C wired to the flag)?"""
+    on the calling thread (with its default thread count, where a Ctrl-C sets the
+    stop flag; :func:`run_one` falls back to :func:`run_grid` where it cannot)?"""
     return _small(grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2])
 
 
