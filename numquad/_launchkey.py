@@ -27,7 +27,8 @@ def array_key(a):
 def launch_key(args):
     """What the Numba types of a launch's arguments depend on, when that is all of
     them: NumPy arrays (:func:`array_key`), NumPy scalars, Python floats and bools,
-    Python ints in int64's range; else None (anything else is typed by Numba)."""
+    Python ints in int64's range, numba.cuda device arrays (their own Numba type);
+    else None (anything else is typed by Numba)."""
     key = []
     for a in args:
         t = type(a)
@@ -39,6 +40,11 @@ def launch_key(args):
             key.append(t)
         elif t is float or t is bool or (isinstance(a, np.generic) and a.dtype.kind in "biuf"):
             key.append(t)
+        elif hasattr(t, "_numba_type_") and hasattr(t, "__cuda_array_interface__"):
+            # a numba.cuda device array: what the Numba type it caches for itself
+            # depends on (a device array is aligned and writable; a Numba type's own
+            # hash is Python code, run at every lookup)
+            key.append((t, a.dtype, a.ndim, a._numba_type_.layout))
         else:
             return None
     return tuple(key)

@@ -1005,6 +1005,8 @@ class Dispatcher:
         self._targets = {}
         self._configs = {}  # (griddim, blockdim) -> validated launch dims
         self._quick = {}  # (target, config, launch_key(args)) -> a target's quick runner
+        self._views = {}  # "cpu", "cuda", "python" -> its _TargetView (made once)
+        self._launchers = {}  # (target, griddim, blockdim) of plain ints -> its _Launcher
         self._uses_quad_grid = None
 
     # -- source ------------------------------------------------------------
@@ -1139,12 +1141,12 @@ class Dispatcher:
     @property
     def cpu(self):
         """This function on the CPU target: ``f.cpu[grid, block](...)`` or ``f.cpu(...)``."""
-        return _TargetView(self, "cpu")
+        return self._views.get("cpu") or self._view("cpu")
 
     @property
     def cuda(self):
         """This function on the CUDA target: ``f.cuda[grid, block](...)`` or ``f.cuda(...)``."""
-        return _TargetView(self, "cuda")
+        return self._views.get("cuda") or self._view("cuda")
 
     @property
     def python(self):
@@ -1155,11 +1157,30 @@ class Dispatcher:
         kernel, per thread, with every cross-lane op (numba.cuda's simulator has no
         warp ops). It is the fuzzer's oracle (``python -m numquad.fuzz``).
         """
-        return _TargetView(self, "python")
+        return self._views.get("python") or self._view("python")
+
+    def _view(self, target):
+        v = self._views[target] = _TargetView(self, target)
+        return v
 
     # -- kernels -------------------------------------------------------------
     def __getitem__(self, config):
-        return _Launcher(self, None, config)
+        return self._launcher(None, config)
+
+    def _launcher(self, target, config):
+        """The _Launcher of ``[config]`` on *target*; one kept per configuration of
+        two plain ints (the common launch makes no new object)."""
+        if type(config) is tuple and len(config) == 2:
+            c0, c1 = config
+            if type(c0) is int and type(c1) is int:  # never 1.0 or True for 1
+                key = (target, c0, c1)
+                launcher = self._launchers.get(key)
+                if launcher is None:
+                    launcher = _Launcher(self, target, config)
+                    if len(self._launchers) < 64:
+                        self._launchers[key] = launcher
+                return launcher
+        return _Launcher(self, target, config)
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """numba.cuda's ``kernel.forall(ntasks)(*args)``: a 1-D launch of at least
@@ -1296,15 +1317,6 @@ class Dispatcher:
         return self._gpu_usage("get_local_mem_per_thread", "local_mem_per_thread", signature)
 
     def _launch(self, target, config, args):
-        # a launch like one made before (the same plain-int configuration, the same
-        # count and types of arguments): the target's quick runner, nothing decided again
-        if self._quick and type(config) is tuple and len(config) == 2:
-            c0, c1 = config
-            if (type(c0) is int and type(c1) is int) or _config_key(c0, c1) is not None:
-                akey = launch_key(args)
-                run = self._quick.get((target, config, akey)) if akey is not None else None
-                if run is not None:
-                    return run(args)
         if not self.is_kernel:
             raise NumquadTypeError(
                 f"{launch_prefix(self)}: {self.__name__} returns a value, so it is a lane "
@@ -1570,7 +1582,7 @@ class _TargetView:
         self._t = target
 
     def __getitem__(self, config):
-        return _Launcher(self._d, self._t, config)
+        return self._d._launcher(self._t, config)
 
     def __call__(self, *args, out=None, **kwargs):
         return self._d._call(self._t, args, out, kwargs)
@@ -1596,6 +1608,8 @@ def _typed_default(v):
 
 
 class _Launcher:
+    __slots__ = ("_d", "_t", "_config", "_plain")
+
     def __init__(self, dispatcher, target, config):
         self._d = dispatcher
         self._t = target
@@ -1605,15 +1619,26 @@ class _Launcher:
         if list in map(type, config):
             config = tuple(tuple(c) if isinstance(c, list) else c for c in config)
         self._config = config
+        # a configuration of plain ints, which a quick runner may be keyed on: (1.0, 32)
+        # == (1, 32) as a dict key
+        self._plain = len(config) == 2 and _config_key(*config) is not None
 
     def __call__(self, *args, **kwargs):
+        d = self._d
         if kwargs:
-            d = self._d
             raise NumquadTypeError(
                 f"{launch_prefix(d)}: a kernel launch takes its arguments by position; got keyword "
                 f"argument(s) {', '.join(sorted(kwargs))} for {d.__name__}"
             )
-        return self._d._launch(self._t, self._config, args)
+        # a launch like one made before (the same plain-int configuration, the same
+        # count and types of arguments): the target's quick runner, nothing decided again
+        quick = d._quick
+        if quick and self._plain:
+            akey = launch_key(args)
+            run = quick.get((self._t, self._config, akey)) if akey is not None else None
+            if run is not None:
+                return run(args)
+        return d._launch(self._t, self._config, args)
 
     def __reduce__(self):
         return _Launcher, (self._d, self._t, self._config)

@@ -257,3 +257,53 @@ def test_launches_from_several_threads_at_once(rng):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+# -- the CUDA target: numba.cuda's launch configuration, kept ------------------------
+
+needs_gpu = pytest.mark.skipif(not cuda.is_available(), reason="needs an NVIDIA GPU")
+
+
+@needs_gpu
+@pytest.mark.parametrize("on_device", [True, False], ids=["device_arrays", "host_arrays"])
+def test_cuda_repeated_launches_take_the_quick_runner_and_compute_numpys_values(rng, on_device):
+    n = 1000
+    for round in range(4):
+        dtype = np.int64 if round < 2 else np.int32  # a new dtype: a new runner
+        x = rng.integers(-1000, 1000, n).astype(dtype)
+        s = int(rng.integers(-9, 9))
+        out = np.full(n, POISON, dtype)
+        if on_device:
+            d_out = cuda.to_device(out)
+            k_scan_scaled.cuda[8, 128](cuda.to_device(x), s, d_out)
+            got = d_out.copy_to_host()
+        else:
+            k_scan_scaled.cuda[8, 128](x, s, out)
+            got = out
+        np.testing.assert_array_equal(got, _scan_scaled(x, s, n), err_msg=f"round {round}")
+    assert any(key[0] == "cuda" for key in _quick(k_scan_scaled))
+
+
+@needs_gpu
+def test_cuda_an_auto_launch_on_device_arrays_after_host_ones_runs_on_the_gpu(rng):
+    """The automatic target picks CUDA for device arrays: a quick runner made for
+    NumPy arrays (the CPU target) must never take a launch on device arrays."""
+    x = rng.integers(-1000, 1000, 256).astype(np.int64)
+    out = np.full(256, POISON, np.int64)
+    for round in range(3):
+        k_scan_scaled[2, 128](x, 3, out)  # NumPy arrays: the CPU target
+        np.testing.assert_array_equal(out, _scan_scaled(x, 3, 256))
+        d_out = cuda.to_device(np.full(256, POISON, np.int64))
+        k_scan_scaled[2, 128](cuda.to_device(x), 5, d_out)
+        np.testing.assert_array_equal(d_out.copy_to_host(), _scan_scaled(x, 5, 256), err_msg=f"round {round}")
+
+
+@needs_gpu
+def test_cuda_a_bad_argument_after_good_launches_is_refused_each_time(rng):
+    x = cuda.to_device(rng.integers(-1000, 1000, 256).astype(np.int64))
+    out = cuda.to_device(np.full(256, POISON, np.int64))
+    for _ in range(3):
+        k_scan_scaled.cuda[2, 128](x, 2, out)
+    for _ in range(2):
+        with pytest.raises(NumquadTypeError, match="k_scan_scaled"):
+            k_scan_scaled.cuda[2, 128](x, None, out)

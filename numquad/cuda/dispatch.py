@@ -58,6 +58,9 @@ from .._source import code_names, exec_source
 
 __all__ = ["CUDATarget", "no_fma"]
 
+#: what a launch through numba.cuda may raise that numquad says in its own words
+_LAUNCH_ERRORS = (NotImplementedError, *NUMBA_ERRORS, NumquadCompileError)
+
 #: Threads per block of the generated lane-call kernel (a multiple of the wave).
 _CALL_BLOCK = 256
 #: Elements per thread of the generated lane-call kernel (see _lane_call_kernel).
@@ -367,7 +370,8 @@ class CUDATarget:
 
     # -- kernels -----------------------------------------------------------
     def launch(self, dims, extra, args):
-        """``k[griddim, blockdim(, stream, sharedmem)](*args)`` through numba.cuda.
+        """``k[griddim, blockdim(, stream, sharedmem)](*args)`` through numba.cuda;
+        returns numba.cuda's launch configuration, for :meth:`quick_runner`.
 
         *dims* comes validated from :func:`numquad.xpu.launch_config`; NumPy
         arguments are copied to the device and back, as numba.cuda does.
@@ -384,21 +388,44 @@ class CUDATarget:
             if all(type(e) is int for e in extra) and len(self._configured) < 64:
                 self._configured[key] = configured
         try:
-            return configured(*args)
-        except NotImplementedError:
+            configured(*args)
+        except _LAUNCH_ERRORS as e:
+            raise self._launch_error(e, args) from None
+        return configured
+
+    def _launch_error(self, e, args):
+        """The numquad error for *e*, raised by numba.cuda's launch of *args*."""
+        if isinstance(e, NotImplementedError):
             # numba.cuda's launch cannot pass None (it types it, then fails to marshal it)
             nones = [i for i, a in enumerate(args) if a is None]
             if not nones:
-                raise
+                return e
             from .._sites import launch_prefix, none_argument
 
             d = self.dispatcher
-            raise NumquadTypeError(none_argument(launch_prefix(d), d, nones[0])) from None
-        except NUMBA_ERRORS + (NumquadCompileError,) as e:
-            # typing and compiling run inside kernel.compile (self._compiling), which
-            # reports an op's own complaint; what is left here is an argument numba.cuda
-            # cannot type
-            raise numquad_error(e, self.dispatcher, ()) from None
+            return NumquadTypeError(none_argument(launch_prefix(d), d, nones[0]))
+        # typing and compiling run inside kernel.compile (self._compiling), which
+        # reports an op's own complaint; what is left here is an argument numba.cuda
+        # cannot type
+        return numquad_error(e, self.dispatcher, ())
+
+    def quick_runner(self, configured, dims):
+        """``run(args)``: a launch through numba.cuda's launch configuration
+        *configured* (what :meth:`launch` returned) with arguments of the types of
+        the launch that just ran it, nothing decided again (numquad/xpu.py keys it on
+        the configuration and the argument types). None for a declared signature,
+        whose scalars are converted at each launch."""
+        if self.dispatcher._declared:
+            return None
+        failed = self._launch_error
+
+        def run(args):
+            try:
+                configured(*args)
+            except _LAUNCH_ERRORS as e:
+                raise failed(e, args) from None
+
+        return run
 
     # -- introspection -----------------------------------------------------
     def inspect_ptx(self, sig, cc=(9, 0), blockdim=None):
