@@ -1212,18 +1212,19 @@ class Dispatcher:
         with self._lock:
             cache = self.__dict__.setdefault("_specializations", {})
             copy = cache.get(argtypes)
-            if copy is None:
-                copy = Dispatcher(
-                    self.py_func, target=self.target, debug=self.debug, fastmath=self.fastmath, cache=self.cache
-                )
-                for name in _EXTRA:
-                    setattr(copy, name, getattr(self, name))
-                from .cpu.cudaapi import declare_signatures
-
-                copy.specialized = True
-                declare_signatures(copy, [(argtypes, None)])
-                cache[argtypes] = copy
+        if copy is not None:
             return copy
+        # made and compiled outside this dispatcher's lock: a compile takes Numba's
+        # lock, which is always taken first (numquad/cpu/dispatch.py, scalar_function)
+        copy = Dispatcher(self.py_func, target=self.target, debug=self.debug, fastmath=self.fastmath, cache=self.cache)
+        for name in _EXTRA:
+            setattr(copy, name, getattr(self, name))
+        from .cpu.cudaapi import declare_signatures
+
+        copy.specialized = True
+        declare_signatures(copy, [(argtypes, None)])
+        with self._lock:  # two threads may have made one each: all get the first kept
+            return cache.setdefault(argtypes, copy)
 
     # -- numba.cuda's introspection of compiled kernels ---------------------------
     @property

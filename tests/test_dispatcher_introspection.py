@@ -70,6 +70,35 @@ def test_specializations_are_the_copies_specialize_returned():
         s.specialize(a, np.int32(1))
 
 
+def test_specialize_from_several_threads_gives_each_one_copy_and_numpys_values():
+    """Each thread's copy is compiled outside the original's lock (a compile takes
+    Numba's lock first); every thread gets the copy kept first, which computes."""
+    import threading
+
+    k = xpu.jit(_scan.py_func)
+    got, errors = [], []
+    rng = np.random.default_rng(7)
+    x = rng.integers(-100, 100, 64).astype(np.float32)
+
+    def work():
+        try:
+            got.append(k.specialize(x, np.int32(1)))
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert len(got) == 3 and got[0] is got[1] is got[2] and k.specializations == {(_f32(), types.int32): got[0]}
+    a = x.copy()
+    got[0][2, 32](a, 5)
+    w = x.reshape(2, 32)
+    np.testing.assert_array_equal(a, (np.cumsum(w, axis=1) - w + 5).ravel())
+
+
 def test_a_lane_function_lists_its_declared_signatures_only():
     lane = xpu.jit("float64(float64)")(lambda x: x + 1.0)
     assert lane.signatures == [(types.float64,)] and lane.overloads == {}
