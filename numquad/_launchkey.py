@@ -2,9 +2,9 @@
 
 ``numba.typeof`` builds a new type object on every call, which was most of a CPU
 launch. A launch instead reads the few facts a NumPy array's or scalar's Numba
-type depends on (:func:`launch_key`); the dispatcher (numquad/xpu.py) and the CPU
-target (numquad/cpu/dispatch.py) key what they have already decided for a launch
-on them.
+type depends on (:func:`launch_key`); the dispatcher (numquad/xpu.py: the quick
+runners of both targets) and the CPU target (numquad/cpu/dispatch.py) key what
+they have already decided for a launch on them.
 """
 
 from __future__ import annotations
