@@ -75,10 +75,16 @@ def _as_given(filename, disp):
 
 
 def _user_location(error, disp):
-    """(filename, line) of the user's line that failed, from Numba's error."""
-    loc = _constraint_loc(error)
-    if loc is not None and not loc.filename.startswith(_INTERNAL):
-        return _as_given(loc.filename, disp), loc.line
+    """(filename, line) of the user's line that failed, from the exception's own
+    location: the innermost typing constraint's, numquad's own error's (its
+    ``filename``/``lineno``), Numba's ``loc``; only a Numba report whose location is
+    in its text alone (a context added to the message) is read from the text."""
+    for loc in (_constraint_loc(error), getattr(error, "loc", None)):
+        filename = getattr(loc, "filename", None)
+        if filename and not filename.startswith(("<numquad", *_INTERNAL)):
+            return _as_given(filename, disp), loc.line
+    if isinstance(error, NumquadCompileError) and error.filename and error.lineno:
+        return error.filename, error.lineno
     text = _ANSI.sub("", str(error))
     for filename, line in _FILE_LINE.findall(text):
         if filename.startswith("<numquad"):
