@@ -412,7 +412,8 @@ def test_lane_call_kernel():
     function, one load per slot (a thread's elements), all before the first shuffle."""
     from numba import cuda
 
-    from numquad.cuda.dispatch import _CALL_SLOTS, no_fma
+    from numquad.cuda.dispatch import no_fma
+    from numquad.cuda.lanecall import CALL_SLOTS
 
     target = _lane_fn._target("cuda")
     k = target._lane_call((True, False))
@@ -420,12 +421,12 @@ def test_lane_call_kernel():
     with no_fma():
         ptx, _ = cuda.compile_ptx(k.py_func, sig, cc=CC)
     _no_local_memory(ptx)
-    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == _CALL_SLOTS
+    assert _count(ptx, SHFL.format(mode="bfly", b=2, c=31)) == CALL_SLOTS
     assert "fma.rn" not in ptx
     assert "setp" in ptx  # the i < n guard
     body = ptx[ptx.index(".entry") :]
     loads = [m.start() for m in re.finditer(r"ld\.global", body)]
-    assert len(loads) == _CALL_SLOTS and loads[-1] < body.index("shfl.sync")
+    assert len(loads) == CALL_SLOTS and loads[-1] < body.index("shfl.sync")
 
 
 def test_lane_call_kernel_of_a_lambda():
@@ -433,7 +434,7 @@ def test_lane_call_kernel_of_a_lambda():
     from numba import cuda
 
     from numquad import Quad, xpu
-    from numquad.cuda.dispatch import _CALL_SLOTS
+    from numquad.cuda.lanecall import CALL_SLOTS
 
     lam = xpu.jit(lambda x, y: x * y + Quad.swapHorizontal(x))
     k = lam._target("cuda")._lane_call((True, True))
@@ -441,7 +442,7 @@ def test_lane_call_kernel_of_a_lambda():
     sig = (types.int64, types.float64[::1], types.float64[::1], types.float64[::1])
     ptx, _ = cuda.compile_ptx(k.py_func, sig, cc=CC)
     _no_local_memory(ptx)
-    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 2 * _CALL_SLOTS  # float64: 2 halves
+    assert _count(ptx, SHFL.format(mode="bfly", b=1, c=31)) == 2 * CALL_SLOTS  # float64: 2 halves
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from numba import cuda
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 from bench_gpu import hand_copy as copy, lane_quad  # noqa: E402  (the benchmark's own kernels)
 
-from numquad.cuda.dispatch import _lane_call_kernel  # noqa: E402
+from numquad.cuda.lanecall import lane_call_kernel  # noqa: E402
 
 
 def _host_us(fn, n=300):
@@ -76,7 +76,7 @@ def main():
     # (the eighth session also timed grid-stride loops over 1,056-2,112 blocks: no
     # faster; docs/GPU.md)
     for slots in (1, 4, 8, 16):
-        k = _lane_call_kernel(tgt.device_function(), "sweep", (True,), False, masked=tgt.needs_mask, slots=slots)
+        k = lane_call_kernel(tgt.device_function(), "sweep", (True,), False, masked=tgt.needs_mask, slots=slots)
         tgt._compile_with_settings(k)
         for block in (128, 256):
             blocks = -(-n // (block * slots))
