@@ -181,6 +181,11 @@ class _BlockGen:
         self.fn_names = {}
         self.masks = []
         self.block_mode = fe.has_barrier
+        # a kernel with barriers runs each run of items without a barrier (or a jump)
+        # wave by wave, as a kernel without barriers does (gen_items): not where lanes
+        # keep local arrays, whose rows are indexed by the block's lane
+        self.spans = self.block_mode and all(a[0] in ("shared", "dynshared") for a in fe.allocs.values())
+        self.in_span = False
         self.locals = (
             (
                 fe.env.locals
@@ -791,6 +796,78 @@ class _BlockGen:
             out.append(t.visit(copy.deepcopy(s)))
         return out
 
+    def _span_item(self, it, nxt):
+        """Can *it* run wave by wave in a kernel with barriers: no barrier, no jump
+        (and the ``if`` fused with it, if any, neither)?"""
+        for j in _storage.walk_items([it]):
+            if isinstance(j, (_wi.Barrier, _wi.BarrierReduce, _wi.Jump)):
+                return False
+        if isinstance(it, _wi.Region) and isinstance(nxt, _wi.If) and self.fused.get(nxt.cond) is nxt:
+            return self._span_item(nxt, None)
+        return True
+
+    def _span_safe(self, items):
+        """Do *items* compute the same run wave by wave as over the whole block? Lane
+        values do (each lane has its own), and so does a value the same in every lane
+        that the span defines before it reads it; one it reads and assigns
+        (``s //= 2``, ``while s > 0``) would be changed once per wave. Lane work is
+        needed, or the span gains nothing."""
+
+        def deep(it):
+            names, stores, targets = set(), set(), set()
+            for j in _storage.walk_items([it]):
+                n, st = _storage.item_names(j)
+                names |= n
+                stores |= st
+                if isinstance(j, _wi.Loop) and j.uniform:
+                    targets.add(j.uniform[0])
+            keep = lambda ns: {n for n in ns if n not in self.lane_vars}  # noqa: E731
+            return keep(names), keep(stores), targets
+
+        info = [deep(it) for it in items]
+        assigned = set().union(*(st for _, st, _ in info))
+        defined = set()
+        for it, (names, _, targets) in zip(items, info):
+            plain = None
+            if (
+                isinstance(it, _wi.Uniform)
+                and isinstance(it.stmt, ast.Assign)
+                and len(it.stmt.targets) == 1
+                and isinstance(it.stmt.targets[0], ast.Name)
+                and it.stmt.targets[0].id not in _names.names_in(it.stmt.value)
+            ):
+                plain = it.stmt.targets[0].id
+            if (names - targets - {plain}) & assigned - defined:
+                return False
+            if plain is not None:
+                defined.add(plain)
+        return any(not isinstance(j, (_wi.Uniform, _wi.UniformIf)) for j in _storage.walk_items(items))
+
+    def gen_span(self, items, frames):
+        """*items* (no barrier, no jump) of a kernel with barriers, run wave by wave:
+        the code of a kernel without barriers, in a loop over the block's waves, each
+        lane array a view of its wave's 32 lanes of the block-wide one (bound where
+        ``_nq_SPAN`` stands, :meth:`build`). Lanes of a wave run as in a region; the
+        waves of the block one after another, which every barrier-free stretch of a
+        block allows (docs/architecture.md, "What a lane sees of another lane's writes")."""
+        self.block_mode, self.in_span = False, True
+        try:
+            body = self.gen_items(items, frames)
+        finally:
+            self.block_mode, self.in_span = True, False
+        if not body:
+            return []
+        line = body[0].lineno
+        enter = [ast.Expr(_call("_nq_SPAN", _const(1)))]
+        leave = [ast.Expr(_call("_nq_SPAN", _const(0)))]
+        loop = ast.For(
+            target=_name("_nq_W", ast.Store),
+            iter=_call("_nq_range", ast.BinOp(_name("_nq_GB"), ast.FloorDiv(), _const(W))),
+            body=enter + body,
+            orelse=[],
+        )
+        return _located([loop] + leave, line)
+
     def gen_items(self, items, frames):
         out = []
         skip = None
@@ -798,6 +875,14 @@ class _BlockGen:
             if it is skip:
                 continue
             nxt = items[k + 1] if k + 1 < len(items) else None
+            if self.spans and self.block_mode and not self.in_span:
+                j = k
+                while j < len(items) and self._span_item(items[j], items[j + 1] if j + 1 < len(items) else None):
+                    j += 1
+                while j > k and not self._span_safe(items[k:j]):
+                    j -= 1
+                if j > k:  # items k..j-1 wave by wave, then the rest
+                    return out + self.gen_span(items[k:j], frames) + self.gen_items(items[j:], frames)
             if isinstance(it, _wi.Region) and isinstance(nxt, _wi.If) and self.fused.get(nxt.cond) is nxt:
                 out.extend(self.gen_if(nxt, frames, cond_region=it))
                 skip = it = nxt
@@ -1185,23 +1270,20 @@ class _BlockGen:
             for a, v in zip("xyz", self.nd):
                 pro.append(_assign(_name(f"_nq_bd{a}", ast.Store), _call("_nq_i64", _const(int(v)))))
         alloc = "_nq_lanes_block" if self.block_mode else "_nq_lanes"
+        arrays = []  # (name, dtype) of every lane array
         for n in sorted(self.lane_vars | self.splats | set(self.converted)):
             parts = None if n in self.converted else self._tuple_parts(n)
             if parts is not None:
-                pro += [
-                    _assign(_name(f"_nq_v_{n}__{k}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt])))
-                    for k, dt in enumerate(parts)
-                ]
+                arrays += [(f"_nq_v_{n}__{k}", dt) for k, dt in enumerate(parts)]
                 continue
-            dt = self.converted.get(n) or self._dtype(n)
-            pro.append(_assign(_name(f"_nq_v_{n}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[dt]))))
-        for m in self.masks:
-            pro.append(_assign(_name(m, ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype(bool)]))))
-        for a in "xyz":
-            if f"_nq_t{a}" in tids:
-                pro.append(
-                    _assign(_name(f"_nq_t{a}", ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype("int32")])))
-                )
+            arrays.append((f"_nq_v_{n}", self.converted.get(n) or self._dtype(n)))
+        arrays += [(m, np.dtype(bool)) for m in self.masks]
+        arrays += [(f"_nq_t{a}", np.dtype("int32")) for a in "xyz" if f"_nq_t{a}" in tids]
+        pro += [_assign(_name(a, ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype(dt)]))) for a, dt in arrays]
+        if any(_is_span_mark(st) for st in ast.walk(ast.Module(body=wave_body, type_ignores=[]))):
+            mod = _SpanBinds([a for a, _ in arrays]).visit(ast.Module(body=wave_body, type_ignores=[]))
+            wave_body[:] = mod.body
+            pro += [_assign(_name(f"_nq_B{a}", ast.Store), _name(a)) for a, _ in arrays]
         pro.append(
             _assign(
                 _name("_nq_nt", ast.Store),
@@ -1224,6 +1306,7 @@ class _BlockGen:
                     ),
                 )
             )
+            pro.append(_assign(_name("_nq_GB", ast.Store), _name("_nq_G")))
         pro += _generated.alloc_stmts(fe, per_lane=True)
         # a zeroed private copy of each array only atomic adds touch (or an empty one
         # where it does not pay), added into the array after the last block
@@ -1295,6 +1378,55 @@ class _BlockGen:
         _located([fn], line)
         _StopPolls().visit(fn)
         return fn
+
+
+def _is_span_mark(st):
+    """Is *st* the ``_nq_SPAN(1)`` (enter) or ``_nq_SPAN(0)`` (leave) mark of a span?"""
+    return (
+        isinstance(st, ast.Expr)
+        and isinstance(st.value, ast.Call)
+        and isinstance(st.value.func, ast.Name)
+        and st.value.func.id == "_nq_SPAN"
+    )
+
+
+class _SpanBinds(ast.NodeTransformer):
+    """The marks of :meth:`_BlockGen.gen_span` as statements: entering a wave
+    ``_nq_W`` of the span, its first thread, 32 lanes, and each lane array (*arrays*)
+    a view of the wave's lanes of the block-wide one (``_nq_B<name>``); leaving the
+    span, the block's again."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list) and any(_is_span_mark(st) for st in value):
+                out = []
+                for st in value:
+                    out.extend(self._bind(st) if _is_span_mark(st) else [st])
+                setattr(node, field, out)
+        return node
+
+    def _bind(self, mark):
+        if mark.value.args[0].value:
+            out = [
+                _assign(_name("_nq_t0", ast.Store), ast.BinOp(_name("_nq_W"), ast.Mult(), _const(W))),
+                _assign(_name("_nq_G", ast.Store), _call("_nq_i32", _const(W))),
+            ]
+            out += [
+                _assign(_name(a, ast.Store), _call("_nq_wv", _name(f"_nq_B{a}"), _name("_nq_W"))) for a in self.arrays
+            ]
+        else:
+            out = [_assign(_name("_nq_t0", ast.Store), _const(0)), _assign(_name("_nq_G", ast.Store), _name("_nq_GB"))]
+            out += [_assign(_name(a, ast.Store), _name(f"_nq_B{a}")) for a in self.arrays]
+        for st in out:
+            ast.copy_location(st, mark)
+            for n in ast.walk(st):
+                if "lineno" in n._attributes:
+                    ast.copy_location(n, mark)
+        return out
 
 
 def _stop_poll():
