@@ -806,6 +806,20 @@ class _BlockGen:
             return self._span_item(nxt, None)
         return True
 
+    def _carried(self, region, stores):
+        """The names of *stores* (of *region*) that live in one Python local, not a lane
+        array, and that the region reads before it assigns them (see gen_item)."""
+        return [
+            n
+            for n in sorted(stores)
+            if n in self.locals
+            and n not in self.lane_vars
+            and n not in self.region_params
+            and n not in self.remat
+            and n not in self.fused
+            and not _storage.first_is_plain_store(region, n)
+        ]
+
     def _span_safe(self, items):
         """Do *items* compute the same run wave by wave as over the whole block? Lane
         values do (each lane has its own), and so does a value the same in every lane
@@ -818,7 +832,8 @@ class _BlockGen:
             for j in _storage.walk_items([it]):
                 n, st = _storage.item_names(j)
                 names |= n
-                stores |= st
+                # a region's own temporaries are each lane's; only what it carries in
+                stores |= set(self._carried(j, st)) if isinstance(j, _wi.Region) else st
                 if isinstance(j, _wi.Loop) and j.uniform:
                     targets.add(j.uniform[0])
             keep = lambda ns: {n for n in ns if n not in self.lane_vars}  # noqa: E731
@@ -919,16 +934,7 @@ class _BlockGen:
             # arrays, ``src, dst = dst, src`` after a barrier): every lane starts from
             # its value at the region's entry, as every thread does (each lane running
             # on from the one before swapped the arrays back in every other lane)
-            carried = [
-                n
-                for n in sorted(stores)
-                if n in self.locals
-                and n not in self.lane_vars
-                and n not in self.region_params
-                and n not in self.remat
-                and n not in self.fused
-                and not _storage.first_is_plain_store(it, n)
-            ]
+            carried = self._carried(it, stores)
             entry = [_assign(_name(f"_nq_e_{n}", ast.Store), _name(n)) for n in carried]
             body = [_assign(_name(n, ast.Store), _name(f"_nq_e_{n}")) for n in carried] + body
             line = it.stmts[0].lineno

@@ -1,0 +1,198 @@
+"""A kernel with barriers runs each stretch of code without a barrier (or a jump)
+wave by wave, as a kernel without barriers does, and the block-wide lane loops
+only where it must (numquad/cpu/codegen.py ``_BlockGen.gen_span``). What may not
+run once per wave stays block-wide: a value the same in every thread that the
+stretch reads and then changes (``s //= 2``, ``while s > 0``, a swap of two
+arrays), and local arrays, whose rows are the block's lanes. Each kernel below
+mixes both, with random inputs, poisoned outputs and blocks of one, several and a
+partial last wave; the expected values come from NumPy."""
+
+import numpy as np
+import numba
+import pytest
+
+from numquad import Quad, Wave, xpu
+
+POISON = -987654321
+
+
+@xpu.jit
+def k_tree(a, out):
+    # numba.cuda's docs' reduction: a uniform `s` halved between barriers
+    sh = xpu.shared.array(256, np.int64)
+    tid = xpu.threadIdx.x
+    i = xpu.grid(1)
+    v = np.int64(0)
+    if i < a.size:
+        v = a[i]
+    sh[tid] = v
+    xpu.syncthreads()
+    s = xpu.blockDim.x // 2
+    while s > 0:
+        if tid < s:
+            sh[tid] += sh[tid + s]
+        xpu.syncthreads()
+        s //= 2
+    if tid == 0:
+        out[xpu.blockIdx.x] = sh[0]
+
+
+@xpu.jit
+def k_scan_then_count(a, out, counts):
+    # ops in a loop whose counter is uniform, a wave's total to shared memory, then a
+    # barrier and a second stretch that reads every wave's total
+    tot = xpu.shared.array(32, np.int64)
+    tid = xpu.threadIdx.x
+    i = xpu.grid(1)
+    d = np.int64(-1)
+    if i < a.size:
+        d = a[i] % 4
+    rank = np.int64(0)
+    k = 0
+    for r in range(4):
+        mine = d == r
+        below = Wave.prefixCountBits(mine)
+        if mine:
+            rank = np.int64(below) + 100 * r
+        k += 1  # a uniform counter changed in the stretch: stays block-wide
+    c = Wave.countBits(d >= 0)
+    if Wave.laneId() == 0:
+        tot[tid // 32] = c
+    xpu.syncthreads()
+    before = np.int64(0)
+    for w in range(tid // 32):
+        before += tot[w]
+    if i < a.size:
+        out[i] = rank + 1000 * before + 10**6 * k
+    if tid == 0:
+        counts[xpu.blockIdx.x] = tot[0]
+
+
+@xpu.jit
+def k_swap(a, b, out):
+    # two arrays swapped by every thread between barriers (a value the same in every
+    # thread, assigned after it is read)
+    tid = xpu.threadIdx.x
+    i = xpu.grid(1)
+    src, dst = a, b
+    for step in range(3):
+        if i < a.size:
+            dst[i] = src[i] * 2 + Quad.swapHorizontal(src[i])
+        xpu.syncthreads()
+        src, dst = dst, src
+    if i < a.size:
+        out[i] = src[i] + tid
+
+
+@xpu.jit
+def k_local(a, out):
+    # a local array kept across a barrier: the kernel keeps block-wide lane loops
+    buf = xpu.local.array(3, np.int64)
+    i = xpu.grid(1)
+    x = np.int64(0)
+    if i < a.size:
+        x = a[i]
+    for j in range(3):
+        buf[j] = Wave.prefixSum(x) + j
+    xpu.syncthreads()
+    if i < a.size:
+        out[i] = buf[0] + buf[1] * 3 + buf[2] * 7
+
+
+def _waves(x, block):
+    """x padded to whole blocks and split into waves: shape (blocks, waves, 32)."""
+    nb = -(-x.size // block)
+    w = -(-block // 32)
+    pad = np.zeros(nb * block, x.dtype)
+    pad[: x.size] = x
+    blocks = pad.reshape(nb, block)
+    out = np.zeros((nb, w * 32), x.dtype)
+    out[:, :block] = blocks
+    return out.reshape(nb, w, 32)
+
+
+def _exists(n, block):
+    """Which lanes of _waves(...) hold a thread of the launch (in the array or not)."""
+    nb = -(-n // block)
+    w = -(-block // 32)
+    e = np.zeros((nb, w * 32), bool)
+    e[:, :block] = True
+    return e.reshape(nb, w, 32)
+
+
+@pytest.mark.parametrize("block", [32, 100, 256])
+def test_a_uniform_value_halved_between_barriers(rng, block):
+    n = 5 * block - int(rng.integers(0, 7))
+    a = rng.integers(-1000, 1000, n).astype(np.int64)
+    nb = -(-n // block)
+    out = np.full(nb, POISON, np.int64)
+    k_tree[nb, block](a, out)
+    # the tree adds the pairs s apart for s = block // 2, block // 4, ..., 1: with a
+    # block that is not a power of two, some elements are left out, as on a GPU
+    sh = _waves(a, block).reshape(nb, -1)[:, :block].copy()
+    s = block // 2
+    while s > 0:
+        sh[:, :s] += sh[:, s : 2 * s]
+        s //= 2
+    np.testing.assert_array_equal(out, sh[:, 0])
+
+
+@pytest.mark.parametrize("block", [64, 100, 256])
+def test_ops_in_a_uniform_loop_then_a_barrier(rng, block):
+    n = 4 * block - int(rng.integers(1, 40))
+    a = rng.integers(0, 1000, n).astype(np.int64)
+    nb = -(-n // block)
+    out = np.full(n, POISON, np.int64)
+    counts = np.full(nb, POISON, np.int64)
+    k_scan_then_count[nb, block](a, out, counts)
+    exists = _exists(n, block)  # the launch's threads, in the array or past it
+    in_array = _waves(np.ones(n, np.int64), block) == 1
+    d = np.where(in_array, _waves(a % 4, block), -1)
+    rank = np.zeros_like(d)
+    for r in range(4):
+        mine = (d == r) & exists
+        below = np.cumsum(mine, axis=2) - mine
+        rank = np.where(mine, below + 100 * r, rank)
+    c = ((d >= 0) & exists).sum(axis=2)  # each wave's count
+    before = np.cumsum(c, axis=1) - c
+    want = rank + 1000 * before[:, :, None] + 4 * 10**6
+    np.testing.assert_array_equal(out, want.reshape(nb, -1)[:, :block].reshape(-1)[:n])
+    np.testing.assert_array_equal(counts, c[:, 0])
+
+
+@pytest.mark.parametrize("block", [32, 128, 100])
+def test_arrays_swapped_between_barriers(rng, block):
+    n = 3 * block - int(rng.integers(0, 5))
+    a = rng.integers(-100, 100, n).astype(np.int64)
+    b = np.full(n, POISON, np.int64)
+    out = np.full(n, POISON, np.int64)
+    k_swap[-(-n // block), block](a.copy(), b, out)
+    x = a.copy()
+    # Quad.swapHorizontal reads lane ^ 1 of the block's lanes; a partner that is no
+    # thread of the block, or a thread past the array (inactive), gives the own value
+    t = np.arange(n) % block
+    partner = np.where((t ^ 1) < block, np.arange(n) - t + (t ^ 1), np.arange(n))
+    partner = np.where(partner < n, partner, np.arange(n))
+    for _ in range(3):
+        x = x * 2 + x[partner]
+    np.testing.assert_array_equal(out, x + t)
+
+
+@pytest.mark.parametrize("block", [64, 100])
+def test_a_local_array_kept_across_a_barrier(rng, block):
+    n = 3 * block - int(rng.integers(0, 9))
+    a = rng.integers(-1000, 1000, n).astype(np.int64)
+    out = np.full(n, POISON, np.int64)
+    k_local[-(-n // block), block](a, out)
+    w = _waves(a, block)
+    s = (np.cumsum(w, axis=2) - w).reshape(w.shape[0], -1)[:, :block].reshape(-1)[:n]
+    np.testing.assert_array_equal(out, s * 11 + 3 + 14)
+
+
+def test_a_kernel_with_barriers_runs_its_stretches_wave_by_wave():
+    """The generated code: the loop of ops runs inside a loop over the block's waves
+    (a span); the local-array kernel keeps block-wide lane loops."""
+    sig = (numba.int64[::1], numba.int64[::1], numba.int64[::1])
+    src = k_scan_then_count.inspect_cpu_source(sig)
+    assert src.count("for _nq_W in") >= 2, src
+    assert "for _nq_W in" not in k_local.inspect_cpu_source(sig[:2])
