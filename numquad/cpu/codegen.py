@@ -55,6 +55,9 @@ before the counter so that they never meet the fixed helper names below:
                        ``while`` loop and block: numquad/cpu/interrupt.py)
 ``_nq_G``, ``_nq_GMAX``     lanes of the group a lane loop runs over (32, or the
                        block in block mode) and their upper bound
+``_nq_W``, ``_nq_GB``,  in block mode, the wave a span runs (``gen_span``), the block's
+``_nq_B<array>``       lanes, and each lane array's block-wide array (in a span the
+                       array's name is a view of the wave's 32 lanes of it)
 ``_nq_tx/ty/tz``       ``threadIdx`` in a 2-D or 3-D block
 ``_nq_XL_<ns>_<op>``   the whole-wave intrinsic of a cross-lane op
                        (numquad/cpu/intrinsics.py)
