@@ -1422,6 +1422,7 @@ class _SpanBinds(ast.NodeTransformer):
         if mark.value.args[0].value:
             out = [
                 _assign(_name("_nq_t0", ast.Store), ast.BinOp(_name("_nq_W"), ast.Mult(), _const(W))),
+                _assign(_name("_nq_w", ast.Store), _name("_nq_W")),  # (a debug check's thread)
                 _assign(_name("_nq_G", ast.Store), _call("_nq_i32", _const(W))),
             ]
             out += [
