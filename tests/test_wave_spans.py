@@ -7,9 +7,10 @@ arrays), and local arrays, whose rows are the block's lanes. Each kernel below
 mixes both, with random inputs, poisoned outputs and blocks of one, several and a
 partial last wave; the expected values come from NumPy."""
 
-import numpy as np
 import numba
+import numpy as np
 import pytest
+from numba import cuda
 
 from numquad import Quad, Wave, xpu
 
@@ -196,3 +197,88 @@ def test_a_kernel_with_barriers_runs_its_stretches_wave_by_wave():
     src = k_scan_then_count.inspect_cpu_source(sig)
     assert src.count("for _nq_W in") >= 2, src
     assert "for _nq_W in" not in k_local.inspect_cpu_source(sig[:2])
+
+
+# -- found by a probe of the spans (thirty-eighth session): each was wrong in waves
+# 1, 2, ... only, so blocks of several waves with the expected value of every thread
+
+
+@xpu.jit
+def k_tuple_after_read(x, out):
+    i = xpu.grid(1)
+    m = 1
+    xpu.syncthreads()
+    v = x[i] * m  # every thread reads m == 1
+    s = Wave.reduceSum(v)
+    m, z = 5, 0  # assigned after the read, in the same stretch
+    out[i] = s + m + z
+
+
+@xpu.jit
+def k_for_target_after_read(x, out, flag):
+    i = xpu.grid(1)
+    r = 7
+    xpu.syncthreads()
+    s = 0
+    if flag:
+        v = x[i] * r  # r == 7 in every thread
+        s = Wave.reduceSum(v)
+        for r in range(2):  # r rebound after the read
+            s += Wave.shuffleXor(v, 1)
+    out[i] = s
+
+
+@xpu.jit
+def k_loop_reads_its_inner_target(x, out):
+    i = xpu.grid(1)
+    r = 7
+    xpu.syncthreads()
+    s = 0
+    for q in range(2):
+        v = x[i] * r  # q = 0: r == 7; q = 1: r == 1, the inner loop's last value
+        s += Wave.reduceSum(v)
+        for r in range(2):
+            s += Wave.shuffleXor(v, 1) * 0
+    out[i] = s
+
+
+def _shfl_down_after_barrier(x, out):
+    i = cuda.grid(1)
+    cuda.syncthreads()
+    out[i] = cuda.shfl_down_sync(0xFFFFFFFF, x[i], 1)
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["release", "debug"])
+@pytest.mark.parametrize("block", [64, 100, 256])
+def test_a_value_read_before_the_stretch_assigns_it_is_the_same_in_every_wave(rng, debug, block):
+    x = rng.integers(-50, 50, block).astype(np.int64)
+    w = _waves(x, block)
+    exists = _exists(block, block)
+    total = (w * exists).sum(axis=2, keepdims=True)  # each wave's sum (lanes past the block: none)
+    cases = [
+        (k_tuple_after_read, (), total + 5 + 0 * w),
+        (k_for_target_after_read, (True,), 7 * total + 2 * 7 * _xor1(w, exists)),
+        (k_loop_reads_its_inner_target, (), 7 * total + total + 0 * w),
+    ]
+    for k, extra, want in cases:
+        kk = xpu.jit(debug=True)(k.py_func) if debug else k
+        out = np.full(block, POISON, np.int64)
+        kk[1, block](x, out, *extra)
+        np.testing.assert_array_equal(out, want.reshape(-1)[:block], err_msg=k.__name__)
+
+
+def _xor1(w, exists):
+    """Wave.shuffleXor(v, 1): lane ^ 1's value, the own where that lane is no thread."""
+    part = w[..., np.arange(32) ^ 1]
+    return np.where(exists[..., np.arange(32) ^ 1], part, w)
+
+
+@pytest.mark.parametrize("block", [64, 96])
+def test_a_numba_cuda_shuffle_after_a_barrier_in_a_debug_build(rng, block):
+    # the debug build's mask-rule check names the thread with the span's wave
+    x = rng.integers(-1000, 1000, block).astype(np.int64)
+    out = np.full(block, POISON, np.int64)
+    xpu.jit(debug=True)(_shfl_down_after_barrier)[1, block](x, out)
+    w = x.reshape(-1, 32)
+    want = np.concatenate([w[:, 1:], w[:, -1:]], axis=1).ravel()  # lane 31 reads past: own
+    np.testing.assert_array_equal(out, want)

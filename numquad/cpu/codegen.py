@@ -826,40 +826,54 @@ class _BlockGen:
     def _span_safe(self, items):
         """Do *items* compute the same run wave by wave as over the whole block? Lane
         values do (each lane has its own), and so does a value the same in every lane
-        that the span defines before it reads it; one it reads and assigns
-        (``s //= 2``, ``while s > 0``) would be changed once per wave. Lane work is
-        needed, or the span gains nothing."""
-
-        def deep(it):
-            names, stores, targets = set(), set(), set()
-            for j in _storage.walk_items([it]):
-                n, st = _storage.item_names(j)
-                names |= n
-                # a region's own temporaries are each lane's; only what it carries in
-                stores |= set(self._carried(j, st)) if isinstance(j, _wi.Region) else st
-                if isinstance(j, _wi.Loop) and j.uniform:
-                    targets.add(j.uniform[0])
-            keep = lambda ns: {n for n in ns if n not in self.lane_vars}  # noqa: E731
-            return keep(names), keep(stores), targets
-
-        info = [deep(it) for it in items]
-        assigned = set().union(*(st for _, st, _ in info))
-        defined = set()
-        for it, (names, _, targets) in zip(items, info):
-            plain = None
-            if (
-                isinstance(it, _wi.Uniform)
-                and isinstance(it.stmt, ast.Assign)
-                and len(it.stmt.targets) == 1
-                and isinstance(it.stmt.targets[0], ast.Name)
-                and it.stmt.targets[0].id not in _names.names_in(it.stmt.value)
-            ):
-                plain = it.stmt.targets[0].id
-            if (names - targets - {plain}) & assigned - defined:
-                return False
-            if plain is not None:
-                defined.add(plain)
+        that the stretch defines before it reads it. One the stretch may read as it
+        was at the stretch's start and also assigns (``s //= 2``, ``while s > 0``,
+        ``v = x * m`` then ``m, z = 5, 0``, a ``for m`` loop after a read of ``m``)
+        would be read by the next wave as the last wave left it. Lane work is needed,
+        or the span gains nothing."""
+        skip = self.lane_vars | set(self.remat) | set(self.region_params)
+        assigned = set()
+        for j in _storage.walk_items(items):
+            assigned |= _storage.item_names(j)[1]
+        if self._live_in(items, set()) & (assigned - skip):
+            return False
         return any(not isinstance(j, (_wi.Uniform, _wi.UniformIf)) for j in _storage.walk_items(items))
+
+    def _live_in(self, items, defined):
+        """The names *items* may read before they (or the items before, *defined*)
+        assign them, in program order; a definition inside a branch or loop counts
+        only inside it, a loop's body is read as its first iteration sees it (a name
+        assigned later in the body is read at the top of the next iteration: its
+        read before the assignment counts)."""
+        live, defined = set(), set(defined)
+        for it in items:
+            names, stores = _storage.item_names(it)
+            if isinstance(it, _wi.Region):
+                local = {n for n in stores if _storage.first_is_plain_store(it, n)}
+                live |= names - local - defined
+                defined |= stores
+            elif isinstance(it, _wi.Uniform):
+                st = it.stmt
+                if isinstance(st, ast.Assign):
+                    live |= set(_names.names_in(st.value)) - defined
+                    targets = {n for t in st.targets for n in _names.names_in(t, ast.Load)}
+                    live |= targets - defined  # (subscript and attribute targets read names)
+                else:
+                    live |= names - defined
+                defined |= stores
+            elif isinstance(it, _wi.XLCall):
+                live |= names - stores - defined
+                defined |= stores
+            elif isinstance(it, (_wi.If, _wi.UniformIf)):
+                live |= names - defined
+                live |= self._live_in(it.body, defined) | self._live_in(it.orelse, defined)
+            elif isinstance(it, _wi.Loop):
+                target = set(stores)  # a uniform for loop's target
+                live |= names - target - defined
+                live |= self._live_in(it.body, defined | target)
+            else:
+                live |= names - defined
+        return live
 
     def gen_span(self, items, frames):
         """*items* (no barrier, no jump) of a kernel with barriers, run wave by wave:
