@@ -242,6 +242,27 @@ def k_loop_reads_its_inner_target(x, out):
     out[i] = s
 
 
+@xpu.jit
+def k_range_reads_its_target(x, out, n):
+    i = xpu.grid(1)
+    r = n  # the same in every thread
+    xpu.syncthreads()
+    acc = 0
+    for r in range(r, r + 2):  # noqa: B020 - range(n, n + 2) in every thread
+        acc += Wave.reduceSum(x[i]) * r
+    out[i] = acc
+
+
+@pytest.mark.parametrize("block", [64, 100])
+def test_a_loop_whose_range_reads_its_own_target(rng, block):
+    x = rng.integers(-50, 50, block).astype(np.int64)
+    out = np.full(block, POISON, np.int64)
+    k_range_reads_its_target[1, block](x, out, 3)
+    w = _waves(x, block)
+    total = (w * _exists(block, block)).sum(axis=2, keepdims=True)
+    np.testing.assert_array_equal(out, (total * (3 + 4) + 0 * w).reshape(-1)[:block])
+
+
 def _shfl_down_after_barrier(x, out):
     i = cuda.grid(1)
     cuda.syncthreads()

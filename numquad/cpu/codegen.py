@@ -867,10 +867,14 @@ class _BlockGen:
             elif isinstance(it, (_wi.If, _wi.UniformIf)):
                 live |= names - defined
                 live |= self._live_in(it.body, defined) | self._live_in(it.orelse, defined)
+            elif isinstance(it, _wi.Loop) and it.uniform:
+                # ``for r in range(r)``: the range reads r before the loop assigns it
+                target, rargs = it.uniform
+                live |= {n for a in rargs for n in _names.names_in(a)} - defined
+                live |= self._live_in(it.body, defined | {target})
             elif isinstance(it, _wi.Loop):
-                target = set(stores)  # a uniform for loop's target
-                live |= names - target - defined
-                live |= self._live_in(it.body, defined | target)
+                live |= names - defined
+                live |= self._live_in(it.body, defined)
             else:
                 live |= names - defined
         return live
