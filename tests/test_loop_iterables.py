@@ -356,3 +356,24 @@ def test_a_loop_over_a_tuple_of_two_types_says_so():
 
     with pytest.raises(NumquadTypeError, match=r"test_loop_iterables.py.*Tuple\(float64, int64\), a tuple of items of"):
         k[1, 32]((1.0, 2), np.zeros(32))
+
+
+def test_enumerate_or_zip_of_a_range_around_an_op_says_what_to_write():
+    """A probe (thirty-eighth session): the refusal read as if ``enumerate(range(n))``
+    were allowed ("range(...), ... directly or through enumerate(...) or zip(...)");
+    it now says ``range`` itself, names the iterable and what to write instead."""
+    from numquad.errors import NumquadCompileError
+
+    @xpu.jit
+    def k(x, out, s):
+        i = cuda.grid(1)
+        acc = x[i]
+        for a, b in zip(range(s), range(s + 1)):
+            acc += Wave.reduceSum(acc) % 7 + a + b
+        out[i] = acc
+
+    with pytest.raises(
+        NumquadCompileError,
+        match=r"test_loop_iterables.py.*range\(\.\.\.\) itself.*got zip\(range\(s\), range\(s \+ 1\)\): loop over",
+    ):
+        k[1, 32](np.ones(32, np.int64), np.zeros(32, np.int64), 3)

@@ -160,9 +160,10 @@ class Segmenter:
             and 1 <= len(it.args) <= 3
         ):
             self.error(
-                "a loop around cross-lane ops must iterate over range(...), or over a tuple or an "
-                "array (a name, a tuple display, an element or an attribute), directly or through "
-                "enumerate(...) or zip(...)",
+                "a loop around cross-lane ops must iterate over range(...) itself, or over a tuple or "
+                "an array (a name, a tuple display, an element or an attribute), directly or through "
+                f"enumerate(...) or zip(...) of those; got {ast.unparse(it)[:80]}: loop over "
+                "range(...) and compute the other values from its index",
                 s,
             )
         args = list(it.args)
