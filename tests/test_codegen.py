@@ -305,7 +305,8 @@ def test_a_2d_block_runs_rows_of_threads_with_threadidx_x_innermost():
     t = fast_matmul._target("cpu")
     sig = (numba.float32[:, ::1],) * 3
     c = t.compile(sig, (16, 16, 1))
-    assert "for _nq_lx in _nq_range(_nq_i32(16))" in c.source
+    # (the whole block's rows, or in a span a wave's rows: codegen._wave_rows_loop)
+    assert re.search(r"for _nq_lx in _nq_range\((_nq_i32\(16\)|_nq_lx0, _nq_i32\(_nq_lx0 \+ 16\))\)", c.source)
     # the masked path computes threadIdx from its lane (storage.tid_of_lane)
     assert "_nq_i32(_nq_lx)" in c.source and "_nq_i32((_nq_t0 + _nq_l) % _nq_bdx)" in c.source
     ir = c.block.inspect_llvm(c.block.signatures[0])

@@ -195,8 +195,9 @@ def test_a_kernel_with_barriers_runs_its_stretches_wave_by_wave():
     (a span); the local-array kernel keeps block-wide lane loops."""
     sig = (numba.int64[::1], numba.int64[::1], numba.int64[::1])
     src = k_scan_then_count.inspect_cpu_source(sig)
-    assert src.count("for _nq_W in") >= 2, src
-    assert "for _nq_W in" not in k_local.inspect_cpu_source(sig[:2])
+    span = "_nq_G = _nq_i32(32)"  # a span's wave: 32 lanes
+    assert src.count(span) >= 2, src
+    assert span not in k_local.inspect_cpu_source(sig[:2])
 
 
 # -- found by a probe of the spans (thirty-eighth session): each was wrong in waves

@@ -55,9 +55,9 @@ before the counter so that they never meet the fixed helper names below:
                        ``while`` loop and block: numquad/cpu/interrupt.py)
 ``_nq_G``, ``_nq_GMAX``     lanes of the group a lane loop runs over (32, or the
                        block in block mode) and their upper bound
-``_nq_W``, ``_nq_GB``,  in block mode, the wave a span runs (``gen_span``), the block's
-``_nq_B<array>``       lanes, and each lane array's block-wide array (in a span the
-                       array's name is a view of the wave's 32 lanes of it)
+``_nq_GB``,            in block mode, the block's lanes, and each lane array's
+``_nq_B<array>``       block-wide array; in a span (``gen_span``) ``_nq_w`` is the
+                       wave it runs and the array's name a view of its 32 lanes
 ``_nq_tx/ty/tz``       ``threadIdx`` in a 2-D or 3-D block
 ``_nq_XL_<ns>_<op>``   the whole-wave intrinsic of a cross-lane op
                        (numquad/cpu/intrinsics.py)
@@ -882,8 +882,8 @@ class _BlockGen:
     def gen_span(self, items, frames):
         """*items* (no barrier, no jump) of a kernel with barriers, run wave by wave:
         the code of a kernel without barriers, in a loop over the block's waves, each
-        lane array a view of its wave's 32 lanes of the block-wide one (bound where
-        ``_nq_SPAN`` stands, :meth:`build`). Lanes of a wave run as in a region; the
+        lane array it names a view of its wave's 32 lanes of the block-wide one (bound
+        where ``_nq_SPAN`` stands, :meth:`build`). Lanes of a wave run as in a region; the
         waves of the block one after another, which every barrier-free stretch of a
         block allows (docs/architecture.md, "What a lane sees of another lane's writes")."""
         self.block_mode, self.in_span = False, True
@@ -894,10 +894,12 @@ class _BlockGen:
         if not body:
             return []
         line = body[0].lineno
-        enter = [ast.Expr(_call("_nq_SPAN", _const(1)))]
-        leave = [ast.Expr(_call("_nq_SPAN", _const(0)))]
+        # the names the span's code reads (its lane arrays among them: only those rebound)
+        named = sorted(set(_names.names_in(ast.Module(body=body, type_ignores=[]))))
+        enter = [ast.Expr(_call("_nq_SPAN", _const(1), *map(_const, named)))]
+        leave = [ast.Expr(_call("_nq_SPAN", _const(0), *map(_const, named)))]
         loop = ast.For(
-            target=_name("_nq_W", ast.Store),
+            target=_name("_nq_w", ast.Store),
             iter=_call("_nq_range", ast.BinOp(_name("_nq_GB"), ast.FloorDiv(), _const(W))),
             body=enter + body,
             orelse=[],
@@ -1308,7 +1310,7 @@ class _BlockGen:
         arrays += [(f"_nq_t{a}", np.dtype("int32")) for a in "xyz" if f"_nq_t{a}" in tids]
         pro += [_assign(_name(a, ast.Store), _call(alloc, _name(_SCALAR_NAMES[np.dtype(dt)]))) for a, dt in arrays]
         if any(_is_span_mark(st) for st in ast.walk(ast.Module(body=wave_body, type_ignores=[]))):
-            mod = _SpanBinds([a for a, _ in arrays]).visit(ast.Module(body=wave_body, type_ignores=[]))
+            mod = _SpanBinds({a for a, _ in arrays}).visit(ast.Module(body=wave_body, type_ignores=[]))
             wave_body[:] = mod.body
             pro += [_assign(_name(f"_nq_B{a}", ast.Store), _name(a)) for a, _ in arrays]
         pro.append(
@@ -1419,9 +1421,9 @@ def _is_span_mark(st):
 
 class _SpanBinds(ast.NodeTransformer):
     """The marks of :meth:`_BlockGen.gen_span` as statements: entering a wave
-    ``_nq_W`` of the span, its first thread, 32 lanes, and each lane array (*arrays*)
-    a view of the wave's lanes of the block-wide one (``_nq_B<name>``); leaving the
-    span, the block's again."""
+    ``_nq_w`` of the span, its first thread, 32 lanes, and each lane array (of
+    *arrays*) that the span names a view of the wave's lanes of the block-wide one
+    (``_nq_B<name>``); leaving the span, the block's again."""
 
     def __init__(self, arrays):
         self.arrays = arrays
@@ -1437,18 +1439,17 @@ class _SpanBinds(ast.NodeTransformer):
         return node
 
     def _bind(self, mark):
-        if mark.value.args[0].value:
+        enter, *named = (a.value for a in mark.value.args)
+        used = [a for a in named if a in self.arrays]
+        if enter:
             out = [
-                _assign(_name("_nq_t0", ast.Store), ast.BinOp(_name("_nq_W"), ast.Mult(), _const(W))),
-                _assign(_name("_nq_w", ast.Store), _name("_nq_W")),  # (a debug check's thread)
+                _assign(_name("_nq_t0", ast.Store), ast.BinOp(_name("_nq_w"), ast.Mult(), _const(W))),
                 _assign(_name("_nq_G", ast.Store), _call("_nq_i32", _const(W))),
             ]
-            out += [
-                _assign(_name(a, ast.Store), _call("_nq_wv", _name(f"_nq_B{a}"), _name("_nq_W"))) for a in self.arrays
-            ]
+            out += [_assign(_name(a, ast.Store), _call("_nq_wv", _name(f"_nq_B{a}"), _name("_nq_w"))) for a in used]
         else:
             out = [_assign(_name("_nq_t0", ast.Store), _const(0)), _assign(_name("_nq_G", ast.Store), _name("_nq_GB"))]
-            out += [_assign(_name(a, ast.Store), _name(f"_nq_B{a}")) for a in self.arrays]
+            out += [_assign(_name(a, ast.Store), _name(f"_nq_B{a}")) for a in used]
         for st in out:
             ast.copy_location(st, mark)
             for n in ast.walk(st):
