@@ -153,12 +153,7 @@ class Segmenter:
 
     def _masked_range_loop(self, s):
         it = s.iter
-        if not (
-            isinstance(it, ast.Call)
-            and self.env.resolve(it.func) is range
-            and not it.keywords
-            and 1 <= len(it.args) <= 3
-        ):
+        if not self._range_call(it):  # (cpu/uniformity.py)
             self.error(
                 "a loop around cross-lane ops must iterate over range(...) itself, or over a tuple or "
                 "an array (a name, a tuple display, an element or an attribute), directly or through "

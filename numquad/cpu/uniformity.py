@@ -222,16 +222,20 @@ class Uniformity:
         walk(body, True)
         return vbreak, vcont, ubreak
 
-    def _uniform_range(self, s, U):
-        if not (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and not s.orelse):
-            return None
-        it = s.iter
-        if not (
+    def _range_call(self, it):
+        """Is *it* a call of ``range`` with one to three positional arguments?"""
+        return (
             isinstance(it, ast.Call)
             and self.env.resolve(it.func) is range
             and not it.keywords
             and 1 <= len(it.args) <= 3
-        ):
+        )
+
+    def _uniform_range(self, s, U):
+        if not (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and not s.orelse):
+            return None
+        it = s.iter
+        if not self._range_call(it):
             return None
         if all(self._is_uniform_expr(a, U) for a in it.args):
             return it.args
