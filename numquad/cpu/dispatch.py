@@ -511,6 +511,17 @@ def _missing_field(d, argtypes, e):
     )
 
 
+def _rebound_inside(body, name):
+    """Is *name* assigned inside an ``if`` or a loop of *body* (a Frontend's
+    normalised statements)?"""
+    return any(
+        isinstance(s, (ast.If, ast.For, ast.While))
+        and any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name for n in ast.walk(s))
+        for top in body
+        for s in ast.walk(top)
+    )
+
+
 def _retyped_in_loops(fe, info):
     """Does a variable stored in a loop over constants that Frontend *fe* wrote out
     copy by copy have values of several types (*info*["multi"])? Typing each copy on
@@ -572,7 +583,7 @@ class CPUTarget:
         return found
 
     # -- compilation -----------------------------------------------------------
-    def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None, split=None, no_unroll=False):
+    def frontend(self, consts=None, argtypes=None, arg_dtypes=None, debug=None, split=None, no_unroll=False, lift=None):
         """The function's Frontend; *debug* (an inlining caller's build) in place of
         the function's own."""
         d = self.dispatcher
@@ -587,7 +598,13 @@ class CPUTarget:
             debug = build_debug
 
         return _fe.Frontend(
-            _Proxy, consts=consts, argtypes=argtypes, arg_dtypes=arg_dtypes, split=split, no_unroll=no_unroll
+            _Proxy,
+            consts=consts,
+            argtypes=argtypes,
+            arg_dtypes=arg_dtypes,
+            split=split,
+            no_unroll=no_unroll,
+            lift=lift,
         )
 
     def _cpu_fn_for(self, callee):
@@ -744,7 +761,7 @@ class CPUTarget:
           at its top-level assignments (cpu/splitnames.py);
         where neither helps, the last compile's refusal, in the user's names."""
         opts, first = {}, None
-        for _ in range(4):
+        for _ in range(6):
             info = {"mixed": {}, "multi": {}}
             try:
                 block_py, source, private = self._block(fe, argtypes, nd, info)
@@ -753,13 +770,21 @@ class CPUTarget:
                 if not getattr(e, "mixed_version", False) and view is None:
                     raise
                 if view is not None:
-                    # a lane-varying view that lives across an op: split it once, like a
-                    # variable of several types; where that does not help, the first refusal
-                    if view.startswith("_nq_") or view in opts.get("split", set()) or view in fe.split:
+                    # an array that lives across an op and differs from lane to lane:
+                    # - rebound in an ``if`` or loop holding no op (``if s > 0: pb = b``):
+                    #   segment those statements as ones holding ops, so that under
+                    #   uniform control the name stays one view for the wave;
+                    # - else split it once, like a variable of several types;
+                    # where neither helps, the first refusal
+                    if view.startswith("_nq_"):
                         raise (first or e) from None
-                    names = opts.get("split", set()) | {view}
                     first = first or e
-                    opts = dict(opts, split=names)
+                    if view not in opts.get("lift", set()) and _rebound_inside(fe.body, view):
+                        opts = dict(opts, lift=opts.get("lift", set()) | {view})
+                    elif view in opts.get("split", set()) or view in fe.split:
+                        raise first from None
+                    else:
+                        opts = dict(opts, split=opts.get("split", set()) | {view})
                     fe = self.frontend(argtypes=argtypes, **opts)
                     continue
                 self._literal_unroll_types(fe, info)

@@ -74,8 +74,12 @@ _FOLD = {
 class Frontend(Normaliser, Unroller, Allocations, Inliner, Uniformity, Segmenter, StoreChecks):
     """Parses, normalises and segments one ``@xpu.jit`` function."""
 
-    def __init__(self, dispatcher, consts=None, argtypes=None, arg_dtypes=None, split=None, no_unroll=False):
+    def __init__(self, dispatcher, consts=None, argtypes=None, arg_dtypes=None, split=None, no_unroll=False, lift=None):
         self.dispatcher = dispatcher
+        # (cpu/dispatch.py) array locals rebound in an ``if`` or loop that holds no op:
+        # such a statement is segmented as one holding ops, so that a rebinding under
+        # uniform control stays one view for the wave (cpu/segment.py ``_is_masked``)
+        self.lift = frozenset(lift or ())
         # (cpu/dispatch.py) loops over constants run as loops, as Numba types them, not
         # written out copy by copy: a variable they store changes type in them
         self.no_unroll = no_unroll

@@ -13,6 +13,11 @@ from .waveitems import Region, Uniform, XLCall, If, UniformIf, Loop, Jump, Barri
 __all__ = ["Segmenter"]
 
 
+def _stores_any(s, names):
+    """Does *s* assign one of *names*?"""
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names for n in ast.walk(s))
+
+
 class Segmenter:
     """Segmentation into wave items, called by ``Frontend.__init__`` (``items``). Reads
     the Frontend's ``env``, ``uniform`` and its ``error``, ``fresh``, ``builtin_of``,
@@ -47,6 +52,8 @@ class Segmenter:
         if getattr(s, "_nq_op", None) is not None:
             return True
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and self.builtin_of(s.value.func) == "syncthreads":
+            return True
+        if self.lift and isinstance(s, (ast.If, ast.For, ast.While)) and _stores_any(s, self.lift):
             return True
         return self.contains_xl(s) or self._escapes(s)
 

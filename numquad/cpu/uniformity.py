@@ -71,6 +71,11 @@ class Uniformity:
             return self._is_uniform_expr(e.operand, U)
         if isinstance(e, ast.Compare):
             return self._is_uniform_expr(e.left, U) and all(self._is_uniform_expr(c, U) for c in e.comparators)
+        if isinstance(e, ast.IfExp):
+            # ``cur = b if it % 2 == 0 else a``: one of two uniform values, chosen alike
+            return all(self._is_uniform_expr(x, U) for x in (e.test, e.body, e.orelse))
+        if isinstance(e, ast.BoolOp):
+            return all(self._is_uniform_expr(x, U) for x in e.values)
         if (
             isinstance(e, ast.Call)
             and not e.keywords
