@@ -1,6 +1,6 @@
 """The examples' kernels on numquad's CPU target vs plain Numba ``@njit(parallel=True)``.
 
-    python benchmarks/bench_kernels.py [--quick] [--json PATH] [--repeat N] [--threads T] [--only K,K]
+    python benchmarks/bench_kernels.py [--quick] [--json PATH] [--svg PATH] [--repeat N] [--threads T] [--only K,K]
 
 Nine kernels, none copied here: seven come from the example scripts (examples/*.py,
 imported with ``examples/`` on sys.path), two (the shared-memory tree sum and the
@@ -44,6 +44,7 @@ launches split the grid over that many workers, numquad/cpu/launch.py).
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -324,6 +325,38 @@ def time_pair(f_nq, f_nb, repeat):
     return med(t[f_nq][0]), med(t[f_nb][0]), med(t[f_nq][1]), med(t[f_nb][1])
 
 
+def _svg_chart(bars, title):
+    """A horizontal bar chart of (*name*, ratio) pairs on a log axis from 0.01x to
+    10x, with the bars' lines at 0.5x and 0.8x and 1x, as one SVG document."""
+    left, width, row_h, top = 110, 520, 22, 40
+    lo, hi = math.log10(0.01), math.log10(10.0)
+
+    def x(r):
+        return left + width * (min(max(math.log10(r), lo), hi) - lo) / (hi - lo)
+
+    h = top + row_h * len(bars) + 40
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 80}" height="{h}" '
+        f'font-family="sans-serif" font-size="12">',
+        f'<text x="8" y="18" font-size="13">{html.escape(title)}</text>',
+    ]
+    for k, (name, r) in enumerate(bars):
+        y = top + row_h * k
+        color = "#4a7" if r >= (BAR_GEOMEAN if name == "geomean" else BAR_EACH) else "#c64"
+        out.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{html.escape(name)}</text>')
+        out.append(f'<rect x="{left}" y="{y + 3}" width="{x(r) - left:.1f}" height="{row_h - 6}" fill="{color}"/>')
+        out.append(f'<text x="{x(r) + 4:.1f}" y="{y + 15}">{r:.2f}x</text>')
+    for r, label in ((BAR_EACH, f"bar {BAR_EACH}x"), (BAR_GEOMEAN, f"geomean bar {BAR_GEOMEAN}x"), (1.0, "1x")):
+        out.append(
+            f'<line x1="{x(r):.1f}" y1="{top - 4}" x2="{x(r):.1f}" y2="{h - 30}" stroke="#333" stroke-dasharray="4 3"/>'
+        )
+        out.append(f'<text x="{x(r):.1f}" y="{h - 16}" text-anchor="middle" font-size="10">{label}</text>')
+    for r in (0.01, 0.1, 1.0, 10.0):
+        out.append(f'<text x="{x(r):.1f}" y="{h - 4}" text-anchor="middle" font-size="10">{r:g}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
     p.add_argument(
@@ -342,6 +375,7 @@ def main(argv=None):
         metavar="K,K",
         help="run only these kernels (names as in the table: " + ", ".join(n for n, _ in CASES) + ")",
     )
+    p.add_argument("--svg", default=None, metavar="PATH", help="also draw the ratios as a bar chart (an SVG file)")
     args = p.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 15)
     only = args.only.split(",") if args.only else [n for n, _ in CASES]
@@ -425,6 +459,10 @@ def main(argv=None):
         r = c_nb / c_nq if c_nq > 0 else float("nan")
         print(f"  {name:<12} {c_nq * 1e3:>11.2f} {c_nb * 1e3:>14.2f} {r:>6.2f}x")
     busy_note(rows, "the end")
+    if args.svg:
+        title = f"numquad CPU kernel suite: Numba parallel time / numquad time ({info['date']}, {info.get('git')})"
+        with open(args.svg, "w") as f:
+            f.write(_svg_chart([(name, r) for (name, *_), r in zip(cases, ratios)] + [("geomean", gm)], title))
     wall = time.perf_counter() - rows.t0
     print(f"({SCRIPT}: {wall:.1f} s wall)")
     if args.json:
