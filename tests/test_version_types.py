@@ -18,7 +18,7 @@ the python target, where each value keeps its own type.
 import numpy as np
 import numba
 import pytest
-from numba import literal_unroll
+from numba import cuda, literal_unroll
 
 from numquad import xpu, Wave
 from numquad.errors import NumquadCompileError, NumquadTypeError
@@ -621,3 +621,38 @@ def test_a_view_read_across_an_op_is_still_refused_at_its_first_line(rng):
     ) as e:
         xpu.jit(view_read_after_op)[1, 40](x, o, o.copy())
     assert f"line {view_read_after_op.__code__.co_firstlineno + 2}:" in str(e.value)
+
+
+def mask_per_branch(a, out, out2):
+    # found by a probe: numba.cuda types `m` per branch (uint32, then int64); named
+    # nowhere else, each branch's `m` becomes a variable of its own (cpu/splitnames.py)
+    i = xpu.grid(1)
+    v = a[i]
+    if v % 2 == 0:
+        m = cuda.activemask()  # uint32
+        w = cuda.shfl_xor_sync(m, v, 0)
+        out[i] = w * 100 + cuda.popc(m)  # m read after the cross-lane op
+    else:
+        m = 0xAAAAAAAA  # int64
+        out[i] = cuda.popc(m)
+    for k in range(2):
+        if k == 1:
+            q = np.float32(v) * np.float32(0.1)  # float32 here
+            out2[i] = q + Wave.reduceSum(np.float32(1))
+        else:
+            q = v * 3  # int64 there
+            out2[i] = q + Wave.ballot(True) * 0
+
+
+def test_a_variable_of_another_type_in_each_branch_is_a_variable_per_branch(target, rng):
+    a = rng.integers(0, 1000, 96).astype(np.int64)
+    out, out2 = np.full(96, -1, np.int64), np.full(96, np.nan, np.float64)
+    getattr(xpu.jit(mask_per_branch), target)[1, 96](a, out, out2)
+    even = a % 2 == 0
+    per_wave = np.repeat(even.reshape(3, 32).sum(axis=1), 32)  # the lanes in the branch
+    np.testing.assert_array_equal(out, np.where(even, a * 100 + per_wave, 16))
+    np.testing.assert_array_equal(out2, (a.astype(np.float32) * np.float32(0.1) + np.float32(32)).astype(np.float64))
+    want, want2 = np.full(96, -1, np.int64), np.full(96, np.nan, np.float64)
+    xpu.jit(mask_per_branch).python[1, 96](a, want, want2)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(out2, want2)

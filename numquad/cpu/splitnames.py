@@ -18,7 +18,11 @@ Each assignment at the top level after the first (and the first too, of a
 parameter or of a variable named before it) starts a new name, read until the next
 one. A top-level statement runs
 once per thread, in order, so no value flows back across it: renaming is exact.
-Stores nested in an ``if`` or a loop keep the name of the segment they are in. A
+Stores nested in an ``if`` or a loop keep the name of the segment they are in.
+A variable with no top-level store that is named only inside branches of ``if``
+statements (also within loops), each branch assigning it before anything there
+names it, becomes a variable per branch (``_branch_bodies``): no value flows into
+or out of such a branch. A
 variable is left whole where a name could be bound other than by a plain store:
 ``global``, ``nonlocal``, ``del``, ``:=``, a ``match`` capture, a nested function
 or lambda (numquad/cpu/nested.py has lifted those before this runs), a starred
@@ -54,6 +58,16 @@ def split(fn, names, params):
             else 1
         )
         if len(points) <= first:
+            # no top-level store to split at: a variable named only inside branches,
+            # each branch starting with its own store, is a variable per branch
+            for k, body in enumerate(_branch_bodies(fn.body, v) if not points else (), 1):
+                new = f"{v}__b{k}"
+                while new in taken:
+                    new += "_"
+                taken.add(new)
+                made[new] = v
+                for st in body:
+                    _Rename(v, new).visit(st)
             continue
         prev = v
         for j, start in enumerate(points[first:], 1):
@@ -68,6 +82,62 @@ def split(fn, names, params):
                 _Rename(v, new).visit(fn.body[k])
             prev = new
     return made
+
+
+def _mentions(node, v):
+    return any(isinstance(n, ast.Name) and n.id == v for n in ast.walk(node))
+
+
+def _branch_bodies(stmts, v):
+    """The branches of ``if`` statements (in *stmts*, or in the bodies of its loops
+    and of other branches) that hold every mention of *v*, where each such branch
+    assigns *v* plainly before anything else there names it: no value of *v* flows
+    into or out of a branch, so each may name it on its own (Numba's SSA versions;
+    ``m = cuda.activemask()`` in one branch, ``m = 0xAAAAAAAA`` in the other). An
+    empty list where *v* is named anywhere else."""
+    bodies = []
+
+    def walk(stmts):
+        for st in stmts:
+            if not _mentions(st, v):
+                continue
+            if isinstance(st, ast.If) and not _mentions(st.test, v):
+                for b in (st.body, st.orelse):
+                    first = next((x for x in b if _mentions(x, v)), None)
+                    if first is None:
+                        continue
+                    if _plain_store(first, v):
+                        bodies.append(b)
+                    elif not walk(b):
+                        return False
+            elif isinstance(st, (ast.For, ast.While)) and not st.orelse:
+                head = [st.target, st.iter] if isinstance(st, ast.For) else [st.test]
+                if any(_mentions(h, v) for h in head) or not walk(st.body):
+                    return False
+            else:
+                return False
+        return True
+
+    return bodies if walk(stmts) else []
+
+
+def _plain_store(stmt, v):
+    """Is *stmt* ``v = value`` (or ``v: T = value``) whose value does not name *v*?"""
+    if isinstance(stmt, ast.Assign):
+        return (
+            len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == v
+            and not _mentions(stmt.value, v)
+        )
+    if isinstance(stmt, ast.AnnAssign):
+        return (
+            isinstance(stmt.target, ast.Name)
+            and stmt.target.id == v
+            and stmt.value is not None
+            and not _mentions(stmt.value, v)
+        )
+    return False
 
 
 def _stores_at_top(stmt, v):
