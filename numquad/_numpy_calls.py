@@ -248,7 +248,7 @@ def complaint(obj, shown):
     for prefix, why in _MODULES.items():
         if module == prefix or module.startswith(prefix + "."):
             hint = (
-                ("draw them on the host and pass them in (on the GPU alone: numba.cuda.random's xoroshiro128p)")
+                ("draw them on the host and pass them in, or use numba.cuda.random's xoroshiro128p functions")
                 if prefix == "numpy.random"
                 else "compute it on the host, or write the loop"
             )

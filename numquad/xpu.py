@@ -130,15 +130,15 @@ def is_cuda_function(obj):
 
 
 def is_numba_function(obj):
-    """Is *obj* a user's plain Numba function (``@numba.njit``, ``@numba.jit``)? Not
-    one of Numba's or numba.cuda's own (``numba.cuda.random``'s are plain Numba
-    functions too: the CPU target names them unsupported)."""
+    """Is *obj* a user's plain Numba function (``@numba.njit``, ``@numba.jit``), or one
+    of ``numba.cuda.random``'s (``xoroshiro128p_uniform_float32``: plain Numba
+    functions that numba.cuda compiles for the GPU as it compiles a user's)? Not one of
+    Numba's or numba.cuda's other own functions."""
     cls = type(obj)
-    return (
-        cls.__name__ == "CPUDispatcher"
-        and cls.__module__.startswith("numba.")
-        and not (getattr(getattr(obj, "py_func", None), "__module__", None) or "numba").startswith("numba")
-    )
+    if not (cls.__name__ == "CPUDispatcher" and cls.__module__.startswith("numba.")):
+        return False
+    mod = getattr(getattr(obj, "py_func", None), "__module__", None) or "numba"
+    return not mod.startswith("numba") or mod == "numba.cuda.random"
 
 
 def is_foreign_device_function(obj):

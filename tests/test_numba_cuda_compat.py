@@ -1304,7 +1304,6 @@ _UNSUPPORTED = {
     "cuda.float32x4(1, 2, 3, 4)": "cuda.float32x4",
     "cuda.libdevice.sinf(x[i])": "cuda.libdevice",
     "cuda.fp16.hadd(x[i], x[i])": "cuda.fp16",
-    "xoroshiro128p_uniform_float32(x, i)": "cuda.random.xoroshiro128p_uniform_float32",
     # names numba.cuda does not have either: one line naming them too
     "cuda.no_such_function(x[i])": None,
     "cuda.atomic.no_such_atomic(x, 0, 1)": None,
@@ -1314,14 +1313,12 @@ _UNSUPPORTED = {
 @pytest.mark.parametrize("expr", list(_UNSUPPORTED))
 def test_unsupported_names_are_one_clear_line(expr):
     from numba.cuda import fp16, libdevice  # noqa: F401  (cuda.fp16 / cuda.libdevice exist once imported)
-    from numba.cuda.random import xoroshiro128p_uniform_float32
-
     src = f"def k(x):\n    i = cuda.grid(1)\n    v = {expr}\n"
     import linecache
 
     fname = f"<test_numba_cuda_compat unsupported {expr}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
-    ns = {"cuda": cuda, "xoroshiro128p_uniform_float32": xoroshiro128p_uniform_float32}
+    ns = {"cuda": cuda}
     exec(compile(src, fname, "exec"), ns)
     k = xpu.jit(ns["k"])
     with pytest.raises(NumquadCompileError) as e:

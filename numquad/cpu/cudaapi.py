@@ -364,6 +364,20 @@ def _rows():
             False,
         ),
         Api(
+            "random.xoroshiro128p_*",
+            _G_MISC,
+            "`xoroshiro128p_uniform_float32(states, i)`, `_float64`, `normal_*`, `next`, `jump`: "
+            "random numbers from a per-thread state",
+            True,
+            "numba.cuda's own functions, compiled from their Python source as on the GPU (integer "
+            "arithmetic: the GPU's numbers; `normal_*` read `math.log` of a float32 and `math.cos`, "
+            "which the CPU target computes with libdevice's own code: docs/semantics.md). "
+            "Without a GPU make the states with `np.empty(n, dtype=xoroshiro128p_dtype)` and "
+            "`init_xoroshiro128p_states_cpu(states, seed, 0)`, the states `create_xoroshiro128p_states(n, seed)` "
+            "copies to a GPU",
+            False,
+        ),
+        Api(
             "literal_unroll",
             _G_MISC,
             "`for x in literal_unroll(t)`: loop over a heterogeneous tuple (also `numba.literal_unroll`)",
@@ -403,14 +417,6 @@ def _rows():
             "cooperative groups: `this_grid().sync()` grid barrier",
             False,
             "split the kernel at the grid barrier into two launches",
-            False,
-        ),
-        Api(
-            "random.*",
-            _G_NO,
-            "`xoroshiro128p_*` random numbers",
-            False,
-            "draw the numbers with NumPy on the host and pass them in",
             False,
         ),
         Api("fp16.*", _G_NO, "half precision (`hadd`, `hfma`, ...) and float16 arrays", False, "use float32", False),
@@ -501,7 +507,7 @@ def _supported_ids(cuda):
 
 
 _SUPPORTED = None
-_DENY_MODULES = ("cg", "random", "fp16", "bf16", "fp8", "libdevice", "vector_types", "ffi", "simulator")
+_DENY_MODULES = ("cg", "fp16", "bf16", "fp8", "libdevice", "vector_types", "ffi", "simulator")
 
 
 def _is_cuda_thing(obj):

@@ -2,10 +2,13 @@
 test_matmul.py, test_reduction.py, test_vecadd.py, test_globals.py,
 test_cpu_gpu_compat.py. Adapted: @cuda.jit -> @self.jit, cuda.to_device(a) -> a
 (lists -> NumPy arrays), copy_to_host() -> the array; prints dropped. Left out:
-doc_examples/test_laplace.py (a grid barrier, cooperative groups), test_montecarlo
-and test_random (cuda.random), test_cg, test_ffi, test_cpointer,
-test_sessionize (host-side APIs). test_ufunc.py is ported (a ufunc writing into
-the output a kernel passes).
+doc_examples/test_laplace.py (a grid barrier, cooperative groups), test_cg,
+test_ffi, test_cpointer, test_sessionize (host-side APIs). test_ufunc.py is ported
+(a ufunc writing into the output a kernel passes). test_random.py and
+test_montecarlo.py (``numba.cuda.random``) are ported with the states made on the
+host (``create_xoroshiro128p_states(n, seed)`` -> ``_host_states(n, seed)``: the
+states it copies to a GPU), ``cuda.reduce`` -> ``np.sum``, and test_random's array
+shrunk from 701 x 900 x 719 to 70 x 90 x 71 (and its grid from 16^3 to 4^3 blocks).
 """
 
 import pytest
@@ -267,9 +270,125 @@ class TestDocUFunc(PortedCase):
         np.testing.assert_allclose(r, np.sin(x))
 
 
+def _host_states(n, seed):
+    """numba.cuda's ``create_xoroshiro128p_states(n, seed)`` without the copy to a
+    GPU: the same states, made on the host as it makes them."""
+    from numba.cuda.random import init_xoroshiro128p_states_cpu, xoroshiro128p_dtype
+
+    states = np.empty(n, dtype=xoroshiro128p_dtype)
+    init_xoroshiro128p_states_cpu(states, seed, 0)
+    return states
+
+
+class TestDocRandom(PortedCase):
+    def test_ex_3d_grid(self):
+        from numba.cuda.random import xoroshiro128p_uniform_float32
+
+        @self.jit
+        def random_3d(arr, rng_states):
+            # Per-dimension thread indices and strides
+            startx, starty, startz = cuda.grid(3)
+            stridex, stridey, stridez = cuda.gridsize(3)
+
+            # Linearized thread index
+            tid = (startz * stridey * stridex) + (starty * stridex) + startx
+
+            # Use strided loops over the array to assign a random value to each entry
+            for i in range(startz, arr.shape[0], stridez):
+                for j in range(starty, arr.shape[1], stridey):
+                    for k in range(startx, arr.shape[2], stridex):
+                        arr[i, j, k] = xoroshiro128p_uniform_float32(rng_states, tid)
+
+        # Array dimensions
+        X, Y, Z = 70, 90, 71
+
+        # Block and grid dimensions
+        bx, by, bz = 8, 8, 8
+        gx, gy, gz = 4, 4, 4
+
+        # Total number of threads
+        nthreads = bx * by * bz * gx * gy * gz
+
+        # Initialize a state for each thread
+        rng_states = _host_states(nthreads, seed=1)
+
+        # Generate random numbers
+        arr = np.full((X, Y, Z), np.nan, dtype=np.float32)
+        random_3d[(gx, gy, gz), (bx, by, bz)](arr, rng_states)
+
+        # Some basic tests of the randomly-generated numbers
+        host_arr = arr
+        self.assertGreater(np.mean(host_arr), 0.49)
+        self.assertLess(np.mean(host_arr), 0.51)
+        self.assertTrue(np.all(host_arr <= 1.0))
+        self.assertTrue(np.all(host_arr >= 0.0))
+
+
+class TestDocMonteCarlo(PortedCase):
+    def test_ex_montecarlo(self):
+        import numba
+        from numba.cuda.random import xoroshiro128p_uniform_float32
+
+        # number of samples, higher will lead to a more accurate answer
+        nsamps = 1000000
+
+        @self.jit
+        def mc_integrator_kernel(out, rng_states, lower_lim, upper_lim):
+            """
+            kernel to draw random samples and evaluate the function to
+            be integrated at those sample values
+            """
+            size = len(out)
+
+            gid = cuda.grid(1)
+            if gid < size:
+                # draw a sample between 0 and 1 on this thread
+                samp = xoroshiro128p_uniform_float32(rng_states, gid)
+
+                # normalize this sample to the limit range
+                samp = samp * (upper_lim - lower_lim) + lower_lim
+
+                # evaluate the function to be
+                # integrated at the normalized
+                # value of the sample
+                y = func(samp)
+                out[gid] = y
+
+        def sum_reduce(a):
+            return np.sum(a)
+
+        def mc_integrate(lower_lim, upper_lim, nsamps):
+            """
+            approximate the definite integral of `func` from
+            `lower_lim` to `upper_lim`
+            """
+            out = np.zeros(nsamps, dtype="float32")
+            rng_states = _host_states(nsamps, seed=42)
+
+            # jit the function for use in CUDA kernels
+
+            mc_integrator_kernel.forall(nsamps)(out, rng_states, lower_lim, upper_lim)
+            # normalization factor to convert
+            # to the average: (b - a)/(N - 1)
+            factor = (upper_lim - lower_lim) / (nsamps - 1)
+
+            return sum_reduce(out) * factor
+
+        # define a function to integrate
+        @numba.jit
+        def func(x):
+            return 1.0 / x
+
+        # values computed independently using maple
+        np.testing.assert_allclose(mc_integrate(1, 2, nsamps), 0.69315, atol=0.001)
+        np.testing.assert_allclose(mc_integrate(2, 3, nsamps), 0.4055, atol=0.001)
+
+
 TestDocMatmulOnCuda = on_cuda(TestDocMatmul)
 TestDocReductionOnCuda = on_cuda(TestDocReduction)
 TestDocVecAddOnCuda = on_cuda(TestDocVecAdd)
 TestDocGlobalsOnCuda = on_cuda(TestDocGlobals)
 TestDocCpuGpuCompatOnCuda = on_cuda(TestDocCpuGpuCompat)
 TestDocUFuncOnCuda = on_cuda(TestDocUFunc)
+TestDocRandomOnCuda = on_cuda(TestDocRandom)
+TestDocMonteCarloOnCuda = on_cuda(TestDocMonteCarlo)
