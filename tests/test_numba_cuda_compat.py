@@ -1313,6 +1313,7 @@ _UNSUPPORTED = {
 @pytest.mark.parametrize("expr", list(_UNSUPPORTED))
 def test_unsupported_names_are_one_clear_line(expr):
     from numba.cuda import fp16, libdevice  # noqa: F401  (cuda.fp16 / cuda.libdevice exist once imported)
+
     src = f"def k(x):\n    i = cuda.grid(1)\n    v = {expr}\n"
     import linecache
 
