@@ -656,3 +656,24 @@ def test_a_variable_of_another_type_in_each_branch_is_a_variable_per_branch(targ
     xpu.jit(mask_per_branch).python[1, 96](a, want, want2)
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(out2, want2)
+
+
+def param_to_2d_view(x, out):
+    # found by a probe: a 1-D parameter rebound to a 2-D view with barriers after it
+    # was Numba's "Cannot unify array(int64, 1d, C) and array(int64, 2d, C)"
+    tid = cuda.threadIdx.x
+    v = x[cuda.grid(1)]
+    cuda.syncthreads()
+    x = out[cuda.blockIdx.x]
+    x[tid, 0] = v
+    cuda.syncthreads()
+    x[tid, 1] = v + Wave.reduceSum(v)
+
+
+def test_a_parameter_rebound_to_an_array_of_another_rank_across_barriers(target, rng):
+    x = rng.integers(-99, 99, 128).astype(np.int64)
+    out = np.full((2, 64, 2), -7, np.int64)
+    getattr(xpu.jit(param_to_2d_view), target)[2, 64](x, out)
+    sums = np.repeat(x.reshape(-1, 32).sum(axis=1), 32)
+    np.testing.assert_array_equal(out[:, :, 0], x.reshape(2, 64))
+    np.testing.assert_array_equal(out[:, :, 1], (x + sums).reshape(2, 64))

@@ -522,6 +522,17 @@ def _rebound_inside(body, name):
     )
 
 
+def _ununifiable(tys):
+    """Do Numba's types *tys* have no common type (arrays of other ranks, an array
+    and a scalar)?"""
+    from numba.core.registry import cpu_target
+
+    try:
+        return cpu_target.typing_context.unify_types(*tys) is None
+    except Exception:  # noqa: BLE001  (a type Numba's unification does not take)
+        return True
+
+
 def _retyped_in_loops(fe, info):
     """Does a variable stored in a loop over constants that Frontend *fe* wrote out
     copy by copy have values of several types (*info*["multi"])? Typing each copy on
@@ -810,6 +821,17 @@ class CPUTarget:
                 continue
             if _retyped_in_loops(fe, info) and not opts.get("no_unroll"):
                 opts = dict(opts, no_unroll=True)
+                fe = self.frontend(argtypes=argtypes, **opts)
+                continue
+            # a parameter assigned a value of another type (``x = out[b]``, x 1-D, the
+            # view 2-D): the block function starts each wave and block from the
+            # argument again (codegen ``rebound_params``), which Numba cannot unify
+            # with the other type; split at its top-level assignments, it need not be
+            retyped = {p for p in fe.env.params if p in info["multi"] and _ununifiable(info["multi"][p])} - opts.get(
+                "split", set()
+            )
+            if retyped:
+                opts = dict(opts, split=opts.get("split", set()) | retyped)
                 fe = self.frontend(argtypes=argtypes, **opts)
                 continue
             self._literal_unroll_types(fe, info)
