@@ -839,6 +839,23 @@ class _BlockGen:
             return False
         return any(not isinstance(j, (_wi.Uniform, _wi.UniformIf)) for j in _storage.walk_items(items))
 
+    def _block_wide_regions(self, items):
+        """Are *items* plain regions only (no op, no branch a wave could skip) that
+        read lane arrays made before them (``out[i] = s + wave_sum[w]`` after a
+        barrier)? One block-wide lane loop runs those better than a loop over the
+        waves rebinding each array's view (the block scan's last stretch: callgrind,
+        docs/BENCHMARKS.md); a region reading none (``shr[tid] = data[i]``) runs
+        better as a span (its lane loops' vector fast path)."""
+        if not all(isinstance(it, (_wi.Region, _wi.Uniform)) for it in items):
+            return False
+        made = set()
+        reads = set()
+        for it in items:
+            names, stores = _storage.item_names(it)
+            reads |= names - made
+            made |= stores
+        return bool(reads & self.lane_vars)
+
     def _live_in(self, items, defined):
         """The names *items* may read before they (or the items before, *defined*)
         assign them, in program order; a definition inside a branch or loop counts
@@ -919,6 +936,8 @@ class _BlockGen:
                     j += 1
                 while j > k and not self._span_safe(items[k:j]):
                     j -= 1
+                if j > k and self._block_wide_regions(items[k:j]):
+                    j = k
                 if j > k:  # items k..j-1 wave by wave, then the rest
                     return out + self.gen_span(items[k:j], frames) + self.gen_items(items[j:], frames)
             if isinstance(it, _wi.Region) and isinstance(nxt, _wi.If) and self.fused.get(nxt.cond) is nxt:
