@@ -126,6 +126,10 @@ __all__ = [
     "FOREVER",
     "name_forever_loops",
     "named_builtin",
+    "ndim_complaint",
+    "is_bit_count",
+    "BLOCK_BUILTINS",
+    "UNIFORM_BUILTINS",
     "enum_start",
     "seq_item",
     "Analysis",
@@ -190,8 +194,11 @@ MISSING = object()
 
 _GROUPS = ("threadIdx", "blockIdx", "blockDim", "gridDim", "shared", "local", "atomic")
 
+#: The builtins of the block's and the grid's place and size: the same in every
+#: thread of a block.
+BLOCK_BUILTINS = frozenset(f"{g}.{c}" for g in ("blockIdx", "blockDim", "gridDim") for c in "xyz")
 #: Builtins whose value is the same in every lane of a wave.
-UNIFORM_BUILTINS = frozenset([f"{g}.{c}" for g in ("blockIdx", "blockDim", "gridDim") for c in "xyz"] + ["warpsize"])
+UNIFORM_BUILTINS = BLOCK_BUILTINS | {"warpsize"}
 #: Builtin calls whose result is the same in every lane when their arguments are.
 _UNIFORM_BUILTIN_CALLS = frozenset(["gridsize"])
 _PURE_CALLS = (len, min, max, int, float, abs, bool, round, complex)
@@ -243,6 +250,49 @@ def named_builtin(obj, table):
 
 def _builtin_name(obj):
     return named_builtin(obj, _cuda_table())
+
+
+def ndim_complaint(b, node):
+    """Why the call *node* of the builtin *b* (``grid``, ``gridsize`` or ``quad_grid``)
+    does not take its ndim, else None: the CPU target (cpu/subst.py) and the python
+    target (numquad/simt.py) refuse it with these words."""
+    if b in ("grid", "gridsize"):
+        if (
+            len(node.args) != 1
+            or not isinstance(node.args[0], ast.Constant)
+            or type(node.args[0].value) is not int
+            or node.args[0].value not in (1, 2, 3)
+        ):
+            got = ", ".join(ast.unparse(a) for a in node.args) or "nothing"
+            return f"xpu.{b}(ndim) got {got}; it takes a constant int ndim of 1, 2 or 3"
+        return None
+    if (
+        len(node.args) != 1
+        or not isinstance(node.args[0], ast.Constant)
+        or node.args[0].value != 2
+        or isinstance(node.args[0].value, bool)
+        or node.keywords
+    ):
+        got = ", ".join(ast.unparse(a) for a in node.args)
+        return (
+            f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
+            f"constant 2 (2x2 pixel quads in a 2-D launch)"
+        )
+    return None
+
+
+def is_bit_count(node, resolve):
+    """Is the call *node* ``x.bit_count()`` of a value (*resolve*, an ``Env.resolve``,
+    names no object for ``x.bit_count``)? numba.cuda compiles it as ``cuda.popc(x)``;
+    the CPU target (cpu/cudaapi.py) and the python target (numquad/simt.py) do too."""
+    f = node.func
+    return (
+        isinstance(f, ast.Attribute)
+        and f.attr == "bit_count"
+        and not node.args
+        and not node.keywords
+        and resolve(f) is MISSING
+    )
 
 
 def local_names(fn):

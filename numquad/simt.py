@@ -183,14 +183,7 @@ class _CudaWarpFunctions(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         f = node.func
-        if (
-            isinstance(f, ast.Attribute)
-            and f.attr == "bit_count"
-            and not node.args
-            and not node.keywords
-            and self.r.resolve(f) is _MISSING
-            and "numba.cuda" in sys.modules
-        ):
+        if _control.is_bit_count(node, self.r.resolve) and "numba.cuda" in sys.modules:
             # numba.cuda's int.bit_count() is cuda.popc (the bits of the value's own
             # type: 64 for int64(-1), where Python's and NumPy's method count |x|)
             self.r.closure["__nq_bit_count"] = sys.modules["numba.cuda"].popc
@@ -1366,30 +1359,10 @@ class _Transformer(ast.NodeTransformer):
                     ),
                     node,
                 )
-            if b in ("grid", "gridsize"):
-                if (
-                    len(node.args) != 1
-                    or not isinstance(node.args[0], ast.Constant)
-                    or type(node.args[0].value) is not int
-                    or node.args[0].value not in (1, 2, 3)
-                ):
-                    got = ", ".join(ast.unparse(a) for a in node.args) or "nothing"
-                    self.error(f"xpu.{b}(ndim) got {got}; it takes a constant int ndim of 1, 2 or 3", node)
-                return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
-            if b == "quad_grid":
-                if (
-                    len(node.args) != 1
-                    or not isinstance(node.args[0], ast.Constant)
-                    or node.args[0].value != 2
-                    or isinstance(node.args[0].value, bool)
-                    or node.keywords
-                ):
-                    got = ", ".join(ast.unparse(a) for a in node.args)
-                    self.error(
-                        f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
-                        f"constant 2 (2x2 pixel quads in a 2-D launch)",
-                        node,
-                    )
+            if b in ("grid", "gridsize", "quad_grid"):
+                complaint = _control.ndim_complaint(b, node)
+                if complaint:
+                    self.error(complaint, node)
                 return ast.copy_location(ast.Call(func=self.T(b), args=[node.args[0]], keywords=[]), node)
         obj = self.r.resolve(f)
         op = _ops.of_function(obj) if obj is not _MISSING else None

@@ -1128,16 +1128,10 @@ def scalar_call(env, node, bind):
 
     *env* resolves the function's names (``_control.Env``); *bind(name, value)* makes
     *name* reach *value* in the generated code."""
-    from .._control import MISSING, hasattr_constant
+    from .._control import hasattr_constant, is_bit_count
 
     f = node.func
-    if (
-        isinstance(f, ast.Attribute)
-        and f.attr == "bit_count"
-        and not node.args
-        and not node.keywords
-        and env.resolve(f) is MISSING
-    ):
+    if is_bit_count(node, env.resolve):
         try:
             from numba import cuda
         except ImportError:  # no numba-cuda: Numba's own error stands

@@ -18,6 +18,7 @@ import re
 
 from numba.core import types
 
+from .. import _control
 from .. import _userraise
 from .. import ops as _ops
 from .. import xpu as _xpu
@@ -170,17 +171,7 @@ class Subst(ast.NodeTransformer):
     def _value(self, b, node):
         if b.startswith("threadIdx."):
             return self._tid(b[-1])
-        if b in (
-            "blockIdx.x",
-            "blockIdx.y",
-            "blockIdx.z",
-            "blockDim.x",
-            "blockDim.y",
-            "blockDim.z",
-            "gridDim.x",
-            "gridDim.y",
-            "gridDim.z",
-        ):
+        if b in _control.BLOCK_BUILTINS:
             if self.mode == "shadow":
                 return _call("_nq_i32", _const(0))
             short = {"blockIdx": "bi", "blockDim": "bd", "gridDim": "gd"}[b.split(".")[0]]
@@ -375,33 +366,16 @@ class Subst(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def _builtin_call(self, b, node):
+        if b in ("grid", "gridsize", "quad_grid"):
+            complaint = _control.ndim_complaint(b, node)
+            if complaint:
+                self.fe.error(complaint, node)
         if b in ("grid", "gridsize"):
-            if (
-                len(node.args) != 1
-                or not isinstance(node.args[0], ast.Constant)
-                or type(node.args[0].value) is not int
-                or node.args[0].value not in (1, 2, 3)
-            ):
-                got = ", ".join(ast.unparse(a) for a in node.args) or "nothing"
-                self.fe.error(f"xpu.{b}(ndim) got {got}; it takes a constant int ndim of 1, 2 or 3", node)
             nd = node.args[0].value
             f = self._grid_axis if b == "grid" else self._size_axis
             axes = [f(a) for a in "xyz"[:nd]]
             return axes[0] if nd == 1 else ast.Tuple(elts=axes, ctx=ast.Load())
         if b == "quad_grid":
-            if (
-                len(node.args) != 1
-                or not isinstance(node.args[0], ast.Constant)
-                or node.args[0].value != 2
-                or isinstance(node.args[0].value, bool)
-                or node.keywords
-            ):
-                got = ", ".join(ast.unparse(a) for a in node.args)
-                self.fe.error(
-                    f"xpu.quad_grid(ndim) got ndim {got or 'nothing'}; it takes the "
-                    f"constant 2 (2x2 pixel quads in a 2-D launch)",
-                    node,
-                )
             return self._quad_grid()
         if b == "syncwarp":
             return _const(None)  # the lanes of a wave run in lockstep

@@ -30,18 +30,7 @@ class Uniformity:
     ``_is_masked``."""
 
     # -- uniformity -----------------------------------------------------------------
-    _UNIFORM_BUILTINS = {
-        "blockIdx.x",
-        "blockIdx.y",
-        "blockIdx.z",
-        "blockDim.x",
-        "blockDim.y",
-        "blockDim.z",
-        "gridDim.x",
-        "gridDim.y",
-        "gridDim.z",
-        "warpsize",
-    }
+    _UNIFORM_BUILTINS = _control.UNIFORM_BUILTINS
     _PURE_CALLS = {len, min, max, int, float, abs, bool, range, _control.seq_item, _control.enum_start}
     #: array methods that return a view of the array (no copy, no side effect)
     _VIEW_METHODS = ("reshape", "transpose", "view")
