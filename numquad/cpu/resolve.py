@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import sys
 
-from .._control import Env as _SharedEnv
+from .._control import Env as _SharedEnv, named_builtin
 from .. import xpu as _xpu
 from . import cudaapi as _cudaapi
 
@@ -51,17 +51,9 @@ _CUDA_ALIASES = None
 def builtin_name(obj):
     """The xpu builtin name of *obj* ("grid", "threadIdx.x", ...), else None."""
     global _CUDA_ALIASES
-    name = _xpu.builtin_name(obj)
-    if name is not None:
-        return name
     if not _CUDA_ALIASES and "numba.cuda" in sys.modules:
         _CUDA_ALIASES = _cuda_aliases()
-    if not _CUDA_ALIASES:
-        return None
-    hit = _CUDA_ALIASES.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    return None
+    return named_builtin(obj, _CUDA_ALIASES or {})
 
 
 class Env(_SharedEnv):
