@@ -75,7 +75,9 @@ CUDA_UFUNCS = frozenset(
     }
 )
 
-_CREATE = (
+#: The creators of a new array of a shape or like another one: a kernel's per-thread
+#: one is ``cuda.local.array(shape, dtype)``.
+_LOCAL_ARRAY_LIKE = (
     "zeros",
     "ones",
     "empty",
@@ -85,6 +87,8 @@ _CREATE = (
     "empty_like",
     "full_like",
     "array",
+)
+_CREATE = _LOCAL_ARRAY_LIKE + (
     "asarray",
     "ascontiguousarray",
     "asfortranarray",
@@ -212,18 +216,7 @@ def _suggestion(name):
         return "a conditional expression (a if c else b)"
     if name in ("round", "around"):
         return "round(x) (half to even, as np.round) or math.floor(x + 0.5)"
-    if name in (
-        "zeros",
-        "ones",
-        "empty",
-        "full",
-        "zeros_like",
-        "ones_like",
-        "empty_like",
-        "full_like",
-        "array",
-        "copy",
-    ):
+    if name in _LOCAL_ARRAY_LIKE or name == "copy":
         return "cuda.local.array(shape, dtype) (xpu.local.array) for a per-thread array"
     if hasattr(math, name):
         return f"math.{name}(x)"
