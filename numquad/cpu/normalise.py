@@ -153,9 +153,7 @@ class Normaliser:
             ast.fix_missing_locations(new)
             return self._normalise_stmt(new, in_loop)
         if isinstance(s, ast.If):
-            self._check_order([s.test])
-            pre, test = self._hoist(s.test)
-            s.test = test
+            pre, s.test = self._checked_hoist(s.test)
             s.body = self._normalise_block(s.body, in_loop)
             s.orelse = self._normalise_block(s.orelse, in_loop)
             return pre + [s]
@@ -165,8 +163,7 @@ class Normaliser:
             if self.contains_xl(s.test):
                 if s.orelse:
                     self.error("a while/else loop whose test has a cross-lane op", s)
-                self._check_order([s.test])
-                pre, test = self._hoist(s.test)
+                pre, test = self._checked_hoist(s.test)
                 brk = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=test), body=[ast.Break()], orelse=[])
                 ast.copy_location(brk, s)
                 ast.fix_missing_locations(brk)
@@ -200,18 +197,14 @@ class Normaliser:
                 if not is_range:
                     self._index_constants(s, consts)  # a loop with a uniform selector
         if isinstance(s, ast.For):
-            self._check_order([s.iter])
-            pre, it = self._hoist(s.iter)
-            s.iter = it
+            pre, s.iter = self._checked_hoist(s.iter)
             s.body = self._normalise_block(s.body, True)
             s.orelse = self._normalise_block(s.orelse, in_loop)
             return seq_pre + pre + [s]
         if isinstance(s, ast.Return):
             if s.value is None:
                 return [s]
-            self._check_order([s.value])
-            pre, v = self._hoist(s.value)
-            s.value = v
+            pre, s.value = self._checked_hoist(s.value)
             return pre + [s]
         if (
             isinstance(s, ast.Assign)
@@ -401,6 +394,12 @@ class Normaliser:
                 pre += p
                 setattr(s, field, v2)
         return pre, s
+
+    def _checked_hoist(self, expr):
+        """:meth:`_hoist` of a statement's one expression *expr*, refused first where
+        hoisting would change what it computes (:meth:`_check_order`)."""
+        self._check_order([expr])
+        return self._hoist(expr)
 
     def _hoist(self, expr):
         """Pull cross-lane calls out of *expr*: (statements to run first, new expr)."""
