@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["user_site", "call_site", "defined_at", "launch_prefix", "int_out_of_range", "none_argument"]
+__all__ = ["user_site", "at_user_site", "call_site", "defined_at", "launch_prefix", "int_out_of_range", "none_argument"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -21,6 +21,12 @@ def user_site():
     if f is None:
         return None
     return f'File "{f.f_code.co_filename}", line {f.f_lineno}, in {f.f_code.co_name}'
+
+
+def at_user_site(message):
+    """*message*, after the :func:`user_site` that called into numquad when there is one."""
+    site = user_site()
+    return (f"{site}: " if site else "") + message
 
 
 def call_site(d):

@@ -1053,14 +1053,14 @@ class _OpFunction:
         self.__module__ = "numquad"
 
     def __call__(self, *args, **kwargs):
-        from ._sites import user_site
+        from ._sites import at_user_site
 
-        site = user_site()
         raise TypeError(
-            (f"{site}: " if site else "")
-            + f"{self.op.qualname}({', '.join(self.op.params)}) is a cross-lane op, called here from "
-            f"plain Python; it runs inside an @xpu.jit kernel or lane function (a lane function "
-            f"runs on arrays: f(x))"
+            at_user_site(
+                f"{self.op.qualname}({', '.join(self.op.params)}) is a cross-lane op, called here from "
+                f"plain Python; it runs inside an @xpu.jit kernel or lane function (a lane function "
+                f"runs on arrays: f(x))"
+            )
         )
 
     def __repr__(self):

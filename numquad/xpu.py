@@ -73,13 +73,13 @@ class _Builtin:
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
-        from ._sites import user_site
+        from ._sites import at_user_site
 
-        site = user_site()
         raise TypeError(
-            (f"{site}: " if site else "")
-            + f"xpu.{self.name} is a kernel builtin, called here from plain Python; it runs inside "
-            f"an @xpu.jit function"
+            at_user_site(
+                f"xpu.{self.name} is a kernel builtin, called here from plain Python; it runs inside "
+                f"an @xpu.jit function"
+            )
         )
 
     def __repr__(self):
