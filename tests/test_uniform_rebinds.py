@@ -16,8 +16,9 @@ python target (numquad's interpreter) runs each kernel too.
 
 import numpy as np
 import pytest
+from numba import cuda
 
-from numquad import Wave, xpu
+from numquad import Quad, Wave, xpu
 from numquad.errors import NumquadCompileError
 
 POISON = -9.0e30
@@ -154,3 +155,46 @@ def test_an_array_rebound_under_a_lane_varying_test_is_still_refused():
     a = np.ones(64)
     with pytest.raises(NumquadCompileError, match=r"pb \(array\(float64, 1d, C\)\) is an array that differs"):
         k.cpu[1, 64](a, a.copy(), np.zeros(64))
+
+
+@cuda.jit(device=True)
+def _pick_in_a_device_function(a, b, s, i):
+    cur = a
+    if s > 0:
+        cur = b
+    t = cuda.shfl_xor_sync(0xFFFFFFFF, i, 1)
+    return cur[i] * 100 + t
+
+
+@xpu.jit
+def _pick_in_a_lane_function(a, b, s, i):
+    cur = a
+    if s > 0:
+        cur = b
+    return cur[i] * 100 + Quad.swapDiagonal(i)
+
+
+def k_device(a, b, out, s):
+    i = xpu.grid(1)
+    out[i] = _pick_in_a_device_function(a, b, s, i)
+
+
+def k_lane(a, b, out, s):
+    i = xpu.grid(1)
+    out[i] = _pick_in_a_lane_function(a, b, s, i)
+
+
+@pytest.mark.parametrize("kernel", [k_device, k_lane], ids=["device", "lane"])
+@pytest.mark.parametrize("build", ["cpu", "cpu-debug", "python"])
+def test_an_array_rebound_under_uniform_control_in_an_inlined_function(rng, kernel, build):
+    # found by a probe: the retry skipped an inlined function's locals (their names
+    # are the inlined ones), and the message named the parameter `a`
+    k = xpu.jit(debug=build == "cpu-debug")(kernel)
+    launch = k.python if build == "python" else k.cpu
+    a = rng.integers(-50, 50, 64)
+    b = rng.integers(-50, 50, 64)
+    for s in (0, 1):
+        out = np.full(64, -(10**9), np.int64)
+        launch[1, 64](a, b, out, s)
+        lanes = np.arange(64) ^ (1 if kernel is k_device else 3)
+        np.testing.assert_array_equal(out, (b if s > 0 else a) * 100 + lanes, err_msg=f"s={s}")

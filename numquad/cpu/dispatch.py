@@ -787,12 +787,11 @@ class CPUTarget:
                     #   uniform control the name stays one view for the wave;
                     # - else split it once, like a variable of several types;
                     # where neither helps, the first refusal
-                    if view.startswith("_nq_"):
-                        raise (first or e) from None
                     first = first or e
                     if view not in opts.get("lift", set()) and _rebound_inside(fe.body, view):
+                        # (an inlined function's local too: the name is the inlined one)
                         opts = dict(opts, lift=opts.get("lift", set()) | {view})
-                    elif view in opts.get("split", set()) or view in fe.split:
+                    elif view.startswith("_nq_") or view in opts.get("split", set()) or view in fe.split:
                         raise first from None
                     else:
                         opts = dict(opts, split=opts.get("split", set()) | {view})
