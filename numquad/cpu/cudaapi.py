@@ -2533,7 +2533,7 @@ def render_md(ported_root=None):
         "   would let the call go on once it exits): return before the call. numquad's own",
         "   `Wave`/`Quad` ops are defined in every case, on both targets (docs/semantics.md).",
         "14. What the CPU target keeps across a cross-lane op or a barrier is a value per lane",
-        "   (bool, integer, float, complex, tuples of them) or one value for the wave. An array",
+        "   (bool, integer, float, tuples of them) or one value for the wave. An array",
         "   (a parameter, a view, a shared array) may live across only as one value for the wave:",
         "   rebound under control that is the same in every thread (`if s > 0: cur = b`,",
         "   `cur = b if it % 2 == 0 else a`, a loop over a uniform range) it is, in a kernel or",
