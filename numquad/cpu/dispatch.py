@@ -35,6 +35,7 @@ from . import shadow as _shadow
 from . import devicefn as _devicefn
 from . import diskcache as _diskcache
 from . import frontend as _fe
+from .segment import stores_any
 from .stores import read_only_store_message
 from . import launch as _launch
 from .private_atomics import private_launch_flag as _private_launch_flag
@@ -515,10 +516,7 @@ def _rebound_inside(body, name):
     """Is *name* assigned inside an ``if`` or a loop of *body* (a Frontend's
     normalised statements)?"""
     return any(
-        isinstance(s, (ast.If, ast.For, ast.While))
-        and any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name for n in ast.walk(s))
-        for top in body
-        for s in ast.walk(top)
+        isinstance(s, (ast.If, ast.For, ast.While)) and stores_any(s, {name}) for top in body for s in ast.walk(top)
     )
 
 
@@ -825,7 +823,8 @@ class CPUTarget:
             # a parameter assigned a value of another type (``x = out[b]``, x 1-D, the
             # view 2-D): the block function starts each wave and block from the
             # argument again (codegen ``rebound_params``), which Numba cannot unify
-            # with the other type; split at its top-level assignments, it need not be
+            # with the other type; split at its top-level assignments, each part is a
+            # variable of its own, and no wave starts the new one from the argument
             retyped = {p for p in fe.env.params if p in info["multi"] and _ununifiable(info["multi"][p])} - opts.get(
                 "split", set()
             )

@@ -10,10 +10,10 @@ import ast
 
 from .waveitems import Region, Uniform, XLCall, If, UniformIf, Loop, Jump, Barrier, BarrierReduce
 
-__all__ = ["Segmenter"]
+__all__ = ["Segmenter", "stores_any"]
 
 
-def _stores_any(s, names):
+def stores_any(s, names):
     """Does *s* assign one of *names*?"""
     return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names for n in ast.walk(s))
 
@@ -53,7 +53,7 @@ class Segmenter:
             return True
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and self.builtin_of(s.value.func) == "syncthreads":
             return True
-        if self.lift and isinstance(s, (ast.If, ast.For, ast.While)) and _stores_any(s, self.lift):
+        if self.lift and isinstance(s, (ast.If, ast.For, ast.While)) and stores_any(s, self.lift):
             return True
         return self.contains_xl(s) or self._escapes(s)
 
