@@ -523,7 +523,7 @@ def _is_cuda_thing(obj):
 
 def denied_name(obj):
     """``libdevice.sinf`` for a function of a numba.cuda module numquad runs on no
-    CPU-side target (libdevice, cooperative groups, cuda.random, fp16, ...), else None."""
+    CPU-side target (libdevice, cooperative groups, fp16, ...), else None."""
     mod = _is_cuda_thing(obj)
     if mod is None or not callable(obj):
         return None
